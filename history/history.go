@@ -1,0 +1,234 @@
+// Package history is the record of a run: every client operation as an
+// invocation and a completion, the phases a lock client reports inside its
+// critical section, and the faults the nemesis injected, all on one clock.
+//
+// The on-disk form is JSON Lines, one Event a line, written as the run goes
+// (see Writer), so that a crashed run keeps what happened up to the crash.
+//
+// Semantics follow Jepsen: a completion of type Ok happened, Fail certainly
+// did not happen, and Info may or may not have happened, at any time after its
+// invocation. After an Info the logical process is retired and a fresh process
+// id continues, so a process never has two operations outstanding.
+package history
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+)
+
+// Type is an event's type.
+type Type string
+
+// Event types. Invoke, Ok, Fail and Info are Jepsen's; Phase marks a step a
+// client reported inside an operation (lock acquired, value read, ...), which
+// is not an operation of its own and never changes an operation's outcome.
+const (
+	Invoke Type = "invoke"
+	Ok     Type = "ok"
+	Fail   Type = "fail"
+	Info   Type = "info"
+	Phase  Type = "phase"
+)
+
+// Completes reports whether t ends an operation.
+func (t Type) Completes() bool { return t == Ok || t == Fail || t == Info }
+
+// Process identifies a logical client. Client processes are numbered from 0;
+// the nemesis has its own id, written as the string "nemesis" in JSON.
+type Process int
+
+// Nemesis is the process of fault events.
+const Nemesis Process = -1
+
+// MarshalJSON writes a client process as a number and Nemesis as "nemesis".
+func (p Process) MarshalJSON() ([]byte, error) {
+	if p == Nemesis {
+		return []byte(`"nemesis"`), nil
+	}
+	return strconv.AppendInt(nil, int64(p), 10), nil
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (p *Process) UnmarshalJSON(b []byte) error {
+	if string(b) == `"nemesis"` {
+		*p = Nemesis
+		return nil
+	}
+	n, err := strconv.Atoi(string(b))
+	if err != nil || n < 0 {
+		return fmt.Errorf("history: process %s: want a number >= 0 or \"nemesis\"", b)
+	}
+	*p = Process(n)
+	return nil
+}
+
+// String returns "nemesis" or the number.
+func (p Process) String() string {
+	if p == Nemesis {
+		return "nemesis"
+	}
+	return strconv.Itoa(int(p))
+}
+
+// Event is one line of history.jsonl.
+//
+// Time is nanoseconds on the harness's monotonic clock since the test
+// started; Index is the event's position in the history, from 0. Value's
+// shape depends on the workload and F; it stays raw here so that any workload
+// can be stored and read back by the same code.
+type Event struct {
+	Index   int             `json:"index"`
+	Time    int64           `json:"time_ns"`
+	Process Process         `json:"process"`
+	Type    Type            `json:"type"`
+	F       string          `json:"f"`
+	Value   json.RawMessage `json:"value,omitempty"`
+}
+
+// Decode unmarshals the event's value into v.
+func (e Event) Decode(v any) error {
+	if len(e.Value) == 0 {
+		return fmt.Errorf("history: event %d (%s %s) has no value", e.Index, e.Type, e.F)
+	}
+	if err := json.Unmarshal(e.Value, v); err != nil {
+		return fmt.Errorf("history: event %d (%s %s): %w", e.Index, e.Type, e.F, err)
+	}
+	return nil
+}
+
+// Nemesis event functions: a fault starts and stops. Their value is a
+// FaultValue.
+const (
+	FStart = "start"
+	FStop  = "stop"
+)
+
+// FaultValue is the value of a nemesis event: which fault, on which nodes,
+// with which parameters.
+type FaultValue struct {
+	Fault  string            `json:"fault"`
+	Nodes  []string          `json:"nodes,omitempty"`
+	Params map[string]string `json:"params,omitempty"`
+	Error  string            `json:"error,omitempty"`
+}
+
+// Op is one client operation: its invocation, its completion (nil while it
+// is outstanding or when the history ends before it completes, which counts
+// as Info), and the phases reported in between, in order.
+type Op struct {
+	Process  Process
+	F        string
+	Invoke   Event
+	Complete *Event
+	Phases   []Event
+}
+
+// Type is the operation's outcome; an operation that never completed is Info.
+func (o Op) Type() Type {
+	if o.Complete == nil {
+		return Info
+	}
+	return o.Complete.Type
+}
+
+// End is the completion time, or -1 for an operation that never completed.
+func (o Op) End() int64 {
+	if o.Complete == nil {
+		return -1
+	}
+	return o.Complete.Time
+}
+
+// PhaseEvent returns the first phase named f, if the client reported it.
+func (o Op) PhaseEvent(f string) (Event, bool) {
+	for _, p := range o.Phases {
+		if p.F == f {
+			return p, true
+		}
+	}
+	return Event{}, false
+}
+
+// Pair groups client events into operations, in invocation order. Nemesis
+// events are skipped; see Faults. Phase and completion events are matched to
+// the latest invocation of their process; events that match no invocation,
+// or a second invocation while one is outstanding, are errors: the history
+// breaks the one-operation-per-process rule.
+func Pair(events []Event) ([]Op, error) {
+	var ops []Op
+	open := map[Process]int{}   // process -> index in ops of its outstanding op
+	latest := map[Process]int{} // process -> index in ops of its latest op
+	for _, e := range events {
+		if e.Process == Nemesis {
+			continue
+		}
+		switch {
+		case e.Type == Invoke:
+			if i, ok := open[e.Process]; ok {
+				return nil, fmt.Errorf("history: event %d: process %d invoked %s while its %s (event %d) is outstanding",
+					e.Index, e.Process, e.F, ops[i].F, ops[i].Invoke.Index)
+			}
+			ops = append(ops, Op{Process: e.Process, F: e.F, Invoke: e})
+			open[e.Process] = len(ops) - 1
+			latest[e.Process] = len(ops) - 1
+		case e.Type == Phase:
+			i, ok := latest[e.Process]
+			if !ok {
+				return nil, fmt.Errorf("history: event %d: phase %s of process %d, which invoked nothing", e.Index, e.F, e.Process)
+			}
+			ops[i].Phases = append(ops[i].Phases, e)
+		case e.Type.Completes():
+			i, ok := open[e.Process]
+			if !ok {
+				return nil, fmt.Errorf("history: event %d: %s of process %d, which has nothing outstanding", e.Index, e.Type, e.Process)
+			}
+			c := e
+			ops[i].Complete = &c
+			delete(open, e.Process)
+		default:
+			return nil, fmt.Errorf("history: event %d: unknown type %q", e.Index, e.Type)
+		}
+	}
+	return ops, nil
+}
+
+// Fault is one fault window from the nemesis events: a start and the stop
+// that follows it for the same fault and nodes (Stop is -1 when the history
+// ends first).
+type Fault struct {
+	FaultValue
+	Start, Stop int64
+}
+
+// Faults pairs the nemesis start and stop events into windows, in start order.
+func Faults(events []Event) ([]Fault, error) {
+	var out []Fault
+	open := map[string]int{}
+	for _, e := range events {
+		if e.Process != Nemesis {
+			continue
+		}
+		var v FaultValue
+		if err := e.Decode(&v); err != nil {
+			return nil, err
+		}
+		key := fmt.Sprint(v.Fault, v.Nodes)
+		switch e.F {
+		case FStart:
+			out = append(out, Fault{FaultValue: v, Start: e.Time, Stop: -1})
+			open[key] = len(out) - 1
+		case FStop:
+			if i, ok := open[key]; ok {
+				out[i].Stop = e.Time
+				if v.Error != "" && out[i].Error == "" {
+					out[i].Error = v.Error
+				}
+				delete(open, key)
+			}
+		default:
+			return nil, fmt.Errorf("history: event %d: nemesis f %q, want start or stop", e.Index, e.F)
+		}
+	}
+	return out, nil
+}

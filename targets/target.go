@@ -1,0 +1,145 @@
+// Package targets defines what a system under test provides to fencecheck:
+// how its nodes run in containers, how to tell that they serve, which node
+// leads, and the client a worker uses against it: a lock recipe that grants
+// leases with fencing tokens, and the protected resource those leases guard.
+//
+// Each target lives in its own folder (targets/etcd, ...) and is listed once,
+// in cmd/fencecheck's target table.
+package targets
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Target is a system under test.
+type Target interface {
+	// Name is the value of --target.
+	Name() string
+	// Image names the image its servers run (see package images).
+	Image() string
+	// Nodes returns the server containers of an n-node cluster, or an error
+	// wrapping ErrBadConfig when the target cannot run n nodes.
+	Nodes(n int) ([]NodeSpec, error)
+	// Validate checks client settings the target cannot honour (a lease TTL
+	// finer than it supports, ...), with an error wrapping ErrBadConfig.
+	Validate(cfg ClientConfig) error
+	// Ready returns nil once every node serves clients, or the last reason
+	// it does not when ctx ends.
+	Ready(ctx context.Context, nodes []Node) error
+	// Leader returns the name of the node that leads now.
+	Leader(ctx context.Context, nodes []Node) (string, error)
+	// Dial returns a client of the cluster. It does not retry operations:
+	// every call on the client is one attempt.
+	Dial(ctx context.Context, cfg ClientConfig) (Client, error)
+}
+
+// NodeSpec is one server container of a cluster.
+type NodeSpec struct {
+	Name string   // n1, n2, ...: also the node's host name on the run's network
+	Cmd  []string // the server's command line; it runs as the container's PID 1
+	Env  []string
+	// Port is the client port, which Ready and clients use.
+	Port int
+}
+
+// Node is a running server: its name and the address of its client port,
+// reachable from the harness and from the workers.
+type Node struct {
+	Name string
+	Addr string // host:port
+}
+
+// ClientConfig is what a client needs: where the servers are, the lease it
+// takes, and the keys of this run.
+type ClientConfig struct {
+	Endpoints []string      `json:"endpoints"`
+	TTL       time.Duration `json:"ttl"`
+	// Prefix scopes every key of the run (lock, value, fence).
+	Prefix string `json:"prefix"`
+	// RPCTimeout bounds each request a client sends.
+	RPCTimeout time.Duration `json:"rpc_timeout"`
+}
+
+// Client is one worker's connection to the target.
+type Client interface {
+	Locker
+	Resource
+	Close() error
+}
+
+// Locker is a lock service.
+type Locker interface {
+	// Acquire blocks until the caller holds the lock, then returns its lease.
+	// An error means the lock is not held by this call.
+	Acquire(ctx context.Context) (Lease, error)
+}
+
+// Lease is a held lock.
+type Lease interface {
+	// Token is the fencing token of this grant: it must grow with every
+	// grant of the lock, across failures of the lock service.
+	Token() int64
+	// Remaining is the client's own estimate of the time left on the lease,
+	// as a careful client would compute it from its last renewal.
+	Remaining() time.Duration
+	// Release gives the lock up and stops renewing the lease.
+	Release(ctx context.Context) error
+}
+
+// Resource is the value the lock protects: a list of elements.
+type Resource interface {
+	// Reset makes the resource an empty list and forgets any fencing token.
+	Reset(ctx context.Context) error
+	// Read returns the list.
+	Read(ctx context.Context) ([]int64, error)
+	// Write replaces the list, fenced as f says, on behalf of lease (which
+	// must come from this target's Acquire for FencingToken and FencingCAS).
+	// It returns the resource's revision of the write where the resource has
+	// one (0 otherwise). A write the fencing refused returns an error
+	// wrapping ErrFenced: it certainly did not take effect.
+	Write(ctx context.Context, list []int64, lease Lease, f Fencing) (rev int64, err error)
+}
+
+// Fencing is how a write is tied to the lock.
+type Fencing string
+
+// Fencing modes.
+const (
+	// FencingNone writes unconditionally, as most code does.
+	FencingNone Fencing = "none"
+	// FencingToken rejects a write whose token is lower than the highest
+	// token the resource has accepted.
+	FencingToken Fencing = "token"
+	// FencingCAS ties the write to lock ownership with the resource's own
+	// compare-and-set.
+	FencingCAS Fencing = "cas"
+)
+
+// Fencings lists the fencing modes.
+var Fencings = []Fencing{FencingNone, FencingToken, FencingCAS}
+
+// ParseFencing returns the mode named s, or an error that lists the modes.
+func ParseFencing(s string) (Fencing, error) {
+	for _, f := range Fencings {
+		if string(f) == s {
+			return f, nil
+		}
+	}
+	names := make([]string, len(Fencings))
+	for i, f := range Fencings {
+		names[i] = string(f)
+	}
+	return "", fmt.Errorf("%w: unknown fencing %q (valid: %s)", ErrBadConfig, s, strings.Join(names, ", "))
+}
+
+// Errors.
+var (
+	// ErrFenced: the resource rejected a write because of its fencing.
+	ErrFenced = errors.New("write rejected by fencing")
+	// ErrBadConfig: settings the target cannot run with.
+	ErrBadConfig = errors.New("bad configuration")
+)
