@@ -1,0 +1,113 @@
+package checkers
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/fencecheck/fencecheck/history"
+)
+
+// Options tune the checkers.
+type Options struct {
+	// Timeout bounds Porcupine's search; 0 means no bound. A search that
+	// runs out gives Unknown.
+	Timeout time.Duration
+	// VisualizationPath, when not empty, is the file where the
+	// linearizability checker writes Porcupine's visualization of an
+	// illegal history.
+	VisualizationPath string
+}
+
+// Checker names, as results.json keys them.
+const (
+	NameLinearizable   = "linearizable"
+	NameLostUpdates    = "lost-updates"
+	NameTokenMonotonic = "token-monotonic"
+	NameOverlap        = "overlap"
+	NameStats          = "stats"
+)
+
+// LockAppendCheckers holds each checker's result under its results.json
+// name.
+type LockAppendCheckers struct {
+	Linearizable   LinearizableResult `json:"linearizable"`
+	LostUpdates    LostUpdatesResult  `json:"lost-updates"`
+	TokenMonotonic TokensResult       `json:"token-monotonic"`
+	Overlap        OverlapResult      `json:"overlap"`
+	Stats          StatsResult        `json:"stats"`
+}
+
+// LockAppendResult is the verdict on a lock-append history; json.Marshal of
+// it is results.json's checker part:
+//
+//	{"valid": true|false|"unknown",
+//	 "checkers": {"linearizable": {"valid": ...}, "lost-updates": {...}, ...},
+//	 "lost_updates": {"acknowledged": N, "lost": M, "elements": [...]},
+//	 "fence_rejections": K, "overlaps": O}
+//
+// Error is set (and present in JSON) only when the history could not be
+// read at all.
+type LockAppendResult struct {
+	// Valid composes linearizable, lost-updates, token-monotonic and
+	// stats; overlap is informational and never makes a run invalid.
+	Valid    Validity           `json:"valid"`
+	Error    string             `json:"error,omitempty"`
+	Checkers LockAppendCheckers `json:"checkers"`
+	// LostUpdates, FenceRejections and Overlaps repeat the headline figures
+	// of the lost-updates, stats and overlap checkers.
+	LostUpdates     LostUpdates `json:"lost_updates"`
+	FenceRejections int         `json:"fence_rejections"`
+	Overlaps        int         `json:"overlaps"`
+}
+
+// CheckLockAppend runs every lock-append checker on a history as recorded.
+// Each checker is protected: one that panics gives Unknown with the panic in
+// its Error, and the others still run. A history that does not pair (see
+// history.Pair) or whose values do not decode gives Unknown everywhere, with
+// the error.
+func CheckLockAppend(events []history.Event, opts Options) LockAppendResult {
+	ops, err := history.Pair(events)
+	if err != nil {
+		return failed(fmt.Errorf("checkers: %w: %w", ErrBadHistory, err))
+	}
+	h, err := parseLockAppend(ops)
+	if err != nil {
+		return failed(err)
+	}
+	var c LockAppendCheckers
+	c.Linearizable = Protect(NameLinearizable, func() LinearizableResult { return checkLinearizable(h, opts) })
+	c.LostUpdates = Protect(NameLostUpdates, func() LostUpdatesResult { return checkLostUpdates(h) })
+	c.TokenMonotonic = Protect(NameTokenMonotonic, func() TokensResult { return checkTokens(h) })
+	c.Overlap = Protect(NameOverlap, func() OverlapResult { return checkOverlap(h) })
+	c.Stats = Protect(NameStats, func() StatsResult { return checkStats(h) })
+	return compose(c)
+}
+
+// compose fills a LockAppendResult from its checkers' results.
+func compose(c LockAppendCheckers) LockAppendResult {
+	lost := c.LostUpdates.LostUpdates
+	if lost.Elements == nil {
+		lost.Elements = []LostElement{}
+	}
+	return LockAppendResult{
+		Valid:           Compose(c.Linearizable.Valid, c.LostUpdates.Valid, c.TokenMonotonic.Valid, c.Stats.Valid),
+		Checkers:        c,
+		LostUpdates:     lost,
+		FenceRejections: c.Stats.FenceRejections,
+		Overlaps:        c.Overlap.Overlaps,
+	}
+}
+
+// failed is the result for a history the checkers cannot read.
+func failed(err error) LockAppendResult {
+	v := unknown(err)
+	r := compose(LockAppendCheckers{
+		Linearizable:   LinearizableResult{Verdict: v},
+		LostUpdates:    LostUpdatesResult{Verdict: v},
+		TokenMonotonic: TokensResult{Verdict: v},
+		Overlap:        OverlapResult{Verdict: v},
+		Stats:          StatsResult{Verdict: v, FailReasons: map[string]int{}, LateResults: map[string]int{}},
+	})
+	r.Error = err.Error()
+	return r
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package checkers
+
+const raceEnabled = false
