@@ -1,0 +1,132 @@
+// Package store is the store on disk: one directory per run, holding the
+// configuration (test.json), the history (history.jsonl), the verdict
+// (results.json), the reports (report.html, linearizability.html) and the
+// node logs (logs/). RESULTS/latest points at the newest run.
+package store
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"time"
+)
+
+// File names in a run directory.
+const (
+	TestFile    = "test.json"
+	HistoryFile = "history.jsonl"
+	ResultsFile = "results.json"
+	ReportFile  = "report.html"
+	LinFile     = "linearizability.html"
+	LogsDir     = "logs"
+	Latest      = "latest"
+)
+
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+
+// ValidName reports whether name can name runs (a single path element of
+// letters, digits, dot, dash and underscore).
+func ValidName(name string) error {
+	if !nameRE.MatchString(name) || name == Latest {
+		return fmt.Errorf("run name %q: use letters, digits, '.', '-' and '_' (and not %q)", name, Latest)
+	}
+	return nil
+}
+
+// Run is one run's directory.
+type Run struct {
+	Root string // the results directory
+	Name string
+	Dir  string // Root/Name/<UTC timestamp>
+}
+
+// NewRun creates RESULTS/NAME/<UTC timestamp>/ (and logs/ in it) and points
+// RESULTS/latest at it.
+func NewRun(root, name string, now time.Time) (*Run, error) {
+	if err := ValidName(name); err != nil {
+		return nil, err
+	}
+	stamp := now.UTC().Format("20060102T150405.000Z")
+	dir := filepath.Join(root, name, stamp)
+	if err := os.MkdirAll(filepath.Join(dir, LogsDir), 0o755); err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	r := &Run{Root: root, Name: name, Dir: dir}
+	if err := r.pointLatest(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// Open returns the run stored in dir.
+func Open(dir string) (*Run, error) {
+	if _, err := os.Stat(filepath.Join(dir, HistoryFile)); err != nil {
+		return nil, fmt.Errorf("%w: %s has no %s (%v)", ErrNoRun, dir, HistoryFile, err)
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	return &Run{Root: filepath.Dir(filepath.Dir(abs)), Name: filepath.Base(filepath.Dir(abs)), Dir: abs}, nil
+}
+
+// Path is the path of a file in the run directory.
+func (r *Run) Path(name string) string { return filepath.Join(r.Dir, name) }
+
+// pointLatest makes RESULTS/latest a relative symlink to this run.
+func (r *Run) pointLatest() error {
+	link := filepath.Join(r.Root, Latest)
+	rel, err := filepath.Rel(r.Root, r.Dir)
+	if err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
+	tmp := link + ".tmp"
+	_ = os.Remove(tmp)
+	if err := os.Symlink(rel, tmp); err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
+	if err := os.Rename(tmp, link); err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
+	return nil
+}
+
+// WriteJSON writes v, indented, to the named file of the run, atomically.
+func (r *Run) WriteJSON(name string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("store: %s: %w", name, err)
+	}
+	return r.WriteFile(name, append(b, '\n'))
+}
+
+// WriteFile writes b to the named file of the run, atomically.
+func (r *Run) WriteFile(name string, b []byte) error {
+	path := r.Path(name)
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
+	return nil
+}
+
+// ReadJSON reads the named file of the run into v.
+func (r *Run) ReadJSON(name string, v any) error {
+	b, err := os.ReadFile(r.Path(name))
+	if err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("store: %s: %w", r.Path(name), err)
+	}
+	return nil
+}
+
+// ErrNoRun: a directory holds no run.
+var ErrNoRun = errors.New("store: not a run directory")

@@ -1,0 +1,56 @@
+package store
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+func TestNewRunPointsLatest(t *testing.T) {
+	root := t.TempDir()
+	r1, err := NewRun(root, "etcd-x", time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r1.WriteJSON(ResultsFile, map[string]bool{"valid": true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(r1.Path(HistoryFile), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r2, err := NewRun(root, "etcd-x", time.Date(2026, 1, 2, 3, 4, 6, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	target, err := filepath.EvalSymlinks(filepath.Join(root, Latest))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := filepath.EvalSymlinks(r2.Dir)
+	if target != want {
+		t.Errorf("latest -> %s, want %s", target, want)
+	}
+	if filepath.Base(r1.Dir) != "20260102T030405.000Z" {
+		t.Errorf("run dir %s", r1.Dir)
+	}
+	opened, err := Open(r1.Dir)
+	if err != nil || opened.Name != "etcd-x" {
+		t.Fatalf("Open: %+v %v", opened, err)
+	}
+	var v map[string]bool
+	if err := opened.ReadJSON(ResultsFile, &v); err != nil || !v["valid"] {
+		t.Errorf("ReadJSON: %v %v", v, err)
+	}
+	if _, err := Open(root); err == nil {
+		t.Errorf("Open of a directory without a history: no error")
+	}
+}
+
+func TestValidName(t *testing.T) {
+	for name, ok := range map[string]bool{"etcd-lock-append-none": true, "a.b_c": true, "": false, "../x": false, "a/b": false, "latest": false, "-x": false} {
+		if err := ValidName(name); (err == nil) != ok {
+			t.Errorf("ValidName(%q) = %v", name, err)
+		}
+	}
+}
