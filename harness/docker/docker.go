@@ -1,0 +1,328 @@
+// Package docker is fencecheck's container runtime, on the Docker Engine SDK.
+//
+// A Runtime owns the containers and the private network of one run. Every
+// container and network it creates carries the label fencecheck=1 and
+// fencecheck.run=<run id>, so that Clean can find what a crashed run left
+// behind and touch nothing else on the machine. Containers get NET_ADMIN, so
+// faults can change the network inside a container (iptables, tc) without
+// touching the host's firewall. A server or worker runs as its container's
+// PID 1, so that signalling the container signals the process itself.
+package docker
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/network"
+	"github.com/docker/docker/client"
+	"github.com/docker/docker/pkg/stdcopy"
+)
+
+// Labels.
+const (
+	LabelManaged = "fencecheck"      // "1" on everything fencecheck creates
+	LabelRun     = "fencecheck.run"  // the run id
+	LabelRole    = "fencecheck.role" // "server" or "worker"
+	LabelNode    = "fencecheck.node" // the node's name in its run
+)
+
+// ErrUnreachable: the Docker Engine does not answer.
+var ErrUnreachable = errors.New("docker engine unreachable")
+
+// Connect returns a client of the local Docker Engine (DOCKER_HOST and the
+// other DOCKER_* variables are honoured), with API version negotiation, after
+// checking that the engine answers.
+func Connect(ctx context.Context) (*client.Client, error) {
+	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUnreachable, err)
+	}
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if _, err := cli.Ping(pctx); err != nil {
+		cli.Close()
+		return nil, fmt.Errorf("%w: %v", ErrUnreachable, err)
+	}
+	cli.NegotiateAPIVersion(ctx)
+	return cli, nil
+}
+
+// Spec is a container to start.
+type Spec struct {
+	Name  string // node name, unique in the run: n1, w1, ...
+	Role  string // "server" or "worker"
+	Image string
+	Cmd   []string
+	Env   []string
+}
+
+// Container is a started container.
+type Container struct {
+	ID   string
+	Name string // node name
+	Role string
+	IP   string // address on the run's network
+}
+
+// Runtime creates and removes the containers of one run.
+type Runtime struct {
+	cli     *client.Client
+	runID   string
+	network string
+
+	mu         sync.Mutex
+	containers []*Container
+}
+
+// New makes the run's private bridge network and returns its runtime.
+func New(ctx context.Context, cli *client.Client, runID string) (*Runtime, error) {
+	name := "fencecheck-" + runID
+	_, err := cli.NetworkCreate(ctx, name, network.CreateOptions{
+		Driver: "bridge",
+		Labels: map[string]string{LabelManaged: "1", LabelRun: runID},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("docker: create network %s: %w", name, err)
+	}
+	return &Runtime{cli: cli, runID: runID, network: name}, nil
+}
+
+// RunID is the run's id.
+func (r *Runtime) RunID() string { return r.runID }
+
+// Client is the Engine client.
+func (r *Runtime) Client() *client.Client { return r.cli }
+
+// Start creates and starts one container on the run's network, with the
+// node name as its host name and network alias.
+func (r *Runtime) Start(ctx context.Context, s Spec) (*Container, error) {
+	cname := fmt.Sprintf("fencecheck-%s-%s", r.runID, s.Name)
+	cfg := &container.Config{
+		Image:    s.Image,
+		Cmd:      s.Cmd,
+		Env:      s.Env,
+		Hostname: s.Name,
+		Labels: map[string]string{
+			LabelManaged: "1", LabelRun: r.runID, LabelRole: s.Role, LabelNode: s.Name,
+		},
+	}
+	host := &container.HostConfig{
+		NetworkMode: container.NetworkMode(r.network),
+		CapAdd:      []string{"NET_ADMIN"},
+		LogConfig:   container.LogConfig{Type: "json-file"},
+	}
+	netcfg := &network.NetworkingConfig{EndpointsConfig: map[string]*network.EndpointSettings{
+		r.network: {Aliases: []string{s.Name}},
+	}}
+	created, err := r.cli.ContainerCreate(ctx, cfg, host, netcfg, nil, cname)
+	if err != nil {
+		return nil, fmt.Errorf("docker: create %s: %w", cname, err)
+	}
+	c := &Container{ID: created.ID, Name: s.Name, Role: s.Role}
+	r.mu.Lock()
+	r.containers = append(r.containers, c)
+	r.mu.Unlock()
+	if err := r.cli.ContainerStart(ctx, created.ID, container.StartOptions{}); err != nil {
+		return nil, fmt.Errorf("docker: start %s: %w", cname, err)
+	}
+	info, err := r.cli.ContainerInspect(ctx, created.ID)
+	if err != nil {
+		return nil, fmt.Errorf("docker: inspect %s: %w", cname, err)
+	}
+	if ep := info.NetworkSettings.Networks[r.network]; ep != nil {
+		c.IP = ep.IPAddress
+	}
+	if c.IP == "" {
+		return nil, fmt.Errorf("docker: %s has no address on %s", cname, r.network)
+	}
+	return c, nil
+}
+
+// StartAll starts the containers concurrently and returns them in order.
+func (r *Runtime) StartAll(ctx context.Context, specs []Spec) ([]*Container, error) {
+	out := make([]*Container, len(specs))
+	errs := make([]error, len(specs))
+	var wg sync.WaitGroup
+	for i, s := range specs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i], errs[i] = r.Start(ctx, s)
+		}()
+	}
+	wg.Wait()
+	return out, errors.Join(errs...)
+}
+
+// Containers returns the containers started so far.
+func (r *Runtime) Containers() []*Container {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]*Container(nil), r.containers...)
+}
+
+// Signal sends a signal (SIGSTOP, SIGCONT, SIGKILL, ...) to the container's
+// PID 1.
+func (r *Runtime) Signal(ctx context.Context, c *Container, sig string) error {
+	if err := r.cli.ContainerKill(ctx, c.ID, sig); err != nil {
+		return fmt.Errorf("docker: %s %s: %w", sig, c.Name, err)
+	}
+	return nil
+}
+
+// ProcessState returns the state letter of the container's PID 1 as the
+// host's /proc shows it (R, S, T, Z, ...), or "" when it is not running.
+func (r *Runtime) ProcessState(ctx context.Context, c *Container) (string, error) {
+	info, err := r.cli.ContainerInspect(ctx, c.ID)
+	if err != nil {
+		return "", fmt.Errorf("docker: inspect %s: %w", c.Name, err)
+	}
+	if info.State == nil || info.State.Pid == 0 {
+		return "", nil
+	}
+	return ProcState(info.State.Pid)
+}
+
+// ProcState reads a host process's state letter from /proc/PID/stat.
+func ProcState(pid int) (string, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return "", err
+	}
+	// pid (comm) S ...: comm may hold spaces, so cut after the last ')'.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 || i+2 >= len(b) {
+		return "", fmt.Errorf("docker: malformed /proc/%d/stat", pid)
+	}
+	return string(b[i+2]), nil
+}
+
+// SaveLogs writes the container's output (stdout and stderr, interleaved as
+// the Engine kept them) to path.
+func (r *Runtime) SaveLogs(ctx context.Context, c *Container, path string) error {
+	rc, err := r.cli.ContainerLogs(ctx, c.ID, container.LogsOptions{ShowStdout: true, ShowStderr: true, Timestamps: true})
+	if err != nil {
+		return fmt.Errorf("docker: logs of %s: %w", c.Name, err)
+	}
+	defer rc.Close()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if _, err := stdcopy.StdCopy(f, f, rc); err != nil {
+		return fmt.Errorf("docker: logs of %s: %w", c.Name, err)
+	}
+	return nil
+}
+
+// Exec runs a command in the container and returns its combined output; a
+// non-zero exit is an error that includes the output.
+func (r *Runtime) Exec(ctx context.Context, c *Container, cmd ...string) (string, error) {
+	ex, err := r.cli.ContainerExecCreate(ctx, c.ID, container.ExecOptions{Cmd: cmd, AttachStdout: true, AttachStderr: true})
+	if err != nil {
+		return "", fmt.Errorf("docker: exec in %s: %w", c.Name, err)
+	}
+	att, err := r.cli.ContainerExecAttach(ctx, ex.ID, container.ExecAttachOptions{})
+	if err != nil {
+		return "", fmt.Errorf("docker: exec in %s: %w", c.Name, err)
+	}
+	defer att.Close()
+	var out bytes.Buffer
+	if _, err := stdcopy.StdCopy(&out, &out, att.Reader); err != nil && !errors.Is(err, io.EOF) {
+		return out.String(), fmt.Errorf("docker: exec in %s: %w", c.Name, err)
+	}
+	st, err := r.cli.ContainerExecInspect(ctx, ex.ID)
+	if err != nil {
+		return out.String(), fmt.Errorf("docker: exec in %s: %w", c.Name, err)
+	}
+	if st.ExitCode != 0 {
+		return out.String(), fmt.Errorf("docker: %s in %s exited %d: %s", strings.Join(cmd, " "), c.Name, st.ExitCode, strings.TrimSpace(out.String()))
+	}
+	return out.String(), nil
+}
+
+// Teardown resumes any stopped process, then removes every container of the
+// run and its network. It uses its own deadline, so that it still works when
+// the run's context was cancelled (Ctrl-C).
+func (r *Runtime) Teardown() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	_, err := CleanRun(ctx, r.cli, r.runID)
+	return err
+}
+
+// Cleaned counts what Clean removed.
+type Cleaned struct {
+	Containers, Networks int
+}
+
+// Clean removes every container and network labelled fencecheck=1 on this
+// Engine, from any run, after sending SIGCONT to each container so that no
+// process stays stopped. It touches nothing without the label.
+func Clean(ctx context.Context, cli *client.Client) (Cleaned, error) {
+	return clean(ctx, cli, filters.NewArgs(filters.Arg("label", LabelManaged+"=1")))
+}
+
+// CleanRun is Clean for one run.
+func CleanRun(ctx context.Context, cli *client.Client, runID string) (Cleaned, error) {
+	return clean(ctx, cli, filters.NewArgs(
+		filters.Arg("label", LabelManaged+"=1"),
+		filters.Arg("label", LabelRun+"="+runID)))
+}
+
+func clean(ctx context.Context, cli *client.Client, f filters.Args) (Cleaned, error) {
+	var done Cleaned
+	cs, err := cli.ContainerList(ctx, container.ListOptions{All: true, Filters: f})
+	if err != nil {
+		return done, fmt.Errorf("docker: list containers: %w", err)
+	}
+	var errs []error
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, c := range cs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if c.State == "running" {
+				// A stopped process would otherwise stay in state T until
+				// the kill below; resuming first keeps the order clean.
+				_ = cli.ContainerKill(ctx, c.ID, "SIGCONT")
+			}
+			err := cli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true})
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil && !client.IsErrNotFound(err) {
+				errs = append(errs, fmt.Errorf("docker: remove %s: %w", strings.Join(c.Names, ","), err))
+				return
+			}
+			done.Containers++
+		}()
+	}
+	wg.Wait()
+	ns, err := cli.NetworkList(ctx, network.ListOptions{Filters: f})
+	if err != nil {
+		return done, errors.Join(append(errs, fmt.Errorf("docker: list networks: %w", err))...)
+	}
+	for _, n := range ns {
+		if err := cli.NetworkRemove(ctx, n.ID); err != nil && !client.IsErrNotFound(err) {
+			errs = append(errs, fmt.Errorf("docker: remove network %s: %w", n.Name, err))
+			continue
+		}
+		done.Networks++
+	}
+	return done, errors.Join(errs...)
+}

@@ -1,0 +1,411 @@
+// Package images builds fencecheck's container images on the local Docker
+// Engine, with no registry:
+//
+//   - base: Debian (bookworm, minbase) made by debootstrap from Debian's own
+//     mirror, with iptables, iproute2, procps, redis-server and libfaketime,
+//     imported as an image (base/build.sh);
+//   - etcd: the base plus an etcd server built here from the Go module
+//     go.etcd.io/etcd/server/v3 (its etcdmain package; etcd/*.txt);
+//   - worker: the base plus the fencecheck binary itself, which runs each
+//     lock client as `fencecheck worker`.
+//
+// Each image is tagged by a hash of everything it is made from (recipe,
+// module files, base image, binary), and a build whose tag already exists is
+// skipped, so a rebuild with nothing changed takes well under a second.
+package images
+
+import (
+	"archive/tar"
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/docker/docker/api/types/build"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/image"
+	"github.com/docker/docker/client"
+)
+
+//go:embed base/build.sh etcd/go.mod.txt etcd/go.sum.txt etcd/main.go.txt
+var recipes embed.FS
+
+// LabelImage marks fencecheck's images with their kind (base, etcd, worker).
+const LabelImage = "fencecheck.image"
+
+// Image kinds.
+const (
+	Base   = "base"
+	Etcd   = "etcd"
+	Worker = "worker"
+)
+
+// ErrBuild: an image could not be built.
+var ErrBuild = errors.New("image build failed")
+
+// Builder builds images on one Engine.
+type Builder struct {
+	Docker *client.Client
+	// Log receives one line per step (what is built, skipped, how long it
+	// took). Nil logs nothing.
+	Log func(format string, args ...any)
+	// Output receives the output of the slow build tools (debootstrap, go
+	// build). Nil discards it.
+	Output io.Writer
+
+	ready map[string]bool // tags known to exist
+}
+
+func (b *Builder) logf(format string, args ...any) {
+	if b.Log != nil {
+		b.Log(format, args...)
+	}
+}
+
+func (b *Builder) output() io.Writer {
+	if b.Output == nil {
+		return io.Discard
+	}
+	return b.Output
+}
+
+func hashOf(parts ...[]byte) string {
+	h := sha256.New()
+	for _, p := range parts {
+		fmt.Fprintf(h, "%d:", len(p))
+		h.Write(p)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:12]
+}
+
+func mustRead(name string) []byte {
+	b, err := recipes.ReadFile(name)
+	if err != nil {
+		panic(err) // embedded at build time: cannot be missing
+	}
+	return b
+}
+
+// BaseRef is the tag of the base image this binary builds.
+func BaseRef() string {
+	return "fencecheck/base:" + hashOf(mustRead("base/build.sh"))
+}
+
+// EtcdVersion is the etcd server version the etcd image is built from.
+func EtcdVersion() string {
+	m := regexp.MustCompile(`go\.etcd\.io/etcd/server/v3 v(\S+)`).FindSubmatch(mustRead("etcd/go.mod.txt"))
+	if m == nil {
+		panic("images: etcd/go.mod.txt names no go.etcd.io/etcd/server/v3 version")
+	}
+	return string(m[1])
+}
+
+// EtcdRef is the tag of the etcd image this binary builds.
+func EtcdRef() string {
+	return fmt.Sprintf("fencecheck/etcd:%s-%s", EtcdVersion(), hashOf([]byte(BaseRef()),
+		mustRead("etcd/go.mod.txt"), mustRead("etcd/go.sum.txt"), mustRead("etcd/main.go.txt")))
+}
+
+// WorkerRef is the tag of the worker image for the fencecheck binary at path.
+func WorkerRef(path string) (string, error) {
+	bin, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("images: worker binary: %w", err)
+	}
+	return "fencecheck/worker:" + hashOf([]byte(BaseRef()), bin), nil
+}
+
+// Exists reports whether the Engine has an image with this tag.
+func (b *Builder) Exists(ctx context.Context, ref string) (bool, error) {
+	_, err := b.Docker.ImageInspect(ctx, ref)
+	if err == nil {
+		return true, nil
+	}
+	if client.IsErrNotFound(err) {
+		return false, nil
+	}
+	return false, fmt.Errorf("images: inspect %s: %w", ref, err)
+}
+
+// EnsureBase builds the base image unless it exists, and returns its tag.
+func (b *Builder) EnsureBase(ctx context.Context) (string, error) {
+	ref := BaseRef()
+	return ref, b.ensure(ctx, ref, b.buildBase)
+}
+
+// EnsureEtcd builds the etcd image (and the base) unless it exists.
+func (b *Builder) EnsureEtcd(ctx context.Context) (string, error) {
+	if _, err := b.EnsureBase(ctx); err != nil {
+		return "", err
+	}
+	ref := EtcdRef()
+	return ref, b.ensure(ctx, ref, b.buildEtcd)
+}
+
+// EnsureWorker builds the worker image for the fencecheck binary at path
+// (and the base) unless it exists.
+func (b *Builder) EnsureWorker(ctx context.Context, path string) (string, error) {
+	if _, err := b.EnsureBase(ctx); err != nil {
+		return "", err
+	}
+	ref, err := WorkerRef(path)
+	if err != nil {
+		return "", err
+	}
+	return ref, b.ensure(ctx, ref, func(ctx context.Context, ref string) error {
+		bin, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return b.buildOnBase(ctx, ref, Worker, "", map[string][]byte{"fencecheck": bin}, "/usr/local/bin/fencecheck")
+	})
+}
+
+// Ensure builds an image by kind name: base, etcd, or worker (which needs
+// the fencecheck binary's path).
+func (b *Builder) Ensure(ctx context.Context, kind, workerBinary string) (string, error) {
+	switch kind {
+	case Base:
+		return b.EnsureBase(ctx)
+	case Etcd:
+		return b.EnsureEtcd(ctx)
+	case Worker:
+		return b.EnsureWorker(ctx, workerBinary)
+	}
+	return "", fmt.Errorf("images: unknown image %q (valid: base, etcd, worker)", kind)
+}
+
+func (b *Builder) ensure(ctx context.Context, ref string, build func(context.Context, string) error) error {
+	if b.ready[ref] {
+		return nil
+	}
+	ok, err := b.Exists(ctx, ref)
+	if err != nil {
+		return err
+	}
+	if ok {
+		b.logf("image %s: up to date", ref)
+		b.markReady(ref)
+		return nil
+	}
+	start := time.Now()
+	b.logf("image %s: building", ref)
+	if err := build(ctx, ref); err != nil {
+		return fmt.Errorf("%w: %s: %v", ErrBuild, ref, err)
+	}
+	b.logf("image %s: built in %.1fs", ref, time.Since(start).Seconds())
+	b.markReady(ref)
+	return nil
+}
+
+func (b *Builder) markReady(ref string) {
+	if b.ready == nil {
+		b.ready = map[string]bool{}
+	}
+	b.ready[ref] = true
+}
+
+func (b *Builder) buildBase(ctx context.Context, ref string) error {
+	dir, err := os.MkdirTemp("", "fencecheck-base-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	script := filepath.Join(dir, "build.sh")
+	if err := os.WriteFile(script, mustRead("base/build.sh"), 0o755); err != nil {
+		return err
+	}
+	rootfs := filepath.Join(dir, "rootfs.tar")
+	b.logf("  debootstrap of Debian bookworm (about a minute; needs root and debootstrap)")
+	cmd := exec.CommandContext(ctx, "bash", script, rootfs)
+	cmd.Stdout, cmd.Stderr = b.output(), b.output()
+	var tail tailBuffer
+	cmd.Stderr = io.MultiWriter(b.output(), &tail)
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("base/build.sh: %v: %s", err, tail.String())
+	}
+	f, err := os.Open(rootfs)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	rc, err := b.Docker.ImageImport(ctx, image.ImportSource{Source: f, SourceName: "-"}, ref, image.ImportOptions{
+		Changes: []string{
+			"ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+			"LABEL " + LabelImage + "=" + Base,
+		},
+		Message: "fencecheck base (debootstrap bookworm minbase)",
+	})
+	if err != nil {
+		return fmt.Errorf("import: %w", err)
+	}
+	defer rc.Close()
+	return readBuildStream(rc)
+}
+
+func (b *Builder) buildEtcd(ctx context.Context, ref string) error {
+	dir, err := os.MkdirTemp("", "fencecheck-etcd-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	for src, dst := range map[string]string{"etcd/go.mod.txt": "go.mod", "etcd/go.sum.txt": "go.sum", "etcd/main.go.txt": "main.go"} {
+		if err := os.WriteFile(filepath.Join(dir, dst), mustRead(src), 0o644); err != nil {
+			return err
+		}
+	}
+	gobin, err := goTool()
+	if err != nil {
+		return err
+	}
+	b.logf("  go build of etcd %s from go.etcd.io/etcd/server/v3 (about a minute the first time)", EtcdVersion())
+	cmd := exec.CommandContext(ctx, gobin, "build", "-trimpath", "-ldflags=-s -w", "-o", "etcd", ".")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOFLAGS=-mod=readonly")
+	var tail tailBuffer
+	cmd.Stdout, cmd.Stderr = b.output(), io.MultiWriter(b.output(), &tail)
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("go build etcd: %v: %s", err, tail.String())
+	}
+	bin, err := os.ReadFile(filepath.Join(dir, "etcd"))
+	if err != nil {
+		return err
+	}
+	return b.buildOnBase(ctx, ref, Etcd, EtcdVersion(), map[string][]byte{"etcd": bin}, "/usr/local/bin/etcd")
+}
+
+// goTool finds the go command for building etcd.
+func goTool() (string, error) {
+	if p, err := exec.LookPath("go"); err == nil {
+		return p, nil
+	}
+	for _, p := range []string{"/usr/local/go/bin/go", filepath.Join(os.Getenv("HOME"), "go/bin/go")} {
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+	}
+	return "", errors.New("the etcd image is built from Go source and no `go` command was found (install Go, or put it on PATH)")
+}
+
+// buildOnBase builds an image FROM the base image that adds one file as an
+// executable at dest, with the legacy builder (which needs no registry).
+func (b *Builder) buildOnBase(ctx context.Context, ref, kind, version string, files map[string][]byte, dest string) error {
+	var name string
+	for n := range files {
+		name = n
+	}
+	dockerfile := fmt.Sprintf("FROM %s\nCOPY %s %s\nLABEL %s=%s fencecheck.version=%q\n",
+		BaseRef(), name, dest, LabelImage, kind, version)
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	add := func(n string, b []byte, mode int64) error {
+		if err := tw.WriteHeader(&tar.Header{Name: n, Mode: mode, Size: int64(len(b)), ModTime: time.Unix(0, 0)}); err != nil {
+			return err
+		}
+		_, err := tw.Write(b)
+		return err
+	}
+	if err := add("Dockerfile", []byte(dockerfile), 0o644); err != nil {
+		return err
+	}
+	if err := add(name, files[name], 0o755); err != nil {
+		return err
+	}
+	if err := tw.Close(); err != nil {
+		return err
+	}
+	resp, err := b.Docker.ImageBuild(ctx, &buf, build.ImageBuildOptions{
+		Tags:        []string{ref},
+		Remove:      true,
+		ForceRemove: true,
+		Version:     build.BuilderV1,
+	})
+	if err != nil {
+		return fmt.Errorf("docker build: %w", err)
+	}
+	defer resp.Body.Close()
+	return readBuildStream(resp.Body)
+}
+
+// readBuildStream reads the Engine's JSON progress stream and returns the
+// first error it reports.
+func readBuildStream(r io.Reader) error {
+	dec := json.NewDecoder(bufio.NewReader(r))
+	for {
+		var m struct {
+			Error       string `json:"error"`
+			ErrorDetail struct {
+				Message string `json:"message"`
+			} `json:"errorDetail"`
+		}
+		if err := dec.Decode(&m); err == io.EOF {
+			return nil
+		} else if err != nil {
+			return fmt.Errorf("reading build output: %w", err)
+		}
+		if m.Error != "" {
+			return errors.New(m.Error)
+		}
+	}
+}
+
+// tailBuffer keeps the last 2 KiB written to it, for error messages.
+type tailBuffer struct{ b []byte }
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.b = append(t.b, p...)
+	if len(t.b) > 2048 {
+		t.b = t.b[len(t.b)-2048:]
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string { return strings.TrimSpace(string(t.b)) }
+
+// Info describes one fencecheck image on the Engine.
+type Info struct {
+	Ref     string
+	Kind    string
+	ID      string
+	Size    int64
+	Created time.Time
+	Current bool // the tag this binary would build
+}
+
+// List returns fencecheck's images on the Engine (those labelled
+// fencecheck.image), newest first. workerBinary, if not empty, marks the
+// worker image of that binary as current.
+func List(ctx context.Context, cli *client.Client, workerBinary string) ([]Info, error) {
+	sums, err := cli.ImageList(ctx, image.ListOptions{Filters: filters.NewArgs(filters.Arg("label", LabelImage))})
+	if err != nil {
+		return nil, fmt.Errorf("images: list: %w", err)
+	}
+	current := map[string]bool{BaseRef(): true, EtcdRef(): true}
+	if workerBinary != "" {
+		if ref, err := WorkerRef(workerBinary); err == nil {
+			current[ref] = true
+		}
+	}
+	var out []Info
+	for _, s := range sums {
+		for _, tag := range s.RepoTags {
+			out = append(out, Info{Ref: tag, Kind: s.Labels[LabelImage], ID: s.ID, Size: s.Size,
+				Created: time.Unix(s.Created, 0), Current: current[tag]})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Created.After(out[j].Created) })
+	return out, nil
+}
