@@ -1,0 +1,50 @@
+package nemesis
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"time"
+)
+
+// PauseHolder freezes the lock holder inside its critical section: it waits
+// for a client to pass its lease check, then, at a random moment within the
+// first 80% of the client's work window, sends SIGSTOP to the client's
+// container (freezing all of it, lease keepalives included), and holds it
+// for a random time between 1.5 and 3 lease TTLs, after which SIGCONT
+// resumes it. The lease expires meanwhile; another client can acquire the
+// lock and write, and the resumed holder then writes with a stale lease.
+type PauseHolder struct{}
+
+// Name is "pause-holder".
+func (PauseHolder) Name() string { return "pause-holder" }
+
+// Inject waits for the next holder and pauses it.
+func (PauseHolder) Inject(ctx context.Context, env Env, r *rand.Rand) (*Injection, error) {
+	h, err := env.NextHolder(ctx)
+	if err != nil {
+		return nil, err
+	}
+	delay := time.Duration(r.Float64() * 0.8 * float64(env.Work()))
+	hold := time.Duration((1.5 + 1.5*r.Float64()) * float64(env.TTL()))
+	if err := sleep(ctx, delay); err != nil {
+		return nil, err
+	}
+	if err := env.Signal(ctx, h.Node, "SIGSTOP"); err != nil {
+		return nil, fmt.Errorf("pause-holder: %w", err)
+	}
+	return &Injection{
+		Nodes: []string{h.Node},
+		Params: map[string]string{
+			"process": h.Process.String(),
+			"token":   strconv.FormatInt(h.Token, 10),
+			"hold":    hold.Round(time.Millisecond).String(),
+			"delay":   delay.Round(time.Millisecond).String(),
+		},
+		Hold: hold,
+		Recover: func(ctx context.Context) error {
+			return env.Signal(ctx, h.Node, "SIGCONT")
+		},
+	}, nil
+}
