@@ -1,0 +1,127 @@
+package harness
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/fencecheck/fencecheck/checkers"
+	"github.com/fencecheck/fencecheck/history"
+	"github.com/fencecheck/fencecheck/store"
+	"github.com/fencecheck/fencecheck/workloads/lockappend"
+)
+
+// Check runs the lock-append checkers on a run's history; Porcupine's
+// visualization goes to the run's linearizability.html when the history is
+// not linearizable (a stale one is removed).
+func Check(run *store.Run, events []history.Event, timeout time.Duration) *store.Results {
+	start := time.Now()
+	viz := run.Path(store.LinFile)
+	_ = os.Remove(viz)
+	res := &store.Results{
+		LockAppendResult: checkers.CheckLockAppend(events, checkers.Options{Timeout: timeout, VisualizationPath: viz}),
+		Events:           len(events),
+	}
+	if faults, err := history.Faults(events); err == nil {
+		res.Faults = faults
+	}
+	res.FirstLostUpdateNS = firstLoss(events, res.LostUpdates)
+	res.CheckTime = time.Since(start).Round(time.Microsecond).String()
+	return res
+}
+
+// firstLoss returns when the first acknowledged element was destroyed: the
+// earliest acknowledgement (completion or late result) of an overwriting
+// write, or nil when nothing was lost.
+func firstLoss(events []history.Event, lost checkers.LostUpdates) *int64 {
+	if lost.Lost == 0 {
+		return nil
+	}
+	ops, err := history.Pair(events)
+	if err != nil {
+		return nil
+	}
+	// When each append's write was acknowledged, by element.
+	acked := map[int64]int64{}
+	for _, op := range ops {
+		if op.F != lockappend.FAppend {
+			continue
+		}
+		var inv lockappend.Invoke
+		if op.Invoke.Decode(&inv) != nil {
+			continue
+		}
+		if op.Type() == history.Ok {
+			acked[inv.Element] = op.Complete.Time
+		} else if late, ok := op.PhaseEvent(lockappend.PhaseLate); ok {
+			acked[inv.Element] = late.Time
+		}
+	}
+	var first *int64
+	for _, e := range lost.Elements {
+		t := e.Acknowledged
+		if w := e.OverwrittenBy; w != nil && w.Known {
+			if at, ok := acked[w.Element]; ok && at > t {
+				t = at
+			}
+		}
+		if first == nil || t < *first {
+			first = &t
+		}
+	}
+	return first
+}
+
+// WriteResults writes results.json and report.html.
+func WriteResults(run *store.Run, test store.TestInfo, res *store.Results) error {
+	if err := run.WriteJSON(store.ResultsFile, res); err != nil {
+		return err
+	}
+	return store.WriteReport(run, test, res)
+}
+
+// Summary is the end-of-run text: one figure a line.
+func Summary(r *store.Results) string {
+	var b strings.Builder
+	st := r.Checkers.Stats
+	fmt.Fprintf(&b, "  operations       %d ok, %d fail, %d info\n", st.Ok, st.Fail, st.Info)
+	lu := r.LostUpdates
+	pct := 0.0
+	if lu.Acknowledged > 0 {
+		pct = 100 * float64(lu.Lost) / float64(lu.Acknowledged)
+	}
+	fmt.Fprintf(&b, "  lost updates     %d of %d acknowledged (%.1f%%)", lu.Lost, lu.Acknowledged, pct)
+	if r.Checkers.LostUpdates.Valid == checkers.Unknown {
+		fmt.Fprintf(&b, " (unknown: %s)", r.Checkers.LostUpdates.Message)
+	}
+	b.WriteString("\n")
+	for i, e := range lu.Elements {
+		if i == 3 {
+			fmt.Fprintf(&b, "                   ... %d more in the report\n", len(lu.Elements)-3)
+			break
+		}
+		fmt.Fprintf(&b, "                   element %d of process %d (token %d)", e.Element, e.Process, e.Token)
+		if w := e.OverwrittenBy; w != nil && w.Known {
+			stale := ""
+			if w.Stale {
+				stale = ", a stale holder"
+			}
+			fmt.Fprintf(&b, " overwritten by process %d (token %d%s)", w.Process, w.Token, stale)
+		}
+		b.WriteString("\n")
+	}
+	if r.FirstLostUpdateNS != nil {
+		fmt.Fprintf(&b, "  first lost at    %.1fs\n", time.Duration(*r.FirstLostUpdateNS).Seconds())
+	}
+	fmt.Fprintf(&b, "  fence rejections %d\n", r.FenceRejections)
+	fmt.Fprintf(&b, "  overlaps         %d (windows where two clients believed they held the lock)\n", r.Overlaps)
+	fmt.Fprintf(&b, "  faults           %d\n", len(r.Faults))
+	c := r.Checkers
+	fmt.Fprintf(&b, "  checkers         linearizable %s, lost-updates %s, token-monotonic %s, stats %s\n",
+		c.Linearizable.Valid, c.LostUpdates.Valid, c.TokenMonotonic.Valid, c.Stats.Valid)
+	if r.Note != "" {
+		fmt.Fprintf(&b, "  note             %s\n", r.Note)
+	}
+	return b.String()
+}

@@ -1,0 +1,304 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"time"
+
+	"github.com/fencecheck/fencecheck/checkers"
+	"github.com/fencecheck/fencecheck/history"
+	"github.com/fencecheck/fencecheck/store"
+	"github.com/fencecheck/fencecheck/targets"
+	"github.com/fencecheck/fencecheck/workloads/lockappend"
+)
+
+// DemoConfig configures the scripted demo.
+type DemoConfig struct {
+	Target       targets.Target
+	Nodes        int
+	TTL          time.Duration
+	Fencings     []targets.Fencing // the stories, in order (default none, token)
+	Results      string
+	WorkerBinary string
+	Log          *slog.Logger
+	Stage        func(format string, args ...any)
+	// Out receives the stories' timelines as they happen.
+	Out io.Writer
+}
+
+// Story is what one scripted story showed.
+type Story struct {
+	Fencing targets.Fencing
+	// TokenA and TokenB are the fencing tokens of the paused holder A and of
+	// B, who got the lock while A was frozen.
+	TokenA, TokenB int64
+	// AResult is the outcome of A's late write: ok (accepted) or fail.
+	AResult history.Type
+	AReason string
+	// CRefused: C could not get the lock while A's lease lived.
+	CRefused bool
+	// BLost: B's acknowledged element is missing from the final read.
+	BLost bool
+	Final []int64
+	Run   *store.Run
+	Valid checkers.Validity
+}
+
+// Shows reports whether the story showed what it must: unfenced, A's stale
+// write is accepted and B's update is lost; fenced, A's write is rejected by
+// the fence and B's update survives.
+func (s Story) Shows() bool {
+	if s.Fencing == targets.FencingNone {
+		return s.AResult == history.Ok && s.BLost
+	}
+	return s.AResult == history.Fail && s.AReason == lockappend.ReasonFenced && !s.BLost
+}
+
+// Demo plays the seed's story on a real cluster, once per fencing mode: A
+// acquires the lock, reads, checks its lease and is frozen by SIGSTOP inside
+// its critical section; C is refused the lock while A's lease lives; the
+// lease expires; B acquires with a higher token, reads and writes; A resumes
+// and writes. Each story is recorded and checked like a run, in
+// RESULTS/demo-<fencing>/.
+func Demo(ctx context.Context, cfg DemoConfig) ([]Story, error) {
+	if len(cfg.Fencings) == 0 {
+		cfg.Fencings = []targets.Fencing{targets.FencingNone, targets.FencingToken}
+	}
+	if cfg.TTL == 0 {
+		cfg.TTL = 2 * time.Second
+	}
+	log := cfg.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	client := targets.ClientConfig{TTL: cfg.TTL, RPCTimeout: max(2*time.Second, cfg.TTL)}
+	if err := cfg.Target.Validate(client); err != nil {
+		return nil, err
+	}
+	work := lockappend.Config{Fencing: targets.FencingNone, AcquireTimeout: 5 * cfg.TTL, Margin: cfg.TTL / 4, Work: 0}
+	cl, err := StartCluster(ctx, ClusterConfig{
+		Target: cfg.Target, Nodes: cfg.Nodes, Workers: 3, Client: client, Workload: work,
+		WorkerBinary: cfg.WorkerBinary, ReadyTimeout: 30 * time.Second, Log: log, Stage: cfg.Stage,
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer cl.Close("")
+	var stories []Story
+	for _, f := range cfg.Fencings {
+		s, err := playStory(ctx, cl, cfg, f, work, log)
+		if err != nil {
+			return stories, err
+		}
+		stories = append(stories, s)
+	}
+	return stories, nil
+}
+
+// script drives one story: its events arrive on a channel as recorded.
+type script struct {
+	cl     *Cluster
+	rec    *history.Recorder
+	events chan history.Event
+	out    io.Writer
+	names  map[history.Process]string
+}
+
+func (s *script) say(who, format string, args ...any) {
+	fmt.Fprintf(s.out, "  %6.2fs  %-7s %s\n", s.rec.Since().Seconds(), who, fmt.Sprintf(format, args...))
+}
+
+// wait returns the next event of process p that is a phase named phase, or
+// its completion (phase ""), skipping others; it fails after d.
+func (s *script) wait(ctx context.Context, p history.Process, phase string, d time.Duration) (history.Event, error) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	for {
+		select {
+		case e := <-s.events:
+			if e.Process != p {
+				continue
+			}
+			if (phase == "" && e.Type.Completes()) || (e.Type == history.Phase && e.F == phase) {
+				return e, nil
+			}
+		case <-t.C:
+			want := phase
+			if want == "" {
+				want = "completion"
+			}
+			return history.Event{}, fmt.Errorf("%w: demo: %s of %s did not come within %s", ErrHarness, want, s.names[p], d)
+		case <-ctx.Done():
+			return history.Event{}, ctx.Err()
+		}
+	}
+}
+
+func playStory(ctx context.Context, cl *Cluster, cfg DemoConfig, f targets.Fencing, work lockappend.Config, log *slog.Logger) (st Story, err error) {
+	st = Story{Fencing: f}
+	run, err := store.NewRun(cfg.Results, "demo-"+string(f), time.Now())
+	if err != nil {
+		return st, fmt.Errorf("%w: %v", ErrHarness, err)
+	}
+	st.Run = run
+	events := make(chan history.Event, 1024)
+	rec, err := history.NewRecorder(run.Path(store.HistoryFile), func(e history.Event) {
+		select {
+		case events <- e:
+		default: // the script reads every event it needs long before 1024 pile up
+		}
+	})
+	if err != nil {
+		return st, fmt.Errorf("%w: %v", ErrHarness, err)
+	}
+	defer rec.Close()
+	if err := cl.host.Reset(ctx); err != nil {
+		return st, fmt.Errorf("%w: reset: %v", ErrHarness, err)
+	}
+	for _, c := range cl.clients {
+		c.close()
+	}
+	cl.clients = nil
+	cl.cfg.Workload.Fencing = f
+	if err := cl.Connect(ctx, rec); err != nil {
+		return st, err
+	}
+	A, B, C := cl.clients[0], cl.clients[1], cl.clients[2]
+	s := &script{cl: cl, rec: rec, events: events, out: cfg.Out,
+		names: map[history.Process]string{0: "A", 1: "B", 2: "C"}}
+	ttl := cfg.TTL
+	fmt.Fprintf(cfg.Out, "\nStory %s: fencing %s (%s, %d nodes, lease TTL %s; A=%s B=%s C=%s)\n",
+		map[targets.Fencing]string{targets.FencingNone: "1", targets.FencingToken: "2", targets.FencingCAS: "3"}[f],
+		f, cfg.Target.Name(), cfg.Nodes, ttl, A.name, B.name, C.name)
+
+	// A: a critical section whose work window is long enough to be frozen in.
+	aCfg := work
+	aCfg.Fencing, aCfg.Work = f, time.Second
+	pa, err := A.invoke(0, 1, 1, &aCfg)
+	if err != nil {
+		return st, fmt.Errorf("%w: %v", ErrHarness, err)
+	}
+	e, err := s.wait(ctx, 0, lockappend.PhaseAcquired, 10*time.Second)
+	if err != nil {
+		return st, err
+	}
+	var acq lockappend.Acquired
+	_ = e.Decode(&acq)
+	st.TokenA = acq.Token
+	s.say("A", "acquires the lock: fencing token %d", acq.Token)
+	if e, err = s.wait(ctx, 0, lockappend.PhaseRead, 5*time.Second); err != nil {
+		return st, err
+	}
+	var rv lockappend.ReadValue
+	_ = e.Decode(&rv)
+	s.say("A", "reads the value: %v", rv.Value)
+	if e, err = s.wait(ctx, 0, lockappend.PhaseChecked, 5*time.Second); err != nil {
+		return st, err
+	}
+	var ck lockappend.Checked
+	_ = e.Decode(&ck)
+	s.say("A", "checks its lease: %.1fs left > %s margin: safe to write, it thinks", float64(ck.RemainingMS)/1000, work.Margin)
+	if err := cl.Signal(ctx, A.name, "SIGSTOP"); err != nil {
+		return st, fmt.Errorf("%w: %v", ErrHarness, err)
+	}
+	paused := rec.Since()
+	rec.Record(history.Nemesis, history.Info, history.FStart, history.FaultValue{Fault: "pause-holder", Nodes: []string{A.name},
+		Params: map[string]string{"process": "0", "token": fmt.Sprint(acq.Token)}})
+	state, _ := cl.ProcessState(ctx, A.name)
+	s.say("harness", "SIGSTOP %s: A freezes inside its critical section (process state %s), lease keepalives included", A.name, state)
+
+	// C is refused while A's lease still lives.
+	cCfg := work
+	cCfg.Fencing, cCfg.AcquireTimeout = f, ttl/3
+	pc, err := C.invoke(2, 2, 3, &cCfg)
+	if err != nil {
+		return st, fmt.Errorf("%w: %v", ErrHarness, err)
+	}
+	if C.await(ctx, pc, 10*time.Second) == history.Fail && pc.value.Reason == lockappend.ReasonNotAcquired {
+		st.CRefused = true
+		s.say("C", "tries to acquire for %s: refused, A's lease is still live", cCfg.AcquireTimeout)
+	} else {
+		s.say("C", "tries to acquire: %s (%s), not refused as expected", pc.typ, pc.value.Reason)
+	}
+
+	// B waits for the lock; it gets it once A's lease expires.
+	bCfg := work
+	bCfg.Fencing = f
+	pb, err := B.invoke(1, 3, 2, &bCfg)
+	if err != nil {
+		return st, fmt.Errorf("%w: %v", ErrHarness, err)
+	}
+	if e, err = s.wait(ctx, 1, lockappend.PhaseAcquired, 5*ttl+5*time.Second); err != nil {
+		return st, err
+	}
+	_ = e.Decode(&acq)
+	st.TokenB = acq.Token
+	s.say("etcd", "A's lease expires: no keepalive from A for %s; A's lock key is deleted", ttl)
+	s.say("B", "acquires the lock: fencing token %d (> %d)", acq.Token, st.TokenA)
+	if e, err = s.wait(ctx, 1, lockappend.PhaseRead, 5*time.Second); err == nil {
+		_ = e.Decode(&rv)
+		s.say("B", "reads the value: %v", rv.Value)
+	}
+	if B.await(ctx, pb, 10*time.Second) != history.Ok {
+		return st, fmt.Errorf("%w: demo: B's write did not succeed: %s %s", ErrHarness, pb.value.Reason, pb.value.Error)
+	}
+	s.say("B", "writes %v with token %d: ok, acknowledged", append(slices.Clone(pb.value.Read), 2), st.TokenB)
+
+	// A wakes up and writes.
+	if err := cl.Signal(ctx, A.name, "SIGCONT"); err != nil {
+		return st, fmt.Errorf("%w: %v", ErrHarness, err)
+	}
+	rec.Record(history.Nemesis, history.Info, history.FStop, history.FaultValue{Fault: "pause-holder", Nodes: []string{A.name},
+		Params: map[string]string{"process": "0", "token": fmt.Sprint(st.TokenA)}})
+	s.say("harness", "SIGCONT %s after %.1fs: A resumes, still believing it holds the lock", A.name, (rec.Since() - paused).Seconds())
+	st.AResult = A.await(ctx, pa, 20*time.Second)
+	st.AReason = pa.value.Reason
+	written := append(slices.Clone(pa.value.Read), 1)
+	switch {
+	case st.AResult == history.Ok:
+		s.say("A", "writes %v with token %d: ACCEPTED", written, st.TokenA)
+	case st.AReason == lockappend.ReasonFenced:
+		s.say("A", "writes %v with token %d: REJECTED by the fence (%s)", written, st.TokenA, pa.value.Error)
+	default:
+		s.say("A", "writes %v: %s %s %s", written, st.AResult, st.AReason, pa.value.Error)
+	}
+
+	// Final read.
+	rec.Record(FinalReadProcess, history.Invoke, lockappend.FFinalRead, nil)
+	final, err := cl.host.Read(ctx)
+	if err != nil {
+		return st, fmt.Errorf("%w: final read: %v", ErrHarness, err)
+	}
+	rec.Record(FinalReadProcess, history.Ok, lockappend.FFinalRead, lockappend.ReadValue{Value: final})
+	st.Final = final
+	st.BLost = !slices.Contains(final, 2)
+	if st.BLost {
+		s.say("result", "final value %v: B's acknowledged update (element 2) is LOST", final)
+	} else {
+		s.say("result", "final value %v: B's update survived", final)
+	}
+	if err := rec.Close(); err != nil {
+		return st, fmt.Errorf("%w: %v", ErrHarness, err)
+	}
+	res := Check(run, rec.Events(), 10*time.Second)
+	st.Valid = res.Valid
+	test := store.TestInfo{RunID: cl.RunID, Name: "demo-" + string(f), Started: rec.Start().UTC(), Fencecheck: Version(),
+		Target: cfg.Target.Name(), Workload: "lock-append (scripted demo)", Fencing: string(f), Nemesis: "pause-holder (scripted)",
+		Concurrency: 3, Nodes: cfg.Nodes, TTL: ttl.String(), Work: aCfg.Work.String(), Margin: work.Margin.String(),
+		Images: cl.Images, ImageIDs: cl.ImageIDs, ClusterReady: cl.Ready.Round(time.Millisecond).String()}
+	if v, ok := cfg.Target.(versioned); ok {
+		test.TargetVersion = v.Version()
+	}
+	if err := run.WriteJSON(store.TestFile, test); err != nil {
+		return st, err
+	}
+	if err := WriteResults(run, test, res); err != nil {
+		return st, err
+	}
+	s.say("check", "%s (lost %d of %d acknowledged, %d fence rejections): %s", res.Valid, res.LostUpdates.Lost,
+		res.LostUpdates.Acknowledged, res.FenceRejections, run.Path(store.ReportFile))
+	return st, nil
+}

@@ -1,0 +1,107 @@
+package harness
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+
+	"github.com/fencecheck/fencecheck/history"
+	"github.com/fencecheck/fencecheck/targets"
+	"github.com/fencecheck/fencecheck/workloads/lockappend"
+)
+
+// The worker protocol: JSON objects, one a line, over one TCP connection
+// that the harness opens to each worker. A TCP connection survives a SIGSTOP
+// of the worker (the kernel keeps it; the worker reads what waited once it
+// resumes) and partitions between the worker and the servers (it runs to the
+// harness's address, which no fault cuts).
+//
+//	harness -> worker  {"kind":"setup","setup":{...}}
+//	worker  -> harness {"kind":"ready"} | {"kind":"error","error":"..."}
+//	harness -> worker  {"kind":"op","id":7,"element":42}
+//	worker  -> harness {"kind":"phase","id":7,"phase":"acquired","value":{"token":1234}}
+//	worker  -> harness {"kind":"done","id":7,"type":"ok","value":{...}}
+//
+// A worker runs one operation at a time, in the order received, and reports
+// every phase before the operation's done.
+
+// WorkerPort is the port a worker listens on.
+const WorkerPort = 7000
+
+// Message kinds.
+const (
+	kindSetup = "setup"
+	kindReady = "ready"
+	kindError = "error"
+	kindOp    = "op"
+	kindPhase = "phase"
+	kindDone  = "done"
+)
+
+// Setup is what a worker needs to run operations.
+type Setup struct {
+	Target   string               `json:"target"`
+	Client   targets.ClientConfig `json:"client"`
+	Workload lockappend.Config    `json:"workload"`
+}
+
+// message is every message of the protocol; Kind says which fields matter.
+type message struct {
+	Kind  string `json:"kind"`
+	ID    int64  `json:"id,omitempty"`
+	Setup *Setup `json:"setup,omitempty"`
+	// op
+	Element int64 `json:"element,omitempty"`
+	// Override replaces the setup's workload config for this op only
+	// (scripted runs such as the demo use it).
+	Override *lockappend.Config `json:"override,omitempty"`
+	// phase and done
+	Phase string          `json:"phase,omitempty"`
+	Type  history.Type    `json:"type,omitempty"`
+	Value json.RawMessage `json:"value,omitempty"`
+	Error string          `json:"error,omitempty"`
+}
+
+// conn is one end of the protocol: line-delimited JSON with serialized
+// writes.
+type conn struct {
+	c   net.Conn
+	r   *bufio.Reader
+	wmu sync.Mutex
+}
+
+func newConn(c net.Conn) *conn {
+	return &conn{c: c, r: bufio.NewReaderSize(c, 64*1024)}
+}
+
+func (c *conn) send(m message) error {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	_, err = c.c.Write(b)
+	return err
+}
+
+func (c *conn) recv() (message, error) {
+	line, err := c.r.ReadBytes('\n')
+	if err != nil {
+		if err == io.EOF && len(line) > 0 {
+			err = io.ErrUnexpectedEOF
+		}
+		return message{}, err
+	}
+	var m message
+	if err := json.Unmarshal(line, &m); err != nil {
+		return message{}, fmt.Errorf("harness: bad message %q: %w", line, err)
+	}
+	return m, nil
+}
+
+func (c *conn) close() error { return c.c.Close() }

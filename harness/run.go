@@ -1,0 +1,376 @@
+// Package harness runs a test: it starts the cluster and the workers, drives
+// the workers' operations while the nemesis injects faults, records the
+// history, heals, takes the final read, tears everything down, and hands the
+// history to the checkers.
+package harness
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fencecheck/fencecheck/checkers"
+	"github.com/fencecheck/fencecheck/history"
+	"github.com/fencecheck/fencecheck/nemesis"
+	"github.com/fencecheck/fencecheck/store"
+	"github.com/fencecheck/fencecheck/targets"
+	"github.com/fencecheck/fencecheck/workloads/lockappend"
+)
+
+// Config is a test. Durations of zero take the defaults of Defaults.
+type Config struct {
+	Target          targets.Target
+	Workload        string
+	Fencing         targets.Fencing
+	Nemesis         string // the --nemesis value, as given
+	Faults          []nemesis.Fault
+	NemesisInterval time.Duration
+	TimeLimit       time.Duration
+	Concurrency     int
+	Nodes           int
+	TTL             time.Duration
+	Work            time.Duration
+	Margin          time.Duration
+	AcquireTimeout  time.Duration
+	OpTimeout       time.Duration
+	RPCTimeout      time.Duration
+	CheckTimeout    time.Duration
+	ReadyTimeout    time.Duration
+	Seed            uint64
+	Results         string
+	Name            string
+	// WorkerBinary is the fencecheck binary that runs in worker containers.
+	WorkerBinary string
+	// Log receives the harness's log (also written to logs/harness.log).
+	Log *slog.Logger
+	// Stage and Progress, if not nil, tell the user what happens.
+	Stage    func(format string, args ...any)
+	Progress func(Status)
+}
+
+// Workloads lists the valid --workload values.
+var Workloads = []string{"lock-append"}
+
+// Defaults fills in the durations left zero: work 250ms, margin TTL/4,
+// acquire timeout 5 TTL (longer than a holder pause, so that waiters are
+// still waiting when a paused holder's lease expires), RPC timeout
+// max(2s, TTL), operation timeout long enough for an acquire, the work, the
+// longest pause and two RPCs, nemesis interval 3s, check timeout 60s, ready
+// timeout 30s.
+func (c *Config) Defaults() {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d == 0 {
+			*d = v
+		}
+	}
+	def(&c.Work, 250*time.Millisecond)
+	def(&c.Margin, c.TTL/4)
+	def(&c.AcquireTimeout, 5*c.TTL)
+	def(&c.RPCTimeout, max(2*time.Second, c.TTL))
+	def(&c.OpTimeout, c.AcquireTimeout+c.Work+3*c.TTL+2*c.RPCTimeout+2*time.Second)
+	def(&c.NemesisInterval, 3*time.Second)
+	def(&c.CheckTimeout, 60*time.Second)
+	def(&c.ReadyTimeout, 30*time.Second)
+	if c.Workload == "" {
+		c.Workload = "lock-append"
+	}
+	if c.Name == "" {
+		c.Name = fmt.Sprintf("%s-%s-%s", c.Target.Name(), c.Workload, c.Fencing)
+	}
+}
+
+// Validate checks the configuration before anything starts. Errors wrap
+// targets.ErrBadConfig.
+func (c *Config) Validate() error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %s", targets.ErrBadConfig, fmt.Sprintf(format, args...))
+	}
+	if c.Target == nil {
+		return bad("no target")
+	}
+	found := false
+	for _, w := range Workloads {
+		found = found || w == c.Workload
+	}
+	if !found {
+		return bad("unknown workload %q (valid: %s)", c.Workload, strings.Join(Workloads, ", "))
+	}
+	if _, err := targets.ParseFencing(string(c.Fencing)); err != nil {
+		return err
+	}
+	if c.Concurrency < 1 {
+		return bad("--concurrency must be at least 1, not %d", c.Concurrency)
+	}
+	if c.Concurrency > 64 {
+		return bad("--concurrency %d: at most 64 workers", c.Concurrency)
+	}
+	if c.TimeLimit <= 0 {
+		return bad("--time-limit must be positive")
+	}
+	for name, d := range map[string]time.Duration{"--ttl": c.TTL, "--work": c.Work, "--nemesis-interval": c.NemesisInterval,
+		"--acquire-timeout": c.AcquireTimeout, "--op-timeout": c.OpTimeout, "--check-timeout": c.CheckTimeout} {
+		if d <= 0 {
+			return bad("%s must be positive, not %s", name, d)
+		}
+	}
+	if c.Margin < 0 || c.Margin >= c.TTL {
+		return bad("--margin %s must be in [0, --ttl %s)", c.Margin, c.TTL)
+	}
+	if err := store.ValidName(c.Name); err != nil {
+		return bad("--name: %v", err)
+	}
+	if _, err := c.Target.Nodes(c.Nodes); err != nil {
+		return err
+	}
+	return c.Target.Validate(targets.ClientConfig{TTL: c.TTL, RPCTimeout: c.RPCTimeout})
+}
+
+// Status is the progress of a run.
+type Status struct {
+	Stage          string // "running", "healing", "final read", ...
+	Elapsed, Limit time.Duration
+	Ok, Fail, Info int
+	Fault          string // the fault in effect ("" for none)
+}
+
+// Outcome is what a run produced.
+type Outcome struct {
+	Run         *store.Run
+	Results     *store.Results
+	Interrupted bool
+}
+
+// Run runs the test end to end and checks it. The returned error wraps
+// targets.ErrBadConfig for a configuration that cannot run, ErrHarness when
+// the harness failed; the verdict is in Outcome.Results. On Ctrl-C (ctx
+// cancelled) it heals, tears down, checks what was recorded, and marks the
+// outcome interrupted.
+func Run(ctx context.Context, cfg Config) (*Outcome, error) {
+	cfg.Defaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	started := time.Now()
+	run, err := store.NewRun(cfg.Results, cfg.Name, started)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrHarness, err)
+	}
+	logFile, err := os.Create(run.Path(store.LogsDir + "/harness.log"))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrHarness, err)
+	}
+	defer logFile.Close()
+	handlers := []slog.Handler{slog.NewTextHandler(logFile, &slog.HandlerOptions{Level: slog.LevelDebug})}
+	if cfg.Log != nil {
+		handlers = append(handlers, cfg.Log.Handler())
+	}
+	log := slog.New(slog.NewMultiHandler(handlers...))
+	stage := func(format string, args ...any) {
+		if cfg.Stage != nil {
+			cfg.Stage(format, args...)
+		}
+	}
+
+	cl, err := StartCluster(ctx, ClusterConfig{
+		Target: cfg.Target, Nodes: cfg.Nodes, Workers: cfg.Concurrency,
+		Client:       targets.ClientConfig{TTL: cfg.TTL, RPCTimeout: cfg.RPCTimeout},
+		Workload:     lockappend.Config{Fencing: cfg.Fencing, AcquireTimeout: cfg.AcquireTimeout, Margin: cfg.Margin, Work: cfg.Work},
+		WorkerBinary: cfg.WorkerBinary, ReadyTimeout: cfg.ReadyTimeout,
+		LogsDir: run.Path(store.LogsDir), Log: log, Stage: cfg.Stage,
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("%w: interrupted during set-up: %v", ErrHarness, err)
+		}
+		return nil, err
+	}
+	closed := false
+	defer func() {
+		if !closed {
+			cl.Close(run.Path(store.LogsDir))
+		}
+	}()
+
+	test := newTestInfo(cfg, cl, started)
+	if err := run.WriteJSON(store.TestFile, test); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrHarness, err)
+	}
+
+	var ok, fail, info atomic.Int64
+	rec, err := history.NewRecorder(run.Path(store.HistoryFile), func(e history.Event) {
+		if e.F != lockappend.FAppend {
+			return
+		}
+		switch e.Type {
+		case history.Ok:
+			ok.Add(1)
+		case history.Fail:
+			fail.Add(1)
+		case history.Info:
+			info.Add(1)
+		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrHarness, err)
+	}
+	if err := cl.Connect(ctx, rec); err != nil {
+		rec.Close()
+		return nil, err
+	}
+
+	sched := &nemesis.Schedule{Faults: cfg.Faults, Interval: cfg.NemesisInterval, Seed: cfg.Seed, Log: log}
+	stageName := atomic.Value{}
+	stageName.Store("running")
+	status := func() Status {
+		s := Status{Stage: stageName.Load().(string), Elapsed: rec.Since(), Limit: cfg.TimeLimit,
+			Ok: int(ok.Load()), Fail: int(fail.Load()), Info: int(info.Load())}
+		if f, nodes, on := sched.Active(); on {
+			s.Fault = f + " " + strings.Join(nodes, ",")
+		}
+		return s
+	}
+	progressDone := make(chan struct{})
+	progressStopped := make(chan struct{})
+	go func() {
+		defer close(progressStopped)
+		if cfg.Progress == nil {
+			return
+		}
+		t := time.NewTicker(250 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-progressDone:
+				cfg.Progress(status())
+				return
+			case <-t.C:
+				cfg.Progress(status())
+			}
+		}
+	}()
+
+	// The generator: each worker runs one operation after another until the
+	// time limit; the nemesis runs beside it.
+	limit, stopLimit := context.WithTimeout(ctx, cfg.TimeLimit)
+	defer stopLimit()
+	var nemWG sync.WaitGroup
+	nemWG.Add(1)
+	go func() {
+		defer nemWG.Done()
+		sched.Run(limit, cl, rec)
+	}()
+	var next atomic.Int64
+	var slots sync.WaitGroup
+	for i, c := range cl.clients {
+		slots.Add(1)
+		go func() {
+			defer slots.Done()
+			drive(ctx, limit, c, history.Process(i), len(cl.clients), cfg.OpTimeout, &next, log)
+		}()
+	}
+	<-limit.Done()
+	stageName.Store("healing")
+	nemWG.Wait() // every fault recovered
+	log.Info("time limit reached; faults healed; waiting for operations in flight")
+	stageName.Store("draining")
+	slots.Wait()
+
+	interrupted := ctx.Err() != nil
+	stageName.Store("final read")
+	if interrupted {
+		// Still read: a lost update found before Ctrl-C is worth reporting.
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*cfg.RPCTimeout)
+		finalRead(fctx, cl, rec, cfg.RPCTimeout, 1, log)
+		cancel()
+	} else {
+		time.Sleep(500 * time.Millisecond) // quiet period
+		finalRead(ctx, cl, rec, cfg.RPCTimeout, 5, log)
+	}
+	close(progressDone)
+	<-progressStopped
+	if err := rec.Close(); err != nil {
+		log.Error("history", "err", err)
+	}
+	stage("tearing down")
+	closed = true
+	if err := cl.Close(run.Path(store.LogsDir)); err != nil {
+		log.Error("teardown", "err", err)
+	}
+
+	stage("checking %d events", len(rec.Events()))
+	res := Check(run, rec.Events(), cfg.CheckTimeout)
+	res.Interrupted = interrupted
+	res.Elapsed = time.Since(started).Round(time.Millisecond).String()
+	if interrupted && res.Valid == checkers.Valid {
+		res.Valid = checkers.Unknown
+		res.Note = "interrupted before the time limit: a partial run proves nothing"
+	}
+	if err := WriteResults(run, test, res); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrHarness, err)
+	}
+	return &Outcome{Run: run, Results: res, Interrupted: interrupted}, nil
+}
+
+// drive runs one worker's operations until the time limit. After an info the
+// process is retired and the worker continues under process p+n, once it is
+// done with the operation that timed out.
+func drive(ctx, limit context.Context, c *client, p history.Process, n int, opTimeout time.Duration, next *atomic.Int64, log *slog.Logger) {
+	for limit.Err() == nil {
+		element := next.Add(1)
+		pend, err := c.invoke(p, element, element, nil)
+		if err != nil {
+			log.Warn("worker unusable", "worker", c.name, "err", err)
+			return
+		}
+		if c.await(ctx, pend, opTimeout) != history.Info {
+			continue
+		}
+		p += history.Process(n)
+		if ctx.Err() != nil {
+			return
+		}
+		// The worker still runs the old operation (paused, or stuck on the
+		// network): wait for it, within reason.
+		wctx, cancel := context.WithTimeout(ctx, opTimeout)
+		err = c.finished(wctx, pend)
+		cancel()
+		if err != nil {
+			log.Warn("worker never finished its operation; leaving it idle", "worker", c.name, "element", element)
+			return
+		}
+		if c.isDead() {
+			return
+		}
+	}
+}
+
+// FinalReadProcess is the process of the final read.
+const FinalReadProcess history.Process = 1_000_000
+
+// finalRead reads the list after healing, recorded as its own process. A
+// failed attempt is recorded as fail and tried again, up to attempts times.
+func finalRead(ctx context.Context, cl *Cluster, rec *history.Recorder, rpc time.Duration, attempts int, log *slog.Logger) {
+	p := FinalReadProcess
+	for attempt := 0; attempt < attempts; attempt++ {
+		rec.Record(p, history.Invoke, lockappend.FFinalRead, nil)
+		rctx, cancel := context.WithTimeout(ctx, rpc)
+		list, err := cl.Host().Read(rctx)
+		cancel()
+		if err == nil {
+			rec.Record(p, history.Ok, lockappend.FFinalRead, lockappend.ReadValue{Value: list})
+			return
+		}
+		rec.Record(p, history.Fail, lockappend.FFinalRead, map[string]string{"error": err.Error()})
+		log.Warn("final read failed", "attempt", attempt+1, "err", err)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Second):
+		}
+	}
+}
