@@ -1,0 +1,41 @@
+# fencecheck: `make demo` and `make test` do all the set-up on a fresh machine
+# (Debian with Go and a running Docker Engine): system packages, the
+# binary, and the container images (built locally, no registry).
+
+GO      ?= go
+BIN     := bin/fencecheck
+export CGO_ENABLED := 0
+
+.PHONY: all build deps images demo test unit bench clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN) ./cmd/fencecheck
+
+# System packages a fresh machine lacks (debootstrap for the base image).
+deps:
+	./scripts/deps.sh
+
+images: build deps
+	$(BIN) images build
+
+demo: images
+	$(BIN) demo
+
+# Everything: vet, unit tests, and the integration tests on real containers.
+# A missing Docker Engine fails them; they never skip silently.
+test: images
+	$(GO) vet ./...
+	FENCECHECK_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 40m ./...
+
+# Unit tests only (no Docker).
+unit:
+	$(GO) test -count=1 -short ./...
+
+bench: images
+	FENCECHECK_BIN=$(CURDIR)/$(BIN) $(GO) test -run '^$$' -bench . -benchtime 1x ./...
+
+clean:
+	-[ -x $(BIN) ] && $(BIN) clean
+	rm -rf bin

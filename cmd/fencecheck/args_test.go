@@ -1,0 +1,50 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// Bad input exits 254 within a second, before any container starts, with a
+// message that lists the valid values. These run the real binary and need no
+// Docker (DOCKER_HOST points nowhere, so a container start would fail with
+// 255 instead).
+func TestBadArguments(t *testing.T) {
+	cases := []struct {
+		name string
+		args []string
+		want string // in the message
+	}{
+		{"unknown target", []string{"run", "--target", "zookeeper"}, "valid: etcd"},
+		{"unknown workload", []string{"run", "--workload", "queue"}, "valid: lock-append"},
+		{"unknown fencing", []string{"run", "--fencing", "hope"}, "valid: none, token, cas"},
+		{"unknown nemesis", []string{"run", "--nemesis", "pause-holder,meteor"}, "valid: none, pause-holder"},
+		{"nemesis scope", []string{"run", "--nemesis", "pause-holder:all"}, "takes no scope"},
+		{"malformed duration", []string{"run", "--ttl", "2 seconds"}, "invalid value"},
+		{"malformed time limit", []string{"run", "--time-limit", "soon"}, "invalid value"},
+		{"zero concurrency", []string{"run", "--concurrency", "0"}, "at least 1"},
+		{"sub-second ttl", []string{"run", "--ttl", "1500ms"}, "whole seconds"},
+		{"too many nodes", []string{"run", "--nodes", "9"}, "1 to 7 nodes"},
+		{"bad name", []string{"run", "--name", "../x"}, "run name"},
+		{"stray argument", []string{"run", "etcd"}, "unexpected argument"},
+		{"unknown command", []string{"frobnicate"}, "unknown command"},
+		{"check without dir", []string{"check"}, "one RUN_DIR"},
+		{"check of a non-run", []string{"check", "/"}, "not a run directory"},
+		{"images verb", []string{"images", "push"}, "build or list"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := runCLI(t, []string{"DOCKER_HOST=unix:///nonexistent/docker.sock"}, c.args...)
+			if r.code != exitBadArgs {
+				t.Errorf("exit %d, want 254", r.code)
+			}
+			if !strings.Contains(r.stderr, c.want) {
+				t.Errorf("message %q lacks %q", r.stderr, c.want)
+			}
+			if r.elapsed > time.Second {
+				t.Errorf("took %s, want under 1s", r.elapsed)
+			}
+		})
+	}
+}

@@ -1,0 +1,51 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/fencecheck/fencecheck/harness"
+	"github.com/fencecheck/fencecheck/history"
+	"github.com/fencecheck/fencecheck/store"
+)
+
+func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
+	fs := newFlags("check", stderr)
+	timeout := fs.Duration("check-timeout", 60*time.Second, "time limit of the linearizability check (past it: unknown)")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: fencecheck check [flags] RUN_DIR\n\nRe-runs the checkers on a stored run and rewrites its results.json and report.html.\n\n")
+		fs.PrintDefaults()
+	}
+	if err := parse(fs, args); err != nil {
+		return 0, err
+	}
+	if fs.NArg() != 1 {
+		return 0, fmt.Errorf("%w: check takes one RUN_DIR", errUsage)
+	}
+	run, err := store.Open(fs.Arg(0))
+	if err != nil {
+		return 0, fmt.Errorf("%w: %v", errUsage, err)
+	}
+	events, err := history.ReadFile(run.Path(store.HistoryFile))
+	if err != nil {
+		return 0, fmt.Errorf("%w: %v", errUsage, err)
+	}
+	var test store.TestInfo
+	if err := run.ReadJSON(store.TestFile, &test); err != nil {
+		return 0, fmt.Errorf("%w: %v", errUsage, err)
+	}
+	res := harness.Check(run, events, *timeout)
+	var old store.Results
+	if run.ReadJSON(store.ResultsFile, &old) == nil {
+		res.Elapsed, res.Interrupted, res.Note = old.Elapsed, old.Interrupted, old.Note
+	}
+	if err := harness.WriteResults(run, test, res); err != nil {
+		return 0, err
+	}
+	fmt.Fprintf(stdout, "%s  %s (%d events, checked in %s)\n", res.Valid, run.Dir, res.Events, res.CheckTime)
+	fmt.Fprint(stdout, harness.Summary(res))
+	fmt.Fprintf(stdout, "  report           %s\n", run.Path(store.ReportFile))
+	return exitCode(res.Valid), nil
+}

@@ -1,0 +1,28 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/fencecheck/fencecheck/harness"
+	"github.com/fencecheck/fencecheck/harness/docker"
+)
+
+func cmdClean(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("clean", stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: fencecheck clean\n\nResumes and removes every container, and removes every network, that fencecheck labelled\n(fencecheck=1), from any run; faults inside them go with them. Nothing else is touched.\n")
+	}
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	cli, err := docker.Connect(ctx)
+	if err != nil {
+		return fmt.Errorf("%w: %v", harness.ErrHarness, err)
+	}
+	defer cli.Close()
+	n, err := docker.Clean(ctx, cli)
+	fmt.Fprintf(stdout, "removed %d containers and %d networks\n", n.Containers, n.Networks)
+	return err
+}

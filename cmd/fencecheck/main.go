@@ -1,0 +1,119 @@
+// Command fencecheck is a Jepsen-style chaos and linearizability test
+// harness for distributed locks and leases. See the README.
+//
+// Exit codes (as Jepsen's): 0 valid, 1 invalid, 2 unknown, 254 bad arguments
+// or input, 255 the harness itself failed.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/fencecheck/fencecheck/checkers"
+	"github.com/fencecheck/fencecheck/targets"
+)
+
+// Exit codes.
+const (
+	exitValid   = 0
+	exitInvalid = 1
+	exitUnknown = 2
+	exitBadArgs = 254
+	exitHarness = 255
+)
+
+// errUsage marks bad arguments (exit 254).
+var errUsage = errors.New("usage")
+
+const usage = `fencecheck: chaos and linearizability tests for distributed locks and leases
+
+Usage:
+  fencecheck run [flags]          run a test (fencecheck run -h for the flags)
+  fencecheck demo [flags]         the seed story on real etcd: a paused lock holder, unfenced then fenced
+  fencecheck check RUN_DIR        re-run the checkers on a stored run
+  fencecheck images [build|list]  build or list the container images (no registry needed)
+  fencecheck clean                remove every container and network fencecheck labelled, resuming paused processes
+
+Exit codes: 0 valid, 1 invalid, 2 unknown, 254 bad arguments or input, 255 harness failure.
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return exitBadArgs
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var err error
+	code := exitValid
+	switch args[0] {
+	case "run":
+		code, err = cmdRun(ctx, args[1:], stdout, stderr)
+	case "demo":
+		code, err = cmdDemo(ctx, args[1:], stdout, stderr)
+	case "check":
+		code, err = cmdCheck(ctx, args[1:], stdout, stderr)
+	case "images":
+		err = cmdImages(ctx, args[1:], stdout, stderr)
+	case "clean":
+		err = cmdClean(ctx, args[1:], stdout, stderr)
+	case "worker":
+		err = cmdWorker(ctx, args[1:], stderr)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return exitValid
+	default:
+		fmt.Fprintf(stderr, "fencecheck: unknown command %q\n\n%s", args[0], usage)
+		return exitBadArgs
+	}
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitValid
+		}
+		fmt.Fprintf(stderr, "fencecheck %s: %v\n", args[0], err)
+		if errors.Is(err, errUsage) || errors.Is(err, targets.ErrBadConfig) {
+			return exitBadArgs
+		}
+		return exitHarness
+	}
+	return code
+}
+
+// exitCode maps a verdict to the exit code.
+func exitCode(v checkers.Validity) int {
+	switch v {
+	case checkers.Valid:
+		return exitValid
+	case checkers.Invalid:
+		return exitInvalid
+	}
+	return exitUnknown
+}
+
+// newFlags returns a flag set that reports errors instead of exiting.
+func newFlags(name string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("fencecheck "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	return fs
+}
+
+// parse parses flags; a parse error is a usage error (exit 254).
+func parse(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	return nil
+}

@@ -1,0 +1,161 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/fencecheck/fencecheck/harness"
+	"github.com/fencecheck/fencecheck/nemesis"
+	"github.com/fencecheck/fencecheck/targets"
+)
+
+func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
+	fs := newFlags("run", stderr)
+	target := fs.String("target", "etcd", "system under test: "+targetNames())
+	workload := fs.String("workload", "lock-append", "workload: "+strings.Join(harness.Workloads, ", "))
+	fencing := fs.String("fencing", "none", "how writes are fenced: none, token, cas")
+	nem := fs.String("nemesis", "pause-holder", "faults, comma-separated: "+nemesis.Names())
+	interval := fs.Duration("nemesis-interval", 3*time.Second, "quiet time between two faults")
+	limit := fs.Duration("time-limit", 30*time.Second, "how long clients run operations")
+	conc := fs.Int("concurrency", 5, "number of lock clients (one container each)")
+	ttl := fs.Duration("ttl", 2*time.Second, "lease TTL of the lock")
+	nodes := fs.Int("nodes", 3, "number of servers")
+	seed := fs.Uint64("seed", 0, "random seed of the nemesis (0: pick one and record it)")
+	resultsDir := fs.String("results", "./results", "results directory")
+	name := fs.String("name", "", "run name (default TARGET-WORKLOAD-FENCING)")
+	work := fs.Duration("work", 250*time.Millisecond, "time between the lease check and the write")
+	margin := fs.Duration("margin", 0, "lease time a client wants left before it writes (default TTL/4)")
+	acquire := fs.Duration("acquire-timeout", 0, "how long a client waits for the lock (default 5 TTL)")
+	opTimeout := fs.Duration("op-timeout", 0, "after this an operation is recorded as info (default: enough for acquire, work, the longest pause)")
+	checkTimeout := fs.Duration("check-timeout", 60*time.Second, "time limit of the linearizability check (past it: unknown)")
+	ready := fs.Duration("ready-timeout", 30*time.Second, "how long the cluster may take to serve (past it: exit 255)")
+	quiet := fs.Bool("quiet", false, "no progress line")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: fencecheck run [flags]\n\nRuns a test and checks it. Exit 0 valid, 1 invalid, 2 unknown, 254 bad arguments, 255 harness failure.\n\n")
+		fs.PrintDefaults()
+	}
+	if err := parse(fs, args); err != nil {
+		return 0, err
+	}
+	if fs.NArg() > 0 {
+		return 0, fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	}
+	t, err := lookupTarget(*target)
+	if err != nil {
+		return 0, err
+	}
+	f, err := targets.ParseFencing(*fencing)
+	if err != nil {
+		return 0, err
+	}
+	faults, err := nemesis.Parse(*nem)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if *seed == 0 {
+		*seed = rand.Uint64()%1_000_000 + 1
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return 0, fmt.Errorf("%w: cannot find my own binary for the worker image: %v", harness.ErrHarness, err)
+	}
+	cfg := harness.Config{
+		Target: t, Workload: *workload, Fencing: f, Nemesis: *nem, Faults: faults,
+		NemesisInterval: *interval, TimeLimit: *limit, Concurrency: *conc, Nodes: *nodes,
+		TTL: *ttl, Work: *work, Margin: *margin, AcquireTimeout: *acquire, OpTimeout: *opTimeout,
+		CheckTimeout: *checkTimeout, ReadyTimeout: *ready, Seed: *seed, Results: *resultsDir, Name: *name, WorkerBinary: self,
+		Log: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	}
+	cfg.Defaults()
+	if err := cfg.Validate(); err != nil {
+		return 0, err
+	}
+	ui := newProgress(stderr, *quiet)
+	cfg.Stage = ui.stage
+	cfg.Progress = ui.update
+	ui.stage("%s %s, fencing %s, nemesis %s, %d clients, %d nodes, TTL %s, %s, seed %d",
+		t.Name(), cfg.Workload, f, *nem, cfg.Concurrency, cfg.Nodes, cfg.TTL, cfg.TimeLimit, cfg.Seed)
+	out, err := harness.Run(ctx, cfg)
+	ui.done()
+	if err != nil {
+		return 0, err
+	}
+	printSummary(stdout, cfg, out)
+	return exitCode(out.Results.Valid), nil
+}
+
+// progress draws the one-line status on a terminal (rewritten in place), or
+// a line every 5 seconds elsewhere (CI logs).
+type progress struct {
+	w        io.Writer
+	tty      bool
+	quiet    bool
+	last     time.Time
+	drawn    bool
+	lastLine string
+}
+
+func newProgress(w io.Writer, quiet bool) *progress {
+	p := &progress{w: w, quiet: quiet}
+	if f, ok := w.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+			p.tty = true
+		}
+	}
+	return p
+}
+
+func (p *progress) clear() {
+	if p.tty && p.drawn {
+		fmt.Fprint(p.w, "\r\033[K")
+		p.drawn = false
+	}
+}
+
+func (p *progress) stage(format string, args ...any) {
+	if p.quiet {
+		return
+	}
+	p.clear()
+	fmt.Fprintf(p.w, "fencecheck: %s\n", fmt.Sprintf(format, args...))
+}
+
+func (p *progress) update(s harness.Status) {
+	if p.quiet {
+		return
+	}
+	fault := "none"
+	if s.Fault != "" {
+		fault = s.Fault
+	}
+	line := fmt.Sprintf("%s %5.1fs/%s  ops ok %d fail %d info %d  fault: %s",
+		s.Stage, s.Elapsed.Seconds(), s.Limit, s.Ok, s.Fail, s.Info, fault)
+	if p.tty {
+		fmt.Fprintf(p.w, "\r\033[K%s", line)
+		p.drawn = true
+		return
+	}
+	if time.Since(p.last) >= 5*time.Second && line != p.lastLine {
+		fmt.Fprintln(p.w, line)
+		p.last, p.lastLine = time.Now(), line
+	}
+}
+
+func (p *progress) done() { p.clear() }
+
+func printSummary(w io.Writer, cfg harness.Config, out *harness.Outcome) {
+	r := out.Results
+	verdict := strings.ToUpper(r.Valid.String())
+	fmt.Fprintf(w, "\n%s  %s %s, fencing %s, nemesis %s (seed %d)\n", verdict, cfg.Target.Name(), cfg.Workload, cfg.Fencing, cfg.Nemesis, cfg.Seed)
+	if out.Interrupted {
+		fmt.Fprintf(w, "  interrupted      the run was cut short (Ctrl-C)\n")
+	}
+	fmt.Fprint(w, harness.Summary(r))
+	fmt.Fprintf(w, "  report           %s\n", out.Run.Path("report.html"))
+}

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs the system packages fencecheck needs and a fresh Debian machine
+# lacks: debootstrap (to build the base image). Go and the Docker Engine are
+# expected to be there already.
+set -euo pipefail
+
+need=()
+command -v debootstrap >/dev/null 2>&1 || need+=(debootstrap)
+[ ${#need[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" != 0 ]; then
+	echo "deps.sh: please install as root: apt-get install -y ${need[*]}" >&2
+	exit 1
+fi
+echo "deps.sh: installing ${need[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq "${need[@]}" >/dev/null
