@@ -212,7 +212,7 @@ func playStory(ctx context.Context, cl *Cluster, cfg DemoConfig, f targets.Fenci
 
 	// C is refused while A's lease still lives.
 	cCfg := work
-	cCfg.Fencing, cCfg.AcquireTimeout = f, ttl/3
+	cCfg.Fencing, cCfg.AcquireTimeout = f, (ttl / 3).Round(time.Millisecond)
 	pc, err := C.invoke(2, 2, 3, &cCfg)
 	if err != nil {
 		return st, fmt.Errorf("%w: %v", ErrHarness, err)

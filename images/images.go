@@ -409,3 +409,27 @@ func List(ctx context.Context, cli *client.Client, workerBinary string) ([]Info,
 	sort.Slice(out, func(i, j int) bool { return out[i].Created.After(out[j].Created) })
 	return out, nil
 }
+
+// Prune removes fencecheck's images that this binary does not use (older
+// worker images, images of older recipes), and returns their tags. Images
+// still used by a container are left alone and reported in the error.
+func Prune(ctx context.Context, cli *client.Client, workerBinary string) ([]string, error) {
+	list, err := List(ctx, cli, workerBinary)
+	if err != nil {
+		return nil, err
+	}
+	var removed []string
+	var errs []error
+	// Newest first: children (worker, etcd) go before the base they build on.
+	for _, i := range list {
+		if i.Current {
+			continue
+		}
+		if _, err := cli.ImageRemove(ctx, i.Ref, image.RemoveOptions{PruneChildren: true}); err != nil {
+			errs = append(errs, fmt.Errorf("images: remove %s: %w", i.Ref, err))
+			continue
+		}
+		removed = append(removed, i.Ref)
+	}
+	return removed, errors.Join(errs...)
+}

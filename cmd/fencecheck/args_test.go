@@ -31,7 +31,7 @@ func TestBadArguments(t *testing.T) {
 		{"unknown command", []string{"frobnicate"}, "unknown command"},
 		{"check without dir", []string{"check"}, "one RUN_DIR"},
 		{"check of a non-run", []string{"check", "/"}, "not a run directory"},
-		{"images verb", []string{"images", "push"}, "build or list"},
+		{"images verb", []string{"images", "push"}, "build, list or prune"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -17,10 +17,11 @@ func cmdImages(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs := newFlags("images", stderr)
 	verbose := fs.Bool("v", false, "show the output of debootstrap and go build")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: fencecheck images [-v] [build|list]\n\n"+
+		fmt.Fprintf(stderr, "Usage: fencecheck images [-v] [build|list|prune]\n\n"+
 			"build  builds what is missing of the base (debootstrap), etcd (from Go source) and worker images,\n"+
 			"       tagged by content hash; with nothing changed it takes about a second\n"+
-			"list   lists fencecheck's images (* marks those this binary uses)\n")
+			"list   lists fencecheck's images (* marks those this binary uses)\n"+
+			"prune  removes fencecheck's images that this binary does not use\n")
 		fs.PrintDefaults()
 	}
 	if err := parse(fs, args); err != nil {
@@ -30,8 +31,8 @@ func cmdImages(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if fs.NArg() > 0 {
 		verb = fs.Arg(0)
 	}
-	if fs.NArg() > 1 || (verb != "build" && verb != "list") {
-		return fmt.Errorf("%w: images takes build or list", errUsage)
+	if fs.NArg() > 1 || (verb != "build" && verb != "list" && verb != "prune") {
+		return fmt.Errorf("%w: images takes build, list or prune", errUsage)
 	}
 	cli, err := docker.Connect(ctx)
 	if err != nil {
@@ -41,6 +42,17 @@ func cmdImages(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	self, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("%w: %v", harness.ErrHarness, err)
+	}
+	if verb == "prune" {
+		removed, err := images.Prune(ctx, cli, self)
+		for _, r := range removed {
+			fmt.Fprintln(stdout, "removed", r)
+		}
+		if err != nil {
+			return fmt.Errorf("%w: %v", harness.ErrHarness, err)
+		}
+		fmt.Fprintf(stdout, "removed %d images\n", len(removed))
+		return nil
 	}
 	if verb == "list" {
 		list, err := images.List(ctx, cli, self)

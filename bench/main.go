@@ -1,0 +1,229 @@
+// Command bench measures fencecheck end to end, the way a user runs it, and
+// prints the figures the README quotes as a Markdown table: image build time
+// (cold and warm), and for each fencing mode over N runs the exit codes, the
+// wall time of a run, operations per run, lost updates, fence rejections, the
+// time to the first lost update and the checker's time. Medians throughout,
+// all measured in one invocation.
+//
+//	go run ./bench -bin bin/fencecheck -runs 5 [-cold]
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+func main() {
+	bin := flag.String("bin", "bin/fencecheck", "the fencecheck binary")
+	runs := flag.Int("runs", 5, "runs per fencing mode")
+	limit := flag.Duration("time-limit", 30*time.Second, "--time-limit of each run")
+	fencings := flag.String("fencing", "none,token,cas", "fencing modes to run")
+	nemesis := flag.String("nemesis", "pause-holder", "--nemesis of each run")
+	cold := flag.Bool("cold", false, "also measure a cold image build: remove fencecheck's images and build with empty Go caches (downloads the etcd modules again)")
+	flag.Parse()
+	if err := bench(*bin, *runs, *limit, strings.Split(*fencings, ","), *nemesis, *cold); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func bench(bin string, runs int, limit time.Duration, fencings []string, nemesis string, cold bool) error {
+	bin, err := filepath.Abs(bin)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("fencecheck bench, %s\n\n", time.Now().UTC().Format(time.RFC3339))
+	if cold {
+		d, err := coldBuild(bin)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("- cold image build (debootstrap, etcd from source with empty Go caches, worker): %.1fs\n", d.Seconds())
+	}
+	var warm []float64
+	for i := 0; i < 3; i++ {
+		start := time.Now()
+		if out, err := exec.Command(bin, "images", "build").CombinedOutput(); err != nil {
+			return fmt.Errorf("images build: %v\n%s", err, out)
+		}
+		warm = append(warm, time.Since(start).Seconds())
+	}
+	fmt.Printf("- warm image build (nothing changed): median %.2fs of 3\n\n", median(warm))
+
+	dir, err := os.MkdirTemp("", "fencecheck-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	fmt.Printf("%d runs per mode, `fencecheck run --target etcd --workload lock-append --nemesis %s --time-limit %s --seed N`:\n\n", runs, nemesis, limit)
+	fmt.Println("| fencing | exit codes | wall time | ops ok / fail / info | lost (of acknowledged) | fence rejections | first lost update | check |")
+	fmt.Println("|---|---|---|---|---|---|---|---|")
+	for _, f := range fencings {
+		var rs []runFigures
+		for i := 1; i <= runs; i++ {
+			r, err := oneRun(bin, dir, f, nemesis, limit, i)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(os.Stderr, "bench: %s run %d: exit %d, %.1fs, %d ok, lost %d, rejections %d\n", f, i, r.code, r.wall, r.ok, r.lost, r.rejections)
+			rs = append(rs, r)
+		}
+		printRow(f, rs)
+	}
+	return nil
+}
+
+type runFigures struct {
+	code           int
+	wall           float64
+	ok, fail, info int
+	lost, acked    int
+	rejections     int
+	firstLost      float64 // -1: none
+	check          float64
+}
+
+func oneRun(bin, dir, fencing, nemesis string, limit time.Duration, seed int) (runFigures, error) {
+	res := filepath.Join(dir, fmt.Sprintf("%s-%d", fencing, seed))
+	cmd := exec.Command(bin, "run", "--target", "etcd", "--workload", "lock-append", "--fencing", fencing,
+		"--nemesis", nemesis, "--time-limit", limit.String(), "--seed", fmt.Sprint(seed), "--results", res, "--quiet")
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	r := runFigures{wall: time.Since(start).Seconds(), firstLost: -1}
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		r.code = ee.ExitCode()
+	case err != nil:
+		return r, err
+	}
+	if r.code > 2 {
+		return r, fmt.Errorf("run %s seed %d: exit %d\n%s", fencing, seed, r.code, out)
+	}
+	var v struct {
+		Checkers struct {
+			Stats struct{ Ok, Fail, Info int }
+		}
+		LostUpdates struct {
+			Acknowledged, Lost int
+		} `json:"lost_updates"`
+		FenceRejections   int    `json:"fence_rejections"`
+		FirstLostUpdateNS *int64 `json:"first_lost_update_ns"`
+		CheckTime         string `json:"check_time"`
+	}
+	b, err := os.ReadFile(filepath.Join(res, "latest", "results.json"))
+	if err != nil {
+		return r, err
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return r, err
+	}
+	r.ok, r.fail, r.info = v.Checkers.Stats.Ok, v.Checkers.Stats.Fail, v.Checkers.Stats.Info
+	r.lost, r.acked, r.rejections = v.LostUpdates.Lost, v.LostUpdates.Acknowledged, v.FenceRejections
+	if v.FirstLostUpdateNS != nil {
+		r.firstLost = time.Duration(*v.FirstLostUpdateNS).Seconds()
+	}
+	if d, err := time.ParseDuration(v.CheckTime); err == nil {
+		r.check = d.Seconds()
+	}
+	return r, nil
+}
+
+func printRow(f string, rs []runFigures) {
+	col := func(get func(runFigures) float64) []float64 {
+		var out []float64
+		for _, r := range rs {
+			out = append(out, get(r))
+		}
+		return out
+	}
+	var codes []string
+	for _, r := range rs {
+		codes = append(codes, fmt.Sprint(r.code))
+	}
+	var firsts []float64
+	for _, r := range rs {
+		if r.firstLost >= 0 {
+			firsts = append(firsts, r.firstLost)
+		}
+	}
+	first := "none"
+	if len(firsts) > 0 {
+		first = fmt.Sprintf("median %.1fs (%d of %d runs)", median(firsts), len(firsts), len(rs))
+	}
+	fmt.Printf("| %s | %s | %.1fs | %.0f / %.0f / %.0f | %.0f (%.1f%%) | %.0f | %s | %.0fms |\n", f, strings.Join(codes, " "),
+		median(col(func(r runFigures) float64 { return r.wall })),
+		median(col(func(r runFigures) float64 { return float64(r.ok) })),
+		median(col(func(r runFigures) float64 { return float64(r.fail) })),
+		median(col(func(r runFigures) float64 { return float64(r.info) })),
+		median(col(func(r runFigures) float64 { return float64(r.lost) })),
+		median(col(func(r runFigures) float64 {
+			if r.acked == 0 {
+				return 0
+			}
+			return 100 * float64(r.lost) / float64(r.acked)
+		})),
+		median(col(func(r runFigures) float64 { return float64(r.rejections) })),
+		first,
+		1000*median(col(func(r runFigures) float64 { return r.check })))
+}
+
+// coldBuild removes every fencecheck image and builds this binary's images
+// again with empty Go build and module caches.
+func coldBuild(bin string) (time.Duration, error) {
+	out, err := exec.Command(bin, "images", "list").Output()
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		fields := strings.Fields(line)
+		ref := ""
+		switch {
+		case len(fields) > 1 && fields[0] == "*":
+			ref = fields[1]
+		case len(fields) > 0 && strings.HasPrefix(fields[0], "fencecheck/"):
+			ref = fields[0]
+		}
+		if ref == "" {
+			continue
+		}
+		if o, err := exec.Command("docker", "rmi", ref).CombinedOutput(); err != nil {
+			return 0, fmt.Errorf("docker rmi %s: %v: %s", ref, err, o)
+		}
+	}
+	tmp, err := os.MkdirTemp("", "fencecheck-cold-")
+	if err != nil {
+		return 0, err
+	}
+	defer func() {
+		exec.Command("chmod", "-R", "u+w", tmp).Run() // module cache files are read-only
+		os.RemoveAll(tmp)
+	}()
+	cmd := exec.Command(bin, "images", "build")
+	cmd.Env = append(os.Environ(), "GOCACHE="+filepath.Join(tmp, "cache"), "GOMODCACHE="+filepath.Join(tmp, "mod"))
+	start := time.Now()
+	if o, err := cmd.CombinedOutput(); err != nil {
+		return 0, fmt.Errorf("cold images build: %v\n%s", err, o)
+	}
+	return time.Since(start), nil
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
