@@ -11,7 +11,7 @@ export CGO_ENABLED := 0
 all: build
 
 build:
-	$(GO) build -o $(BIN) ./cmd/fencecheck
+	$(GO) build -trimpath -o $(BIN) ./cmd/fencecheck
 
 # System packages a fresh machine lacks (debootstrap for the base image).
 deps:

@@ -250,8 +250,9 @@ func (c *Cluster) onPhase(cl *client, p history.Process, phase string, value jso
 	}
 }
 
-// TTL is the lease TTL (nemesis.Env).
-func (c *Cluster) TTL() time.Duration { return c.cfg.Client.TTL }
+// Lease is the longest the lock stays unavailable after its holder's last
+// renewal (nemesis.Env).
+func (c *Cluster) Lease() time.Duration { return targets.MaxLease(c.cfg.Target, c.cfg.Client) }
 
 // Work is the clients' work time (nemesis.Env).
 func (c *Cluster) Work() time.Duration { return c.cfg.Workload.Work }

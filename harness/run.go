@@ -34,6 +34,7 @@ type Config struct {
 	Concurrency     int
 	Nodes           int
 	TTL             time.Duration
+	LockDelay       *time.Duration // nil: the target's default
 	Work            time.Duration
 	Margin          time.Duration
 	AcquireTimeout  time.Duration
@@ -56,23 +57,28 @@ type Config struct {
 // Workloads lists the valid --workload values.
 var Workloads = []string{"lock-append"}
 
-// Defaults fills in the durations left zero: work 250ms, margin TTL/4,
-// acquire timeout 5 TTL (longer than a holder pause, so that waiters are
-// still waiting when a paused holder's lease expires), RPC timeout
-// max(2s, TTL), operation timeout long enough for an acquire, the work, the
-// longest pause and two RPCs, nemesis interval 3s, check timeout 60s, ready
-// timeout 30s.
+// Defaults fills in the durations left zero, with L the target's longest
+// lease (targets.MaxLease: the TTL for etcd): work 250ms, margin TTL/4,
+// acquire timeout 5 L (longer than a holder pause, so that waiters are still
+// waiting when a paused holder's lease expires), RPC timeout max(2s, TTL),
+// operation timeout long enough for an acquire, the work, the longest pause
+// (3 L) and two RPCs, nemesis interval 3s, check timeout 60s, ready timeout
+// 30s.
 func (c *Config) Defaults() {
 	def := func(d *time.Duration, v time.Duration) {
 		if *d == 0 {
 			*d = v
 		}
 	}
+	lease := c.TTL
+	if c.Target != nil {
+		lease = targets.MaxLease(c.Target, targets.ClientConfig{TTL: c.TTL, LockDelay: c.LockDelay})
+	}
 	def(&c.Work, 250*time.Millisecond)
 	def(&c.Margin, c.TTL/4)
-	def(&c.AcquireTimeout, 5*c.TTL)
+	def(&c.AcquireTimeout, 5*lease)
 	def(&c.RPCTimeout, max(2*time.Second, c.TTL))
-	def(&c.OpTimeout, c.AcquireTimeout+c.Work+3*c.TTL+2*c.RPCTimeout+2*time.Second)
+	def(&c.OpTimeout, c.AcquireTimeout+c.Work+3*lease+2*c.RPCTimeout+2*time.Second)
 	def(&c.NemesisInterval, 3*time.Second)
 	def(&c.CheckTimeout, 60*time.Second)
 	def(&c.ReadyTimeout, 30*time.Second)
@@ -127,7 +133,16 @@ func (c *Config) Validate() error {
 	if _, err := c.Target.Nodes(c.Nodes); err != nil {
 		return err
 	}
-	return c.Target.Validate(targets.ClientConfig{TTL: c.TTL, RPCTimeout: c.RPCTimeout})
+	if c.LockDelay != nil && *c.LockDelay < 0 {
+		return bad("--lock-delay must not be negative")
+	}
+	return c.Target.Validate(c.clientConfig())
+}
+
+// clientConfig is the client configuration the workers get (endpoints and
+// prefix are filled in by the cluster).
+func (c *Config) clientConfig() targets.ClientConfig {
+	return targets.ClientConfig{TTL: c.TTL, RPCTimeout: c.RPCTimeout, LockDelay: c.LockDelay}
 }
 
 // Status is the progress of a run.
@@ -178,7 +193,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 
 	cl, err := StartCluster(ctx, ClusterConfig{
 		Target: cfg.Target, Nodes: cfg.Nodes, Workers: cfg.Concurrency,
-		Client:       targets.ClientConfig{TTL: cfg.TTL, RPCTimeout: cfg.RPCTimeout},
+		Client:       cfg.clientConfig(),
 		Workload:     lockappend.Config{Fencing: cfg.Fencing, AcquireTimeout: cfg.AcquireTimeout, Margin: cfg.Margin, Work: cfg.Work},
 		WorkerBinary: cfg.WorkerBinary, ReadyTimeout: cfg.ReadyTimeout,
 		LogsDir: run.Path(store.LogsDir), Log: log, Stage: cfg.Stage,

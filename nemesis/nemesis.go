@@ -34,9 +34,10 @@ type Holder struct {
 
 // Env is what faults act on; the harness implements it.
 type Env interface {
-	// TTL is the lock's lease TTL; Work the clients' work time between lease
-	// check and write.
-	TTL() time.Duration
+	// Lease is the longest the lock can stay unavailable after its holder's
+	// last renewal (targets.MaxLease): a holder paused longer than this has
+	// lost the lock. Work is the clients' time between lease check and write.
+	Lease() time.Duration
 	Work() time.Duration
 	// NextHolder blocks until a client reports a passed lease check after
 	// the call, and returns it.

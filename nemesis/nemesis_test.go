@@ -37,8 +37,8 @@ type fakeEnv struct {
 	holders chan Holder
 }
 
-func (e *fakeEnv) TTL() time.Duration  { return 100 * time.Millisecond }
-func (e *fakeEnv) Work() time.Duration { return 10 * time.Millisecond }
+func (e *fakeEnv) Lease() time.Duration { return 100 * time.Millisecond }
+func (e *fakeEnv) Work() time.Duration  { return 10 * time.Millisecond }
 func (e *fakeEnv) NextHolder(ctx context.Context) (Holder, error) {
 	select {
 	case h := <-e.holders:

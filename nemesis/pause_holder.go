@@ -12,8 +12,9 @@ import (
 // for a client to pass its lease check, then, at a random moment within the
 // first 80% of the client's work window, sends SIGSTOP to the client's
 // container (freezing all of it, lease keepalives included), and holds it
-// for a random time between 1.5 and 3 lease TTLs, after which SIGCONT
-// resumes it. The lease expires meanwhile; another client can acquire the
+// for a random time between 1.5 and 3 leases (Env.Lease: the TTL, or longer
+// where the target's server-side timer or lock-delay is), after which
+// SIGCONT resumes it. The lease expires meanwhile; another client can acquire the
 // lock and write, and the resumed holder then writes with a stale lease.
 type PauseHolder struct{}
 
@@ -27,7 +28,7 @@ func (PauseHolder) Inject(ctx context.Context, env Env, r *rand.Rand) (*Injectio
 		return nil, err
 	}
 	delay := time.Duration(r.Float64() * 0.8 * float64(env.Work()))
-	hold := time.Duration((1.5 + 1.5*r.Float64()) * float64(env.TTL()))
+	hold := time.Duration((1.5 + 1.5*r.Float64()) * float64(env.Lease()))
 	if err := sleep(ctx, delay); err != nil {
 		return nil, err
 	}

@@ -7,7 +7,7 @@ import "fmt"
 var table = []entry{
 	{
 		Name: "pause-holder",
-		Doc:  "SIGSTOP the lock holder's client inside its critical section for 1.5-3 TTLs, then SIGCONT",
+		Doc:  "SIGSTOP the lock holder's client inside its critical section for 1.5-3 leases, then SIGCONT",
 		New:  noScope(PauseHolder{}),
 	},
 }

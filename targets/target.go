@@ -62,6 +62,48 @@ type ClientConfig struct {
 	Prefix string `json:"prefix"`
 	// RPCTimeout bounds each request a client sends.
 	RPCTimeout time.Duration `json:"rpc_timeout"`
+	// LockDelay is the time a lock stays unavailable after its holder's
+	// lease ends (Consul's lock-delay); nil means the target's default.
+	// Targets without one ignore it.
+	LockDelay *time.Duration `json:"lock_delay,omitempty"`
+}
+
+// LeaseBounder is implemented by targets whose lock can stay unavailable
+// longer than the TTL after its holder's last renewal: a server-side timer
+// longer than the TTL (Consul's is 2 TTL), a lock-delay.
+type LeaseBounder interface {
+	// MaxLease is the longest a lock can stay unavailable after its
+	// holder's last renewal; past it, another client can acquire it.
+	MaxLease(cfg ClientConfig) time.Duration
+}
+
+// MaxLease is t's MaxLease if it has one, else the TTL. Faults that must
+// outlast a lease (a holder pause) and client timeouts that must outlast a
+// faulty holder are derived from it.
+func MaxLease(t Target, cfg ClientConfig) time.Duration {
+	if lb, ok := t.(LeaseBounder); ok {
+		return lb.MaxLease(cfg)
+	}
+	return cfg.TTL
+}
+
+// KV is a key-value store of integer values: the client of the register
+// workload, for targets that offer one.
+type KV interface {
+	// Get reads key in the given read mode (one of the target's
+	// ReadModes); found is false when the key is absent.
+	Get(ctx context.Context, key string, mode string) (value int64, found bool, err error)
+	// Put sets key to value.
+	Put(ctx context.Context, key string, value int64) error
+	// CAS sets key to new if it holds old. ok is false, with no error, when
+	// it does not: the write certainly did not happen.
+	CAS(ctx context.Context, key string, old, new int64) (ok bool, err error)
+}
+
+// ReadModer is implemented by targets whose KV has read modes; the first is
+// the default.
+type ReadModer interface {
+	ReadModes() []string
 }
 
 // Client is one worker's connection to the target.

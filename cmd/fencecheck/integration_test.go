@@ -49,7 +49,7 @@ func fencecheckBinary(t *testing.T) string {
 			return
 		}
 		binPath = filepath.Join(dir, "fencecheck")
-		cmd := exec.Command("go", "build", "-o", binPath, ".")
+		cmd := exec.Command("go", "build", "-trimpath", "-o", binPath, ".")
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			binErr = errors.New(string(out))

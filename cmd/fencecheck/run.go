@@ -25,6 +25,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 	limit := fs.Duration("time-limit", 30*time.Second, "how long clients run operations")
 	conc := fs.Int("concurrency", 5, "number of lock clients (one container each)")
 	ttl := fs.Duration("ttl", 2*time.Second, "lease TTL of the lock")
+	var lockDelay optDuration
+	fs.Var(&lockDelay, "lock-delay", "Consul's lock-delay after a lease ends (default Consul's 15s; 0 for the worst case; other targets have none)")
 	nodes := fs.Int("nodes", 3, "number of servers")
 	seed := fs.Uint64("seed", 0, "random seed of the nemesis (0: pick one and record it)")
 	resultsDir := fs.String("results", "./results", "results directory")
@@ -68,7 +70,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 	cfg := harness.Config{
 		Target: t, Workload: *workload, Fencing: f, Nemesis: *nem, Faults: faults,
 		NemesisInterval: *interval, TimeLimit: *limit, Concurrency: *conc, Nodes: *nodes,
-		TTL: *ttl, Work: *work, Margin: *margin, AcquireTimeout: *acquire, OpTimeout: *opTimeout,
+		TTL: *ttl, LockDelay: lockDelay.d, Work: *work, Margin: *margin, AcquireTimeout: *acquire, OpTimeout: *opTimeout,
 		CheckTimeout: *checkTimeout, ReadyTimeout: *ready, Seed: *seed, Results: *resultsDir, Name: *name, WorkerBinary: self,
 		Log: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
@@ -158,4 +160,23 @@ func printSummary(w io.Writer, cfg harness.Config, out *harness.Outcome) {
 	}
 	fmt.Fprint(w, harness.Summary(r))
 	fmt.Fprintf(w, "  report           %s\n", out.Run.Path("report.html"))
+}
+
+// optDuration is a duration flag that can be left unset (nil).
+type optDuration struct{ d *time.Duration }
+
+func (o *optDuration) String() string {
+	if o.d == nil {
+		return ""
+	}
+	return o.d.String()
+}
+
+func (o *optDuration) Set(s string) error {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	o.d = &d
+	return nil
 }
