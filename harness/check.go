@@ -12,23 +12,38 @@ import (
 	"github.com/fencecheck/fencecheck/workloads/lockappend"
 )
 
-// Check runs the lock-append checkers on a run's history; Porcupine's
-// visualization goes to the run's linearizability.html when the history is
-// not linearizable (a stale one is removed).
-func Check(run *store.Run, events []history.Event, timeout time.Duration) *store.Results {
+// Check runs the workload's checkers on a stored run's history.
+func Check(run *store.Run, workload string, events []history.Event, timeout time.Duration) (*store.Results, error) {
+	w, err := lookupWorkload(workload)
+	if err != nil {
+		return nil, err
+	}
+	return w.Check(run, events, timeout), nil
+}
+
+// checkLockAppend runs the lock-append checkers; Porcupine's visualization
+// goes to the run's linearizability.html when the history is not
+// linearizable (a stale one is removed).
+func checkLockAppend(run *store.Run, events []history.Event, timeout time.Duration) *store.Results {
 	start := time.Now()
 	viz := run.Path(store.LinFile)
 	_ = os.Remove(viz)
-	res := &store.Results{
-		LockAppendResult: checkers.CheckLockAppend(events, checkers.Options{Timeout: timeout, VisualizationPath: viz}),
-		Events:           len(events),
-	}
-	if faults, err := history.Faults(events); err == nil {
-		res.Faults = faults
-	}
-	res.FirstLostUpdateNS = firstLoss(events, res.LostUpdates)
+	la := checkers.CheckLockAppend(events, checkers.Options{Timeout: timeout, VisualizationPath: viz})
+	res := &store.Results{Workload: "lock-append", LockAppend: &la, Events: len(events)}
+	res.Faults = faults(events)
+	res.FirstLostUpdateNS = firstLoss(events, la.LostUpdates)
 	res.CheckTime = time.Since(start).Round(time.Microsecond).String()
 	return res
+}
+
+// faults returns the run's fault windows (none if the nemesis events do not
+// pair).
+func faults(events []history.Event) []history.Fault {
+	fs, err := history.Faults(events)
+	if err != nil || fs == nil {
+		return []history.Fault{}
+	}
+	return fs
 }
 
 // firstLoss returns when the first acknowledged element was destroyed: the
@@ -82,46 +97,53 @@ func WriteResults(run *store.Run, test store.TestInfo, res *store.Results) error
 }
 
 // Summary is the end-of-run text: one figure a line.
-func Summary(r *store.Results) string {
+func Summary(res *store.Results) string {
 	var b strings.Builder
+	switch {
+	case res.LockAppend != nil:
+		summarizeLockAppend(&b, res, res.LockAppend)
+	}
+	fmt.Fprintf(&b, "  faults           %d\n", len(res.Faults))
+	if res.Note != "" {
+		fmt.Fprintf(&b, "  note             %s\n", res.Note)
+	}
+	return b.String()
+}
+
+func summarizeLockAppend(b *strings.Builder, res *store.Results, r *checkers.LockAppendResult) {
 	st := r.Checkers.Stats
-	fmt.Fprintf(&b, "  operations       %d ok, %d fail, %d info\n", st.Ok, st.Fail, st.Info)
+	fmt.Fprintf(b, "  operations       %d ok, %d fail, %d info\n", st.Ok, st.Fail, st.Info)
 	lu := r.LostUpdates
 	pct := 0.0
 	if lu.Acknowledged > 0 {
 		pct = 100 * float64(lu.Lost) / float64(lu.Acknowledged)
 	}
-	fmt.Fprintf(&b, "  lost updates     %d of %d acknowledged (%.1f%%)", lu.Lost, lu.Acknowledged, pct)
+	fmt.Fprintf(b, "  lost updates     %d of %d acknowledged (%.1f%%)", lu.Lost, lu.Acknowledged, pct)
 	if r.Checkers.LostUpdates.Valid == checkers.Unknown {
-		fmt.Fprintf(&b, " (unknown: %s)", r.Checkers.LostUpdates.Message)
+		fmt.Fprintf(b, " (unknown: %s)", r.Checkers.LostUpdates.Message)
 	}
 	b.WriteString("\n")
 	for i, e := range lu.Elements {
 		if i == 3 {
-			fmt.Fprintf(&b, "                   ... %d more in the report\n", len(lu.Elements)-3)
+			fmt.Fprintf(b, "                   ... %d more in the report\n", len(lu.Elements)-3)
 			break
 		}
-		fmt.Fprintf(&b, "                   element %d of process %d (token %d)", e.Element, e.Process, e.Token)
+		fmt.Fprintf(b, "                   element %d of process %d (token %d)", e.Element, e.Process, e.Token)
 		if w := e.OverwrittenBy; w != nil && w.Known {
 			stale := ""
 			if w.Stale {
 				stale = ", a stale holder"
 			}
-			fmt.Fprintf(&b, " overwritten by process %d (token %d%s)", w.Process, w.Token, stale)
+			fmt.Fprintf(b, " overwritten by process %d (token %d%s)", w.Process, w.Token, stale)
 		}
 		b.WriteString("\n")
 	}
-	if r.FirstLostUpdateNS != nil {
-		fmt.Fprintf(&b, "  first lost at    %.1fs\n", time.Duration(*r.FirstLostUpdateNS).Seconds())
+	if res.FirstLostUpdateNS != nil {
+		fmt.Fprintf(b, "  first lost at    %.1fs\n", time.Duration(*res.FirstLostUpdateNS).Seconds())
 	}
-	fmt.Fprintf(&b, "  fence rejections %d\n", r.FenceRejections)
-	fmt.Fprintf(&b, "  overlaps         %d (windows where two clients believed they held the lock)\n", r.Overlaps)
-	fmt.Fprintf(&b, "  faults           %d\n", len(r.Faults))
+	fmt.Fprintf(b, "  fence rejections %d\n", r.FenceRejections)
+	fmt.Fprintf(b, "  overlaps         %d (windows where two clients believed they held the lock)\n", r.Overlaps)
 	c := r.Checkers
-	fmt.Fprintf(&b, "  checkers         linearizable %s, lost-updates %s, token-monotonic %s, stats %s\n",
+	fmt.Fprintf(b, "  checkers         linearizable %s, lost-updates %s, token-monotonic %s, stats %s\n",
 		c.Linearizable.Valid, c.LostUpdates.Valid, c.TokenMonotonic.Valid, c.Stats.Valid)
-	if r.Note != "" {
-		fmt.Fprintf(&b, "  note             %s\n", r.Note)
-	}
-	return b.String()
 }

@@ -11,7 +11,6 @@ import (
 
 	"github.com/fencecheck/fencecheck/harness/docker"
 	"github.com/fencecheck/fencecheck/history"
-	"github.com/fencecheck/fencecheck/workloads/lockappend"
 )
 
 // client is the harness's end of one worker: its container, its connection,
@@ -23,6 +22,7 @@ type client struct {
 	container *docker.Container
 	conn      *conn
 	rec       *history.Recorder
+	workload  *Workload
 	// onPhase is told of every phase as it is recorded.
 	onPhase func(c *client, p history.Process, phase string, value json.RawMessage)
 
@@ -36,15 +36,19 @@ type client struct {
 // pending is the operation in flight on a client.
 type pending struct {
 	id      int64
-	element int64
+	f       string
+	invoke  json.RawMessage
 	process history.Process
 	// awaited is true until the completion is recorded: by the worker's done,
 	// or as info by a timeout or the end of the connection.
 	awaited bool
 	typ     history.Type
-	value   lockappend.Completion
-	done    chan struct{} // closed when the worker finished the op or died
+	value   json.RawMessage // the completion's value as recorded
+	done    chan struct{}   // closed when the worker finished the op or died
 }
+
+// completion decodes the recorded completion value into v.
+func (p *pending) completion(v any) error { return json.Unmarshal(p.value, v) }
 
 // dialWorker connects to a worker (retrying until it listens or ctx ends) and
 // sets it up.
@@ -86,9 +90,9 @@ func dialWorker(ctx context.Context, c *docker.Container, setup Setup) (*conn, e
 	return cn, nil
 }
 
-func newClient(name string, c *docker.Container, cn *conn, rec *history.Recorder,
+func newClient(name string, c *docker.Container, cn *conn, rec *history.Recorder, w *Workload,
 	onPhase func(*client, history.Process, string, json.RawMessage)) *client {
-	cl := &client{name: name, container: c, conn: cn, rec: rec, onPhase: onPhase,
+	cl := &client{name: name, container: c, conn: cn, rec: rec, workload: w, onPhase: onPhase,
 		procs: map[int64]history.Process{}, gone: make(chan struct{})}
 	go cl.read()
 	return cl
@@ -126,8 +130,6 @@ func (c *client) read() {
 				c.onPhase(c, p, m.Phase, m.Value)
 			}
 		case kindDone:
-			var done lockappend.Completion
-			_ = json.Unmarshal(m.Value, &done)
 			c.mu.Lock()
 			p := c.cur
 			if p == nil || p.id != m.ID {
@@ -136,11 +138,11 @@ func (c *client) read() {
 			}
 			if p.awaited {
 				p.awaited = false
-				p.typ, p.value = m.Type, done
-				c.rec.Record(p.process, m.Type, lockappend.FAppend, m.Value)
+				p.typ, p.value = m.Type, m.Value
+				c.rec.Record(p.process, m.Type, p.f, m.Value)
 			} else {
-				c.rec.Record(p.process, history.Phase, lockappend.PhaseLate,
-					lockappend.Late{Type: m.Type, Completion: done})
+				c.rec.Record(p.process, history.Phase, history.PhaseLate,
+					history.Late{Type: m.Type, Completion: m.Value})
 			}
 			c.cur = nil
 			close(p.done)
@@ -153,7 +155,11 @@ func (c *client) read() {
 var errDead = errors.New("worker connection ended")
 
 // invoke records the invocation and sends the operation.
-func (c *client) invoke(p history.Process, id, element int64, override *lockappend.Config) (*pending, error) {
+func (c *client) invoke(p history.Process, id int64, f string, value any, override *WorkloadConfig) (*pending, error) {
+	raw, err := json.Marshal(value)
+	if err != nil {
+		return nil, err
+	}
 	c.mu.Lock()
 	if c.dead != nil {
 		c.mu.Unlock()
@@ -163,12 +169,12 @@ func (c *client) invoke(p history.Process, id, element int64, override *lockappe
 		c.mu.Unlock()
 		return nil, fmt.Errorf("harness: worker %s is still busy with op %d", c.name, c.cur.id)
 	}
-	pend := &pending{id: id, element: element, process: p, awaited: true, done: make(chan struct{})}
+	pend := &pending{id: id, f: f, invoke: raw, process: p, awaited: true, done: make(chan struct{})}
 	c.cur = pend
 	c.procs[id] = p
-	c.rec.Record(p, history.Invoke, lockappend.FAppend, lockappend.Invoke{Element: element})
+	c.rec.Record(p, history.Invoke, f, json.RawMessage(raw))
 	c.mu.Unlock()
-	if err := c.conn.send(message{Kind: kindOp, ID: id, Element: element, Override: override}); err != nil {
+	if err := c.conn.send(message{Kind: kindOp, ID: id, F: f, Value: raw, Override: override}); err != nil {
 		// The worker may or may not have it: the outcome is unknown.
 		c.giveUp(pend, "send: "+err.Error())
 		return pend, nil
@@ -186,8 +192,8 @@ func (c *client) giveUp(p *pending, reason string) bool {
 	}
 	p.awaited = false
 	p.typ = history.Info
-	p.value = lockappend.Completion{Element: p.element, Reason: reason}
-	c.rec.Record(p.process, history.Info, lockappend.FAppend, p.value)
+	e := c.rec.Record(p.process, history.Info, p.f, c.workload.Unknown(p.invoke, reason))
+	p.value = e.Value
 	return true
 }
 

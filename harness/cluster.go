@@ -34,7 +34,8 @@ type ClusterConfig struct {
 	Nodes    int
 	Workers  int
 	Client   targets.ClientConfig // TTL and RPCTimeout; endpoints and prefix are filled in
-	Workload lockappend.Config
+	Workload string               // a workload table name
+	Config   WorkloadConfig
 	// WorkerBinary is the fencecheck binary the worker image is built from.
 	WorkerBinary string
 	ReadyTimeout time.Duration
@@ -182,7 +183,11 @@ func StartCluster(ctx context.Context, cfg ClusterConfig) (c *Cluster, err error
 // Connect connects to every worker and sets it up; from then on the workers'
 // operations are recorded in rec.
 func (c *Cluster) Connect(ctx context.Context, rec *history.Recorder) error {
-	setup := Setup{Target: c.cfg.Target.Name(), Client: c.cfg.Client, Workload: c.cfg.Workload}
+	w, err := lookupWorkload(c.cfg.Workload)
+	if err != nil {
+		return err
+	}
+	setup := Setup{Target: c.cfg.Target.Name(), Client: c.cfg.Client, Workload: w.Name, Config: c.cfg.Config}
 	var ws []*docker.Container
 	for _, ct := range c.rt.Containers() {
 		if ct.Role == "worker" {
@@ -212,8 +217,8 @@ func (c *Cluster) Connect(ctx context.Context, rec *history.Recorder) error {
 		}
 		return fmt.Errorf("%w: %v", ErrHarness, err)
 	}
-	for i, w := range ws {
-		c.clients = append(c.clients, newClient(w.Name, w, conns[i], rec, c.onPhase))
+	for i := range ws {
+		c.clients = append(c.clients, newClient(ws[i].Name, ws[i], conns[i], rec, w, c.onPhase))
 	}
 	return nil
 }
@@ -255,7 +260,7 @@ func (c *Cluster) onPhase(cl *client, p history.Process, phase string, value jso
 func (c *Cluster) Lease() time.Duration { return targets.MaxLease(c.cfg.Target, c.cfg.Client) }
 
 // Work is the clients' work time (nemesis.Env).
-func (c *Cluster) Work() time.Duration { return c.cfg.Workload.Work }
+func (c *Cluster) Work() time.Duration { return c.cfg.Config.LockAppend.Work }
 
 // NextHolder waits for the next client to pass its lease check
 // (nemesis.Env).

@@ -80,7 +80,8 @@ func Demo(ctx context.Context, cfg DemoConfig) ([]Story, error) {
 	}
 	work := lockappend.Config{Fencing: targets.FencingNone, AcquireTimeout: 5 * cfg.TTL, Margin: cfg.TTL / 4, Work: 0}
 	cl, err := StartCluster(ctx, ClusterConfig{
-		Target: cfg.Target, Nodes: cfg.Nodes, Workers: 3, Client: client, Workload: work,
+		Target: cfg.Target, Nodes: cfg.Nodes, Workers: 3, Client: client,
+		Workload: "lock-append", Config: WorkloadConfig{LockAppend: work},
 		WorkerBinary: cfg.WorkerBinary, ReadyTimeout: 30 * time.Second, Log: log, Stage: cfg.Stage,
 	})
 	if err != nil {
@@ -162,7 +163,7 @@ func playStory(ctx context.Context, cl *Cluster, cfg DemoConfig, f targets.Fenci
 		c.close()
 	}
 	cl.clients = nil
-	cl.cfg.Workload.Fencing = f
+	cl.cfg.Config.LockAppend.Fencing = f
 	if err := cl.Connect(ctx, rec); err != nil {
 		return st, err
 	}
@@ -177,7 +178,7 @@ func playStory(ctx context.Context, cl *Cluster, cfg DemoConfig, f targets.Fenci
 	// A: a critical section whose work window is long enough to be frozen in.
 	aCfg := work
 	aCfg.Fencing, aCfg.Work = f, time.Second
-	pa, err := A.invoke(0, 1, 1, &aCfg)
+	pa, err := A.invoke(0, 1, lockappend.FAppend, lockappend.Invoke{Element: 1}, &WorkloadConfig{LockAppend: aCfg})
 	if err != nil {
 		return st, fmt.Errorf("%w: %v", ErrHarness, err)
 	}
@@ -213,21 +214,24 @@ func playStory(ctx context.Context, cl *Cluster, cfg DemoConfig, f targets.Fenci
 	// C is refused while A's lease still lives.
 	cCfg := work
 	cCfg.Fencing, cCfg.AcquireTimeout = f, (ttl / 3).Round(time.Millisecond)
-	pc, err := C.invoke(2, 2, 3, &cCfg)
+	pc, err := C.invoke(2, 2, lockappend.FAppend, lockappend.Invoke{Element: 3}, &WorkloadConfig{LockAppend: cCfg})
 	if err != nil {
 		return st, fmt.Errorf("%w: %v", ErrHarness, err)
 	}
-	if C.await(ctx, pc, 10*time.Second) == history.Fail && pc.value.Reason == lockappend.ReasonNotAcquired {
+	cType := C.await(ctx, pc, 10*time.Second)
+	var cDone lockappend.Completion
+	_ = pc.completion(&cDone)
+	if cType == history.Fail && cDone.Reason == lockappend.ReasonNotAcquired {
 		st.CRefused = true
 		s.say("C", "tries to acquire for %s: refused, A's lease is still live", cCfg.AcquireTimeout)
 	} else {
-		s.say("C", "tries to acquire: %s (%s), not refused as expected", pc.typ, pc.value.Reason)
+		s.say("C", "tries to acquire: %s (%s), not refused as expected", cType, cDone.Reason)
 	}
 
 	// B waits for the lock; it gets it once A's lease expires.
 	bCfg := work
 	bCfg.Fencing = f
-	pb, err := B.invoke(1, 3, 2, &bCfg)
+	pb, err := B.invoke(1, 3, lockappend.FAppend, lockappend.Invoke{Element: 2}, &WorkloadConfig{LockAppend: bCfg})
 	if err != nil {
 		return st, fmt.Errorf("%w: %v", ErrHarness, err)
 	}
@@ -242,10 +246,13 @@ func playStory(ctx context.Context, cl *Cluster, cfg DemoConfig, f targets.Fenci
 		_ = e.Decode(&rv)
 		s.say("B", "reads the value: %v", rv.Value)
 	}
-	if B.await(ctx, pb, 10*time.Second) != history.Ok {
-		return st, fmt.Errorf("%w: demo: B's write did not succeed: %s %s", ErrHarness, pb.value.Reason, pb.value.Error)
+	bType := B.await(ctx, pb, 10*time.Second)
+	var bDone lockappend.Completion
+	_ = pb.completion(&bDone)
+	if bType != history.Ok {
+		return st, fmt.Errorf("%w: demo: B's write did not succeed: %s %s", ErrHarness, bDone.Reason, bDone.Error)
 	}
-	s.say("B", "writes %v with token %d: ok, acknowledged", append(slices.Clone(pb.value.Read), 2), st.TokenB)
+	s.say("B", "writes %v with token %d: ok, acknowledged", append(slices.Clone(bDone.Read), 2), st.TokenB)
 
 	// A wakes up and writes.
 	if err := cl.Signal(ctx, A.name, "SIGCONT"); err != nil {
@@ -255,15 +262,17 @@ func playStory(ctx context.Context, cl *Cluster, cfg DemoConfig, f targets.Fenci
 		Params: map[string]string{"process": "0", "token": fmt.Sprint(st.TokenA)}})
 	s.say("harness", "SIGCONT %s after %.1fs: A resumes, still believing it holds the lock", A.name, (rec.Since() - paused).Seconds())
 	st.AResult = A.await(ctx, pa, 20*time.Second)
-	st.AReason = pa.value.Reason
-	written := append(slices.Clone(pa.value.Read), 1)
+	var aDone lockappend.Completion
+	_ = pa.completion(&aDone)
+	st.AReason = aDone.Reason
+	written := append(slices.Clone(aDone.Read), 1)
 	switch {
 	case st.AResult == history.Ok:
 		s.say("A", "writes %v with token %d: ACCEPTED", written, st.TokenA)
 	case st.AReason == lockappend.ReasonFenced:
-		s.say("A", "writes %v with token %d: REJECTED by the fence (%s)", written, st.TokenA, pa.value.Error)
+		s.say("A", "writes %v with token %d: REJECTED by the fence (%s)", written, st.TokenA, aDone.Error)
 	default:
-		s.say("A", "writes %v: %s %s %s", written, st.AResult, st.AReason, pa.value.Error)
+		s.say("A", "writes %v: %s %s %s", written, st.AResult, st.AReason, aDone.Error)
 	}
 
 	// Final read.
@@ -283,8 +292,8 @@ func playStory(ctx context.Context, cl *Cluster, cfg DemoConfig, f targets.Fenci
 	if err := rec.Close(); err != nil {
 		return st, fmt.Errorf("%w: %v", ErrHarness, err)
 	}
-	res := Check(run, rec.Events(), 10*time.Second)
-	st.Valid = res.Valid
+	res := checkLockAppend(run, rec.Events(), 10*time.Second)
+	st.Valid = res.Valid()
 	test := store.TestInfo{RunID: cl.RunID, Name: "demo-" + string(f), Started: rec.Start().UTC(), Fencecheck: Version(),
 		Target: cfg.Target.Name(), Workload: "lock-append (scripted demo)", Fencing: string(f), Nemesis: "pause-holder (scripted)",
 		Concurrency: 3, Nodes: cfg.Nodes, TTL: ttl.String(), Work: aCfg.Work.String(), Margin: work.Margin.String(),
@@ -298,7 +307,7 @@ func playStory(ctx context.Context, cl *Cluster, cfg DemoConfig, f targets.Fenci
 	if err := WriteResults(run, test, res); err != nil {
 		return st, err
 	}
-	s.say("check", "%s (lost %d of %d acknowledged, %d fence rejections): %s", res.Valid, res.LostUpdates.Lost,
-		res.LostUpdates.Acknowledged, res.FenceRejections, run.Path(store.ReportFile))
+	s.say("check", "%s (lost %d of %d acknowledged, %d fence rejections): %s", res.Valid(), res.LockAppend.LostUpdates.Lost,
+		res.LockAppend.LostUpdates.Acknowledged, res.LockAppend.FenceRejections, run.Path(store.ReportFile))
 	return st, nil
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/fencecheck/fencecheck/history"
 	"github.com/fencecheck/fencecheck/targets"
-	"github.com/fencecheck/fencecheck/workloads/lockappend"
 )
 
 // The worker protocol: JSON objects, one a line, over one TCP connection
@@ -21,7 +20,7 @@ import (
 //
 //	harness -> worker  {"kind":"setup","setup":{...}}
 //	worker  -> harness {"kind":"ready"} | {"kind":"error","error":"..."}
-//	harness -> worker  {"kind":"op","id":7,"element":42}
+//	harness -> worker  {"kind":"op","id":7,"f":"append","value":{"element":42}}
 //	worker  -> harness {"kind":"phase","id":7,"phase":"acquired","value":{"token":1234}}
 //	worker  -> harness {"kind":"done","id":7,"type":"ok","value":{...}}
 //
@@ -45,7 +44,8 @@ const (
 type Setup struct {
 	Target   string               `json:"target"`
 	Client   targets.ClientConfig `json:"client"`
-	Workload lockappend.Config    `json:"workload"`
+	Workload string               `json:"workload"`
+	Config   WorkloadConfig       `json:"config"`
 }
 
 // message is every message of the protocol; Kind says which fields matter.
@@ -53,16 +53,16 @@ type message struct {
 	Kind  string `json:"kind"`
 	ID    int64  `json:"id,omitempty"`
 	Setup *Setup `json:"setup,omitempty"`
-	// op
-	Element int64 `json:"element,omitempty"`
-	// Override replaces the setup's workload config for this op only
-	// (scripted runs such as the demo use it).
-	Override *lockappend.Config `json:"override,omitempty"`
-	// phase and done
+	// op: F and Value (the invocation's); phase: Phase and Value; done:
+	// Type and Value (the completion's).
+	F     string          `json:"f,omitempty"`
 	Phase string          `json:"phase,omitempty"`
 	Type  history.Type    `json:"type,omitempty"`
 	Value json.RawMessage `json:"value,omitempty"`
-	Error string          `json:"error,omitempty"`
+	// Override replaces the setup's workload config for this op only
+	// (scripted runs such as the demo use it).
+	Override *WorkloadConfig `json:"override,omitempty"`
+	Error    string          `json:"error,omitempty"`
 }
 
 // conn is one end of the protocol: line-delimited JSON with serialized

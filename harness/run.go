@@ -20,6 +20,7 @@ import (
 	"github.com/fencecheck/fencecheck/store"
 	"github.com/fencecheck/fencecheck/targets"
 	"github.com/fencecheck/fencecheck/workloads/lockappend"
+	"math/rand/v2"
 )
 
 // Config is a test. Durations of zero take the defaults of Defaults.
@@ -53,9 +54,6 @@ type Config struct {
 	Stage    func(format string, args ...any)
 	Progress func(Status)
 }
-
-// Workloads lists the valid --workload values.
-var Workloads = []string{"lock-append"}
 
 // Defaults fills in the durations left zero, with L the target's longest
 // lease (targets.MaxLease: the TTL for etcd): work 250ms, margin TTL/4,
@@ -99,12 +97,9 @@ func (c *Config) Validate() error {
 	if c.Target == nil {
 		return bad("no target")
 	}
-	found := false
-	for _, w := range Workloads {
-		found = found || w == c.Workload
-	}
-	if !found {
-		return bad("unknown workload %q (valid: %s)", c.Workload, strings.Join(Workloads, ", "))
+	w, err := lookupWorkload(c.Workload)
+	if err != nil {
+		return err
 	}
 	if _, err := targets.ParseFencing(string(c.Fencing)); err != nil {
 		return err
@@ -127,6 +122,9 @@ func (c *Config) Validate() error {
 	if c.Margin < 0 || c.Margin >= c.TTL {
 		return bad("--margin %s must be in [0, --ttl %s)", c.Margin, c.TTL)
 	}
+	if err := w.Validate(c.Target, c.workloadConfig()); err != nil {
+		return err
+	}
 	if err := store.ValidName(c.Name); err != nil {
 		return bad("--name: %v", err)
 	}
@@ -137,6 +135,13 @@ func (c *Config) Validate() error {
 		return bad("--lock-delay must not be negative")
 	}
 	return c.Target.Validate(c.clientConfig())
+}
+
+// workloadConfig is the workloads' configuration.
+func (c *Config) workloadConfig() WorkloadConfig {
+	return WorkloadConfig{
+		LockAppend: lockappend.Config{Fencing: c.Fencing, AcquireTimeout: c.AcquireTimeout, Margin: c.Margin, Work: c.Work},
+	}
 }
 
 // clientConfig is the client configuration the workers get (endpoints and
@@ -193,8 +198,8 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 
 	cl, err := StartCluster(ctx, ClusterConfig{
 		Target: cfg.Target, Nodes: cfg.Nodes, Workers: cfg.Concurrency,
-		Client:       cfg.clientConfig(),
-		Workload:     lockappend.Config{Fencing: cfg.Fencing, AcquireTimeout: cfg.AcquireTimeout, Margin: cfg.Margin, Work: cfg.Work},
+		Client:   cfg.clientConfig(),
+		Workload: cfg.Workload, Config: cfg.workloadConfig(),
 		WorkerBinary: cfg.WorkerBinary, ReadyTimeout: cfg.ReadyTimeout,
 		LogsDir: run.Path(store.LogsDir), Log: log, Stage: cfg.Stage,
 	})
@@ -218,7 +223,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 
 	var ok, fail, info atomic.Int64
 	rec, err := history.NewRecorder(run.Path(store.HistoryFile), func(e history.Event) {
-		if e.F != lockappend.FAppend {
+		if e.Process == history.Nemesis || e.Process >= FinalReadProcess {
 			return
 		}
 		switch e.Type {
@@ -279,13 +284,14 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		defer nemWG.Done()
 		sched.Run(limit, cl, rec)
 	}()
-	var next atomic.Int64
+	w, _ := lookupWorkload(cfg.Workload) // validated above
+	gen := &generator{w: w, cfg: cfg.workloadConfig(), seed: cfg.Seed}
 	var slots sync.WaitGroup
 	for i, c := range cl.clients {
 		slots.Add(1)
 		go func() {
 			defer slots.Done()
-			drive(ctx, limit, c, history.Process(i), len(cl.clients), cfg.OpTimeout, &next, log)
+			gen.drive(ctx, limit, c, history.Process(i), len(cl.clients), cfg.OpTimeout, log)
 		}()
 	}
 	<-limit.Done()
@@ -296,15 +302,17 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	slots.Wait()
 
 	interrupted := ctx.Err() != nil
-	stageName.Store("final read")
-	if interrupted {
-		// Still read: a lost update found before Ctrl-C is worth reporting.
-		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*cfg.RPCTimeout)
-		finalRead(fctx, cl, rec, cfg.RPCTimeout, 1, log)
-		cancel()
-	} else {
-		time.Sleep(500 * time.Millisecond) // quiet period
-		finalRead(ctx, cl, rec, cfg.RPCTimeout, 5, log)
+	if w.FinalRead != nil {
+		stageName.Store("final read")
+		if interrupted {
+			// Still read: a lost update found before Ctrl-C is worth reporting.
+			fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*cfg.RPCTimeout)
+			finalRead(fctx, cl, w, rec, cfg.RPCTimeout, 1, log)
+			cancel()
+		} else {
+			time.Sleep(500 * time.Millisecond) // quiet period
+			finalRead(ctx, cl, w, rec, cfg.RPCTimeout, 5, log)
+		}
 	}
 	close(progressDone)
 	<-progressStopped
@@ -318,12 +326,10 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	}
 
 	stage("checking %d events", len(rec.Events()))
-	res := Check(run, rec.Events(), cfg.CheckTimeout)
-	res.Interrupted = interrupted
+	res := w.Check(run, rec.Events(), cfg.CheckTimeout)
 	res.Elapsed = time.Since(started).Round(time.Millisecond).String()
-	if interrupted && res.Valid == checkers.Valid {
-		res.Valid = checkers.Unknown
-		res.Note = "interrupted before the time limit: a partial run proves nothing"
+	if interrupted {
+		MarkInterrupted(res)
 	}
 	if err := WriteResults(run, test, res); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrHarness, err)
@@ -331,13 +337,34 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	return &Outcome{Run: run, Results: res, Interrupted: interrupted}, nil
 }
 
+// MarkInterrupted marks a run cut short: a partial run that found nothing
+// proves nothing, so valid becomes unknown.
+func MarkInterrupted(res *store.Results) {
+	res.Interrupted = true
+	if res.Valid() == checkers.Valid {
+		res.SetValid(checkers.Unknown)
+		res.Note = "interrupted before the time limit: a partial run proves nothing"
+	}
+}
+
+// generator makes the operations of a run.
+type generator struct {
+	w    *Workload
+	cfg  WorkloadConfig
+	seed uint64
+	n    atomic.Int64 // operations so far, run-wide: op ids and unique values
+}
+
 // drive runs one worker's operations until the time limit. After an info the
 // process is retired and the worker continues under process p+n, once it is
-// done with the operation that timed out.
-func drive(ctx, limit context.Context, c *client, p history.Process, n int, opTimeout time.Duration, next *atomic.Int64, log *slog.Logger) {
+// done with the operation that timed out. Each worker draws from its own
+// random source, seeded from the run's seed and the worker's first process.
+func (g *generator) drive(ctx, limit context.Context, c *client, p history.Process, n int, opTimeout time.Duration, log *slog.Logger) {
+	r := rand.New(rand.NewPCG(g.seed, uint64(p)+1))
 	for limit.Err() == nil {
-		element := next.Add(1)
-		pend, err := c.invoke(p, element, element, nil)
+		id := g.n.Add(1)
+		f, value := g.w.Next(r, g.cfg, id)
+		pend, err := c.invoke(p, id, f, value, nil)
 		if err != nil {
 			log.Warn("worker unusable", "worker", c.name, "err", err)
 			return
@@ -355,7 +382,7 @@ func drive(ctx, limit context.Context, c *client, p history.Process, n int, opTi
 		err = c.finished(wctx, pend)
 		cancel()
 		if err != nil {
-			log.Warn("worker never finished its operation; leaving it idle", "worker", c.name, "element", element)
+			log.Warn("worker never finished its operation; leaving it idle", "worker", c.name, "op", id)
 			return
 		}
 		if c.isDead() {
@@ -367,20 +394,22 @@ func drive(ctx, limit context.Context, c *client, p history.Process, n int, opTi
 // FinalReadProcess is the process of the final read.
 const FinalReadProcess history.Process = 1_000_000
 
-// finalRead reads the list after healing, recorded as its own process. A
-// failed attempt is recorded as fail and tried again, up to attempts times.
-func finalRead(ctx context.Context, cl *Cluster, rec *history.Recorder, rpc time.Duration, attempts int, log *slog.Logger) {
+// finalRead reads the final state after healing, recorded as its own
+// process. A failed attempt is recorded as fail and tried again, up to
+// attempts times.
+func finalRead(ctx context.Context, cl *Cluster, w *Workload, rec *history.Recorder, rpc time.Duration, attempts int, log *slog.Logger) {
 	p := FinalReadProcess
 	for attempt := 0; attempt < attempts; attempt++ {
-		rec.Record(p, history.Invoke, lockappend.FFinalRead, nil)
+		f := w.FinalReadF
+		rec.Record(p, history.Invoke, f, nil)
 		rctx, cancel := context.WithTimeout(ctx, rpc)
-		list, err := cl.Host().Read(rctx)
+		value, err := w.FinalRead(rctx, cl.Host())
 		cancel()
 		if err == nil {
-			rec.Record(p, history.Ok, lockappend.FFinalRead, lockappend.ReadValue{Value: list})
+			rec.Record(p, history.Ok, f, value)
 			return
 		}
-		rec.Record(p, history.Fail, lockappend.FFinalRead, map[string]string{"error": err.Error()})
+		rec.Record(p, history.Fail, f, map[string]string{"error": err.Error()})
 		log.Warn("final read failed", "attempt", attempt+1, "err", err)
 		select {
 		case <-ctx.Done():

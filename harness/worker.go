@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/fencecheck/fencecheck/targets"
-	"github.com/fencecheck/fencecheck/workloads/lockappend"
 )
 
 // ServeWorker is the worker side of the protocol: `fencecheck worker` in a
@@ -49,6 +48,10 @@ func serveConn(ctx context.Context, c *conn, lookup func(string) (targets.Target
 	if err != nil {
 		return c.send(message{Kind: kindError, Error: err.Error()})
 	}
+	w, err := lookupWorkload(setup.Workload)
+	if err != nil {
+		return c.send(message{Kind: kindError, Error: err.Error()})
+	}
 	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	client, err := t.Dial(dctx, setup.Client)
 	cancel()
@@ -56,7 +59,7 @@ func serveConn(ctx context.Context, c *conn, lookup func(string) (targets.Target
 		return c.send(message{Kind: kindError, Error: err.Error()})
 	}
 	defer client.Close()
-	log.Info("set up", "target", setup.Target, "endpoints", setup.Client.Endpoints, "fencing", setup.Workload.Fencing)
+	log.Info("set up", "target", setup.Target, "endpoints", setup.Client.Endpoints, "workload", setup.Workload, "config", setup.Config)
 	if err := c.send(message{Kind: kindReady}); err != nil {
 		return err
 	}
@@ -85,7 +88,7 @@ func serveConn(ctx context.Context, c *conn, lookup func(string) (targets.Target
 		}
 	}()
 	for m := range ops {
-		cfg := setup.Workload
+		cfg := setup.Config
 		if m.Override != nil {
 			cfg = *m.Override
 		}
@@ -99,9 +102,9 @@ func serveConn(ctx context.Context, c *conn, lookup func(string) (targets.Target
 				log.Warn("phase not sent", "op", id, "phase", phase, "err", err)
 			}
 		}
-		typ, done := lockappend.Execute(cctx, client, cfg, m.Element, report)
+		typ, done := w.Execute(cctx, client, cfg, m.F, m.Value, report)
 		raw, _ := json.Marshal(done)
-		log.Info("op", "id", id, "element", m.Element, "type", typ, "token", done.Token, "reason", done.Reason, "err", done.Error)
+		log.Info("op", "id", id, "f", m.F, "invoke", string(m.Value), "type", typ, "done", string(raw))
 		if err := c.send(message{Kind: kindDone, ID: id, Type: typ, Value: raw}); err != nil {
 			return err
 		}

@@ -113,6 +113,19 @@ type FaultValue struct {
 	Error  string            `json:"error,omitempty"`
 }
 
+// PhaseLate is the phase the harness records when an operation it already
+// recorded as info (it timed out) finally completes: the worker's late
+// result, as a Late value. It does not change the operation's outcome in the
+// history (an info stays "maybe"), but tells what happened.
+const PhaseLate = "late-result"
+
+// Late is the value of a late-result phase: the completion the worker
+// reported, with its type.
+type Late struct {
+	Type       Type            `json:"type"`
+	Completion json.RawMessage `json:"completion"`
+}
+
 // Op is one client operation: its invocation, its completion (nil while it
 // is outstanding or when the history ends before it completes, which counts
 // as Info), and the phases reported in between, in order.

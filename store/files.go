@@ -1,6 +1,8 @@
 package store
 
 import (
+	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/fencecheck/fencecheck/checkers"
@@ -43,11 +45,13 @@ type NodeInfo struct {
 	Addr string `json:"addr"`
 }
 
-// Results is results.json: the composed verdict and every checker's result
-// (checkers.LockAppendResult, whose fields appear at the top level), plus
-// the faults of the run and a few figures.
+// Results is results.json: the workload's checker result (for lock-append,
+// checkers.LockAppendResult, whose fields appear at the top level: "valid",
+// "checkers", "lost_updates", "fence_rejections", "overlaps"), plus the
+// workload's name, the faults of the run and a few figures.
 type Results struct {
-	checkers.LockAppendResult
+	Workload   string                     `json:"workload"`
+	LockAppend *checkers.LockAppendResult `json:"-"`
 	// Faults are the nemesis's fault windows, from the history.
 	Faults []history.Fault `json:"faults"`
 	// FirstLostUpdateNS is when the first acknowledged update was destroyed
@@ -63,4 +67,72 @@ type Results struct {
 	Elapsed     string `json:"elapsed,omitempty"`
 	Interrupted bool   `json:"interrupted,omitempty"`
 	Note        string `json:"note,omitempty"`
+}
+
+// Valid is the run's verdict: the workload result's, or unknown without one.
+func (r *Results) Valid() checkers.Validity {
+	switch {
+	case r.LockAppend != nil:
+		return r.LockAppend.Valid
+	}
+	return checkers.Unknown
+}
+
+// SetValid overrides the verdict (an interrupted run's valid is unknown).
+func (r *Results) SetValid(v checkers.Validity) {
+	switch {
+	case r.LockAppend != nil:
+		r.LockAppend.Valid = v
+	}
+}
+
+// workloadResult is the workload's result, for JSON.
+func (r *Results) workloadResult() any {
+	switch {
+	case r.LockAppend != nil:
+		return r.LockAppend
+	}
+	return struct {
+		Valid checkers.Validity `json:"valid"`
+	}{checkers.Unknown}
+}
+
+// resultsFields is Results without its methods, for JSON.
+type resultsFields Results
+
+// MarshalJSON writes the workload result's fields and Results's own fields
+// in one object.
+func (r Results) MarshalJSON() ([]byte, error) {
+	own, err := json.Marshal(resultsFields(r))
+	if err != nil {
+		return nil, err
+	}
+	wl, err := json.Marshal(r.workloadResult())
+	if err != nil {
+		return nil, err
+	}
+	// Both are objects: splice "{wl...}" and "{own...}".
+	if len(wl) <= 2 {
+		return own, nil
+	}
+	out := make([]byte, 0, len(own)+len(wl))
+	out = append(out, wl[:len(wl)-1]...)
+	out = append(out, ',')
+	out = append(out, own[1:]...)
+	return out, nil
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (r *Results) UnmarshalJSON(b []byte) error {
+	var own resultsFields
+	if err := json.Unmarshal(b, &own); err != nil {
+		return err
+	}
+	*r = Results(own)
+	switch r.Workload {
+	case "lock-append", "":
+		r.LockAppend = &checkers.LockAppendResult{}
+		return json.Unmarshal(b, r.LockAppend)
+	}
+	return fmt.Errorf("store: results.json of unknown workload %q", r.Workload)
 }

@@ -17,13 +17,16 @@ import (
 // faults, and a link to linearizability.html when there is one. Every value
 // is HTML-escaped by html/template.
 func WriteReport(run *Run, test TestInfo, res *Results) error {
-	checkersJSON, err := json.MarshalIndent(res.Checkers, "", "  ")
+	if res.LockAppend == nil {
+		return fmt.Errorf("store: report: no lock-append result (workload %q)", res.Workload)
+	}
+	checkersJSON, err := json.MarshalIndent(res.LockAppend.Checkers, "", "  ")
 	if err != nil {
 		return err
 	}
 	_, linErr := os.Stat(run.Path(LinFile))
 	data := reportData{
-		Test: test, Res: res, Verdict: res.Valid.String(),
+		Test: test, Res: res, LA: res.LockAppend, Verdict: res.Valid().String(),
 		CheckersJSON: string(checkersJSON),
 		HasLin:       linErr == nil,
 		LinFile:      LinFile,
@@ -38,6 +41,7 @@ func WriteReport(run *Run, test TestInfo, res *Results) error {
 type reportData struct {
 	Test         TestInfo
 	Res          *Results
+	LA           *checkers.LockAppendResult
 	Verdict      string
 	CheckersJSON string
 	HasLin       bool
@@ -77,30 +81,30 @@ th{background:#f5f5f5} code,pre{font:12px/1.4 ui-monospace,monospace} pre{backgr
 {{.Test.Concurrency}} clients · {{.Test.Nodes}} nodes · TTL {{.Test.TTL}} · {{.Test.TimeLimit}} · seed {{.Test.Seed}}</p>
 {{with .Res}}
 <table>
-<tr><th>operations</th><td>{{.Checkers.Stats.Ok}} ok, {{.Checkers.Stats.Fail}} fail, {{.Checkers.Stats.Info}} info</td></tr>
-<tr><th>lost updates</th><td>{{.LostUpdates.Lost}} of {{.LostUpdates.Acknowledged}} acknowledged ({{printf "%.1f" .Checkers.LostUpdates.Percent}}%)</td></tr>
+<tr><th>operations</th><td>{{$.LA.Checkers.Stats.Ok}} ok, {{$.LA.Checkers.Stats.Fail}} fail, {{$.LA.Checkers.Stats.Info}} info</td></tr>
+<tr><th>lost updates</th><td>{{$.LA.LostUpdates.Lost}} of {{$.LA.LostUpdates.Acknowledged}} acknowledged ({{printf "%.1f" $.LA.Checkers.LostUpdates.Percent}}%)</td></tr>
 <tr><th>first lost update</th><td>{{secondsp .FirstLostUpdateNS}}</td></tr>
-<tr><th>fence rejections</th><td>{{.FenceRejections}}</td></tr>
-<tr><th>overlaps</th><td>{{.Overlaps}} windows in which two clients believed they held the lock</td></tr>
+<tr><th>fence rejections</th><td>{{$.LA.FenceRejections}}</td></tr>
+<tr><th>overlaps</th><td>{{$.LA.Overlaps}} windows in which two clients believed they held the lock</td></tr>
 <tr><th>faults</th><td>{{len .Faults}}</td></tr>
 <tr><th>run</th><td>{{.Events}} history events · checked in {{.CheckTime}}{{if .Elapsed}} · wall time {{.Elapsed}}{{end}}{{if .Interrupted}} · <b>interrupted</b>{{end}}</td></tr>
 {{if .Note}}<tr><th>note</th><td>{{.Note}}</td></tr>{{end}}
-{{if .Error}}<tr><th>error</th><td>{{.Error}}</td></tr>{{end}}
+{{if $.LA.Error}}<tr><th>error</th><td>{{$.LA.Error}}</td></tr>{{end}}
 </table>
 
 <h2>Checkers</h2>
 <table><tr><th>checker</th><th>verdict</th><th>finding</th></tr>
-<tr><td>linearizable</td><td class="{{validity .Checkers.Linearizable.Valid}}">{{validity .Checkers.Linearizable.Valid}}</td><td>{{.Checkers.Linearizable.Message}} {{.Checkers.Linearizable.Error}}</td></tr>
-<tr><td>lost-updates</td><td>{{validity .Checkers.LostUpdates.Valid}}</td><td>{{.Checkers.LostUpdates.Message}} {{.Checkers.LostUpdates.Error}}</td></tr>
-<tr><td>token-monotonic</td><td>{{validity .Checkers.TokenMonotonic.Valid}}</td><td>{{.Checkers.TokenMonotonic.Message}} {{.Checkers.TokenMonotonic.Error}}</td></tr>
-<tr><td>overlap</td><td>{{validity .Checkers.Overlap.Valid}}</td><td>{{.Checkers.Overlap.Message}} {{.Checkers.Overlap.Error}}</td></tr>
-<tr><td>stats</td><td>{{validity .Checkers.Stats.Valid}}</td><td>{{.Checkers.Stats.Message}} {{.Checkers.Stats.Error}}</td></tr>
+<tr><td>linearizable</td><td class="{{validity $.LA.Checkers.Linearizable.Valid}}">{{validity $.LA.Checkers.Linearizable.Valid}}</td><td>{{$.LA.Checkers.Linearizable.Message}} {{$.LA.Checkers.Linearizable.Error}}</td></tr>
+<tr><td>lost-updates</td><td>{{validity $.LA.Checkers.LostUpdates.Valid}}</td><td>{{$.LA.Checkers.LostUpdates.Message}} {{$.LA.Checkers.LostUpdates.Error}}</td></tr>
+<tr><td>token-monotonic</td><td>{{validity $.LA.Checkers.TokenMonotonic.Valid}}</td><td>{{$.LA.Checkers.TokenMonotonic.Message}} {{$.LA.Checkers.TokenMonotonic.Error}}</td></tr>
+<tr><td>overlap</td><td>{{validity $.LA.Checkers.Overlap.Valid}}</td><td>{{$.LA.Checkers.Overlap.Message}} {{$.LA.Checkers.Overlap.Error}}</td></tr>
+<tr><td>stats</td><td>{{validity $.LA.Checkers.Stats.Valid}}</td><td>{{$.LA.Checkers.Stats.Message}} {{$.LA.Checkers.Stats.Error}}</td></tr>
 </table>
 {{end}}
 {{if .HasLin}}<p>The history is not linearizable: <a href="{{.LinFile}}">Porcupine's visualization</a> shows the longest linearizable prefixes.</p>{{end}}
 
 <h2 id="lost">Lost updates</h2>
-{{with .Res.LostUpdates.Elements}}
+{{with .LA.LostUpdates.Elements}}
 <table><tr><th>element</th><th>appended by</th><th>token</th><th>acknowledged at</th><th>overwritten by</th></tr>
 {{range .}}<tr><td>{{.Element}}</td><td>process {{.Process}}</td><td>{{.Token}}</td><td>{{seconds .Acknowledged}}</td>
 <td>{{with .OverwrittenBy}}{{if .Known}}element {{.Element}} of process {{.Process}}, token {{.Token}} ({{.Type}}{{if .Late}}, late {{.Late}}{{end}}){{if .Stale}} — <b>a stale holder</b>: its token is lower{{end}}{{else}}element {{.Element}} (no append of this history){{end}}{{else}}<span class="muted">unknown</span>{{end}}</td></tr>

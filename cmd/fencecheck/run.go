@@ -18,7 +18,7 @@ import (
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
 	fs := newFlags("run", stderr)
 	target := fs.String("target", "etcd", "system under test: "+targetNames())
-	workload := fs.String("workload", "lock-append", "workload: "+strings.Join(harness.Workloads, ", "))
+	workload := fs.String("workload", "lock-append", "workload: "+harness.WorkloadNames())
 	fencing := fs.String("fencing", "none", "how writes are fenced: none, token, cas")
 	nem := fs.String("nemesis", "pause-holder", "faults, comma-separated: "+nemesis.Names())
 	interval := fs.Duration("nemesis-interval", 3*time.Second, "quiet time between two faults")
@@ -89,7 +89,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 		return 0, err
 	}
 	printSummary(stdout, cfg, out)
-	return exitCode(out.Results.Valid), nil
+	return exitCode(out.Results.Valid()), nil
 }
 
 // progress draws the one-line status on a terminal (rewritten in place), or
@@ -153,7 +153,7 @@ func (p *progress) done() { p.clear() }
 
 func printSummary(w io.Writer, cfg harness.Config, out *harness.Outcome) {
 	r := out.Results
-	verdict := strings.ToUpper(r.Valid.String())
+	verdict := strings.ToUpper(r.Valid().String())
 	fmt.Fprintf(w, "\n%s  %s %s, fencing %s, nemesis %s (seed %d)\n", verdict, cfg.Target.Name(), cfg.Workload, cfg.Fencing, cfg.Nemesis, cfg.Seed)
 	if out.Interrupted {
 		fmt.Fprintf(w, "  interrupted      the run was cut short (Ctrl-C)\n")

@@ -38,12 +38,10 @@ const (
 	PhaseReleasing = "releasing"
 	// PhaseReleased: the lock was given up. Value: Released.
 	PhaseReleased = "released"
-	// PhaseLate is recorded by the harness, not the worker: the completion
-	// of an operation that the harness had already recorded as info because
-	// it timed out. Value: Late. It does not change the operation's outcome
-	// in the history (an info stays "maybe"), but tells the report what
-	// happened.
-	PhaseLate = "late-result"
+	// PhaseLate is recorded by the harness, not the worker
+	// (history.PhaseLate): the completion of an operation that the harness
+	// had already recorded as info because it timed out. Value: Late.
+	PhaseLate = history.PhaseLate
 )
 
 // Fail reasons (Completion.Reason of a fail).
@@ -99,7 +97,8 @@ type Completion struct {
 	Error string `json:"error,omitempty"`
 }
 
-// Late is the value of the late-result phase.
+// Late is the value of the late-result phase: history.Late with the
+// completion decoded.
 type Late struct {
 	Type       history.Type `json:"type"`
 	Completion Completion   `json:"completion"`

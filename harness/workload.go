@@ -1,0 +1,91 @@
+package harness
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/fencecheck/fencecheck/history"
+	"github.com/fencecheck/fencecheck/store"
+	"github.com/fencecheck/fencecheck/targets"
+	"github.com/fencecheck/fencecheck/workloads/lockappend"
+)
+
+// WorkloadConfig is every workload's configuration; each workload reads its
+// own part.
+type WorkloadConfig struct {
+	LockAppend lockappend.Config `json:"lock_append"`
+}
+
+// Workload is one row of the workload table: how the generator makes
+// operations, how a worker runs them, and how the history is checked.
+type Workload struct {
+	Name string
+	// Validate checks that the target can run the workload.
+	Validate func(t targets.Target, cfg WorkloadConfig) error
+	// Next returns the next invocation (f and value); n is a run-wide
+	// counter, unique per call.
+	Next func(r *rand.Rand, cfg WorkloadConfig, n int64) (string, any)
+	// Execute runs one operation in a worker; report forwards phases.
+	Execute func(ctx context.Context, c targets.Client, cfg WorkloadConfig, f string, value json.RawMessage, report lockappend.Reporter) (history.Type, any)
+	// Unknown is the value of the info completion the harness records when
+	// an operation times out: the invocation's value and the reason.
+	Unknown func(invoke json.RawMessage, reason string) any
+	// FinalRead, when not nil, is how the harness reads the final state
+	// after healing, recorded as FinalReadF with the value it returns.
+	FinalRead  func(ctx context.Context, c targets.Client) (any, error)
+	FinalReadF string
+	// Check checks a history.
+	Check func(run *store.Run, events []history.Event, timeout time.Duration) *store.Results
+}
+
+// workloadTable lists every workload --workload can name.
+var workloadTable = []Workload{
+	{
+		Name:     "lock-append",
+		Validate: func(targets.Target, WorkloadConfig) error { return nil },
+		Next: func(_ *rand.Rand, _ WorkloadConfig, n int64) (string, any) {
+			return lockappend.FAppend, lockappend.Invoke{Element: n}
+		},
+		Execute: func(ctx context.Context, c targets.Client, cfg WorkloadConfig, f string, value json.RawMessage, report lockappend.Reporter) (history.Type, any) {
+			var inv lockappend.Invoke
+			if f != lockappend.FAppend || json.Unmarshal(value, &inv) != nil {
+				return history.Fail, lockappend.Completion{Reason: "bad-op", Error: fmt.Sprintf("cannot run %s %s", f, value)}
+			}
+			return lockappend.Execute(ctx, c, cfg.LockAppend, inv.Element, report)
+		},
+		Unknown: func(invoke json.RawMessage, reason string) any {
+			var inv lockappend.Invoke
+			_ = json.Unmarshal(invoke, &inv)
+			return lockappend.Completion{Element: inv.Element, Reason: reason}
+		},
+		FinalRead: func(ctx context.Context, c targets.Client) (any, error) {
+			list, err := c.Read(ctx)
+			return lockappend.ReadValue{Value: list}, err
+		},
+		FinalReadF: lockappend.FFinalRead,
+		Check:      checkLockAppend,
+	},
+}
+
+// WorkloadNames lists the valid --workload values.
+func WorkloadNames() string {
+	names := make([]string, len(workloadTable))
+	for i, w := range workloadTable {
+		names[i] = w.Name
+	}
+	return strings.Join(names, ", ")
+}
+
+// lookupWorkload returns the workload named name.
+func lookupWorkload(name string) (*Workload, error) {
+	for i := range workloadTable {
+		if workloadTable[i].Name == name {
+			return &workloadTable[i], nil
+		}
+	}
+	return nil, fmt.Errorf("%w: unknown workload %q (valid: %s)", targets.ErrBadConfig, name, WorkloadNames())
+}
