@@ -88,14 +88,6 @@ func firstLoss(events []history.Event, lost checkers.LostUpdates) *int64 {
 	return first
 }
 
-// WriteResults writes results.json and report.html.
-func WriteResults(run *store.Run, test store.TestInfo, res *store.Results) error {
-	if err := run.WriteJSON(store.ResultsFile, res); err != nil {
-		return err
-	}
-	return store.WriteReport(run, test, res)
-}
-
 // Summary is the end-of-run text: one figure a line.
 func Summary(res *store.Results) string {
 	var b strings.Builder
