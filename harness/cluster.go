@@ -13,9 +13,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fencecheck/fencecheck/harness/docker"
+	"github.com/fencecheck/fencecheck/harness/netdelay"
+	"github.com/fencecheck/fencecheck/harness/vdso"
 	"github.com/fencecheck/fencecheck/history"
 	"github.com/fencecheck/fencecheck/images"
 	"github.com/fencecheck/fencecheck/nemesis"
@@ -52,7 +55,7 @@ type Cluster struct {
 	rt       *docker.Runtime
 	log      *slog.Logger
 	RunID    string
-	Servers  []*docker.Container
+	servers  []*docker.Container
 	Nodes    []targets.Node
 	Images   map[string]string // kind -> tag
 	ImageIDs map[string]string // kind -> image id
@@ -62,9 +65,12 @@ type Cluster struct {
 	clients []*client
 	byNode  map[string]*docker.Container
 
-	mu      sync.Mutex
-	tokens  map[history.Process]int64
-	waiters []chan nemesis.Holder
+	scripted atomic.Int64 // ids of RunOne's operations
+
+	mu       sync.Mutex
+	delayers map[string]*netdelay.Delayer
+	tokens   map[history.Process]int64
+	waiters  []chan nemesis.Holder
 }
 
 func (c *Cluster) stage(format string, args ...any) {
@@ -90,7 +96,8 @@ func StartCluster(ctx context.Context, cfg ClusterConfig) (c *Cluster, err error
 		log = slog.New(slog.DiscardHandler)
 	}
 	c = &Cluster{cfg: cfg, log: log, RunID: newRunID(), Images: map[string]string{}, ImageIDs: map[string]string{},
-		byNode: map[string]*docker.Container{}, tokens: map[history.Process]int64{}}
+		byNode: map[string]*docker.Container{}, tokens: map[history.Process]int64{},
+		delayers: map[string]*netdelay.Delayer{}}
 	specs, err := cfg.Target.Nodes(cfg.Nodes)
 	if err != nil {
 		return nil, err
@@ -130,11 +137,11 @@ func StartCluster(ctx context.Context, cfg ClusterConfig) (c *Cluster, err error
 		dspecs[i] = docker.Spec{Name: s.Name, Role: "server", Image: c.Images[cfg.Target.Image()], Cmd: s.Cmd, Env: s.Env}
 	}
 	c.stage("starting %d %s servers (run %s)", len(specs), cfg.Target.Name(), c.RunID)
-	c.Servers, err = c.rt.StartAll(ctx, dspecs)
+	c.servers, err = c.rt.StartAll(ctx, dspecs)
 	if err != nil {
 		return c, fmt.Errorf("%w: %v", ErrHarness, err)
 	}
-	for i, s := range c.Servers {
+	for i, s := range c.servers {
 		c.byNode[s.Name] = s
 		c.Nodes = append(c.Nodes, targets.Node{Name: s.Name, Addr: fmt.Sprintf("%s:%d", s.IP, specs[i].Port)})
 	}
@@ -285,13 +292,161 @@ func (c *Cluster) NextHolder(ctx context.Context) (nemesis.Holder, error) {
 	}
 }
 
+// TTL is the lease TTL (nemesis.Env).
+func (c *Cluster) TTL() time.Duration { return c.cfg.Client.TTL }
+
+// Servers are the server nodes' names (nemesis.Env).
+func (c *Cluster) Servers() []string {
+	names := make([]string, len(c.servers))
+	for i, s := range c.servers {
+		names[i] = s.Name
+	}
+	return names
+}
+
+// Clients are the worker nodes' names (nemesis.Env).
+func (c *Cluster) Clients() []string {
+	names := make([]string, len(c.clients))
+	for i, cl := range c.clients {
+		names[i] = cl.name
+	}
+	return names
+}
+
+// Healthy waits until every server serves (nemesis.Env).
+func (c *Cluster) Healthy(ctx context.Context) error {
+	return c.cfg.Target.Ready(ctx, c.Nodes)
+}
+
+func (c *Cluster) node(name string) (*docker.Container, error) {
+	ct, ok := c.byNode[name]
+	if !ok {
+		return nil, fmt.Errorf("harness: no node %q", name)
+	}
+	return ct, nil
+}
+
 // Signal signals a node's process (nemesis.Env).
 func (c *Cluster) Signal(ctx context.Context, node, sig string) error {
-	ct, ok := c.byNode[node]
-	if !ok {
-		return fmt.Errorf("harness: no node %q", node)
+	ct, err := c.node(node)
+	if err != nil {
+		return err
 	}
 	return c.rt.Signal(ctx, ct, sig)
+}
+
+// Kill kills a server and waits until its container stopped (nemesis.Env).
+func (c *Cluster) Kill(ctx context.Context, node string) error {
+	ct, err := c.node(node)
+	if err != nil {
+		return err
+	}
+	return c.rt.Kill(ctx, ct)
+}
+
+// Restart starts a killed server again on its data (nemesis.Env).
+func (c *Cluster) Restart(ctx context.Context, node string) error {
+	ct, err := c.node(node)
+	if err != nil {
+		return err
+	}
+	return c.rt.Restart(ctx, ct)
+}
+
+// Exec runs a command in a node's container (nemesis.Env).
+func (c *Cluster) Exec(ctx context.Context, node string, cmd ...string) (string, error) {
+	ct, err := c.node(node)
+	if err != nil {
+		return "", err
+	}
+	return c.rt.Exec(ctx, ct, cmd...)
+}
+
+// Addr is a node's address (nemesis.Env).
+func (c *Cluster) Addr(node string) string {
+	if ct, ok := c.byNode[node]; ok {
+		return ct.IP
+	}
+	return ""
+}
+
+const delayRule = "OUTPUT -o eth0 -j NFQUEUE --queue-num 0 --queue-bypass"
+
+// Delay holds every packet a node sends for delay ± jitter (nemesis.Env).
+func (c *Cluster) Delay(ctx context.Context, node string, delay, jitter time.Duration) error {
+	ct, err := c.node(node)
+	if err != nil {
+		return err
+	}
+	pid, err := c.rt.Pid(ctx, ct)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	_, busy := c.delayers[node]
+	c.mu.Unlock()
+	if busy {
+		return fmt.Errorf("harness: %s is delayed already", node)
+	}
+	d, err := netdelay.Start(pid, 0, delay, jitter, uint64(pid))
+	if err != nil {
+		return err
+	}
+	if _, err := c.rt.Exec(ctx, ct, "sh", "-c", "iptables -w -A "+delayRule); err != nil {
+		return errors.Join(err, d.Stop())
+	}
+	c.mu.Lock()
+	c.delayers[node] = d
+	c.mu.Unlock()
+	return nil
+}
+
+// Undelay ends a node's delay: the rule goes, then every held packet is
+// released (nemesis.Env).
+func (c *Cluster) Undelay(ctx context.Context, node string) error {
+	c.mu.Lock()
+	d := c.delayers[node]
+	delete(c.delayers, node)
+	c.mu.Unlock()
+	if d == nil {
+		return nil
+	}
+	ct, err := c.node(node)
+	if err != nil {
+		return errors.Join(err, d.Stop())
+	}
+	_, err = c.rt.Exec(ctx, ct, "sh", "-c", "iptables -w -D "+delayRule)
+	return errors.Join(err, d.Stop())
+}
+
+// SkewServerClock sets a server process's wall-clock offset by patching its
+// vDSO; 0 restores the true clock (nemesis.Env).
+func (c *Cluster) SkewServerClock(ctx context.Context, node string, offset time.Duration) error {
+	ct, err := c.node(node)
+	if err != nil {
+		return err
+	}
+	pid, err := c.rt.Pid(ctx, ct)
+	if err != nil {
+		return err
+	}
+	if pid == 0 {
+		return fmt.Errorf("harness: %s does not run", node)
+	}
+	if offset == 0 {
+		return vdso.Reset(pid)
+	}
+	return vdso.SetOffset(pid, offset)
+}
+
+// SkewClientClock sets a client's lease-clock offset (nemesis.Env).
+func (c *Cluster) SkewClientClock(ctx context.Context, node string, offset time.Duration) error {
+	for _, cl := range c.clients {
+		if cl.name == node {
+			return cl.conn.send(message{Kind: kindSkew, Skew: offset})
+		}
+	}
+	return fmt.Errorf("harness: no client %q", node)
 }
 
 // ProcessState returns the state letter of a node's process (R, S, T, ...).
@@ -328,6 +483,12 @@ func (c *Cluster) Close(logsDir string) error {
 }
 
 func (c *Cluster) teardown(logsDir string) error {
+	c.mu.Lock()
+	for n, d := range c.delayers {
+		d.Stop()
+		delete(c.delayers, n)
+	}
+	c.mu.Unlock()
 	if c.rt == nil {
 		return nil
 	}
@@ -357,4 +518,25 @@ func (c *Cluster) teardown(logsDir string) error {
 	}
 	c.rt = nil
 	return err
+}
+
+// RunOne runs one lock-append critical section on client i, with its work
+// time set to work, and waits for its completion (scripted tests use it).
+func (c *Cluster) RunOne(ctx context.Context, i int, work time.Duration) error {
+	if i < 0 || i >= len(c.clients) {
+		return fmt.Errorf("harness: no client %d", i)
+	}
+	cfg := c.cfg.Config
+	cfg.LockAppend.Work = work
+	id := c.scripted.Add(1)
+	p, err := c.clients[i].invoke(history.Process(i), id, lockappend.FAppend, lockappend.Invoke{Element: id}, &cfg)
+	if err != nil {
+		return err
+	}
+	if t := c.clients[i].await(ctx, p, 60*time.Second); t != history.Ok {
+		var done lockappend.Completion
+		_ = p.completion(&done)
+		return fmt.Errorf("harness: op %d: %s %s %s", id, t, done.Reason, done.Error)
+	}
+	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"time"
 
 	"github.com/fencecheck/fencecheck/history"
 	"github.com/fencecheck/fencecheck/targets"
@@ -23,6 +24,7 @@ import (
 //	harness -> worker  {"kind":"op","id":7,"f":"append","value":{"element":42}}
 //	worker  -> harness {"kind":"phase","id":7,"phase":"acquired","value":{"token":1234}}
 //	worker  -> harness {"kind":"done","id":7,"type":"ok","value":{...}}
+//	harness -> worker  {"kind":"skew","skew":-6000000000}   (clock-skew:client; any time)
 //
 // A worker runs one operation at a time, in the order received, and reports
 // every phase before the operation's done.
@@ -38,6 +40,7 @@ const (
 	kindOp    = "op"
 	kindPhase = "phase"
 	kindDone  = "done"
+	kindSkew  = "skew"
 )
 
 // Setup is what a worker needs to run operations.
@@ -62,7 +65,9 @@ type message struct {
 	// Override replaces the setup's workload config for this op only
 	// (scripted runs such as the demo use it).
 	Override *WorkloadConfig `json:"override,omitempty"`
-	Error    string          `json:"error,omitempty"`
+	// Skew is the worker's lease-clock offset (skew).
+	Skew  time.Duration `json:"skew,omitempty"`
+	Error string        `json:"error,omitempty"`
 }
 
 // conn is one end of the protocol: line-delimited JSON with serialized

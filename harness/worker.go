@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"sync/atomic"
 	"time"
 
 	"github.com/fencecheck/fencecheck/targets"
@@ -70,6 +71,7 @@ func serveConn(ctx context.Context, c *conn, lookup func(string) (targets.Target
 	defer stop()
 	ops := make(chan message, 64)
 	readErr := make(chan error, 1)
+	var skew atomic.Int64 // the lease clock's offset, set by clock-skew:client
 	go func() {
 		defer close(ops)
 		for {
@@ -78,6 +80,11 @@ func serveConn(ctx context.Context, c *conn, lookup func(string) (targets.Target
 				readErr <- err
 				stop()
 				return
+			}
+			if m.Kind == kindSkew {
+				skew.Store(int64(m.Skew))
+				log.Info("lease clock skewed", "offset", m.Skew)
+				continue
 			}
 			if m.Kind != kindOp {
 				readErr <- fmt.Errorf("unexpected %q message", m.Kind)
@@ -102,7 +109,8 @@ func serveConn(ctx context.Context, c *conn, lookup func(string) (targets.Target
 				log.Warn("phase not sent", "op", id, "phase", phase, "err", err)
 			}
 		}
-		typ, done := w.Execute(cctx, client, cfg, m.F, m.Value, report)
+		env := WorkerEnv{Report: report, Skew: func() time.Duration { return time.Duration(skew.Load()) }}
+		typ, done := w.Execute(cctx, client, cfg, m.F, m.Value, env)
 		raw, _ := json.Marshal(done)
 		log.Info("op", "id", id, "f", m.F, "invoke", string(m.Value), "type", typ, "done", string(raw))
 		if err := c.send(message{Kind: kindDone, ID: id, Type: typ, Value: raw}); err != nil {

@@ -20,6 +20,13 @@ type WorkloadConfig struct {
 	LockAppend lockappend.Config `json:"lock_append"`
 }
 
+// WorkerEnv is what a worker gives an operation besides its client: where
+// phases go, and its lease clock's offset (clock-skew:client).
+type WorkerEnv struct {
+	Report lockappend.Reporter
+	Skew   func() time.Duration
+}
+
 // Workload is one row of the workload table: how the generator makes
 // operations, how a worker runs them, and how the history is checked.
 type Workload struct {
@@ -29,8 +36,8 @@ type Workload struct {
 	// Next returns the next invocation (f and value); n is a run-wide
 	// counter, unique per call.
 	Next func(r *rand.Rand, cfg WorkloadConfig, n int64) (string, any)
-	// Execute runs one operation in a worker; report forwards phases.
-	Execute func(ctx context.Context, c targets.Client, cfg WorkloadConfig, f string, value json.RawMessage, report lockappend.Reporter) (history.Type, any)
+	// Execute runs one operation in a worker.
+	Execute func(ctx context.Context, c targets.Client, cfg WorkloadConfig, f string, value json.RawMessage, env WorkerEnv) (history.Type, any)
 	// Unknown is the value of the info completion the harness records when
 	// an operation times out: the invocation's value and the reason.
 	Unknown func(invoke json.RawMessage, reason string) any
@@ -50,12 +57,12 @@ var workloadTable = []Workload{
 		Next: func(_ *rand.Rand, _ WorkloadConfig, n int64) (string, any) {
 			return lockappend.FAppend, lockappend.Invoke{Element: n}
 		},
-		Execute: func(ctx context.Context, c targets.Client, cfg WorkloadConfig, f string, value json.RawMessage, report lockappend.Reporter) (history.Type, any) {
+		Execute: func(ctx context.Context, c targets.Client, cfg WorkloadConfig, f string, value json.RawMessage, env WorkerEnv) (history.Type, any) {
 			var inv lockappend.Invoke
 			if f != lockappend.FAppend || json.Unmarshal(value, &inv) != nil {
 				return history.Fail, lockappend.Completion{Reason: "bad-op", Error: fmt.Sprintf("cannot run %s %s", f, value)}
 			}
-			return lockappend.Execute(ctx, c, cfg.LockAppend, inv.Element, report)
+			return lockappend.Execute(ctx, c, cfg.LockAppend, inv.Element, env.Report, env.Skew)
 		},
 		Unknown: func(invoke json.RawMessage, reason string) any {
 			var inv lockappend.Invoke

@@ -34,17 +34,65 @@ type Holder struct {
 
 // Env is what faults act on; the harness implements it.
 type Env interface {
+	Cluster
+	Processes
+	Network
+	Clocks
+}
+
+// Cluster is what a fault knows of the test.
+type Cluster interface {
 	// Lease is the longest the lock can stay unavailable after its holder's
 	// last renewal (targets.MaxLease): a holder paused longer than this has
-	// lost the lock. Work is the clients' time between lease check and write.
+	// lost the lock. TTL is the lease TTL. Work is the clients' time between
+	// lease check and write.
 	Lease() time.Duration
+	TTL() time.Duration
 	Work() time.Duration
+	// Servers and Clients are the node names (n1 ..., w1 ...).
+	Servers() []string
+	Clients() []string
+	// Leader is the server that leads now.
+	Leader(ctx context.Context) (string, error)
 	// NextHolder blocks until a client reports a passed lease check after
 	// the call, and returns it.
 	NextHolder(ctx context.Context) (Holder, error)
-	// Signal sends a signal (SIGSTOP, SIGCONT, ...) to the process of a node:
-	// a server or a client container.
+	// Healthy returns nil once every server serves again, or the reason it
+	// does not when ctx ends.
+	Healthy(ctx context.Context) error
+}
+
+// Processes acts on the processes of nodes.
+type Processes interface {
+	// Signal sends a signal (SIGSTOP, SIGCONT, ...) to the process of a
+	// node: a server or a client container.
 	Signal(ctx context.Context, node string, sig string) error
+	// Kill sends SIGKILL to a server and waits until its container stopped;
+	// Restart starts it again on its data, at its address.
+	Kill(ctx context.Context, node string) error
+	Restart(ctx context.Context, node string) error
+}
+
+// Network changes the network inside node containers.
+type Network interface {
+	// Exec runs a command inside a node's container (iptables, tc).
+	Exec(ctx context.Context, node string, cmd ...string) (string, error)
+	// Addr is a node's IP address on the run's network.
+	Addr(node string) string
+	// Delay holds every packet a node sends for delay ± jitter (normally
+	// distributed) until Undelay.
+	Delay(ctx context.Context, node string, delay, jitter time.Duration) error
+	Undelay(ctx context.Context, node string) error
+}
+
+// Clocks skews clocks.
+type Clocks interface {
+	// SkewServerClock makes a server process's wall clock run offset ahead
+	// (0 restores it).
+	SkewServerClock(ctx context.Context, node string, offset time.Duration) error
+	// SkewClientClock makes a client's lease clock run offset ahead
+	// (negative: behind; 0 restores it).
+	SkewClientClock(ctx context.Context, node string, offset time.Duration) error
 }
 
 // Fault is one kind of failure.
@@ -111,6 +159,7 @@ func (s *Schedule) Run(ctx context.Context, env Env, rec Recorder) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	defer s.heal(env, rec, log) // on every return, nothing stays broken
 	for {
 		select {
 		case <-ctx.Done():
@@ -118,6 +167,19 @@ func (s *Schedule) Run(ctx context.Context, env Env, rec Recorder) {
 		case <-time.After(s.Interval):
 		}
 		f := s.Faults[r.IntN(len(s.Faults))]
+		// Health before: a fault lands on a cluster that serves.
+		start := time.Now()
+		hctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		herr := env.Healthy(hctx)
+		cancel()
+		if ctx.Err() != nil {
+			return
+		}
+		before := fmt.Sprintf("after %s", time.Since(start).Round(time.Millisecond))
+		if herr != nil {
+			before = "no: " + herr.Error()
+			log.Warn("cluster unhealthy before a fault", "fault", f.Name(), "err", herr)
+		}
 		inj, err := f.Inject(ctx, env, r)
 		if err != nil {
 			if ctx.Err() == nil {
@@ -125,6 +187,10 @@ func (s *Schedule) Run(ctx context.Context, env Env, rec Recorder) {
 			}
 			continue
 		}
+		if inj.Params == nil {
+			inj.Params = map[string]string{}
+		}
+		inj.Params["healthy_before"] = before
 		s.mu.Lock()
 		s.active = &active{fault: f.Name(), inj: inj}
 		s.mu.Unlock()
@@ -134,26 +200,41 @@ func (s *Schedule) Run(ctx context.Context, env Env, rec Recorder) {
 		case <-ctx.Done():
 		case <-time.After(inj.Hold):
 		}
-		s.heal(rec, log)
+		s.heal(env, rec, log)
 	}
 }
 
-// heal recovers the active fault, if any, and records its stop.
-func (s *Schedule) heal(rec Recorder, log *slog.Logger) {
+// heal recovers the active fault, if any, waits until the cluster serves
+// again (at most 30 s), and records the fault's stop with the time that
+// took (params: healthy_after).
+func (s *Schedule) heal(env Env, rec Recorder, log *slog.Logger) {
 	s.mu.Lock()
 	a := s.active
-	s.active = nil
 	s.mu.Unlock()
 	if a == nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	v := history.FaultValue{Fault: a.fault, Nodes: a.inj.Nodes, Params: a.inj.Params}
+	params := map[string]string{}
+	for k, v := range a.inj.Params {
+		params[k] = v
+	}
+	v := history.FaultValue{Fault: a.fault, Nodes: a.inj.Nodes, Params: params}
 	if err := a.inj.Recover(ctx); err != nil {
 		v.Error = err.Error()
 		log.Error("fault not recovered", "fault", a.fault, "nodes", a.inj.Nodes, "err", err)
 	}
+	healed := time.Now()
+	if err := env.Healthy(ctx); err != nil {
+		params["healthy_after"] = "no: " + err.Error()
+		log.Error("cluster unhealthy after a fault", "fault", a.fault, "err", err)
+	} else {
+		params["healthy_after"] = time.Since(healed).Round(time.Millisecond).String()
+	}
+	s.mu.Lock()
+	s.active = nil
+	s.mu.Unlock()
 	rec.Record(history.Nemesis, history.Info, history.FStop, v)
 }
 

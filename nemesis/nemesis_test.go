@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -37,8 +38,28 @@ type fakeEnv struct {
 	holders chan Holder
 }
 
-func (e *fakeEnv) Lease() time.Duration { return 100 * time.Millisecond }
-func (e *fakeEnv) Work() time.Duration  { return 10 * time.Millisecond }
+func (e *fakeEnv) Lease() time.Duration                   { return 100 * time.Millisecond }
+func (e *fakeEnv) TTL() time.Duration                     { return 100 * time.Millisecond }
+func (e *fakeEnv) Work() time.Duration                    { return 10 * time.Millisecond }
+func (e *fakeEnv) Servers() []string                      { return []string{"n1", "n2", "n3"} }
+func (e *fakeEnv) Clients() []string                      { return []string{"w1", "w2"} }
+func (e *fakeEnv) Leader(context.Context) (string, error) { return "n2", nil }
+func (e *fakeEnv) Healthy(context.Context) error          { return nil }
+func (e *fakeEnv) Kill(context.Context, string) error     { return nil }
+func (e *fakeEnv) Restart(context.Context, string) error  { return nil }
+func (e *fakeEnv) Addr(node string) string                { return "10.0.0." + node[1:] }
+func (e *fakeEnv) Exec(_ context.Context, node string, cmd ...string) (string, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.signals = append(e.signals, "exec "+node+" "+strings.Join(cmd, " "))
+	return "", nil
+}
+func (e *fakeEnv) SkewServerClock(context.Context, string, time.Duration) error { return nil }
+func (e *fakeEnv) Delay(context.Context, string, time.Duration, time.Duration) error {
+	return nil
+}
+func (e *fakeEnv) Undelay(context.Context, string) error                        { return nil }
+func (e *fakeEnv) SkewClientClock(context.Context, string, time.Duration) error { return nil }
 func (e *fakeEnv) NextHolder(ctx context.Context) (Holder, error) {
 	select {
 	case h := <-e.holders:
@@ -104,5 +125,91 @@ func TestPauseHolderIsSeeded(t *testing.T) {
 	a, b := params(), params()
 	if a["hold"] != b["hold"] || a["delay"] != b["delay"] {
 		t.Errorf("same seed, different faults: %v %v", a, b)
+	}
+}
+
+func TestGrudges(t *testing.T) {
+	n3 := []string{"a", "b", "c"}
+	n5 := []string{"a", "b", "c", "d", "e"}
+	cases := []struct {
+		name string
+		g    Grudge
+		want string
+	}{
+		{"isolate", Isolate("b", n3), "a drops b; b drops a,c; c drops b"},
+		{"halves of 3", Halves(n3), "a drops b,c; b drops a; c drops a"},
+		{"halves of 5", Halves(n5), "a drops c,d,e; b drops c,d,e; c drops a,b; d drops a,b; e drops a,b"},
+		{"bridge of 5", Bridge(n5), "a drops d,e; b drops d,e; d drops a,b; e drops a,b"},
+		{"ring of 5", MajoritiesRing(n5), "a drops d,e; b drops e,a; c drops a,b; d drops b,c; e drops c,d"},
+		{"ring of 3", MajoritiesRing(n3), "a drops c; b drops a; c drops b"},
+	}
+	for _, c := range cases {
+		if got := c.g.String(); got != c.want {
+			t.Errorf("%s: %s, want %s", c.name, got, c.want)
+		}
+	}
+	// In a majorities ring every node still sees a majority (itself
+	// included), and no two see the same set.
+	seen := map[string]bool{}
+	for _, x := range n5 {
+		visible := len(n5) - len(MajoritiesRing(n5)[x])
+		if visible < 3 {
+			t.Errorf("%s sees %d of 5", x, visible)
+		}
+		key := strings.Join(MajoritiesRing(n5)[x], ",")
+		if seen[key] {
+			t.Errorf("two nodes see the same majority")
+		}
+		seen[key] = true
+	}
+}
+
+func TestPartitionAppliesAndFlushesRules(t *testing.T) {
+	env := &fakeEnv{}
+	inj, err := Partition{Scope: PartLeader}.Inject(context.Background(), env, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inj.Params["grudge"] != "n1 drops n2; n2 drops n1,n3; n3 drops n2" && inj.Params["grudge"] != "n1 drops n2; n2 drops n3,n1; n3 drops n2" {
+		t.Errorf("grudge %q does not isolate the leader n2", inj.Params["grudge"])
+	}
+	if err := inj.Recover(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	env.mu.Lock()
+	defer env.mu.Unlock()
+	var adds, flushes int
+	for _, s := range env.signals {
+		adds += strings.Count(s, "-A INPUT")
+		flushes += strings.Count(s, "-F INPUT")
+	}
+	if adds != 4 || flushes != 3 {
+		t.Errorf("%d rules added, %d flushes; want 4 and 3: %v", adds, flushes, env.signals)
+	}
+}
+
+func TestScopes(t *testing.T) {
+	env := &fakeEnv{}
+	r := rand.New(rand.NewPCG(3, 4))
+	for scope, n := range map[string]int{ScopeOne: 1, ScopeLeader: 1, ScopeMinority: 1, ScopeMajority: 2, ScopeAll: 3} {
+		got, err := pickServers(context.Background(), env, r, scope)
+		if err != nil || len(got) != n {
+			t.Errorf("%s: %v %v, want %d servers", scope, got, err, n)
+		}
+	}
+	if got, _ := pickServers(context.Background(), env, r, ScopeLeader); got[0] != "n2" {
+		t.Errorf("leader scope picked %v", got)
+	}
+	for _, spec := range []string{"kill:majority", "partition:all", "netem:jitter", "clock-skew:both"} {
+		if _, err := Parse(spec); err == nil {
+			t.Errorf("Parse(%q): no error", spec)
+		}
+	}
+	fs, err := Parse("pause-server,kill:leader,partition:majorities-ring,partition-client,clock-skew:server,netem:loss,pause-client")
+	if err != nil || len(fs) != 7 {
+		t.Fatalf("Parse of every fault: %d, %v", len(fs), err)
+	}
+	if fs[0].Name() != "pause-server:one" {
+		t.Errorf("default scope: %s", fs[0].Name())
 	}
 }

@@ -10,7 +10,55 @@ var table = []entry{
 		Doc:  "SIGSTOP the lock holder's client inside its critical section for 1.5-3 leases, then SIGCONT",
 		New:  noScope(PauseHolder{}),
 	},
+	{
+		Name: "pause-client",
+		Doc:  "SIGSTOP a random client, whatever it does, for 1.5-3 leases, then SIGCONT",
+		New:  noScope(PauseClient{}),
+	},
+	{
+		Name:   "pause-server",
+		Doc:    "SIGSTOP server processes for 1-3 leases, then SIGCONT",
+		Scopes: serverScopes,
+		New:    scoped(serverScopes, func(s string) Fault { return PauseServer{Scope: s} }),
+	},
+	{
+		Name:   "kill",
+		Doc:    "SIGKILL server processes, keep them down 1-2 leases, restart them on their data",
+		Scopes: killScopes,
+		New:    scoped(killScopes, func(s string) Fault { return Kill{Scope: s} }),
+	},
+	{
+		Name:   "partition",
+		Doc:    "partition the servers (a grudge applied as iptables rules inside the containers) for 1-3 leases",
+		Scopes: partitionScopes,
+		New:    scoped(partitionScopes, func(s string) Fault { return Partition{Scope: s} }),
+	},
+	{
+		Name: "partition-client",
+		Doc:  "cut the lock holder off from every server inside its critical section for 1.5-3 leases",
+		New:  noScope(PartitionClient{}),
+	},
+	{
+		Name:   "clock-skew",
+		Doc:    "jump a client's lease clock, or a server process's wall clock (vDSO patch), by 2-4 TTLs for 1-2 leases",
+		Scopes: clockScopes,
+		New:    scoped(clockScopes, func(s string) Fault { return ClockSkew{Scope: s} }),
+	},
+	{
+		Name:   "netem",
+		Doc:    "tc netem on a minority of servers: delay 200ms±50ms or 30% loss, for 1-3 leases",
+		Scopes: netemScopes,
+		New:    scoped(netemScopes, func(s string) Fault { return Netem{Scope: s} }),
+	},
 }
+
+var (
+	serverScopes    = []string{ScopeOne, ScopeLeader, ScopeMinority, ScopeMajority, ScopeAll}
+	killScopes      = []string{ScopeOne, ScopeLeader, ScopeMinority, ScopeAll}
+	partitionScopes = []string{PartOne, PartLeader, PartHalves, PartMajoritiesRing, PartBridge}
+	clockScopes     = []string{ClockClient, ClockServer}
+	netemScopes     = []string{NetemDelay, NetemLoss}
+)
 
 // noScope is the constructor of a fault that takes no :scope.
 func noScope(f Fault) func(string) (Fault, error) {

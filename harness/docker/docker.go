@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -66,6 +67,12 @@ type Spec struct {
 	Env   []string
 }
 
+// Roles.
+const (
+	RoleServer = "server"
+	RoleWorker = "worker"
+)
+
 // Container is a started container.
 type Container struct {
 	ID   string
@@ -79,22 +86,66 @@ type Runtime struct {
 	cli     *client.Client
 	runID   string
 	network string
+	subnet  netip.Prefix
 
 	mu         sync.Mutex
 	containers []*Container
+	next       map[string]int // role -> containers of that role so far
 }
 
-// New makes the run's private bridge network and returns its runtime.
+// New makes the run's private bridge network and returns its runtime. The
+// network's subnet is one the Engine picks as free; containers get fixed
+// addresses in it (servers from .10, workers from .100), so that a server
+// restarted after a crash keeps its address and partition rules stay right.
 func New(ctx context.Context, cli *client.Client, runID string) (*Runtime, error) {
 	name := "fencecheck-" + runID
-	_, err := cli.NetworkCreate(ctx, name, network.CreateOptions{
-		Driver: "bridge",
-		Labels: map[string]string{LabelManaged: "1", LabelRun: runID},
-	})
+	labels := map[string]string{LabelManaged: "1", LabelRun: runID}
+	// Fixed addresses need a subnet given at creation: let the Engine pick
+	// a free one on a probe network, then make the real one with it.
+	probe, err := cli.NetworkCreate(ctx, name, network.CreateOptions{Driver: "bridge", Labels: labels})
 	if err != nil {
 		return nil, fmt.Errorf("docker: create network %s: %w", name, err)
 	}
-	return &Runtime{cli: cli, runID: runID, network: name}, nil
+	info, err := cli.NetworkInspect(ctx, probe.ID, network.InspectOptions{})
+	rmErr := cli.NetworkRemove(ctx, probe.ID)
+	if err != nil || rmErr != nil {
+		return nil, fmt.Errorf("docker: probe network %s: %w", name, errors.Join(err, rmErr))
+	}
+	var subnet netip.Prefix
+	for _, c := range info.IPAM.Config {
+		if p, err := netip.ParsePrefix(c.Subnet); err == nil && p.Addr().Is4() {
+			subnet = p.Masked()
+		}
+	}
+	if !subnet.IsValid() || subnet.Bits() > 24 {
+		return nil, fmt.Errorf("docker: network %s got no usable IPv4 subnet (%v)", name, info.IPAM.Config)
+	}
+	gw := subnet.Addr().Next()
+	_, err = cli.NetworkCreate(ctx, name, network.CreateOptions{
+		Driver: "bridge",
+		Labels: labels,
+		IPAM:   &network.IPAM{Config: []network.IPAMConfig{{Subnet: subnet.String(), Gateway: gw.String()}}},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("docker: create network %s on %s: %w", name, subnet, err)
+	}
+	return &Runtime{cli: cli, runID: runID, network: name, subnet: subnet, next: map[string]int{}}, nil
+}
+
+// address returns the next fixed address for a role.
+func (r *Runtime) address(role string) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	first := 10
+	if role == RoleWorker {
+		first = 100
+	}
+	a := r.subnet.Addr()
+	for i := 0; i < first+r.next[role]; i++ {
+		a = a.Next()
+	}
+	r.next[role]++
+	return a.String()
 }
 
 // RunID is the run's id.
@@ -104,8 +155,13 @@ func (r *Runtime) RunID() string { return r.runID }
 func (r *Runtime) Client() *client.Client { return r.cli }
 
 // Start creates and starts one container on the run's network, with the
-// node name as its host name and network alias.
+// node name as its host name and network alias, at the role's next fixed
+// address.
 func (r *Runtime) Start(ctx context.Context, s Spec) (*Container, error) {
+	return r.start(ctx, s, r.address(s.Role))
+}
+
+func (r *Runtime) start(ctx context.Context, s Spec, ip string) (*Container, error) {
 	cname := fmt.Sprintf("fencecheck-%s-%s", r.runID, s.Name)
 	cfg := &container.Config{
 		Image:    s.Image,
@@ -122,7 +178,7 @@ func (r *Runtime) Start(ctx context.Context, s Spec) (*Container, error) {
 		LogConfig:   container.LogConfig{Type: "json-file"},
 	}
 	netcfg := &network.NetworkingConfig{EndpointsConfig: map[string]*network.EndpointSettings{
-		r.network: {Aliases: []string{s.Name}},
+		r.network: {Aliases: []string{s.Name}, IPAMConfig: &network.EndpointIPAMConfig{IPv4Address: ip}},
 	}}
 	created, err := r.cli.ContainerCreate(ctx, cfg, host, netcfg, nil, cname)
 	if err != nil {
@@ -148,16 +204,21 @@ func (r *Runtime) Start(ctx context.Context, s Spec) (*Container, error) {
 	return c, nil
 }
 
-// StartAll starts the containers concurrently and returns them in order.
+// StartAll starts the containers concurrently and returns them in order;
+// addresses are given in order too.
 func (r *Runtime) StartAll(ctx context.Context, specs []Spec) ([]*Container, error) {
 	out := make([]*Container, len(specs))
 	errs := make([]error, len(specs))
 	var wg sync.WaitGroup
+	ips := make([]string, len(specs))
+	for i, s := range specs {
+		ips[i] = r.address(s.Role) // in order, before the concurrent starts
+	}
 	for i, s := range specs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			out[i], errs[i] = r.Start(ctx, s)
+			out[i], errs[i] = r.start(ctx, s, ips[i])
 		}()
 	}
 	wg.Wait()
@@ -178,6 +239,54 @@ func (r *Runtime) Signal(ctx context.Context, c *Container, sig string) error {
 		return fmt.Errorf("docker: %s %s: %w", sig, c.Name, err)
 	}
 	return nil
+}
+
+// Kill sends SIGKILL to the container's process and waits until the
+// container has stopped; its file system (and so a server's data) stays.
+func (r *Runtime) Kill(ctx context.Context, c *Container) error {
+	if err := r.Signal(ctx, c, "SIGKILL"); err != nil {
+		return err
+	}
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	okc, errc := r.cli.ContainerWait(wctx, c.ID, container.WaitConditionNotRunning)
+	select {
+	case <-okc:
+		return nil
+	case err := <-errc:
+		return fmt.Errorf("docker: wait for %s to stop: %w", c.Name, err)
+	}
+}
+
+// Restart starts a stopped container again, on its own file system and at
+// its fixed address.
+func (r *Runtime) Restart(ctx context.Context, c *Container) error {
+	if err := r.cli.ContainerStart(ctx, c.ID, container.StartOptions{}); err != nil {
+		return fmt.Errorf("docker: restart %s: %w", c.Name, err)
+	}
+	return nil
+}
+
+// Running reports whether the container runs.
+func (r *Runtime) Running(ctx context.Context, c *Container) (bool, error) {
+	info, err := r.cli.ContainerInspect(ctx, c.ID)
+	if err != nil {
+		return false, fmt.Errorf("docker: inspect %s: %w", c.Name, err)
+	}
+	return info.State != nil && info.State.Running, nil
+}
+
+// Pid returns the host pid of the container's process (0 when it does not
+// run).
+func (r *Runtime) Pid(ctx context.Context, c *Container) (int, error) {
+	info, err := r.cli.ContainerInspect(ctx, c.ID)
+	if err != nil {
+		return 0, fmt.Errorf("docker: inspect %s: %w", c.Name, err)
+	}
+	if info.State == nil {
+		return 0, nil
+	}
+	return info.State.Pid, nil
 }
 
 // ProcessState returns the state letter of the container's PID 1 as the

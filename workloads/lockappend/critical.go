@@ -38,8 +38,10 @@ type Reporter func(phase string, v any)
 //   - Ok when the write was acknowledged.
 //
 // The lock is released before Execute returns, so that every phase of the
-// operation is reported before its completion.
-func Execute(ctx context.Context, c targets.Client, cfg Config, element int64, report Reporter) (history.Type, Completion) {
+// operation is reported before its completion. skew, if not nil, is the
+// offset of the client's lease clock: a clock behind (negative) makes the
+// client believe its lease has that much more time left.
+func Execute(ctx context.Context, c targets.Client, cfg Config, element int64, report Reporter, skew func() time.Duration) (history.Type, Completion) {
 	done := Completion{Element: element}
 	actx, cancel := context.WithTimeout(ctx, cfg.AcquireTimeout)
 	lease, err := c.Acquire(actx)
@@ -71,6 +73,9 @@ func Execute(ctx context.Context, c targets.Client, cfg Config, element int64, r
 	report(PhaseRead, ReadValue{Value: list})
 
 	left := lease.Remaining()
+	if skew != nil {
+		left -= skew()
+	}
 	ok := left > cfg.Margin
 	report(PhaseChecked, Checked{RemainingMS: left.Milliseconds(), OK: ok})
 	if !ok {

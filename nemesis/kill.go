@@ -1,0 +1,43 @@
+package nemesis
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+)
+
+// Kill crashes servers with SIGKILL, keeps them down for one to two leases,
+// and restarts them on their data (the container's file system survives),
+// at their addresses.
+type Kill struct{ Scope string }
+
+// Name is "kill:SCOPE".
+func (f Kill) Name() string { return "kill:" + f.Scope }
+
+// Inject kills the servers the scope names.
+func (f Kill) Inject(ctx context.Context, env Env, r *rand.Rand) (*Injection, error) {
+	nodes, err := pickServers(ctx, env, r, f.Scope)
+	if err != nil {
+		return nil, err
+	}
+	down := between(r, env.Lease(), 2*env.Lease())
+	var killed []string
+	restart := func(ctx context.Context) error {
+		var errs []error
+		for _, n := range killed {
+			errs = append(errs, env.Restart(ctx, n))
+		}
+		return errors.Join(errs...)
+	}
+	for _, n := range nodes {
+		if err := env.Kill(ctx, n); err != nil {
+			return nil, errors.Join(err, restart(context.Background()))
+		}
+		killed = append(killed, n)
+	}
+	return &Injection{
+		Nodes: nodes, Hold: down,
+		Params:  map[string]string{"down": ms(down)},
+		Recover: restart,
+	}, nil
+}

@@ -1,0 +1,184 @@
+package nemesis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// Grudge describes a partition as Jepsen does: each node maps to the nodes
+// whose packets it drops.
+type Grudge map[string][]string
+
+// String is "n1 drops n2,n3; n2 drops n1" in node order.
+func (g Grudge) String() string {
+	var parts []string
+	for _, n := range g.nodes() {
+		parts = append(parts, n+" drops "+strings.Join(g[n], ","))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func (g Grudge) nodes() []string {
+	var ns []string
+	for n, drops := range g {
+		if len(drops) > 0 {
+			ns = append(ns, n)
+		}
+	}
+	sort.Strings(ns)
+	return ns
+}
+
+// Partition scopes.
+const (
+	PartOne            = "one"             // isolate one random server
+	PartLeader         = "leader"          // isolate the leader
+	PartHalves         = "halves"          // two halves that cannot talk
+	PartMajoritiesRing = "majorities-ring" // each node sees a majority, no two the same
+	PartBridge         = "bridge"          // two halves joined by one node that sees both
+)
+
+// complete returns the symmetric grudge between two groups.
+func complete(a, b []string) Grudge {
+	g := Grudge{}
+	for _, x := range a {
+		g[x] = append(g[x], b...)
+	}
+	for _, y := range b {
+		g[y] = append(g[y], a...)
+	}
+	return g
+}
+
+// Isolate cuts node off from every other node.
+func Isolate(node string, all []string) Grudge {
+	others := slices.DeleteFunc(slices.Clone(all), func(n string) bool { return n == node })
+	return complete([]string{node}, others)
+}
+
+// Halves splits the nodes (in the order given) into a first half of n/2
+// and the rest.
+func Halves(all []string) Grudge {
+	return complete(all[:len(all)/2], all[len(all)/2:])
+}
+
+// Bridge splits the nodes into two halves joined by the middle node, which
+// both halves see and which sees both.
+func Bridge(all []string) Grudge {
+	n := len(all)
+	bridge := (n - 1) / 2
+	return complete(all[:bridge], all[bridge+1:])
+}
+
+// MajoritiesRing places the nodes on a ring; each sees itself and the next
+// n/2 nodes (a majority) and drops the rest, so that every node sees a
+// majority but no two nodes see the same one.
+func MajoritiesRing(all []string) Grudge {
+	n := len(all)
+	g := Grudge{}
+	for i, x := range all {
+		for j := n/2 + 1; j < n; j++ {
+			g[x] = append(g[x], all[(i+j)%n])
+		}
+	}
+	return g
+}
+
+// Partition cuts the servers apart as a grudge says, with iptables rules
+// inside each server's container (never on the host), for one to three
+// leases, then flushes the rules.
+type Partition struct{ Scope string }
+
+// Name is "partition:SCOPE".
+func (f Partition) Name() string { return "partition:" + f.Scope }
+
+// grudge computes the scope's grudge.
+func (f Partition) grudge(ctx context.Context, env Env, r *rand.Rand) (Grudge, error) {
+	all := slices.Clone(env.Servers())
+	if len(all) < 2 {
+		return nil, fmt.Errorf("partition: %d server cannot be partitioned", len(all))
+	}
+	r.Shuffle(len(all), func(i, j int) { all[i], all[j] = all[j], all[i] })
+	switch f.Scope {
+	case PartOne:
+		return Isolate(all[0], all), nil
+	case PartLeader:
+		l, err := env.Leader(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("partition: no leader: %w", err)
+		}
+		return Isolate(l, all), nil
+	case PartHalves:
+		return Halves(all), nil
+	case PartMajoritiesRing:
+		if len(all) < 3 {
+			return nil, fmt.Errorf("partition: a majorities ring needs 3 servers")
+		}
+		return MajoritiesRing(all), nil
+	case PartBridge:
+		if len(all) < 3 {
+			return nil, fmt.Errorf("partition: a bridge needs 3 servers")
+		}
+		return Bridge(all), nil
+	}
+	return nil, fmt.Errorf("partition: unknown scope %q", f.Scope)
+}
+
+// Inject applies the scope's grudge.
+func (f Partition) Inject(ctx context.Context, env Env, r *rand.Rand) (*Injection, error) {
+	g, err := f.grudge(ctx, env, r)
+	if err != nil {
+		return nil, err
+	}
+	hold := between(r, env.Lease(), 3*env.Lease())
+	nodes := g.nodes()
+	heal := func(ctx context.Context) error { return flush(ctx, env, nodes) }
+	for _, n := range nodes {
+		if err := drop(ctx, env, n, g[n]); err != nil {
+			return nil, errors.Join(err, heal(context.Background()))
+		}
+	}
+	return &Injection{
+		Nodes: nodes, Hold: hold,
+		Params:  map[string]string{"grudge": g.String(), "hold": ms(hold)},
+		Recover: heal,
+	}, nil
+}
+
+// drop makes node drop every packet from the peers (and, for clients,
+// every packet to them: see dropBoth).
+func drop(ctx context.Context, env Env, node string, peers []string) error {
+	var rules []string
+	for _, p := range peers {
+		rules = append(rules, "iptables -w -A INPUT -s "+env.Addr(p)+" -j DROP")
+	}
+	_, err := env.Exec(ctx, node, "sh", "-c", strings.Join(rules, " && "))
+	return err
+}
+
+// dropBoth makes node drop every packet from and to the peers.
+func dropBoth(ctx context.Context, env Env, node string, peers []string) error {
+	var rules []string
+	for _, p := range peers {
+		rules = append(rules, "iptables -w -A INPUT -s "+env.Addr(p)+" -j DROP",
+			"iptables -w -A OUTPUT -d "+env.Addr(p)+" -j DROP")
+	}
+	_, err := env.Exec(ctx, node, "sh", "-c", strings.Join(rules, " && "))
+	return err
+}
+
+// flush removes every rule fencecheck added inside the nodes' containers.
+func flush(ctx context.Context, env Env, nodes []string) error {
+	var errs []error
+	for _, n := range nodes {
+		if _, err := env.Exec(ctx, n, "sh", "-c", "iptables -w -F INPUT && iptables -w -F OUTPUT"); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,70 @@
+package nemesis
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Server scopes: which servers a fault hits.
+const (
+	ScopeOne      = "one"      // one random server
+	ScopeLeader   = "leader"   // the leader
+	ScopeMinority = "minority" // a random minority ((n-1)/2 servers)
+	ScopeMajority = "majority" // a random majority (n/2+1 servers)
+	ScopeAll      = "all"      // every server
+)
+
+// pickServers returns the servers a scope names, in a seeded random order.
+func pickServers(ctx context.Context, env Env, r *rand.Rand, scope string) ([]string, error) {
+	all := slices.Clone(env.Servers())
+	r.Shuffle(len(all), func(i, j int) { all[i], all[j] = all[j], all[i] })
+	n := len(all)
+	switch scope {
+	case ScopeOne:
+		return all[:1], nil
+	case ScopeLeader:
+		l, err := env.Leader(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("no leader to hit: %w", err)
+		}
+		return []string{l}, nil
+	case ScopeMinority:
+		if (n-1)/2 == 0 {
+			return nil, fmt.Errorf("%d servers have no minority", n)
+		}
+		return all[:(n-1)/2], nil
+	case ScopeMajority:
+		return all[:n/2+1], nil
+	case ScopeAll:
+		return all, nil
+	}
+	return nil, fmt.Errorf("unknown scope %q", scope)
+}
+
+// scoped is the constructor of a fault that takes one of the given scopes
+// (the first is the default).
+func scoped(scopes []string, make func(scope string) Fault) func(string) (Fault, error) {
+	return func(scope string) (Fault, error) {
+		if scope == "" {
+			scope = scopes[0]
+		}
+		if !slices.Contains(scopes, scope) {
+			return nil, fmt.Errorf("scope %q: valid: %s", scope, strings.Join(scopes, ", "))
+		}
+		return make(scope), nil
+	}
+}
+
+// between returns a seeded random duration in [lo, hi].
+func between(r *rand.Rand, lo, hi time.Duration) time.Duration {
+	return lo + time.Duration(r.Float64()*float64(hi-lo))
+}
+
+func ms(d time.Duration) string { return d.Round(time.Millisecond).String() }
+
+func itoa(i int) string { return strconv.Itoa(i) }
