@@ -24,10 +24,11 @@ demo: images
 	$(BIN) demo
 
 # Everything: vet, unit tests, and the integration tests on real containers.
-# A missing Docker Engine fails them; they never skip silently.
+# A missing Docker Engine fails them; they never skip silently. Packages run
+# one at a time (-p 1): their clusters share the machine, and timing matters.
 test: images
 	$(GO) vet ./...
-	FENCECHECK_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 40m ./...
+	FENCECHECK_BIN=$(CURDIR)/$(BIN) $(GO) test -p 1 -count=1 -timeout 60m ./...
 
 # Unit tests only (no Docker).
 unit:

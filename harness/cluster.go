@@ -33,6 +33,8 @@ var ErrHarness = errors.New("harness failure")
 
 // ClusterConfig is what a cluster of servers and workers needs.
 type ClusterConfig struct {
+	// RunID labels the run's containers and network (a new one if empty).
+	RunID    string
 	Target   targets.Target
 	Nodes    int
 	Workers  int
@@ -95,7 +97,10 @@ func StartCluster(ctx context.Context, cfg ClusterConfig) (c *Cluster, err error
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	c = &Cluster{cfg: cfg, log: log, RunID: newRunID(), Images: map[string]string{}, ImageIDs: map[string]string{},
+	if cfg.RunID == "" {
+		cfg.RunID = newRunID()
+	}
+	c = &Cluster{cfg: cfg, log: log, RunID: cfg.RunID, Images: map[string]string{}, ImageIDs: map[string]string{},
 		byNode: map[string]*docker.Container{}, tokens: map[history.Process]int64{},
 		delayers: map[string]*netdelay.Delayer{}}
 	specs, err := cfg.Target.Nodes(cfg.Nodes)

@@ -58,10 +58,11 @@ type Config struct {
 // Defaults fills in the durations left zero, with L the target's longest
 // lease (targets.MaxLease: the TTL for etcd): work 250ms, margin TTL/4,
 // acquire timeout 5 L (longer than a holder pause, so that waiters are still
-// waiting when a paused holder's lease expires), RPC timeout max(2s, TTL),
-// operation timeout long enough for an acquire, the work, the longest pause
-// (3 L) and two RPCs, nemesis interval 3s, check timeout 60s, ready timeout
-// 30s.
+// waiting when a paused holder's lease expires), RPC timeout 4 L (longer than
+// any fault, as for a client that waits out a partition: its request, held
+// in its TCP connection, lands when the partition heals), operation timeout
+// long enough for an acquire, the work, the longest pause (3 L) and two
+// RPCs, nemesis interval 3s, check timeout 60s, ready timeout 30s.
 func (c *Config) Defaults() {
 	def := func(d *time.Duration, v time.Duration) {
 		if *d == 0 {
@@ -75,7 +76,7 @@ func (c *Config) Defaults() {
 	def(&c.Work, 250*time.Millisecond)
 	def(&c.Margin, c.TTL/4)
 	def(&c.AcquireTimeout, 5*lease)
-	def(&c.RPCTimeout, max(2*time.Second, c.TTL))
+	def(&c.RPCTimeout, max(2*time.Second, 4*lease))
 	def(&c.OpTimeout, c.AcquireTimeout+c.Work+3*lease+2*c.RPCTimeout+2*time.Second)
 	def(&c.NemesisInterval, 3*time.Second)
 	def(&c.CheckTimeout, 60*time.Second)
@@ -196,7 +197,14 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		}
 	}
 
+	// test.json is written at once (a run that fails to start keeps its
+	// configuration and run id), and again once the cluster runs.
+	runID := newRunID()
+	if err := run.WriteJSON(store.TestFile, newTestInfo(cfg, runID, nil, started)); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrHarness, err)
+	}
 	cl, err := StartCluster(ctx, ClusterConfig{
+		RunID:  runID,
 		Target: cfg.Target, Nodes: cfg.Nodes, Workers: cfg.Concurrency,
 		Client:   cfg.clientConfig(),
 		Workload: cfg.Workload, Config: cfg.workloadConfig(),
@@ -216,7 +224,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		}
 	}()
 
-	test := newTestInfo(cfg, cl, started)
+	test := newTestInfo(cfg, runID, cl, started)
 	if err := run.WriteJSON(store.TestFile, test); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrHarness, err)
 	}

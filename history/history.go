@@ -214,7 +214,8 @@ type Fault struct {
 	Start, Stop int64
 }
 
-// Faults pairs the nemesis start and stop events into windows, in start order.
+// Faults pairs the nemesis start and stop events into windows, in start
+// order; a window's parameters are its start's, plus its stop's.
 func Faults(events []Event) ([]Fault, error) {
 	var out []Fault
 	open := map[string]int{}
@@ -236,6 +237,14 @@ func Faults(events []Event) ([]Fault, error) {
 				out[i].Stop = e.Time
 				if v.Error != "" && out[i].Error == "" {
 					out[i].Error = v.Error
+				}
+				// The stop's parameters add to the start's (how the
+				// cluster recovered, for one).
+				for k, p := range v.Params {
+					if out[i].Params == nil {
+						out[i].Params = map[string]string{}
+					}
+					out[i].Params[k] = p
 				}
 				delete(open, key)
 			}

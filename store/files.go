@@ -26,6 +26,7 @@ type TestInfo struct {
 	Concurrency     int               `json:"concurrency"`
 	Nodes           int               `json:"nodes"`
 	TTL             string            `json:"ttl"`
+	LockDelay       string            `json:"lock_delay,omitempty"`
 	Work            string            `json:"work"`
 	Margin          string            `json:"margin"`
 	AcquireTimeout  string            `json:"acquire_timeout"`

@@ -141,6 +141,58 @@ func assertNoLeftovers(t *testing.T) {
 	}
 }
 
+// runIDs returns the run ids of every run stored under a results directory.
+func runIDs(t *testing.T, results string) []string {
+	t.Helper()
+	paths, _ := filepath.Glob(filepath.Join(results, "*", "*", "test.json"))
+	var ids []string
+	for _, p := range paths {
+		var v struct {
+			RunID string `json:"run_id"`
+		}
+		b, err := os.ReadFile(p)
+		if err != nil || json.Unmarshal(b, &v) != nil || v.RunID == "" {
+			t.Fatalf("%s: no run id", p)
+		}
+		ids = append(ids, v.RunID)
+	}
+	if len(ids) == 0 {
+		t.Fatalf("no run under %s", results)
+	}
+	return ids
+}
+
+// assertRunsGone checks that no container or network of the runs stored
+// under a results directory remains (their processes, rules, qdiscs and
+// skewed clocks went with them). Unlike assertNoLeftovers it ignores what
+// other tests running at the same time own.
+func assertRunsGone(t *testing.T, results string) {
+	t.Helper()
+	ctx := context.Background()
+	cli, err := docker.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	for _, id := range runIDs(t, results) {
+		f := filters.NewArgs(filters.Arg("label", docker.LabelRun+"="+id))
+		cs, err := cli.ContainerList(ctx, container.ListOptions{All: true, Filters: f})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range cs {
+			t.Errorf("container of run %s left behind: %v (%s)", id, c.Names, c.State)
+		}
+		ns, err := cli.NetworkList(ctx, network.ListOptions{Filters: f})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range ns {
+			t.Errorf("network of run %s left behind: %s", id, n.Name)
+		}
+	}
+}
+
 // stoppedContainerProcesses lists host processes in state T whose cgroup is
 // a Docker container's.
 func stoppedContainerProcesses(t *testing.T) []int {
@@ -246,14 +298,15 @@ func TestLockAppendFencingModes(t *testing.T) {
 			if r.elapsed > 45*time.Second {
 				t.Errorf("a 20s run took %s", r.elapsed)
 			}
-			assertNoLeftovers(t)
+			assertRunsGone(t, res)
 		})
 	}
 }
 
 func TestDemo(t *testing.T) {
 	requireDocker(t)
-	r := runCLI(t, nil, "demo", "--results", t.TempDir())
+	res := t.TempDir()
+	r := runCLI(t, nil, "demo", "--results", res)
 	if r.code != 0 {
 		t.Fatalf("demo exit %d, want 0", r.code)
 	}
@@ -262,7 +315,7 @@ func TestDemo(t *testing.T) {
 			t.Errorf("demo output lacks %q", want)
 		}
 	}
-	assertNoLeftovers(t)
+	assertRunsGone(t, res)
 }
 
 // waitForActiveFault polls a run's history until a fault has started and
@@ -288,8 +341,20 @@ func waitForActiveFault(t *testing.T, results string, within time.Duration) {
 }
 
 func startRun(t *testing.T, results string) (*exec.Cmd, *bytes.Buffer) {
+	return startRunNemesis(t, results, "pause-holder")
+}
+
+// bgRun is a fencecheck run started in the background.
+type bgRun struct {
+	cmd *exec.Cmd
+	out *bytes.Buffer
+}
+
+// startRunNemesis starts an unfenced 60 s run with the given faults, one a
+// second, in the background.
+func startRunNemesis(t *testing.T, results, nemesis string) (*exec.Cmd, *bytes.Buffer) {
 	t.Helper()
-	cmd := exec.Command(fencecheckBinary(t), "run", "--fencing", "none", "--nemesis", "pause-holder",
+	cmd := exec.Command(fencecheckBinary(t), "run", "--fencing", "none", "--nemesis", nemesis,
 		"--nemesis-interval", "1s", "--time-limit", "60s", "--results", results)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -304,8 +369,8 @@ func TestInterruptDuringPause(t *testing.T) {
 	res := t.TempDir()
 	cmd, out := startRun(t, res)
 	waitForActiveFault(t, res, 40*time.Second)
-	if n := len(stoppedContainerProcesses(t)); n != 1 {
-		t.Errorf("%d stopped processes during pause-holder, want 1", n)
+	if n := len(stoppedContainerProcesses(t)); n < 1 {
+		t.Errorf("no stopped process during pause-holder")
 	}
 	start := time.Now()
 	cmd.Process.Signal(os.Interrupt)
@@ -323,7 +388,7 @@ func TestInterruptDuringPause(t *testing.T) {
 			t.Errorf("fault %s on %v has no stop event", f.Fault, f.Nodes)
 		}
 	}
-	assertNoLeftovers(t)
+	assertRunsGone(t, res)
 }
 
 func TestCleanAfterHarnessKilled(t *testing.T) {
@@ -357,7 +422,7 @@ func TestClusterNeverReady(t *testing.T) {
 	if len(logs) != 3 {
 		t.Errorf("node logs saved: %v, want 3", logs)
 	}
-	assertNoLeftovers(t)
+	assertRunsGone(t, res)
 }
 
 func TestDockerUnreachable(t *testing.T) {

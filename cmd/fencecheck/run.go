@@ -34,6 +34,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 	work := fs.Duration("work", 250*time.Millisecond, "time between the lease check and the write")
 	margin := fs.Duration("margin", 0, "lease time a client wants left before it writes (default TTL/4)")
 	acquire := fs.Duration("acquire-timeout", 0, "how long a client waits for the lock (default 5 TTL)")
+	rpcTimeout := fs.Duration("rpc-timeout", 0, "a client's limit on each request (default 4 leases: longer than any fault, so a cut-off client's request lands when the network heals)")
 	opTimeout := fs.Duration("op-timeout", 0, "after this an operation is recorded as info (default: enough for acquire, work, the longest pause)")
 	checkTimeout := fs.Duration("check-timeout", 60*time.Second, "time limit of the linearizability check (past it: unknown)")
 	ready := fs.Duration("ready-timeout", 30*time.Second, "how long the cluster may take to serve (past it: exit 255)")
@@ -70,7 +71,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 	cfg := harness.Config{
 		Target: t, Workload: *workload, Fencing: f, Nemesis: *nem, Faults: faults,
 		NemesisInterval: *interval, TimeLimit: *limit, Concurrency: *conc, Nodes: *nodes,
-		TTL: *ttl, LockDelay: lockDelay.d, Work: *work, Margin: *margin, AcquireTimeout: *acquire, OpTimeout: *opTimeout,
+		TTL: *ttl, LockDelay: lockDelay.d, Work: *work, Margin: *margin, AcquireTimeout: *acquire, OpTimeout: *opTimeout, RPCTimeout: *rpcTimeout,
 		CheckTimeout: *checkTimeout, ReadyTimeout: *ready, Seed: *seed, Results: *resultsDir, Name: *name, WorkerBinary: self,
 		Log: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
