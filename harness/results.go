@@ -1,11 +1,18 @@
 package harness
 
-import "github.com/fencecheck/fencecheck/store"
+import (
+	"github.com/fencecheck/fencecheck/report"
+	"github.com/fencecheck/fencecheck/store"
+)
 
-// WriteResults writes results.json and report.html.
+// WriteResults writes results.json and report.html, and rewrites the
+// index.html of the results directory so that it lists the run.
 func WriteResults(run *store.Run, test store.TestInfo, res *store.Results) error {
 	if err := run.WriteJSON(store.ResultsFile, res); err != nil {
 		return err
 	}
-	return store.WriteReport(run, test, res)
+	if err := report.Write(run, test, res); err != nil {
+		return err
+	}
+	return report.WriteIndex(run.Root)
 }

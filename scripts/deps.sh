@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Installs the system packages fencecheck needs and a fresh Debian machine
-# lacks: debootstrap (to build the base image). Go and the Docker Engine are
-# expected to be there already.
+# lacks: debootstrap (to build the base image) and chromium (the report's
+# integration test renders report.html in it, headless). Go and the Docker
+# Engine are expected to be there already.
 set -euo pipefail
 
 need=()
 command -v debootstrap >/dev/null 2>&1 || need+=(debootstrap)
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
 [ ${#need[@]} -eq 0 ] && exit 0
 
 if [ "$(id -u)" != 0 ]; then

@@ -37,6 +37,7 @@ Usage:
   fencecheck run [flags]          run a test (fencecheck run -h for the flags)
   fencecheck demo [flags]         the seed story on real etcd: a paused lock holder, unfenced then fenced
   fencecheck check RUN_DIR        re-run the checkers on a stored run
+  fencecheck serve [RESULTS_DIR]  serve the runs' index and reports, read-only (--addr, default 127.0.0.1:8080)
   fencecheck images [build|list]  build or list the container images (no registry needed)
   fencecheck clean                remove every container and network fencecheck labelled, resuming paused processes
 
@@ -63,6 +64,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		code, err = cmdDemo(ctx, args[1:], stdout, stderr)
 	case "check":
 		code, err = cmdCheck(ctx, args[1:], stdout, stderr)
+	case "serve":
+		err = cmdServe(ctx, args[1:], stdout, stderr)
 	case "images":
 		err = cmdImages(ctx, args[1:], stdout, stderr)
 	case "clean":

@@ -1,0 +1,217 @@
+package report
+
+import "html/template"
+
+// css is every page's style, inline.
+const css = `
+:root{--bad:#c62828;--good:#2e7d32;--warn:#ef6c00;--ink:#1d2330;--muted:#667085;--line:#e4e7ec;--bg:#f7f8fa;--belief:#3b6fd4;--stale:#e0453a}
+*{box-sizing:border-box}
+body{font:14px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;color:var(--ink);margin:0;background:#fff}
+main{max-width:1180px;margin:0 auto;padding:0 20px 40px}
+header.top{background:var(--bg);border-bottom:1px solid var(--line);padding:18px 0 14px}
+header.top .in{max-width:1180px;margin:0 auto;padding:0 20px}
+h1{font-size:22px;margin:0 0 6px;display:flex;align-items:center;gap:12px;flex-wrap:wrap}
+h2{font-size:18px;margin:34px 0 10px;padding-bottom:4px;border-bottom:2px solid var(--line)}
+h3{font-size:15px;margin:0 0 6px}
+.verdict{display:inline-block;padding:3px 12px;border-radius:5px;color:#fff;font-weight:700;letter-spacing:.04em;text-transform:uppercase;font-size:16px}
+.verdict.valid{background:var(--good)}.verdict.invalid{background:var(--bad)}.verdict.unknown{background:var(--warn)}
+.headline{font-size:17px;font-weight:600;margin:6px 0 2px}
+.sub{margin:2px 0;color:#344054}
+ul.leads{list-style:none;padding:0;margin:8px 0 0}ul.leads li{margin:2px 0;padding-left:12px;border-left:3px solid var(--bad)}ul.leads li.good{border-left-color:var(--good)}
+ul.leads a{color:var(--ink);text-decoration:none}ul.leads a:hover{text-decoration:underline}ul.leads .at{color:var(--muted);font-variant-numeric:tabular-nums;display:inline-block;min-width:52px}
+.config{display:flex;flex-wrap:wrap;gap:4px 14px;margin:10px 0 0;color:var(--muted);font-size:13px}
+.config b{color:var(--ink);font-weight:600}.config .em b{background:#fff3c4;padding:0 4px;border-radius:3px}
+.cards{display:flex;flex-wrap:wrap;gap:10px;margin:14px 0 0}
+.card{background:#fff;border:1px solid var(--line);border-radius:8px;padding:8px 12px;min-width:120px}
+.card .l{font-size:12px;color:var(--muted)}.card .v{font-size:19px;font-weight:700}.card .n{font-size:11.5px;color:var(--muted)}
+.card.bad{border-color:#f3b4ae;background:#fff5f4}.card.bad .v{color:var(--bad)}
+.card.good{border-color:#b7dfb9;background:#f4fbf4}.card.good .v{color:var(--good)}
+.card.warn .v{color:var(--warn)}
+nav.toc{margin:12px 0 0;font-size:13px}nav.toc a{margin-right:14px;color:#2456b3;text-decoration:none}
+.note{color:var(--warn)}
+p.note{background:#fff8e6;border:1px solid #f5d88f;padding:6px 10px;border-radius:6px;color:#6b4a00}
+.story{border:1px solid var(--line);border-left:5px solid var(--bad);border-radius:8px;padding:12px 14px;margin:14px 0;background:#fff}
+.story.fenced{border-left-color:var(--good)}
+.story .kind{font-size:11.5px;text-transform:uppercase;letter-spacing:.05em;color:var(--muted)}
+.story .summary{margin:4px 0 8px}
+.actors{display:flex;flex-wrap:wrap;gap:4px 16px;font-size:12.5px;color:#344054;margin:4px 0 6px}
+.chip{display:inline-block;min-width:18px;height:18px;line-height:18px;text-align:center;border-radius:9px;background:#344054;color:#fff;font-weight:700;font-size:11.5px;margin-right:4px;padding:0 4px}
+table{border-collapse:collapse;width:100%;margin:6px 0}
+td,th{border-bottom:1px solid var(--line);padding:4px 8px;text-align:left;vertical-align:top}
+th{font-size:12px;color:var(--muted);font-weight:600;background:var(--bg)}
+table.steps td{border-bottom:1px solid #f0f1f4;padding:3px 8px}
+table.steps td.t{white-space:nowrap;font-variant-numeric:tabular-nums;color:var(--muted);width:64px;text-align:right}
+table.steps td.w{white-space:nowrap;font-weight:700;width:70px}
+tr.fault td{background:#fff7e0}tr.bad td.x{color:#a61b1b;font-weight:600}tr.good td.x{color:#1b6b20;font-weight:600}
+tr.result td{background:#fdecea;font-weight:700;color:#8d1a12}
+.fenced tr.result td,tr.good.result td{background:#eaf6ea;color:#1b5e20}
+.why{background:#f2f6ff;border:1px solid #cfdcf7;border-radius:6px;padding:8px 12px;margin:8px 0 4px}
+.why b{color:#2456b3}
+.legend{display:flex;flex-wrap:wrap;gap:4px 16px;font-size:12.5px;color:#344054;margin:4px 0 8px}
+.legend svg{width:28px;height:14px;vertical-align:middle}
+td.valid{color:var(--good);font-weight:700}td.invalid{color:var(--bad);font-weight:700}td.unknown{color:var(--warn);font-weight:700}
+pre{font:12px/1.4 ui-monospace,Menlo,Consolas,monospace;background:var(--bg);padding:10px;overflow:auto;max-height:32em;border-radius:6px}
+code{font:12.5px ui-monospace,Menlo,Consolas,monospace}
+.muted{color:var(--muted)}
+a{color:#2456b3}
+.story:target{box-shadow:0 0 0 3px #ffd54f}
+svg.fig{width:100%;height:auto;display:block;font-family:system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif}
+.fig .lane{fill:#fff}.fig .lane.odd{fill:#fafbfc}.fig .lane.server,.fig .lane.node{fill:#f4f5f8}
+.fig .lane-label{font-size:11.5px;fill:#344054;font-weight:600}
+.fig .grid{stroke:#eceef2;stroke-width:1}.fig .axis{stroke:#98a2b3}
+.fig .tick{font-size:10.5px;fill:var(--muted)}
+.fig .band{fill:#ffb74d;fill-opacity:.16}
+.fig .band-label{font-size:10.5px;fill:#b45f06;font-weight:600}
+.fig .fault{fill:#f57c00}.fig .fault.pause{fill:#f57c00}
+.fig .fault-label{font-size:10px;fill:#fff;font-weight:600}
+.fig .span{stroke:#98a2b3;stroke-width:1.4}.fig .span.fail{stroke:#c0c5cf;stroke-dasharray:3 2}.fig .span.info,.fig .span.late{stroke:var(--warn);stroke-dasharray:4 2}
+.fig .belief{fill:var(--belief)}.fig .belief.stale{fill:var(--stale);fill-opacity:.85}
+.fig .belief-label{font-size:10px;fill:#fff;font-weight:700;pointer-events:none}
+.fig .w-ok{fill:#fff;stroke:var(--good);stroke-width:1.6}
+.fig .w-stale{fill:var(--bad);stroke:#fff;stroke-width:1}
+.fig .w-fenced{fill:none;stroke:#111;stroke-width:2.2}
+.fig .w-unknown{fill:#fff;stroke:var(--warn);stroke-width:1.6;stroke-dasharray:2 1.5}
+.fig .lost{fill:none;stroke:var(--bad);stroke-width:2}
+.fig .erase{fill:none;stroke:var(--bad);stroke-width:1.6;stroke-dasharray:5 3}
+.fig .dim{opacity:.28}
+.fig .agg{fill:var(--belief)}.fig .agg.l1{fill-opacity:.25}.fig .agg.l2{fill-opacity:.45}.fig .agg.l3{fill-opacity:.7}.fig .agg.l4{fill-opacity:1}
+.fig .agg-stale{fill:var(--stale)}
+.fig .lost-bin{fill:var(--bad)}.fig .w-stale-bin{fill:#7f0000}.fig .w-fenced-bin{fill:#111}.fig .unknown-bin{fill:var(--warn)}
+.fig .note{font-size:10.5px;fill:var(--muted)}
+.fig .bar.ok{fill:#66bb6a}.fig .bar.fail{fill:#b0b7c3}.fig .bar.info{fill:#ffa726}
+.fig .pt.ok{fill:#43a047;fill-opacity:.8}.fig .pt.fail{fill:#8892a6;fill-opacity:.8}.fig .pt.info{fill:var(--warn)}
+.fig .q{fill:none;stroke-width:1.6}.fig .q.p50{stroke:#43a047}.fig .q.p99{stroke:var(--warn)}.fig .q.pmax{stroke:var(--bad);stroke-dasharray:3 2}
+.zoom-title{font-size:12px;color:var(--muted);margin:6px 0 0}
+.chart-title{font-size:13px;font-weight:600;margin:10px 0 0}
+`
+
+// glyphs are the marks' shapes, defined once and used by every figure.
+const glyphs = `<svg width="0" height="0" style="position:absolute" aria-hidden="true"><defs>
+<path id="g-cross" d="M-4 -4L4 4M-4 4L4 -4"/>
+<path id="g-diamond" d="M0 -6L6 0L0 6L-6 0Z"/>
+<circle id="g-ring" r="7"/>
+<rect id="g-q" x="-3.5" y="-3.5" width="7" height="7" transform="rotate(45)"/>
+</defs></svg>`
+
+const pageSrc = `{{define "head"}}<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<link rel="icon" href="data:,">
+<title>fencecheck {{.Title}}</title>
+<style>` + css + `</style></head><body>
+` + glyphs + `
+<header class="top"><div class="in">
+<h1><span class="verdict {{.Verdict}}" id="verdict">{{.Verdict}}</span> <span>fencecheck report</span></h1>
+<p class="headline" id="headline">{{.Headline}}</p>
+{{range .Sub}}<p class="sub">{{.}}</p>{{end}}
+{{if .Leads}}<ul class="leads" id="leads">{{range .Leads}}<li class="{{.Class}}"><span class="at">{{.At}}</span> <a href="{{.Href}}">{{.Text}}</a></li>{{end}}{{with .MoreLead}}<li class="muted">and {{.}} more below</li>{{end}}</ul>{{end}}
+<div class="config" id="configuration">{{range .Config}}<span class="{{.Class}}">{{.Label}} <b>{{.Value}}</b></span>{{end}}</div>
+<div class="cards">{{range .Cards}}<div class="card {{.Class}}"><div class="l">{{.Label}}</div><div class="v">{{.Value}}</div>{{with .Note}}<div class="n">{{.}}</div>{{end}}</div>{{end}}</div>
+<nav class="toc">{{range .Sections}}<a href="#{{.ID}}">{{.Title}}</a>{{end}}</nav>
+</div></header>
+<main>
+{{range .Notes}}<p class="note">{{.}}</p>{{end}}
+{{end}}
+
+{{define "section-open"}}<section id="{{.ID}}"><h2>{{.Title}}</h2>
+{{end}}
+
+{{define "foot"}}<p class="muted">Written by fencecheck. Self-contained: this page fetches nothing.</p>
+</main></body></html>
+{{end}}
+
+{{define "story"}}<article class="story {{.Kind}}" id="{{.ID}}">
+<div class="kind">{{.KindLabel}}</div>
+<h3>{{.Title}}</h3>
+<p class="summary">{{.Summary}}</p>
+<div class="actors">{{range .Actors}}<span><span class="chip">{{.Name}}</span>process {{.Process}} on {{.Node}}, token {{.Token}}{{with .Role}}: {{.}}{{end}}</span>{{end}}</div>
+{{template "figure" .Fig}}
+{{with .Zoom}}<div class="zoom-title">Close-up of the end, {{$.ZoomFrom}} to {{$.ZoomTo}}</div>{{template "figure" .}}{{end}}
+<table class="steps">{{range .Steps}}<tr class="{{.Tone}}"><td class="t">{{secs .At}}</td><td class="w">{{.Who}}</td><td class="x">{{.Text}}</td></tr>{{end}}</table>
+{{with .Fencing}}<div class="why"><b>Fencing:</b> {{.}}</div>{{end}}
+</article>
+{{end}}
+
+{{define "story-lines"}}<table><tr><th>at</th><th>story</th><th>kind</th><th>lost</th></tr>
+{{range .}}<tr id="{{.ID}}"><td>{{.At}}</td><td>{{.Title}}</td><td>{{.KindLabel}}</td><td>{{.Lost}}</td></tr>
+{{end}}</table>
+{{end}}
+
+{{define "stories"}}
+{{if .Lost}}<p>Each story below is built from the history: the phases the clients reported, the faults the nemesis recorded, the tokens and the revisions of the writes. Letters name the clients of one story; <b>A</b> is always the stale holder.</p>
+{{range .Lost}}{{template "story" .}}{{end}}
+{{with .LostMore}}<h3>{{len .}} more lost-update stories</h3>{{template "story-lines" .}}{{end}}{{end}}
+{{if .Fenced}}<h3>The fence at work ({{.Fencing}} fencing)</h3>
+<p>Stale writes the resource refused: without the fence, each would have replaced the list with an old one.</p>
+{{range .Fenced}}{{template "story" .}}{{end}}
+{{with .FencedMore}}<h3>{{len .}} more fence rejections</h3>{{template "story-lines" .}}{{end}}{{end}}
+{{with .Truncated}}<p class="muted">{{.}} more stories are not listed; results.json has every lost element.</p>{{end}}
+{{with .Quiet}}<p>{{.}}</p>{{end}}
+{{end}}
+
+{{define "legend"}}<div class="legend">
+<span><svg viewBox="0 0 28 14"><rect class="belief" x="2" y="2" width="24" height="10" style="fill:var(--belief)"/></svg>believes it holds the lock (acquired → releasing)</span>
+<span><svg viewBox="0 0 28 14"><rect x="2" y="2" width="24" height="10" style="fill:var(--stale)"/></svg>still believes, though a newer token was granted (stale)</span>
+<span><svg viewBox="0 0 28 14"><line x1="2" y1="7" x2="26" y2="7" style="stroke:#98a2b3;stroke-width:1.6"/></svg>operation: invoke → completion</span>
+<span><svg viewBox="0 0 28 14"><circle cx="14" cy="7" r="3.5" style="fill:#fff;stroke:#2e7d32;stroke-width:1.6"/></svg>write accepted</span>
+<span><svg viewBox="0 0 28 14"><use href="#g-diamond" x="14" y="7" style="fill:#c62828"/></svg>stale write accepted: it lost updates</span>
+<span><svg viewBox="0 0 28 14"><use href="#g-ring" x="14" y="7" style="fill:none;stroke:#c62828;stroke-width:2"/></svg>acknowledged element lost</span>
+<span><svg viewBox="0 0 28 14"><use href="#g-cross" x="14" y="7" style="fill:none;stroke:#111;stroke-width:2.2"/></svg>write refused by the fence</span>
+<span><svg viewBox="0 0 28 14"><use href="#g-q" x="14" y="7" style="fill:#fff;stroke:#ef6c00;stroke-width:1.6"/></svg>outcome unknown (info)</span>
+<span><svg viewBox="0 0 28 14"><rect x="2" y="1" width="24" height="12" style="fill:#ffb74d;fill-opacity:.3"/><rect x="2" y="1" width="24" height="3" style="fill:#f57c00"/></svg>fault window; strip on the node it hit</span>
+</div>{{end}}
+
+{{define "agg-legend"}}<div class="legend">
+<span><svg viewBox="0 0 28 14"><rect x="2" y="2" width="8" height="10" style="fill:var(--belief);fill-opacity:.25"/><rect x="10" y="2" width="8" height="10" style="fill:var(--belief);fill-opacity:.7"/><rect x="18" y="2" width="8" height="10" style="fill:var(--belief)"/></svg>share of the bin the client held the lock</span>
+<span><svg viewBox="0 0 28 14"><rect x="2" y="10" width="24" height="3" style="fill:var(--stale)"/></svg>a stale holder still believed it held it</span>
+<span><svg viewBox="0 0 28 14"><rect x="11" y="0" width="6" height="14" style="fill:#7f0000"/></svg>stale writes accepted that lost updates</span>
+<span><svg viewBox="0 0 28 14"><rect x="11" y="0" width="6" height="14" style="fill:#c62828"/></svg>acknowledged elements lost</span>
+<span><svg viewBox="0 0 28 14"><rect x="11" y="0" width="6" height="14" style="fill:#111"/></svg>writes refused by the fence</span>
+<span><svg viewBox="0 0 28 14"><rect x="11" y="0" width="6" height="14" style="fill:#ef6c00"/></svg>outcome unknown (info)</span>
+<span><svg viewBox="0 0 28 14"><rect x="2" y="1" width="24" height="12" style="fill:#ffb74d;fill-opacity:.3"/><rect x="2" y="1" width="24" height="3" style="fill:#f57c00"/></svg>fault windows</span>
+</div>{{end}}
+
+{{define "timeline"}}{{if .Aggregate}}{{template "agg-legend"}}
+<p class="muted">{{.Ops}} operations are too many to draw one by one: each lane shows, per time bin, how much of it its client held the lock and where the writes that matter fell (hover for counts). The stories above draw their own windows in full.</p>{{else}}{{template "legend"}}{{end}}
+{{template "figure" .Fig}}
+<p class="muted">Hover over a bar or a mark for its details; a red mark links to its story.</p>
+{{end}}
+
+{{define "generic-timeline"}}<p class="muted">One lane per client: each operation from invocation to completion (grey ok, dashed fail, orange info); fault windows shaded.</p>
+{{template "figure" .}}{{end}}
+
+{{define "charts"}}<p class="muted">Drawn on the timeline's time axis, so that each fault window (shaded) lines up with its effect. Latency is an operation's time from invocation to completion, waiting for the lock included.</p>
+<div class="chart-title">Throughput: completed operations per second (green ok, grey fail, orange info)</div>
+{{template "figure" .Throughput}}
+<div class="chart-title">Latency</div>
+{{template "figure" .Latency}}
+{{end}}
+
+{{define "lost"}}{{if .Rows}}<table><tr><th>element</th><th>appended by</th><th>token</th><th>acknowledged at</th><th>erased by</th><th>how</th></tr>
+{{range .Rows}}<tr><td>{{.Element}}</td><td>process {{.Process}}</td><td>{{.Token}}</td><td>{{.Acked}}</td><td>{{.Erased}}</td><td>{{if .Story}}<a href="{{.Story}}">{{.Kind}}</a>{{end}}</td></tr>
+{{end}}</table>{{with .More}}<p class="muted">{{.}} more in results.json.</p>{{end}}
+{{else}}<p>None: every acknowledged element is in the final read.</p>{{end}}
+{{end}}
+
+{{define "checkers"}}<table><tr><th>checker</th><th>verdict</th><th>finding</th></tr>
+{{range .Rows}}<tr><td>{{.Name}}</td><td class="{{.Valid}}">{{.Valid}}</td><td>{{.Message}}{{with .Error}} <b>{{.}}</b>{{end}}</td></tr>
+{{end}}</table>
+{{with .Lin}}{{if .Present}}<p id="porcupine">Porcupine's visualization of the history: <a href="{{.Name}}">{{.Name}}</a> ({{.Size}}, {{.Ops}} operations in one partition: the append-list model has a single state, so it covers the whole history).{{if .Large}} <b>It is large: your browser may take a long time to open it.</b>{{end}}</p>{{end}}{{end}}
+<details><summary>Every checker's result (JSON)</summary>{{with .JSON}}{{if .Text}}<pre>{{.Text}}</pre>{{else}}<p class="muted">{{.Size}}: too large to show here; see results.json.</p>{{end}}{{end}}</details>
+{{end}}
+
+{{define "json"}}{{if .Text}}<pre>{{.Text}}</pre>{{else}}<p class="muted">{{.Size}}: too large to show here; see results.json.</p>{{end}}{{end}}
+
+{{define "faults"}}{{if .Rows}}<table><tr><th>fault</th><th>nodes</th><th>start</th><th>stop</th><th>held</th><th>parameters</th></tr>
+{{range .Rows}}<tr><td>{{.Fault}}</td><td>{{.Nodes}}</td><td>{{.Start}}</td><td>{{.Stop}}</td><td>{{.Held}}</td><td>{{.Params}}{{with .Error}} <b>recovery failed: {{.}}</b>{{end}}</td></tr>
+{{end}}</table>{{with .More}}<p class="muted">{{.}} more in results.json.</p>{{end}}
+{{else}}<p>No fault was injected.</p>{{end}}
+{{end}}
+
+{{define "config"}}<table>{{range .}}<tr><th>{{.Label}}</th><td>{{.Value}}</td></tr>{{end}}</table>{{end}}
+
+{{define "files"}}<ul>{{range .}}<li><a href="{{.Name}}">{{.Name}}</a> <span class="muted">{{.HumanSize}}</span></li>{{end}}</ul>{{end}}
+`
+
+// tmpl holds every report template.
+var tmpl = template.Must(template.Must(template.New("report").Funcs(template.FuncMap{"secs": secs}).Parse(pageSrc)).Parse(figureSrc))
