@@ -1,11 +1,14 @@
 package checkers
 
 import (
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/anishathalye/porcupine"
 
@@ -26,6 +29,9 @@ type LinearizableResult struct {
 	// NoEffect counts info appends left out because they can only have had
 	// no effect: their element appears in no list the history observed.
 	NoEffect int `json:"no_effect"`
+	// VisualizationWindow says which part of a long history the
+	// visualization shows (empty: all of it).
+	VisualizationWindow string `json:"visualization_window,omitempty"`
 	// Visualization is the base name of Porcupine's visualization of an
 	// illegal history, when one was asked for and written.
 	Visualization string `json:"visualization,omitempty"`
@@ -111,6 +117,26 @@ func (t *listTable) intern(key []byte, s func() listSummary) int {
 	return id
 }
 
+// list decodes the list with id (a scan of the table: for rare use).
+func (t *listTable) list(id int) []int64 {
+	for key, i := range t.ids {
+		if i != id {
+			continue
+		}
+		var out []int64
+		for b := []byte(key); len(b) > 0; {
+			x, n := binary.Varint(b)
+			if n <= 0 {
+				break
+			}
+			out = append(out, x)
+			b = b[n:]
+		}
+		return out
+	}
+	return nil
+}
+
 // read interns l, and returns its id.
 func (t *listTable) read(l []int64) int {
 	return t.intern(t.encode(l), func() listSummary { return summarize(l) })
@@ -158,9 +184,13 @@ func (s listSummary) describe() string {
 // is the list it read, and makes it that list with its element appended; an
 // info append may do the same or nothing; a final read is legal only if the
 // state is the list it returned.
-func (t *listTable) model() porcupine.Model {
+func (t *listTable) model() porcupine.Model { return t.modelFrom(0) }
+
+// modelFrom is model starting at list id init (a window of a history starts
+// at the list its first append read).
+func (t *listTable) modelFrom(init int) porcupine.Model {
 	nm := porcupine.NondeterministicModel{
-		Init: func() []any { return []any{0} },
+		Init: func() []any { return []any{init} },
 		Step: func(state, input, _ any) []any {
 			s, in := state.(int), input.(listInput)
 			switch in.kind {
@@ -309,7 +339,7 @@ func checkLinearizable(h *lockAppendHistory, opts Options) LinearizableResult {
 		})
 	}
 	res.Ops = len(pops)
-	t.ids = nil // only the summaries are needed from here on
+	denseClients(pops)
 
 	model := t.model()
 	var result porcupine.CheckResult
@@ -327,7 +357,18 @@ func checkLinearizable(h *lockAppendHistory, opts Options) LinearizableResult {
 		res.Valid = Invalid
 		res.Message = fmt.Sprintf("not linearizable: no order of the %d operations explains every list read", res.Ops)
 		if opts.VisualizationPath != "" {
-			if err := porcupine.VisualizePath(model, info, opts.VisualizationPath); err != nil {
+			vmodel, vinfo := model, info
+			if len(pops) > vizLimit {
+				// Porcupine's page grows with the history: show a window
+				// around the first failure instead.
+				var ok bool
+				vmodel, vinfo, res.VisualizationWindow, ok = failingWindow(t, pops, info, opts.Timeout)
+				if !ok {
+					res.VisualizationWindow = fmt.Sprintf("no visualization: %d operations are too many to draw, and no window around the failure fails on its own", len(pops))
+					break
+				}
+			}
+			if err := porcupine.VisualizePath(vmodel, vinfo, opts.VisualizationPath); err != nil {
 				res.Error = fmt.Errorf("checkers: writing the visualization: %w", err).Error()
 			} else {
 				res.Visualization = filepath.Base(opts.VisualizationPath)
@@ -340,5 +381,114 @@ func checkLinearizable(h *lockAppendHistory, opts Options) LinearizableResult {
 	return res
 }
 
-// clientID is a process as Porcupine's zero-indexed client id.
+// clientID is a process as Porcupine's client id, before denseClients.
 func clientID(p history.Process) int { return max(int(p), 0) }
+
+// denseClients renumbers the operations' client ids 0, 1, 2, ... in process
+// order: Porcupine's visualization draws one lane per id up to the largest,
+// and the final read's process is 1,000,000.
+func denseClients(pops []porcupine.Operation) {
+	var ids []int
+	seen := map[int]bool{}
+	for _, o := range pops {
+		if !seen[o.ClientId] {
+			seen[o.ClientId] = true
+			ids = append(ids, o.ClientId)
+		}
+	}
+	slices.Sort(ids)
+	lane := make(map[int]int, len(ids))
+	for i, id := range ids {
+		lane[id] = i
+	}
+	for i := range pops {
+		pops[i].ClientId = lane[pops[i].ClientId]
+	}
+}
+
+// Visualization window: above vizLimit operations, Porcupine's visualization
+// shows about vizWindow operations around the first failure.
+var (
+	vizLimit  = 1000
+	vizWindow = 400
+)
+
+// failingWindow checks a window of about vizWindow operations around where
+// the longest partial linearization stopped. The window starts at an ok
+// append W, with the model starting at the list W read; operations invoked
+// from W on are in it, and so are those invoked earlier that are still open
+// when W is invoked, unless the list W read already holds their element
+// (their effect is in the starting state). It returns the window's model and
+// linearization info when the window fails on its own.
+func failingWindow(t *listTable, pops []porcupine.Operation, info porcupine.LinearizationInfo, timeout time.Duration) (porcupine.Model, porcupine.LinearizationInfo, string, bool) {
+	var none porcupine.LinearizationInfo
+	partials := info.PartialLinearizations()
+	if len(partials) == 0 {
+		return porcupine.Model{}, none, "", false
+	}
+	var longest []int
+	for _, l := range partials[0] {
+		if len(l) > len(longest) {
+			longest = l
+		}
+	}
+	in := make([]bool, len(pops))
+	for _, i := range longest {
+		if i >= 0 && i < len(pops) {
+			in[i] = true
+		}
+	}
+	order := make([]int, len(pops))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(pops[a].Call, pops[b].Call) })
+	// Where the check got stuck: the first operation, by call, that is not
+	// in the longest partial linearization (info appends may stay out).
+	stuck := -1
+	for pos, i := range order {
+		if !in[i] && pops[i].Input.(listInput).kind != stepMaybe {
+			stuck = pos
+			break
+		}
+	}
+	if stuck < 0 {
+		return porcupine.Model{}, none, "", false
+	}
+	start := -1
+	for pos := max(0, stuck-vizWindow/2); pos <= stuck; pos++ {
+		if pops[order[pos]].Input.(listInput).kind == stepAppend {
+			start = pos
+			break
+		}
+	}
+	if start < 0 {
+		return porcupine.Model{}, none, "", false
+	}
+	first := pops[order[start]]
+	init := first.Input.(listInput).from
+	held := map[int64]bool{}
+	for _, e := range t.list(init) {
+		held[e] = true
+	}
+	end := min(len(order), stuck+vizWindow/2)
+	var window []porcupine.Operation
+	for pos, i := range order[:end] {
+		o := pops[i]
+		if pos < start && o.Return < first.Call {
+			continue // over before W began: its effect, if any, is in W's read
+		}
+		if in := o.Input.(listInput); in.kind != stepRead && held[in.element] {
+			continue
+		}
+		window = append(window, o)
+	}
+	m := t.modelFrom(init)
+	result, winfo := porcupine.CheckOperationsVerbose(m, window, timeout)
+	if result != porcupine.Illegal {
+		return porcupine.Model{}, none, "", false
+	}
+	desc := fmt.Sprintf("%d of the %d operations, invoked from %.3fs to %.3fs, starting from the list %s: the part where the check got stuck",
+		len(window), len(pops), time.Duration(first.Call).Seconds(), time.Duration(pops[order[end-1]].Call).Seconds(), t.lists[init].describe())
+	return m, winfo, desc, true
+}

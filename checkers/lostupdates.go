@@ -141,10 +141,15 @@ func checkLostUpdates(h *lockAppendHistory) LostUpdatesResult {
 }
 
 // overwriter finds who destroyed lost's element. Every written list ends
-// with its writer's element, so where the final list f first differs from
-// the lost write's list w, f holds the element of the write that replaced w
-// (or a later list built on it). When f is a proper prefix of w, f's own
-// writer's (older) write landed after w.
+// with its writer's element, and the final list f was built by a chain of
+// writes f[:1], f[:2], ... that landed in that order. Where f first differs
+// from the lost write's list w (position k), the chain left w's line; the
+// write that erased the element is the first write of the chain from
+// position k on that landed after w (by the resource's revisions where both
+// have one, else by acknowledgement time): the chain's write at position k
+// itself may have landed before w, when w was a stale write that landed
+// inside the next holder's critical section. When f is a proper prefix of
+// w, f's own writer's (older) write landed after w.
 func overwriter(lost *appendOp, f []int64, byElement map[int64]*appendOp) *Overwrite {
 	w := lost.written()
 	k := 0
@@ -155,6 +160,12 @@ func overwriter(lost *appendOp, f []int64, byElement map[int64]*appendOp) *Overw
 	switch {
 	case k < len(f):
 		e = f[k]
+		for j := k; j < len(f); j++ {
+			if a, ok := byElement[f[j]]; ok && landedAfter(a, lost) {
+				e = f[j]
+				break
+			}
+		}
 	case len(f) > 0:
 		e = f[len(f)-1]
 	default:
@@ -174,4 +185,41 @@ func overwriter(lost *appendOp, f []int64, byElement map[int64]*appendOp) *Overw
 	lostTok, lostKnown := lost.tokenOf()
 	o.Stale = known && lostKnown && tok < lostTok
 	return o
+}
+
+// landedAfter reports whether a's write landed after b's: by the resource's
+// revisions when both have one, else by when they were acknowledged (a
+// late result counts for an info operation; an operation with neither did
+// not land knowably and is not after anything).
+func landedAfter(a, b *appendOp) bool {
+	if ra, rb := a.rev(), b.rev(); ra > 0 && rb > 0 {
+		return ra > rb
+	}
+	ta, oka := a.ackedAt()
+	tb, okb := b.ackedAt()
+	return oka && okb && ta > tb
+}
+
+// rev is the resource's revision of the operation's acknowledged write (its
+// completion's, or its late result's), 0 when unknown.
+func (a *appendOp) rev() int64 {
+	if a.comp.Rev > 0 {
+		return a.comp.Rev
+	}
+	if a.late != nil {
+		return a.late.Completion.Rev
+	}
+	return 0
+}
+
+// ackedAt is when the operation's write was acknowledged: its ok
+// completion, or its late result's.
+func (a *appendOp) ackedAt() (int64, bool) {
+	switch {
+	case a.Type() == history.Ok:
+		return a.op.Complete.Time, true
+	case a.late != nil && a.late.Type == history.Ok:
+		return a.lateAt, true
+	}
+	return 0, false
 }
