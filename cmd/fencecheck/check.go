@@ -15,15 +15,34 @@ import (
 func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
 	fs := newFlags("check", stderr)
 	timeout := fs.Duration("check-timeout", 60*time.Second, "time limit of the linearizability check (past it: unknown)")
+	var jc jepsenCheck
+	fs.StringVar(&jc.file, "jepsen-history", "", "check this history recorded by Jepsen instead of a run (with --model)")
+	fs.StringVar(&jc.model, "model", "", "the model of --jepsen-history: "+jepsenModelNames())
+	fs.StringVar(&jc.viz, "viz", "", "with --jepsen-history: where to write Porcupine's visualization of the failing keys, if any")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: fencecheck check [flags] RUN_DIR\n\nRe-runs the checkers on a stored run and rewrites its results.json and report.html.\n\n")
+		fmt.Fprintf(stderr, "Usage: fencecheck check [flags] RUN_DIR\n"+
+			"       fencecheck check [--check-timeout D] [--viz PATH] --jepsen-history FILE --model MODEL\n\n"+
+			"Re-runs the checkers on a stored run and rewrites its results.json and report.html,\n"+
+			"or checks a history recorded by Jepsen on a model:\n")
+		for _, m := range jepsenModels {
+			fmt.Fprintf(stderr, "  %-14s %s\n", m.name, m.reads)
+		}
+		fmt.Fprintln(stderr)
 		fs.PrintDefaults()
 	}
 	if err := parse(fs, args); err != nil {
 		return 0, err
 	}
-	if fs.NArg() != 1 {
-		return 0, fmt.Errorf("%w: check takes one RUN_DIR", errUsage)
+	switch {
+	case jc.file != "" && fs.NArg() > 0:
+		return 0, fmt.Errorf("%w: check takes RUN_DIR or --jepsen-history, not both", errUsage)
+	case jc.file != "":
+		jc.timeout = *timeout
+		return jc.run(ctx, stdout)
+	case jc.model != "" || jc.viz != "":
+		return 0, fmt.Errorf("%w: --model and --viz go with --jepsen-history", errUsage)
+	case fs.NArg() != 1:
+		return 0, fmt.Errorf("%w: check takes one RUN_DIR (flags before it), or --jepsen-history FILE --model MODEL", errUsage)
 	}
 	run, err := store.Open(fs.Arg(0))
 	if err != nil {

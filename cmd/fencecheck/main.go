@@ -37,6 +37,8 @@ Usage:
   fencecheck run [flags]          run a test (fencecheck run -h for the flags)
   fencecheck demo [flags]         the seed story on real etcd: a paused lock holder, unfenced then fenced
   fencecheck check RUN_DIR        re-run the checkers on a stored run
+  fencecheck check --jepsen-history FILE --model cas-register|kv
+                                  check a history recorded by Jepsen
   fencecheck serve [RESULTS_DIR]  serve the runs' index and reports, read-only (--addr, default 127.0.0.1:8080)
   fencecheck images [build|list]  build or list the container images (no registry needed)
   fencecheck clean                remove every container and network fencecheck labelled, resuming paused processes

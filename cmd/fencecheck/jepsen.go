@@ -1,0 +1,126 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/fencecheck/fencecheck/checkers"
+	"github.com/fencecheck/fencecheck/history/jepsen"
+)
+
+// jepsenModels are the values of check --model, each with what it reads.
+var jepsenModels = []struct {
+	name, reads string
+}{
+	{checkers.ModelCASRegister, "jepsen.util log lines of one compare-and-set register"},
+	{checkers.ModelKV, "EDN operation maps of a string key-value store (get, put, append)"},
+}
+
+func jepsenModelNames() string {
+	var names []string
+	for _, m := range jepsenModels {
+		names = append(names, m.name)
+	}
+	return strings.Join(names, ", ")
+}
+
+// jepsenCheck is check --jepsen-history: a history recorded by Jepsen,
+// checked on a model, nothing written but the visualization.
+type jepsenCheck struct {
+	file, model, viz string
+	timeout          time.Duration
+}
+
+// inputError is bad input: exit 254 like a usage error, but the message is
+// the input's own ("FILE:LINE: ...").
+type inputError struct{ err error }
+
+func (e inputError) Error() string   { return e.err.Error() }
+func (e inputError) Unwrap() []error { return []error{errUsage, e.err} }
+
+func (c jepsenCheck) run(ctx context.Context, stdout io.Writer) (int, error) {
+	known := false
+	for _, m := range jepsenModels {
+		known = known || m.name == c.model
+	}
+	switch {
+	case c.model == "":
+		return 0, fmt.Errorf("%w: --jepsen-history needs --model (valid: %s)", errUsage, jepsenModelNames())
+	case !known:
+		return 0, fmt.Errorf("%w: unknown model %q (valid: %s)", errUsage, c.model, jepsenModelNames())
+	case c.timeout < 0:
+		return 0, fmt.Errorf("%w: --check-timeout %s: want 0 (no limit) or more", errUsage, c.timeout)
+	}
+	fi, err := os.Stat(c.file)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if fi.IsDir() {
+		return 0, fmt.Errorf("%w: %s is a directory, not a Jepsen history", errUsage, c.file)
+	}
+	opts := checkers.Options{Timeout: c.timeout, VisualizationPath: c.viz}
+	var check func() checkers.KeyedResult
+	switch c.model {
+	case checkers.ModelCASRegister:
+		ops, err := jepsen.ReadRegisterLog(c.file)
+		if err != nil {
+			return 0, inputError{err}
+		}
+		check = func() checkers.KeyedResult { return checkers.CheckRegister(ops, opts) }
+	default:
+		ops, err := jepsen.ReadKV(c.file)
+		if err != nil {
+			return 0, inputError{err}
+		}
+		check = func() checkers.KeyedResult { return checkers.CheckKV(ops, opts) }
+	}
+
+	// The check stops at its time limit; Ctrl-C stops waiting for it.
+	done := make(chan checkers.KeyedResult, 1)
+	go func() { done <- check() }()
+	var res checkers.KeyedResult
+	select {
+	case res = <-done:
+	case <-ctx.Done():
+		fmt.Fprintf(stdout, "%s  %s (jepsen %s history): interrupted before the check finished\n", checkers.Unknown, c.file, c.model)
+		return exitUnknown, nil
+	}
+	fmt.Fprintf(stdout, "%s  %s (jepsen %s history)\n", res.Valid, c.file, c.model)
+	fmt.Fprint(stdout, jepsenSummary(res, c.viz))
+	if res.Ops == 0 && fi.Size() > 0 {
+		fmt.Fprintf(stdout, "  note             no operation in the file's %d bytes: is it a %s history?\n", fi.Size(), c.model)
+	}
+	return exitCode(res.Valid), nil
+}
+
+// jepsenSummary writes what the check found, with its figures.
+func jepsenSummary(r checkers.KeyedResult, viz string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "  linearizable     %s\n", r.Message)
+	if r.Error != "" {
+		fmt.Fprintf(&b, "  error            %s\n", r.Error)
+	}
+	fmt.Fprintf(&b, "  operations       %d", r.Ops)
+	if r.Ops > 0 {
+		fmt.Fprintf(&b, ": %d checked", r.Checked)
+		if r.Info > 0 {
+			fmt.Fprintf(&b, " (%d of them info: maybe, at any time after their call)", r.Info)
+		}
+		if r.Dropped > 0 {
+			fmt.Fprintf(&b, ", %d left out (failed, or reads with an unknown outcome)", r.Dropped)
+		}
+	}
+	fmt.Fprintf(&b, "\n  keys             %d, %d checked to the end", r.Keys, r.KeysChecked)
+	if r.Valid == checkers.Invalid && (r.Keys > 1 || r.FailingKey != "") {
+		fmt.Fprintf(&b, "; failing key %q", r.FailingKey)
+	}
+	fmt.Fprintf(&b, "\n  check time       %s\n", r.Elapsed.Round(time.Microsecond))
+	if r.Visualization != "" {
+		fmt.Fprintf(&b, "  visualization    %s\n", viz)
+	}
+	return b.String()
+}
