@@ -94,6 +94,8 @@ func Summary(res *store.Results) string {
 	switch {
 	case res.LockAppend != nil:
 		summarizeLockAppend(&b, res, res.LockAppend)
+	case res.Register != nil:
+		summarizeRegister(&b, res.Register)
 	}
 	fmt.Fprintf(&b, "  faults           %d\n", len(res.Faults))
 	if res.Note != "" {
@@ -138,4 +140,27 @@ func summarizeLockAppend(b *strings.Builder, res *store.Results, r *checkers.Loc
 	c := r.Checkers
 	fmt.Fprintf(b, "  checkers         linearizable %s, lost-updates %s, token-monotonic %s, stats %s\n",
 		c.Linearizable.Valid, c.LostUpdates.Valid, c.TokenMonotonic.Valid, c.Stats.Valid)
+}
+
+// checkRegister runs the register checkers; Porcupine's visualization of
+// the failing keys goes to the run's linearizability.html.
+func checkRegister(run *store.Run, events []history.Event, timeout time.Duration) *store.Results {
+	start := time.Now()
+	viz := run.Path(store.LinFile)
+	_ = os.Remove(viz)
+	rr := checkers.CheckRegisterWorkload(events, checkers.Options{Timeout: timeout, VisualizationPath: viz})
+	res := &store.Results{Workload: "register", Register: &rr, Events: len(events), Faults: faults(events)}
+	res.CheckTime = time.Since(start).Round(time.Microsecond).String()
+	return res
+}
+
+func summarizeRegister(b *strings.Builder, r *checkers.RegisterWorkloadResult) {
+	st, lin := r.Checkers.Stats, r.Checkers.Linearizable
+	fmt.Fprintf(b, "  operations       %d ok, %d fail, %d info\n", st.Ok, st.Fail, st.Info)
+	fmt.Fprintf(b, "  linearizable     %s: %s\n", lin.Valid, lin.Message)
+	if lin.Valid == checkers.Invalid {
+		fmt.Fprintf(b, "  failing keys     %d (first: %s)\n", lin.FailingKeys, lin.FailingKey)
+	}
+	fmt.Fprintf(b, "  keys             %d checked of %d, %d operations checked (%d info), in %s\n",
+		lin.KeysChecked, lin.Keys, lin.Checked, lin.Info, lin.Elapsed.Round(time.Millisecond))
 }

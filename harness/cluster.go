@@ -24,6 +24,7 @@ import (
 	"github.com/fencecheck/fencecheck/nemesis"
 	"github.com/fencecheck/fencecheck/targets"
 	"github.com/fencecheck/fencecheck/workloads/lockappend"
+	"github.com/fencecheck/fencecheck/workloads/register"
 )
 
 // ErrHarness: the harness itself failed (Docker unreachable, an image that
@@ -251,10 +252,14 @@ func (c *Cluster) onPhase(cl *client, p history.Process, phase string, value jso
 			c.tokens[p] = a.Token
 			c.mu.Unlock()
 		}
-	case lockappend.PhaseChecked:
-		var ck lockappend.Checked
-		if json.Unmarshal(value, &ck) != nil || !ck.OK {
-			return
+	case lockappend.PhaseChecked, register.PhaseSending:
+		// A lock holder that passed its lease check, or a register client
+		// whose request is about to leave: in the middle of its work.
+		if phase == lockappend.PhaseChecked {
+			var ck lockappend.Checked
+			if json.Unmarshal(value, &ck) != nil || !ck.OK {
+				return
+			}
 		}
 		c.mu.Lock()
 		h := nemesis.Holder{Node: cl.name, Process: p, Token: c.tokens[p]}

@@ -20,6 +20,7 @@ import (
 	"github.com/fencecheck/fencecheck/store"
 	"github.com/fencecheck/fencecheck/targets"
 	"github.com/fencecheck/fencecheck/workloads/lockappend"
+	"github.com/fencecheck/fencecheck/workloads/register"
 	"math/rand/v2"
 )
 
@@ -43,9 +44,13 @@ type Config struct {
 	RPCTimeout      time.Duration
 	CheckTimeout    time.Duration
 	ReadyTimeout    time.Duration
-	Seed            uint64
-	Results         string
-	Name            string
+	// Keys and ReadMode are the register workload's (ReadMode "" is the
+	// target's default).
+	Keys     int
+	ReadMode string
+	Seed     uint64
+	Results  string
+	Name     string
 	// WorkerBinary is the fencecheck binary that runs in worker containers.
 	WorkerBinary string
 	// Log receives the harness's log (also written to logs/harness.log).
@@ -84,8 +89,17 @@ func (c *Config) Defaults() {
 	if c.Workload == "" {
 		c.Workload = "lock-append"
 	}
+	if c.Keys == 0 {
+		c.Keys = 8
+	}
+	if rm, ok := c.Target.(targets.ReadModer); ok && c.ReadMode == "" {
+		c.ReadMode = rm.ReadModes()[0]
+	}
 	if c.Name == "" {
 		c.Name = fmt.Sprintf("%s-%s-%s", c.Target.Name(), c.Workload, c.Fencing)
+		if c.Workload == "register" {
+			c.Name = fmt.Sprintf("%s-register-%s", c.Target.Name(), c.ReadMode)
+		}
 	}
 }
 
@@ -142,6 +156,7 @@ func (c *Config) Validate() error {
 func (c *Config) workloadConfig() WorkloadConfig {
 	return WorkloadConfig{
 		LockAppend: lockappend.Config{Fencing: c.Fencing, AcquireTimeout: c.AcquireTimeout, Margin: c.Margin, Work: c.Work},
+		Register:   register.Config{Keys: c.Keys, ReadMode: c.ReadMode},
 	}
 }
 

@@ -21,6 +21,9 @@ func newTestInfo(cfg Config, runID string, cl *Cluster, started time.Time) store
 		Margin: cfg.Margin.String(), AcquireTimeout: cfg.AcquireTimeout.String(), OpTimeout: cfg.OpTimeout.String(),
 		RPCTimeout: cfg.RPCTimeout.String(), CheckTimeout: cfg.CheckTimeout.String(), Seed: cfg.Seed,
 	}
+	if cfg.Workload == "register" {
+		t.Keys, t.ReadMode, t.Fencing = cfg.Keys, cfg.ReadMode, ""
+	}
 	if cfg.LockDelay != nil {
 		t.LockDelay = cfg.LockDelay.String()
 	}

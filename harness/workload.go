@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"time"
 
@@ -12,12 +13,14 @@ import (
 	"github.com/fencecheck/fencecheck/store"
 	"github.com/fencecheck/fencecheck/targets"
 	"github.com/fencecheck/fencecheck/workloads/lockappend"
+	"github.com/fencecheck/fencecheck/workloads/register"
 )
 
 // WorkloadConfig is every workload's configuration; each workload reads its
 // own part.
 type WorkloadConfig struct {
 	LockAppend lockappend.Config `json:"lock_append"`
+	Register   register.Config   `json:"register"`
 }
 
 // WorkerEnv is what a worker gives an operation besides its client: where
@@ -75,6 +78,45 @@ var workloadTable = []Workload{
 		},
 		FinalReadF: lockappend.FFinalRead,
 		Check:      checkLockAppend,
+	},
+	{
+		Name: "register",
+		Validate: func(t targets.Target, cfg WorkloadConfig) error {
+			rm, ok := t.(targets.ReadModer)
+			if !ok {
+				return fmt.Errorf("%w: target %s has no key-value store for the register workload", targets.ErrBadConfig, t.Name())
+			}
+			if cfg.Register.Keys < 1 {
+				return fmt.Errorf("%w: --keys must be at least 1", targets.ErrBadConfig)
+			}
+			if !slices.Contains(rm.ReadModes(), cfg.Register.ReadMode) {
+				return fmt.Errorf("%w: %s has no read mode %q (valid: %s)", targets.ErrBadConfig, t.Name(),
+					cfg.Register.ReadMode, strings.Join(rm.ReadModes(), ", "))
+			}
+			return nil
+		},
+		Next: func(r *rand.Rand, cfg WorkloadConfig, _ int64) (string, any) {
+			return register.Next(r, cfg.Register)
+		},
+		Execute: func(ctx context.Context, c targets.Client, cfg WorkloadConfig, f string, value json.RawMessage, env WorkerEnv) (history.Type, any) {
+			var v register.Value
+			if err := json.Unmarshal(value, &v); err != nil {
+				return history.Fail, register.Value{Error: fmt.Sprintf("cannot run %s %s", f, value)}
+			}
+			kv, ok := c.(targets.KV)
+			if !ok {
+				v.Error = "the target's client has no key-value store"
+				return history.Fail, v
+			}
+			return register.Execute(ctx, kv, cfg.Register, f, v, env.Report)
+		},
+		Unknown: func(invoke json.RawMessage, reason string) any {
+			var v register.Value
+			_ = json.Unmarshal(invoke, &v)
+			v.Error = reason
+			return v
+		},
+		Check: checkRegister,
 	},
 }
 

@@ -26,6 +26,8 @@ type TestInfo struct {
 	Concurrency     int               `json:"concurrency"`
 	Nodes           int               `json:"nodes"`
 	TTL             string            `json:"ttl"`
+	Keys            int               `json:"keys,omitempty"`
+	ReadMode        string            `json:"read_mode,omitempty"`
 	LockDelay       string            `json:"lock_delay,omitempty"`
 	Work            string            `json:"work"`
 	Margin          string            `json:"margin"`
@@ -51,8 +53,9 @@ type NodeInfo struct {
 // "checkers", "lost_updates", "fence_rejections", "overlaps"), plus the
 // workload's name, the faults of the run and a few figures.
 type Results struct {
-	Workload   string                     `json:"workload"`
-	LockAppend *checkers.LockAppendResult `json:"-"`
+	Workload   string                           `json:"workload"`
+	LockAppend *checkers.LockAppendResult       `json:"-"`
+	Register   *checkers.RegisterWorkloadResult `json:"-"`
 	// Faults are the nemesis's fault windows, from the history.
 	Faults []history.Fault `json:"faults"`
 	// FirstLostUpdateNS is when the first acknowledged update was destroyed
@@ -75,6 +78,8 @@ func (r *Results) Valid() checkers.Validity {
 	switch {
 	case r.LockAppend != nil:
 		return r.LockAppend.Valid
+	case r.Register != nil:
+		return r.Register.Valid
 	}
 	return checkers.Unknown
 }
@@ -84,6 +89,8 @@ func (r *Results) SetValid(v checkers.Validity) {
 	switch {
 	case r.LockAppend != nil:
 		r.LockAppend.Valid = v
+	case r.Register != nil:
+		r.Register.Valid = v
 	}
 }
 
@@ -92,6 +99,8 @@ func (r *Results) workloadResult() any {
 	switch {
 	case r.LockAppend != nil:
 		return r.LockAppend
+	case r.Register != nil:
+		return r.Register
 	}
 	return struct {
 		Valid checkers.Validity `json:"valid"`
@@ -134,6 +143,9 @@ func (r *Results) UnmarshalJSON(b []byte) error {
 	case "lock-append", "":
 		r.LockAppend = &checkers.LockAppendResult{}
 		return json.Unmarshal(b, r.LockAppend)
+	case "register":
+		r.Register = &checkers.RegisterWorkloadResult{}
+		return json.Unmarshal(b, r.Register)
 	}
 	return fmt.Errorf("store: results.json of unknown workload %q", r.Workload)
 }

@@ -3,6 +3,7 @@ package main
 // The fault library end to end, through the CLI, on real etcd clusters.
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -133,4 +134,40 @@ func TestCleanAfterCrashDuringEachFault(t *testing.T) {
 			assertRunsGone(t, res)
 		})
 	}
+}
+
+// The register workload on etcd with linearizable reads stays valid under
+// client pauses and partitions.
+func TestRegisterOnEtcdUnderFaults(t *testing.T) {
+	requireDocker(t)
+	res := t.TempDir()
+	r := runCLI(t, nil, "run", "--workload", "register", "--read-mode", "linearizable",
+		"--nemesis", "pause-holder,partition", "--nemesis-interval", "1s", "--time-limit", "20s", "--results", res, "--seed", "9")
+	if r.code != exitValid {
+		t.Fatalf("exit %d, want 0", r.code)
+	}
+	var got struct {
+		Workload string `json:"workload"`
+		Checkers struct {
+			Linearizable struct {
+				Keys, Checked int
+			}
+		}
+		Faults []struct{ Fault string }
+	}
+	b, err := os.ReadFile(filepath.Join(res, "latest", "results.json"))
+	if err != nil || json.Unmarshal(b, &got) != nil {
+		t.Fatalf("results.json: %v", err)
+	}
+	if got.Workload != "register" || got.Checkers.Linearizable.Keys != 8 || got.Checkers.Linearizable.Checked < 100 {
+		t.Errorf("results: %+v", got)
+	}
+	kinds := map[string]bool{}
+	for _, f := range got.Faults {
+		kinds[strings.SplitN(f.Fault, ":", 2)[0]] = true
+	}
+	if !kinds["pause-holder"] && !kinds["partition"] {
+		t.Errorf("no fault hit the run: %v", got.Faults)
+	}
+	assertRunsGone(t, res)
 }

@@ -37,6 +37,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 	rpcTimeout := fs.Duration("rpc-timeout", 0, "a client's limit on each request (default 4 leases: longer than any fault, so a cut-off client's request lands when the network heals)")
 	opTimeout := fs.Duration("op-timeout", 0, "after this an operation is recorded as info (default: enough for acquire, work, the longest pause)")
 	checkTimeout := fs.Duration("check-timeout", 60*time.Second, "time limit of the linearizability check (past it: unknown)")
+	keys := fs.Int("keys", 8, "register workload: number of registers")
+	readMode := fs.String("read-mode", "", "register workload: the target's read mode (etcd: linearizable, serializable; default the target's first)")
 	ready := fs.Duration("ready-timeout", 30*time.Second, "how long the cluster may take to serve (past it: exit 255)")
 	quiet := fs.Bool("quiet", false, "no progress line")
 	fs.Usage = func() {
@@ -72,7 +74,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 		Target: t, Workload: *workload, Fencing: f, Nemesis: *nem, Faults: faults,
 		NemesisInterval: *interval, TimeLimit: *limit, Concurrency: *conc, Nodes: *nodes,
 		TTL: *ttl, LockDelay: lockDelay.d, Work: *work, Margin: *margin, AcquireTimeout: *acquire, OpTimeout: *opTimeout, RPCTimeout: *rpcTimeout,
-		CheckTimeout: *checkTimeout, ReadyTimeout: *ready, Seed: *seed, Results: *resultsDir, Name: *name, WorkerBinary: self,
+		CheckTimeout: *checkTimeout, ReadyTimeout: *ready, Keys: *keys, ReadMode: *readMode, Seed: *seed, Results: *resultsDir, Name: *name, WorkerBinary: self,
 		Log: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
 	cfg.Defaults()
@@ -82,8 +84,12 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 	ui := newProgress(stderr, *quiet)
 	cfg.Stage = ui.stage
 	cfg.Progress = ui.update
-	ui.stage("%s %s, fencing %s, nemesis %s, %d clients, %d nodes, TTL %s, %s, seed %d",
-		t.Name(), cfg.Workload, f, *nem, cfg.Concurrency, cfg.Nodes, cfg.TTL, cfg.TimeLimit, cfg.Seed)
+	how := "fencing " + string(f)
+	if cfg.Workload == "register" {
+		how = fmt.Sprintf("%d keys, %s reads", cfg.Keys, cfg.ReadMode)
+	}
+	ui.stage("%s %s, %s, nemesis %s, %d clients, %d nodes, TTL %s, %s, seed %d",
+		t.Name(), cfg.Workload, how, *nem, cfg.Concurrency, cfg.Nodes, cfg.TTL, cfg.TimeLimit, cfg.Seed)
 	out, err := harness.Run(ctx, cfg)
 	ui.done()
 	if err != nil {
@@ -155,7 +161,11 @@ func (p *progress) done() { p.clear() }
 func printSummary(w io.Writer, cfg harness.Config, out *harness.Outcome) {
 	r := out.Results
 	verdict := strings.ToUpper(r.Valid().String())
-	fmt.Fprintf(w, "\n%s  %s %s, fencing %s, nemesis %s (seed %d)\n", verdict, cfg.Target.Name(), cfg.Workload, cfg.Fencing, cfg.Nemesis, cfg.Seed)
+	how := "fencing " + string(cfg.Fencing)
+	if cfg.Workload == "register" {
+		how = "reads " + cfg.ReadMode
+	}
+	fmt.Fprintf(w, "\n%s  %s %s, %s, nemesis %s (seed %d)\n", verdict, cfg.Target.Name(), cfg.Workload, how, cfg.Nemesis, cfg.Seed)
 	if out.Interrupted {
 		fmt.Fprintf(w, "  interrupted      the run was cut short (Ctrl-C)\n")
 	}

@@ -21,6 +21,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -181,7 +182,8 @@ func (Target) Leader(ctx context.Context, nodes []targets.Node) (string, error) 
 
 // Dial returns a client. Keys: PREFIX/lock (the mutex's prefix),
 // PREFIX/value (the list, as JSON), PREFIX/fence (the highest accepted
-// token, zero-padded so that etcd's byte-wise comparison is numeric).
+// token, zero-padded so that etcd's byte-wise comparison is numeric),
+// PREFIX/reg/KEY (the register workload's registers, as decimal strings).
 func (t Target) Dial(ctx context.Context, cfg targets.ClientConfig) (targets.Client, error) {
 	if err := t.Validate(cfg); err != nil {
 		return nil, err
@@ -194,13 +196,14 @@ func (t Target) Dial(ctx context.Context, cfg targets.ClientConfig) (targets.Cli
 	if rpc <= 0 {
 		rpc = 5 * time.Second
 	}
-	return &client{cli: cli, ttl: cfg.TTL, rpc: rpc,
+	return &client{cli: cli, ttl: cfg.TTL, rpc: rpc, prefix: cfg.Prefix,
 		lockPfx: cfg.Prefix + "/lock", value: cfg.Prefix + "/value", fence: cfg.Prefix + "/fence"}, nil
 }
 
 type client struct {
 	cli                   *clientv3.Client
 	ttl, rpc              time.Duration
+	prefix                string
 	lockPfx, value, fence string
 }
 
@@ -391,4 +394,70 @@ func (c *client) Write(ctx context.Context, list []int64, held targets.Lease, f 
 		return r.Header.Revision, nil
 	}
 	return 0, fmt.Errorf("etcd: unknown fencing %q", f)
+}
+
+// Read modes of the etcd KV.
+const (
+	// ReadLinearizable goes through the leader's read index (etcd's default).
+	ReadLinearizable = "linearizable"
+	// ReadSerializable answers from the member's own store, which may be
+	// behind.
+	ReadSerializable = "serializable"
+)
+
+// ReadModes are linearizable (the default) and serializable.
+func (Target) ReadModes() []string { return []string{ReadLinearizable, ReadSerializable} }
+
+// regKey is a register's key: PREFIX/reg/KEY.
+func (c *client) regKey(key string) string { return c.prefix + "/reg/" + key }
+
+// Get reads a register in a read mode.
+func (c *client) Get(ctx context.Context, key, mode string) (int64, bool, error) {
+	var opts []clientv3.OpOption
+	switch mode {
+	case ReadLinearizable, "":
+	case ReadSerializable:
+		opts = append(opts, clientv3.WithSerializable())
+	default:
+		return 0, false, fmt.Errorf("etcd: unknown read mode %q", mode)
+	}
+	rctx, cancel := c.timeout(ctx)
+	defer cancel()
+	r, err := c.cli.Get(rctx, c.regKey(key), opts...)
+	if err != nil {
+		return 0, false, fmt.Errorf("etcd: get: %w", err)
+	}
+	if len(r.Kvs) == 0 {
+		return 0, false, nil
+	}
+	v, err := strconv.ParseInt(string(r.Kvs[0].Value), 10, 64)
+	if err != nil {
+		return 0, false, fmt.Errorf("etcd: register %s holds %q", key, r.Kvs[0].Value)
+	}
+	return v, true, nil
+}
+
+// Put writes a register.
+func (c *client) Put(ctx context.Context, key string, value int64) error {
+	rctx, cancel := c.timeout(ctx)
+	defer cancel()
+	if _, err := c.cli.Put(rctx, c.regKey(key), strconv.FormatInt(value, 10)); err != nil {
+		return fmt.Errorf("etcd: put: %w", err)
+	}
+	return nil
+}
+
+// CAS sets a register to new if it holds old, in one Txn.
+func (c *client) CAS(ctx context.Context, key string, old, new int64) (bool, error) {
+	rctx, cancel := c.timeout(ctx)
+	defer cancel()
+	k := c.regKey(key)
+	r, err := c.cli.Txn(rctx).
+		If(clientv3.Compare(clientv3.Value(k), "=", strconv.FormatInt(old, 10))).
+		Then(clientv3.OpPut(k, strconv.FormatInt(new, 10))).
+		Commit()
+	if err != nil {
+		return false, fmt.Errorf("etcd: cas: %w", err)
+	}
+	return r.Succeeded, nil
 }
