@@ -6,7 +6,7 @@ GO      ?= go
 BIN     := bin/fencecheck
 export CGO_ENABLED := 0
 
-.PHONY: all build deps images demo test unit bench clean
+.PHONY: all build deps images demo test unit bench findings clean
 
 all: build
 
@@ -40,6 +40,10 @@ unit:
 bench: images
 	$(GO) run ./bench -bin $(BIN) -runs 5 -cold
 	$(GO) test -run '^$$' -bench . ./checkers/
+
+# The scenarios behind the README's findings, once each.
+findings: images
+	$(GO) run ./bench -bin $(BIN) -findings
 
 clean:
 	-[ -x $(BIN) ] && $(BIN) clean

@@ -28,7 +28,15 @@ func main() {
 	fencings := flag.String("fencing", "none,token,cas", "fencing modes to run")
 	nemesis := flag.String("nemesis", "pause-holder", "--nemesis of each run")
 	cold := flag.Bool("cold", false, "also measure a cold image build: remove fencecheck's images and build with empty Go caches (downloads the etcd modules again)")
+	findings := flag.Bool("findings", false, "instead, run the scenarios behind the README's findings once each and print their verdicts")
 	flag.Parse()
+	if *findings {
+		if err := runFindings(*bin, *limit); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := bench(*bin, *runs, *limit, strings.Split(*fencings, ","), *nemesis, *cold); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
@@ -226,4 +234,80 @@ func median(xs []float64) float64 {
 		return s[len(s)/2]
 	}
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// finding is one scenario behind a README finding.
+type finding struct {
+	what string
+	args []string
+}
+
+var findings = []finding{
+	{"etcd, unfenced lock-append, pause-server:leader", []string{"--fencing", "none", "--nemesis", "pause-server:leader"}},
+	{"etcd, unfenced lock-append, pause-server:all", []string{"--fencing", "none", "--nemesis", "pause-server:all"}},
+	{"etcd, unfenced lock-append, kill:leader", []string{"--fencing", "none", "--nemesis", "kill:leader"}},
+	{"etcd, unfenced lock-append, partition:leader", []string{"--fencing", "none", "--nemesis", "partition:leader"}},
+	{"etcd, unfenced lock-append, partition:majorities-ring", []string{"--fencing", "none", "--nemesis", "partition:majorities-ring"}},
+	{"etcd, unfenced lock-append, clock-skew:server", []string{"--fencing", "none", "--nemesis", "clock-skew:server"}},
+	{"etcd, unfenced lock-append, netem:delay", []string{"--fencing", "none", "--nemesis", "netem:delay"}},
+	{"etcd, unfenced lock-append, partition-client", []string{"--fencing", "none", "--nemesis", "partition-client"}},
+	{"etcd, register, linearizable reads, partition:leader", []string{"--workload", "register", "--read-mode", "linearizable", "--nemesis", "partition:leader"}},
+	{"etcd, register, serializable reads, partition:leader", []string{"--workload", "register", "--read-mode", "serializable", "--nemesis", "partition:leader"}},
+}
+
+// runFindings runs each finding's scenario once and prints a Markdown table.
+func runFindings(bin string, limit time.Duration) error {
+	bin, err := filepath.Abs(bin)
+	if err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "fencecheck-findings-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	fmt.Printf("fencecheck findings, %s; each `fencecheck run --target etcd --nemesis-interval 2s --time-limit %s --seed 1` plus:\n\n", time.Now().UTC().Format(time.RFC3339), limit)
+	fmt.Println("| scenario | flags | exit | verdict | ops ok / fail / info | lost (of acknowledged) |")
+	fmt.Println("|---|---|---|---|---|---|")
+	for i, f := range findings {
+		res := filepath.Join(dir, fmt.Sprint(i))
+		args := append([]string{"run", "--target", "etcd", "--nemesis-interval", "2s", "--time-limit", limit.String(),
+			"--seed", "1", "--results", res, "--quiet"}, f.args...)
+		cmd := exec.Command(bin, args...)
+		out, err := cmd.CombinedOutput()
+		code := 0
+		var ee *exec.ExitError
+		switch {
+		case errors.As(err, &ee):
+			code = ee.ExitCode()
+		case err != nil:
+			return err
+		}
+		if code > 2 {
+			return fmt.Errorf("%s: exit %d\n%s", f.what, code, out)
+		}
+		var v struct {
+			Valid    any `json:"valid"`
+			Checkers struct {
+				Stats struct{ Ok, Fail, Info int }
+			}
+			LostUpdates *struct {
+				Acknowledged, Lost int
+			} `json:"lost_updates"`
+		}
+		b, err := os.ReadFile(filepath.Join(res, "latest", "results.json"))
+		if err != nil {
+			return err
+		}
+		if err := json.Unmarshal(b, &v); err != nil {
+			return err
+		}
+		lost := "-"
+		if v.LostUpdates != nil {
+			lost = fmt.Sprintf("%d (of %d)", v.LostUpdates.Lost, v.LostUpdates.Acknowledged)
+		}
+		fmt.Printf("| %s | `%s` | %d | %v | %d / %d / %d | %s |\n", f.what, strings.Join(f.args, " "), code, v.Valid,
+			v.Checkers.Stats.Ok, v.Checkers.Stats.Fail, v.Checkers.Stats.Info, lost)
+	}
+	return nil
 }

@@ -6,6 +6,9 @@
 //     imported as an image (base/build.sh);
 //   - etcd: the base plus an etcd server built here from the Go module
 //     go.etcd.io/etcd/server/v3 (its etcdmain package; etcd/*.txt);
+//   - consul: the base plus a Consul server built here from the Go module
+//     github.com/hashicorp/consul v1.14.x, the last MPL-2.0 line (the main
+//     package at the module's root; consul/*.txt);
 //   - worker: the base plus the fencecheck binary itself, which runs each
 //     lock client as `fencecheck worker`.
 //
@@ -41,17 +44,23 @@ import (
 )
 
 //go:embed base/build.sh etcd/go.mod.txt etcd/go.sum.txt etcd/main.go.txt
+//go:embed consul/go.mod.txt consul/go.sum.txt consul/deps.go.txt
 var recipes embed.FS
 
-// LabelImage marks fencecheck's images with their kind (base, etcd, worker).
+// LabelImage marks fencecheck's images with their kind (base, etcd, consul,
+// worker).
 const LabelImage = "fencecheck.image"
 
 // Image kinds.
 const (
 	Base   = "base"
 	Etcd   = "etcd"
+	Consul = "consul"
 	Worker = "worker"
 )
+
+// Kinds lists the image kinds in build order (the base first).
+var Kinds = []string{Base, Etcd, Consul, Worker}
 
 // ErrBuild: an image could not be built.
 var ErrBuild = errors.New("image build failed")
@@ -119,6 +128,21 @@ func EtcdRef() string {
 		mustRead("etcd/go.mod.txt"), mustRead("etcd/go.sum.txt"), mustRead("etcd/main.go.txt")))
 }
 
+// ConsulVersion is the Consul server version the consul image is built from.
+func ConsulVersion() string {
+	m := regexp.MustCompile(`(?m)^\s*github\.com/hashicorp/consul v(\S+)`).FindSubmatch(mustRead("consul/go.mod.txt"))
+	if m == nil {
+		panic("images: consul/go.mod.txt names no github.com/hashicorp/consul version")
+	}
+	return string(m[1])
+}
+
+// ConsulRef is the tag of the consul image this binary builds.
+func ConsulRef() string {
+	return fmt.Sprintf("fencecheck/consul:%s-%s", ConsulVersion(), hashOf([]byte(BaseRef()),
+		mustRead("consul/go.mod.txt"), mustRead("consul/go.sum.txt"), mustRead("consul/deps.go.txt")))
+}
+
 // WorkerRef is the tag of the worker image for the fencecheck binary at path.
 func WorkerRef(path string) (string, error) {
 	bin, err := os.ReadFile(path)
@@ -155,6 +179,15 @@ func (b *Builder) EnsureEtcd(ctx context.Context) (string, error) {
 	return ref, b.ensure(ctx, ref, b.buildEtcd)
 }
 
+// EnsureConsul builds the consul image (and the base) unless it exists.
+func (b *Builder) EnsureConsul(ctx context.Context) (string, error) {
+	if _, err := b.EnsureBase(ctx); err != nil {
+		return "", err
+	}
+	ref := ConsulRef()
+	return ref, b.ensure(ctx, ref, b.buildConsul)
+}
+
 // EnsureWorker builds the worker image for the fencecheck binary at path
 // (and the base) unless it exists.
 func (b *Builder) EnsureWorker(ctx context.Context, path string) (string, error) {
@@ -174,18 +207,20 @@ func (b *Builder) EnsureWorker(ctx context.Context, path string) (string, error)
 	})
 }
 
-// Ensure builds an image by kind name: base, etcd, or worker (which needs
-// the fencecheck binary's path).
+// Ensure builds an image by kind name: base, etcd, consul, or worker (which
+// needs the fencecheck binary's path).
 func (b *Builder) Ensure(ctx context.Context, kind, workerBinary string) (string, error) {
 	switch kind {
 	case Base:
 		return b.EnsureBase(ctx)
 	case Etcd:
 		return b.EnsureEtcd(ctx)
+	case Consul:
+		return b.EnsureConsul(ctx)
 	case Worker:
 		return b.EnsureWorker(ctx, workerBinary)
 	}
-	return "", fmt.Errorf("images: unknown image %q (valid: base, etcd, worker)", kind)
+	return "", fmt.Errorf("images: unknown image %q (valid: %s)", kind, strings.Join(Kinds, ", "))
 }
 
 func (b *Builder) ensure(ctx context.Context, ref string, build func(context.Context, string) error) error {
@@ -287,7 +322,44 @@ func (b *Builder) buildEtcd(ctx context.Context, ref string) error {
 	return b.buildOnBase(ctx, ref, Etcd, EtcdVersion(), map[string][]byte{"etcd": bin}, "/usr/local/bin/etcd")
 }
 
-// goTool finds the go command for building etcd.
+// buildConsul compiles the Consul server: a module (consul/go.mod.txt) that
+// requires github.com/hashicorp/consul, in which `go build` builds the main
+// package at that module's root. The root module's own replace directives
+// (./api, ./sdk, ./proto-public: directories its proxy zip does not hold)
+// are ignored outside it, so the nested modules come from the module proxy
+// at the versions the root go.mod requires.
+func (b *Builder) buildConsul(ctx context.Context, ref string) error {
+	dir, err := os.MkdirTemp("", "fencecheck-consul-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	for src, dst := range map[string]string{"consul/go.mod.txt": "go.mod", "consul/go.sum.txt": "go.sum", "consul/deps.go.txt": "deps.go"} {
+		if err := os.WriteFile(filepath.Join(dir, dst), mustRead(src), 0o644); err != nil {
+			return err
+		}
+	}
+	gobin, err := goTool()
+	if err != nil {
+		return err
+	}
+	b.logf("  go build of consul %s from github.com/hashicorp/consul (3 to 7 minutes on 2 cores the first time)", ConsulVersion())
+	cmd := exec.CommandContext(ctx, gobin, "build", "-trimpath", "-ldflags=-s -w", "-o", "consul", "github.com/hashicorp/consul")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOFLAGS=-mod=readonly")
+	var tail tailBuffer
+	cmd.Stdout, cmd.Stderr = b.output(), io.MultiWriter(b.output(), &tail)
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("go build consul: %v: %s", err, tail.String())
+	}
+	bin, err := os.ReadFile(filepath.Join(dir, "consul"))
+	if err != nil {
+		return err
+	}
+	return b.buildOnBase(ctx, ref, Consul, ConsulVersion(), map[string][]byte{"consul": bin}, "/usr/local/bin/consul")
+}
+
+// goTool finds the go command for building etcd and consul.
 func goTool() (string, error) {
 	if p, err := exec.LookPath("go"); err == nil {
 		return p, nil
@@ -297,7 +369,7 @@ func goTool() (string, error) {
 			return p, nil
 		}
 	}
-	return "", errors.New("the etcd image is built from Go source and no `go` command was found (install Go, or put it on PATH)")
+	return "", errors.New("the etcd and consul images are built from Go source and no `go` command was found (install Go, or put it on PATH)")
 }
 
 // buildOnBase builds an image FROM the base image that adds one file as an
@@ -393,7 +465,7 @@ func List(ctx context.Context, cli *client.Client, workerBinary string) ([]Info,
 	if err != nil {
 		return nil, fmt.Errorf("images: list: %w", err)
 	}
-	current := map[string]bool{BaseRef(): true, EtcdRef(): true}
+	current := map[string]bool{BaseRef(): true, EtcdRef(): true, ConsulRef(): true}
 	if workerBinary != "" {
 		if ref, err := WorkerRef(workerBinary); err == nil {
 			current[ref] = true
@@ -420,7 +492,8 @@ func Prune(ctx context.Context, cli *client.Client, workerBinary string) ([]stri
 	}
 	var removed []string
 	var errs []error
-	// Newest first: children (worker, etcd) go before the base they build on.
+	// Newest first: children (worker, etcd, consul) go before the base they
+	// build on.
 	for _, i := range list {
 		if i.Current {
 			continue

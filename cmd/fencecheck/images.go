@@ -75,7 +75,7 @@ func cmdImages(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		b.Output = stderr
 	}
 	start := time.Now()
-	for _, kind := range []string{images.Base, images.Etcd, images.Worker} {
+	for _, kind := range images.Kinds {
 		ref, err := b.Ensure(ctx, kind, self)
 		if err != nil {
 			return fmt.Errorf("%w: %v", harness.ErrHarness, err)

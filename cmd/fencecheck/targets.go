@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/fencecheck/fencecheck/targets"
+	"github.com/fencecheck/fencecheck/targets/consul"
 	"github.com/fencecheck/fencecheck/targets/etcd"
 )
 
@@ -12,6 +13,7 @@ import (
 // folder under targets/ and one line here.
 var targetTable = []targets.Target{
 	etcd.Target{},
+	consul.Target{},
 }
 
 func targetNames() string {
