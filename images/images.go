@@ -35,6 +35,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/docker/docker/api/types/build"
@@ -75,6 +76,7 @@ type Builder struct {
 	// build). Nil discards it.
 	Output io.Writer
 
+	mu    sync.Mutex
 	ready map[string]bool // tags known to exist
 }
 
@@ -172,20 +174,12 @@ func (b *Builder) EnsureBase(ctx context.Context) (string, error) {
 
 // EnsureEtcd builds the etcd image (and the base) unless it exists.
 func (b *Builder) EnsureEtcd(ctx context.Context) (string, error) {
-	if _, err := b.EnsureBase(ctx); err != nil {
-		return "", err
-	}
-	ref := EtcdRef()
-	return ref, b.ensure(ctx, ref, b.buildEtcd)
+	return b.ensureServer(ctx, goServers[Etcd])
 }
 
 // EnsureConsul builds the consul image (and the base) unless it exists.
 func (b *Builder) EnsureConsul(ctx context.Context) (string, error) {
-	if _, err := b.EnsureBase(ctx); err != nil {
-		return "", err
-	}
-	ref := ConsulRef()
-	return ref, b.ensure(ctx, ref, b.buildConsul)
+	return b.ensureServer(ctx, goServers[Consul])
 }
 
 // EnsureWorker builds the worker image for the fencecheck binary at path
@@ -224,7 +218,10 @@ func (b *Builder) Ensure(ctx context.Context, kind, workerBinary string) (string
 }
 
 func (b *Builder) ensure(ctx context.Context, ref string, build func(context.Context, string) error) error {
-	if b.ready[ref] {
+	b.mu.Lock()
+	known := b.ready[ref]
+	b.mu.Unlock()
+	if known {
 		return nil
 	}
 	ok, err := b.Exists(ctx, ref)
@@ -247,6 +244,8 @@ func (b *Builder) ensure(ctx context.Context, ref string, build func(context.Con
 }
 
 func (b *Builder) markReady(ref string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	if b.ready == nil {
 		b.ready = map[string]bool{}
 	}
@@ -291,72 +290,144 @@ func (b *Builder) buildBase(ctx context.Context, ref string) error {
 	return readBuildStream(rc)
 }
 
-func (b *Builder) buildEtcd(ctx context.Context, ref string) error {
-	dir, err := os.MkdirTemp("", "fencecheck-etcd-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(dir)
-	for src, dst := range map[string]string{"etcd/go.mod.txt": "go.mod", "etcd/go.sum.txt": "go.sum", "etcd/main.go.txt": "main.go"} {
-		if err := os.WriteFile(filepath.Join(dir, dst), mustRead(src), 0o644); err != nil {
-			return err
-		}
-	}
-	gobin, err := goTool()
-	if err != nil {
-		return err
-	}
-	b.logf("  go build of etcd %s from go.etcd.io/etcd/server/v3 (about a minute the first time)", EtcdVersion())
-	cmd := exec.CommandContext(ctx, gobin, "build", "-trimpath", "-ldflags=-s -w", "-o", "etcd", ".")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOFLAGS=-mod=readonly")
-	var tail tailBuffer
-	cmd.Stdout, cmd.Stderr = b.output(), io.MultiWriter(b.output(), &tail)
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("go build etcd: %v: %s", err, tail.String())
-	}
-	bin, err := os.ReadFile(filepath.Join(dir, "etcd"))
-	if err != nil {
-		return err
-	}
-	return b.buildOnBase(ctx, ref, Etcd, EtcdVersion(), map[string][]byte{"etcd": bin}, "/usr/local/bin/etcd")
+// goServer is a server image built from Go source: a module recipe
+// embedded from images/KIND/ written to a build directory, `go build` of pkg
+// in it, and the binary added to the base image.
+type goServer struct {
+	kind    string
+	version func() string
+	ref     func() string
+	files   map[string]string // embedded recipe file -> name in the build directory
+	pkg     string            // what go build builds, in the build directory
+	note    string            // what the log says while it compiles
 }
 
-// buildConsul compiles the Consul server: a module (consul/go.mod.txt) that
-// requires github.com/hashicorp/consul, in which `go build` builds the main
-// package at that module's root. The root module's own replace directives
-// (./api, ./sdk, ./proto-public: directories its proxy zip does not hold)
-// are ignored outside it, so the nested modules come from the module proxy
-// at the versions the root go.mod requires.
-func (b *Builder) buildConsul(ctx context.Context, ref string) error {
-	dir, err := os.MkdirTemp("", "fencecheck-consul-")
+var goServers = map[string]goServer{
+	Etcd: {
+		kind: Etcd, version: EtcdVersion, ref: EtcdRef, pkg: ".",
+		files: map[string]string{"etcd/go.mod.txt": "go.mod", "etcd/go.sum.txt": "go.sum", "etcd/main.go.txt": "main.go"},
+		note:  "from go.etcd.io/etcd/server/v3 (about a minute the first time)",
+	},
+	// Consul: a module (consul/go.mod.txt) that requires
+	// github.com/hashicorp/consul, in which `go build` builds the main
+	// package at that module's root. The root module's own replace
+	// directives (./api, ./sdk, ./proto-public: directories its proxy zip
+	// does not hold) are ignored outside it, so the nested modules come from
+	// the module proxy at the versions the root go.mod requires.
+	Consul: {
+		kind: Consul, version: ConsulVersion, ref: ConsulRef, pkg: "github.com/hashicorp/consul",
+		files: map[string]string{"consul/go.mod.txt": "go.mod", "consul/go.sum.txt": "go.sum", "consul/deps.go.txt": "deps.go"},
+		note:  "from github.com/hashicorp/consul (3 to 7 minutes on 2 cores the first time)",
+	},
+}
+
+// compile builds a Go server's binary.
+func (b *Builder) compile(ctx context.Context, s goServer) ([]byte, error) {
+	dir, err := os.MkdirTemp("", "fencecheck-"+s.kind+"-")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	for src, dst := range map[string]string{"consul/go.mod.txt": "go.mod", "consul/go.sum.txt": "go.sum", "consul/deps.go.txt": "deps.go"} {
+	for src, dst := range s.files {
 		if err := os.WriteFile(filepath.Join(dir, dst), mustRead(src), 0o644); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	gobin, err := goTool()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	b.logf("  go build of consul %s from github.com/hashicorp/consul (3 to 7 minutes on 2 cores the first time)", ConsulVersion())
-	cmd := exec.CommandContext(ctx, gobin, "build", "-trimpath", "-ldflags=-s -w", "-o", "consul", "github.com/hashicorp/consul")
+	b.logf("  go build of %s %s %s", s.kind, s.version(), s.note)
+	start := time.Now()
+	cmd := exec.CommandContext(ctx, gobin, "build", "-trimpath", "-ldflags=-s -w", "-o", s.kind, s.pkg)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOFLAGS=-mod=readonly")
 	var tail tailBuffer
 	cmd.Stdout, cmd.Stderr = b.output(), io.MultiWriter(b.output(), &tail)
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("go build consul: %v: %s", err, tail.String())
+		return nil, fmt.Errorf("go build %s: %v: %s", s.kind, err, tail.String())
 	}
-	bin, err := os.ReadFile(filepath.Join(dir, "consul"))
-	if err != nil {
-		return err
+	b.logf("  %s compiled in %.1fs", s.kind, time.Since(start).Seconds())
+	return os.ReadFile(filepath.Join(dir, s.kind))
+}
+
+// serverImage adds a compiled server to the base image.
+func (b *Builder) serverImage(ctx context.Context, s goServer, bin []byte) error {
+	return b.buildOnBase(ctx, s.ref(), s.kind, s.version(), map[string][]byte{s.kind: bin}, "/usr/local/bin/"+s.kind)
+}
+
+// ensureServer builds a Go server's image (and the base) unless it exists.
+func (b *Builder) ensureServer(ctx context.Context, s goServer) (string, error) {
+	if _, err := b.EnsureBase(ctx); err != nil {
+		return "", err
 	}
-	return b.buildOnBase(ctx, ref, Consul, ConsulVersion(), map[string][]byte{"consul": bin}, "/usr/local/bin/consul")
+	ref := s.ref()
+	return ref, b.ensure(ctx, ref, func(ctx context.Context, _ string) error {
+		bin, err := b.compile(ctx, s)
+		if err != nil {
+			return err
+		}
+		return b.serverImage(ctx, s, bin)
+	})
+}
+
+// EnsureAll builds what is missing of every image, overlapping the slow
+// steps: the Go servers compile while debootstrap makes the base. It
+// returns the tags in Kinds order.
+func (b *Builder) EnsureAll(ctx context.Context, workerBinary string) ([]string, error) {
+	type built struct {
+		s   goServer
+		bin []byte
+	}
+	var missing []goServer
+	for _, kind := range Kinds {
+		s, ok := goServers[kind]
+		if !ok {
+			continue
+		}
+		exists, err := b.Exists(ctx, s.ref())
+		if err != nil {
+			return nil, err
+		}
+		if !exists {
+			missing = append(missing, s)
+		}
+	}
+	baseErr := make(chan error, 1)
+	go func() {
+		_, err := b.EnsureBase(ctx)
+		baseErr <- err
+	}()
+	var bins []built
+	var compileErr error
+	for _, s := range missing {
+		b.logf("image %s: building", s.ref())
+		bin, err := b.compile(ctx, s)
+		if err != nil {
+			compileErr = fmt.Errorf("%w: %s: %v", ErrBuild, s.ref(), err)
+			break
+		}
+		bins = append(bins, built{s, bin})
+	}
+	if err := errors.Join(<-baseErr, compileErr); err != nil {
+		return nil, err
+	}
+	for _, x := range bins {
+		if err := b.serverImage(ctx, x.s, x.bin); err != nil {
+			return nil, fmt.Errorf("%w: %s: %v", ErrBuild, x.s.ref(), err)
+		}
+		b.logf("image %s: built", x.s.ref())
+		b.markReady(x.s.ref())
+	}
+	var refs []string
+	for _, kind := range Kinds {
+		ref, err := b.Ensure(ctx, kind, workerBinary)
+		if err != nil {
+			return nil, err
+		}
+		refs = append(refs, ref)
+	}
+	return refs, nil
 }
 
 // goTool finds the go command for building etcd and consul.

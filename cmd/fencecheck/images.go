@@ -75,11 +75,11 @@ func cmdImages(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		b.Output = stderr
 	}
 	start := time.Now()
-	for _, kind := range images.Kinds {
-		ref, err := b.Ensure(ctx, kind, self)
-		if err != nil {
-			return fmt.Errorf("%w: %v", harness.ErrHarness, err)
-		}
+	refs, err := b.EnsureAll(ctx, self)
+	if err != nil {
+		return fmt.Errorf("%w: %v", harness.ErrHarness, err)
+	}
+	for _, ref := range refs {
 		fmt.Fprintln(stdout, ref)
 	}
 	fmt.Fprintf(stderr, "fencecheck: images ready in %.1fs\n", time.Since(start).Seconds())
