@@ -39,6 +39,7 @@ unit:
 # checker benchmark.
 bench: images
 	$(GO) run ./bench -bin $(BIN) -runs 5 -cold
+	$(GO) run ./bench -bin $(BIN) -overhead -runs 3 -time-limit 20s
 	$(GO) test -run '^$$' -bench . ./checkers/
 
 # The scenarios behind the README's findings, once each.

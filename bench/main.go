@@ -29,7 +29,15 @@ func main() {
 	nemesis := flag.String("nemesis", "pause-holder", "--nemesis of each run")
 	cold := flag.Bool("cold", false, "also measure a cold image build: remove fencecheck's images and build with empty Go caches (downloads the etcd modules again)")
 	findings := flag.Bool("findings", false, "instead, run the scenarios behind the README's findings once each and print their verdicts")
+	overhead := flag.Bool("overhead", false, "instead, compare the harness-driven throughput with a bare client loop (same library, same concurrency, no faults)")
 	flag.Parse()
+	if *overhead {
+		if err := runOverhead(*bin, *runs, *limit); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *findings {
 		if err := runFindings(*bin, *limit); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fencecheck/fencecheck/harness"
+	"github.com/fencecheck/fencecheck/history"
+	"github.com/fencecheck/fencecheck/targets"
+	"github.com/fencecheck/fencecheck/targets/etcd"
+	"github.com/fencecheck/fencecheck/workloads/lockappend"
+)
+
+// runOverhead measures what the harness costs: lock-append critical
+// sections per second driven by fencecheck (workers in containers, the
+// control connection, the history) against a bare loop of the same critical
+// section with the same client library and concurrency, from the host, on a
+// cluster of the same shape. No faults, no work time; each side runs limit,
+// runs times, alternating; medians.
+func runOverhead(bin string, runs int, limit time.Duration) error {
+	bin, err := filepath.Abs(bin)
+	if err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "fencecheck-overhead-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	const concurrency = 5
+	var harnessed, bare []float64
+	for i := 0; i < runs; i++ {
+		h, err := harnessedRate(bin, filepath.Join(dir, fmt.Sprint(i)), limit, concurrency)
+		if err != nil {
+			return err
+		}
+		b, err := bareRate(limit, concurrency)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "bench: overhead run %d: harness %.1f ops/s, bare loop %.1f ops/s\n", i+1, h, b)
+		harnessed, bare = append(harnessed, h), append(bare, b)
+	}
+	mh, mb := median(harnessed), median(bare)
+	fmt.Printf("Overhead, %d runs each of %s, %d clients, etcd 3 nodes, TTL 2s, no faults, work 0 (critical sections completed ok per second):\n\n", runs, limit, concurrency)
+	fmt.Println("| driven by | median ops/s | ratio |")
+	fmt.Println("|---|---|---|")
+	fmt.Printf("| fencecheck run (workers in containers) | %.1f | %.2f |\n", mh, mh/mb)
+	fmt.Printf("| bare loop of the same client code | %.1f | 1.00 |\n", mb)
+	return nil
+}
+
+func harnessedRate(bin, res string, limit time.Duration, concurrency int) (float64, error) {
+	cmd := exec.Command(bin, "run", "--target", "etcd", "--fencing", "none", "--nemesis", "none", "--work", "1ns",
+		"--time-limit", limit.String(), "--concurrency", fmt.Sprint(concurrency), "--results", res, "--quiet")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return 0, fmt.Errorf("run: %v\n%s", err, out)
+	}
+	var v struct {
+		Checkers struct{ Stats struct{ Ok int } }
+	}
+	b, err := os.ReadFile(filepath.Join(res, "latest", "results.json"))
+	if err != nil {
+		return 0, err
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return 0, err
+	}
+	return float64(v.Checkers.Stats.Ok) / limit.Seconds(), nil
+}
+
+// bareRate runs the critical section in a loop from concurrency goroutines
+// on the host, each with its own client, against a fresh cluster.
+func bareRate(limit time.Duration, concurrency int) (float64, error) {
+	ctx := context.Background()
+	cl, err := harness.StartCluster(ctx, harness.ClusterConfig{
+		Target: etcd.Target{}, Nodes: 3,
+		Client:       targets.ClientConfig{TTL: 2 * time.Second, RPCTimeout: 8 * time.Second},
+		ReadyTimeout: 30 * time.Second,
+	})
+	if err != nil {
+		return 0, err
+	}
+	defer cl.Close("")
+	cfg := lockappend.Config{Fencing: targets.FencingNone, AcquireTimeout: 10 * time.Second, Margin: 500 * time.Millisecond, Work: 1}
+	var ok atomic.Int64
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make([]error, concurrency)
+	deadline := time.Now().Add(limit)
+	for i := 0; i < concurrency; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c, err := etcd.Target{}.Dial(ctx, cl.ClientConfig())
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			defer c.Close()
+			for time.Now().Before(deadline) {
+				typ, _ := lockappend.Execute(ctx, c, cfg, next.Add(1), func(string, any) {}, nil)
+				if typ == history.Ok {
+					ok.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return 0, err
+		}
+	}
+	return float64(ok.Load()) / limit.Seconds(), nil
+}
