@@ -9,9 +9,6 @@ import (
 	"errors"
 	"math/rand/v2"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -20,6 +17,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/fencecheck/fencecheck/harness"
+	"github.com/fencecheck/fencecheck/harness/harnesstest"
 	"github.com/fencecheck/fencecheck/history"
 	"github.com/fencecheck/fencecheck/nemesis"
 	"github.com/fencecheck/fencecheck/targets"
@@ -27,42 +25,17 @@ import (
 	"github.com/fencecheck/fencecheck/workloads/lockappend"
 )
 
-// workerBinary is the fencecheck binary for the worker image:
-// FENCECHECK_BIN (make test sets it) or one built here.
-func workerBinary(t *testing.T) string {
-	if p := os.Getenv("FENCECHECK_BIN"); p != "" {
-		return p
-	}
-	p := filepath.Join(t.TempDir(), "fencecheck")
-	cmd := exec.Command("go", "build", "-trimpath", "-o", p, "../cmd/fencecheck")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return p
-}
-
 func startCluster(t *testing.T) *harness.Cluster {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("integration test: skipped under -short")
-	}
-	if os.Getenv("FENCECHECK_SKIP_DOCKER") == "1" {
-		t.Skip("integration test: FENCECHECK_SKIP_DOCKER=1")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cl, err := harness.StartCluster(ctx, harness.ClusterConfig{
+	cl := harnesstest.Cluster(t, harness.ClusterConfig{
 		Target: etcd.Target{}, Nodes: 3, Workers: 2, Workload: "lock-append",
 		Config: harness.WorkloadConfig{LockAppend: lockappend.Config{
 			Fencing: targets.FencingNone, AcquireTimeout: 10 * time.Second, Margin: 500 * time.Millisecond}},
 		Client:       targets.ClientConfig{TTL: 2 * time.Second, RPCTimeout: 2 * time.Second},
-		WorkerBinary: workerBinary(t), ReadyTimeout: 30 * time.Second,
+		WorkerBinary: harnesstest.WorkerBinary(t),
 	})
-	if err != nil {
-		t.Fatalf("start cluster: %v", err)
-	}
-	t.Cleanup(func() { cl.Close("") })
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
 	if err := cl.Connect(ctx, history.NewMemoryRecorder()); err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,6 @@ package consul
 import (
 	"context"
 	"errors"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -16,6 +15,7 @@ import (
 	"github.com/hashicorp/consul/api"
 
 	"github.com/fencecheck/fencecheck/harness"
+	"github.com/fencecheck/fencecheck/harness/harnesstest"
 	"github.com/fencecheck/fencecheck/images"
 	"github.com/fencecheck/fencecheck/targets"
 )
@@ -28,26 +28,10 @@ func ptr[T any](v T) *T { return &v }
 // harness's client of it, with TTL 10s and the given lock-delay.
 func startConsul(t *testing.T, nodes int, delay *time.Duration) (*harness.Cluster, *client) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("integration test: skipped under -short")
-	}
-	if os.Getenv("FENCECHECK_SKIP_DOCKER") == "1" {
-		t.Skip("integration test: FENCECHECK_SKIP_DOCKER=1")
-	}
-	// Long enough to build the consul image from cold caches.
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
-	defer cancel()
-	start := time.Now()
-	cl, err := harness.StartCluster(ctx, harness.ClusterConfig{
+	cl := harnesstest.Cluster(t, harness.ClusterConfig{
 		Target: Target{}, Nodes: nodes,
-		Client:       targets.ClientConfig{TTL: testTTL, RPCTimeout: 2 * time.Second, LockDelay: delay},
-		ReadyTimeout: 60 * time.Second,
+		Client: targets.ClientConfig{TTL: testTTL, RPCTimeout: 2 * time.Second, LockDelay: delay},
 	})
-	if err != nil {
-		t.Fatalf("start consul: %v", err)
-	}
-	t.Cleanup(func() { cl.Close("") })
-	t.Logf("%d-server cluster (run %s) ready in %s (%s since the call)", nodes, cl.RunID, cl.Ready.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
 	return cl, cl.Host().(*client)
 }
 

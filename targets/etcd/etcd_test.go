@@ -3,12 +3,12 @@ package etcd_test
 import (
 	"context"
 	"errors"
-	"os"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/fencecheck/fencecheck/harness"
+	"github.com/fencecheck/fencecheck/harness/harnesstest"
 	"github.com/fencecheck/fencecheck/targets"
 	"github.com/fencecheck/fencecheck/targets/etcd"
 )
@@ -17,23 +17,10 @@ import (
 // harness's client of it.
 func startEtcd(t *testing.T, nodes int) (*harness.Cluster, targets.Client) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("integration test: skipped under -short")
-	}
-	if os.Getenv("FENCECHECK_SKIP_DOCKER") == "1" {
-		t.Skip("integration test: FENCECHECK_SKIP_DOCKER=1")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cl, err := harness.StartCluster(ctx, harness.ClusterConfig{
+	cl := harnesstest.Cluster(t, harness.ClusterConfig{
 		Target: etcd.Target{}, Nodes: nodes,
-		Client:       targets.ClientConfig{TTL: 2 * time.Second, RPCTimeout: 2 * time.Second},
-		ReadyTimeout: 30 * time.Second,
+		Client: targets.ClientConfig{TTL: 2 * time.Second, RPCTimeout: 2 * time.Second},
 	})
-	if err != nil {
-		t.Fatalf("start etcd: %v", err)
-	}
-	t.Cleanup(func() { cl.Close("") })
 	return cl, cl.Host()
 }
 
