@@ -7,6 +7,9 @@ import (
 	"github.com/fencecheck/fencecheck/targets"
 	"github.com/fencecheck/fencecheck/targets/consul"
 	"github.com/fencecheck/fencecheck/targets/etcd"
+	"github.com/fencecheck/fencecheck/targets/redis"
+	"github.com/fencecheck/fencecheck/targets/redis/redlock"
+	"github.com/fencecheck/fencecheck/targets/redis/sentinel"
 )
 
 // targetTable lists every target --target can name. Adding a target is one
@@ -14,6 +17,10 @@ import (
 var targetTable = []targets.Target{
 	etcd.Target{},
 	consul.Target{},
+	redis.Target{},
+	redis.Target{NoPersistence: true},
+	sentinel.Target{},
+	redlock.Target{},
 }
 
 func targetNames() string {

@@ -282,7 +282,14 @@ func Reset(pid int) error {
 				return err
 			}
 		}
-		return writeAt(mem, img.cave, make([]byte, caveSize))
+		// The cave's code stays: a thread stopped inside a replacement
+		// function (in its system call, most often: a busy process spends
+		// its clock calls there while skewed) resumes into it. Its offset
+		// becomes 0, then the magic goes, so that SetOffset patches anew.
+		if err := writeAt(mem, img.cave+offOffset, make([]byte, 8)); err != nil {
+			return err
+		}
+		return writeAt(mem, img.cave+offMagic, make([]byte, len(magic)))
 	})
 }
 
