@@ -74,6 +74,9 @@ func (c *Config) Defaults() {
 			*d = v
 		}
 	}
+	if c.Nodes == 0 && c.Target != nil {
+		c.Nodes = targets.DefaultNodes(c.Target)
+	}
 	lease := c.TTL
 	if c.Target != nil {
 		lease = targets.MaxLease(c.Target, targets.ClientConfig{TTL: c.TTL, LockDelay: c.LockDelay})

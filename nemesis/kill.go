@@ -30,10 +30,12 @@ func (f Kill) Inject(ctx context.Context, env Env, r *rand.Rand) (*Injection, er
 		return errors.Join(errs...)
 	}
 	for _, n := range nodes {
+		// Counted before the kill: a kill cut short after its SIGKILL
+		// (the run ending) still needs the restart.
+		killed = append(killed, n)
 		if err := env.Kill(ctx, n); err != nil {
 			return nil, errors.Join(err, restart(context.Background()))
 		}
-		killed = append(killed, n)
 	}
 	return &Injection{
 		Nodes: nodes, Hold: down,

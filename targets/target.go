@@ -87,6 +87,20 @@ func MaxLease(t Target, cfg ClientConfig) time.Duration {
 	return cfg.TTL
 }
 
+// NodeDefaulter is implemented by targets whose usual cluster is not 3
+// nodes (a single Redis, 5 Redlock masters).
+type NodeDefaulter interface {
+	DefaultNodes() int
+}
+
+// DefaultNodes is t's DefaultNodes if it has one, else 3.
+func DefaultNodes(t Target) int {
+	if d, ok := t.(NodeDefaulter); ok {
+		return d.DefaultNodes()
+	}
+	return 3
+}
+
 // KV is a key-value store of integer values: the client of the register
 // workload, for targets that offer one.
 type KV interface {
@@ -138,6 +152,13 @@ type Resource interface {
 	Reset(ctx context.Context) error
 	// Read returns the list.
 	Read(ctx context.Context) ([]int64, error)
+	// ReadFenced reads the list on behalf of lease under token fencing: the
+	// resource raises the highest token it accepted to the lease's, or
+	// refuses the read with an error wrapping ErrFenced when it holds a
+	// higher one already. So the fence moves when a new holder reads, not
+	// only when it writes: a stale holder's write that lands between the new
+	// holder's read and write is refused too.
+	ReadFenced(ctx context.Context, lease Lease) ([]int64, error)
 	// Write replaces the list, fenced as f says, on behalf of lease (which
 	// must come from this target's Acquire for FencingToken and FencingCAS).
 	// It returns the resource's revision of the write where the resource has
@@ -153,8 +174,8 @@ type Fencing string
 const (
 	// FencingNone writes unconditionally, as most code does.
 	FencingNone Fencing = "none"
-	// FencingToken rejects a write whose token is lower than the highest
-	// token the resource has accepted.
+	// FencingToken rejects a read or a write whose token is lower than the
+	// highest token the resource has accepted (from a read or a write).
 	FencingToken Fencing = "token"
 	// FencingCAS ties the write to lock ownership with the resource's own
 	// compare-and-set.

@@ -15,7 +15,7 @@ import (
 func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
 	fs := newFlags("demo", stderr)
 	target := fs.String("target", "etcd", "system under test: "+targetNames())
-	nodes := fs.Int("nodes", 3, "number of servers")
+	nodes := fs.Int("nodes", 0, "number of servers (default: the target's usual cluster)")
 	ttl := fs.Duration("ttl", 2*time.Second, "lease TTL of the lock")
 	resultsDir := fs.String("results", "./results", "results directory (the stories are stored as demo-none, demo-token)")
 	fs.Usage = func() {
@@ -35,6 +35,9 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 	t, err := lookupTarget(*target)
 	if err != nil {
 		return 0, err
+	}
+	if *nodes == 0 {
+		*nodes = targets.DefaultNodes(t)
 	}
 	if _, err := t.Nodes(*nodes); err != nil {
 		return 0, err

@@ -27,7 +27,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 	ttl := fs.Duration("ttl", 2*time.Second, "lease TTL of the lock")
 	var lockDelay optDuration
 	fs.Var(&lockDelay, "lock-delay", "Consul's lock-delay after a lease ends (default Consul's 15s; 0 for the worst case; other targets have none)")
-	nodes := fs.Int("nodes", 3, "number of servers")
+	nodes := fs.Int("nodes", 0, "number of servers (default: the target's usual cluster: 3; redis 1, redis-sentinel 2, redlock 5)")
 	seed := fs.Uint64("seed", 0, "random seed of the nemesis (0: pick one and record it)")
 	resultsDir := fs.String("results", "./results", "results directory")
 	name := fs.String("name", "", "run name (default TARGET-WORKLOAD-FENCING)")

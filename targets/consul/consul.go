@@ -611,6 +611,50 @@ func (c *client) Write(ctx context.Context, list []int64, held targets.Lease, f 
 	return 0, fmt.Errorf("consul: unknown fencing %q", f)
 }
 
+// ReadFenced raises the fence to the lease's token and reads the list in
+// one transaction (check-index on the fence as read, set it, get the value),
+// unless the fence holds a higher token or moved meanwhile (then the read is
+// refused: only a holder with a token at least as high moves it).
+func (c *client) ReadFenced(ctx context.Context, held targets.Lease) ([]int64, error) {
+	l, ok := held.(*lease)
+	if !ok {
+		return nil, errors.New("consul: a fenced read needs a consul lease")
+	}
+	rctx, cancel := c.timeout(ctx)
+	defer cancel()
+	highest, index, err := c.readFence(rctx)
+	if err != nil {
+		return nil, err
+	}
+	if highest > l.token {
+		return nil, fmt.Errorf("%w: read with token %d < highest accepted %d", targets.ErrFenced, l.token, highest)
+	}
+	check := &api.KVTxnOp{Verb: api.KVCheckIndex, Key: c.fence, Index: index}
+	if index == 0 {
+		check = &api.KVTxnOp{Verb: api.KVCheckNotExists, Key: c.fence}
+	}
+	ok, resp, _, err := c.api.Txn().Txn(api.TxnOps{
+		{KV: check},
+		{KV: &api.KVTxnOp{Verb: api.KVSet, Key: c.fence, Value: []byte(strconv.FormatInt(l.token, 10))}},
+		{KV: &api.KVTxnOp{Verb: api.KVGet, Key: c.value}},
+	}, query(rctx))
+	if err != nil {
+		return nil, fmt.Errorf("consul: fenced read: %w", err)
+	}
+	if !ok {
+		return nil, fmt.Errorf("%w: read with token %d: the fence moved under the read (%s)", targets.ErrFenced, l.token, txnErrors(resp))
+	}
+	list := []int64{}
+	for _, r := range resp.Results {
+		if r != nil && r.KV != nil && r.KV.Key == c.value && len(r.KV.Value) > 0 {
+			if err := json.Unmarshal(r.KV.Value, &list); err != nil {
+				return nil, fmt.Errorf("consul: read: value %q: %w", r.KV.Value, err)
+			}
+		}
+	}
+	return list, nil
+}
+
 // writeToken writes val if the highest accepted token is not greater than
 // token, and records token as the highest.
 func (c *client) writeToken(ctx context.Context, val []byte, token int64) (int64, error) {

@@ -90,6 +90,17 @@ func TestLockTokensAndFencing(t *testing.T) {
 	if pair, _, err := c.api.KV().Get(c.lock, nil); err != nil || pair == nil || int64(pair.ModifyIndex) != b.Token() || pair.Session != b.(*lease).id {
 		t.Errorf("lock key %+v (%v): want ModifyIndex %d held by b's session", pair, err, b.Token())
 	}
+	// b's fenced read moves the fence before b writes anything: a's write
+	// is refused from then on, and so is a's fenced read.
+	if list, err := c.ReadFenced(ctx, b); err != nil || !slices.Equal(list, []int64{1}) {
+		t.Fatalf("b's fenced read: %v %v", list, err)
+	}
+	if _, err := c.Write(ctx, []int64{7}, a, targets.FencingToken); !errors.Is(err, targets.ErrFenced) {
+		t.Errorf("stale token write after the new holder's read: %v, want ErrFenced", err)
+	}
+	if _, err := c.ReadFenced(ctx, a); !errors.Is(err, targets.ErrFenced) {
+		t.Errorf("stale fenced read: %v, want ErrFenced", err)
+	}
 	rev, err := c.Write(ctx, []int64{1, 2}, b, targets.FencingToken)
 	if err != nil {
 		t.Fatalf("token write: %v", err)

@@ -8,7 +8,8 @@
 // because etcd's revision is cluster-wide and never reused. Fencing modes:
 //   - none: a plain Put of the value;
 //   - token: a Txn that puts the value and the token only if the stored
-//     highest token is not greater than ours;
+//     highest token is not greater than ours; reads raise the stored token
+//     the same way (ReadFenced);
 //   - cas: a Txn guarded by the lock key's CreateRevision == ours (etcd's own
 //     concurrency control ties the write to lock ownership).
 //
@@ -27,6 +28,7 @@ import (
 	"time"
 
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
+	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
 	"go.uber.org/zap"
@@ -332,12 +334,45 @@ func (c *client) Read(ctx context.Context) ([]int64, error) {
 	if err != nil {
 		return nil, fmt.Errorf("etcd: read: %w", err)
 	}
+	return decodeList(r.Kvs)
+}
+
+// ReadFenced raises the fence to the lease's token and reads the list in one
+// Txn, unless the fence holds a higher token.
+func (c *client) ReadFenced(ctx context.Context, held targets.Lease) ([]int64, error) {
+	l, ok := held.(*lease)
+	if !ok {
+		return nil, errors.New("etcd: a fenced read needs an etcd lease")
+	}
+	mine := pad(l.token)
+	rctx, cancel := c.timeout(ctx)
+	defer cancel()
+	r, err := c.cli.Txn(rctx).
+		If(clientv3.Compare(clientv3.Value(c.fence), ">", mine)).
+		Then(clientv3.OpGet(c.fence)).
+		Else(clientv3.OpPut(c.fence, mine), clientv3.OpGet(c.value)).
+		Commit()
+	if err != nil {
+		return nil, fmt.Errorf("etcd: fenced read: %w", err)
+	}
+	if r.Succeeded {
+		highest := "?"
+		if kvs := r.Responses[0].GetResponseRange().Kvs; len(kvs) > 0 {
+			highest = strings.TrimLeft(string(kvs[0].Value), "0")
+		}
+		return nil, fmt.Errorf("%w: read with token %d < highest accepted %s", targets.ErrFenced, l.token, highest)
+	}
+	return decodeList(r.Responses[1].GetResponseRange().Kvs)
+}
+
+// decodeList decodes the list key's value (an empty list when absent).
+func decodeList(kvs []*mvccpb.KeyValue) ([]int64, error) {
 	list := []int64{}
-	if len(r.Kvs) == 0 {
+	if len(kvs) == 0 {
 		return list, nil
 	}
-	if err := json.Unmarshal(r.Kvs[0].Value, &list); err != nil {
-		return nil, fmt.Errorf("etcd: read: value %q: %w", r.Kvs[0].Value, err)
+	if err := json.Unmarshal(kvs[0].Value, &list); err != nil {
+		return nil, fmt.Errorf("etcd: read: value %q: %w", kvs[0].Value, err)
 	}
 	return list, nil
 }

@@ -177,6 +177,18 @@ end
 redis.call('SET', KEYS[1], ARGV[1])
 return {1, redis.call('INCR', KEYS[3])}`)
 
+	// readTokenScript is the token-fenced read: it refuses a reader whose
+	// token is lower than the highest accepted, else raises the highest to
+	// the reader's and returns the list. It returns {1, list} or {0,
+	// highest}.
+	readTokenScript = goredis.NewScript(`
+local highest = tonumber(redis.call('GET', KEYS[2]) or '0')
+if tonumber(ARGV[1]) < highest then
+  return {0, tostring(highest)}
+end
+redis.call('SET', KEYS[2], ARGV[1])
+return {1, redis.call('GET', KEYS[1]) or ''}`)
+
 	// resetScript empties the list and forgets the fence and the lock.
 	resetScript = goredis.NewScript(`
 redis.call('DEL', KEYS[1])
@@ -315,6 +327,35 @@ func (r *Resource) Read(ctx context.Context) ([]int64, error) {
 		return list, nil
 	case err != nil:
 		return nil, fmt.Errorf("redis: read: %w", err)
+	}
+	if err := json.Unmarshal([]byte(s), &list); err != nil {
+		return nil, fmt.Errorf("redis: read: value %q: %w", s, err)
+	}
+	return list, nil
+}
+
+// ReadFenced reads the list with token fencing (readTokenScript).
+func (r *Resource) ReadFenced(ctx context.Context, held targets.Lease) ([]int64, error) {
+	o, ok := held.(Owner)
+	if !ok {
+		return nil, fmt.Errorf("redis: a fenced read needs a Redis lease, not %T", held)
+	}
+	rctx, cancel := r.timeout(ctx)
+	defer cancel()
+	res, err := readTokenScript.Eval(rctx, r.RDB, []string{r.Keys.Value, r.Keys.Fence}, o.Token()).Slice()
+	if err != nil {
+		return nil, fmt.Errorf("redis: fenced read: %w", err)
+	}
+	if len(res) != 2 {
+		return nil, fmt.Errorf("redis: fenced read: unexpected reply %v", res)
+	}
+	s, _ := res[1].(string)
+	if n, _ := res[0].(int64); n != 1 {
+		return nil, fmt.Errorf("%w: read with token %d < highest accepted %s", targets.ErrFenced, o.Token(), s)
+	}
+	list := []int64{}
+	if s == "" {
+		return list, nil
 	}
 	if err := json.Unmarshal([]byte(s), &list); err != nil {
 		return nil, fmt.Errorf("redis: read: value %q: %w", s, err)

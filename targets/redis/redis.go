@@ -105,6 +105,9 @@ func (Target) Image() string { return images.Base }
 // Version is the redis-server version.
 func (Target) Version() string { return ServerVersion }
 
+// DefaultNodes is 1: a single server.
+func (Target) DefaultNodes() int { return 1 }
+
 // Nodes returns the one server.
 func (t Target) Nodes(n int) ([]targets.NodeSpec, error) {
 	if n != 1 {

@@ -33,7 +33,8 @@ type Reporter func(phase string, v any)
 // never retries. It returns the completion type and value:
 //
 //   - Fail when nothing can have been written: the lock was not acquired,
-//     the read failed, the lease was too short, or fencing rejected the write;
+//     the read failed, the lease was too short, or fencing rejected the read
+//     or the write;
 //   - Info when the write was sent and its outcome is unknown;
 //   - Ok when the write was acknowledged.
 //
@@ -61,8 +62,18 @@ func Execute(ctx context.Context, c targets.Client, cfg Config, element int64, r
 		report(PhaseReleased, r)
 	}()
 
-	list, err := c.Read(ctx)
-	if err != nil {
+	var list []int64
+	if cfg.Fencing == targets.FencingToken {
+		list, err = c.ReadFenced(ctx, lease)
+	} else {
+		list, err = c.Read(ctx)
+	}
+	switch {
+	case errors.Is(err, targets.ErrFenced):
+		// A newer holder has been at the resource: nothing will be written.
+		done.Reason, done.Error = ReasonFenced, err.Error()
+		return history.Fail, done
+	case err != nil:
 		done.Reason, done.Error = ReasonReadFailed, err.Error()
 		return history.Fail, done
 	}

@@ -84,6 +84,9 @@ func (Target) Image() string { return images.Base }
 // Version is the redis-server version.
 func (Target) Version() string { return redis.ServerVersion }
 
+// DefaultNodes is 5 independent masters, as the Redlock algorithm suggests.
+func (Target) DefaultNodes() int { return 5 }
+
 // Nodes returns n independent masters, 1 to 7 (5 is Redlock's usual
 // number; any n works, with a majority of n/2+1).
 func (Target) Nodes(n int) ([]targets.NodeSpec, error) {

@@ -92,6 +92,10 @@ func (Target) Version() string { return redis.ServerVersion }
 // knows it once n1's container exists) into $ip.
 const waitForN1 = `until ip=$(getent hosts n1 | cut -d" " -f1) && [ -n "$ip" ]; do sleep 0.1; done; `
 
+// DefaultNodes is 2: a primary and one replica (the three sentinels are
+// always there).
+func (Target) DefaultNodes() int { return 2 }
+
 // Nodes returns n Redis servers (n1 the first primary, n2 ... nN its
 // replicas; 2 to 5) and the Sentinels s1, s2, s3.
 func (Target) Nodes(n int) ([]targets.NodeSpec, error) {
