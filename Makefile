@@ -25,10 +25,13 @@ demo: images
 
 # Everything: vet, unit tests, and the integration tests on real containers.
 # A missing Docker Engine fails them; they never skip silently. Packages run
-# one at a time (-p 1): their clusters share the machine, and timing matters.
+# one at a time (-p 1); inside a package up to 4 end-to-end runs, each with
+# its own cluster, run at once (-parallel 4). Tests that remove every
+# fencecheck container (clean without --run) are not parallel, so they never
+# overlap another test's cluster.
 test: images
 	$(GO) vet ./...
-	FENCECHECK_BIN=$(CURDIR)/$(BIN) $(GO) test -p 1 -count=1 -timeout 60m ./...
+	FENCECHECK_BIN=$(CURDIR)/$(BIN) $(GO) test -p 1 -parallel 4 -count=1 -timeout 60m ./...
 
 # Unit tests only (no Docker).
 unit:

@@ -27,6 +27,8 @@ func main() {
 	limit := flag.Duration("time-limit", 30*time.Second, "--time-limit of each run")
 	fencings := flag.String("fencing", "none,token,cas", "fencing modes to run")
 	nemesis := flag.String("nemesis", "pause-holder", "--nemesis of each run")
+	target := flag.String("target", "etcd", "--target of each run")
+	extra := flag.String("args", "", "more flags for each run, space-separated (e.g. \"--ttl 10s --lock-delay 0\")")
 	cold := flag.Bool("cold", false, "also measure a cold image build: remove fencecheck's images and build with empty Go caches (downloads the etcd modules again)")
 	findings := flag.Bool("findings", false, "instead, run the scenarios behind the README's findings once each and print their verdicts")
 	overhead := flag.Bool("overhead", false, "instead, compare the harness-driven throughput with a bare client loop (same library, same concurrency, no faults)")
@@ -45,13 +47,13 @@ func main() {
 		}
 		return
 	}
-	if err := bench(*bin, *runs, *limit, strings.Split(*fencings, ","), *nemesis, *cold); err != nil {
+	if err := bench(*bin, *runs, *limit, strings.Split(*fencings, ","), *nemesis, *target, strings.Fields(*extra), *cold); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func bench(bin string, runs int, limit time.Duration, fencings []string, nemesis string, cold bool) error {
+func bench(bin string, runs int, limit time.Duration, fencings []string, nemesis, target string, extra []string, cold bool) error {
 	bin, err := filepath.Abs(bin)
 	if err != nil {
 		return err
@@ -79,13 +81,14 @@ func bench(bin string, runs int, limit time.Duration, fencings []string, nemesis
 		return err
 	}
 	defer os.RemoveAll(dir)
-	fmt.Printf("%d runs per mode, `fencecheck run --target etcd --workload lock-append --nemesis %s --time-limit %s --seed N`:\n\n", runs, nemesis, limit)
+	fmt.Printf("%d runs per mode, `fencecheck run --target %s --workload lock-append --nemesis %s --time-limit %s --seed N %s`:\n\n",
+		runs, target, nemesis, limit, strings.Join(extra, " "))
 	fmt.Println("| fencing | exit codes | wall time | ops ok / fail / info | lost (of acknowledged) | fence rejections | first lost update | check |")
 	fmt.Println("|---|---|---|---|---|---|---|---|")
 	for _, f := range fencings {
 		var rs []runFigures
 		for i := 1; i <= runs; i++ {
-			r, err := oneRun(bin, dir, f, nemesis, limit, i)
+			r, err := oneRun(bin, dir, target, f, nemesis, extra, limit, i)
 			if err != nil {
 				return err
 			}
@@ -107,10 +110,11 @@ type runFigures struct {
 	check          float64
 }
 
-func oneRun(bin, dir, fencing, nemesis string, limit time.Duration, seed int) (runFigures, error) {
+func oneRun(bin, dir, target, fencing, nemesis string, extra []string, limit time.Duration, seed int) (runFigures, error) {
 	res := filepath.Join(dir, fmt.Sprintf("%s-%d", fencing, seed))
-	cmd := exec.Command(bin, "run", "--target", "etcd", "--workload", "lock-append", "--fencing", fencing,
-		"--nemesis", nemesis, "--time-limit", limit.String(), "--seed", fmt.Sprint(seed), "--results", res, "--quiet")
+	args := append([]string{"run", "--target", target, "--workload", "lock-append", "--fencing", fencing,
+		"--nemesis", nemesis, "--time-limit", limit.String(), "--seed", fmt.Sprint(seed), "--results", res, "--quiet"}, extra...)
+	cmd := exec.Command(bin, args...)
 	start := time.Now()
 	out, err := cmd.CombinedOutput()
 	r := runFigures{wall: time.Since(start).Seconds(), firstLost: -1}

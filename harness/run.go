@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"os"
 	"strings"
 	"sync"
@@ -21,7 +22,6 @@ import (
 	"github.com/fencecheck/fencecheck/targets"
 	"github.com/fencecheck/fencecheck/workloads/lockappend"
 	"github.com/fencecheck/fencecheck/workloads/register"
-	"math/rand/v2"
 )
 
 // Config is a test. Durations of zero take the defaults of Defaults.

@@ -22,6 +22,7 @@ func TestPartitionClient(t *testing.T) {
 		code    int
 	}{{"none", exitInvalid}, {"token", exitValid}, {"cas", exitValid}} {
 		t.Run(c.fencing, func(t *testing.T) {
+			t.Parallel()
 			res := t.TempDir()
 			r := runCLI(t, nil, "run", "--fencing", c.fencing, "--nemesis", "partition-client",
 				"--nemesis-interval", "2s", "--time-limit", "20s", "--results", res, "--seed", "3")
@@ -44,6 +45,7 @@ func TestPartitionClient(t *testing.T) {
 // (the final read after healing succeeds, so lost-updates is not unknown).
 func TestServerFaultsWithTokenFencing(t *testing.T) {
 	requireDocker(t)
+	t.Parallel()
 	res := t.TempDir()
 	r := runCLI(t, nil, "run", "--fencing", "token", "--nemesis", "pause-server,kill,partition",
 		"--nemesis-interval", "1s", "--time-limit", "25s", "--results", res, "--seed", "5")
@@ -84,9 +86,10 @@ func TestInterruptDuringEachFault(t *testing.T) {
 	requireDocker(t)
 	for _, nem := range faultsToStop {
 		t.Run(nem, func(t *testing.T) {
+			t.Parallel()
 			res := t.TempDir()
 			run := startRunWith(t, res, nem)
-			waitForActiveFault(t, res, 40*time.Second)
+			waitForActiveFault(t, res, 60*time.Second)
 			start := time.Now()
 			run.cmd.Process.Signal(os.Interrupt)
 			err := run.cmd.Wait()
@@ -120,9 +123,10 @@ func TestCleanAfterCrashDuringEachFault(t *testing.T) {
 	requireDocker(t)
 	for _, nem := range faultsToStop {
 		t.Run(nem, func(t *testing.T) {
+			t.Parallel()
 			res := t.TempDir()
 			run := startRunWith(t, res, nem)
-			waitForActiveFault(t, res, 40*time.Second)
+			waitForActiveFault(t, res, 60*time.Second)
 			run.cmd.Process.Signal(syscall.SIGKILL)
 			run.cmd.Wait()
 			// Only this run's: other tests may run their own clusters now.
@@ -140,6 +144,7 @@ func TestCleanAfterCrashDuringEachFault(t *testing.T) {
 // client pauses and partitions.
 func TestRegisterOnEtcdUnderFaults(t *testing.T) {
 	requireDocker(t)
+	t.Parallel()
 	res := t.TempDir()
 	r := runCLI(t, nil, "run", "--workload", "register", "--read-mode", "linearizable",
 		"--nemesis", "pause-holder,partition", "--nemesis-interval", "1s", "--time-limit", "20s", "--results", res, "--seed", "9")

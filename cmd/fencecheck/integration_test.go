@@ -257,6 +257,7 @@ func TestLockAppendFencingModes(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.fencing, func(t *testing.T) {
+			t.Parallel() // each run has its own cluster and network
 			res := t.TempDir()
 			r := runCLI(t, nil, "run", "--target", "etcd", "--workload", "lock-append", "--fencing", c.fencing,
 				"--nemesis", "pause-holder", "--nemesis-interval", "2s", "--time-limit", "20s", "--results", res, "--seed", "7")
@@ -295,7 +296,9 @@ func TestLockAppendFencingModes(t *testing.T) {
 				t.Errorf("%s: lost %d, rejections %d, valid %v; want 0, >= 1, valid",
 					c.fencing, got.LostUpdates.Lost, got.FenceRejections, got.Valid)
 			}
-			if r.elapsed > 45*time.Second {
+			// bench measures the wall time; here only a gross regression
+			// fails (runs share the machine with parallel tests).
+			if r.elapsed > 90*time.Second {
 				t.Errorf("a 20s run took %s", r.elapsed)
 			}
 			assertRunsGone(t, res)

@@ -9,9 +9,7 @@ package main
 // it), except under -short.
 //
 // FENCECHECK_SCREENSHOTS=DIR keeps the screenshots (report.png, index.png)
-// in DIR; otherwise they go to the test's temporary directory. On a Docker
-// Engine that other people's runs share, FENCECHECK_SHARED_DOCKER=1 limits
-// the leftover check to this test's own run.
+// in DIR; otherwise they go to the test's temporary directory.
 
 import (
 	"bufio"
@@ -30,13 +28,9 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/api/types/filters"
-	"github.com/docker/docker/api/types/network"
 
 	"github.com/fencecheck/fencecheck/checkers"
 	"github.com/fencecheck/fencecheck/harness"
-	"github.com/fencecheck/fencecheck/harness/docker"
 	"github.com/fencecheck/fencecheck/history"
 	"github.com/fencecheck/fencecheck/store"
 )
@@ -51,32 +45,6 @@ func requireChromium(t *testing.T) string {
 	}
 	t.Fatalf("the report test needs Debian's chromium (scripts/deps.sh installs it)")
 	return ""
-}
-
-// assertRunRemoved checks that no container or network of the run is left.
-func assertRunRemoved(t *testing.T, runID string) {
-	t.Helper()
-	ctx := context.Background()
-	cli, err := docker.Connect(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cli.Close()
-	f := filters.NewArgs(filters.Arg("label", docker.LabelRun+"="+runID))
-	cs, err := cli.ContainerList(ctx, container.ListOptions{All: true, Filters: f})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range cs {
-		t.Errorf("container of run %s left behind: %v (%s)", runID, c.Names, c.State)
-	}
-	ns, err := cli.NetworkList(ctx, network.ListOptions{Filters: f})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, n := range ns {
-		t.Errorf("network of run %s left behind: %s", runID, n.Name)
-	}
 }
 
 // browser is a headless Chromium tab that records console errors.
@@ -178,6 +146,7 @@ func (b *browser) screenshot(name string) string {
 
 func TestReportInBrowser(t *testing.T) {
 	requireDocker(t)
+	t.Parallel()
 	chromium := requireChromium(t)
 	res := t.TempDir()
 	r := runCLI(t, nil, "run", "--fencing", "none", "--nemesis", "pause-holder", "--time-limit", "20s",
@@ -195,11 +164,7 @@ func TestReportInBrowser(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(dir, "test.json")); err != nil || json.Unmarshal(b, &test) != nil || test.RunID == "" {
 		t.Fatalf("test.json without a run id (%v)", err)
 	}
-	if os.Getenv("FENCECHECK_SHARED_DOCKER") == "1" {
-		assertRunRemoved(t, test.RunID)
-	} else {
-		assertNoLeftovers(t)
-	}
+	assertRunsGone(t, res)
 	rel, _ := filepath.Rel(res, dir)
 	report := filepath.Join(dir, "report.html")
 	st, err := os.Stat(report)
