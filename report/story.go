@@ -601,7 +601,16 @@ func (b *storyBuilder) fencedStory(a *laOp) Story {
 	upto := b.writesBefore(at)
 	erased := b.erasedBy(a, upto)
 	_, why := a.rejected()
-	steps = append(steps, b.writeStep(c, a, "good", "")...)
+	// With token fencing reads are fenced too: a holder whose lease ended
+	// before it read is refused at its read, and writes nothing.
+	readRefused := a.writeSentAt < 0
+	if readRefused {
+		tok, _ := a.tokenOf()
+		steps = append(steps, Step{At: a.rejectedAt(), Who: A, Tone: "good",
+			Text: fmt.Sprintf("reads with token %d: REJECTED by the fence (%s); it writes nothing", tok, why)})
+	} else {
+		steps = append(steps, b.writeStep(c, a, "good", "")...)
+	}
 	survived := "survive"
 	if b.m.hasFinal {
 		in := map[int64]bool{}
@@ -641,7 +650,11 @@ func (b *storyBuilder) fencedStory(a *laOp) Story {
 	default:
 		fmt.Fprintf(&f, "The resource refused the write (%s). ", why)
 	}
-	fmt.Fprintf(&f, "%s still believed it held the lock when it wrote: only the resource could stop it.", A)
+	if readRefused {
+		fmt.Fprintf(&f, "%s still believed it held the lock when it read: the resource refused the read, so it never wrote.", A)
+	} else {
+		fmt.Fprintf(&f, "%s still believed it held the lock when it wrote: only the resource could stop it.", A)
+	}
 	if len(erased) > 0 {
 		fmt.Fprintf(&f, " Without fencing, %s's list from %s would have replaced the list and erased %s.", A, secs(a.readAt), plural(len(erased), "acknowledged element"))
 	}
@@ -656,6 +669,12 @@ func (b *storyBuilder) fencedStory(a *laOp) Story {
 		st.Title = fmt.Sprintf("The resource refused %s's stale write (token %d)", A, tok)
 	}
 	st.Brief = fmt.Sprintf("%s wrote at %s: refused by the fence", b.briefHolder(a), secs(at))
+	if readRefused {
+		st.Title = fmt.Sprintf("The fence refused %s's stale read (token %d)", A, tok)
+		st.Summary = fmt.Sprintf("%s (process %s on %s) acquired the lock with token %d and was stopped before it read%s. The lock moved on%s. When %s went on and read with token %d, the resource refused the read: it never wrote.",
+			A, a.proc, nodeOf(a.proc, b.cfg.Workers), tok, b.faultPhrase(a), b.movedOn(c, a), A, tok)
+		st.Brief = fmt.Sprintf("%s read at %s: refused by the fence", b.briefHolder(a), secs(a.rejectedAt()))
+	}
 	if hi > tok {
 		st.Brief += fmt.Sprintf(" (highest accepted token %d)", hi)
 	}

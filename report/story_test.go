@@ -259,3 +259,31 @@ func TestStoryOneStaleWriteManyLosses(t *testing.T) {
 	}
 	wantContains(t, "steps", stepText(s), "1 more critical section appends and is acknowledged: element 5", "elements 2, 3, 4, 5 are missing from the final read: 4 acknowledged updates are LOST")
 }
+
+// With token fencing reads are fenced: a holder stopped between its grant
+// and its read is refused at the read and writes nothing; the story says so.
+func TestStoryFencedRead(t *testing.T) {
+	h := &hist{t: t}
+	h.section(1, 1, 5, []int64{}, 0, 0.01, 0.2, 10)
+	h.invoke(0.21, 0, 3)
+	h.phase(0.22, 0, lockappend.PhaseAcquired, lockappend.Acquired{Token: 10})
+	h.fault(0.3, 3, "w1", map[string]string{"process": "0", "token": "10", "hold": "2.7s"})
+	h.section(1, 2, 13, []int64{1}, 0.21, 2.5, 2.75, 20)
+	h.phase(3.01, 0, lockappend.PhaseReleasing, nil)
+	h.add(3.02, 0, history.Fail, lockappend.FAppend, lockappend.Completion{Element: 3, Token: 10,
+		Reason: lockappend.ReasonFenced, Error: "rejected by fencing: read with token 10 < highest accepted 13"})
+	h.final(4, []int64{1, 2})
+
+	_, fenced, _ := storiesOf(t, h.sorted(), "token", 3)
+	if len(fenced) != 1 {
+		t.Fatalf("%d fenced stories, want 1", len(fenced))
+	}
+	s := fenced[0]
+	wantContains(t, "title", s.Title, "The fence refused A's stale read (token 10)")
+	wantContains(t, "steps", stepText(s), "A reads with token 10: REJECTED by the fence", "it writes nothing")
+	wantContains(t, "summary", s.Summary, "was stopped before it read", "it never wrote")
+	wantContains(t, "fencing", s.Fencing, "the resource refused the read, so it never wrote")
+	if strings.Contains(stepText(s), "A writes") {
+		t.Errorf("the story has A write: %s", stepText(s))
+	}
+}

@@ -201,8 +201,9 @@ func ParseFencing(s string) (Fencing, error) {
 
 // Errors.
 var (
-	// ErrFenced: the resource rejected a write because of its fencing.
-	ErrFenced = errors.New("write rejected by fencing")
+	// ErrFenced: the resource refused a read or a write because of its
+	// fencing.
+	ErrFenced = errors.New("rejected by fencing")
 	// ErrBadConfig: settings the target cannot run with.
 	ErrBadConfig = errors.New("bad configuration")
 )
