@@ -173,6 +173,7 @@ func lockAppendView(in *Input) (*page, error) {
 		section{ID: "timeline", Title: "Timeline", tmpl: "timeline", data: timelineData{Fig: main, Aggregate: len(m.ops) > detailMax, Ops: len(m.ops)}},
 		section{ID: "charts", Title: "Throughput and latency", tmpl: "charts", data: chartsData(laSamples(m), m.faults, last)},
 		section{ID: "lost", Title: "Lost updates", tmpl: "lost", data: lostRows(m, la.LostUpdates, lostStories)},
+		section{ID: "tokens", Title: "Fencing tokens", tmpl: "tokens", data: tokenRows(m, la.Checkers.TokenMonotonic)},
 		section{ID: "checkers", Title: "Checkers", tmpl: "checkers", data: checkersSection(in, la)},
 	)
 	return p, nil
@@ -393,4 +394,50 @@ func checkersSection(in *Input, la *checkers.LockAppendResult) checkersData {
 	}
 	d.JSON = asJSON(c)
 	return d
+}
+
+// tokenTable is the token section: the checker's finding and its
+// violations, each with the faults in effect around it.
+type tokenTable struct {
+	Message string
+	Rows    []tokenRow
+	More    int
+}
+
+type tokenRow struct {
+	Kind             string
+	AProc, BProc     string
+	AToken, BToken   int64
+	AGranted, BAsked string
+	BGranted, Faults string
+}
+
+// tokenRows lists the token violations (a token granted twice, or a later
+// grant with a lower token), with when each grant happened and which faults
+// were in effect between the first grant and the second.
+func tokenRows(m *laModel, tr checkers.TokensResult) tokenTable {
+	t := tokenTable{Message: strings.TrimSpace(tr.Message + " " + tr.Error)}
+	for _, v := range tr.Violations {
+		from, to := v.A.Granted, v.B.Granted
+		var during []string
+		for _, f := range m.faults {
+			stop := f.Stop
+			if stop < 0 {
+				stop = to
+			}
+			if f.Start <= to && stop >= from {
+				during = append(during, fmt.Sprintf("%s on %s (%s to %s)", f.Fault, strings.Join(f.Nodes, ","), secs(f.Start), secs(stop)))
+			}
+		}
+		faults := "none"
+		if len(during) > 0 {
+			faults = strings.Join(during, "; ")
+		}
+		t.Rows = append(t.Rows, tokenRow{Kind: v.Kind,
+			AProc: v.A.Process.String(), AToken: v.A.Token, AGranted: secs(v.A.Granted),
+			BProc: v.B.Process.String(), BToken: v.B.Token, BAsked: secs(v.B.Invoked), BGranted: secs(v.B.Granted),
+			Faults: faults})
+	}
+	t.More = tr.Count - len(t.Rows)
+	return t
 }

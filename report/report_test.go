@@ -224,3 +224,26 @@ func TestWriteIndex(t *testing.T) {
 		t.Errorf("temporary files left: %v", m)
 	}
 }
+
+// Tokens granted twice (a restarted lock service without persistence):
+// the report lists the violation with both grants and the fault between.
+func TestRenderTokenReuse(t *testing.T) {
+	h := &hist{t: t}
+	h.section(0, 1, 7, []int64{}, 0, 0.01, 0.2, 10)
+	h.add(0.3, history.Nemesis, history.Info, history.FStart, history.FaultValue{Fault: "kill:one", Nodes: []string{"n1"}})
+	h.add(1.3, history.Nemesis, history.Info, history.FStop, history.FaultValue{Fault: "kill:one", Nodes: []string{"n1"}})
+	h.section(1, 2, 7, []int64{}, 1.4, 1.5, 1.7, 1)
+	h.final(2, []int64{2})
+	ev := h.sorted()
+	res := check(t, ev)
+	if res.Valid() != checkers.Invalid || res.LockAppend.Checkers.TokenMonotonic.Count != 1 {
+		t.Fatalf("verdict %s, %d token violations", res.Valid(), res.LockAppend.Checkers.TokenMonotonic.Count)
+	}
+	page := render(t, Input{Test: testInfo("token", 2), Results: res, Events: ev})
+	for _, want := range []string{`id="tokens"`, "token granted twice", "token 7 to process 0 at 0.01s",
+		"token 7 to process 1, asked at 1.40s, granted at 1.50s", "kill:one on n1 (0.30s to 1.30s)"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+}

@@ -193,6 +193,10 @@ const pageSrc = `{{define "head"}}<!DOCTYPE html>
 {{else}}<p>None: every acknowledged element is in the final read.</p>{{end}}
 {{end}}
 
+{{define "tokens"}}<p>{{.Message}}</p>{{if .Rows}}<table><tr><th>violation</th><th>first grant</th><th>later grant</th><th>faults around them</th></tr>
+{{range .Rows}}<tr class="bad"><td>{{if eq .Kind "duplicate"}}token granted twice{{else}}later grant, lower token{{end}}</td><td>token {{.AToken}} to process {{.AProc}} at {{.AGranted}}</td><td>token {{.BToken}} to process {{.BProc}}, asked at {{.BAsked}}, granted at {{.BGranted}}</td><td>{{.Faults}}</td></tr>
+{{end}}</table>{{if .More}}<p class="muted">{{.More}} more in results.json.</p>{{end}}
+<p>Fencing relies on tokens that only grow: when the lock service hands out a token again, or a lower one, the resource cannot tell the holders apart. Whichever reaches it first raises the fence, and the other's writes are then refused although it holds the lock, or accepted although it no longer does.</p>{{end}}{{end}}
 {{define "checkers"}}<table><tr><th>checker</th><th>verdict</th><th>finding</th></tr>
 {{range .Rows}}<tr><td>{{.Name}}</td><td class="{{.Valid}}">{{.Valid}}</td><td>{{.Message}}{{with .Error}} <b>{{.}}</b>{{end}}</td></tr>
 {{end}}</table>
