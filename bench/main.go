@@ -31,6 +31,7 @@ func main() {
 	extra := flag.String("args", "", "more flags for each run, space-separated (e.g. \"--ttl 10s --lock-delay 0\")")
 	cold := flag.Bool("cold", false, "also measure a cold image build: remove fencecheck's images and build with empty Go caches (downloads the etcd modules again)")
 	findings := flag.Bool("findings", false, "instead, run the scenarios behind the README's findings once each and print their verdicts")
+	only := flag.String("only", "", "with -findings: only the scenarios whose description contains this")
 	overhead := flag.Bool("overhead", false, "instead, compare the harness-driven throughput with a bare client loop (same library, same concurrency, no faults)")
 	flag.Parse()
 	if *overhead {
@@ -41,7 +42,7 @@ func main() {
 		return
 	}
 	if *findings {
-		if err := runFindings(*bin, *limit); err != nil {
+		if err := runFindings(*bin, *limit, *only); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
 			os.Exit(1)
 		}
@@ -265,10 +266,21 @@ var findings = []finding{
 	{"etcd, unfenced lock-append, partition-client", []string{"--fencing", "none", "--nemesis", "partition-client"}},
 	{"etcd, register, linearizable reads, partition:leader", []string{"--workload", "register", "--read-mode", "linearizable", "--nemesis", "partition:leader"}},
 	{"etcd, register, serializable reads, partition:leader", []string{"--workload", "register", "--read-mode", "serializable", "--nemesis", "partition:leader"}},
+	{"consul, register, default reads, partition:leader", consulRegister("default")},
+	{"consul, register, consistent reads, partition:leader", consulRegister("consistent")},
+	{"consul, register, stale reads, partition:leader", consulRegister("stale")},
+}
+
+// consulRegister is the register workload on Consul with a read mode, under
+// partitions of the leader long enough to matter (Consul's leases are 10 s
+// at least; the partitions last 1 to 3 of its 21 s MaxLease).
+func consulRegister(mode string) []string {
+	return []string{"--target", "consul", "--ttl", "10s", "--lock-delay", "0", "--time-limit", "90s",
+		"--workload", "register", "--read-mode", mode, "--nemesis", "partition:leader"}
 }
 
 // runFindings runs each finding's scenario once and prints a Markdown table.
-func runFindings(bin string, limit time.Duration) error {
+func runFindings(bin string, limit time.Duration, only string) error {
 	bin, err := filepath.Abs(bin)
 	if err != nil {
 		return err
@@ -278,10 +290,13 @@ func runFindings(bin string, limit time.Duration) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	fmt.Printf("fencecheck findings, %s; each `fencecheck run --target etcd --nemesis-interval 2s --time-limit %s --seed 1` plus:\n\n", time.Now().UTC().Format(time.RFC3339), limit)
+	fmt.Printf("fencecheck findings, %s; each `fencecheck run --target etcd --nemesis-interval 2s --time-limit %s --seed 1` plus (later flags win):\n\n", time.Now().UTC().Format(time.RFC3339), limit)
 	fmt.Println("| scenario | flags | exit | verdict | ops ok / fail / info | lost (of acknowledged) |")
 	fmt.Println("|---|---|---|---|---|---|")
 	for i, f := range findings {
+		if !strings.Contains(f.what, only) {
+			continue
+		}
 		res := filepath.Join(dir, fmt.Sprint(i))
 		args := append([]string{"run", "--target", "etcd", "--nemesis-interval", "2s", "--time-limit", limit.String(),
 			"--seed", "1", "--results", res, "--quiet"}, f.args...)
