@@ -38,12 +38,13 @@ unit:
 	$(GO) test -count=1 -short ./...
 
 # The README's figures: cold and warm image builds (the cold build removes
-# fencecheck's images and rebuilds them), 5 runs per fencing mode, and the
-# checker benchmark.
+# fencecheck's images and rebuilds them), 5 runs per fencing mode on etcd, the
+# harness's overhead, and the checker and report benchmarks. The other
+# targets' tables: go run ./bench -target T (see the README).
 bench: images
 	$(GO) run ./bench -bin $(BIN) -runs 5 -cold
 	$(GO) run ./bench -bin $(BIN) -overhead -runs 3 -time-limit 20s
-	$(GO) test -run '^$$' -bench . ./checkers/
+	$(GO) test -run '^$$' -bench . -benchtime 3x ./checkers/ ./report/
 
 # The scenarios behind the README's findings, once each.
 findings: images

@@ -29,7 +29,7 @@ func main() {
 	nemesis := flag.String("nemesis", "pause-holder", "--nemesis of each run")
 	target := flag.String("target", "etcd", "--target of each run")
 	extra := flag.String("args", "", "more flags for each run, space-separated (e.g. \"--ttl 10s --lock-delay 0\")")
-	cold := flag.Bool("cold", false, "also measure a cold image build: remove fencecheck's images and build with empty Go caches (downloads the etcd modules again)")
+	cold := flag.Bool("cold", false, "also measure a cold image build: remove fencecheck's images and build them all with empty Go caches (downloads the etcd and Consul modules again)")
 	findings := flag.Bool("findings", false, "instead, run the scenarios behind the README's findings once each and print their verdicts")
 	only := flag.String("only", "", "with -findings: only the scenarios whose description contains this")
 	overhead := flag.Bool("overhead", false, "instead, compare the harness-driven throughput with a bare client loop (same library, same concurrency, no faults)")
@@ -65,7 +65,7 @@ func bench(bin string, runs int, limit time.Duration, fencings []string, nemesis
 		if err != nil {
 			return err
 		}
-		fmt.Printf("- cold image build (debootstrap, etcd from source with empty Go caches, worker): %.1fs\n", d.Seconds())
+		fmt.Printf("- cold image build (debootstrap, etcd and Consul from source with empty Go caches, worker): %.1fs\n", d.Seconds())
 	}
 	var warm []float64
 	for i := 0; i < 3; i++ {
