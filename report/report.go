@@ -3,7 +3,8 @@
 // story of each lost update or fence rejection told from the history, a
 // timeline of clients, servers and faults, throughput and latency, the
 // checkers' findings), index.html over a results directory, and the
-// read-only HTTP server behind `fencecheck serve`.
+// read-only HTTP server behind `fencecheck serve`; and, for CI systems,
+// junit.xml (WriteJUnit).
 //
 // Every page is self-contained: inline CSS and SVG, no script, nothing
 // fetched, so it opens from disk. Every value from a history goes through

@@ -22,7 +22,7 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: fencecheck check [flags] RUN_DIR\n"+
 			"       fencecheck check [--check-timeout D] [--viz PATH] --jepsen-history FILE --model MODEL\n\n"+
-			"Re-runs the checkers on a stored run and rewrites its results.json and report.html,\n"+
+			"Re-runs the checkers on a stored run and rewrites its results.json, report.html and junit.xml,\n"+
 			"or checks a history recorded by Jepsen on a model:\n")
 		for _, m := range jepsenModels {
 			fmt.Fprintf(stderr, "  %-14s %s\n", m.name, m.reads)

@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"encoding/xml"
 	"errors"
 	"os"
 	"os/exec"
@@ -241,6 +242,18 @@ func readResults(t *testing.T, dir string) resultsJSON {
 	}
 	if err := json.Unmarshal(b, &r); err != nil {
 		t.Fatal(err)
+	}
+	// Every run also leaves junit.xml, red exactly when the run is not valid.
+	var junit struct {
+		Failures int `xml:"failures,attr"`
+		Errors   int `xml:"errors,attr"`
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "junit.xml")); err != nil {
+		t.Errorf("no junit.xml: %v", err)
+	} else if err := xml.Unmarshal(b, &junit); err != nil {
+		t.Errorf("junit.xml: %v", err)
+	} else if red := junit.Failures+junit.Errors > 0; red != (r.Valid != true) {
+		t.Errorf("junit.xml has %d failures and %d errors; results.json says valid %v", junit.Failures, junit.Errors, r.Valid)
 	}
 	return r
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"compress/gzip"
 	"encoding/json"
+	"encoding/xml"
 	"io"
 	"os"
 	"path/filepath"
@@ -73,6 +74,18 @@ func TestCheckRecordedRuns(t *testing.T) {
 			readJSONFile(t, filepath.Join(dir, "results.json"), &res)
 			if _, err := os.Stat(filepath.Join(dir, "report.html")); err != nil {
 				t.Errorf("no report: %v", err)
+			}
+			// junit.xml is red exactly when the exit code is not 0.
+			var junit struct {
+				Failures int `xml:"failures,attr"`
+				Errors   int `xml:"errors,attr"`
+			}
+			if b, err := os.ReadFile(filepath.Join(dir, "junit.xml")); err != nil {
+				t.Errorf("no junit.xml: %v", err)
+			} else if err := xml.Unmarshal(b, &junit); err != nil {
+				t.Errorf("junit.xml: %v", err)
+			} else if red := junit.Failures+junit.Errors > 0; red != (code != exitValid) {
+				t.Errorf("junit.xml has %d failures and %d errors; exit %d", junit.Failures, junit.Errors, code)
 			}
 			if res.Workload == "register" {
 				return // the exit code is Porcupine's verdict on the registers
