@@ -10,7 +10,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"encoding/xml"
 	"errors"
 	"os"
 	"os/exec"
@@ -244,17 +243,7 @@ func readResults(t *testing.T, dir string) resultsJSON {
 		t.Fatal(err)
 	}
 	// Every run also leaves junit.xml, red exactly when the run is not valid.
-	var junit struct {
-		Failures int `xml:"failures,attr"`
-		Errors   int `xml:"errors,attr"`
-	}
-	if b, err := os.ReadFile(filepath.Join(dir, "junit.xml")); err != nil {
-		t.Errorf("no junit.xml: %v", err)
-	} else if err := xml.Unmarshal(b, &junit); err != nil {
-		t.Errorf("junit.xml: %v", err)
-	} else if red := junit.Failures+junit.Errors > 0; red != (r.Valid != true) {
-		t.Errorf("junit.xml has %d failures and %d errors; results.json says valid %v", junit.Failures, junit.Errors, r.Valid)
-	}
+	checkJUnit(t, dir, r.Valid != true)
 	return r
 }
 

@@ -75,18 +75,7 @@ func TestCheckRecordedRuns(t *testing.T) {
 			if _, err := os.Stat(filepath.Join(dir, "report.html")); err != nil {
 				t.Errorf("no report: %v", err)
 			}
-			// junit.xml is red exactly when the exit code is not 0.
-			var junit struct {
-				Failures int `xml:"failures,attr"`
-				Errors   int `xml:"errors,attr"`
-			}
-			if b, err := os.ReadFile(filepath.Join(dir, "junit.xml")); err != nil {
-				t.Errorf("no junit.xml: %v", err)
-			} else if err := xml.Unmarshal(b, &junit); err != nil {
-				t.Errorf("junit.xml: %v", err)
-			} else if red := junit.Failures+junit.Errors > 0; red != (code != exitValid) {
-				t.Errorf("junit.xml has %d failures and %d errors; exit %d", junit.Failures, junit.Errors, code)
-			}
+			checkJUnit(t, dir, code != exitValid)
 			if res.Workload == "register" {
 				return // the exit code is Porcupine's verdict on the registers
 			}
@@ -231,5 +220,27 @@ func readJSONFile(t *testing.T, path string, v any) {
 	}
 	if err := json.Unmarshal(b, v); err != nil {
 		t.Fatalf("%s: %v", path, err)
+	}
+}
+
+// checkJUnit checks that the run directory's junit.xml parses and is red
+// (a failure or an error) exactly when red says the run is.
+func checkJUnit(t *testing.T, dir string, red bool) {
+	t.Helper()
+	var junit struct {
+		Failures int `xml:"failures,attr"`
+		Errors   int `xml:"errors,attr"`
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "junit.xml"))
+	if err != nil {
+		t.Errorf("no junit.xml: %v", err)
+		return
+	}
+	if err := xml.Unmarshal(b, &junit); err != nil {
+		t.Errorf("junit.xml: %v", err)
+		return
+	}
+	if got := junit.Failures+junit.Errors > 0; got != red {
+		t.Errorf("junit.xml has %d failures and %d errors; want red %v", junit.Failures, junit.Errors, red)
 	}
 }
