@@ -1,6 +1,7 @@
 # fencecheck: `make demo` and `make test` do all the set-up on a fresh machine
-# (Debian with Go and a running Docker Engine): system packages, the
-# binary, and the container images (built locally, no registry).
+# (Debian with Go and Docker Engine installed): system packages, the engine
+# started if it is not running, the binary, and the container images (built
+# locally, no registry).
 
 GO      ?= go
 BIN     := bin/fencecheck
@@ -13,9 +14,11 @@ all: build
 build:
 	$(GO) build -trimpath -o $(BIN) ./cmd/fencecheck
 
-# System packages a fresh machine lacks (debootstrap for the base image).
+# System packages a fresh machine lacks (debootstrap for the base image), and
+# a Docker Engine that answers (started when it is installed but not running).
 deps:
 	./scripts/deps.sh
+	./scripts/docker-up.sh
 
 images: build deps
 	$(BIN) images build

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Makes sure the Docker Engine answers before images are built or tests run.
+#
+# - It answers: nothing to do.
+# - It is installed but not running (a CI machine whose session processes
+#   have ended, a machine just booted): start dockerd in the background and
+#   wait until it answers.
+# - A dockerd runs but does not answer for DOCKER_UP_WAIT seconds (an engine
+#   deadlocked in libnetwork was seen here): stop that dockerd and start it
+#   again, as root only.
+# - No engine is installed, or it still does not answer: exit 1 with the tail
+#   of its log. Integration tests never skip for want of an engine.
+#
+# DOCKER_UP_WAIT (default 60) is how long to wait at each step, in seconds.
+set -euo pipefail
+
+wait_s=${DOCKER_UP_WAIT:-60}
+log=/var/log/docker.log
+
+answers() { timeout 15 docker info >/dev/null 2>&1; }
+
+# wait_answer N: true as soon as the engine answers, false after N seconds.
+wait_answer() {
+	local deadline=$(( $(date +%s) + $1 ))
+	while [ "$(date +%s)" -lt "$deadline" ]; do
+		answers && return 0
+		sleep 1
+	done
+	answers
+}
+
+fail() {
+	echo "docker-up: $*" >&2
+	if [ -r "$log" ]; then
+		echo "docker-up: the last lines of $log:" >&2
+		tail -n 20 "$log" >&2
+	fi
+	exit 1
+}
+
+# The engine is started the way this machine kind starts it: dockerd with no
+# arguments. Debian's init script is not used: it raises the open-files limit
+# to 1048576, above the hard limit here (20000), and stops there.
+start_engine() {
+	nohup setsid dockerd >>"$log" 2>&1 </dev/null &
+	echo "docker-up: started dockerd (pid $!), log in $log" >&2
+}
+
+answers && exit 0
+
+command -v docker >/dev/null 2>&1 || fail "no docker client on PATH; install Docker Engine (Debian: apt-get install docker.io)"
+command -v dockerd >/dev/null 2>&1 || fail "the Docker Engine (dockerd) is not installed; install it (Debian: apt-get install docker.io)"
+if [ "$(id -u)" != 0 ]; then
+	fail "the Docker Engine does not answer; start it as root (dockerd &) or check that this user may use /var/run/docker.sock"
+fi
+
+if pid=$(pgrep -x dockerd | head -n 1) && [ -n "$pid" ]; then
+	echo "docker-up: dockerd (pid $pid) runs but does not answer; waiting ${wait_s}s" >&2
+	wait_answer "$wait_s" && exit 0
+	echo "docker-up: dockerd (pid $pid) still does not answer; restarting it" >&2
+	kill -TERM "$pid" 2>/dev/null || true
+	for _ in $(seq 1 30); do kill -0 "$pid" 2>/dev/null || break; sleep 1; done
+	kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null || true
+else
+	echo "docker-up: the Docker Engine is not running; starting it" >&2
+fi
+start_engine
+wait_answer "$wait_s" || fail "the Docker Engine did not answer within ${wait_s}s of starting it"
+echo "docker-up: $(docker version --format 'engine {{.Server.Version}} (API {{.Server.APIVersion}})') answers" >&2
