@@ -18,6 +18,7 @@ import (
 	"github.com/fencecheck/fencecheck/harness/harnesstest"
 	"github.com/fencecheck/fencecheck/images"
 	"github.com/fencecheck/fencecheck/targets"
+	"github.com/fencecheck/fencecheck/targets/targettest"
 )
 
 const testTTL = 10 * time.Second
@@ -63,73 +64,18 @@ func TestLockTokensAndFencing(t *testing.T) {
 
 	// Nobody else gets the lock while a holds it, and a cancelled Acquire
 	// returns soon after its deadline.
-	tctx, cancel := context.WithTimeout(ctx, 1500*time.Millisecond)
-	start := time.Now()
-	if _, err := c.Acquire(tctx); err == nil {
-		t.Fatalf("a second client acquired a held lock")
-	}
-	cancel()
-	if waited := time.Since(start); waited > 1500*time.Millisecond+lockWait+time.Second {
+	if waited := targettest.Exclusive(t, c, 1500*time.Millisecond); waited > 1500*time.Millisecond+lockWait+time.Second {
 		t.Errorf("a refused Acquire returned %s after the call, for a 1.5s deadline", waited)
 	}
-	if _, err := c.Write(ctx, []int64{1}, a, targets.FencingToken); err != nil {
-		t.Fatalf("token write of the holder: %v", err)
-	}
-	if err := a.Release(ctx); err != nil {
-		t.Fatal(err)
-	}
-
-	b, err := c.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if b.Token() <= a.Token() {
-		t.Errorf("token %d after %d: not increasing", b.Token(), a.Token())
+	// The fenced writes are transactions and give their Raft index; a
+	// plain PUT gives none.
+	b, revs := targettest.Fences(t, c, a)
+	if revs.Token <= b.Token() || revs.CAS == 0 || revs.Unfenced != 0 {
+		t.Errorf("revisions %+v: want the token write's above the token %d, the cas write's set, none for the plain put", revs, b.Token())
 	}
 	// The token is the lock key's ModifyIndex, the grant's Raft index.
 	if pair, _, err := c.api.KV().Get(c.lock, nil); err != nil || pair == nil || int64(pair.ModifyIndex) != b.Token() || pair.Session != b.(*lease).id {
 		t.Errorf("lock key %+v (%v): want ModifyIndex %d held by b's session", pair, err, b.Token())
-	}
-	// b's fenced read moves the fence before b writes anything: a's write
-	// is refused from then on, and so is a's fenced read.
-	if list, err := c.ReadFenced(ctx, b); err != nil || !slices.Equal(list, []int64{1}) {
-		t.Fatalf("b's fenced read: %v %v", list, err)
-	}
-	if _, err := c.Write(ctx, []int64{7}, a, targets.FencingToken); !errors.Is(err, targets.ErrFenced) {
-		t.Errorf("stale token write after the new holder's read: %v, want ErrFenced", err)
-	}
-	if _, err := c.ReadFenced(ctx, a); !errors.Is(err, targets.ErrFenced) {
-		t.Errorf("stale fenced read: %v, want ErrFenced", err)
-	}
-	rev, err := c.Write(ctx, []int64{1, 2}, b, targets.FencingToken)
-	if err != nil {
-		t.Fatalf("token write: %v", err)
-	}
-	if rev <= b.Token() {
-		t.Errorf("token write's revision %d, want above the token %d", rev, b.Token())
-	}
-	// a is a stale holder now: both fences refuse it, the plain write does not.
-	if _, err := c.Write(ctx, []int64{9}, a, targets.FencingToken); !errors.Is(err, targets.ErrFenced) {
-		t.Errorf("stale token write: %v, want ErrFenced", err)
-	} else {
-		t.Logf("stale token write: %v", err)
-	}
-	if _, err := c.Write(ctx, []int64{9}, a, targets.FencingCAS); !errors.Is(err, targets.ErrFenced) {
-		t.Errorf("stale cas write: %v, want ErrFenced", err)
-	} else {
-		t.Logf("stale cas write: %v", err)
-	}
-	if list, err := c.Read(ctx); err != nil || !slices.Equal(list, []int64{1, 2}) {
-		t.Errorf("read %v %v, want [1 2]", list, err)
-	}
-	if _, err := c.Write(ctx, []int64{1, 2, 3}, b, targets.FencingCAS); err != nil {
-		t.Errorf("cas write of the holder: %v", err)
-	}
-	if _, err := c.Write(ctx, []int64{9}, a, targets.FencingNone); err != nil {
-		t.Errorf("unfenced stale write: %v; want it accepted", err)
-	}
-	if list, _ := c.Read(ctx); !slices.Equal(list, []int64{9}) {
-		t.Errorf("after the unfenced stale write: %v, want [9]", list)
 	}
 
 	// Renewals keep the lease: past one TTL it is still held, and the
@@ -157,12 +103,7 @@ func TestLockTokensAndFencing(t *testing.T) {
 	}
 	d.Release(ctx)
 
-	if err := c.Reset(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if list, err := c.Read(ctx); err != nil || len(list) != 0 || list == nil {
-		t.Errorf("after reset: %#v %v, want an empty list", list, err)
-	}
+	targettest.Emptied(t, c)
 	// Tokens stay monotonic across a reset, which deletes the lock key
 	// (its LockIndex would start again at 1).
 	e, err := c.Acquire(ctx)

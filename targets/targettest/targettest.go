@@ -1,0 +1,124 @@
+// Package targettest holds the contract checks every target's integration
+// tests run on a real cluster: how a lock passes from a holder that becomes
+// stale to the next one, which of the stale holder's operations each fence
+// refuses, and what Reset leaves. A target's test keeps only its own
+// prologue and epilogue (lease lengths, sessions, lock keys).
+package targettest
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/fencecheck/fencecheck/targets"
+)
+
+// Exclusive checks that nobody else gets the lock while it is held: an
+// Acquire on c with a deadline wait from now fails. It returns how long that
+// Acquire took to give up.
+func Exclusive(t testing.TB, c targets.Client, wait time.Duration) time.Duration {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	start := time.Now()
+	if _, err := c.Acquire(ctx); err == nil {
+		t.Fatalf("a second client acquired a held lock")
+	}
+	return time.Since(start)
+}
+
+// Fences checks the fencing contract on c, starting from a, the lease of the
+// lock's holder, and an empty list:
+//
+//   - a's token write of [1] passes; a releases; the next holder b gets a
+//     higher token;
+//   - b's fenced read returns [1] and moves the fence before b writes
+//     anything: from then on a's token write and a's fenced read are refused
+//     with ErrFenced;
+//   - b's token write of [1 2] passes; a's token and cas writes are refused
+//     and leave [1 2]; b's cas write of [1 2 3] passes;
+//   - a's unfenced write of [9] is accepted and overwrites the list: the lost
+//     update fencing exists to stop;
+//   - the revisions the resource gives for these three writes increase
+//     (a revision of 0, "none", is not compared).
+//
+// It returns b, still holding the lock, and the revisions, which the caller
+// checks against what its resource promises.
+func Fences(t testing.TB, c targets.Client, a targets.Lease) (b targets.Lease, revs Revisions) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := c.Write(ctx, []int64{1}, a, targets.FencingToken); err != nil {
+		t.Fatalf("token write of the holder: %v", err)
+	}
+	if err := a.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	b, err := c.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Token() <= a.Token() {
+		t.Errorf("token %d after %d: not increasing", b.Token(), a.Token())
+	}
+
+	if list, err := c.ReadFenced(ctx, b); err != nil || !slices.Equal(list, []int64{1}) {
+		t.Fatalf("b's fenced read: %v %v", list, err)
+	}
+	if _, err := c.Write(ctx, []int64{7}, a, targets.FencingToken); !errors.Is(err, targets.ErrFenced) {
+		t.Errorf("stale token write after the new holder's read: %v, want ErrFenced", err)
+	}
+	if _, err := c.ReadFenced(ctx, a); !errors.Is(err, targets.ErrFenced) {
+		t.Errorf("stale fenced read: %v, want ErrFenced", err)
+	}
+
+	revs.Token, err = c.Write(ctx, []int64{1, 2}, b, targets.FencingToken)
+	if err != nil {
+		t.Fatalf("token write: %v", err)
+	}
+	for _, f := range []targets.Fencing{targets.FencingToken, targets.FencingCAS} {
+		if _, err := c.Write(ctx, []int64{9}, a, f); !errors.Is(err, targets.ErrFenced) {
+			t.Errorf("stale %s write: %v, want ErrFenced", f, err)
+		} else {
+			t.Logf("stale %s write refused: %v", f, err)
+		}
+	}
+	if list, err := c.Read(ctx); err != nil || !slices.Equal(list, []int64{1, 2}) {
+		t.Errorf("read %v %v, want [1 2]", list, err)
+	}
+	if revs.CAS, err = c.Write(ctx, []int64{1, 2, 3}, b, targets.FencingCAS); err != nil {
+		t.Errorf("cas write of the holder: %v", err)
+	}
+	if revs.Unfenced, err = c.Write(ctx, []int64{9}, a, targets.FencingNone); err != nil {
+		t.Errorf("unfenced stale write: %v; want it accepted", err)
+	}
+	if list, _ := c.Read(ctx); !slices.Equal(list, []int64{9}) {
+		t.Errorf("after the unfenced stale write: %v, want [9]", list)
+	}
+	if (revs.CAS != 0 && revs.CAS <= revs.Token) || (revs.Unfenced != 0 && revs.Unfenced <= max(revs.CAS, revs.Token)) {
+		t.Errorf("revisions %+v: not increasing", revs)
+	}
+	return b, revs
+}
+
+// Revisions are the resource's revisions of the writes Fences made, in
+// order: b's token write, b's cas write, a's unfenced write. 0 is "none"
+// (Client.Write's contract).
+type Revisions struct{ Token, CAS, Unfenced int64 }
+
+// AllSet reports whether the resource gave a revision for every write.
+func (r Revisions) AllSet() bool { return r.Token > 0 && r.CAS > 0 && r.Unfenced > 0 }
+
+// Emptied checks that Reset empties the list: a read returns an empty,
+// non-nil list.
+func Emptied(t testing.TB, c targets.Client) {
+	t.Helper()
+	ctx := context.Background()
+	if err := c.Reset(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if list, err := c.Read(ctx); err != nil || len(list) != 0 || list == nil {
+		t.Errorf("after reset: %#v %v, want an empty list", list, err)
+	}
+}
