@@ -15,7 +15,7 @@
 set -euo pipefail
 
 wait_s=${DOCKER_UP_WAIT:-60}
-log=/var/log/docker.log
+log=/var/log/dockerd.log
 
 answers() { timeout 15 docker info >/dev/null 2>&1; }
 
