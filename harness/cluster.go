@@ -522,9 +522,12 @@ func (c *Cluster) teardown(logsDir string) error {
 		}
 		wg.Wait()
 	}
-	err := c.rt.Teardown()
+	done, err := c.rt.Teardown()
 	if err != nil {
 		c.log.Error("teardown", "err", err)
+	}
+	for _, n := range done.Stuck {
+		c.log.Warn("network left", "network", n, "err", docker.ErrStuckNetwork)
 	}
 	c.rt = nil
 	return err

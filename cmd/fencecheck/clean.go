@@ -34,5 +34,8 @@ func cmdClean(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		n, err = docker.Clean(ctx, cli)
 	}
 	fmt.Fprintf(stdout, "removed %d containers and %d networks\n", n.Containers, n.Networks)
+	for _, name := range n.Stuck {
+		fmt.Fprintf(stderr, "fencecheck clean: network %s left: %v; it holds nothing\n", name, docker.ErrStuckNetwork)
+	}
 	return err
 }
