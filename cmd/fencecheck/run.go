@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -18,29 +19,11 @@ import (
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
 	fs := newFlags("run", stderr)
 	target := fs.String("target", "etcd", "system under test: "+targetNames())
-	workload := fs.String("workload", "lock-append", "workload: "+harness.WorkloadNames())
 	fencing := fs.String("fencing", "none", "how writes are fenced: none, token, cas")
 	nem := fs.String("nemesis", "pause-holder", "faults, comma-separated: "+nemesis.Names())
-	interval := fs.Duration("nemesis-interval", 3*time.Second, "quiet time between two faults")
-	limit := fs.Duration("time-limit", 30*time.Second, "how long clients run operations")
-	conc := fs.Int("concurrency", 5, "number of lock clients (one container each)")
-	ttl := fs.Duration("ttl", 2*time.Second, "lease TTL of the lock")
-	var lockDelay optDuration
-	fs.Var(&lockDelay, "lock-delay", "Consul's lock-delay after a lease ends (default Consul's 15s; 0 for the worst case; other targets have none)")
-	nodes := fs.Int("nodes", 0, "number of servers (default: the target's usual cluster: 3; redis 1, redis-sentinel 2, redlock 5)")
 	seed := fs.Uint64("seed", 0, "random seed of the nemesis (0: pick one and record it)")
-	resultsDir := fs.String("results", "./results", "results directory")
 	name := fs.String("name", "", "run name (default TARGET-WORKLOAD-FENCING)")
-	work := fs.Duration("work", 250*time.Millisecond, "time between the lease check and the write")
-	margin := fs.Duration("margin", 0, "lease time a client wants left before it writes (default TTL/4)")
-	acquire := fs.Duration("acquire-timeout", 0, "how long a client waits for the lock (default 5 TTL)")
-	rpcTimeout := fs.Duration("rpc-timeout", 0, "a client's limit on each request (default 4 leases: longer than any fault, so a cut-off client's request lands when the network heals)")
-	opTimeout := fs.Duration("op-timeout", 0, "after this an operation is recorded as info (default: enough for acquire, work, the longest pause)")
-	checkTimeout := fs.Duration("check-timeout", 60*time.Second, "time limit of the linearizability check (past it: unknown)")
-	keys := fs.Int("keys", 8, "register workload: number of registers")
-	readMode := fs.String("read-mode", "", "register workload: the target's read mode (etcd: linearizable, serializable; default the target's first)")
-	ready := fs.Duration("ready-timeout", 30*time.Second, "how long the cluster may take to serve (past it: exit 255)")
-	quiet := fs.Bool("quiet", false, "no progress line")
+	o := addRunFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: fencecheck run [flags]\n\nRuns a test and checks it. Exit 0 valid, 1 invalid, 2 unknown, 254 bad arguments, 255 harness failure.\n\n")
 		fs.PrintDefaults()
@@ -59,29 +42,14 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 	if err != nil {
 		return 0, err
 	}
-	faults, err := nemesis.Parse(*nem)
-	if err != nil {
-		return 0, fmt.Errorf("%w: %v", errUsage, err)
-	}
 	if *seed == 0 {
 		*seed = rand.Uint64()%1_000_000 + 1
 	}
-	self, err := os.Executable()
+	cfg, err := o.config(t, f, *nem, *seed, *name, stderr)
 	if err != nil {
-		return 0, fmt.Errorf("%w: cannot find my own binary for the worker image: %v", harness.ErrHarness, err)
-	}
-	cfg := harness.Config{
-		Target: t, Workload: *workload, Fencing: f, Nemesis: *nem, Faults: faults,
-		NemesisInterval: *interval, TimeLimit: *limit, Concurrency: *conc, Nodes: *nodes,
-		TTL: *ttl, LockDelay: lockDelay.d, Work: *work, Margin: *margin, AcquireTimeout: *acquire, OpTimeout: *opTimeout, RPCTimeout: *rpcTimeout,
-		CheckTimeout: *checkTimeout, ReadyTimeout: *ready, Keys: *keys, ReadMode: *readMode, Seed: *seed, Results: *resultsDir, Name: *name, WorkerBinary: self,
-		Log: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-	}
-	cfg.Defaults()
-	if err := cfg.Validate(); err != nil {
 		return 0, err
 	}
-	ui := newProgress(stderr, *quiet)
+	ui := newProgress(stderr, *o.quiet)
 	cfg.Stage = ui.stage
 	cfg.Progress = ui.update
 	how := "fencing " + string(f)
@@ -97,6 +65,62 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 	}
 	printSummary(stdout, cfg, out)
 	return exitCode(out.Results.Valid()), nil
+}
+
+// runFlags are the flags of one run that run and matrix share: everything
+// but what a matrix varies (target, fencing, nemesis, seed, name).
+type runFlags struct {
+	workload                                                           *string
+	interval, limit, ttl, work, margin, acquire, rpc, op, check, ready *time.Duration
+	lockDelay                                                          optDuration
+	conc, nodes, keys                                                  *int
+	results, readMode                                                  *string
+	quiet                                                              *bool
+}
+
+func addRunFlags(fs *flag.FlagSet) *runFlags {
+	o := &runFlags{}
+	o.workload = fs.String("workload", "lock-append", "workload: "+harness.WorkloadNames())
+	o.interval = fs.Duration("nemesis-interval", 3*time.Second, "quiet time between two faults")
+	o.limit = fs.Duration("time-limit", 30*time.Second, "how long clients run operations")
+	o.conc = fs.Int("concurrency", 5, "number of lock clients (one container each)")
+	o.ttl = fs.Duration("ttl", 2*time.Second, "lease TTL of the lock")
+	fs.Var(&o.lockDelay, "lock-delay", "Consul's lock-delay after a lease ends (default Consul's 15s; 0 for the worst case; other targets have none)")
+	o.nodes = fs.Int("nodes", 0, "number of servers (default: the target's usual cluster: 3; redis 1, redis-sentinel 2, redlock 5)")
+	o.results = fs.String("results", "./results", "results directory")
+	o.work = fs.Duration("work", 250*time.Millisecond, "time between the lease check and the write")
+	o.margin = fs.Duration("margin", 0, "lease time a client wants left before it writes (default TTL/4)")
+	o.acquire = fs.Duration("acquire-timeout", 0, "how long a client waits for the lock (default 5 TTL)")
+	o.rpc = fs.Duration("rpc-timeout", 0, "a client's limit on each request (default 4 leases: longer than any fault, so a cut-off client's request lands when the network heals)")
+	o.op = fs.Duration("op-timeout", 0, "after this an operation is recorded as info (default: enough for acquire, work, the longest pause)")
+	o.check = fs.Duration("check-timeout", 60*time.Second, "time limit of the linearizability check (past it: unknown)")
+	o.keys = fs.Int("keys", 8, "register workload: number of registers")
+	o.readMode = fs.String("read-mode", "", "register workload: the target's read mode (etcd: linearizable, serializable; default the target's first)")
+	o.ready = fs.Duration("ready-timeout", 30*time.Second, "how long the cluster may take to serve (past it: exit 255)")
+	o.quiet = fs.Bool("quiet", false, "no progress line")
+	return o
+}
+
+// config is the run's configuration, with defaults filled in and validated
+// (errors wrap targets.ErrBadConfig or errUsage: exit 254).
+func (o *runFlags) config(t targets.Target, f targets.Fencing, nem string, seed uint64, name string, stderr io.Writer) (harness.Config, error) {
+	faults, err := nemesis.Parse(nem)
+	if err != nil {
+		return harness.Config{}, fmt.Errorf("%w: %v", errUsage, err)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return harness.Config{}, fmt.Errorf("%w: cannot find my own binary for the worker image: %v", harness.ErrHarness, err)
+	}
+	cfg := harness.Config{
+		Target: t, Workload: *o.workload, Fencing: f, Nemesis: nem, Faults: faults,
+		NemesisInterval: *o.interval, TimeLimit: *o.limit, Concurrency: *o.conc, Nodes: *o.nodes,
+		TTL: *o.ttl, LockDelay: o.lockDelay.d, Work: *o.work, Margin: *o.margin, AcquireTimeout: *o.acquire, OpTimeout: *o.op, RPCTimeout: *o.rpc,
+		CheckTimeout: *o.check, ReadyTimeout: *o.ready, Keys: *o.keys, ReadMode: *o.readMode, Seed: seed, Results: *o.results, Name: name, WorkerBinary: self,
+		Log: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	}
+	cfg.Defaults()
+	return cfg, cfg.Validate()
 }
 
 // progress draws the one-line status on a terminal (rewritten in place), or
