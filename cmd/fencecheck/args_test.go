@@ -34,6 +34,13 @@ func TestBadArguments(t *testing.T) {
 		{"check without dir", []string{"check"}, "one RUN_DIR"},
 		{"check of a non-run", []string{"check", "/"}, "not a run directory"},
 		{"images verb", []string{"images", "push"}, "build, list or prune"},
+		{"matrix: unknown target in the list", []string{"matrix", "--target", "etcd,zookeeper"}, "valid: etcd"},
+		{"matrix: a cell the target cannot run", []string{"matrix", "--target", "etcd,consul"}, "consul (nemesis pause-holder, fencing none): bad configuration: consul sessions have a TTL of at least 10s"},
+		{"matrix: unknown fencing in the list", []string{"matrix", "--fencing", "none,hope"}, "valid: none, token, cas"},
+		{"matrix: unknown nemesis in a cell", []string{"matrix", "--nemesis", "pause-holder", "--nemesis", "meteor"}, "unknown nemesis \"meteor\""},
+		{"matrix: register workload", []string{"matrix", "--workload", "register"}, "lock-append workload only"},
+		{"matrix: no runs", []string{"matrix", "--runs", "0"}, "between 1 and 100"},
+		{"matrix: empty list", []string{"matrix", "--fencing", ","}, "at least one value"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -36,6 +36,8 @@ const usage = `fencecheck: chaos and linearizability tests for distributed locks
 Usage:
   fencecheck run [flags]          run a test (fencecheck run -h for the flags)
   fencecheck demo [flags]         the seed story on real etcd: a paused lock holder, unfenced then fenced
+  fencecheck matrix [flags]       every combination of targets, faults and fencing modes, one run after
+                                  another; fails when a fenced run is not valid (nightly CI)
   fencecheck check RUN_DIR        re-run the checkers on a stored run
   fencecheck check --jepsen-history FILE --model cas-register|kv
                                   check a history recorded by Jepsen
@@ -64,6 +66,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		code, err = cmdRun(ctx, args[1:], stdout, stderr)
 	case "demo":
 		code, err = cmdDemo(ctx, args[1:], stdout, stderr)
+	case "matrix":
+		code, err = cmdMatrix(ctx, args[1:], stdout, stderr)
 	case "check":
 		code, err = cmdCheck(ctx, args[1:], stdout, stderr)
 	case "serve":

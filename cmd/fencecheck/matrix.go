@@ -1,0 +1,292 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/fencecheck/fencecheck/checkers"
+	"github.com/fencecheck/fencecheck/harness"
+	"github.com/fencecheck/fencecheck/nemesis"
+	"github.com/fencecheck/fencecheck/targets"
+)
+
+// MatrixFile is the matrix's summary, at the root of its results directory.
+const MatrixFile = "matrix.json"
+
+// matrixCell is one run of a matrix, as matrix.json records it.
+type matrixCell struct {
+	Target  string `json:"target"`
+	Nemesis string `json:"nemesis"`
+	Fencing string `json:"fencing"`
+	Seed    uint64 `json:"seed"`
+	// Verdict is "valid", "invalid" or "unknown"; "error" when the harness
+	// failed (Error says why), "not run" after Ctrl-C.
+	Verdict string `json:"verdict"`
+	// MustBeValid: a fenced cell (or every cell, with --strict). Only these
+	// decide the exit code; an unfenced cell's lost updates are the finding
+	// the matrix exists to show.
+	MustBeValid     bool     `json:"must_be_valid"`
+	Acknowledged    int      `json:"acknowledged"`
+	Lost            int      `json:"lost"`
+	FenceRejections int      `json:"fence_rejections"`
+	FirstLostS      *float64 `json:"first_lost_s,omitempty"`
+	Elapsed         string   `json:"elapsed,omitempty"`
+	RunDir          string   `json:"run_dir,omitempty"`
+	Error           string   `json:"error,omitempty"`
+
+	cfg harness.Config
+}
+
+// matrixSummary is matrix.json.
+type matrixSummary struct {
+	Started  time.Time    `json:"started"`
+	Args     []string     `json:"args"`
+	Strict   bool         `json:"strict"`
+	Cells    []matrixCell `json:"cells"`
+	ExitCode int          `json:"exit_code"`
+}
+
+func cmdMatrix(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
+	fs := newFlags("matrix", stderr)
+	targetList := fs.String("target", "etcd", "systems under test, comma-separated: "+targetNames())
+	fencingList := fs.String("fencing", "none,token,cas", "fencing modes, comma-separated: none, token, cas")
+	var nems multiFlag
+	fs.Var(&nems, "nemesis", "one cell's faults, as run's --nemesis; repeat the flag for more cells (default pause-holder)")
+	runs := fs.Int("runs", 1, "runs per cell, with seeds --seed, --seed+1, ...")
+	seed := fs.Uint64("seed", 1, "seed of each cell's first run (fixed, so that nightly runs are comparable)")
+	strict := fs.Bool("strict", false, "every cell must be valid, unfenced ones too")
+	o := addRunFlags(fs)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, `Usage: fencecheck matrix [flags]
+
+Runs lock-append on every combination of --target, --nemesis and --fencing,
+one run after another, into one results directory (its index.html lists them
+all; matrix.json sums them up). Fenced cells must be valid: exit 1 if one is
+invalid, 2 if one is unknown, 255 if the harness failed on a cell (the other
+cells still run), 0 otherwise. Unfenced cells are reported, not judged
+(--strict judges them too). Every cell is checked before the first starts:
+bad arguments exit 254 at once.
+
+`)
+		fs.PrintDefaults()
+	}
+	if err := parse(fs, args); err != nil {
+		return 0, err
+	}
+	if fs.NArg() > 0 {
+		return 0, fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	}
+	if *o.workload != "lock-append" {
+		return 0, fmt.Errorf("%w: matrix runs the lock-append workload only, not %q", errUsage, *o.workload)
+	}
+	if *runs < 1 || *runs > 100 {
+		return 0, fmt.Errorf("%w: --runs %d: between 1 and 100", errUsage, *runs)
+	}
+	if len(nems) == 0 {
+		nems = multiFlag{"pause-holder"}
+	}
+	cells, err := matrixCells(o, splitList(*targetList), splitList(*fencingList), nems, *seed, *runs, *strict, stderr)
+	if err != nil {
+		return 0, err
+	}
+
+	sum := matrixSummary{Started: time.Now().UTC(), Args: args, Strict: *strict}
+	ui := newProgress(stderr, *o.quiet)
+	for i := range cells {
+		c := &cells[i]
+		if ctx.Err() != nil {
+			c.Verdict = "not run"
+			continue
+		}
+		ui.stage("[%d/%d] %s, nemesis %s, fencing %s, seed %d", i+1, len(cells), c.Target, c.Nemesis, c.Fencing, c.Seed)
+		c.cfg.Stage = ui.stage
+		c.cfg.Progress = ui.update
+		out, err := harness.Run(ctx, c.cfg)
+		ui.done()
+		if err != nil {
+			c.Verdict, c.Error = "error", err.Error()
+			fmt.Fprintf(stderr, "fencecheck: [%d/%d] harness failed: %v\n", i+1, len(cells), err)
+			continue
+		}
+		c.fill(out)
+		fmt.Fprintf(stderr, "fencecheck: [%d/%d] %s: %d of %d lost, %d fence rejections, %s\n",
+			i+1, len(cells), strings.ToUpper(c.Verdict), c.Lost, c.Acknowledged, c.FenceRejections, c.RunDir)
+	}
+	sum.Cells = cells
+	sum.ExitCode = matrixExit(cells)
+	printMatrix(stdout, cells, sum.ExitCode)
+	if err := writeMatrix(*o.results, sum); err != nil {
+		return 0, fmt.Errorf("%w: %v", harness.ErrHarness, err)
+	}
+	fmt.Fprintf(stdout, "  summary  %s\n  index    %s\n", filepath.Join(*o.results, MatrixFile), filepath.Join(*o.results, "index.html"))
+	return sum.ExitCode, nil
+}
+
+// matrixCells builds and validates every cell: any bad one fails them all,
+// before anything starts.
+func matrixCells(o *runFlags, targetNames, fencings, nems []string, seed uint64, runs int, strict bool, stderr io.Writer) ([]matrixCell, error) {
+	if len(targetNames) == 0 || len(fencings) == 0 {
+		return nil, fmt.Errorf("%w: --target and --fencing need at least one value each", errUsage)
+	}
+	var cells []matrixCell
+	var errs []error
+	seen := map[string]bool{} // one line per distinct problem
+	for _, tn := range targetNames {
+		t, err := lookupTarget(tn)
+		if err != nil {
+			return nil, err
+		}
+		for _, nem := range nems {
+			if _, err := nemesis.Parse(nem); err != nil {
+				return nil, fmt.Errorf("%w: %v", errUsage, err)
+			}
+			for _, fn := range fencings {
+				f, err := targets.ParseFencing(fn)
+				if err != nil {
+					return nil, err
+				}
+				for r := 0; r < runs; r++ {
+					name := fmt.Sprintf("%s-%s-%s", t.Name(), nameSafe(nem), f)
+					cfg, err := o.config(t, f, nem, seed+uint64(r), name, stderr)
+					if err != nil {
+						if !seen[err.Error()] {
+							seen[err.Error()] = true
+							errs = append(errs, fmt.Errorf("%s (nemesis %s, fencing %s): %w", t.Name(), nem, f, err))
+						}
+						break
+					}
+					cells = append(cells, matrixCell{
+						Target: t.Name(), Nemesis: nem, Fencing: string(f), Seed: cfg.Seed,
+						MustBeValid: strict || f != targets.FencingNone, cfg: cfg,
+					})
+				}
+			}
+		}
+	}
+	if len(errs) > 0 {
+		// Each wraps targets.ErrBadConfig or errUsage: exit 254.
+		return nil, errors.Join(errs...)
+	}
+	return cells, nil
+}
+
+// fill records a finished run in its cell.
+func (c *matrixCell) fill(out *harness.Outcome) {
+	r := out.Results
+	c.Verdict = r.Valid().String()
+	if out.Interrupted {
+		c.Verdict = checkers.Unknown.String()
+	}
+	c.RunDir = out.Run.Dir
+	c.Elapsed = r.Elapsed
+	if la := r.LockAppend; la != nil {
+		c.Acknowledged, c.Lost, c.FenceRejections = la.LostUpdates.Acknowledged, la.LostUpdates.Lost, la.FenceRejections
+	}
+	if r.FirstLostUpdateNS != nil {
+		s := float64(*r.FirstLostUpdateNS) / 1e9
+		c.FirstLostS = &s
+	}
+}
+
+// matrixExit is the matrix's exit code: 255 if the harness failed on a cell,
+// else 1 if a cell that must be valid is invalid, else 2 if one is unknown
+// or was not run, else 0.
+func matrixExit(cells []matrixCell) int {
+	code := exitValid
+	for _, c := range cells {
+		switch {
+		case c.Verdict == "error":
+			return exitHarness
+		case !c.MustBeValid:
+		case c.Verdict == checkers.Invalid.String():
+			code = exitInvalid
+		case c.Verdict != checkers.Valid.String() && code == exitValid:
+			code = exitUnknown
+		}
+	}
+	return code
+}
+
+// printMatrix prints one line per cell and the outcome.
+func printMatrix(w io.Writer, cells []matrixCell, code int) {
+	fmt.Fprintf(w, "\n%-16s %-28s %-7s %5s  %-8s %12s %6s %10s\n", "target", "nemesis", "fencing", "seed", "verdict", "lost", "fenced", "first lost")
+	unfenced, lossy := 0, 0
+	for _, c := range cells {
+		first := "-"
+		if c.FirstLostS != nil {
+			first = fmt.Sprintf("%.1fs", *c.FirstLostS)
+		}
+		verdict := c.Verdict
+		if !c.MustBeValid {
+			verdict += "*"
+			unfenced++
+			if c.Lost > 0 {
+				lossy++
+			}
+		}
+		fmt.Fprintf(w, "%-16s %-28s %-7s %5d  %-8s %12s %6d %10s\n", c.Target, c.Nemesis, c.Fencing, c.Seed, verdict,
+			fmt.Sprintf("%d/%d", c.Lost, c.Acknowledged), c.FenceRejections, first)
+	}
+	if unfenced > 0 {
+		fmt.Fprintf(w, "* not judged: unfenced runs show what fencing is for (lost updates in %d of %d)\n", lossy, unfenced)
+	}
+	outcome := map[int]string{
+		exitValid:   "PASS  every cell that must be valid is",
+		exitInvalid: "FAIL  a cell that must be valid is invalid: see its report",
+		exitUnknown: "UNKNOWN  a cell that must be valid could not be decided (or was not run)",
+		exitHarness: "ERROR  the harness failed on a cell (see its error in the summary)",
+	}[code]
+	fmt.Fprintf(w, "%s\n", outcome)
+}
+
+// writeMatrix writes matrix.json at the root of the results directory.
+func writeMatrix(root string, sum matrixSummary) error {
+	b, err := json.MarshalIndent(sum, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(root, MatrixFile), append(b, '\n'), 0o644)
+}
+
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// nameSafe turns a --nemesis value into part of a run name.
+func nameSafe(s string) string { return strings.Trim(unsafeName.ReplaceAllString(s, "-"), "-") }
+
+// splitList splits a comma-separated flag value, dropping empty items.
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// multiFlag is a flag that may be repeated.
+type multiFlag []string
+
+func (m *multiFlag) String() string { return strings.Join(*m, " ") }
+
+func (m *multiFlag) Set(s string) error {
+	if strings.TrimSpace(s) == "" {
+		return errors.New("empty value")
+	}
+	*m = append(*m, s)
+	return nil
+}
+
+var _ flag.Value = (*multiFlag)(nil)

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"bytes"
+	"io"
+	"strings"
+	"testing"
+)
+
+func TestMatrixExit(t *testing.T) {
+	cell := func(fencing, verdict string) matrixCell {
+		return matrixCell{Fencing: fencing, Verdict: verdict, MustBeValid: fencing != "none"}
+	}
+	for _, c := range []struct {
+		name  string
+		cells []matrixCell
+		want  int
+	}{
+		{"all valid", []matrixCell{cell("none", "valid"), cell("token", "valid")}, exitValid},
+		{"unfenced lost updates are the finding, not a failure", []matrixCell{cell("none", "invalid"), cell("token", "valid"), cell("cas", "valid")}, exitValid},
+		{"a fence that failed", []matrixCell{cell("none", "invalid"), cell("token", "invalid"), cell("cas", "valid")}, exitInvalid},
+		{"unknown fenced cell", []matrixCell{cell("token", "unknown"), cell("cas", "valid")}, exitUnknown},
+		{"invalid outranks unknown", []matrixCell{cell("token", "unknown"), cell("cas", "invalid")}, exitInvalid},
+		{"not run after Ctrl-C", []matrixCell{cell("token", "valid"), cell("cas", "not run")}, exitUnknown},
+		{"unfenced unknown is not judged", []matrixCell{cell("none", "unknown"), cell("token", "valid")}, exitValid},
+		{"harness error anywhere", []matrixCell{cell("none", "error"), cell("token", "invalid")}, exitHarness},
+		{"strict judges unfenced cells", []matrixCell{{Fencing: "none", Verdict: "invalid", MustBeValid: true}}, exitInvalid},
+	} {
+		if got := matrixExit(c.cells); got != c.want {
+			t.Errorf("%s: exit %d, want %d", c.name, got, c.want)
+		}
+	}
+}
+
+func TestMatrixCells(t *testing.T) {
+	fs := newFlags("matrix", io.Discard)
+	o := addRunFlags(fs)
+	if err := fs.Parse(nil); err != nil {
+		t.Fatal(err)
+	}
+	cells, err := matrixCells(o, []string{"etcd", "redis"}, []string{"none", "token"},
+		[]string{"pause-holder", "kill:leader,partition:halves"}, 7, 2, false, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cells) != 2*2*2*2 {
+		t.Fatalf("%d cells, want 16", len(cells))
+	}
+	names := map[string]bool{}
+	for _, c := range cells {
+		if c.MustBeValid != (c.Fencing != "none") {
+			t.Errorf("%+v: must be valid exactly when fenced", c)
+		}
+		if c.Seed != 7 && c.Seed != 8 {
+			t.Errorf("seed %d, want 7 or 8", c.Seed)
+		}
+		names[c.cfg.Name] = true
+	}
+	for _, want := range []string{"etcd-pause-holder-none", "redis-kill-leader-partition-halves-token"} {
+		if !names[want] {
+			t.Errorf("no run named %s in %v", want, names)
+		}
+	}
+	strict, _ := matrixCells(o, []string{"etcd"}, []string{"none"}, []string{"pause-holder"}, 1, 1, true, io.Discard)
+	if len(strict) != 1 || !strict[0].MustBeValid {
+		t.Errorf("--strict: %+v", strict)
+	}
+}
+
+func TestPrintMatrix(t *testing.T) {
+	first := 7.6
+	var b bytes.Buffer
+	printMatrix(&b, []matrixCell{
+		{Target: "etcd", Nemesis: "pause-holder", Fencing: "none", Seed: 1, Verdict: "invalid", Acknowledged: 97, Lost: 4, FirstLostS: &first},
+		{Target: "etcd", Nemesis: "pause-holder", Fencing: "token", Seed: 1, Verdict: "valid", MustBeValid: true, Acknowledged: 95, FenceRejections: 4},
+	}, exitValid)
+	out := b.String()
+	for _, want := range []string{"invalid*", "4/97", "7.6s", "lost updates in 1 of 1", "PASS"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+}
