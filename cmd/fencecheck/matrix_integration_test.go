@@ -44,8 +44,10 @@ func TestMatrixOnEtcd(t *testing.T) {
 			t.Errorf("cell %s says %s, %d/%d lost, %d rejections; results.json %v, %d/%d, %d", c.Fencing, c.Verdict, c.Lost, c.Acknowledged,
 				c.FenceRejections, got.Valid, got.LostUpdates.Lost, got.LostUpdates.Acknowledged, got.FenceRejections)
 		}
-		if c.Fencing == "token" && (c.Verdict != "valid" || c.FenceRejections < 1) {
-			t.Errorf("token-fenced cell: %s with %d rejections, want valid with at least 1", c.Verdict, c.FenceRejections)
+		// Fenced etcd stays valid (the README's 5-of-5 table); whether a
+		// 15 s run's pauses hit a critical section is left to those runs.
+		if c.Fencing == "token" && c.Verdict != "valid" {
+			t.Errorf("token-fenced cell: %s, want valid", c.Verdict)
 		}
 	}
 	if r.code != matrixExit(sum.Cells) || r.code != exitValid {
