@@ -43,11 +43,14 @@ var ErrUnreachable = errors.New("docker engine unreachable")
 
 // ResponseTimeout bounds how long any Engine call waits for the Engine to
 // start answering, once the request is sent. Streams that have begun (image
-// builds, waits, logs) are not cut. An engine that accepts calls but never
-// answers them (Docker 20.10 was seen deadlocked in libnetwork here) then
-// fails a run with an error, instead of hanging it until an outer timeout.
-// No legitimate call on a loaded 2-core machine comes near it.
-var ResponseTimeout = 2 * time.Minute
+// builds, waits, logs) are not cut; exec sessions (hijacked connections) are
+// not covered and are bounded by their contexts. An engine that accepts calls
+// but never answers them (Docker 20.10 was seen deadlocked in libnetwork
+// here) then fails a run with an error instead of hanging it. The slowest
+// legitimate call is an image import, which answers only once the layer is
+// unpacked (seconds for the base image here; slower with the containerd
+// image store on slow disks): hence minutes, not seconds.
+var ResponseTimeout = 5 * time.Minute
 
 // Connect returns a client of the local Docker Engine (DOCKER_HOST and the
 // other DOCKER_* variables are honoured), with API version negotiation and
