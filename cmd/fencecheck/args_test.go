@@ -40,7 +40,8 @@ func TestBadArguments(t *testing.T) {
 		{"matrix: unknown nemesis in a cell", []string{"matrix", "--nemesis", "pause-holder", "--nemesis", "meteor"}, "unknown nemesis \"meteor\""},
 		{"matrix: register workload", []string{"matrix", "--workload", "register"}, "lock-append workload only"},
 		{"matrix: no runs", []string{"matrix", "--runs", "0"}, "between 1 and 100"},
-		{"matrix: empty list", []string{"matrix", "--fencing", ","}, "at least one value"},
+		{"matrix: empty list", []string{"matrix", "--fencing", ","}, "empty list"},
+		{"matrix: nothing judged", []string{"matrix", "--fencing", "none"}, "no cell would be judged"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

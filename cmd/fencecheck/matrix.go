@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -57,12 +58,13 @@ type matrixSummary struct {
 
 func cmdMatrix(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
 	fs := newFlags("matrix", stderr)
-	targetList := fs.String("target", "etcd", "systems under test, comma-separated: "+targetNames())
-	fencingList := fs.String("fencing", "none,token,cas", "fencing modes, comma-separated: none, token, cas")
+	var targetList, fencingList listFlag
+	fs.Var(&targetList, "target", "systems under test, comma-separated or repeated (default etcd): "+targetNames())
+	fs.Var(&fencingList, "fencing", "fencing modes, comma-separated or repeated (default none,token,cas)")
 	var nems multiFlag
-	fs.Var(&nems, "nemesis", "one cell's faults, as run's --nemesis; repeat the flag for more cells (default pause-holder)")
+	fs.Var(&nems, "nemesis", "one cell's faults, comma-separated as run's --nemesis (kill,partition is one cell with both); repeat the flag for more cells (default pause-holder)")
 	runs := fs.Int("runs", 1, "runs per cell, with seeds --seed, --seed+1, ...")
-	seed := fs.Uint64("seed", 1, "seed of each cell's first run (fixed, so that nightly runs are comparable)")
+	seed := fs.Uint64("seed", 1, "seed of each cell's first run (fixed, so that nightly runs are comparable; 0: pick one and record it)")
 	strict := fs.Bool("strict", false, "every cell must be valid, unfenced ones too")
 	o := addRunFlags(fs)
 	fs.Usage = func() {
@@ -94,12 +96,32 @@ bad arguments exit 254 at once.
 	if len(nems) == 0 {
 		nems = multiFlag{"pause-holder"}
 	}
-	cells, err := matrixCells(o, splitList(*targetList), splitList(*fencingList), nems, *seed, *runs, *strict, stderr)
+	if len(targetList) == 0 {
+		targetList = listFlag{"etcd"}
+	}
+	if len(fencingList) == 0 {
+		fencingList = listFlag{"none", "token", "cas"}
+	}
+	if *seed == 0 {
+		*seed = rand.Uint64()%1_000_000 + 1
+	}
+	cells, err := matrixCells(o, targetList, fencingList, nems, *seed, *runs, *strict, stderr)
 	if err != nil {
 		return 0, err
 	}
+	judged := false
+	for _, c := range cells {
+		judged = judged || c.MustBeValid
+	}
+	if !judged {
+		return 0, fmt.Errorf("%w: no cell would be judged (unfenced cells are reported, not judged): add a fenced mode (--fencing none,token) or --strict", errUsage)
+	}
+	results, err := filepath.Abs(*o.results)
+	if err != nil {
+		return 0, fmt.Errorf("%w: --results: %v", errUsage, err)
+	}
 
-	sum := matrixSummary{Started: time.Now().UTC(), Args: args, Strict: *strict}
+	sum := matrixSummary{Started: time.Now().UTC(), Args: args, Strict: *strict, Cells: cells}
 	ui := newProgress(stderr, *o.quiet)
 	for i := range cells {
 		c := &cells[i]
@@ -112,22 +134,29 @@ bad arguments exit 254 at once.
 		c.cfg.Progress = ui.update
 		out, err := harness.Run(ctx, c.cfg)
 		ui.done()
-		if err != nil {
+		switch {
+		case err != nil && ctx.Err() != nil:
+			c.Verdict, c.Error = "not run", "interrupted during set-up: "+err.Error()
+		case err != nil:
 			c.Verdict, c.Error = "error", err.Error()
 			fmt.Fprintf(stderr, "fencecheck: [%d/%d] harness failed: %v\n", i+1, len(cells), err)
-			continue
+		default:
+			c.fill(out)
+			fmt.Fprintf(stderr, "fencecheck: [%d/%d] %s: %d of %d lost, %d fence rejections, %s\n",
+				i+1, len(cells), strings.ToUpper(c.Verdict), c.Lost, c.Acknowledged, c.FenceRejections, c.RunDir)
 		}
-		c.fill(out)
-		fmt.Fprintf(stderr, "fencecheck: [%d/%d] %s: %d of %d lost, %d fence rejections, %s\n",
-			i+1, len(cells), strings.ToUpper(c.Verdict), c.Lost, c.Acknowledged, c.FenceRejections, c.RunDir)
+		// After every cell, so that a matrix killed half-way leaves what it found.
+		sum.ExitCode = matrixExit(cells, ctx.Err() != nil)
+		if err := writeMatrix(results, sum); err != nil {
+			return 0, fmt.Errorf("%w: %v", harness.ErrHarness, err)
+		}
 	}
-	sum.Cells = cells
-	sum.ExitCode = matrixExit(cells)
-	printMatrix(stdout, cells, sum.ExitCode)
-	if err := writeMatrix(*o.results, sum); err != nil {
+	sum.ExitCode = matrixExit(cells, ctx.Err() != nil)
+	if err := writeMatrix(results, sum); err != nil {
 		return 0, fmt.Errorf("%w: %v", harness.ErrHarness, err)
 	}
-	fmt.Fprintf(stdout, "  summary  %s\n  index    %s\n", filepath.Join(*o.results, MatrixFile), filepath.Join(*o.results, "index.html"))
+	printMatrix(stdout, cells, sum.ExitCode)
+	fmt.Fprintf(stdout, "  summary  %s\n  index    %s\n", filepath.Join(results, MatrixFile), filepath.Join(results, "index.html"))
 	return sum.ExitCode, nil
 }
 
@@ -182,11 +211,10 @@ func matrixCells(o *runFlags, targetNames, fencings, nems []string, seed uint64,
 // fill records a finished run in its cell.
 func (c *matrixCell) fill(out *harness.Outcome) {
 	r := out.Results
+	// An interrupted run that found nothing is unknown already; one that
+	// found a lost update stays invalid (harness.MarkInterrupted).
 	c.Verdict = r.Valid().String()
-	if out.Interrupted {
-		c.Verdict = checkers.Unknown.String()
-	}
-	c.RunDir = out.Run.Dir
+	c.RunDir, _ = filepath.Abs(out.Run.Dir)
 	c.Elapsed = r.Elapsed
 	if la := r.LockAppend; la != nil {
 		c.Acknowledged, c.Lost, c.FenceRejections = la.LostUpdates.Acknowledged, la.LostUpdates.Lost, la.FenceRejections
@@ -199,9 +227,12 @@ func (c *matrixCell) fill(out *harness.Outcome) {
 
 // matrixExit is the matrix's exit code: 255 if the harness failed on a cell,
 // else 1 if a cell that must be valid is invalid, else 2 if one is unknown
-// or was not run, else 0.
-func matrixExit(cells []matrixCell) int {
+// or was not run, or the matrix was interrupted, else 0.
+func matrixExit(cells []matrixCell, interrupted bool) int {
 	code := exitValid
+	if interrupted {
+		code = exitUnknown
+	}
 	for _, c := range cells {
 		switch {
 		case c.Verdict == "error":
@@ -242,7 +273,7 @@ func printMatrix(w io.Writer, cells []matrixCell, code int) {
 	outcome := map[int]string{
 		exitValid:   "PASS  every cell that must be valid is",
 		exitInvalid: "FAIL  a cell that must be valid is invalid: see its report",
-		exitUnknown: "UNKNOWN  a cell that must be valid could not be decided (or was not run)",
+		exitUnknown: "UNKNOWN  a cell that must be valid could not be decided, or the matrix was cut short",
 		exitHarness: "ERROR  the harness failed on a cell (see its error in the summary)",
 	}[code]
 	fmt.Fprintf(w, "%s\n", outcome)
@@ -276,7 +307,22 @@ func splitList(s string) []string {
 	return out
 }
 
-// multiFlag is a flag that may be repeated.
+// listFlag is a comma-separated list flag that may also be repeated; the
+// values add up.
+type listFlag []string
+
+func (l *listFlag) String() string { return strings.Join(*l, ",") }
+
+func (l *listFlag) Set(s string) error {
+	items := splitList(s)
+	if len(items) == 0 {
+		return errors.New("empty list")
+	}
+	*l = append(*l, items...)
+	return nil
+}
+
+// multiFlag is a flag that may be repeated; each value stays whole.
 type multiFlag []string
 
 func (m *multiFlag) String() string { return strings.Join(*m, " ") }
@@ -289,4 +335,7 @@ func (m *multiFlag) Set(s string) error {
 	return nil
 }
 
-var _ flag.Value = (*multiFlag)(nil)
+var (
+	_ flag.Value = (*multiFlag)(nil)
+	_ flag.Value = (*listFlag)(nil)
+)

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // A matrix on real etcd: unfenced and token-fenced holder pauses, one run
@@ -19,14 +22,7 @@ func TestMatrixOnEtcd(t *testing.T) {
 		"--time-limit", "15s", "--seed", "3", "--results", res, "--quiet")
 	t.Logf("matrix: exit %d in %s\n%s", r.code, r.elapsed.Round(1e9), r.stdout)
 
-	b, err := os.ReadFile(filepath.Join(res, MatrixFile))
-	if err != nil {
-		t.Fatalf("no %s: %v\n%s", MatrixFile, err, r.stderr)
-	}
-	var sum matrixSummary
-	if err := json.Unmarshal(b, &sum); err != nil {
-		t.Fatal(err)
-	}
+	sum := readMatrix(t, res)
 	if len(sum.Cells) != 2 || sum.ExitCode != r.code {
 		t.Fatalf("%d cells, exit %d recorded, %d returned", len(sum.Cells), sum.ExitCode, r.code)
 	}
@@ -50,7 +46,7 @@ func TestMatrixOnEtcd(t *testing.T) {
 			t.Errorf("token-fenced cell: %s, want valid", c.Verdict)
 		}
 	}
-	if r.code != matrixExit(sum.Cells) || r.code != exitValid {
+	if r.code != matrixExit(sum.Cells, false) || r.code != exitValid {
 		t.Errorf("exit %d, want %d (token cell valid)", r.code, exitValid)
 	}
 	index, err := os.ReadFile(filepath.Join(res, "index.html"))
@@ -81,7 +77,45 @@ func TestMatrixFailsWhenAFenceFails(t *testing.T) {
 	if r.code != exitInvalid || !strings.Contains(r.stdout, "FAIL") {
 		t.Errorf("exit %d, want 1 with FAIL in the table", r.code)
 	}
-	b, err := os.ReadFile(filepath.Join(res, MatrixFile))
+	sum := readMatrix(t, res)
+	if len(sum.Cells) != 1 || sum.Cells[0].Verdict != "invalid" || !sum.Cells[0].MustBeValid || sum.ExitCode != exitInvalid {
+		t.Errorf("summary %+v", sum)
+	}
+	assertRunsGone(t, res)
+}
+
+// Ctrl-C during a matrix's first cell heals and tears that run down, runs
+// no further cell, leaves matrix.json, and exits 2: nothing was proven.
+func TestMatrixInterrupted(t *testing.T) {
+	requireDocker(t)
+	t.Parallel()
+	res := t.TempDir()
+	cmd := exec.Command(fencecheckBinary(t), "matrix", "--target", "etcd", "--fencing", "token,none",
+		"--nemesis-interval", "1s", "--time-limit", "60s", "--results", res, "--quiet")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitForActiveFault(t, res, 60*time.Second)
+	start := time.Now()
+	cmd.Process.Signal(os.Interrupt)
+	err := cmd.Wait()
+	t.Logf("Ctrl-C: exit after %s (%v)\n%s", time.Since(start).Round(time.Millisecond), err, out.String())
+	if cmd.ProcessState.ExitCode() != exitUnknown {
+		t.Errorf("exit %d, want 2", cmd.ProcessState.ExitCode())
+	}
+	sum := readMatrix(t, res)
+	if len(sum.Cells) != 2 || sum.Cells[0].Verdict != "unknown" || sum.Cells[1].Verdict != "not run" || sum.ExitCode != exitUnknown {
+		t.Errorf("summary %+v", sum)
+	}
+	assertRunsGone(t, res)
+}
+
+// readMatrix reads the matrix.json of a results directory.
+func readMatrix(t *testing.T, results string) matrixSummary {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(results, MatrixFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,8 +123,5 @@ func TestMatrixFailsWhenAFenceFails(t *testing.T) {
 	if err := json.Unmarshal(b, &sum); err != nil {
 		t.Fatal(err)
 	}
-	if len(sum.Cells) != 1 || sum.Cells[0].Verdict != "invalid" || !sum.Cells[0].MustBeValid || sum.ExitCode != exitInvalid {
-		t.Errorf("summary %+v", sum)
-	}
-	assertRunsGone(t, res)
+	return sum
 }

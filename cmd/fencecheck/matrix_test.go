@@ -12,21 +12,24 @@ func TestMatrixExit(t *testing.T) {
 		return matrixCell{Fencing: fencing, Verdict: verdict, MustBeValid: fencing != "none"}
 	}
 	for _, c := range []struct {
-		name  string
-		cells []matrixCell
-		want  int
+		name        string
+		cells       []matrixCell
+		interrupted bool
+		want        int
 	}{
-		{"all valid", []matrixCell{cell("none", "valid"), cell("token", "valid")}, exitValid},
-		{"unfenced lost updates are the finding, not a failure", []matrixCell{cell("none", "invalid"), cell("token", "valid"), cell("cas", "valid")}, exitValid},
-		{"a fence that failed", []matrixCell{cell("none", "invalid"), cell("token", "invalid"), cell("cas", "valid")}, exitInvalid},
-		{"unknown fenced cell", []matrixCell{cell("token", "unknown"), cell("cas", "valid")}, exitUnknown},
-		{"invalid outranks unknown", []matrixCell{cell("token", "unknown"), cell("cas", "invalid")}, exitInvalid},
-		{"not run after Ctrl-C", []matrixCell{cell("token", "valid"), cell("cas", "not run")}, exitUnknown},
-		{"unfenced unknown is not judged", []matrixCell{cell("none", "unknown"), cell("token", "valid")}, exitValid},
-		{"harness error anywhere", []matrixCell{cell("none", "error"), cell("token", "invalid")}, exitHarness},
-		{"strict judges unfenced cells", []matrixCell{{Fencing: "none", Verdict: "invalid", MustBeValid: true}}, exitInvalid},
+		{"all valid", []matrixCell{cell("none", "valid"), cell("token", "valid")}, false, exitValid},
+		{"unfenced lost updates are the finding, not a failure", []matrixCell{cell("none", "invalid"), cell("token", "valid"), cell("cas", "valid")}, false, exitValid},
+		{"a fence that failed", []matrixCell{cell("none", "invalid"), cell("token", "invalid"), cell("cas", "valid")}, false, exitInvalid},
+		{"unknown fenced cell", []matrixCell{cell("token", "unknown"), cell("cas", "valid")}, false, exitUnknown},
+		{"invalid outranks unknown", []matrixCell{cell("token", "unknown"), cell("cas", "invalid")}, false, exitInvalid},
+		{"not run after Ctrl-C", []matrixCell{cell("token", "valid"), cell("cas", "not run")}, false, exitUnknown},
+		{"unfenced unknown is not judged", []matrixCell{cell("none", "unknown"), cell("token", "valid")}, false, exitValid},
+		{"harness error anywhere", []matrixCell{cell("none", "error"), cell("token", "invalid")}, false, exitHarness},
+		{"strict judges unfenced cells", []matrixCell{{Fencing: "none", Verdict: "invalid", MustBeValid: true}}, false, exitInvalid},
+		{"interrupted with only unfenced cells left", []matrixCell{cell("token", "valid"), cell("none", "not run")}, true, exitUnknown},
+		{"interrupted after a fence failed", []matrixCell{cell("token", "invalid"), cell("cas", "not run")}, true, exitInvalid},
 	} {
-		if got := matrixExit(c.cells); got != c.want {
+		if got := matrixExit(c.cells, c.interrupted); got != c.want {
 			t.Errorf("%s: exit %d, want %d", c.name, got, c.want)
 		}
 	}
@@ -35,8 +38,13 @@ func TestMatrixExit(t *testing.T) {
 func TestMatrixCells(t *testing.T) {
 	fs := newFlags("matrix", io.Discard)
 	o := addRunFlags(fs)
-	if err := fs.Parse(nil); err != nil {
+	var tl listFlag
+	fs.Var(&tl, "target", "")
+	if err := fs.Parse([]string{"--target", "etcd", "--target", "redis,redis-nopersist"}); err != nil {
 		t.Fatal(err)
+	}
+	if want := (listFlag{"etcd", "redis", "redis-nopersist"}); tl.String() != want.String() {
+		t.Errorf("repeated list flag: %v, want %v", tl, want)
 	}
 	cells, err := matrixCells(o, []string{"etcd", "redis"}, []string{"none", "token"},
 		[]string{"pause-holder", "kill:leader,partition:halves"}, 7, 2, false, io.Discard)
