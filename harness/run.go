@@ -60,8 +60,9 @@ type Config struct {
 	Progress func(Status)
 }
 
-// Defaults fills in the durations left zero, with L the target's longest
-// lease (targets.MaxLease: the TTL for etcd): work 250ms, margin TTL/4,
+// Defaults fills in the durations left zero: the TTL is the target's
+// (targets.DefaultTTL: 2s, Consul 10s); with L the target's longest lease
+// (targets.MaxLease: the TTL for etcd): work 250ms, margin TTL/4,
 // acquire timeout 5 L (longer than a holder pause, so that waiters are still
 // waiting when a paused holder's lease expires), RPC timeout 4 L (longer than
 // any fault, as for a client that waits out a partition: its request, held
@@ -76,6 +77,9 @@ func (c *Config) Defaults() {
 	}
 	if c.Nodes == 0 && c.Target != nil {
 		c.Nodes = targets.DefaultNodes(c.Target)
+	}
+	if c.TTL == 0 && c.Target != nil {
+		c.TTL = targets.DefaultTTL(c.Target)
 	}
 	lease := c.TTL
 	if c.Target != nil {

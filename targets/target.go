@@ -101,6 +101,21 @@ func DefaultNodes(t Target) int {
 	return 3
 }
 
+// TTLDefaulter is implemented by targets whose leases cannot be as short as
+// the usual 2 s (Consul's sessions last at least 10 s).
+type TTLDefaulter interface {
+	DefaultTTL() time.Duration
+}
+
+// DefaultTTL is t's DefaultTTL if it has one, else 2 s: the lease a run
+// takes when --ttl is not given.
+func DefaultTTL(t Target) time.Duration {
+	if d, ok := t.(TTLDefaulter); ok {
+		return d.DefaultTTL()
+	}
+	return 2 * time.Second
+}
+
 // KV is a key-value store of integer values: the client of the register
 // workload, for targets that offer one.
 type KV interface {

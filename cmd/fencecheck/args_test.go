@@ -35,7 +35,7 @@ func TestBadArguments(t *testing.T) {
 		{"check of a non-run", []string{"check", "/"}, "not a run directory"},
 		{"images verb", []string{"images", "push"}, "build, list or prune"},
 		{"matrix: unknown target in the list", []string{"matrix", "--target", "etcd,zookeeper"}, "valid: etcd"},
-		{"matrix: a cell the target cannot run", []string{"matrix", "--target", "etcd,consul"}, "consul (nemesis pause-holder, fencing none): bad configuration: consul sessions have a TTL of at least 10s"},
+		{"matrix: a cell the target cannot run", []string{"matrix", "--target", "etcd,consul", "--ttl", "2s"}, "consul (nemesis pause-holder, fencing none): bad configuration: consul sessions have a TTL of at least 10s"},
 		{"matrix: unknown fencing in the list", []string{"matrix", "--fencing", "none,hope"}, "valid: none, token, cas"},
 		{"matrix: unknown nemesis in a cell", []string{"matrix", "--nemesis", "pause-holder", "--nemesis", "meteor"}, "unknown nemesis \"meteor\""},
 		{"matrix: register workload", []string{"matrix", "--workload", "register"}, "lock-append workload only"},

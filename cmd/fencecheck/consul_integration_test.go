@@ -62,7 +62,7 @@ func TestConsulLockAppendFencingModes(t *testing.T) {
 			t.Parallel()
 			res := t.TempDir()
 			r := runCLI(t, nil, "run", "--target", "consul", "--workload", "lock-append", "--fencing", c.fencing,
-				"--nemesis", "pause-holder", "--ttl", "10s", "--lock-delay", "0",
+				"--nemesis", "pause-holder", "--lock-delay", "0", // --ttl: Consul's default, 10s
 				"--nemesis-interval", "2s", "--time-limit", consulTimeLimit.String(),
 				"--results", res, "--seed", "12", "--quiet")
 			dir := filepath.Join(res, "latest")
@@ -76,8 +76,8 @@ func TestConsulLockAppendFencingModes(t *testing.T) {
 					t.Errorf("run directory lacks %s", f)
 				}
 			}
-			if info := readTestInfo(t, dir); info.Target != "consul" || !strings.HasPrefix(info.TargetVersion, "1.14.") {
-				t.Errorf("test.json: target %q version %q, want consul 1.14.x", info.Target, info.TargetVersion)
+			if info := readTestInfo(t, dir); info.Target != "consul" || !strings.HasPrefix(info.TargetVersion, "1.14.") || info.TTL != "10s" {
+				t.Errorf("test.json: target %q version %q ttl %q, want consul 1.14.x, the default 10s", info.Target, info.TargetVersion, info.TTL)
 			}
 			// At least two pauses landed: each held longer than the lease.
 			landed := 0
@@ -106,14 +106,14 @@ func TestConsulLockAppendFencingModes(t *testing.T) {
 	}
 }
 
-// Consul's session TTL is at least 10s: the default --ttl of 2s is refused
-// before any container starts.
+// Consul's session TTL is at least 10s: a --ttl of 2s is refused before any
+// container starts.
 func TestConsulBadArguments(t *testing.T) {
 	for _, c := range []struct {
 		args []string
 		want string
 	}{
-		{[]string{"run", "--target", "consul"}, "at least 10s"},
+		{[]string{"run", "--target", "consul", "--ttl", "2s"}, "at least 10s"},
 		{[]string{"run", "--target", "consul", "--ttl", "12500ms"}, "whole seconds"},
 		{[]string{"run", "--target", "consul", "--ttl", "10s", "--lock-delay", "-1s"}, "negative"},
 		{[]string{"run", "--target", "consul", "--ttl", "10s", "--lock-delay", "2m"}, "60s"},
@@ -129,6 +129,7 @@ type testInfoJSON struct {
 	RunID         string `json:"run_id"`
 	Target        string `json:"target"`
 	TargetVersion string `json:"target_version"`
+	TTL           string `json:"ttl"`
 }
 
 func readTestInfo(t *testing.T, dir string) testInfoJSON {

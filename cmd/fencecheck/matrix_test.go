@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestMatrixExit(t *testing.T) {
@@ -68,6 +69,12 @@ func TestMatrixCells(t *testing.T) {
 		if !names[want] {
 			t.Errorf("no run named %s in %v", want, names)
 		}
+	}
+	// Each target gets its own default lease: Consul's sessions last 10s at
+	// least, etcd's default is 2s.
+	mixed, err := matrixCells(o, []string{"etcd", "consul"}, []string{"token"}, []string{"pause-holder"}, 1, 1, false, io.Discard)
+	if err != nil || len(mixed) != 2 || mixed[0].cfg.TTL != 2*time.Second || mixed[1].cfg.TTL != 10*time.Second {
+		t.Errorf("etcd and consul with the default --ttl: %v", err)
 	}
 	strict, _ := matrixCells(o, []string{"etcd"}, []string{"none"}, []string{"pause-holder"}, 1, 1, true, io.Discard)
 	if len(strict) != 1 || !strict[0].MustBeValid {

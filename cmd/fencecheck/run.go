@@ -84,7 +84,7 @@ func addRunFlags(fs *flag.FlagSet) *runFlags {
 	o.interval = fs.Duration("nemesis-interval", 3*time.Second, "quiet time between two faults")
 	o.limit = fs.Duration("time-limit", 30*time.Second, "how long clients run operations")
 	o.conc = fs.Int("concurrency", 5, "number of lock clients (one container each)")
-	o.ttl = fs.Duration("ttl", 2*time.Second, "lease TTL of the lock")
+	o.ttl = fs.Duration("ttl", 0, "lease TTL of the lock (default the target's: 2s; consul 10s, its minimum)")
 	fs.Var(&o.lockDelay, "lock-delay", "Consul's lock-delay after a lease ends (default Consul's 15s; 0 for the worst case; other targets have none)")
 	o.nodes = fs.Int("nodes", 0, "number of servers (default: the target's usual cluster: 3; redis 1, redis-sentinel 2, redlock 5)")
 	o.results = fs.String("results", "./results", "results directory")

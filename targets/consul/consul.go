@@ -175,6 +175,10 @@ func (Target) Validate(cfg targets.ClientConfig) error {
 	return nil
 }
 
+// DefaultTTL is MinTTL: the shortest lease Consul grants, so that pauses
+// and runs stay as short as Consul allows.
+func (Target) DefaultTTL() time.Duration { return MinTTL }
+
 // MaxLease is 2 TTL + 1 s, plus lock-delay + 5 s when the lock-delay is not
 // zero. The leader invalidates the session 2 TTL after the last renewal it
 // received, and a second covers the Raft commits and a waiter's wake-up in
