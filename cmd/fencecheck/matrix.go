@@ -16,7 +16,6 @@ import (
 
 	"github.com/fencecheck/fencecheck/checkers"
 	"github.com/fencecheck/fencecheck/harness"
-	"github.com/fencecheck/fencecheck/nemesis"
 	"github.com/fencecheck/fencecheck/targets"
 )
 
@@ -127,33 +126,30 @@ bad arguments exit 254 at once.
 		c := &cells[i]
 		if ctx.Err() != nil {
 			c.Verdict = "not run"
-			continue
+		} else {
+			ui.stage("[%d/%d] %s, nemesis %s, fencing %s, seed %d", i+1, len(cells), c.Target, c.Nemesis, c.Fencing, c.Seed)
+			c.cfg.Stage = ui.stage
+			c.cfg.Progress = ui.update
+			out, err := harness.Run(ctx, c.cfg)
+			ui.done()
+			switch {
+			case err != nil && ctx.Err() != nil:
+				c.Verdict, c.Error = "not run", "interrupted during set-up: "+err.Error()
+			case err != nil:
+				c.Verdict, c.Error = "error", err.Error()
+				fmt.Fprintf(stderr, "fencecheck: [%d/%d] harness failed: %v\n", i+1, len(cells), err)
+			default:
+				c.fill(out)
+				fmt.Fprintf(stderr, "fencecheck: [%d/%d] %s: %d of %d lost, %d fence rejections, %s\n",
+					i+1, len(cells), strings.ToUpper(c.Verdict), c.Lost, c.Acknowledged, c.FenceRejections, c.RunDir)
+			}
 		}
-		ui.stage("[%d/%d] %s, nemesis %s, fencing %s, seed %d", i+1, len(cells), c.Target, c.Nemesis, c.Fencing, c.Seed)
-		c.cfg.Stage = ui.stage
-		c.cfg.Progress = ui.update
-		out, err := harness.Run(ctx, c.cfg)
-		ui.done()
-		switch {
-		case err != nil && ctx.Err() != nil:
-			c.Verdict, c.Error = "not run", "interrupted during set-up: "+err.Error()
-		case err != nil:
-			c.Verdict, c.Error = "error", err.Error()
-			fmt.Fprintf(stderr, "fencecheck: [%d/%d] harness failed: %v\n", i+1, len(cells), err)
-		default:
-			c.fill(out)
-			fmt.Fprintf(stderr, "fencecheck: [%d/%d] %s: %d of %d lost, %d fence rejections, %s\n",
-				i+1, len(cells), strings.ToUpper(c.Verdict), c.Lost, c.Acknowledged, c.FenceRejections, c.RunDir)
-		}
-		// After every cell, so that a matrix killed half-way leaves what it found.
+		// After every cell, so that a matrix killed half-way leaves what it
+		// found; the last write is the whole matrix.
 		sum.ExitCode = matrixExit(cells, ctx.Err() != nil)
 		if err := writeMatrix(results, sum); err != nil {
 			return 0, fmt.Errorf("%w: %v", harness.ErrHarness, err)
 		}
-	}
-	sum.ExitCode = matrixExit(cells, ctx.Err() != nil)
-	if err := writeMatrix(results, sum); err != nil {
-		return 0, fmt.Errorf("%w: %v", harness.ErrHarness, err)
 	}
 	printMatrix(stdout, cells, sum.ExitCode)
 	fmt.Fprintf(stdout, "  summary  %s\n  index    %s\n", filepath.Join(results, MatrixFile), filepath.Join(results, "index.html"))
@@ -163,9 +159,6 @@ bad arguments exit 254 at once.
 // matrixCells builds and validates every cell: any bad one fails them all,
 // before anything starts.
 func matrixCells(o *runFlags, targetNames, fencings, nems []string, seed uint64, runs int, strict bool, stderr io.Writer) ([]matrixCell, error) {
-	if len(targetNames) == 0 || len(fencings) == 0 {
-		return nil, fmt.Errorf("%w: --target and --fencing need at least one value each", errUsage)
-	}
 	var cells []matrixCell
 	var errs []error
 	seen := map[string]bool{} // one line per distinct problem
@@ -175,9 +168,6 @@ func matrixCells(o *runFlags, targetNames, fencings, nems []string, seed uint64,
 			return nil, err
 		}
 		for _, nem := range nems {
-			if _, err := nemesis.Parse(nem); err != nil {
-				return nil, fmt.Errorf("%w: %v", errUsage, err)
-			}
 			for _, fn := range fencings {
 				f, err := targets.ParseFencing(fn)
 				if err != nil {
@@ -185,7 +175,7 @@ func matrixCells(o *runFlags, targetNames, fencings, nems []string, seed uint64,
 				}
 				for r := 0; r < runs; r++ {
 					name := fmt.Sprintf("%s-%s-%s", t.Name(), nameSafe(nem), f)
-					cfg, err := o.config(t, f, nem, seed+uint64(r), name, stderr)
+					cfg, err := o.config(t, f, nem, seed+uint64(r), name, stderr) // parses nem too
 					if err != nil {
 						if !seen[err.Error()] {
 							seen[err.Error()] = true

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -166,19 +167,11 @@ func TestCleanRemovesNetworkWithActiveEndpoints(t *testing.T) {
 	if err != nil || done.Networks != 1 || done.Containers != 0 {
 		t.Fatalf("clean: %+v, %v; want the network removed and no container", done, err)
 	}
-	if ns, err := cli.NetworkList(ctx, network.ListOptions{}); err != nil || slicesContainsName(ns, "fencecheck-"+runID) {
+	if ns, err := cli.NetworkList(ctx, network.ListOptions{}); err != nil ||
+		slices.ContainsFunc(ns, func(n network.Summary) bool { return n.Name == "fencecheck-"+runID }) {
 		t.Errorf("network still listed (%v)", err)
 	}
 	if info, err := cli.ContainerInspect(ctx, created.ID); err != nil || !info.State.Running {
 		t.Errorf("the unlabelled container was touched: %v", err)
 	}
-}
-
-func slicesContainsName(ns []network.Summary, name string) bool {
-	for _, n := range ns {
-		if n.Name == name {
-			return true
-		}
-	}
-	return false
 }
