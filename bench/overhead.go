@@ -13,8 +13,11 @@ import (
 
 	"github.com/fencecheck/fencecheck/harness"
 	"github.com/fencecheck/fencecheck/history"
+	"github.com/fencecheck/fencecheck/resources"
+	"github.com/fencecheck/fencecheck/resources/lockstore"
 	"github.com/fencecheck/fencecheck/targets"
 	"github.com/fencecheck/fencecheck/targets/etcd"
+	"github.com/fencecheck/fencecheck/workloads"
 	"github.com/fencecheck/fencecheck/workloads/lockappend"
 )
 
@@ -89,7 +92,7 @@ func bareRate(limit time.Duration, concurrency int) (float64, error) {
 		return 0, err
 	}
 	defer cl.Close("")
-	cfg := lockappend.Config{Fencing: targets.FencingNone, AcquireTimeout: 10 * time.Second, Margin: 500 * time.Millisecond, Work: 1}
+	cfg := workloads.Config{AcquireTimeout: 10 * time.Second, Margin: 500 * time.Millisecond, Work: 1}
 	var ok atomic.Int64
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -105,8 +108,15 @@ func bareRate(limit time.Duration, concurrency int) (float64, error) {
 				return
 			}
 			defer c.Close()
+			st, err := lockstore.Resource{}.Dial(ctx, resources.Config{}, c)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			clients := workloads.Clients{Lock: c, Resources: []workloads.Resource{{Name: "lock-store", Fencing: targets.FencingNone, Store: st}}}
+			env := workloads.Env{Report: func(string, any) {}}
 			for time.Now().Before(deadline) {
-				typ, _ := lockappend.Execute(ctx, c, cfg, next.Add(1), func(string, any) {}, nil)
+				typ, _ := lockappend.Execute(ctx, clients, cfg, next.Add(1), env)
 				if typ == history.Ok {
 					ok.Add(1)
 				}

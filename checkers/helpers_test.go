@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/fencecheck/fencecheck/history"
-	"github.com/fencecheck/fencecheck/workloads/lockappend"
+	"github.com/fencecheck/fencecheck/history/lockappend"
 )
 
 // hist builds a history by hand: events in the order they are added, each

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"strconv"
 
-	"github.com/fencecheck/fencecheck/workloads/lockappend"
+	"github.com/fencecheck/fencecheck/history/lockappend"
 )
 
 // intList is a JSON list of integers decoded without reflection: lists are

@@ -58,6 +58,10 @@ type LockAppendResult struct {
 	LostUpdates     LostUpdates `json:"lost_updates"`
 	FenceRejections int         `json:"fence_rejections"`
 	Overlaps        int         `json:"overlaps"`
+	// FirstLostUpdateNS is when the first acknowledged update was
+	// destroyed (the overwriting write's acknowledgement, ns since the
+	// start), if any was.
+	FirstLostUpdateNS *int64 `json:"first_lost_update_ns,omitempty"`
 }
 
 // CheckLockAppend runs every lock-append checker on a history as recorded.
@@ -90,11 +94,12 @@ func compose(c LockAppendCheckers) LockAppendResult {
 		lost.Elements = []LostElement{}
 	}
 	return LockAppendResult{
-		Valid:           Compose(c.Linearizable.Valid, c.LostUpdates.Valid, c.TokenMonotonic.Valid, c.Stats.Valid),
-		Checkers:        c,
-		LostUpdates:     lost,
-		FenceRejections: c.Stats.FenceRejections,
-		Overlaps:        c.Overlap.Overlaps,
+		Valid:             Compose(c.Linearizable.Valid, c.LostUpdates.Valid, c.TokenMonotonic.Valid, c.Stats.Valid),
+		Checkers:          c,
+		LostUpdates:       lost,
+		FenceRejections:   c.Stats.FenceRejections,
+		Overlaps:          c.Overlap.Overlaps,
+		FirstLostUpdateNS: c.LostUpdates.FirstLostNS,
 	}
 }
 
@@ -111,3 +116,9 @@ func failed(err error) LockAppendResult {
 	r.Error = err.Error()
 	return r
 }
+
+// Verdict is r.Valid (store.WorkloadResult).
+func (r *LockAppendResult) Verdict() Validity { return r.Valid }
+
+// SetVerdict sets r.Valid (store.WorkloadResult).
+func (r *LockAppendResult) SetVerdict(v Validity) { r.Valid = v }

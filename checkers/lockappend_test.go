@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/fencecheck/fencecheck/history"
-	"github.com/fencecheck/fencecheck/workloads/lockappend"
+	"github.com/fencecheck/fencecheck/history/lockappend"
 )
 
 // verdicts are the expected verdicts of a scenario, by checker.
@@ -366,7 +366,7 @@ func TestLockAppendResultJSON(t *testing.T) {
 		}
 		return strings.Join(sorted(ks), ",")
 	}
-	if k := keys(got); k != "checkers,fence_rejections,lost_updates,overlaps,valid" {
+	if k := keys(got); k != "checkers,fence_rejections,first_lost_update_ns,lost_updates,overlaps,valid" {
 		t.Errorf("top-level keys %s", k)
 	}
 	if got["valid"] != false {

@@ -64,6 +64,31 @@ type LostUpdatesResult struct {
 	// Percent is Lost / Acknowledged * 100 (0 when nothing was
 	// acknowledged).
 	Percent float64 `json:"percent"`
+	// FirstLostNS is when the first acknowledged element was destroyed
+	// (ns since the start), nil when none was.
+	FirstLostNS *int64 `json:"first_lost_ns,omitempty"`
+}
+
+// firstLoss returns when the first acknowledged element was destroyed: for
+// each lost element, the later of its own acknowledgement and the
+// acknowledgement (completion or late result) of the write that erased it;
+// the earliest of these; nil when nothing was lost.
+func firstLoss(lost []LostElement, byElement map[int64]*appendOp) *int64 {
+	var first *int64
+	for _, e := range lost {
+		t := e.Acknowledged
+		if w := e.OverwrittenBy; w != nil && w.Known {
+			if a, ok := byElement[w.Element]; ok {
+				if at, ok := a.ackedAt(); ok && at > t {
+					t = at
+				}
+			}
+		}
+		if first == nil || t < *first {
+			first = &t
+		}
+	}
+	return first
 }
 
 // CheckLostUpdates checks that every element whose append completed ok is
@@ -127,6 +152,7 @@ func checkLostUpdates(h *lockAppendHistory) LostUpdatesResult {
 		return 0
 	})
 	res.Lost = len(res.Elements)
+	res.FirstLostNS = firstLoss(res.Elements, byElement)
 	if res.Acknowledged > 0 {
 		res.Percent = float64(res.Lost) / float64(res.Acknowledged) * 100
 	}

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/fencecheck/fencecheck/history"
-	"github.com/fencecheck/fencecheck/workloads/lockappend"
+	"github.com/fencecheck/fencecheck/history/lockappend"
 )
 
 // The stale holder's write lands inside the next holder's critical section,

@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/fencecheck/fencecheck/history"
-	"github.com/fencecheck/fencecheck/workloads/lockappend"
+	"github.com/fencecheck/fencecheck/history/lockappend"
 )
 
 // ErrBadHistory is wrapped by every error about a history the checkers

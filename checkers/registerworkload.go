@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/fencecheck/fencecheck/history"
-	"github.com/fencecheck/fencecheck/workloads/register"
+	"github.com/fencecheck/fencecheck/history/register"
 )
 
 // RegisterStats counts a register run's operations by function and outcome.
@@ -127,3 +127,9 @@ func registerOps(ops []history.Op) ([]RegisterOp, RegisterStats, error) {
 	}
 	return out, stats, nil
 }
+
+// Verdict is r.Valid (store.WorkloadResult).
+func (r *RegisterWorkloadResult) Verdict() Validity { return r.Valid }
+
+// SetVerdict sets r.Valid (store.WorkloadResult).
+func (r *RegisterWorkloadResult) SetVerdict(v Validity) { r.Valid = v }

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/fencecheck/fencecheck/history"
-	"github.com/fencecheck/fencecheck/workloads/register"
+	"github.com/fencecheck/fencecheck/history/register"
 )
 
 func regv(key string, value, old, new *int64, absent bool) register.Value {

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/fencecheck/fencecheck/history"
-	"github.com/fencecheck/fencecheck/workloads/lockappend"
+	"github.com/fencecheck/fencecheck/history/lockappend"
 )
 
 // StatsResult counts the appends of a run by outcome.

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/fencecheck/fencecheck/history"
-	"github.com/fencecheck/fencecheck/workloads/lockappend"
+	"github.com/fencecheck/fencecheck/history/lockappend"
 )
 
 // A long illegal history gets a visualization of the failing part only,

@@ -9,29 +9,18 @@ import (
 	"github.com/fencecheck/fencecheck/checkers"
 	"github.com/fencecheck/fencecheck/history"
 	"github.com/fencecheck/fencecheck/store"
-	"github.com/fencecheck/fencecheck/workloads/lockappend"
+	"github.com/fencecheck/fencecheck/workloads"
 )
 
-// Check runs the workload's checkers on a stored run's history.
-func Check(run *store.Run, workload string, events []history.Event, timeout time.Duration) (*store.Results, error) {
-	w, err := lookupWorkload(workload)
-	if err != nil {
-		return nil, err
-	}
-	return w.Check(run, events, timeout), nil
-}
-
-// checkLockAppend runs the lock-append checkers; Porcupine's visualization
-// goes to the run's linearizability.html when the history is not
-// linearizable (a stale one is removed).
-func checkLockAppend(run *store.Run, events []history.Event, timeout time.Duration) *store.Results {
+// Check runs the workload's checkers on a run's history; Porcupine's
+// visualization goes to the run's linearizability.html when the history is
+// not linearizable (a stale one is removed).
+func Check(run *store.Run, w workloads.Workload, events []history.Event, timeout time.Duration) *store.Results {
 	start := time.Now()
 	viz := run.Path(store.LinFile)
 	_ = os.Remove(viz)
-	la := checkers.CheckLockAppend(events, checkers.Options{Timeout: timeout, VisualizationPath: viz})
-	res := &store.Results{Workload: "lock-append", LockAppend: &la, Events: len(events)}
-	res.Faults = faults(events)
-	res.FirstLostUpdateNS = firstLoss(events, la.LostUpdates)
+	r := w.Check(events, checkers.Options{Timeout: timeout, VisualizationPath: viz})
+	res := &store.Results{Workload: w.Name(), Result: r, Events: len(events), Faults: faults(events)}
 	res.CheckTime = time.Since(start).Round(time.Microsecond).String()
 	return res
 }
@@ -46,121 +35,13 @@ func faults(events []history.Event) []history.Fault {
 	return fs
 }
 
-// firstLoss returns when the first acknowledged element was destroyed: the
-// earliest acknowledgement (completion or late result) of an overwriting
-// write, or nil when nothing was lost.
-func firstLoss(events []history.Event, lost checkers.LostUpdates) *int64 {
-	if lost.Lost == 0 {
-		return nil
-	}
-	ops, err := history.Pair(events)
-	if err != nil {
-		return nil
-	}
-	// When each append's write was acknowledged, by element.
-	acked := map[int64]int64{}
-	for _, op := range ops {
-		if op.F != lockappend.FAppend {
-			continue
-		}
-		var inv lockappend.Invoke
-		if op.Invoke.Decode(&inv) != nil {
-			continue
-		}
-		if op.Type() == history.Ok {
-			acked[inv.Element] = op.Complete.Time
-		} else if late, ok := op.PhaseEvent(lockappend.PhaseLate); ok {
-			acked[inv.Element] = late.Time
-		}
-	}
-	var first *int64
-	for _, e := range lost.Elements {
-		t := e.Acknowledged
-		if w := e.OverwrittenBy; w != nil && w.Known {
-			if at, ok := acked[w.Element]; ok && at > t {
-				t = at
-			}
-		}
-		if first == nil || t < *first {
-			first = &t
-		}
-	}
-	return first
-}
-
 // Summary is the end-of-run text: one figure a line.
-func Summary(res *store.Results) string {
+func Summary(w workloads.Workload, res *store.Results) string {
 	var b strings.Builder
-	switch {
-	case res.LockAppend != nil:
-		summarizeLockAppend(&b, res, res.LockAppend)
-	case res.Register != nil:
-		summarizeRegister(&b, res.Register)
-	}
+	w.Summary(&b, res)
 	fmt.Fprintf(&b, "  faults           %d\n", len(res.Faults))
 	if res.Note != "" {
 		fmt.Fprintf(&b, "  note             %s\n", res.Note)
 	}
 	return b.String()
-}
-
-func summarizeLockAppend(b *strings.Builder, res *store.Results, r *checkers.LockAppendResult) {
-	st := r.Checkers.Stats
-	fmt.Fprintf(b, "  operations       %d ok, %d fail, %d info\n", st.Ok, st.Fail, st.Info)
-	lu := r.LostUpdates
-	pct := 0.0
-	if lu.Acknowledged > 0 {
-		pct = 100 * float64(lu.Lost) / float64(lu.Acknowledged)
-	}
-	fmt.Fprintf(b, "  lost updates     %d of %d acknowledged (%.1f%%)", lu.Lost, lu.Acknowledged, pct)
-	if r.Checkers.LostUpdates.Valid == checkers.Unknown {
-		fmt.Fprintf(b, " (unknown: %s)", r.Checkers.LostUpdates.Message)
-	}
-	b.WriteString("\n")
-	for i, e := range lu.Elements {
-		if i == 3 {
-			fmt.Fprintf(b, "                   ... %d more in the report\n", len(lu.Elements)-3)
-			break
-		}
-		fmt.Fprintf(b, "                   element %d of process %d (token %d)", e.Element, e.Process, e.Token)
-		if w := e.OverwrittenBy; w != nil && w.Known {
-			stale := ""
-			if w.Stale {
-				stale = ", a stale holder"
-			}
-			fmt.Fprintf(b, " overwritten by process %d (token %d%s)", w.Process, w.Token, stale)
-		}
-		b.WriteString("\n")
-	}
-	if res.FirstLostUpdateNS != nil {
-		fmt.Fprintf(b, "  first lost at    %.1fs\n", time.Duration(*res.FirstLostUpdateNS).Seconds())
-	}
-	fmt.Fprintf(b, "  fence rejections %d\n", r.FenceRejections)
-	fmt.Fprintf(b, "  overlaps         %d (windows where two clients believed they held the lock)\n", r.Overlaps)
-	c := r.Checkers
-	fmt.Fprintf(b, "  checkers         linearizable %s, lost-updates %s, token-monotonic %s, stats %s\n",
-		c.Linearizable.Valid, c.LostUpdates.Valid, c.TokenMonotonic.Valid, c.Stats.Valid)
-}
-
-// checkRegister runs the register checkers; Porcupine's visualization of
-// the failing keys goes to the run's linearizability.html.
-func checkRegister(run *store.Run, events []history.Event, timeout time.Duration) *store.Results {
-	start := time.Now()
-	viz := run.Path(store.LinFile)
-	_ = os.Remove(viz)
-	rr := checkers.CheckRegisterWorkload(events, checkers.Options{Timeout: timeout, VisualizationPath: viz})
-	res := &store.Results{Workload: "register", Register: &rr, Events: len(events), Faults: faults(events)}
-	res.CheckTime = time.Since(start).Round(time.Microsecond).String()
-	return res
-}
-
-func summarizeRegister(b *strings.Builder, r *checkers.RegisterWorkloadResult) {
-	st, lin := r.Checkers.Stats, r.Checkers.Linearizable
-	fmt.Fprintf(b, "  operations       %d ok, %d fail, %d info\n", st.Ok, st.Fail, st.Info)
-	fmt.Fprintf(b, "  linearizable     %s: %s\n", lin.Valid, lin.Message)
-	if lin.Valid == checkers.Invalid {
-		fmt.Fprintf(b, "  failing keys     %d (first: %s)\n", lin.FailingKeys, lin.FailingKey)
-	}
-	fmt.Fprintf(b, "  keys             %d checked of %d, %d operations checked (%d info), in %s\n",
-		lin.KeysChecked, lin.Keys, lin.Checked, lin.Info, lin.Elapsed.Round(time.Millisecond))
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/fencecheck/fencecheck/harness/docker"
 	"github.com/fencecheck/fencecheck/history"
+	"github.com/fencecheck/fencecheck/workloads"
 )
 
 // client is the harness's end of one worker: its container, its connection,
@@ -22,15 +23,18 @@ type client struct {
 	container *docker.Container
 	conn      *conn
 	rec       *history.Recorder
-	workload  *Workload
-	// onPhase is told of every phase as it is recorded.
-	onPhase func(c *client, p history.Process, phase string, value json.RawMessage)
+	workload  workloads.Workload
+	// onFailpoint is told when the worker waits at its failpoint; it must
+	// see that c.proceed(id) is called once.
+	onFailpoint func(c *client, p history.Process, id, token int64)
 
 	mu    sync.Mutex
 	procs map[int64]history.Process // op id -> process
-	cur   *pending
-	dead  error // set when the connection ended
-	gone  chan struct{}
+	// gaveUpAt: the ops whose worker gave up waiting at its failpoint.
+	gaveUpAt map[int64]bool
+	cur      *pending
+	dead     error // set when the connection ended
+	gone     chan struct{}
 }
 
 // pending is the operation in flight on a client.
@@ -90,10 +94,10 @@ func dialWorker(ctx context.Context, c *docker.Container, setup Setup) (*conn, e
 	return cn, nil
 }
 
-func newClient(name string, c *docker.Container, cn *conn, rec *history.Recorder, w *Workload,
-	onPhase func(*client, history.Process, string, json.RawMessage)) *client {
-	cl := &client{name: name, container: c, conn: cn, rec: rec, workload: w, onPhase: onPhase,
-		procs: map[int64]history.Process{}, gone: make(chan struct{})}
+func newClient(name string, c *docker.Container, cn *conn, rec *history.Recorder, w workloads.Workload,
+	onFailpoint func(*client, history.Process, int64, int64)) *client {
+	cl := &client{name: name, container: c, conn: cn, rec: rec, workload: w, onFailpoint: onFailpoint,
+		procs: map[int64]history.Process{}, gaveUpAt: map[int64]bool{}, gone: make(chan struct{})}
 	go cl.read()
 	return cl
 }
@@ -126,9 +130,20 @@ func (c *client) read() {
 				v = m.Value
 			}
 			c.rec.Record(p, history.Phase, m.Phase, v)
-			if c.onPhase != nil {
-				c.onPhase(c, p, m.Phase, m.Value)
+			if m.Phase == history.PhaseFailpointTimeout {
+				c.mu.Lock()
+				c.gaveUpAt[m.ID] = true
+				c.mu.Unlock()
 			}
+		case kindFailpoint:
+			c.mu.Lock()
+			p, ok := c.procs[m.ID]
+			c.mu.Unlock()
+			if !ok || c.onFailpoint == nil {
+				c.proceed(m.ID)
+				continue
+			}
+			c.onFailpoint(c, p, m.ID, m.Token)
 		case kindDone:
 			c.mu.Lock()
 			p := c.cur
@@ -151,11 +166,25 @@ func (c *client) read() {
 	}
 }
 
+// gaveUp reports whether the worker said it gave up waiting at its
+// failpoint in operation id.
+func (c *client) gaveUp(id int64) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.gaveUpAt[id]
+}
+
+// proceed lets the worker go on from its failpoint in operation id; it
+// reports whether the message was sent.
+func (c *client) proceed(id int64) bool {
+	return c.conn.send(message{Kind: kindProceed, ID: id}) == nil
+}
+
 // errDead: the worker's connection ended.
 var errDead = errors.New("worker connection ended")
 
 // invoke records the invocation and sends the operation.
-func (c *client) invoke(p history.Process, id int64, f string, value any, override *WorkloadConfig) (*pending, error) {
+func (c *client) invoke(p history.Process, id int64, f string, value any, override *workloads.Config) (*pending, error) {
 	raw, err := json.Marshal(value)
 	if err != nil {
 		return nil, err
@@ -174,7 +203,7 @@ func (c *client) invoke(p history.Process, id int64, f string, value any, overri
 	c.procs[id] = p
 	c.rec.Record(p, history.Invoke, f, json.RawMessage(raw))
 	c.mu.Unlock()
-	if err := c.conn.send(message{Kind: kindOp, ID: id, F: f, Value: raw, Override: override}); err != nil {
+	if err := c.conn.send(message{Kind: kindOp, ID: id, Process: p, F: f, Value: raw, Override: override}); err != nil {
 		// The worker may or may not have it: the outcome is unknown.
 		c.giveUp(pend, "send: "+err.Error())
 		return pend, nil

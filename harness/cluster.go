@@ -2,13 +2,14 @@ package harness
 
 import (
 	"context"
-	"crypto/rand"
+	crand "crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -22,9 +23,10 @@ import (
 	"github.com/fencecheck/fencecheck/history"
 	"github.com/fencecheck/fencecheck/images"
 	"github.com/fencecheck/fencecheck/nemesis"
+	"github.com/fencecheck/fencecheck/resources"
+	"github.com/fencecheck/fencecheck/resources/lockstore"
 	"github.com/fencecheck/fencecheck/targets"
-	"github.com/fencecheck/fencecheck/workloads/lockappend"
-	"github.com/fencecheck/fencecheck/workloads/register"
+	"github.com/fencecheck/fencecheck/workloads"
 )
 
 // ErrHarness: the harness itself failed (Docker unreachable, an image that
@@ -32,7 +34,13 @@ import (
 // code 255.
 var ErrHarness = errors.New("harness failure")
 
-// ClusterConfig is what a cluster of servers and workers needs.
+// ResourceUse is a resource of a run with its fencing mode.
+type ResourceUse struct {
+	Resource resources.Resource
+	Fencing  targets.Fencing
+}
+
+// ClusterConfig is what a cluster of servers, resources and workers needs.
 type ClusterConfig struct {
 	// RunID labels the run's containers and network (a new one if empty).
 	RunID    string
@@ -40,8 +48,17 @@ type ClusterConfig struct {
 	Nodes    int
 	Workers  int
 	Client   targets.ClientConfig // TTL and RPCTimeout; endpoints and prefix are filled in
-	Workload string               // a workload table name
-	Config   WorkloadConfig
+	Workload workloads.Workload
+	// Resources are what the lock protects, in the order critical sections
+	// write them (default: the target's lock-store, unfenced).
+	Resources []ResourceUse
+	// Audit, if not nil, keeps the audit log (--audit-log); its
+	// containers are started unless it is one of Resources.
+	Audit  resources.AuditLogger
+	Config workloads.Config
+	// FailpointTimeout bounds a worker's wait at its failpoint (default
+	// one minute): longer than any fault's hold.
+	FailpointTimeout time.Duration
 	// WorkerBinary is the fencecheck binary the worker image is built from.
 	WorkerBinary string
 	ReadyTimeout time.Duration
@@ -63,7 +80,15 @@ type Cluster struct {
 	Images   map[string]string // kind -> tag
 	ImageIDs map[string]string // kind -> image id
 	Ready    time.Duration     // time from the first server start to ready
-	host     targets.Client
+	// ResourceNodes are the containers of each resource with nodes of its
+	// own, by resource name.
+	ResourceNodes map[string][]targets.Node
+	// setup is what workers get; host the harness's own clients (resets,
+	// final reads, the side writer).
+	setup     Setup
+	host      workloads.Clients
+	closeHost func()
+	catalog   Catalog
 
 	clients []*client
 	byNode  map[string]*docker.Container
@@ -72,7 +97,6 @@ type Cluster struct {
 
 	mu       sync.Mutex
 	delayers map[string]*netdelay.Delayer
-	tokens   map[history.Process]int64
 	waiters  []chan nemesis.Holder
 }
 
@@ -85,7 +109,7 @@ func (c *Cluster) stage(format string, args ...any) {
 
 func newRunID() string {
 	b := make([]byte, 4)
-	_, _ = rand.Read(b)
+	_, _ = crand.Read(b)
 	return hex.EncodeToString(b)
 }
 
@@ -101,9 +125,13 @@ func StartCluster(ctx context.Context, cfg ClusterConfig) (c *Cluster, err error
 	if cfg.RunID == "" {
 		cfg.RunID = newRunID()
 	}
+	if len(cfg.Resources) == 0 {
+		cfg.Resources = []ResourceUse{{Resource: lockstore.Resource{}, Fencing: targets.FencingNone}}
+	}
 	c = &Cluster{cfg: cfg, log: log, RunID: cfg.RunID, Images: map[string]string{}, ImageIDs: map[string]string{},
-		byNode: map[string]*docker.Container{}, tokens: map[history.Process]int64{},
-		delayers: map[string]*netdelay.Delayer{}}
+		byNode: map[string]*docker.Container{}, delayers: map[string]*netdelay.Delayer{},
+		ResourceNodes: map[string][]targets.Node{}}
+	c.catalog = cfg.catalog()
 	specs, err := cfg.Target.Nodes(cfg.Nodes)
 	if err != nil {
 		return nil, err
@@ -116,7 +144,18 @@ func StartCluster(ctx context.Context, cfg ClusterConfig) (c *Cluster, err error
 	if c.Images[cfg.Target.Image()], err = b.Ensure(ctx, cfg.Target.Image(), ""); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrHarness, err)
 	}
-	if cfg.Workers > 0 {
+	rnodes := cfg.resourceNodes()
+	needWorker := cfg.Workers > 0
+	for _, n := range rnodes {
+		if n.spec.Image == images.Worker {
+			needWorker = true
+		} else if _, ok := c.Images[n.spec.Image]; !ok {
+			if c.Images[n.spec.Image], err = b.Ensure(ctx, n.spec.Image, ""); err != nil {
+				return nil, fmt.Errorf("%w: %w", ErrHarness, err)
+			}
+		}
+	}
+	if needWorker {
 		if c.Images[images.Worker], err = b.EnsureWorker(ctx, cfg.WorkerBinary); err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrHarness, err)
 		}
@@ -140,19 +179,33 @@ func StartCluster(ctx context.Context, cfg ClusterConfig) (c *Cluster, err error
 	start := time.Now()
 	dspecs := make([]docker.Spec, len(specs))
 	for i, s := range specs {
-		dspecs[i] = docker.Spec{Name: s.Name, Role: "server", Image: c.Images[cfg.Target.Image()], Cmd: s.Cmd, Env: s.Env}
+		dspecs[i] = docker.Spec{Name: s.Name, Role: docker.RoleServer, Image: c.Images[cfg.Target.Image()], Cmd: s.Cmd, Env: s.Env}
 	}
-	c.stage("starting %d %s servers (run %s)", len(specs), cfg.Target.Name(), c.RunID)
-	c.servers, err = c.rt.StartAll(ctx, dspecs)
+	for _, n := range rnodes {
+		dspecs = append(dspecs, docker.Spec{Name: n.spec.Name, Role: docker.RoleResource, Image: c.Images[n.spec.Image], Cmd: n.spec.Cmd, Env: n.spec.Env})
+	}
+	what := fmt.Sprintf("%d %s servers", len(specs), cfg.Target.Name())
+	if len(rnodes) > 0 {
+		what += fmt.Sprintf(" and %d resource containers", len(rnodes))
+	}
+	c.stage("starting %s (run %s)", what, c.RunID)
+	started, err := c.rt.StartAll(ctx, dspecs)
 	if err != nil {
 		return c, fmt.Errorf("%w: %v", ErrHarness, err)
 	}
+	c.servers = started[:len(specs)]
 	for i, s := range c.servers {
 		c.byNode[s.Name] = s
 		c.Nodes = append(c.Nodes, targets.Node{Name: s.Name, Addr: fmt.Sprintf("%s:%d", s.IP, specs[i].Port)})
 	}
+	for i, n := range rnodes {
+		ct := started[len(specs)+i]
+		c.byNode[ct.Name] = ct
+		name := n.res.Name()
+		c.ResourceNodes[name] = append(c.ResourceNodes[name], targets.Node{Name: ct.Name, Addr: fmt.Sprintf("%s:%d", ct.IP, n.spec.Port)})
+	}
 	rctx, cancel := context.WithTimeout(ctx, cfg.ReadyTimeout)
-	err = cfg.Target.Ready(rctx, c.Nodes)
+	err = c.ready(rctx)
 	cancel()
 	if err != nil {
 		return c, fmt.Errorf("%w: cluster never became ready within %s: %v", ErrHarness, cfg.ReadyTimeout, err)
@@ -165,10 +218,11 @@ func StartCluster(ctx context.Context, cfg ClusterConfig) (c *Cluster, err error
 		c.cfg.Client.Endpoints = append(c.cfg.Client.Endpoints, n.Addr)
 	}
 	c.cfg.Client.Prefix = "/fencecheck/" + c.RunID
+	c.setup = c.newSetup()
 	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	c.host, err = cfg.Target.Dial(dctx, c.cfg.Client)
+	c.host, c.closeHost, err = dialClients(dctx, c.catalog, c.setup)
 	if err == nil {
-		err = c.host.Reset(dctx)
+		err = c.reset(dctx)
 	}
 	cancel()
 	if err != nil {
@@ -180,7 +234,7 @@ func StartCluster(ctx context.Context, cfg ClusterConfig) (c *Cluster, err error
 	}
 	wspecs := make([]docker.Spec, cfg.Workers)
 	for i := range wspecs {
-		wspecs[i] = docker.Spec{Name: fmt.Sprintf("w%d", i+1), Role: "worker", Image: c.Images[images.Worker],
+		wspecs[i] = docker.Spec{Name: fmt.Sprintf("w%d", i+1), Role: docker.RoleWorker, Image: c.Images[images.Worker],
 			Cmd: []string{"/usr/local/bin/fencecheck", "worker", "--listen", fmt.Sprintf(":%d", WorkerPort)}}
 	}
 	ws, err := c.rt.StartAll(ctx, wspecs)
@@ -193,17 +247,129 @@ func StartCluster(ctx context.Context, cfg ClusterConfig) (c *Cluster, err error
 	return c, nil
 }
 
+// resourceNode is a container of a resource.
+type resourceNode struct {
+	res  resources.Resource
+	spec resources.NodeSpec
+}
+
+// resourceNodes are the containers of the run's resources and audit log,
+// each resource's once.
+func (cfg ClusterConfig) resourceNodes() []resourceNode {
+	var out []resourceNode
+	seen := map[string]bool{}
+	add := func(r resources.Resource) {
+		if seen[r.Name()] {
+			return
+		}
+		seen[r.Name()] = true
+		for _, s := range r.Nodes() {
+			out = append(out, resourceNode{res: r, spec: s})
+		}
+	}
+	for _, u := range cfg.Resources {
+		add(u.Resource)
+	}
+	if cfg.Audit != nil {
+		add(cfg.Audit)
+	}
+	return out
+}
+
+// catalog finds the run's own parts by name, for the harness's clients.
+func (cfg ClusterConfig) catalog() Catalog {
+	rs := map[string]resources.Resource{}
+	for _, u := range cfg.Resources {
+		rs[u.Resource.Name()] = u.Resource
+	}
+	if cfg.Audit != nil {
+		rs[cfg.Audit.Name()] = cfg.Audit
+	}
+	return Catalog{
+		Target: func(name string) (targets.Target, error) {
+			if name != cfg.Target.Name() {
+				return nil, fmt.Errorf("%w: no target %q in this run", targets.ErrBadConfig, name)
+			}
+			return cfg.Target, nil
+		},
+		Workload: func(name string) (workloads.Workload, error) {
+			if cfg.Workload == nil || name != cfg.Workload.Name() {
+				return nil, fmt.Errorf("%w: no workload %q in this run", targets.ErrBadConfig, name)
+			}
+			return cfg.Workload, nil
+		},
+		Resource: func(name string) (resources.Resource, error) {
+			r, ok := rs[name]
+			if !ok {
+				return nil, fmt.Errorf("%w: no resource %q in this run", targets.ErrBadConfig, name)
+			}
+			return r, nil
+		},
+	}
+}
+
+// resourceConfig is the store configuration of a resource of the run.
+func (c *Cluster) resourceConfig(r resources.Resource) resources.Config {
+	rc := resources.Config{Prefix: c.cfg.Client.Prefix, RPCTimeout: c.cfg.Client.RPCTimeout}
+	for _, n := range c.ResourceNodes[r.Name()] {
+		rc.Endpoints = append(rc.Endpoints, n.Addr)
+	}
+	return rc
+}
+
+// newSetup is the setup workers get.
+func (c *Cluster) newSetup() Setup {
+	s := Setup{Target: c.cfg.Target.Name(), Client: c.cfg.Client, Config: c.cfg.Config, FailpointTimeout: c.cfg.FailpointTimeout}
+	if c.cfg.Workload != nil {
+		s.Workload = c.cfg.Workload.Name()
+	}
+	for _, u := range c.cfg.Resources {
+		s.Resources = append(s.Resources, ResourceSetup{Name: u.Resource.Name(), Fencing: u.Fencing, Config: c.resourceConfig(u.Resource)})
+	}
+	if c.cfg.Audit != nil {
+		s.Audit = &ResourceSetup{Name: c.cfg.Audit.Name(), Config: c.resourceConfig(c.cfg.Audit)}
+	}
+	return s
+}
+
+// reset empties every resource and the audit log.
+func (c *Cluster) reset(ctx context.Context) error {
+	for _, r := range c.host.Resources {
+		if err := r.Store.Reset(ctx); err != nil {
+			return fmt.Errorf("reset %s: %w", r.Name, err)
+		}
+	}
+	if c.host.Audit != nil {
+		if err := c.host.Audit.Reset(ctx); err != nil {
+			return fmt.Errorf("reset the audit log: %w", err)
+		}
+	}
+	return nil
+}
+
+// ready returns nil once the lock service and every resource serve.
+func (c *Cluster) ready(ctx context.Context) error {
+	if err := c.cfg.Target.Ready(ctx, c.Nodes); err != nil {
+		return err
+	}
+	for _, n := range c.cfg.resourceNodes() {
+		if err := n.res.Ready(ctx, c.ResourceNodes[n.res.Name()]); err != nil {
+			return fmt.Errorf("resource %s: %w", n.res.Name(), err)
+		}
+	}
+	return nil
+}
+
 // Connect connects to every worker and sets it up; from then on the workers'
 // operations are recorded in rec.
 func (c *Cluster) Connect(ctx context.Context, rec *history.Recorder) error {
-	w, err := lookupWorkload(c.cfg.Workload)
-	if err != nil {
-		return err
+	if c.cfg.Workload == nil {
+		return fmt.Errorf("%w: no workload", targets.ErrBadConfig)
 	}
-	setup := Setup{Target: c.cfg.Target.Name(), Client: c.cfg.Client, Workload: w.Name, Config: c.cfg.Config}
+	setup := c.setup
 	var ws []*docker.Container
 	for _, ct := range c.rt.Containers() {
-		if ct.Role == "worker" {
+		if ct.Role == docker.RoleWorker {
 			ws = append(ws, ct)
 		}
 	}
@@ -231,7 +397,7 @@ func (c *Cluster) Connect(ctx context.Context, rec *history.Recorder) error {
 		return fmt.Errorf("%w: %v", ErrHarness, err)
 	}
 	for i := range ws {
-		c.clients = append(c.clients, newClient(ws[i].Name, ws[i], conns[i], rec, w, c.onPhase))
+		c.clients = append(c.clients, newClient(ws[i].Name, ws[i], conns[i], rec, c.cfg.Workload, c.onFailpoint))
 	}
 	return nil
 }
@@ -242,50 +408,42 @@ func workerIndex(name string) int {
 	return n
 }
 
-// onPhase tracks lock holders for the nemesis.
-func (c *Cluster) onPhase(cl *client, p history.Process, phase string, value json.RawMessage) {
-	switch phase {
-	case lockappend.PhaseAcquired:
-		var a lockappend.Acquired
-		if json.Unmarshal(value, &a) == nil {
-			c.mu.Lock()
-			c.tokens[p] = a.Token
-			c.mu.Unlock()
-		}
-	case lockappend.PhaseChecked, register.PhaseSending:
-		// A lock holder that passed its lease check, or a register client
-		// whose request is about to leave: in the middle of its work.
-		if phase == lockappend.PhaseChecked {
-			var ck lockappend.Checked
-			if json.Unmarshal(value, &ck) != nil || !ck.OK {
-				return
-			}
-		}
-		c.mu.Lock()
-		h := nemesis.Holder{Node: cl.name, Process: p, Token: c.tokens[p]}
-		ws := c.waiters
-		c.waiters = nil
-		c.mu.Unlock()
-		for _, w := range ws {
-			w <- h
-		}
+// onFailpoint hands a client waiting at its failpoint to the fault that
+// waits for a holder, if one does; else it lets the client go on at once.
+func (c *Cluster) onFailpoint(cl *client, p history.Process, id, token int64) {
+	c.mu.Lock()
+	ws := c.waiters
+	c.waiters = nil
+	c.mu.Unlock()
+	if len(ws) == 0 {
+		cl.proceed(id)
+		return
 	}
+	var once sync.Once
+	proceed := func() bool {
+		ok := false
+		once.Do(func() {
+			// Still waiting unless the worker said it gave up.
+			ok = !cl.gaveUp(id) && cl.proceed(id)
+		})
+		return ok
+	}
+	h := nemesis.Holder{Node: cl.name, Process: p, Token: token, Proceed: proceed}
+	ws[0] <- h
+	// Only one fault takes a holder; the others wait for the next.
+	c.mu.Lock()
+	c.waiters = append(ws[1:], c.waiters...)
+	c.mu.Unlock()
 }
 
 // Lease is the longest the lock stays unavailable after its holder's last
 // renewal (nemesis.Env).
 func (c *Cluster) Lease() time.Duration { return targets.MaxLease(c.cfg.Target, c.cfg.Client) }
 
-// Work is the clients' work time (nemesis.Env).
-func (c *Cluster) Work() time.Duration { return c.cfg.Config.LockAppend.Work }
-
-// NextHolder waits for the next client to pass its lease check
-// (nemesis.Env).
+// NextHolder waits for the next client to reach its failpoint
+// (nemesis.Env). The client waits there until the holder's Proceed.
 func (c *Cluster) NextHolder(ctx context.Context) (nemesis.Holder, error) {
-	ch := make(chan nemesis.Holder, 1)
-	c.mu.Lock()
-	c.waiters = append(c.waiters, ch)
-	c.mu.Unlock()
+	ch := c.armHolder()
 	select {
 	case h := <-ch:
 		return h, nil
@@ -298,8 +456,24 @@ func (c *Cluster) NextHolder(ctx context.Context) (nemesis.Holder, error) {
 			}
 		}
 		c.mu.Unlock()
+		// A holder handed over meanwhile must not wait forever.
+		select {
+		case h := <-ch:
+			h.Proceed()
+		default:
+		}
 		return nemesis.Holder{}, ctx.Err()
 	}
+}
+
+// armHolder registers a wait for the next holder; the holder arrives on the
+// channel.
+func (c *Cluster) armHolder() chan nemesis.Holder {
+	ch := make(chan nemesis.Holder, 1)
+	c.mu.Lock()
+	c.waiters = append(c.waiters, ch)
+	c.mu.Unlock()
+	return ch
 }
 
 // TTL is the lease TTL (nemesis.Env).
@@ -314,6 +488,18 @@ func (c *Cluster) Servers() []string {
 	return names
 }
 
+// Resources are the nodes that faults with the resource scope hit: each
+// resource's first container (nemesis.Env).
+func (c *Cluster) Resources() []string {
+	var names []string
+	for _, n := range c.cfg.resourceNodes() {
+		if ns := c.ResourceNodes[n.res.Name()]; len(ns) > 0 && !slices.Contains(names, ns[0].Name) {
+			names = append(names, ns[0].Name)
+		}
+	}
+	return names
+}
+
 // Clients are the worker nodes' names (nemesis.Env).
 func (c *Cluster) Clients() []string {
 	names := make([]string, len(c.clients))
@@ -323,9 +509,10 @@ func (c *Cluster) Clients() []string {
 	return names
 }
 
-// Healthy waits until every server serves (nemesis.Env).
+// Healthy waits until every server and every resource serves
+// (nemesis.Env).
 func (c *Cluster) Healthy(ctx context.Context) error {
-	return c.cfg.Target.Ready(ctx, c.Nodes)
+	return c.ready(ctx)
 }
 
 func (c *Cluster) node(name string) (*docker.Container, error) {
@@ -468,8 +655,9 @@ func (c *Cluster) ProcessState(ctx context.Context, node string) (string, error)
 	return c.rt.ProcessState(ctx, ct)
 }
 
-// Host is the harness's own client of the target (final reads).
-func (c *Cluster) Host() targets.Client { return c.host }
+// Host is the harness's own clients of the lock service and the resources
+// (resets, final reads, the side writer).
+func (c *Cluster) Host() workloads.Clients { return c.host }
 
 // ClientConfig is the client configuration the workers got.
 func (c *Cluster) ClientConfig() targets.ClientConfig { return c.cfg.Client }
@@ -486,8 +674,9 @@ func (c *Cluster) Close(logsDir string) error {
 	for _, cl := range c.clients {
 		cl.close()
 	}
-	if c.host != nil {
-		c.host.Close()
+	if c.closeHost != nil {
+		c.closeHost()
+		c.closeHost = nil
 	}
 	return c.teardown(logsDir)
 }
@@ -533,23 +722,22 @@ func (c *Cluster) teardown(logsDir string) error {
 	return err
 }
 
-// RunOne runs one lock-append critical section on client i, with its work
+// RunOne runs one operation of the workload on client i, with its work
 // time set to work, and waits for its completion (scripted tests use it).
 func (c *Cluster) RunOne(ctx context.Context, i int, work time.Duration) error {
 	if i < 0 || i >= len(c.clients) {
 		return fmt.Errorf("harness: no client %d", i)
 	}
 	cfg := c.cfg.Config
-	cfg.LockAppend.Work = work
+	cfg.Work = work
 	id := c.scripted.Add(1)
-	p, err := c.clients[i].invoke(history.Process(i), id, lockappend.FAppend, lockappend.Invoke{Element: id}, &cfg)
+	f, v := c.cfg.Workload.Next(rand.New(rand.NewPCG(uint64(id), 0)), cfg, id)
+	p, err := c.clients[i].invoke(history.Process(i), id, f, v, &cfg)
 	if err != nil {
 		return err
 	}
 	if t := c.clients[i].await(ctx, p, 60*time.Second); t != history.Ok {
-		var done lockappend.Completion
-		_ = p.completion(&done)
-		return fmt.Errorf("harness: op %d: %s %s %s", id, t, done.Reason, done.Error)
+		return fmt.Errorf("harness: op %d: %s %s", id, t, p.value)
 	}
 	return nil
 }

@@ -10,14 +10,20 @@ import (
 
 	"github.com/fencecheck/fencecheck/checkers"
 	"github.com/fencecheck/fencecheck/history"
+	"github.com/fencecheck/fencecheck/history/lockappend"
+	"github.com/fencecheck/fencecheck/nemesis"
+	"github.com/fencecheck/fencecheck/resources"
 	"github.com/fencecheck/fencecheck/store"
 	"github.com/fencecheck/fencecheck/targets"
-	"github.com/fencecheck/fencecheck/workloads/lockappend"
+	"github.com/fencecheck/fencecheck/workloads"
+	wlockappend "github.com/fencecheck/fencecheck/workloads/lockappend"
 )
 
 // DemoConfig configures the scripted demo.
 type DemoConfig struct {
-	Target       targets.Target
+	Target targets.Target
+	// Resource is what the lock protects (the target's lock-store).
+	Resource     resources.Resource
 	Nodes        int
 	TTL          time.Duration
 	Fencings     []targets.Fencing // the stories, in order (default none, token)
@@ -47,14 +53,16 @@ type Story struct {
 	Valid checkers.Validity
 }
 
-// Shows reports whether the story showed what it must: unfenced, A's stale
-// write is accepted and B's update is lost; fenced, A's write is rejected by
-// the fence and B's update survives.
+// Shows reports whether the story showed what it must, in what the clients
+// saw and in the checkers' verdict on its history: unfenced, A's stale write
+// is accepted, B's update is lost and the history is invalid; fenced, A's
+// write is rejected by the fence, B's update survives and the history is
+// valid.
 func (s Story) Shows() bool {
 	if s.Fencing == targets.FencingNone {
-		return s.AResult == history.Ok && s.BLost
+		return s.AResult == history.Ok && s.BLost && s.Valid == checkers.Invalid
 	}
-	return s.AResult == history.Fail && s.AReason == lockappend.ReasonFenced && !s.BLost
+	return s.AResult == history.Fail && s.AReason == lockappend.ReasonFenced && !s.BLost && s.Valid == checkers.Valid
 }
 
 // Demo plays the seed's story on a real cluster, once per fencing mode: A
@@ -78,10 +86,14 @@ func Demo(ctx context.Context, cfg DemoConfig) ([]Story, error) {
 	if err := cfg.Target.Validate(client); err != nil {
 		return nil, err
 	}
-	work := lockappend.Config{Fencing: targets.FencingNone, AcquireTimeout: 5 * cfg.TTL, Margin: cfg.TTL / 4, Work: 0}
+	if cfg.Resource == nil {
+		return nil, fmt.Errorf("%w: the demo needs a resource", targets.ErrBadConfig)
+	}
+	work := workloads.Config{AcquireTimeout: 5 * cfg.TTL, Margin: cfg.TTL / 4, Work: 0}
 	cl, err := StartCluster(ctx, ClusterConfig{
 		Target: cfg.Target, Nodes: cfg.Nodes, Workers: 3, Client: client,
-		Workload: "lock-append", Config: WorkloadConfig{LockAppend: work},
+		Workload: wlockappend.Workload{}, Config: work,
+		Resources:    []ResourceUse{{Resource: cfg.Resource, Fencing: targets.FencingNone}},
 		WorkerBinary: cfg.WorkerBinary, ReadyTimeout: 30 * time.Second, Log: log, Stage: cfg.Stage,
 	})
 	if err != nil {
@@ -138,7 +150,7 @@ func (s *script) wait(ctx context.Context, p history.Process, phase string, d ti
 	}
 }
 
-func playStory(ctx context.Context, cl *Cluster, cfg DemoConfig, f targets.Fencing, work lockappend.Config, log *slog.Logger) (st Story, err error) {
+func playStory(ctx context.Context, cl *Cluster, cfg DemoConfig, f targets.Fencing, work workloads.Config, log *slog.Logger) (st Story, err error) {
 	st = Story{Fencing: f}
 	run, err := store.NewRun(cfg.Results, "demo-"+string(f), time.Now())
 	if err != nil {
@@ -156,14 +168,18 @@ func playStory(ctx context.Context, cl *Cluster, cfg DemoConfig, f targets.Fenci
 		return st, fmt.Errorf("%w: %v", ErrHarness, err)
 	}
 	defer rec.Close()
-	if err := cl.host.Reset(ctx); err != nil {
+	if err := cl.reset(ctx); err != nil {
 		return st, fmt.Errorf("%w: reset: %v", ErrHarness, err)
 	}
 	for _, c := range cl.clients {
 		c.close()
 	}
 	cl.clients = nil
-	cl.cfg.Config.LockAppend.Fencing = f
+	name := cfg.Resource.Name()
+	work.Fencings = map[string]targets.Fencing{name: f}
+	cl.cfg.Config = work
+	cl.cfg.Resources[0].Fencing = f
+	cl.setup = cl.newSetup()
 	if err := cl.Connect(ctx, rec); err != nil {
 		return st, err
 	}
@@ -175,10 +191,12 @@ func playStory(ctx context.Context, cl *Cluster, cfg DemoConfig, f targets.Fenci
 		map[targets.Fencing]string{targets.FencingNone: "1", targets.FencingToken: "2", targets.FencingCAS: "3"}[f],
 		f, cfg.Target.Name(), cfg.Nodes, ttl, A.name, B.name, C.name)
 
-	// A: a critical section whose work window is long enough to be frozen in.
+	// A: a critical section, frozen at its failpoint (after its lease
+	// check, before its write).
 	aCfg := work
-	aCfg.Fencing, aCfg.Work = f, time.Second
-	pa, err := A.invoke(0, 1, lockappend.FAppend, lockappend.Invoke{Element: 1}, &WorkloadConfig{LockAppend: aCfg})
+	aCfg.Work = 100 * time.Millisecond
+	holder := cl.armHolder()
+	pa, err := A.invoke(0, 1, lockappend.FAppend, lockappend.Invoke{Element: 1}, &aCfg)
 	if err != nil {
 		return st, fmt.Errorf("%w: %v", ErrHarness, err)
 	}
@@ -202,19 +220,27 @@ func playStory(ctx context.Context, cl *Cluster, cfg DemoConfig, f targets.Fenci
 	var ck lockappend.Checked
 	_ = e.Decode(&ck)
 	s.say("A", "checks its lease: %.1fs left > %s margin: safe to write, it thinks", float64(ck.RemainingMS)/1000, work.Margin)
+	var h nemesis.Holder
+	select {
+	case h = <-holder:
+	case <-time.After(5 * time.Second):
+		return st, fmt.Errorf("%w: demo: A never reached its failpoint", ErrHarness)
+	}
 	if err := cl.Signal(ctx, A.name, "SIGSTOP"); err != nil {
+		h.Proceed()
 		return st, fmt.Errorf("%w: %v", ErrHarness, err)
 	}
+	h.Proceed() // read by A once it resumes
 	paused := rec.Since()
 	rec.Record(history.Nemesis, history.Info, history.FStart, history.FaultValue{Fault: "pause-holder", Nodes: []string{A.name},
-		Params: map[string]string{"process": "0", "token": fmt.Sprint(acq.Token)}})
+		Params: map[string]string{"process": "0", "token": fmt.Sprint(acq.Token), "hit": "true", "phase": nemesis.PhaseFailpoint}})
 	state, _ := cl.ProcessState(ctx, A.name)
 	s.say("harness", "SIGSTOP %s: A freezes inside its critical section (process state %s), lease keepalives included", A.name, state)
 
 	// C is refused while A's lease still lives.
 	cCfg := work
-	cCfg.Fencing, cCfg.AcquireTimeout = f, (ttl / 3).Round(time.Millisecond)
-	pc, err := C.invoke(2, 2, lockappend.FAppend, lockappend.Invoke{Element: 3}, &WorkloadConfig{LockAppend: cCfg})
+	cCfg.AcquireTimeout = (ttl / 3).Round(time.Millisecond)
+	pc, err := C.invoke(2, 2, lockappend.FAppend, lockappend.Invoke{Element: 3}, &cCfg)
 	if err != nil {
 		return st, fmt.Errorf("%w: %v", ErrHarness, err)
 	}
@@ -230,8 +256,7 @@ func playStory(ctx context.Context, cl *Cluster, cfg DemoConfig, f targets.Fenci
 
 	// B waits for the lock; it gets it once A's lease expires.
 	bCfg := work
-	bCfg.Fencing = f
-	pb, err := B.invoke(1, 3, lockappend.FAppend, lockappend.Invoke{Element: 2}, &WorkloadConfig{LockAppend: bCfg})
+	pb, err := B.invoke(1, 3, lockappend.FAppend, lockappend.Invoke{Element: 2}, &bCfg)
 	if err != nil {
 		return st, fmt.Errorf("%w: %v", ErrHarness, err)
 	}
@@ -240,7 +265,9 @@ func playStory(ctx context.Context, cl *Cluster, cfg DemoConfig, f targets.Fenci
 	}
 	_ = e.Decode(&acq)
 	st.TokenB = acq.Token
-	s.say("etcd", "A's lease expires: no keepalive from A for %s; A's lock key is deleted", ttl)
+	frozen := time.Duration(e.Time) - paused
+	s.say(cfg.Target.Name(), "grants the lock to B while A is still frozen (for %.1fs, longer than its %s lease): A's lease ran out without A knowing",
+		frozen.Seconds(), ttl)
 	s.say("B", "acquires the lock: fencing token %d (> %d)", acq.Token, st.TokenA)
 	if e, err = s.wait(ctx, 1, lockappend.PhaseRead, 5*time.Second); err == nil {
 		_ = e.Decode(&rv)
@@ -259,7 +286,7 @@ func playStory(ctx context.Context, cl *Cluster, cfg DemoConfig, f targets.Fenci
 		return st, fmt.Errorf("%w: %v", ErrHarness, err)
 	}
 	rec.Record(history.Nemesis, history.Info, history.FStop, history.FaultValue{Fault: "pause-holder", Nodes: []string{A.name},
-		Params: map[string]string{"process": "0", "token": fmt.Sprint(st.TokenA)}})
+		Params: map[string]string{"process": "0", "token": fmt.Sprint(st.TokenA), "hit": "true", "phase": nemesis.PhaseFailpoint}})
 	s.say("harness", "SIGCONT %s after %.1fs: A resumes, still believing it holds the lock", A.name, (rec.Since() - paused).Seconds())
 	st.AResult = A.await(ctx, pa, 20*time.Second)
 	var aDone lockappend.Completion
@@ -277,10 +304,11 @@ func playStory(ctx context.Context, cl *Cluster, cfg DemoConfig, f targets.Fenci
 
 	// Final read.
 	rec.Record(FinalReadProcess, history.Invoke, lockappend.FFinalRead, nil)
-	final, err := cl.host.Read(ctx)
+	fs, err := cl.host.Resources[0].Store.Read(ctx, resources.Access{Fencing: targets.FencingNone})
 	if err != nil {
 		return st, fmt.Errorf("%w: final read: %v", ErrHarness, err)
 	}
+	final := fs.List
 	rec.Record(FinalReadProcess, history.Ok, lockappend.FFinalRead, lockappend.ReadValue{Value: final})
 	st.Final = final
 	st.BLost = !slices.Contains(final, 2)
@@ -292,10 +320,12 @@ func playStory(ctx context.Context, cl *Cluster, cfg DemoConfig, f targets.Fenci
 	if err := rec.Close(); err != nil {
 		return st, fmt.Errorf("%w: %v", ErrHarness, err)
 	}
-	res := checkLockAppend(run, rec.Events(), 10*time.Second)
+	w := wlockappend.Workload{}
+	res := Check(run, w, rec.Events(), 10*time.Second)
 	st.Valid = res.Valid()
 	test := store.TestInfo{RunID: cl.RunID, Name: "demo-" + string(f), Started: rec.Start().UTC(), Fencecheck: Version(),
-		Target: cfg.Target.Name(), Workload: "lock-append (scripted demo)", Fencing: string(f), Nemesis: "pause-holder (scripted)",
+		Target: cfg.Target.Name(), Workload: w.Name(), Scripted: "demo", Fencing: string(f), Nemesis: "pause-holder (scripted)",
+		Resources:   []store.ResourceInfo{{Name: name, Fencing: string(f)}},
 		Concurrency: 3, Nodes: cfg.Nodes, TTL: ttl.String(), Work: aCfg.Work.String(), Margin: work.Margin.String(),
 		Images: cl.Images, ImageIDs: cl.ImageIDs, ClusterReady: cl.Ready.Round(time.Millisecond).String()}
 	if v, ok := cfg.Target.(versioned); ok {
@@ -304,10 +334,14 @@ func playStory(ctx context.Context, cl *Cluster, cfg DemoConfig, f targets.Fenci
 	if err := run.WriteJSON(store.TestFile, test); err != nil {
 		return st, err
 	}
-	if err := WriteResults(run, test, res); err != nil {
+	if err := WriteResults(run, test, res, w); err != nil {
 		return st, err
 	}
-	s.say("check", "%s (lost %d of %d acknowledged, %d fence rejections): %s", res.Valid(), res.LockAppend.LostUpdates.Lost,
-		res.LockAppend.LostUpdates.Acknowledged, res.LockAppend.FenceRejections, run.Path(store.ReportFile))
+	la, _ := res.Result.(*checkers.LockAppendResult)
+	if la == nil {
+		return st, fmt.Errorf("%w: demo: no lock-append result", ErrHarness)
+	}
+	s.say("check", "%s (lost %d of %d acknowledged, %d fence rejections): %s", res.Valid(), la.LostUpdates.Lost,
+		la.LostUpdates.Acknowledged, la.FenceRejections, run.Path(store.ReportFile))
 	return st, nil
 }

@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/fencecheck/fencecheck/history"
+	"github.com/fencecheck/fencecheck/resources"
 	"github.com/fencecheck/fencecheck/targets"
+	"github.com/fencecheck/fencecheck/workloads"
 )
 
 // The worker protocol: JSON objects, one a line, over one TCP connection
@@ -23,11 +25,16 @@ import (
 //	worker  -> harness {"kind":"ready"} | {"kind":"error","error":"..."}
 //	harness -> worker  {"kind":"op","id":7,"f":"append","value":{"element":42}}
 //	worker  -> harness {"kind":"phase","id":7,"phase":"acquired","value":{"token":1234}}
+//	worker  -> harness {"kind":"failpoint","id":7,"token":1234}
+//	harness -> worker  {"kind":"proceed","id":7}
 //	worker  -> harness {"kind":"done","id":7,"type":"ok","value":{...}}
 //	harness -> worker  {"kind":"skew","skew":-6000000000}   (clock-skew:client; any time)
 //
 // A worker runs one operation at a time, in the order received, and reports
-// every phase before the operation's done.
+// every phase before the operation's done. At its failpoint (workloads.Env)
+// it waits for the harness's proceed for that operation, at most the
+// setup's FailpointTimeout; the harness answers at once unless a fault
+// waits for a holder, in which case it answers once the fault is in place.
 
 // WorkerPort is the port a worker listens on.
 const WorkerPort = 7000
@@ -41,6 +48,10 @@ const (
 	kindPhase = "phase"
 	kindDone  = "done"
 	kindSkew  = "skew"
+	// kindFailpoint: the worker waits at its failpoint; kindProceed: the
+	// harness lets it go on.
+	kindFailpoint = "failpoint"
+	kindProceed   = "proceed"
 )
 
 // Setup is what a worker needs to run operations.
@@ -48,7 +59,21 @@ type Setup struct {
 	Target   string               `json:"target"`
 	Client   targets.ClientConfig `json:"client"`
 	Workload string               `json:"workload"`
-	Config   WorkloadConfig       `json:"config"`
+	Config   workloads.Config     `json:"config"`
+	// Resources are the run's resources, in order.
+	Resources []ResourceSetup `json:"resources"`
+	// Audit is the resource that keeps the audit log, nil without one.
+	Audit *ResourceSetup `json:"audit,omitempty"`
+	// FailpointTimeout bounds a worker's wait at its failpoint.
+	FailpointTimeout time.Duration `json:"failpoint_timeout"`
+}
+
+// ResourceSetup is one resource of the run: its name in the resource table,
+// its fencing mode and its store's configuration.
+type ResourceSetup struct {
+	Name    string           `json:"name"`
+	Fencing targets.Fencing  `json:"fencing"`
+	Config  resources.Config `json:"config"`
 }
 
 // message is every message of the protocol; Kind says which fields matter.
@@ -64,7 +89,11 @@ type message struct {
 	Value json.RawMessage `json:"value,omitempty"`
 	// Override replaces the setup's workload config for this op only
 	// (scripted runs such as the demo use it).
-	Override *WorkloadConfig `json:"override,omitempty"`
+	Override *workloads.Config `json:"override,omitempty"`
+	// Process is the history process an op runs as.
+	Process history.Process `json:"process,omitempty"`
+	// Token is the lock's token at a failpoint.
+	Token int64 `json:"token,omitempty"`
 	// Skew is the worker's lease-clock offset (skew).
 	Skew  time.Duration `json:"skew,omitempty"`
 	Error string        `json:"error,omitempty"`

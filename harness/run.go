@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"os"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,32 +19,46 @@ import (
 	"github.com/fencecheck/fencecheck/checkers"
 	"github.com/fencecheck/fencecheck/history"
 	"github.com/fencecheck/fencecheck/nemesis"
+	"github.com/fencecheck/fencecheck/resources"
 	"github.com/fencecheck/fencecheck/store"
 	"github.com/fencecheck/fencecheck/targets"
-	"github.com/fencecheck/fencecheck/workloads/lockappend"
-	"github.com/fencecheck/fencecheck/workloads/register"
+	"github.com/fencecheck/fencecheck/workloads"
 )
 
 // Config is a test. Durations of zero take the defaults of Defaults.
 type Config struct {
-	Target          targets.Target
-	Workload        string
-	Fencing         targets.Fencing
-	Nemesis         string // the --nemesis value, as given
-	Faults          []nemesis.Fault
-	NemesisInterval time.Duration
-	TimeLimit       time.Duration
-	Concurrency     int
-	Nodes           int
-	TTL             time.Duration
-	LockDelay       *time.Duration // nil: the target's default
-	Work            time.Duration
-	Margin          time.Duration
-	AcquireTimeout  time.Duration
-	OpTimeout       time.Duration
-	RPCTimeout      time.Duration
-	CheckTimeout    time.Duration
-	ReadyTimeout    time.Duration
+	Target   targets.Target
+	Workload workloads.Workload
+	// Resources are what the lock protects, in the order a critical
+	// section writes them (none: Defaults takes the lock-store); Fencings
+	// is each one's fencing mode by name (resources.ParseFencings), and
+	// Fencing the --fencing value as given.
+	Resources []resources.Resource
+	Fencings  map[string]targets.Fencing
+	Fencing   string
+	// LockStore is the default resource (the lock service's own store).
+	LockStore resources.Resource
+	// Audit keeps the audit log (--audit-log); nil: none.
+	Audit resources.AuditLogger
+	// SideWriter runs a batch job that writes the first resource without
+	// the lock and without a token every SideWriterInterval (--side-writer).
+	SideWriter         bool
+	SideWriterInterval time.Duration
+	Nemesis            string // the --nemesis value, as given
+	Faults             []nemesis.Fault
+	NemesisInterval    time.Duration
+	TimeLimit          time.Duration
+	Concurrency        int
+	Nodes              int
+	TTL                time.Duration
+	LockDelay          *time.Duration // nil: the target's default
+	Work               time.Duration
+	Margin             time.Duration
+	AcquireTimeout     time.Duration
+	OpTimeout          time.Duration
+	RPCTimeout         time.Duration
+	CheckTimeout       time.Duration
+	ReadyTimeout       time.Duration
 	// Keys and ReadMode are the register workload's (ReadMode "" is the
 	// target's default).
 	Keys     int
@@ -93,8 +108,16 @@ func (c *Config) Defaults() {
 	def(&c.NemesisInterval, 3*time.Second)
 	def(&c.CheckTimeout, 60*time.Second)
 	def(&c.ReadyTimeout, 30*time.Second)
-	if c.Workload == "" {
-		c.Workload = "lock-append"
+	def(&c.SideWriterInterval, 3*time.Second)
+	if len(c.Resources) == 0 && c.LockStore != nil {
+		c.Resources = []resources.Resource{c.LockStore}
+	}
+	if c.Fencings == nil {
+		// Errors are Validate's to report.
+		c.Fencings, _ = resources.ParseFencings(c.Fencing, c.Resources)
+	}
+	if c.Fencing == "" {
+		c.Fencing = string(targets.FencingNone)
 	}
 	if c.Keys == 0 {
 		c.Keys = 8
@@ -102,13 +125,29 @@ func (c *Config) Defaults() {
 	if rm, ok := c.Target.(targets.ReadModer); ok && c.ReadMode == "" {
 		c.ReadMode = rm.ReadModes()[0]
 	}
-	if c.Name == "" {
-		c.Name = fmt.Sprintf("%s-%s-%s", c.Target.Name(), c.Workload, c.Fencing)
-		if c.Workload == "register" {
-			c.Name = fmt.Sprintf("%s-register-%s", c.Target.Name(), c.ReadMode)
-		}
+	if c.Name == "" && c.Target != nil && c.Workload != nil {
+		c.Name = c.defaultName()
 	}
 }
+
+// defaultName is TARGET-WORKLOAD-FENCING, with the resources when they are
+// not the lock-store (TARGET-WORKLOAD-RESOURCES-FENCING), and
+// TARGET-register-READMODE for registers.
+func (c *Config) defaultName() string {
+	if c.Workload.Name() == "register" {
+		return fmt.Sprintf("%s-register-%s", c.Target.Name(), c.ReadMode)
+	}
+	parts := []string{c.Target.Name(), c.Workload.Name()}
+	if len(c.Resources) != 1 || c.LockStore == nil || c.Resources[0].Name() != c.LockStore.Name() {
+		for _, r := range c.Resources {
+			parts = append(parts, r.Name())
+		}
+	}
+	parts = append(parts, resources.DescribeFencings(c.Resources, c.Fencings))
+	return nameUnsafe.ReplaceAllString(strings.Join(parts, "-"), "-")
+}
+
+var nameUnsafe = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
 // Validate checks the configuration before anything starts. Errors wrap
 // targets.ErrBadConfig.
@@ -119,13 +158,24 @@ func (c *Config) Validate() error {
 	if c.Target == nil {
 		return bad("no target")
 	}
-	w, err := lookupWorkload(c.Workload)
+	if c.Workload == nil {
+		return bad("no workload")
+	}
+	if len(c.Resources) == 0 {
+		return bad("no resource")
+	}
+	seen := map[string]bool{}
+	for _, r := range c.Resources {
+		if seen[r.Name()] {
+			return bad("--resource names %s twice", r.Name())
+		}
+		seen[r.Name()] = true
+	}
+	fs, err := resources.ParseFencings(c.Fencing, c.Resources)
 	if err != nil {
 		return err
 	}
-	if _, err := targets.ParseFencing(string(c.Fencing)); err != nil {
-		return err
-	}
+	c.Fencings = fs
 	if c.Concurrency < 1 {
 		return bad("--concurrency must be at least 1, not %d", c.Concurrency)
 	}
@@ -144,8 +194,11 @@ func (c *Config) Validate() error {
 	if c.Margin < 0 || c.Margin >= c.TTL {
 		return bad("--margin %s must be in [0, --ttl %s)", c.Margin, c.TTL)
 	}
-	if err := w.Validate(c.Target, c.workloadConfig()); err != nil {
+	if err := c.Workload.Validate(c.Target, c.Resources, c.workloadConfig()); err != nil {
 		return err
+	}
+	if _, ok := c.Workload.(workloads.SideWriting); c.SideWriter && !ok {
+		return bad("--side-writer: the %s workload has no side writer", c.Workload.Name())
 	}
 	if err := store.ValidName(c.Name); err != nil {
 		return bad("--name: %v", err)
@@ -160,11 +213,18 @@ func (c *Config) Validate() error {
 }
 
 // workloadConfig is the workloads' configuration.
-func (c *Config) workloadConfig() WorkloadConfig {
-	return WorkloadConfig{
-		LockAppend: lockappend.Config{Fencing: c.Fencing, AcquireTimeout: c.AcquireTimeout, Margin: c.Margin, Work: c.Work},
-		Register:   register.Config{Keys: c.Keys, ReadMode: c.ReadMode},
+func (c *Config) workloadConfig() workloads.Config {
+	return workloads.Config{Fencings: c.Fencings, AcquireTimeout: c.AcquireTimeout, Margin: c.Margin, Work: c.Work,
+		AuditLog: c.Audit != nil, Keys: c.Keys, ReadMode: c.ReadMode}
+}
+
+// resourceUses are the resources with their fencing modes.
+func (c *Config) resourceUses() []ResourceUse {
+	us := make([]ResourceUse, len(c.Resources))
+	for i, r := range c.Resources {
+		us[i] = ResourceUse{Resource: r, Fencing: c.Fencings[r.Name()]}
 	}
+	return us
 }
 
 // clientConfig is the client configuration the workers get (endpoints and
@@ -229,8 +289,9 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		RunID:  runID,
 		Target: cfg.Target, Nodes: cfg.Nodes, Workers: cfg.Concurrency,
 		Client:   cfg.clientConfig(),
-		Workload: cfg.Workload, Config: cfg.workloadConfig(),
-		WorkerBinary: cfg.WorkerBinary, ReadyTimeout: cfg.ReadyTimeout,
+		Workload: cfg.Workload, Resources: cfg.resourceUses(), Audit: cfg.Audit, Config: cfg.workloadConfig(),
+		FailpointTimeout: cfg.OpTimeout + time.Minute,
+		WorkerBinary:     cfg.WorkerBinary, ReadyTimeout: cfg.ReadyTimeout,
 		LogsDir: run.Path(store.LogsDir), Log: log, Stage: cfg.Stage,
 	})
 	if err != nil {
@@ -254,7 +315,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	var ok, fail, info atomic.Int64
 	rec, err := history.NewRecorder(run.Path(store.HistoryFile), func(e history.Event) {
 		if e.Process == history.Nemesis || e.Process >= FinalReadProcess {
-			return
+			return // faults, final reads and the side writer
 		}
 		switch e.Type {
 		case history.Ok:
@@ -314,7 +375,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		defer nemWG.Done()
 		sched.Run(limit, cl, rec)
 	}()
-	w, _ := lookupWorkload(cfg.Workload) // validated above
+	w := cfg.Workload
 	gen := &generator{w: w, cfg: cfg.workloadConfig(), seed: cfg.Seed}
 	var slots sync.WaitGroup
 	for i, c := range cl.clients {
@@ -322,6 +383,13 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		go func() {
 			defer slots.Done()
 			gen.drive(ctx, limit, c, history.Process(i), len(cl.clients), cfg.OpTimeout, log)
+		}()
+	}
+	if cfg.SideWriter {
+		slots.Add(1)
+		go func() {
+			defer slots.Done()
+			sideWriter(limit, cl.Host(), gen, rec, cfg, log)
 		}()
 	}
 	<-limit.Done()
@@ -332,16 +400,16 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	slots.Wait()
 
 	interrupted := ctx.Err() != nil
-	if w.FinalRead != nil {
+	if reads := w.FinalReads(cl.Host()); len(reads) > 0 {
 		stageName.Store("final read")
 		if interrupted {
 			// Still read: a lost update found before Ctrl-C is worth reporting.
-			fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*cfg.RPCTimeout)
-			finalRead(fctx, cl, w, rec, cfg.RPCTimeout, 1, log)
+			fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Duration(len(reads)+1)*cfg.RPCTimeout)
+			finalReads(fctx, reads, rec, cfg.RPCTimeout, 1, log)
 			cancel()
 		} else {
 			time.Sleep(500 * time.Millisecond) // quiet period
-			finalRead(ctx, cl, w, rec, cfg.RPCTimeout, 5, log)
+			finalReads(ctx, reads, rec, cfg.RPCTimeout, 5, log)
 		}
 	}
 	close(progressDone)
@@ -356,12 +424,12 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	}
 
 	stage("checking %d events", len(rec.Events()))
-	res := w.Check(run, rec.Events(), cfg.CheckTimeout)
+	res := Check(run, w, rec.Events(), cfg.CheckTimeout)
 	res.Elapsed = time.Since(started).Round(time.Millisecond).String()
 	if interrupted {
 		MarkInterrupted(res)
 	}
-	if err := WriteResults(run, test, res); err != nil {
+	if err := WriteResults(run, test, res, w); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrHarness, err)
 	}
 	return &Outcome{Run: run, Results: res, Interrupted: interrupted}, nil
@@ -379,8 +447,8 @@ func MarkInterrupted(res *store.Results) {
 
 // generator makes the operations of a run.
 type generator struct {
-	w    *Workload
-	cfg  WorkloadConfig
+	w    workloads.Workload
+	cfg  workloads.Config
 	seed uint64
 	n    atomic.Int64 // operations so far, run-wide: op ids and unique values
 }
@@ -424,27 +492,31 @@ func (g *generator) drive(ctx, limit context.Context, c *client, p history.Proce
 // FinalReadProcess is the process of the final read.
 const FinalReadProcess history.Process = 1_000_000
 
-// finalRead reads the final state after healing, recorded as its own
-// process. A failed attempt is recorded as fail and tried again, up to
-// attempts times.
-func finalRead(ctx context.Context, cl *Cluster, w *Workload, rec *history.Recorder, rpc time.Duration, attempts int, log *slog.Logger) {
-	p := FinalReadProcess
-	for attempt := 0; attempt < attempts; attempt++ {
-		f := w.FinalReadF
-		rec.Record(p, history.Invoke, f, nil)
-		rctx, cancel := context.WithTimeout(ctx, rpc)
-		value, err := w.FinalRead(rctx, cl.Host())
-		cancel()
-		if err == nil {
-			rec.Record(p, history.Ok, f, value)
-			return
-		}
-		rec.Record(p, history.Fail, f, map[string]string{"error": err.Error()})
-		log.Warn("final read failed", "attempt", attempt+1, "err", err)
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(time.Second):
+// finalReads reads the final state after healing, each read recorded as
+// an operation of its own process (FinalReadProcess, +1, ...). A failed
+// attempt is recorded as fail and tried again, up to attempts times.
+func finalReads(ctx context.Context, reads []workloads.FinalRead, rec *history.Recorder, rpc time.Duration, attempts int, log *slog.Logger) {
+	for i, r := range reads {
+		p := FinalReadProcess + history.Process(i)
+		for attempt := 0; attempt < attempts; attempt++ {
+			rec.Record(p, history.Invoke, r.F, nil)
+			rctx, cancel := context.WithTimeout(ctx, rpc)
+			value, err := r.Read(rctx)
+			cancel()
+			if err == nil {
+				rec.Record(p, history.Ok, r.F, value)
+				break
+			}
+			rec.Record(p, history.Fail, r.F, map[string]string{"error": err.Error()})
+			log.Warn("final read failed", "f", r.F, "attempt", attempt+1, "err", err)
+			if ctx.Err() != nil {
+				return
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(time.Second):
+			}
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/fencecheck/fencecheck/resources"
 	"github.com/fencecheck/fencecheck/store"
 )
 
@@ -15,14 +16,21 @@ type versioned interface{ Version() string }
 func newTestInfo(cfg Config, runID string, cl *Cluster, started time.Time) store.TestInfo {
 	t := store.TestInfo{
 		RunID: runID, Name: cfg.Name, Started: started.UTC(), Fencecheck: Version(),
-		Target: cfg.Target.Name(), Workload: cfg.Workload, Fencing: string(cfg.Fencing),
-		Nemesis: cfg.Nemesis, NemesisInterval: cfg.NemesisInterval.String(), TimeLimit: cfg.TimeLimit.String(),
+		Target: cfg.Target.Name(), Workload: cfg.Workload.Name(), Fencing: resources.DescribeFencings(cfg.Resources, cfg.Fencings),
+		SideWriter: cfg.SideWriter,
+		Nemesis:    cfg.Nemesis, NemesisInterval: cfg.NemesisInterval.String(), TimeLimit: cfg.TimeLimit.String(),
 		Concurrency: cfg.Concurrency, Nodes: cfg.Nodes, TTL: cfg.TTL.String(), Work: cfg.Work.String(),
 		Margin: cfg.Margin.String(), AcquireTimeout: cfg.AcquireTimeout.String(), OpTimeout: cfg.OpTimeout.String(),
 		RPCTimeout: cfg.RPCTimeout.String(), CheckTimeout: cfg.CheckTimeout.String(), Seed: cfg.Seed,
 	}
-	if cfg.Workload == "register" {
-		t.Keys, t.ReadMode, t.Fencing = cfg.Keys, cfg.ReadMode, ""
+	for _, r := range cfg.Resources {
+		t.Resources = append(t.Resources, store.ResourceInfo{Name: r.Name(), Fencing: string(cfg.Fencings[r.Name()])})
+	}
+	if cfg.Audit != nil {
+		t.AuditLog = cfg.Audit.Name()
+	}
+	if cfg.Workload.Name() == "register" {
+		t.Keys, t.ReadMode, t.Fencing, t.Resources = cfg.Keys, cfg.ReadMode, "", nil
 	}
 	if cfg.LockDelay != nil {
 		t.LockDelay = cfg.LockDelay.String()
@@ -36,6 +44,11 @@ func newTestInfo(cfg Config, runID string, cl *Cluster, started time.Time) store
 	t.Images, t.ImageIDs, t.ClusterReady = cl.Images, cl.ImageIDs, cl.Ready.Round(time.Millisecond).String()
 	for _, n := range cl.Nodes {
 		t.Servers = append(t.Servers, store.NodeInfo{Name: n.Name, Addr: n.Addr})
+	}
+	for i := range t.Resources {
+		for _, n := range cl.ResourceNodes[t.Resources[i].Name] {
+			t.Resources[i].Nodes = append(t.Resources[i].Nodes, store.NodeInfo{Name: n.Name, Addr: n.Addr})
+		}
 	}
 	return t
 }

@@ -10,13 +10,23 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/fencecheck/fencecheck/history"
+	"github.com/fencecheck/fencecheck/resources"
 	"github.com/fencecheck/fencecheck/targets"
+	"github.com/fencecheck/fencecheck/workloads"
 )
+
+// Catalog finds the parts of a run by name: cmd/fencecheck's tables.
+type Catalog struct {
+	Target   func(name string) (targets.Target, error)
+	Workload func(name string) (workloads.Workload, error)
+	Resource func(name string) (resources.Resource, error)
+}
 
 // ServeWorker is the worker side of the protocol: `fencecheck worker` in a
 // client container. It serves one harness connection at a time until ctx
-// ends. lookup finds a target by name.
-func ServeWorker(ctx context.Context, ln net.Listener, lookup func(string) (targets.Target, error), log *slog.Logger) error {
+// ends.
+func ServeWorker(ctx context.Context, ln net.Listener, cat Catalog, log *slog.Logger) error {
 	go func() {
 		<-ctx.Done()
 		ln.Close()
@@ -30,13 +40,67 @@ func ServeWorker(ctx context.Context, ln net.Listener, lookup func(string) (targ
 			return fmt.Errorf("worker: accept: %w", err)
 		}
 		log.Info("harness connected", "from", c.RemoteAddr())
-		err = serveConn(ctx, newConn(c), lookup, log)
+		err = serveConn(ctx, newConn(c), cat, log)
 		c.Close()
 		log.Info("harness gone", "err", err)
 	}
 }
 
-func serveConn(ctx context.Context, c *conn, lookup func(string) (targets.Target, error), log *slog.Logger) error {
+// dialClients dials the lock service and the resources of a setup (the
+// worker's, or the harness's own for resets and final reads). On error
+// everything dialled is closed.
+func dialClients(ctx context.Context, cat Catalog, s Setup) (c workloads.Clients, closeAll func(), err error) {
+	var closers []func() error
+	closeAll = func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			_ = closers[i]()
+		}
+	}
+	defer func() {
+		if err != nil {
+			closeAll()
+		}
+	}()
+	t, err := cat.Target(s.Target)
+	if err != nil {
+		return c, nil, err
+	}
+	c.Lock, err = t.Dial(ctx, s.Client)
+	if err != nil {
+		return c, nil, err
+	}
+	closers = append(closers, c.Lock.Close)
+	for _, rs := range s.Resources {
+		r, err := cat.Resource(rs.Name)
+		if err != nil {
+			return c, nil, err
+		}
+		st, err := r.Dial(ctx, rs.Config, c.Lock)
+		if err != nil {
+			return c, nil, fmt.Errorf("resource %s: %w", rs.Name, err)
+		}
+		closers = append(closers, st.Close)
+		c.Resources = append(c.Resources, workloads.Resource{Name: rs.Name, Fencing: rs.Fencing, Store: st})
+	}
+	if s.Audit != nil {
+		r, err := cat.Resource(s.Audit.Name)
+		if err != nil {
+			return c, nil, err
+		}
+		al, ok := r.(resources.AuditLogger)
+		if !ok {
+			return c, nil, fmt.Errorf("%w: resource %s keeps no audit log", targets.ErrBadConfig, s.Audit.Name)
+		}
+		c.Audit, err = al.DialAuditLog(ctx, s.Audit.Config)
+		if err != nil {
+			return c, nil, fmt.Errorf("audit log: %w", err)
+		}
+		closers = append(closers, c.Audit.Close)
+	}
+	return c, closeAll, nil
+}
+
+func serveConn(ctx context.Context, c *conn, cat Catalog, log *slog.Logger) error {
 	m, err := c.recv()
 	if err != nil {
 		return err
@@ -45,22 +109,19 @@ func serveConn(ctx context.Context, c *conn, lookup func(string) (targets.Target
 		return c.send(message{Kind: kindError, Error: "first message must be setup"})
 	}
 	setup := *m.Setup
-	t, err := lookup(setup.Target)
-	if err != nil {
-		return c.send(message{Kind: kindError, Error: err.Error()})
-	}
-	w, err := lookupWorkload(setup.Workload)
+	w, err := cat.Workload(setup.Workload)
 	if err != nil {
 		return c.send(message{Kind: kindError, Error: err.Error()})
 	}
 	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	client, err := t.Dial(dctx, setup.Client)
+	clients, closeAll, err := dialClients(dctx, cat, setup)
 	cancel()
 	if err != nil {
 		return c.send(message{Kind: kindError, Error: err.Error()})
 	}
-	defer client.Close()
-	log.Info("set up", "target", setup.Target, "endpoints", setup.Client.Endpoints, "workload", setup.Workload, "config", setup.Config)
+	defer closeAll()
+	log.Info("set up", "target", setup.Target, "endpoints", setup.Client.Endpoints, "workload", setup.Workload,
+		"resources", setup.Resources, "config", setup.Config)
 	if err := c.send(message{Kind: kindReady}); err != nil {
 		return err
 	}
@@ -70,6 +131,7 @@ func serveConn(ctx context.Context, c *conn, lookup func(string) (targets.Target
 	cctx, stop := context.WithCancel(ctx)
 	defer stop()
 	ops := make(chan message, 64)
+	proceed := make(chan int64, 16)
 	readErr := make(chan error, 1)
 	var skew atomic.Int64 // the lease clock's offset, set by clock-skew:client
 	go func() {
@@ -81,19 +143,29 @@ func serveConn(ctx context.Context, c *conn, lookup func(string) (targets.Target
 				stop()
 				return
 			}
-			if m.Kind == kindSkew {
+			switch m.Kind {
+			case kindSkew:
 				skew.Store(int64(m.Skew))
 				log.Info("lease clock skewed", "offset", m.Skew)
-				continue
-			}
-			if m.Kind != kindOp {
+			case kindProceed:
+				select {
+				case proceed <- m.ID:
+				default:
+					log.Warn("proceed dropped", "op", m.ID)
+				}
+			case kindOp:
+				ops <- m
+			default:
 				readErr <- fmt.Errorf("unexpected %q message", m.Kind)
 				stop()
 				return
 			}
-			ops <- m
 		}
 	}()
+	bound := setup.FailpointTimeout
+	if bound <= 0 {
+		bound = time.Minute
+	}
 	for m := range ops {
 		cfg := setup.Config
 		if m.Override != nil {
@@ -109,8 +181,40 @@ func serveConn(ctx context.Context, c *conn, lookup func(string) (targets.Target
 				log.Warn("phase not sent", "op", id, "phase", phase, "err", err)
 			}
 		}
-		env := WorkerEnv{Report: report, Skew: func() time.Duration { return time.Duration(skew.Load()) }}
-		typ, done := w.Execute(cctx, client, cfg, m.F, m.Value, env)
+		failpoint := func(ctx context.Context, token int64) bool {
+			if err := c.send(message{Kind: kindFailpoint, ID: id, Token: token}); err != nil {
+				return false
+			}
+			t := time.NewTimer(bound)
+			defer t.Stop()
+			for {
+				select {
+				case got := <-proceed:
+					if got == id {
+						return true
+					}
+				case <-t.C:
+					// A proceed that came while the worker was frozen is
+					// read now: give it a moment before giving up.
+					select {
+					case got := <-proceed:
+						if got == id {
+							return true
+						}
+					case <-time.After(time.Second):
+					}
+					// The harness never answered: go on, and say so.
+					report(history.PhaseFailpointTimeout, nil)
+					log.Warn("failpoint: no proceed", "op", id, "after", bound)
+					return false
+				case <-ctx.Done():
+					return false
+				}
+			}
+		}
+		env := workloads.Env{Process: m.Process, Report: report, Failpoint: failpoint,
+			Skew: func() time.Duration { return time.Duration(skew.Load()) }}
+		typ, done := w.Execute(cctx, clients, cfg, m.F, m.Value, env)
 		raw, _ := json.Marshal(done)
 		log.Info("op", "id", id, "f", m.F, "invoke", string(m.Value), "type", typ, "done", string(raw))
 		if err := c.send(message{Kind: kindDone, ID: id, Type: typ, Value: raw}); err != nil {

@@ -41,6 +41,14 @@ type Process int
 // Nemesis is the process of fault events.
 const Nemesis Process = -1
 
+// SideWriter is the first process of the side writer (--side-writer): a
+// batch job that writes the resource without the lock and without a token.
+// After an info it continues as SideWriter+1, and so on.
+const SideWriter Process = 2_000_000
+
+// IsSideWriter reports whether p is a process of the side writer.
+func (p Process) IsSideWriter() bool { return p >= SideWriter }
+
 // MarshalJSON writes a client process as a number and Nemesis as "nemesis".
 func (p Process) MarshalJSON() ([]byte, error) {
 	if p == Nemesis {
@@ -63,10 +71,16 @@ func (p *Process) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// String returns "nemesis" or the number.
+// String returns "nemesis", "side-writer" (then "side-writer#2", ...) or
+// the number.
 func (p Process) String() string {
-	if p == Nemesis {
+	switch {
+	case p == Nemesis:
 		return "nemesis"
+	case p == SideWriter:
+		return "side-writer"
+	case p > SideWriter:
+		return "side-writer#" + strconv.Itoa(int(p-SideWriter)+1)
 	}
 	return strconv.Itoa(int(p))
 }
@@ -112,6 +126,12 @@ type FaultValue struct {
 	Params map[string]string `json:"params,omitempty"`
 	Error  string            `json:"error,omitempty"`
 }
+
+// PhaseFailpointTimeout is the phase a worker reports when it gave up
+// waiting for the harness at its failpoint (workloads.Env's Failpoint) and
+// went on: a fault aimed at that critical section may have missed it.
+// Value: none.
+const PhaseFailpointTimeout = "failpoint-timeout"
 
 // PhaseLate is the phase the harness records when an operation it already
 // recorded as info (it timed out) finally completes: the worker's late

@@ -22,15 +22,17 @@ import (
 	"github.com/fencecheck/fencecheck/nemesis"
 	"github.com/fencecheck/fencecheck/targets"
 	"github.com/fencecheck/fencecheck/targets/etcd"
+	"github.com/fencecheck/fencecheck/workloads"
 	"github.com/fencecheck/fencecheck/workloads/lockappend"
+
+	la "github.com/fencecheck/fencecheck/history/lockappend"
 )
 
 func startCluster(t *testing.T) *harness.Cluster {
 	t.Helper()
 	cl := harnesstest.Cluster(t, harness.ClusterConfig{
-		Target: etcd.Target{}, Nodes: 3, Workers: 2, Workload: "lock-append",
-		Config: harness.WorkloadConfig{LockAppend: lockappend.Config{
-			Fencing: targets.FencingNone, AcquireTimeout: 10 * time.Second, Margin: 500 * time.Millisecond}},
+		Target: etcd.Target{}, Nodes: 3, Workers: 2, Workload: lockappend.Workload{},
+		Config:       workloads.Config{AcquireTimeout: 10 * time.Second, Margin: 500 * time.Millisecond},
 		Client:       targets.ClientConfig{TTL: 2 * time.Second, RPCTimeout: 2 * time.Second},
 		WorkerBinary: harnesstest.WorkerBinary(t),
 	})
@@ -82,7 +84,7 @@ func healthy(t *testing.T, cl *harness.Cluster) {
 		t.Fatalf("cluster unhealthy after recovery: %v", err)
 	}
 	// And it serves a linearizable write and read.
-	if err := cl.Host().Reset(ctx); err != nil {
+	if err := cl.Host().Resources[0].Store.Reset(ctx); err != nil {
 		t.Fatalf("cluster does not serve after recovery: %v", err)
 	}
 }
@@ -341,8 +343,8 @@ func TestFaultsOnRealContainers(t *testing.T) {
 			t.Fatal(err)
 		}
 		err := cl.RunOne(ctx, 1, 0)
-		if err == nil || !strings.Contains(err.Error(), lockappend.ReasonLeaseShort) {
-			t.Errorf("with its clock 10s ahead the client's section gave %v, want %s", err, lockappend.ReasonLeaseShort)
+		if err == nil || !strings.Contains(err.Error(), la.ReasonLeaseShort) {
+			t.Errorf("with its clock 10s ahead the client's section gave %v, want %s", err, la.ReasonLeaseShort)
 		}
 		if err := cl.SkewClientClock(ctx, "w2", 0); err != nil {
 			t.Fatal(err)

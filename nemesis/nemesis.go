@@ -17,6 +17,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -24,13 +25,32 @@ import (
 	"github.com/fencecheck/fencecheck/history"
 )
 
-// Holder is a client that holds the lock and has just passed its lease
-// check: it is inside its critical section, about to work and write.
+// Holder is a client that holds the lock and waits at its failpoint, inside
+// its critical section: it has passed its lease check and will work and
+// write once it proceeds.
 type Holder struct {
 	Node    string // its container's node name (w1, ...)
 	Process history.Process
 	Token   int64
+	// Proceed lets the holder go on. A fault that takes a holder calls it
+	// exactly once, after its fault is in place (or when injecting failed),
+	// so that the fault is in place before the holder's write leaves. It
+	// reports whether the holder was still waiting at its failpoint: false
+	// when it had given up waiting (the fault may have missed it).
+	Proceed func() bool
 }
+
+// Hit is what a fault aimed at a holder records: whether it was in place
+// while the holder waited at its failpoint (params "hit" and "phase").
+func (h Holder) hit(params map[string]string) {
+	waiting := h.Proceed == nil || h.Proceed()
+	params["hit"] = strconv.FormatBool(waiting)
+	params["phase"] = PhaseFailpoint
+}
+
+// PhaseFailpoint is where a fault aimed at a holder lands: the holder's
+// failpoint, after its lease check and before its work and write.
+const PhaseFailpoint = "after the lease check, before the write"
 
 // Env is what faults act on; the harness implements it.
 type Env interface {
@@ -44,18 +64,16 @@ type Env interface {
 type Cluster interface {
 	// Lease is the longest the lock can stay unavailable after its holder's
 	// last renewal (targets.MaxLease): a holder paused longer than this has
-	// lost the lock. TTL is the lease TTL. Work is the clients' time between
-	// lease check and write.
+	// lost the lock. TTL is the lease TTL.
 	Lease() time.Duration
 	TTL() time.Duration
-	Work() time.Duration
 	// Servers and Clients are the node names (n1 ..., w1 ...).
 	Servers() []string
 	Clients() []string
 	// Leader is the server that leads now.
 	Leader(ctx context.Context) (string, error)
-	// NextHolder blocks until a client reports a passed lease check after
-	// the call, and returns it.
+	// NextHolder blocks until a client reaches its failpoint after the
+	// call, and returns it, waiting there until its Proceed is called.
 	NextHolder(ctx context.Context) (Holder, error)
 	// Healthy returns nil once every server serves again, or the reason it
 	// does not when ctx ends.

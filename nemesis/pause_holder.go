@@ -8,14 +8,16 @@ import (
 	"time"
 )
 
-// PauseHolder freezes the lock holder inside its critical section: it waits
-// for a client to pass its lease check, then, at a random moment within the
-// first 80% of the client's work window, sends SIGSTOP to the client's
-// container (freezing all of it, lease keepalives included), and holds it
-// for a random time between 1.5 and 3 leases (Env.Lease: the TTL, or longer
-// where the target's server-side timer or lock-delay is), after which
-// SIGCONT resumes it. The lease expires meanwhile; another client can acquire the
-// lock and write, and the resumed holder then writes with a stale lease.
+// PauseHolder freezes the lock holder inside its critical section: it takes
+// the next client that reaches its failpoint (lease checked, about to work
+// and write), sends SIGSTOP to the client's container (freezing all of it,
+// lease keepalives included) while the client waits there, lets it proceed
+// (it reads that only once resumed), and holds it for a random time between
+// 1.5 and 3 leases (Env.Lease: the TTL, or longer where the target's
+// server-side timer or lock-delay is), after which SIGCONT resumes it. The
+// lease expires meanwhile; another client can acquire the lock and write,
+// and the resumed holder then writes with a stale lease. The pause is in
+// place before the holder's write leaves, however slow the machine.
 type PauseHolder struct{}
 
 // Name is "pause-holder".
@@ -27,23 +29,21 @@ func (PauseHolder) Inject(ctx context.Context, env Env, r *rand.Rand) (*Injectio
 	if err != nil {
 		return nil, err
 	}
-	delay := time.Duration(r.Float64() * 0.8 * float64(env.Work()))
 	hold := time.Duration((1.5 + 1.5*r.Float64()) * float64(env.Lease()))
-	if err := sleep(ctx, delay); err != nil {
-		return nil, err
-	}
 	if err := env.Signal(ctx, h.Node, "SIGSTOP"); err != nil {
+		h.Proceed()
 		return nil, fmt.Errorf("pause-holder: %w", err)
 	}
+	params := map[string]string{
+		"process": h.Process.String(),
+		"token":   strconv.FormatInt(h.Token, 10),
+		"hold":    hold.Round(time.Millisecond).String(),
+	}
+	h.hit(params)
 	return &Injection{
-		Nodes: []string{h.Node},
-		Params: map[string]string{
-			"process": h.Process.String(),
-			"token":   strconv.FormatInt(h.Token, 10),
-			"hold":    hold.Round(time.Millisecond).String(),
-			"delay":   delay.Round(time.Millisecond).String(),
-		},
-		Hold: hold,
+		Nodes:  []string{h.Node},
+		Params: params,
+		Hold:   hold,
 		Recover: func(ctx context.Context) error {
 			return env.Signal(ctx, h.Node, "SIGCONT")
 		},

@@ -6,8 +6,8 @@ import (
 
 	"github.com/fencecheck/fencecheck/checkers"
 	"github.com/fencecheck/fencecheck/history"
+	"github.com/fencecheck/fencecheck/history/lockappend"
 	"github.com/fencecheck/fencecheck/store"
-	"github.com/fencecheck/fencecheck/workloads/lockappend"
 )
 
 // hist builds a history by hand, with times in seconds.
@@ -94,7 +94,7 @@ func check(t *testing.T, ev []history.Event) *store.Results {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &store.Results{Workload: "lock-append", LockAppend: &la, Faults: fs, Events: len(ev), CheckTime: "1ms"}
+	return &store.Results{Workload: "lock-append", Result: &la, Faults: fs, Events: len(ev), CheckTime: "1ms"}
 }
 
 // storiesOf builds the stories of a history checked by the real checkers.
@@ -105,7 +105,7 @@ func storiesOf(t *testing.T, ev []history.Event, fencing string, workers int) (l
 	if err != nil {
 		t.Fatal(err)
 	}
-	lost, fenced = stories(m, res.LockAppend.LostUpdates.Elements, storyConfig{Fencing: fencing, TTL: "2s", Margin: "500ms", Workers: workers})
+	lost, fenced = stories(m, laResult(res).LostUpdates.Elements, storyConfig{Fencing: fencing, TTL: "2s", Margin: "500ms", Workers: workers})
 	return lost, fenced, res
 }
 
@@ -113,4 +113,9 @@ func testInfo(fencing string, workers int) store.TestInfo {
 	return store.TestInfo{Name: "test", RunID: "r1", Target: "etcd", TargetVersion: "3.6.16", Workload: "lock-append", Fencing: fencing,
 		Nemesis: "pause-holder", Concurrency: workers, Nodes: 3, TTL: "2s", Margin: "500ms", TimeLimit: "20s",
 		Servers: []store.NodeInfo{{Name: "n1", Addr: "10.0.0.1:2379"}, {Name: "n2", Addr: "10.0.0.2:2379"}, {Name: "n3", Addr: "10.0.0.3:2379"}}}
+}
+
+// laResult is a lock-append run's checker result.
+func laResult(r *store.Results) *checkers.LockAppendResult {
+	return r.Result.(*checkers.LockAppendResult)
 }

@@ -47,8 +47,8 @@ func JUnit(test store.TestInfo, res *store.Results, reportPath string) ([]byte, 
 	for _, c := range cases {
 		tc := junitCase{Class: class, Name: c.name}
 		text := c.message
-		if c.name == "lost-updates" && res.LockAppend != nil {
-			text = lostText(res.LockAppend.LostUpdates)
+		if la, ok := res.Result.(*checkers.LockAppendResult); ok && c.name == "lost-updates" {
+			text = lostText(la.LostUpdates)
 		}
 		text += "\nreport: " + reportPath
 		switch c.valid {

@@ -70,8 +70,8 @@ func TestJUnitLostUpdate(t *testing.T) {
 	s := j.Suites[0]
 
 	invalid := 0
-	for _, c := range []checkers.Validity{res.LockAppend.Checkers.Linearizable.Valid, res.LockAppend.Checkers.LostUpdates.Valid,
-		res.LockAppend.Checkers.TokenMonotonic.Valid, res.LockAppend.Checkers.Overlap.Valid, res.LockAppend.Checkers.Stats.Valid} {
+	for _, c := range []checkers.Validity{laResult(res).Checkers.Linearizable.Valid, laResult(res).Checkers.LostUpdates.Valid,
+		laResult(res).Checkers.TokenMonotonic.Valid, laResult(res).Checkers.Overlap.Valid, laResult(res).Checkers.Stats.Valid} {
 		if c == checkers.Invalid {
 			invalid++
 		}
@@ -124,7 +124,7 @@ func TestJUnitValidAndInterrupted(t *testing.T) {
 	h.final(0.5, []int64{1, 2})
 	res := check(t, h.sorted())
 	if res.Valid() != checkers.Valid {
-		t.Fatalf("the history is %s: %s", res.Valid(), res.LockAppend.Error)
+		t.Fatalf("the history is %s: %s", res.Valid(), laResult(res).Error)
 	}
 	j := junitOf(t, testInfo("token", 2), res)
 	if j.Failures != 0 || j.Errors != 0 || j.Tests != 5 {
@@ -143,7 +143,7 @@ func TestJUnitValidAndInterrupted(t *testing.T) {
 
 // The register workload's checkers are cases too.
 func TestJUnitRegister(t *testing.T) {
-	res := &store.Results{Workload: "register", Register: &checkers.RegisterWorkloadResult{
+	res := &store.Results{Workload: "register", Result: &checkers.RegisterWorkloadResult{
 		Valid: checkers.Invalid,
 		Checkers: checkers.RegisterWorkloadCheckers{
 			Linearizable: checkers.KeyedResult{Verdict: checkers.Verdict{Valid: checkers.Invalid, Message: `not linearizable on key "k1"`}},

@@ -12,8 +12,8 @@ import (
 
 	"github.com/fencecheck/fencecheck/checkers"
 	"github.com/fencecheck/fencecheck/history"
+	"github.com/fencecheck/fencecheck/history/lockappend"
 	"github.com/fencecheck/fencecheck/store"
-	"github.com/fencecheck/fencecheck/workloads/lockappend"
 )
 
 // synthetic makes a lock-append history of n critical sections by workers
@@ -202,7 +202,7 @@ func synthetic(n, workers int) ([]history.Event, *store.Results) {
 	la.Checkers.Linearizable.Message = "not run on the synthetic history (its lists are cut)"
 	la.Overlaps = la.Checkers.Overlap.Overlaps
 	fs, _ := history.Faults(ev)
-	return ev, &store.Results{Workload: "lock-append", LockAppend: &la, Faults: fs, Events: len(ev), CheckTime: "-"}
+	return ev, &store.Results{Workload: "lock-append", Result: &la, Faults: fs, Events: len(ev), CheckTime: "-"}
 }
 
 func sortEvents(ev []history.Event) {
@@ -241,8 +241,8 @@ func writeHistory(t testing.TB, path string, ev []history.Event) {
 func TestReport100kOps(t *testing.T) {
 	const n = 100_000
 	ev, res := synthetic(n, 5)
-	if res.LockAppend.LostUpdates.Lost == 0 || len(res.Faults) < 300 {
-		t.Fatalf("synthetic history: %d lost, %d faults", res.LockAppend.LostUpdates.Lost, len(res.Faults))
+	if laResult(res).LostUpdates.Lost == 0 || len(res.Faults) < 300 {
+		t.Fatalf("synthetic history: %d lost, %d faults", laResult(res).LostUpdates.Lost, len(res.Faults))
 	}
 	root := t.TempDir()
 	run, err := store.NewRun(root, "synthetic", time.Now())
@@ -253,7 +253,7 @@ func TestReport100kOps(t *testing.T) {
 	hinfo, _ := os.Stat(run.Path(store.HistoryFile))
 
 	start := time.Now()
-	if err := Write(run, testInfo("none", 5), res); err != nil {
+	if err := Write(run, testInfo("none", 5), res, LockAppendView); err != nil {
 		t.Fatal(err)
 	}
 	elapsed := time.Since(start)
@@ -262,7 +262,7 @@ func TestReport100kOps(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("%d operations, %d events, history.jsonl %s, %d lost in %d faults: report.html %s written in %s",
-		n, len(ev), humanSize(hinfo.Size()), res.LockAppend.LostUpdates.Lost, len(res.Faults), humanSize(int64(len(b))), elapsed.Round(time.Millisecond))
+		n, len(ev), humanSize(hinfo.Size()), laResult(res).LostUpdates.Lost, len(res.Faults), humanSize(int64(len(b))), elapsed.Round(time.Millisecond))
 	if len(b) > 20<<20 {
 		t.Errorf("report.html is %s, want < 20 MB", humanSize(int64(len(b))))
 	}
@@ -290,7 +290,7 @@ func TestReport100kOps(t *testing.T) {
 // from memory (the history already decoded into events).
 func BenchmarkRender100kOps(b *testing.B) {
 	ev, res := synthetic(100_000, 5)
-	in := Input{Test: testInfo("none", 5), Results: res, Events: ev}
+	in := Input{Test: testInfo("none", 5), Results: res, Events: ev, View: LockAppendView}
 	var size int
 	b.ResetTimer()
 	for b.Loop() {

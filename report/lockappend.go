@@ -85,14 +85,17 @@ type timelineData struct {
 // visualization is slow to open.
 const largeLin = 5 << 20
 
-// lockAppendView is the lock-append report: the stories of the lost updates
+// LockAppendView is the lock-append report: the stories of the lost updates
 // and fence rejections, the timeline, the charts, the lost elements, the
-// checkers.
-func lockAppendView(in *Input) (*page, error) {
+// checkers. Results that are not a lock-append result get GenericView.
+func LockAppendView(in *Input) (*Page, error) {
 	res := in.Results
-	la := res.LockAppend
+	la, ok := res.Result.(*checkers.LockAppendResult)
+	if !ok {
+		return GenericView(in)
+	}
 	verdict := res.Valid().String()
-	p := &page{
+	p := &Page{
 		Title:   fmt.Sprintf("%s · %s %s · fencing %s", strings.ToUpper(verdict), in.Test.Target, res.Workload, orDash(in.Test.Fencing)),
 		Verdict: verdict,
 		Config:  configCards(in.Test),
@@ -145,8 +148,8 @@ func lockAppendView(in *Input) (*page, error) {
 		fenceCard.Class = "good"
 	}
 	p.Cards = []card{lostCard}
-	if res.FirstLostUpdateNS != nil {
-		p.Cards = append(p.Cards, card{Label: "first lost at", Value: secs(*res.FirstLostUpdateNS)})
+	if la.FirstLostUpdateNS != nil {
+		p.Cards = append(p.Cards, card{Label: "first lost at", Value: secs(*la.FirstLostUpdateNS)})
 	}
 	p.Cards = append(p.Cards,
 		fenceCard,

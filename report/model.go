@@ -7,7 +7,7 @@ import (
 	"strconv"
 
 	"github.com/fencecheck/fencecheck/history"
-	"github.com/fencecheck/fencecheck/workloads/lockappend"
+	"github.com/fencecheck/fencecheck/history/lockappend"
 )
 
 // laOp is one lock-append critical section with what the report needs

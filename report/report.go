@@ -41,7 +41,14 @@ type Input struct {
 	HistoryErr string
 	// Files are the run directory's files, linked from the report.
 	Files []File
+	// View is the workload's page (workloads.Workload's View); nil is
+	// GenericView.
+	View View
 }
+
+// View makes a workload's page: its headline, cards and sections. Faults,
+// configuration and files are added to every page.
+type View func(in *Input) (*Page, error)
 
 // File is a file of a run directory, by its path relative to it.
 type File struct {
@@ -67,8 +74,8 @@ func humanSize(n int64) string {
 // Write renders the run's report.html from its history.jsonl and the given
 // configuration and results. A history that cannot be read still gives a
 // report, of the results alone, that says so.
-func Write(run *store.Run, test store.TestInfo, res *store.Results) error {
-	in := Input{Test: test, Results: res, Files: runFiles(run.Dir)}
+func Write(run *store.Run, test store.TestInfo, res *store.Results, view View) error {
+	in := Input{Test: test, Results: res, Files: runFiles(run.Dir), View: view}
 	ev, err := history.ReadFile(run.Path(store.HistoryFile))
 	if err != nil {
 		in.HistoryErr = err.Error()
@@ -126,8 +133,8 @@ type card struct {
 	Label, Value, Note, Class string
 }
 
-// page is a whole report.
-type page struct {
+// Page is a whole report: what a View returns.
+type Page struct {
 	Title    string
 	Verdict  string
 	Headline string
@@ -141,23 +148,14 @@ type page struct {
 	Notes    []string
 }
 
-// views maps a workload, as results.json names it, to its report; any other
-// workload gets genericView. A workload's view lives in a file of its own
-// (lockappend.go): a func that returns the page (headline, cards, sections),
-// with its section templates parsed into tmpl there; adding it is one line
-// here. Faults, configuration and files are added to every page.
-var views = map[string]func(in *Input) (*page, error){
-	"lock-append": lockAppendView,
-}
-
 // Render writes the report of in to w.
 func Render(w io.Writer, in Input) error {
 	if in.Results == nil {
 		return fmt.Errorf("report: no results")
 	}
-	v, ok := views[in.Results.Workload]
-	if !ok || (in.Results.Workload == "lock-append" && in.Results.LockAppend == nil) {
-		v = genericView
+	v := in.View
+	if v == nil {
+		v = GenericView
 	}
 	p, err := v(&in)
 	if err != nil {
@@ -171,7 +169,7 @@ func Render(w io.Writer, in Input) error {
 }
 
 // renderPage writes the page: its head, each section's template, its foot.
-func renderPage(w io.Writer, p *page) error {
+func renderPage(w io.Writer, p *Page) error {
 	bw := &errWriter{w: w}
 	if err := tmpl.ExecuteTemplate(bw, "head", p); err != nil {
 		return fmt.Errorf("report: %w", err)
@@ -384,12 +382,12 @@ func asJSON(v any) jsonBlock {
 	return jsonBlock{Text: string(b)}
 }
 
-// genericView is the report of a workload that has no view of its own: the
+// GenericView is the report of a workload that has no view of its own: the
 // verdict, an operations timeline, the charts and the results as they are.
-func genericView(in *Input) (*page, error) {
+func GenericView(in *Input) (*Page, error) {
 	res := in.Results
 	v := res.Valid().String()
-	p := &page{
+	p := &Page{
 		Title:    fmt.Sprintf("%s · %s %s", strings.ToUpper(v), in.Test.Target, res.Workload),
 		Verdict:  v,
 		Headline: fmt.Sprintf("Verdict: %s. This workload (%q) has no report view of its own yet: below are its operations, its faults and its results as the checkers wrote them.", v, res.Workload),

@@ -12,8 +12,8 @@ import (
 
 	"github.com/fencecheck/fencecheck/checkers"
 	"github.com/fencecheck/fencecheck/history"
+	"github.com/fencecheck/fencecheck/history/lockappend"
 	"github.com/fencecheck/fencecheck/store"
-	"github.com/fencecheck/fencecheck/workloads/lockappend"
 )
 
 // seedHistory is the seed story (see TestStoryStaleWriteErasesOthersUpdate)
@@ -35,6 +35,9 @@ func seedHistory(t *testing.T, evil string) []history.Event {
 
 func render(t *testing.T, in Input) string {
 	t.Helper()
+	if _, ok := in.Results.Result.(*checkers.LockAppendResult); ok && in.View == nil {
+		in.View = LockAppendView
+	}
 	var buf bytes.Buffer
 	if err := Render(&buf, in); err != nil {
 		t.Fatal(err)
@@ -46,7 +49,7 @@ func TestRenderLostUpdate(t *testing.T) {
 	ev := seedHistory(t, "2.1s")
 	res := check(t, ev)
 	first := int64(2_201_000_000)
-	res.FirstLostUpdateNS = &first
+	laResult(res).FirstLostUpdateNS = &first
 	page := render(t, Input{Test: testInfo("none", 3), Results: res, Events: ev,
 		Files: []File{{Name: "history.jsonl", Size: 2000}, {Name: store.LinFile, Size: 30 << 10}, {Name: "logs/w1.log", Size: 10}}})
 	for _, want := range []string{
@@ -135,7 +138,7 @@ func TestWriteWithoutHistory(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := check(t, seedHistory(t, "1s"))
-	if err := Write(run, testInfo("none", 3), res); err != nil {
+	if err := Write(run, testInfo("none", 3), res, LockAppendView); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(run.Path(store.ReportFile))
@@ -186,7 +189,7 @@ func TestWriteIndex(t *testing.T) {
 	mk("etcd-none", t0, check(t, seedHistory(t, "1s")), testInfo("none", 3))
 	mk("etcd-none", t0.Add(time.Minute), nil, testInfo("none", 3)) // still running
 	evil := testInfo(`<b>x</b>`, 3)
-	mk("etcd-token", t0.Add(2*time.Minute), &store.Results{Workload: "lock-append", LockAppend: &checkers.LockAppendResult{Valid: checkers.Valid}}, evil)
+	mk("etcd-token", t0.Add(2*time.Minute), &store.Results{Workload: "lock-append", Result: &checkers.LockAppendResult{Valid: checkers.Valid}}, evil)
 	if err := os.WriteFile(filepath.Join(root, "stray.txt"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -236,8 +239,8 @@ func TestRenderTokenReuse(t *testing.T) {
 	h.final(2, []int64{2})
 	ev := h.sorted()
 	res := check(t, ev)
-	if res.Valid() != checkers.Invalid || res.LockAppend.Checkers.TokenMonotonic.Count != 1 {
-		t.Fatalf("verdict %s, %d token violations", res.Valid(), res.LockAppend.Checkers.TokenMonotonic.Count)
+	if res.Valid() != checkers.Invalid || laResult(res).Checkers.TokenMonotonic.Count != 1 {
+		t.Fatalf("verdict %s, %d token violations", res.Valid(), laResult(res).Checkers.TokenMonotonic.Count)
 	}
 	page := render(t, Input{Test: testInfo("token", 2), Results: res, Events: ev})
 	for _, want := range []string{`id="tokens"`, "token granted twice", "token 7 to process 0 at 0.01s",

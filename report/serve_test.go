@@ -37,7 +37,7 @@ func TestServer(t *testing.T) {
 	if err := run.WriteJSON(store.ResultsFile, res); err != nil {
 		t.Fatal(err)
 	}
-	if err := Write(run, testInfo("none", 3), res); err != nil {
+	if err := Write(run, testInfo("none", 3), res, LockAppendView); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(run.Path("logs/w1.log"), []byte("worker log <b>"), 0o644); err != nil {

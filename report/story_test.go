@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/fencecheck/fencecheck/history"
-	"github.com/fencecheck/fencecheck/workloads/lockappend"
+	"github.com/fencecheck/fencecheck/history/lockappend"
 )
 
 // stepText joins a story's steps, one a line.
@@ -53,8 +53,8 @@ func TestStoryStaleWriteErasesOthersUpdate(t *testing.T) {
 	h.final(2.21, []int64{1})
 
 	lost, fenced, res := storiesOf(t, h.sorted(), "none", 3)
-	if res.LockAppend.LostUpdates.Lost != 1 || len(lost) != 1 || len(fenced) != 0 {
-		t.Fatalf("lost %d elements, %d lost stories, %d fenced; want 1, 1, 0", res.LockAppend.LostUpdates.Lost, len(lost), len(fenced))
+	if laResult(res).LostUpdates.Lost != 1 || len(lost) != 1 || len(fenced) != 0 {
+		t.Fatalf("lost %d elements, %d lost stories, %d fenced; want 1, 1, 0", laResult(res).LostUpdates.Lost, len(lost), len(fenced))
 	}
 	s := lost[0]
 	if s.Kind != KindStaleOverwrote || s.Stale != 0 || len(s.Lost) != 1 || s.Lost[0] != 2 {
@@ -109,8 +109,8 @@ func TestStoryStaleWriteLandsInsideAnotherSection(t *testing.T) {
 	h.final(5, []int64{1, 2, 4})
 
 	lost, _, res := storiesOf(t, h.sorted(), "none", 3)
-	if res.LockAppend.LostUpdates.Lost != 1 || len(lost) != 1 {
-		t.Fatalf("lost %d, %d stories; want 1, 1", res.LockAppend.LostUpdates.Lost, len(lost))
+	if laResult(res).LostUpdates.Lost != 1 || len(lost) != 1 {
+		t.Fatalf("lost %d, %d stories; want 1, 1", laResult(res).LostUpdates.Lost, len(lost))
 	}
 	s := lost[0]
 	if s.Kind != KindStaleOverwritten || s.Stale != 0 || s.Lost[0] != 3 {
@@ -172,8 +172,8 @@ func TestStoryFenceRejection(t *testing.T) {
 	h.final(4, []int64{1, 2})
 
 	lost, fenced, res := storiesOf(t, h.sorted(), "token", 3)
-	if len(lost) != 0 || len(fenced) != 1 || res.LockAppend.FenceRejections != 1 {
-		t.Fatalf("%d lost stories, %d fenced, %d rejections; want 0, 1, 1", len(lost), len(fenced), res.LockAppend.FenceRejections)
+	if len(lost) != 0 || len(fenced) != 1 || laResult(res).FenceRejections != 1 {
+		t.Fatalf("%d lost stories, %d fenced, %d rejections; want 0, 1, 1", len(lost), len(fenced), laResult(res).FenceRejections)
 	}
 	s := fenced[0]
 	if s.Kind != KindFenced || s.Stale != 0 {
@@ -207,8 +207,8 @@ func TestStoryInfoWithLateResult(t *testing.T) {
 
 	ev := h.sorted()
 	lost, _, res := storiesOf(t, ev, "none", 3)
-	if res.LockAppend.LostUpdates.Lost != 1 || len(lost) != 1 {
-		t.Fatalf("lost %d, %d stories; want 1, 1", res.LockAppend.LostUpdates.Lost, len(lost))
+	if laResult(res).LostUpdates.Lost != 1 || len(lost) != 1 {
+		t.Fatalf("lost %d, %d stories; want 1, 1", laResult(res).LostUpdates.Lost, len(lost))
 	}
 	s := lost[0]
 	if s.Kind != KindStaleOverwrote || s.Stale != 0 || s.Lost[0] != 2 {
@@ -250,8 +250,8 @@ func TestStoryOneStaleWriteManyLosses(t *testing.T) {
 	h.add(5.01, 0, history.Ok, lockappend.FAppend, lockappend.Completion{Element: 1, Token: 4, Read: []int64{}, Rev: 20})
 	h.final(6, []int64{1})
 	lost, _, res := storiesOf(t, h.sorted(), "none", 3)
-	if res.LockAppend.LostUpdates.Lost != 4 || len(lost) != 1 {
-		t.Fatalf("lost %d in %d stories; want 4 in 1", res.LockAppend.LostUpdates.Lost, len(lost))
+	if laResult(res).LostUpdates.Lost != 4 || len(lost) != 1 {
+		t.Fatalf("lost %d in %d stories; want 4 in 1", laResult(res).LostUpdates.Lost, len(lost))
 	}
 	s := lost[0]
 	if len(s.Lost) != 4 || s.Kind != KindStaleOverwrote {

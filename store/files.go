@@ -12,14 +12,24 @@ import (
 // TestInfo is test.json: the whole configuration, the seed, the target's
 // version and the images the run used.
 type TestInfo struct {
-	RunID           string            `json:"run_id"`
-	Name            string            `json:"name"`
-	Started         time.Time         `json:"started"`
-	Fencecheck      string            `json:"fencecheck_version"`
-	Target          string            `json:"target"`
-	TargetVersion   string            `json:"target_version,omitempty"`
-	Workload        string            `json:"workload"`
-	Fencing         string            `json:"fencing"`
+	RunID         string    `json:"run_id"`
+	Name          string    `json:"name"`
+	Started       time.Time `json:"started"`
+	Fencecheck    string    `json:"fencecheck_version"`
+	Target        string    `json:"target"`
+	TargetVersion string    `json:"target_version,omitempty"`
+	Workload      string    `json:"workload"`
+	// Scripted names the script of a scripted run (the demo), empty for
+	// a run of the generator.
+	Scripted string `json:"scripted,omitempty"`
+	// Fencing is the --fencing value: one mode, or one per resource.
+	Fencing string `json:"fencing"`
+	// Resources are what the lock protected, in write order, each with
+	// its fencing mode; AuditLog and SideWriter say whether the run had
+	// them.
+	Resources       []ResourceInfo    `json:"resources,omitempty"`
+	AuditLog        string            `json:"audit_log,omitempty"`
+	SideWriter      bool              `json:"side_writer,omitempty"`
 	Nemesis         string            `json:"nemesis"`
 	NemesisInterval string            `json:"nemesis_interval"`
 	TimeLimit       string            `json:"time_limit"`
@@ -42,26 +52,39 @@ type TestInfo struct {
 	ClusterReady    string            `json:"cluster_ready"`
 }
 
+// ResourceInfo is one resource of the run.
+type ResourceInfo struct {
+	Name    string     `json:"name"`
+	Fencing string     `json:"fencing"`
+	Nodes   []NodeInfo `json:"nodes,omitempty"`
+}
+
 // NodeInfo is one container of the run.
 type NodeInfo struct {
 	Name string `json:"name"`
 	Addr string `json:"addr"`
 }
 
-// Results is results.json: the workload's checker result (for lock-append,
-// checkers.LockAppendResult, whose fields appear at the top level: "valid",
-// "checkers", "lost_updates", "fence_rejections", "overlaps"), plus the
+// WorkloadResult is a workload's checker result; its JSON fields appear at
+// the top level of results.json (for lock-append "valid", "checkers",
+// "lost_updates", "fence_rejections", "overlaps").
+type WorkloadResult interface {
+	// Verdict is the workload's verdict; SetVerdict overrides it (an
+	// interrupted run's valid becomes unknown).
+	Verdict() checkers.Validity
+	SetVerdict(checkers.Validity)
+}
+
+// Results is results.json: the workload's checker result, plus the
 // workload's name, the faults of the run and a few figures.
 type Results struct {
-	Workload   string                           `json:"workload"`
-	LockAppend *checkers.LockAppendResult       `json:"-"`
-	Register   *checkers.RegisterWorkloadResult `json:"-"`
+	Workload string `json:"workload"`
+	// Result is the workload's checker result. Read back from results.json
+	// it is a RawResult, which the workload decodes (workloads.Workload's
+	// Decode) where its fields are needed.
+	Result WorkloadResult `json:"-"`
 	// Faults are the nemesis's fault windows, from the history.
 	Faults []history.Fault `json:"faults"`
-	// FirstLostUpdateNS is when the first acknowledged update was destroyed
-	// (the overwriting write's acknowledgement, ns since the start), if any
-	// was.
-	FirstLostUpdateNS *int64 `json:"first_lost_update_ns,omitempty"`
 	// Events is the number of history events; CheckTime how long the
 	// checkers took.
 	Events    int    `json:"events"`
@@ -75,36 +98,17 @@ type Results struct {
 
 // Valid is the run's verdict: the workload result's, or unknown without one.
 func (r *Results) Valid() checkers.Validity {
-	switch {
-	case r.LockAppend != nil:
-		return r.LockAppend.Valid
-	case r.Register != nil:
-		return r.Register.Valid
+	if r.Result == nil {
+		return checkers.Unknown
 	}
-	return checkers.Unknown
+	return r.Result.Verdict()
 }
 
 // SetValid overrides the verdict (an interrupted run's valid is unknown).
 func (r *Results) SetValid(v checkers.Validity) {
-	switch {
-	case r.LockAppend != nil:
-		r.LockAppend.Valid = v
-	case r.Register != nil:
-		r.Register.Valid = v
+	if r.Result != nil {
+		r.Result.SetVerdict(v)
 	}
-}
-
-// workloadResult is the workload's result, for JSON.
-func (r *Results) workloadResult() any {
-	switch {
-	case r.LockAppend != nil:
-		return r.LockAppend
-	case r.Register != nil:
-		return r.Register
-	}
-	return struct {
-		Valid checkers.Validity `json:"valid"`
-	}{checkers.Unknown}
 }
 
 // resultsFields is Results without its methods, for JSON.
@@ -117,12 +121,16 @@ func (r Results) MarshalJSON() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	wl, err := json.Marshal(r.workloadResult())
-	if err != nil {
-		return nil, err
+	var wl []byte
+	if r.Result != nil {
+		if wl, err = json.Marshal(r.Result); err != nil {
+			return nil, err
+		}
+	} else {
+		wl = []byte(`{"valid":"unknown"}`)
 	}
 	// Both are objects: splice "{wl...}" and "{own...}".
-	if len(wl) <= 2 {
+	if len(wl) <= 2 || wl[0] != '{' {
 		return own, nil
 	}
 	out := make([]byte, 0, len(own)+len(wl))
@@ -132,20 +140,56 @@ func (r Results) MarshalJSON() ([]byte, error) {
 	return out, nil
 }
 
-// UnmarshalJSON reads what MarshalJSON writes.
+// UnmarshalJSON reads what MarshalJSON writes; the workload's part becomes
+// a RawResult.
 func (r *Results) UnmarshalJSON(b []byte) error {
 	var own resultsFields
 	if err := json.Unmarshal(b, &own); err != nil {
 		return err
 	}
-	*r = Results(own)
-	switch r.Workload {
-	case "lock-append", "":
-		r.LockAppend = &checkers.LockAppendResult{}
-		return json.Unmarshal(b, r.LockAppend)
-	case "register":
-		r.Register = &checkers.RegisterWorkloadResult{}
-		return json.Unmarshal(b, r.Register)
+	var all map[string]json.RawMessage
+	if err := json.Unmarshal(b, &all); err != nil {
+		return err
 	}
-	return fmt.Errorf("store: results.json of unknown workload %q", r.Workload)
+	for _, k := range ownKeys {
+		delete(all, k)
+	}
+	*r = Results(own)
+	raw := RawResult(all)
+	if _, err := raw.verdict(); err != nil {
+		return err
+	}
+	r.Result = raw
+	return nil
+}
+
+// ownKeys are the JSON names of Results's own fields.
+var ownKeys = []string{"workload", "faults", "events", "check_time", "elapsed", "interrupted", "note"}
+
+// RawResult is a workload result read back from results.json, undecoded:
+// its fields by JSON name.
+type RawResult map[string]json.RawMessage
+
+func (r RawResult) verdict() (checkers.Validity, error) {
+	var v checkers.Validity
+	raw, ok := r["valid"]
+	if !ok {
+		return checkers.Unknown, nil
+	}
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return checkers.Unknown, fmt.Errorf("store: results.json: %w", err)
+	}
+	return v, nil
+}
+
+// Verdict is the "valid" field (unknown when absent).
+func (r RawResult) Verdict() checkers.Validity {
+	v, _ := r.verdict()
+	return v
+}
+
+// SetVerdict sets the "valid" field.
+func (r RawResult) SetVerdict(v checkers.Validity) {
+	b, _ := json.Marshal(v)
+	r["valid"] = b
 }

@@ -1,7 +1,9 @@
-// Package targets defines what a system under test provides to fencecheck:
-// how its nodes run in containers, how to tell that they serve, which node
-// leads, and the client a worker uses against it: a lock recipe that grants
-// leases with fencing tokens, and the protected resource those leases guard.
+// Package targets defines what a lock service under test provides to
+// fencecheck: how its nodes run in containers, how to tell that they serve,
+// which node leads, and the client a worker uses against it: a lock recipe
+// that grants leases with fencing tokens. What the lock protects is another
+// axis (package resources); a target whose client also implements Store
+// offers its own key-value store as the resource "lock-store".
 //
 // Each target lives in its own folder (targets/etcd, ...) and is listed once,
 // in cmd/fencecheck's target table.
@@ -135,10 +137,11 @@ type ReadModer interface {
 	ReadModes() []string
 }
 
-// Client is one worker's connection to the target.
+// Client is one worker's connection to the lock service. A target's client
+// may also implement Store (the lock-store resource) and KV (the register
+// workload).
 type Client interface {
 	Locker
-	Resource
 	Close() error
 }
 
@@ -161,8 +164,11 @@ type Lease interface {
 	Release(ctx context.Context) error
 }
 
-// Resource is the value the lock protects: a list of elements.
-type Resource interface {
+// Store is the lock service's own store holding the list that the lock
+// protects: the resource "lock-store" (package resources/lockstore). Its
+// cas fencing ties a write to the lock's own state, which only the lock
+// service can check.
+type Store interface {
 	// Reset makes the resource an empty list and forgets any fencing token.
 	Reset(ctx context.Context) error
 	// Read returns the list.

@@ -56,14 +56,15 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	if err := run.ReadJSON(store.TestFile, &test); err != nil {
 		return 0, fmt.Errorf("%w: %v", errUsage, err)
 	}
-	workload := test.Workload
-	if strings.HasPrefix(workload, "lock-append") { // the demo's stories say "lock-append (scripted demo)"
-		workload = "lock-append"
+	name := test.Workload
+	if strings.HasPrefix(name, "lock-append") { // older demos said "lock-append (scripted demo)"
+		name = "lock-append"
 	}
-	res, err := harness.Check(run, workload, events, *timeout)
+	w, err := lookupWorkload(name)
 	if err != nil {
-		return 0, fmt.Errorf("%w: %s: %v", errUsage, store.TestFile, err)
+		return 0, fmt.Errorf("%w: %s: %w", errUsage, store.TestFile, err)
 	}
+	res := harness.Check(run, w, events, *timeout)
 	var old store.Results
 	if run.ReadJSON(store.ResultsFile, &old) == nil {
 		res.Elapsed, res.Note = old.Elapsed, old.Note
@@ -71,11 +72,11 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 			harness.MarkInterrupted(res)
 		}
 	}
-	if err := harness.WriteResults(run, test, res); err != nil {
+	if err := harness.WriteResults(run, test, res, w); err != nil {
 		return 0, err
 	}
 	fmt.Fprintf(stdout, "%s  %s (%d events, checked in %s)\n", res.Valid(), run.Dir, res.Events, res.CheckTime)
-	fmt.Fprint(stdout, harness.Summary(res))
+	fmt.Fprint(stdout, harness.Summary(w, res))
 	fmt.Fprintf(stdout, "  report           %s\n", run.Path(store.ReportFile))
 	return exitCode(res.Valid()), nil
 }

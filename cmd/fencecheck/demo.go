@@ -48,7 +48,7 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 	}
 	ui := newProgress(stderr, false)
 	stories, err := harness.Demo(ctx, harness.DemoConfig{
-		Target: t, Nodes: *nodes, TTL: *ttl, Results: *resultsDir, WorkerBinary: self,
+		Target: t, Resource: resourceTable[0], Nodes: *nodes, TTL: *ttl, Results: *resultsDir, WorkerBinary: self,
 		Fencings: []targets.Fencing{targets.FencingNone, targets.FencingToken},
 		Log:      slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		Stage:    ui.stage, Out: stdout,

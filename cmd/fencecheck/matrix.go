@@ -16,6 +16,7 @@ import (
 
 	"github.com/fencecheck/fencecheck/checkers"
 	"github.com/fencecheck/fencecheck/harness"
+	"github.com/fencecheck/fencecheck/resources"
 	"github.com/fencecheck/fencecheck/targets"
 )
 
@@ -24,10 +25,11 @@ const MatrixFile = "matrix.json"
 
 // matrixCell is one run of a matrix, as matrix.json records it.
 type matrixCell struct {
-	Target  string `json:"target"`
-	Nemesis string `json:"nemesis"`
-	Fencing string `json:"fencing"`
-	Seed    uint64 `json:"seed"`
+	Target   string `json:"target"`
+	Resource string `json:"resource"`
+	Nemesis  string `json:"nemesis"`
+	Fencing  string `json:"fencing"`
+	Seed     uint64 `json:"seed"`
 	// Verdict is "valid", "invalid" or "unknown"; "error" when the harness
 	// failed (Error says why), "not run" after Ctrl-C.
 	Verdict string `json:"verdict"`
@@ -60,7 +62,8 @@ func cmdMatrix(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 	var targetList, fencingList listFlag
 	fs.Var(&targetList, "target", "systems under test, comma-separated or repeated (default etcd): "+targetNames())
 	fs.Var(&fencingList, "fencing", "fencing modes, comma-separated or repeated (default none,token,cas)")
-	var nems multiFlag
+	var nems, resourceList multiFlag
+	fs.Var(&resourceList, "resource", "one cell's resources, comma-separated as run's --resource; repeat the flag for more cells (default lock-store): "+resourceNames())
 	fs.Var(&nems, "nemesis", "one cell's faults, comma-separated as run's --nemesis (kill,partition is one cell with both); repeat the flag for more cells (default pause-holder)")
 	runs := fs.Int("runs", 1, "runs per cell, with seeds --seed, --seed+1, ...")
 	seed := fs.Uint64("seed", 1, "seed of each cell's first run (fixed, so that nightly runs are comparable; 0: pick one and record it)")
@@ -98,15 +101,21 @@ bad arguments exit 254 at once.
 	if len(targetList) == 0 {
 		targetList = listFlag{"etcd"}
 	}
+	if len(resourceList) == 0 {
+		resourceList = multiFlag{resourceTable[0].Name()}
+	}
 	if len(fencingList) == 0 {
 		fencingList = listFlag{"none", "token", "cas"}
 	}
 	if *seed == 0 {
 		*seed = rand.Uint64()%1_000_000 + 1
 	}
-	cells, err := matrixCells(o, targetList, fencingList, nems, *seed, *runs, *strict, stderr)
+	cells, skipped, err := matrixCells(o, targetList, resourceList, fencingList, nems, *seed, *runs, *strict, stderr)
 	if err != nil {
 		return 0, err
+	}
+	for _, s := range skipped {
+		fmt.Fprintf(stderr, "fencecheck: skipped: %s\n", s)
 	}
 	judged := false
 	for _, c := range cells {
@@ -127,7 +136,7 @@ bad arguments exit 254 at once.
 		if ctx.Err() != nil {
 			c.Verdict = "not run"
 		} else {
-			ui.stage("[%d/%d] %s, nemesis %s, fencing %s, seed %d", i+1, len(cells), c.Target, c.Nemesis, c.Fencing, c.Seed)
+			ui.stage("[%d/%d] %s, resource %s, nemesis %s, fencing %s, seed %d", i+1, len(cells), c.Target, c.Resource, c.Nemesis, c.Fencing, c.Seed)
 			c.cfg.Stage = ui.stage
 			c.cfg.Progress = ui.update
 			out, err := harness.Run(ctx, c.cfg)
@@ -157,45 +166,73 @@ bad arguments exit 254 at once.
 }
 
 // matrixCells builds and validates every cell: any bad one fails them all,
-// before anything starts.
-func matrixCells(o *runFlags, targetNames, fencings, nems []string, seed uint64, runs int, strict bool, stderr io.Writer) ([]matrixCell, error) {
-	var cells []matrixCell
+// before anything starts. A fencing mode that a cell's resource does not
+// offer (the proxy's cas) skips that cell, and says so.
+func matrixCells(o *runFlags, targetNames, resourceSpecs, fencings, nems []string, seed uint64, runs int, strict bool, stderr io.Writer) (cells []matrixCell, skipped []string, err error) {
 	var errs []error
 	seen := map[string]bool{} // one line per distinct problem
 	for _, tn := range targetNames {
 		t, err := lookupTarget(tn)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		for _, nem := range nems {
-			for _, fn := range fencings {
-				f, err := targets.ParseFencing(fn)
-				if err != nil {
-					return nil, err
-				}
-				for r := 0; r < runs; r++ {
-					name := fmt.Sprintf("%s-%s-%s", t.Name(), nameSafe(nem), f)
-					cfg, err := o.config(t, f, nem, seed+uint64(r), name, stderr) // parses nem too
+		for _, rspec := range resourceSpecs {
+			rs, err := lookupResources(rspec)
+			if err != nil {
+				return nil, nil, err
+			}
+			for _, nem := range nems {
+				for _, fn := range fencings {
+					f, err := targets.ParseFencing(fn)
 					if err != nil {
-						if !seen[err.Error()] {
-							seen[err.Error()] = true
-							errs = append(errs, fmt.Errorf("%s (nemesis %s, fencing %s): %w", t.Name(), nem, f, err))
-						}
-						break
+						return nil, nil, err
 					}
-					cells = append(cells, matrixCell{
-						Target: t.Name(), Nemesis: nem, Fencing: string(f), Seed: cfg.Seed,
-						MustBeValid: strict || f != targets.FencingNone, cfg: cfg,
-					})
+					if r := lacking(rs, f); r != nil {
+						skipped = append(skipped, fmt.Sprintf("%s, resource %s, nemesis %s, fencing %s: %s has no %s fencing (it has %s)",
+							t.Name(), rspec, nem, f, r.Name(), f, resources.FencingNames(r)))
+						continue
+					}
+					for r := 0; r < runs; r++ {
+						name := nameSafe(fmt.Sprintf("%s-%s-%s-%s", t.Name(), nem, rspec, f))
+						if rspec == resourceTable[0].Name() {
+							name = nameSafe(fmt.Sprintf("%s-%s-%s", t.Name(), nem, f))
+						}
+						cfg, err := o.config(t, rspec, string(f), nem, seed+uint64(r), name, stderr) // parses nem too
+						if err != nil {
+							if !seen[err.Error()] {
+								seen[err.Error()] = true
+								where := t.Name()
+								if rspec != resourceTable[0].Name() {
+									where += " " + rspec
+								}
+								errs = append(errs, fmt.Errorf("%s (nemesis %s, fencing %s): %w", where, nem, f, err))
+							}
+							break
+						}
+						cells = append(cells, matrixCell{
+							Target: t.Name(), Resource: rspec, Nemesis: nem, Fencing: string(f), Seed: cfg.Seed,
+							MustBeValid: strict || f != targets.FencingNone, cfg: cfg,
+						})
+					}
 				}
 			}
 		}
 	}
 	if len(errs) > 0 {
 		// Each wraps targets.ErrBadConfig or errUsage: exit 254.
-		return nil, errors.Join(errs...)
+		return nil, nil, errors.Join(errs...)
 	}
-	return cells, nil
+	return cells, skipped, nil
+}
+
+// lacking returns the first resource of rs that does not offer f, if any.
+func lacking(rs []resources.Resource, f targets.Fencing) resources.Resource {
+	for _, r := range rs {
+		if !resources.Offers(r, f) {
+			return r
+		}
+	}
+	return nil
 }
 
 // fill records a finished run in its cell.
@@ -206,12 +243,12 @@ func (c *matrixCell) fill(out *harness.Outcome) {
 	c.Verdict = r.Valid().String()
 	c.RunDir, _ = filepath.Abs(out.Run.Dir)
 	c.Elapsed = r.Elapsed
-	if la := r.LockAppend; la != nil {
+	if la, ok := r.Result.(*checkers.LockAppendResult); ok {
 		c.Acknowledged, c.Lost, c.FenceRejections = la.LostUpdates.Acknowledged, la.LostUpdates.Lost, la.FenceRejections
-	}
-	if r.FirstLostUpdateNS != nil {
-		s := float64(*r.FirstLostUpdateNS) / 1e9
-		c.FirstLostS = &s
+		if la.FirstLostUpdateNS != nil {
+			s := float64(*la.FirstLostUpdateNS) / 1e9
+			c.FirstLostS = &s
+		}
 	}
 }
 
@@ -239,7 +276,18 @@ func matrixExit(cells []matrixCell, interrupted bool) int {
 
 // printMatrix prints one line per cell and the outcome.
 func printMatrix(w io.Writer, cells []matrixCell, code int) {
-	fmt.Fprintf(w, "\n%-16s %-28s %-7s %5s  %-8s %12s %6s %10s\n", "target", "nemesis", "fencing", "seed", "verdict", "lost", "fenced", "first lost")
+	withRes := false
+	for _, c := range cells {
+		withRes = withRes || c.Resource != resourceTable[0].Name()
+	}
+	target := func(c matrixCell) string {
+		if withRes {
+			return c.Target + " " + c.Resource
+		}
+		return c.Target
+	}
+	head := matrixCell{Target: "target", Resource: "resource"}
+	fmt.Fprintf(w, "\n%-16s %-28s %-7s %5s  %-8s %12s %6s %10s\n", target(head), "nemesis", "fencing", "seed", "verdict", "lost", "fenced", "first lost")
 	unfenced, lossy := 0, 0
 	for _, c := range cells {
 		first := "-"
@@ -254,7 +302,7 @@ func printMatrix(w io.Writer, cells []matrixCell, code int) {
 				lossy++
 			}
 		}
-		fmt.Fprintf(w, "%-16s %-28s %-7s %5d  %-8s %12s %6d %10s\n", c.Target, c.Nemesis, c.Fencing, c.Seed, verdict,
+		fmt.Fprintf(w, "%-16s %-28s %-7s %5d  %-8s %12s %6d %10s\n", target(c), c.Nemesis, c.Fencing, c.Seed, verdict,
 			fmt.Sprintf("%d/%d", c.Lost, c.Acknowledged), c.FenceRejections, first)
 	}
 	if unfenced > 0 {

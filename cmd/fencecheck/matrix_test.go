@@ -47,7 +47,7 @@ func TestMatrixCells(t *testing.T) {
 	if want := (listFlag{"etcd", "redis", "redis-nopersist"}); tl.String() != want.String() {
 		t.Errorf("repeated list flag: %v, want %v", tl, want)
 	}
-	cells, err := matrixCells(o, []string{"etcd", "redis"}, []string{"none", "token"},
+	cells, _, err := matrixCells(o, []string{"etcd", "redis"}, []string{"lock-store"}, []string{"none", "token"},
 		[]string{"pause-holder", "kill:leader,partition:halves"}, 7, 2, false, io.Discard)
 	if err != nil {
 		t.Fatal(err)
@@ -72,11 +72,11 @@ func TestMatrixCells(t *testing.T) {
 	}
 	// Each target gets its own default lease: Consul's sessions last 10s at
 	// least, etcd's default is 2s.
-	mixed, err := matrixCells(o, []string{"etcd", "consul"}, []string{"token"}, []string{"pause-holder"}, 1, 1, false, io.Discard)
+	mixed, _, err := matrixCells(o, []string{"etcd", "consul"}, []string{"lock-store"}, []string{"token"}, []string{"pause-holder"}, 1, 1, false, io.Discard)
 	if err != nil || len(mixed) != 2 || mixed[0].cfg.TTL != 2*time.Second || mixed[1].cfg.TTL != 10*time.Second {
 		t.Errorf("etcd and consul with the default --ttl: %v", err)
 	}
-	strict, _ := matrixCells(o, []string{"etcd"}, []string{"none"}, []string{"pause-holder"}, 1, 1, true, io.Discard)
+	strict, _, _ := matrixCells(o, []string{"etcd"}, []string{"lock-store"}, []string{"none"}, []string{"pause-holder"}, 1, 1, true, io.Discard)
 	if len(strict) != 1 || !strict[0].MustBeValid {
 		t.Errorf("--strict: %+v", strict)
 	}

@@ -33,6 +33,7 @@ import (
 	"github.com/fencecheck/fencecheck/harness"
 	"github.com/fencecheck/fencecheck/history"
 	"github.com/fencecheck/fencecheck/store"
+	"github.com/fencecheck/fencecheck/workloads/lockappend"
 )
 
 // requireChromium returns the chromium binary, failing the test without one.
@@ -368,7 +369,7 @@ func TestServeBinary(t *testing.T) {
 		t.Fatal(err)
 	}
 	la := checkers.CheckLockAppend(events, checkers.Options{})
-	if err := harness.WriteResults(run, test, &store.Results{Workload: "lock-append", LockAppend: &la, Faults: []history.Fault{}, Events: len(events)}); err != nil {
+	if err := harness.WriteResults(run, test, &store.Results{Workload: "lock-append", Result: &la, Faults: []history.Fault{}, Events: len(events)}, lockappend.Workload{}); err != nil {
 		t.Fatal(err)
 	}
 	rel := "etcd-lock-append-none/20261130T090000.000Z"

@@ -13,14 +13,16 @@ import (
 
 	"github.com/fencecheck/fencecheck/harness"
 	"github.com/fencecheck/fencecheck/nemesis"
+	"github.com/fencecheck/fencecheck/resources"
 	"github.com/fencecheck/fencecheck/targets"
 )
 
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
 	fs := newFlags("run", stderr)
-	target := fs.String("target", "etcd", "system under test: "+targetNames())
-	fencing := fs.String("fencing", "none", "how writes are fenced: none, token, cas")
+	target := fs.String("target", "etcd", "lock service under test: "+targetNames())
+	fencing := fs.String("fencing", "none", "how writes are fenced at the resource: none, token, cas (as the resource offers), or RESOURCE=MODE,... for each")
 	nem := fs.String("nemesis", "pause-holder", "faults, comma-separated: "+nemesis.Names())
+	resource := fs.String("resource", resourceTable[0].Name(), "what the lock protects, comma-separated in write order: "+resourceNames())
 	seed := fs.Uint64("seed", 0, "random seed of the nemesis (0: pick one and record it)")
 	name := fs.String("name", "", "run name (default TARGET-WORKLOAD-FENCING)")
 	o := addRunFlags(fs)
@@ -38,26 +40,18 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 	if err != nil {
 		return 0, err
 	}
-	f, err := targets.ParseFencing(*fencing)
-	if err != nil {
-		return 0, err
-	}
 	if *seed == 0 {
 		*seed = rand.Uint64()%1_000_000 + 1
 	}
-	cfg, err := o.config(t, f, *nem, *seed, *name, stderr)
+	cfg, err := o.config(t, *resource, *fencing, *nem, *seed, *name, stderr)
 	if err != nil {
 		return 0, err
 	}
 	ui := newProgress(stderr, *o.quiet)
 	cfg.Stage = ui.stage
 	cfg.Progress = ui.update
-	how := "fencing " + string(f)
-	if cfg.Workload == "register" {
-		how = fmt.Sprintf("%d keys, %s reads", cfg.Keys, cfg.ReadMode)
-	}
 	ui.stage("%s %s, %s, nemesis %s, %d clients, %d nodes, TTL %s, %s, seed %d",
-		t.Name(), cfg.Workload, how, *nem, cfg.Concurrency, cfg.Nodes, cfg.TTL, cfg.TimeLimit, cfg.Seed)
+		t.Name(), cfg.Workload.Name(), how(cfg), *nem, cfg.Concurrency, cfg.Nodes, cfg.TTL, cfg.TimeLimit, cfg.Seed)
 	out, err := harness.Run(ctx, cfg)
 	ui.done()
 	if err != nil {
@@ -67,10 +61,35 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 	return exitCode(out.Results.Valid()), nil
 }
 
+// how is a run's resources and fencing in words ("fencing token",
+// "postgres fencing token, audit log", "8 keys, linearizable reads").
+func how(cfg harness.Config) string {
+	if cfg.Workload.Name() == "register" {
+		return fmt.Sprintf("%d keys, %s reads", cfg.Keys, cfg.ReadMode)
+	}
+	var parts []string
+	if len(cfg.Resources) != 1 || cfg.Resources[0].Name() != cfg.LockStore.Name() {
+		var rs []string
+		for _, r := range cfg.Resources {
+			rs = append(rs, r.Name())
+		}
+		parts = append(parts, "resource "+strings.Join(rs, ","))
+	}
+	parts = append(parts, "fencing "+resources.DescribeFencings(cfg.Resources, cfg.Fencings))
+	if cfg.Audit != nil {
+		parts = append(parts, "audit log")
+	}
+	if cfg.SideWriter {
+		parts = append(parts, "side writer")
+	}
+	return strings.Join(parts, ", ")
+}
+
 // runFlags are the flags of one run that run and matrix share: everything
 // but what a matrix varies (target, fencing, nemesis, seed, name).
 type runFlags struct {
 	workload                                                           *string
+	auditLog, sideWriter                                               *bool
 	interval, limit, ttl, work, margin, acquire, rpc, op, check, ready *time.Duration
 	lockDelay                                                          optDuration
 	conc, nodes, keys                                                  *int
@@ -80,7 +99,9 @@ type runFlags struct {
 
 func addRunFlags(fs *flag.FlagSet) *runFlags {
 	o := &runFlags{}
-	o.workload = fs.String("workload", "lock-append", "workload: "+harness.WorkloadNames())
+	o.workload = fs.String("workload", workloadTable[0].Name(), "workload: "+workloadNames())
+	o.auditLog = fs.Bool("audit-log", false, "every holder appends \"process P, token T, wrote element E\" to an audit log that checks no token, before its write")
+	o.sideWriter = fs.Bool("side-writer", false, "a batch job writes the first resource every 3s without the lock and without a token")
 	o.interval = fs.Duration("nemesis-interval", 3*time.Second, "quiet time between two faults")
 	o.limit = fs.Duration("time-limit", 30*time.Second, "how long clients run operations")
 	o.conc = fs.Int("concurrency", 5, "number of lock clients (one container each)")
@@ -103,17 +124,32 @@ func addRunFlags(fs *flag.FlagSet) *runFlags {
 
 // config is the run's configuration, with defaults filled in and validated
 // (errors wrap targets.ErrBadConfig or errUsage: exit 254).
-func (o *runFlags) config(t targets.Target, f targets.Fencing, nem string, seed uint64, name string, stderr io.Writer) (harness.Config, error) {
+func (o *runFlags) config(t targets.Target, resource, fencing, nem string, seed uint64, name string, stderr io.Writer) (harness.Config, error) {
 	faults, err := nemesis.Parse(nem)
 	if err != nil {
-		return harness.Config{}, fmt.Errorf("%w: %v", errUsage, err)
+		return harness.Config{}, fmt.Errorf("%w: %w", errUsage, err)
+	}
+	w, err := lookupWorkload(*o.workload)
+	if err != nil {
+		return harness.Config{}, err
+	}
+	rs, err := lookupResources(resource)
+	if err != nil {
+		return harness.Config{}, err
+	}
+	var audit resources.AuditLogger
+	if *o.auditLog {
+		if audit = auditLogger(); audit == nil {
+			return harness.Config{}, fmt.Errorf("%w: no resource can keep an audit log", targets.ErrBadConfig)
+		}
 	}
 	self, err := os.Executable()
 	if err != nil {
 		return harness.Config{}, fmt.Errorf("%w: cannot find my own binary for the worker image: %v", harness.ErrHarness, err)
 	}
 	cfg := harness.Config{
-		Target: t, Workload: *o.workload, Fencing: f, Nemesis: nem, Faults: faults,
+		Target: t, Workload: w, Resources: rs, LockStore: resourceTable[0], Fencing: fencing, Audit: audit, SideWriter: *o.sideWriter,
+		Nemesis: nem, Faults: faults,
 		NemesisInterval: *o.interval, TimeLimit: *o.limit, Concurrency: *o.conc, Nodes: *o.nodes,
 		TTL: *o.ttl, LockDelay: o.lockDelay.d, Work: *o.work, Margin: *o.margin, AcquireTimeout: *o.acquire, OpTimeout: *o.op, RPCTimeout: *o.rpc,
 		CheckTimeout: *o.check, ReadyTimeout: *o.ready, Keys: *o.keys, ReadMode: *o.readMode, Seed: seed, Results: *o.results, Name: name, WorkerBinary: self,
@@ -185,15 +221,11 @@ func (p *progress) done() { p.clear() }
 func printSummary(w io.Writer, cfg harness.Config, out *harness.Outcome) {
 	r := out.Results
 	verdict := strings.ToUpper(r.Valid().String())
-	how := "fencing " + string(cfg.Fencing)
-	if cfg.Workload == "register" {
-		how = "reads " + cfg.ReadMode
-	}
-	fmt.Fprintf(w, "\n%s  %s %s, %s, nemesis %s (seed %d)\n", verdict, cfg.Target.Name(), cfg.Workload, how, cfg.Nemesis, cfg.Seed)
+	fmt.Fprintf(w, "\n%s  %s %s, %s, nemesis %s (seed %d)\n", verdict, cfg.Target.Name(), cfg.Workload.Name(), how(cfg), cfg.Nemesis, cfg.Seed)
 	if out.Interrupted {
 		fmt.Fprintf(w, "  interrupted      the run was cut short (Ctrl-C)\n")
 	}
-	fmt.Fprint(w, harness.Summary(r))
+	fmt.Fprint(w, harness.Summary(cfg.Workload, r))
 	fmt.Fprintf(w, "  report           %s\n", out.Run.Path("report.html"))
 }
 

@@ -24,5 +24,5 @@ func cmdWorker(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	log := slog.New(slog.NewJSONHandler(stderr, nil))
 	log.Info("worker listening", "addr", ln.Addr().String())
-	return harness.ServeWorker(ctx, ln, lookupTarget, log)
+	return harness.ServeWorker(ctx, ln, catalog, log)
 }

@@ -19,8 +19,10 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/docker/docker/api/types/container"
@@ -98,8 +100,9 @@ type Spec struct {
 
 // Roles.
 const (
-	RoleServer = "server"
-	RoleWorker = "worker"
+	RoleServer   = "server"
+	RoleWorker   = "worker"
+	RoleResource = "resource"
 )
 
 // Container is a started container.
@@ -124,7 +127,8 @@ type Runtime struct {
 
 // New makes the run's private bridge network and returns its runtime. The
 // network's subnet is one the Engine picks as free; containers get fixed
-// addresses in it (servers from .10, workers from .100), so that a server
+// addresses in it (servers from .10, resources from .60, workers from .100),
+// so that a server
 // restarted after a crash keeps its address and partition rules stay right.
 func New(ctx context.Context, cli *client.Client, runID string) (*Runtime, error) {
 	name := "fencecheck-" + runID
@@ -166,8 +170,11 @@ func (r *Runtime) address(role string) string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	first := 10
-	if role == RoleWorker {
+	switch role {
+	case RoleWorker:
 		first = 100
+	case RoleResource:
+		first = 60
 	}
 	a := r.subnet.Addr()
 	for i := 0; i < first+r.next[role]; i++ {
@@ -266,6 +273,50 @@ func (r *Runtime) Containers() []*Container {
 func (r *Runtime) Signal(ctx context.Context, c *Container, sig string) error {
 	if err := r.cli.ContainerKill(ctx, c.ID, sig); err != nil {
 		return fmt.Errorf("docker: %s %s: %w", sig, c.Name, err)
+	}
+	// A pause freezes the whole container: its PID 1 and every other
+	// process in it (PostgreSQL's backends, nginx's workers, a user's
+	// client program beside the worker).
+	if sig != "SIGSTOP" && sig != "SIGCONT" {
+		return nil
+	}
+	pid, err := r.Pid(ctx, c)
+	if err != nil || pid == 0 {
+		return err
+	}
+	n := syscall.SIGSTOP
+	if sig == "SIGCONT" {
+		n = syscall.SIGCONT
+	}
+	if err := SignalNamespace(pid, n); err != nil {
+		return fmt.Errorf("docker: %s %s: %w", sig, c.Name, err)
+	}
+	return nil
+}
+
+// SignalNamespace sends sig to every process in the PID namespace of the
+// host process pid (the processes of one container), as seen from the
+// host's /proc. Processes that end meanwhile are skipped.
+func SignalNamespace(pid int, sig syscall.Signal) error {
+	ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", pid))
+	if err != nil {
+		return err
+	}
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil || p == pid {
+			continue
+		}
+		if other, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", p)); err != nil || other != ns {
+			continue
+		}
+		if err := syscall.Kill(p, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
+			return fmt.Errorf("signal %d: %w", p, err)
+		}
 	}
 	return nil
 }

@@ -33,7 +33,7 @@ func startConsul(t *testing.T, nodes int, delay *time.Duration) (*harness.Cluste
 		Target: Target{}, Nodes: nodes,
 		Client: targets.ClientConfig{TTL: testTTL, RPCTimeout: 2 * time.Second, LockDelay: delay},
 	})
-	return cl, cl.Host().(*client)
+	return cl, cl.Host().Lock.(*client)
 }
 
 func TestLockTokensAndFencing(t *testing.T) {
@@ -126,10 +126,11 @@ func TestLeaseExpiresWhenHolderStops(t *testing.T) {
 	delay := time.Duration(0)
 	cl, c := startConsul(t, 1, &delay)
 	ctx := context.Background()
-	other, err := Target{}.Dial(ctx, cl.ClientConfig())
+	lc, err := Target{}.Dial(ctx, cl.ClientConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
+	other := lc.(*client)
 	defer other.Close()
 	a, err := c.Acquire(ctx)
 	if err != nil {

@@ -22,7 +22,7 @@ func startEtcd(t *testing.T, nodes int) (*harness.Cluster, targets.Client) {
 		Target: etcd.Target{}, Nodes: nodes,
 		Client: targets.ClientConfig{TTL: 2 * time.Second, RPCTimeout: 2 * time.Second},
 	})
-	return cl, cl.Host()
+	return cl, cl.Host().Lock
 }
 
 func TestLockTokensAndFencing(t *testing.T) {

@@ -46,9 +46,10 @@ func Exclusive(t testing.TB, c targets.Client, wait time.Duration) time.Duration
 //
 // It returns b, still holding the lock, and the revisions, which the caller
 // checks against what its resource promises.
-func Fences(t testing.TB, c targets.Client, a targets.Lease) (b targets.Lease, revs Revisions) {
+func Fences(t testing.TB, lc targets.Client, a targets.Lease) (b targets.Lease, revs Revisions) {
 	t.Helper()
 	ctx := context.Background()
+	c := LockStore(t, lc)
 	if _, err := c.Write(ctx, []int64{1}, a, targets.FencingToken); err != nil {
 		t.Fatalf("token write of the holder: %v", err)
 	}
@@ -102,6 +103,24 @@ func Fences(t testing.TB, c targets.Client, a targets.Lease) (b targets.Lease, r
 	return b, revs
 }
 
+// Client is a target's client that keeps the list in its own store (the
+// lock-store resource).
+type Client interface {
+	targets.Client
+	targets.Store
+}
+
+// LockStore returns c as a Client, failing the test when the target keeps
+// no store of its own.
+func LockStore(t testing.TB, c targets.Client) Client {
+	t.Helper()
+	s, ok := c.(Client)
+	if !ok {
+		t.Fatalf("%T keeps no store of its own (targets.Store)", c)
+	}
+	return s
+}
+
 // Revisions are the resource's revisions of the writes Fences made, in
 // order: b's token write, b's cas write, a's unfenced write. 0 is "none"
 // (Client.Write's contract).
@@ -112,9 +131,10 @@ func (r Revisions) AllSet() bool { return r.Token > 0 && r.CAS > 0 && r.Unfenced
 
 // Emptied checks that Reset empties the list: a read returns an empty,
 // non-nil list.
-func Emptied(t testing.TB, c targets.Client) {
+func Emptied(t testing.TB, lc targets.Client) {
 	t.Helper()
 	ctx := context.Background()
+	c := LockStore(t, lc)
 	if err := c.Reset(ctx); err != nil {
 		t.Fatal(err)
 	}

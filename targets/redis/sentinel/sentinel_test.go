@@ -11,6 +11,7 @@ import (
 	"github.com/fencecheck/fencecheck/targets"
 	"github.com/fencecheck/fencecheck/targets/redis/internal/redistest"
 	"github.com/fencecheck/fencecheck/targets/redis/sentinel"
+	"github.com/fencecheck/fencecheck/targets/targettest"
 )
 
 func TestLockTokensAndFencing(t *testing.T) {
@@ -20,7 +21,7 @@ func TestLockTokensAndFencing(t *testing.T) {
 
 // appendOnce runs one critical section with token fencing and returns its
 // token.
-func appendOnce(t *testing.T, c targets.Client, element int64) int64 {
+func appendOnce(t *testing.T, c targettest.Client, element int64) int64 {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()

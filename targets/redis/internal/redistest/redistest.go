@@ -18,24 +18,24 @@ const TTL = 2 * time.Second
 
 // Start starts a real cluster of target in Docker (no workers) and returns
 // it with the harness's client of it. The cluster goes at the test's end.
-func Start(t *testing.T, target targets.Target, nodes int) (*harness.Cluster, targets.Client) {
+func Start(t *testing.T, target targets.Target, nodes int) (*harness.Cluster, targettest.Client) {
 	t.Helper()
 	cl := harnesstest.Cluster(t, harness.ClusterConfig{
 		Target: target, Nodes: nodes,
 		Client: targets.ClientConfig{TTL: TTL, RPCTimeout: 2 * time.Second},
 	})
-	return cl, cl.Host()
+	return cl, targettest.LockStore(t, cl.Host().Lock)
 }
 
 // Dial returns another client of the cluster, closed at the test's end.
-func Dial(t *testing.T, target targets.Target, cl *harness.Cluster) targets.Client {
+func Dial(t *testing.T, target targets.Target, cl *harness.Cluster) targettest.Client {
 	t.Helper()
 	c, err := target.Dial(context.Background(), cl.ClientConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	return c
+	return targettest.LockStore(t, c)
 }
 
 // LockAndFences checks a lock recipe and its fences: a fresh lease has
