@@ -302,6 +302,8 @@ type opView struct {
 	read      bool // a read or get: no effect
 	known     bool // the function is one the model knows
 	fn        uint8
+	process   int
+	key       string
 	call, ret int64
 }
 
@@ -312,8 +314,12 @@ type opView struct {
 func tally(res *KeyedResult, n int, view func(i int) opView) (keep, maybe []bool, err error) {
 	keep = make([]bool, n)
 	maybe = make([]bool, n)
+	spans := make([]span, n)
 	for i := range n {
 		o := view(i)
+		// Only an ok operation's return time is known to be its own (an
+		// imported fail or info may carry none).
+		spans[i] = span{process: o.process, key: o.key, call: o.call, ret: o.ret, returned: o.t == history.Ok, what: fmt.Sprintf("operation %d on key %q", i, o.key)}
 		var k, m bool
 		switch {
 		case !o.known:
@@ -337,6 +343,10 @@ func tally(res *KeyedResult, n int, view func(i int) opView) (keep, maybe []bool
 		case m:
 			res.Info++
 		}
+	}
+	if err := checkSpans(spans); err != nil {
+		res.Verdict = assumptionBroken(err)
+		return nil, nil, err
 	}
 	res.Checked = n - res.Dropped
 	return keep, maybe, nil

@@ -145,7 +145,7 @@ func checkKV(ops []KVOp, opts Options) KeyedResult {
 	res := KeyedResult{Model: ModelKV, Ops: len(ops)}
 	keep, maybe, err := tally(&res, len(ops), func(i int) opView {
 		o := &ops[i]
-		return opView{t: o.Type, read: o.F == KVGet, known: o.F >= KVGet && o.F <= KVAppend, fn: uint8(o.F), call: o.Call, ret: o.Return}
+		return opView{t: o.Type, read: o.F == KVGet, known: o.F >= KVGet && o.F <= KVAppend, fn: uint8(o.F), process: o.Process, key: o.Key, call: o.Call, ret: o.Return}
 	})
 	if err != nil {
 		return res

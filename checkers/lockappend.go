@@ -1,6 +1,7 @@
 package checkers
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -62,6 +63,16 @@ type LockAppendResult struct {
 	// destroyed (the overwriting write's acknowledgement, ns since the
 	// start), if any was.
 	FirstLostUpdateNS *int64 `json:"first_lost_update_ns,omitempty"`
+	// Resources holds each resource's own result when the run wrote more
+	// than one; the fields above then compose them (see checkResources).
+	Resources map[string]*LockAppendResult `json:"resources,omitempty"`
+	// PartialUpdates are the critical sections that some resources
+	// acknowledged and others refused by fencing (runs with several
+	// resources).
+	PartialUpdates *PartialUpdates `json:"partial_updates,omitempty"`
+	// AuditLog holds the audit log against the fenced resources' outcomes
+	// (runs with --audit-log): a finding, never part of the verdict.
+	AuditLog *AuditLogResult `json:"audit_log,omitempty"`
 }
 
 // CheckLockAppend runs every lock-append checker on a history as recorded.
@@ -69,11 +80,41 @@ type LockAppendResult struct {
 // its Error, and the others still run. A history that does not pair (see
 // history.Pair) or whose values do not decode gives Unknown everywhere, with
 // the error.
+//
+// A history of a run with several resources is checked resource by
+// resource (checkResources), and for partial updates; a history with an
+// audit log's final read, against the log.
 func CheckLockAppend(events []history.Event, opts Options) LockAppendResult {
 	ops, err := history.Pair(events)
 	if err != nil {
 		return failed(fmt.Errorf("checkers: %w: %w", ErrBadHistory, err))
 	}
+	if err := checkLockAppendAssumptions(ops); err != nil {
+		return failed(err)
+	}
+	names, err := resourceNames(ops)
+	if err != nil {
+		return failed(err)
+	}
+	var res LockAppendResult
+	if len(names) > 1 {
+		if res, err = checkResources(ops, names, opts); err != nil {
+			return failed(err)
+		}
+		if res.PartialUpdates, err = checkPartial(ops); err != nil {
+			return failed(err)
+		}
+	} else {
+		res = checkOps(ops, opts)
+	}
+	if res.AuditLog, err = checkAudit(ops); err != nil {
+		return failed(err)
+	}
+	return res
+}
+
+// checkOps runs every checker on a single-resource history.
+func checkOps(ops []history.Op, opts Options) LockAppendResult {
 	h, err := parseLockAppend(ops)
 	if err != nil {
 		return failed(err)
@@ -103,9 +144,13 @@ func compose(c LockAppendCheckers) LockAppendResult {
 	}
 }
 
-// failed is the result for a history the checkers cannot read.
+// failed is the result for a history the checkers cannot read, or that
+// breaks one of their assumptions.
 func failed(err error) LockAppendResult {
 	v := unknown(err)
+	if errors.Is(err, ErrAssumption) {
+		v = assumptionBroken(err)
+	}
 	r := compose(LockAppendCheckers{
 		Linearizable:   LinearizableResult{Verdict: v},
 		LostUpdates:    LostUpdatesResult{Verdict: v},

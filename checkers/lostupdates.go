@@ -24,6 +24,12 @@ type LostUpdates struct {
 type LostElement struct {
 	Element int64           `json:"element"`
 	Process history.Process `json:"process"`
+	// Resource is the resource that lost it, in a run with several.
+	Resource string `json:"resource,omitempty"`
+	// SideWriter is true when the element was the side writer's
+	// (--side-writer): its batch, with no lock, landed inside a holder's
+	// critical section, whose write then erased it.
+	SideWriter bool `json:"side_writer,omitempty"`
 	// Token is the fencing token of the append's grant (0 when unknown).
 	Token int64 `json:"token"`
 	// Acknowledged is when the append completed ok (ns since the start).
@@ -53,6 +59,9 @@ type Overwrite struct {
 	// append's: the write came from a holder whose lease had been
 	// superseded.
 	Stale bool `json:"stale"`
+	// SideWriter is true when the write came from the side writer
+	// (--side-writer), which takes no lock and sends no token.
+	SideWriter bool `json:"side_writer,omitempty"`
 }
 
 // LostUpdatesResult is the verdict on lost updates: Invalid when an
@@ -137,6 +146,7 @@ func checkLostUpdates(h *lockAppendHistory) LostUpdatesResult {
 		res.Elements = append(res.Elements, LostElement{
 			Element:       a.element,
 			Process:       a.op.Process,
+			SideWriter:    a.op.Process.IsSideWriter(),
 			Token:         tok,
 			Acknowledged:  a.op.Complete.Time,
 			OverwrittenBy: overwriter(a, final.list, byElement),
@@ -203,6 +213,7 @@ func overwriter(lost *appendOp, f []int64, byElement map[int64]*appendOp) *Overw
 		return o
 	}
 	o.Known, o.Process, o.Type = true, a.op.Process, a.Type()
+	o.SideWriter = a.op.Process.IsSideWriter()
 	if a.late != nil {
 		o.Late = string(a.late.Type)
 	}

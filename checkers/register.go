@@ -108,7 +108,7 @@ func checkRegister(ops []RegisterOp, opts Options) KeyedResult {
 	res := KeyedResult{Model: ModelCASRegister, Ops: len(ops)}
 	keep, maybe, err := tally(&res, len(ops), func(i int) opView {
 		o := &ops[i]
-		return opView{t: o.Type, read: o.F == RegisterRead, known: o.F >= RegisterRead && o.F <= RegisterCAS, fn: uint8(o.F), call: o.Call, ret: o.Return}
+		return opView{t: o.Type, read: o.F == RegisterRead, known: o.F >= RegisterRead && o.F <= RegisterCAS, fn: uint8(o.F), process: o.Process, key: o.Key, call: o.Call, ret: o.Return}
 	})
 	if err != nil {
 		return res

@@ -1,6 +1,7 @@
 package checkers
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/fencecheck/fencecheck/history"
@@ -42,6 +43,9 @@ func CheckRegisterWorkload(events []history.Event, opts Options) RegisterWorkloa
 	if err != nil {
 		return registerFailed(fmt.Errorf("checkers: %w: %w", ErrBadHistory, err))
 	}
+	if err := checkSpans(opSpans(ops)); err != nil {
+		return registerFailed(err)
+	}
 	rops, stats, err := registerOps(ops)
 	if err != nil {
 		return registerFailed(err)
@@ -52,6 +56,9 @@ func CheckRegisterWorkload(events []history.Event, opts Options) RegisterWorkloa
 
 func registerFailed(err error) RegisterWorkloadResult {
 	v := unknown(err)
+	if errors.Is(err, ErrAssumption) {
+		v = assumptionBroken(err)
+	}
 	return RegisterWorkloadResult{Valid: Unknown, Error: err.Error(), Checkers: RegisterWorkloadCheckers{
 		Linearizable: KeyedResult{Verdict: v, Model: ModelCASRegister},
 		Stats:        RegisterStats{Verdict: v, Counts: map[string]int{}},

@@ -22,6 +22,9 @@ type StatsResult struct {
 	// FenceRejections counts writes the resource refused by fencing: fails
 	// with reason fenced, and late results that say so.
 	FenceRejections int `json:"fence_rejections"`
+	// SideWrites counts the side writer's batches (--side-writer), which
+	// the counts above leave out.
+	SideWrites int `json:"side_writes,omitempty"`
 }
 
 // CheckStats counts the appends of a history by outcome, fail reason and
@@ -40,6 +43,10 @@ func checkStats(h *lockAppendHistory) StatsResult {
 	res := StatsResult{FailReasons: map[string]int{}, LateResults: map[string]int{}}
 	for i := range h.appends {
 		a := &h.appends[i]
+		if a.op.Process.IsSideWriter() {
+			res.SideWrites++
+			continue
+		}
 		switch a.Type() {
 		case history.Ok:
 			res.Ok++

@@ -39,7 +39,14 @@ func faults(events []history.Event) []history.Fault {
 func Summary(w workloads.Workload, res *store.Results) string {
 	var b strings.Builder
 	w.Summary(&b, res)
-	fmt.Fprintf(&b, "  faults           %d\n", len(res.Faults))
+	fmt.Fprintf(&b, "  faults           %d", len(res.Faults))
+	if h := res.FaultHits; h != nil {
+		fmt.Fprintf(&b, " (%d aimed at a critical section: %d hit, %d missed)", h.Aimed, h.Hit, h.Missed)
+	}
+	fmt.Fprintln(&b)
+	if wk := res.Workers; wk != nil && wk.Idle > 0 {
+		fmt.Fprintf(&b, "  idle clients     %d of %d completed no operation after the first fault\n", wk.Idle, wk.Count)
+	}
 	if res.Note != "" {
 		fmt.Fprintf(&b, "  note             %s\n", res.Note)
 	}

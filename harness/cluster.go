@@ -443,7 +443,7 @@ func (c *Cluster) Lease() time.Duration { return targets.MaxLease(c.cfg.Target, 
 // NextHolder waits for the next client to reach its failpoint
 // (nemesis.Env). The client waits there until the holder's Proceed.
 func (c *Cluster) NextHolder(ctx context.Context) (nemesis.Holder, error) {
-	ch := c.armHolder()
+	ch := c.ArmHolder()
 	select {
 	case h := <-ch:
 		return h, nil
@@ -466,9 +466,10 @@ func (c *Cluster) NextHolder(ctx context.Context) (nemesis.Holder, error) {
 	}
 }
 
-// armHolder registers a wait for the next holder; the holder arrives on the
-// channel.
-func (c *Cluster) armHolder() chan nemesis.Holder {
+// ArmHolder registers a wait for the next client to reach its failpoint;
+// the holder arrives on the channel (and waits there until its Proceed).
+// Scripted runs arm before they invoke the operation they want to catch.
+func (c *Cluster) ArmHolder() chan nemesis.Holder {
 	ch := make(chan nemesis.Holder, 1)
 	c.mu.Lock()
 	c.waiters = append(c.waiters, ch)

@@ -195,7 +195,7 @@ func playStory(ctx context.Context, cl *Cluster, cfg DemoConfig, f targets.Fenci
 	// check, before its write).
 	aCfg := work
 	aCfg.Work = 100 * time.Millisecond
-	holder := cl.armHolder()
+	holder := cl.ArmHolder()
 	pa, err := A.invoke(0, 1, lockappend.FAppend, lockappend.Invoke{Element: 1}, &aCfg)
 	if err != nil {
 		return st, fmt.Errorf("%w: %v", ErrHarness, err)

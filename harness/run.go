@@ -425,6 +425,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 
 	stage("checking %d events", len(rec.Events()))
 	res := Check(run, w, rec.Events(), cfg.CheckTimeout)
+	Judge(test, rec.Events(), res)
 	res.Elapsed = time.Since(started).Round(time.Millisecond).String()
 	if interrupted {
 		MarkInterrupted(res)

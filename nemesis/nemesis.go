@@ -67,9 +67,13 @@ type Cluster interface {
 	// lost the lock. TTL is the lease TTL.
 	Lease() time.Duration
 	TTL() time.Duration
-	// Servers and Clients are the node names (n1 ..., w1 ...).
+	// Servers and Clients are the node names (n1 ..., w1 ...); Resources
+	// the nodes of the resources that run containers of their own (each
+	// resource's first: pg, proxy), none when the list lives in the lock
+	// service.
 	Servers() []string
 	Clients() []string
+	Resources() []string
 	// Leader is the server that leads now.
 	Leader(ctx context.Context) (string, error)
 	// NextHolder blocks until a client reaches its failpoint after the

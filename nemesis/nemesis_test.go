@@ -40,9 +40,9 @@ type fakeEnv struct {
 
 func (e *fakeEnv) Lease() time.Duration                   { return 100 * time.Millisecond }
 func (e *fakeEnv) TTL() time.Duration                     { return 100 * time.Millisecond }
-func (e *fakeEnv) Work() time.Duration                    { return 10 * time.Millisecond }
 func (e *fakeEnv) Servers() []string                      { return []string{"n1", "n2", "n3"} }
 func (e *fakeEnv) Clients() []string                      { return []string{"w1", "w2"} }
+func (e *fakeEnv) Resources() []string                    { return []string{"pg"} }
 func (e *fakeEnv) Leader(context.Context) (string, error) { return "n2", nil }
 func (e *fakeEnv) Healthy(context.Context) error          { return nil }
 func (e *fakeEnv) Kill(context.Context, string) error     { return nil }
@@ -75,12 +75,23 @@ func (e *fakeEnv) Signal(_ context.Context, node, sig string) error {
 	return nil
 }
 
-// The schedule pauses the holder for 1.5 to 3 TTLs, resumes it, records
-// both, and leaves nothing paused when its context ends mid-fault.
+// holder is a holder whose Proceed is recorded among env's signals.
+func (e *fakeEnv) holder(node string, p history.Process, token int64) Holder {
+	return Holder{Node: node, Process: p, Token: token, Proceed: func() bool {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		e.signals = append(e.signals, "proceed "+node)
+		return true
+	}}
+}
+
+// The schedule pauses the holder for 1.5 to 3 TTLs, lets it proceed only
+// once it is paused, resumes it, records both, and leaves nothing paused
+// when its context ends mid-fault.
 func TestSchedulePausesAndAlwaysResumes(t *testing.T) {
 	env := &fakeEnv{holders: make(chan Holder, 10)}
-	env.holders <- Holder{Node: "w2", Process: 1, Token: 77}
-	env.holders <- Holder{Node: "w3", Process: 2, Token: 80}
+	env.holders <- env.holder("w2", 1, 77)
+	env.holders <- env.holder("w3", 2, 80)
 	rec := history.NewMemoryRecorder()
 	s := &Schedule{Faults: []Fault{PauseHolder{}}, Interval: time.Millisecond, Seed: 1}
 	ctx, cancel := context.WithTimeout(context.Background(), 400*time.Millisecond)
@@ -88,7 +99,7 @@ func TestSchedulePausesAndAlwaysResumes(t *testing.T) {
 	s.Run(ctx, env, rec)
 	env.mu.Lock()
 	defer env.mu.Unlock()
-	want := []string{"SIGSTOP w2", "SIGCONT w2", "SIGSTOP w3", "SIGCONT w3"}
+	want := []string{"SIGSTOP w2", "proceed w2", "SIGCONT w2", "SIGSTOP w3", "proceed w3", "SIGCONT w3"}
 	if len(env.signals) != len(want) {
 		t.Fatalf("signals %v, want %v", env.signals, want)
 	}
@@ -102,6 +113,9 @@ func TestSchedulePausesAndAlwaysResumes(t *testing.T) {
 		t.Fatalf("faults %v, %v", faults, err)
 	}
 	for _, f := range faults {
+		if f.Params["hit"] != "true" || f.Params["phase"] != PhaseFailpoint {
+			t.Errorf("fault on %v: params %v, want hit at the failpoint", f.Nodes, f.Params)
+		}
 		held := time.Duration(f.Stop - f.Start)
 		if f.Stop < 0 || held < 140*time.Millisecond || held > 320*time.Millisecond {
 			t.Errorf("fault on %v held %s, want 1.5-3 TTL (150-300ms)", f.Nodes, held)

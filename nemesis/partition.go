@@ -41,6 +41,7 @@ const (
 	PartHalves         = "halves"          // two halves that cannot talk
 	PartMajoritiesRing = "majorities-ring" // each node sees a majority, no two the same
 	PartBridge         = "bridge"          // two halves joined by one node that sees both
+	PartResource       = "resource"        // cut the resource off from every server and client
 )
 
 // complete returns the symmetric grudge between two groups.
@@ -131,6 +132,9 @@ func (f Partition) grudge(ctx context.Context, env Env, r *rand.Rand) (Grudge, e
 
 // Inject applies the scope's grudge.
 func (f Partition) Inject(ctx context.Context, env Env, r *rand.Rand) (*Injection, error) {
+	if f.Scope == PartResource {
+		return f.cutResource(ctx, env, r)
+	}
 	g, err := f.grudge(ctx, env, r)
 	if err != nil {
 		return nil, err
@@ -146,6 +150,29 @@ func (f Partition) Inject(ctx context.Context, env Env, r *rand.Rand) (*Injectio
 	return &Injection{
 		Nodes: nodes, Hold: hold,
 		Params:  map[string]string{"grudge": g.String(), "hold": ms(hold)},
+		Recover: heal,
+	}, nil
+}
+
+// cutResource cuts the resource's containers off from every server and
+// client, with rules inside the resource's containers: requests in flight
+// wait, and land (or time out) when the partition heals.
+func (f Partition) cutResource(ctx context.Context, env Env, r *rand.Rand) (*Injection, error) {
+	rs := env.Resources()
+	if len(rs) == 0 {
+		return nil, fmt.Errorf("partition: the run's resource has no container of its own (--resource postgres or proxy)")
+	}
+	peers := append(slices.Clone(env.Servers()), env.Clients()...)
+	hold := between(r, env.Lease(), 3*env.Lease())
+	heal := func(ctx context.Context) error { return flush(ctx, env, rs) }
+	for _, n := range rs {
+		if err := dropBoth(ctx, env, n, peers); err != nil {
+			return nil, errors.Join(err, heal(context.Background()))
+		}
+	}
+	return &Injection{
+		Nodes: slices.Clone(rs), Hold: hold,
+		Params:  map[string]string{"cut off from": strings.Join(peers, ","), "hold": ms(hold)},
 		Recover: heal,
 	}, nil
 }

@@ -17,6 +17,9 @@ const (
 	ScopeMinority = "minority" // a random minority ((n-1)/2 servers)
 	ScopeMajority = "majority" // a random majority (n/2+1 servers)
 	ScopeAll      = "all"      // every server
+	// ScopeResource: the resource's own container (PostgreSQL, the
+	// fencing proxy), not the lock service's.
+	ScopeResource = "resource"
 )
 
 // pickServers returns the servers a scope names, in a seeded random order.
@@ -42,6 +45,12 @@ func pickServers(ctx context.Context, env Env, r *rand.Rand, scope string) ([]st
 		return all[:n/2+1], nil
 	case ScopeAll:
 		return all, nil
+	case ScopeResource:
+		rs := env.Resources()
+		if len(rs) == 0 {
+			return nil, fmt.Errorf("the run's resource has no container of its own (--resource postgres or proxy)")
+		}
+		return slices.Clone(rs), nil
 	}
 	return nil, fmt.Errorf("unknown scope %q", scope)
 }

@@ -17,19 +17,19 @@ var table = []entry{
 	},
 	{
 		Name:   "pause-server",
-		Doc:    "SIGSTOP server processes for 1-3 leases, then SIGCONT",
+		Doc:    "SIGSTOP server processes (or the resource's: :resource) for 1-3 leases, then SIGCONT",
 		Scopes: serverScopes,
 		New:    scoped(serverScopes, func(s string) Fault { return PauseServer{Scope: s} }),
 	},
 	{
 		Name:   "kill",
-		Doc:    "SIGKILL server processes, keep them down 1-2 leases, restart them on their data",
+		Doc:    "SIGKILL server processes (or the resource's: :resource), keep them down 1-2 leases, restart them on their data",
 		Scopes: killScopes,
 		New:    scoped(killScopes, func(s string) Fault { return Kill{Scope: s} }),
 	},
 	{
 		Name:   "partition",
-		Doc:    "partition the servers (a grudge applied as iptables rules inside the containers) for 1-3 leases",
+		Doc:    "partition the servers (a grudge applied as iptables rules inside the containers), or cut the resource off from everyone (:resource), for 1-3 leases",
 		Scopes: partitionScopes,
 		New:    scoped(partitionScopes, func(s string) Fault { return Partition{Scope: s} }),
 	},
@@ -53,9 +53,9 @@ var table = []entry{
 }
 
 var (
-	serverScopes    = []string{ScopeOne, ScopeLeader, ScopeMinority, ScopeMajority, ScopeAll}
-	killScopes      = []string{ScopeOne, ScopeLeader, ScopeMinority, ScopeAll}
-	partitionScopes = []string{PartOne, PartLeader, PartHalves, PartMajoritiesRing, PartBridge}
+	serverScopes    = []string{ScopeOne, ScopeLeader, ScopeMinority, ScopeMajority, ScopeAll, ScopeResource}
+	killScopes      = []string{ScopeOne, ScopeLeader, ScopeMinority, ScopeAll, ScopeResource}
+	partitionScopes = []string{PartOne, PartLeader, PartHalves, PartMajoritiesRing, PartBridge, PartResource}
 	clockScopes     = []string{ClockClient, ClockServer}
 	netemScopes     = []string{NetemDelay, NetemLoss}
 )

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/fencecheck/fencecheck/checkers"
+	"github.com/fencecheck/fencecheck/history"
 	"github.com/fencecheck/fencecheck/store"
 )
 
@@ -100,7 +101,18 @@ func LockAppendView(in *Input) (*Page, error) {
 		Verdict: verdict,
 		Config:  configCards(in.Test),
 	}
+	// With several resources, the stories are those of the resource that
+	// lost the most (the first, if none lost anything), told from its
+	// projection of the history.
+	storyRes, lostElems := "", la.LostUpdates.Elements
 	m, err := buildLockAppend(in.Events)
+	if err == nil && len(la.Resources) > 1 {
+		storyRes, lostElems = storyResource(la)
+		if m, err = buildProjected(in.Events, storyRes); err == nil {
+			p.Notes = append(p.Notes, fmt.Sprintf("The run wrote %d resources; the stories and the timeline below are %s's (see Resources for each one's verdict).",
+				len(la.Resources), storyRes))
+		}
+	}
 	if err != nil {
 		// The history does not pair: show the results alone.
 		if in.HistoryErr == "" {
@@ -113,7 +125,10 @@ func LockAppendView(in *Input) (*Page, error) {
 	}
 	workers := in.Test.Concurrency
 	cfg := storyConfig{Fencing: in.Test.Fencing, TTL: in.Test.TTL, Margin: in.Test.Margin, Workers: workers}
-	lostStories, fenced := stories(m, la.LostUpdates.Elements, cfg)
+	if storyRes != "" {
+		cfg.Fencing = resourceFencing(in.Test, storyRes)
+	}
+	lostStories, fenced := stories(m, lostElems, cfg)
 	last := max(m.last, 1)
 
 	st := la.Checkers.Stats
@@ -171,6 +186,28 @@ func LockAppendView(in *Input) (*Page, error) {
 	tl := timelineInput{ID: "tl-main", m: m, workers: workers, servers: serverNames(in.Test), from: 0, to: last,
 		stories: append(append([]Story(nil), lostStories...), fenced...)}
 	main := drawTimeline(tl)
+	if len(la.Resources) > 1 {
+		p.Sections = append(p.Sections, section{ID: "resources", Title: "Resources", tmpl: "resources", data: resourceRows(in.Test, la)})
+	}
+	if pu := la.PartialUpdates; pu != nil {
+		shown := *pu
+		shown.Elements = shown.Elements[:min(len(shown.Elements), maxRows)]
+		p.Sections = append(p.Sections, section{ID: "partial", Title: "Partial updates", tmpl: "partial", data: shown})
+		if pu.Count > 0 {
+			p.Sub = append(p.Sub, fmt.Sprintf("%s: a stale holder's write refused by one resource and acknowledged by another. Every write path must check the token.", plural(pu.Count, "partial update")))
+		}
+	}
+	if a := la.AuditLog; a != nil {
+		shown := *a
+		shown.Elements = shown.Elements[:min(len(shown.Elements), maxRows)]
+		p.Sections = append(p.Sections, section{ID: "audit", Title: "Audit log", tmpl: "audit", data: shown})
+		if a.RefusedButLogged > 0 {
+			p.Sub = append(p.Sub, fmt.Sprintf("The audit log records %s that the resource refused: a log that checks no token claims writes that never happened.", plural(a.RefusedButLogged, "write")))
+		}
+	}
+	if st.SideWrites > 0 {
+		p.Sub = append(p.Sub, fmt.Sprintf("A side writer wrote the resource %s without the lock or a token: no fence can stop a write path that does not send the token.", plural(st.SideWrites, "time")))
+	}
 	p.Sections = append(p.Sections,
 		section{ID: "stories", Title: "What happened", tmpl: "stories", data: storiesSection(in, m, cfg, lostStories, fenced)},
 		section{ID: "timeline", Title: "Timeline", tmpl: "timeline", data: timelineData{Fig: main, Aggregate: len(m.ops) > detailMax, Ops: len(m.ops)}},
@@ -182,6 +219,71 @@ func LockAppendView(in *Input) (*Page, error) {
 	return p, nil
 }
 
+// storyResource is the resource whose stories the report tells: the one
+// that lost the most, else the first; with its lost elements.
+func storyResource(la *checkers.LockAppendResult) (string, []checkers.LostElement) {
+	best := ""
+	for _, n := range sortedKeys(la.Resources) {
+		if best == "" || la.Resources[n].LostUpdates.Lost > la.Resources[best].LostUpdates.Lost {
+			best = n
+		}
+	}
+	return best, la.Resources[best].LostUpdates.Elements
+}
+
+// buildProjected is the model of one resource's projection of a history.
+func buildProjected(events []history.Event, r string) (*laModel, error) {
+	ops, err := history.Pair(events)
+	if err != nil {
+		return nil, err
+	}
+	names, err := checkers.ResourceNames(ops)
+	if err != nil {
+		return nil, err
+	}
+	pops, err := checkers.Project(ops, r, len(names) > 0 && names[0] == r)
+	if err != nil {
+		return nil, err
+	}
+	return buildFromOps(pops, events), nil
+}
+
+// resourceFencing is a resource's fencing mode in the run.
+func resourceFencing(t store.TestInfo, r string) string {
+	for _, x := range t.Resources {
+		if x.Name == r {
+			return x.Fencing
+		}
+	}
+	return t.Fencing
+}
+
+// resourceRow is one resource's line of the Resources section.
+type resourceRow struct {
+	Name, Fencing, Valid, Lost string
+	Rejections                 int
+}
+
+func resourceRows(t store.TestInfo, la *checkers.LockAppendResult) []resourceRow {
+	var rows []resourceRow
+	names := sortedKeys(la.Resources)
+	if len(t.Resources) > 0 {
+		names = nil
+		for _, r := range t.Resources {
+			names = append(names, r.Name)
+		}
+	}
+	for _, n := range names {
+		r, ok := la.Resources[n]
+		if !ok {
+			continue
+		}
+		rows = append(rows, resourceRow{Name: n, Fencing: orDash(resourceFencing(t, n)), Valid: r.Valid.String(),
+			Lost: fmt.Sprintf("%d of %d", r.LostUpdates.Lost, r.LostUpdates.Acknowledged), Rejections: r.FenceRejections})
+	}
+	return rows
+}
+
 // headline is the verdict in a sentence, and what the stories below tell.
 func headline(in *Input, la *checkers.LockAppendResult, lost, fenced []Story, pct float64) (string, []string) {
 	lu := la.LostUpdates
@@ -191,7 +293,10 @@ func headline(in *Input, la *checkers.LockAppendResult, lost, fenced []Story, pc
 	case checkers.Invalid:
 		if lu.Lost > 0 {
 			h = fmt.Sprintf("Acknowledged updates were lost: %d of %d (%.1f%%)", lu.Lost, lu.Acknowledged, pct)
-			if len(lost) > 0 && !slices.ContainsFunc(lost, func(s Story) bool { return s.Kind == KindUnexplained }) {
+			switch {
+			case slices.ContainsFunc(lost, func(s Story) bool { return s.Kind == KindSideWriter || s.Kind == KindSideWriterErased }):
+				h += ", by a write path that takes no lock and sends no token"
+			case len(lost) > 0 && !slices.ContainsFunc(lost, func(s Story) bool { return s.Kind == KindUnexplained }):
 				h += ", destroyed by stale lock holders"
 			}
 			h += "."
@@ -261,6 +366,10 @@ func kindLabel(k StoryKind) string {
 		return "stale write landed inside another critical section"
 	case KindFenced:
 		return "fence rejection"
+	case KindSideWriter:
+		return "erased by the side writer (no lock, no token)"
+	case KindSideWriterErased:
+		return "the side writer's write, inside a critical section"
 	}
 	return "erased by a write of unknown outcome"
 }

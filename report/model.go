@@ -188,6 +188,12 @@ func buildLockAppend(events []history.Event) (*laModel, error) {
 	if err != nil {
 		return nil, err
 	}
+	return buildFromOps(ops, events), nil
+}
+
+// buildFromOps decodes the lock-append operations ops of the history
+// events (a resource's projection, in a run with several).
+func buildFromOps(ops []history.Op, events []history.Event) *laModel {
 	m := &laModel{byElement: make(map[int64]*laOp, len(ops))}
 	m.faults, _ = history.Faults(events)
 	for _, e := range events {
@@ -221,7 +227,7 @@ func buildLockAppend(events []history.Event) (*laModel, error) {
 		}
 	}
 	m.order()
-	return m, nil
+	return m
 }
 
 func decodeAppend(o *history.Op) (*laOp, error) {
@@ -387,15 +393,24 @@ func (m *laModel) destroyer(o *laOp, x int64) *laOp {
 // laneOf is the worker that ran process p, of workers: process p runs on
 // worker p mod workers (after an info the harness retires a process and
 // continues with p+workers on the same worker).
+// The side writer, which the harness runs itself, has the lane after the
+// workers'.
 func laneOf(p history.Process, workers int) int {
+	if p.IsSideWriter() {
+		return max(workers, 0)
+	}
 	if workers <= 0 {
 		return int(p)
 	}
 	return int(p) % workers
 }
 
-// nodeOf names the container of process p, as the harness names workers.
+// nodeOf names the container of process p, as the harness names workers
+// ("side writer" for the side writer, which runs in the harness).
 func nodeOf(p history.Process, workers int) string {
+	if p.IsSideWriter() {
+		return "side writer"
+	}
 	return "w" + strconv.Itoa(laneOf(p, workers)+1)
 }
 

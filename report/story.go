@@ -33,6 +33,14 @@ const (
 	// write of the history erased it: a write whose outcome is unknown
 	// (info) must have.
 	KindUnexplained StoryKind = "unexplained"
+	// KindSideWriter: the side writer (--side-writer), which takes no lock
+	// and sends no token, erased acknowledged elements: a write path that
+	// does not check the fence.
+	KindSideWriter StoryKind = "side-writer"
+	// KindSideWriterErased: the side writer's own acknowledged write landed
+	// inside a holder's critical section (it takes no lock), and the
+	// holder's write, built on its older read, erased it.
+	KindSideWriterErased StoryKind = "side-writer-erased"
 )
 
 // Step is one line of a story: at a time, an actor does something.
@@ -138,6 +146,16 @@ func (b *storyBuilder) lostStories(lost []checkers.LostElement) []Story {
 			continue
 		}
 		d := b.m.destroyer(l, le.Element)
+		if le.SideWriter {
+			add(key{stale: l, other: b.overwriterOf(le), kind: KindSideWriterErased}, l)
+			continue
+		}
+		if w := le.OverwrittenBy; w != nil && w.SideWriter {
+			if sw := b.overwriterOf(le); sw != nil {
+				add(key{stale: sw, kind: KindSideWriter}, l)
+				continue
+			}
+		}
 		if d == nil {
 			add(key{stale: l, other: b.overwriterOf(le), kind: KindUnexplained}, l)
 			continue
@@ -164,6 +182,10 @@ func (b *storyBuilder) lostStories(lost []checkers.LostElement) []Story {
 			out = append(out, b.overwroteStory(k.stale, vs))
 		case KindStaleOverwritten:
 			out = append(out, b.overwrittenStory(k.stale, k.other))
+		case KindSideWriter:
+			out = append(out, b.sideWriterStory(k.stale, vs))
+		case KindSideWriterErased:
+			out = append(out, b.sideWriterErasedStory(k.stale, k.other))
 		default:
 			out = append(out, b.unexplainedStory(k.stale, k.other))
 		}
@@ -550,6 +572,63 @@ func (b *storyBuilder) overwrittenStory(a, d *laOp) Story {
 	st.TokenStops = hi > a.token
 	st.Brief = fmt.Sprintf("%s wrote at %s inside process %s's critical section (token %d), whose write then erased its own acknowledged element %d.",
 		b.briefHolder(a), secs(a.writeAt()), d.proc, d.token, a.element)
+	return b.finish(st, c)
+}
+
+// sideWriterStory: the side writer's batch w, with no lock and no token,
+// erased the victims' acknowledged elements.
+func (b *storyBuilder) sideWriterStory(w *laOp, victims []*laOp) Story {
+	c := newCast(b.cfg)
+	var steps []Step
+	lost := make([]int64, len(victims))
+	for i, v := range victims {
+		lost[i] = v.element
+	}
+	if l, ok := w.readList(); ok {
+		steps = append(steps, Step{At: w.invoke, Who: "side writer", Text: fmt.Sprintf("reads the list, with no lock and no token: %s", describeList(l))})
+	}
+	for _, v := range victims {
+		c.name(v, "whose acknowledged update is lost")
+		steps = append(steps, b.acquireStep(c, v, "")...)
+		steps = append(steps, b.writeStep(c, v, "good", "")...)
+	}
+	at := w.writeAt()
+	steps = append(steps, Step{At: at, Who: "side writer", Tone: "bad",
+		Text: fmt.Sprintf("writes its list with element %d appended, unfenced: ACCEPTED", w.element)})
+	steps = append(steps, Step{At: max(at, w.end), Who: "result", Tone: "result",
+		Text: fmt.Sprintf("%s missing from the final read: LOST%s", elementsPhrase(lost), b.finalNote())})
+	title := fmt.Sprintf("The side writer's batch erased %s", elementsPhrase(lost))
+	summary := fmt.Sprintf("The side writer read the list at %s, worked, and wrote it back at %s with its own element appended, without taking the lock and without a token. Meanwhile %s had been acknowledged; the write erased %s. The write came from the side writer: no fence can stop a write path that does not send the token, so every write path must check it.",
+		secs(w.invoke), secs(at), elementsPhrase(lost), plural(len(lost), "of them"))
+	st := Story{Kind: KindSideWriter, Steps: steps, Lost: lost, Title: title, Summary: summary, stale: w, victims: victims,
+		Brief: fmt.Sprintf("The side writer (no lock, no token) erased %s.", elementsPhrase(lost))}
+	return b.finish(st, c)
+}
+
+// sideWriterErasedStory: the side writer's batch w landed inside holder d's
+// critical section, and d's write erased w's element.
+func (b *storyBuilder) sideWriterErasedStory(w, d *laOp) Story {
+	c := newCast(b.cfg)
+	var steps []Step
+	if l, ok := w.readList(); ok {
+		steps = append(steps, Step{At: w.invoke, Who: "side writer", Text: fmt.Sprintf("reads the list, with no lock and no token: %s", describeList(l))})
+	}
+	at := w.writeAt()
+	steps = append(steps, Step{At: at, Who: "side writer", Tone: "bad",
+		Text: fmt.Sprintf("writes its list with element %d appended, unfenced: acknowledged", w.element)})
+	to := max(at, w.end)
+	summary := fmt.Sprintf("The side writer wrote element %d at %s without taking the lock and without a token. ", w.element, secs(at))
+	if d != nil {
+		D := c.name(d, "the holder whose write erased it")
+		steps = append(steps, b.acquireStep(c, d, "")...)
+		steps = append(steps, b.writeStep(c, d, "bad", "")...)
+		to = max(to, d.writeAt())
+		summary += fmt.Sprintf("%s held the lock and had read the list before that write; its own write, built on that read, then erased element %d. The side writer took no lock, so nothing ordered its write with %s's, and it sent no token, so no fence could refuse it: every write path must check.", D, w.element, D)
+	}
+	steps = append(steps, Step{At: to, Who: "result", Tone: "result", Text: fmt.Sprintf("element %d is missing from the final read: LOST%s", w.element, b.finalNote())})
+	st := Story{Kind: KindSideWriterErased, Steps: steps, Lost: []int64{w.element}, Title: fmt.Sprintf("The side writer's element %d landed inside a critical section and was erased", w.element),
+		Summary: summary, stale: w, victims: []*laOp{w},
+		Brief: fmt.Sprintf("The side writer's element %d (no lock, no token) was erased by the holder it interrupted.", w.element)}
 	return b.finish(st, c)
 }
 

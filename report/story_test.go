@@ -1,6 +1,7 @@
 package report
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -285,5 +286,30 @@ func TestStoryFencedRead(t *testing.T) {
 	wantContains(t, "fencing", s.Fencing, "the resource refused the read, so it never wrote")
 	if strings.Contains(stepText(s), "A writes") {
 		t.Errorf("the story has A write: %s", stepText(s))
+	}
+}
+
+// A side writer's batch that erased acknowledged elements is told as the
+// side writer's, and names it.
+func TestSideWriterStory(t *testing.T) {
+	h := &hist{t: t}
+	sw := history.SideWriter
+	h.invoke(0.5, sw, 100)
+	h.section(0, 1, 10, []int64{}, 0.6, 0.6, 0.8, 0)
+	h.section(1, 2, 11, []int64{1}, 0.9, 0.9, 1.1, 0)
+	h.add(1.5, sw, history.Ok, lockappend.FAppend, lockappend.Completion{Element: 100, Read: []int64{}})
+	h.final(2, []int64{100})
+	ev := h.sorted()
+	res := check(t, ev)
+	m, err := buildLockAppend(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lost, _ := stories(m, laResult(res).LostUpdates.Elements, storyConfig{Fencing: "token", TTL: "2s", Margin: "500ms", Workers: 2})
+	if len(lost) != 1 || lost[0].Kind != KindSideWriter {
+		t.Fatalf("stories %+v, want one side-writer story", lost)
+	}
+	if !strings.Contains(lost[0].Summary, "The write came from the side writer") || !slices.Equal(lost[0].Lost, []int64{1, 2}) {
+		t.Errorf("story %q lost %v", lost[0].Summary, lost[0].Lost)
 	}
 }

@@ -204,6 +204,15 @@ const pageSrc = `{{define "head"}}<!DOCTYPE html>
 <details><summary>Every checker's result (JSON)</summary>{{with .JSON}}{{if .Text}}<pre>{{.Text}}</pre>{{else}}<p class="muted">{{.Size}}: too large to show here; see results.json.</p>{{end}}{{end}}</details>
 {{end}}
 
+{{define "resources"}}<table><tr><th>resource</th><th>fencing</th><th>verdict</th><th>lost</th><th>fence rejections</th></tr>
+{{range .}}<tr><td>{{.Name}}</td><td>{{.Fencing}}</td><td class="{{.Valid}}">{{.Valid}}</td><td>{{.Lost}}</td><td>{{.Rejections}}</td></tr>{{end}}</table>{{end}}
+{{define "partial"}}{{if .Elements}}<p>A stale holder's write refused by one resource and acknowledged by another leaves the resources disagreeing: every write path must check the token.</p>
+<table><tr><th>element</th><th>process</th><th>token</th><th>refused by</th><th>acknowledged by</th></tr>
+{{range .Elements}}<tr><td>{{.Element}}</td><td>{{.Process}}</td><td>{{.Token}}</td><td>{{range $i, $r := .RefusedBy}}{{if $i}}, {{end}}{{$r}}{{end}}</td><td>{{range $i, $r := .AcceptedBy}}{{if $i}}, {{end}}{{$r}}{{end}}</td></tr>{{end}}</table>
+{{else}}<p class="muted">No partial update: every critical section's writes ended alike at every resource.</p>{{end}}{{end}}
+{{define "audit"}}<p>The audit log checks no token: every holder appended "process P, token T, wrote element E" before its write. It records {{.Entries}} writes; {{.RefusedButLogged}} of them were refused by fencing and never happened at the resource.</p>
+{{if .Elements}}<table><tr><th>element</th><th>process</th><th>token</th><th>refused by</th></tr>
+{{range .Elements}}<tr><td>{{.Element}}</td><td>{{.Process}}</td><td>{{.Token}}</td><td>{{if .RefusedBy}}{{range $i, $r := .RefusedBy}}{{if $i}}, {{end}}{{$r}}{{end}}{{else}}the resource{{end}}</td></tr>{{end}}</table>{{end}}{{end}}
 {{define "json"}}{{if .Text}}<pre>{{.Text}}</pre>{{else}}<p class="muted">{{.Size}}: too large to show here; see results.json.</p>{{end}}{{end}}
 
 {{define "faults"}}{{if .Rows}}<table><tr><th>fault</th><th>nodes</th><th>start</th><th>stop</th><th>held</th><th>parameters</th></tr>

@@ -55,16 +55,25 @@ type timelineInput struct {
 func (in *timelineInput) lanes() []laneSpec {
 	var ls []laneSpec
 	workers := in.workers
+	side := false
 	if workers <= 0 {
 		for _, o := range in.m.ops {
-			workers = max(workers, int(o.proc)+1)
+			if !o.proc.IsSideWriter() {
+				workers = max(workers, int(o.proc)+1)
+			}
 		}
+	}
+	for _, o := range in.m.ops {
+		side = side || o.proc.IsSideWriter()
 	}
 	known := map[string]bool{}
 	for w := range workers {
 		name := fmt.Sprintf("w%d", w+1)
 		known[name] = true
 		ls = append(ls, laneSpec{Name: name, Kind: "client", Worker: w})
+	}
+	if side {
+		ls = append(ls, laneSpec{Name: "side writer", Kind: "client", Worker: workers})
 	}
 	for _, s := range in.servers {
 		known[s] = true

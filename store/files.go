@@ -85,6 +85,12 @@ type Results struct {
 	Result WorkloadResult `json:"-"`
 	// Faults are the nemesis's fault windows, from the history.
 	Faults []history.Fault `json:"faults"`
+	// FaultHits counts the faults aimed at a critical section and whether
+	// each was in place while its holder waited there.
+	FaultHits *FaultHits `json:"fault_hits,omitempty"`
+	// Workers says how many clients kept completing operations once the
+	// faults began.
+	Workers *Workers `json:"workers,omitempty"`
 	// Events is the number of history events; CheckTime how long the
 	// checkers took.
 	Events    int    `json:"events"`
@@ -164,7 +170,23 @@ func (r *Results) UnmarshalJSON(b []byte) error {
 }
 
 // ownKeys are the JSON names of Results's own fields.
-var ownKeys = []string{"workload", "faults", "events", "check_time", "elapsed", "interrupted", "note"}
+var ownKeys = []string{"workload", "faults", "fault_hits", "workers", "events", "check_time", "elapsed", "interrupted", "note"}
+
+// FaultHits counts the faults aimed at a critical section (pause-holder,
+// partition-client): Hit were in place while the holder waited at its
+// failpoint, Missed were not.
+type FaultHits struct {
+	Aimed  int `json:"aimed"`
+	Hit    int `json:"hit"`
+	Missed int `json:"missed"`
+}
+
+// Workers is what the clients did once faults began: Count clients, of
+// which Idle completed no operation after the first fault started.
+type Workers struct {
+	Count int `json:"count"`
+	Idle  int `json:"idle_after_first_fault"`
+}
 
 // RawResult is a workload result read back from results.json, undecoded:
 // its fields by JSON name.

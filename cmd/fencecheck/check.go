@@ -65,6 +65,7 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 		return 0, fmt.Errorf("%w: %s: %w", errUsage, store.TestFile, err)
 	}
 	res := harness.Check(run, w, events, *timeout)
+	harness.Judge(test, events, res)
 	var old store.Results
 	if run.ReadJSON(store.ResultsFile, &old) == nil {
 		res.Elapsed, res.Note = old.Elapsed, old.Note

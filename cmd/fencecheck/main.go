@@ -44,6 +44,7 @@ Usage:
   fencecheck serve [RESULTS_DIR]  serve the runs' index and reports, read-only (--addr, default 127.0.0.1:8080)
   fencecheck images [build|list]  build or list the container images (no registry needed)
   fencecheck clean                remove every container and network fencecheck labelled, resuming paused processes
+  fencecheck proxy --backend URL  the fencing proxy of the "proxy" resource (runs in its container)
 
 Exit codes: 0 valid, 1 invalid, 2 unknown, 254 bad arguments or input, 255 harness failure.
 `
@@ -78,6 +79,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = cmdClean(ctx, args[1:], stdout, stderr)
 	case "worker":
 		err = cmdWorker(ctx, args[1:], stderr)
+	case "proxy":
+		err = cmdProxy(ctx, args[1:], stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitValid

@@ -80,6 +80,29 @@ func TestMatrixCells(t *testing.T) {
 	if len(strict) != 1 || !strict[0].MustBeValid {
 		t.Errorf("--strict: %+v", strict)
 	}
+	// The resource axis: a fencing mode a resource lacks (the proxy's cas)
+	// skips that cell and says why; the others run, each named by its
+	// resource.
+	rcells, skipped, err := matrixCells(o, []string{"redis"}, []string{"postgres", "proxy", "postgres,proxy"}, []string{"none", "token", "cas"},
+		[]string{"pause-holder"}, 1, 1, false, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rcells) != 3+2+2 || len(skipped) != 2 || !strings.Contains(skipped[0], "proxy has no cas fencing (it has none, token)") {
+		t.Fatalf("%d cells, skipped %q; want 7 cells and 2 skipped", len(rcells), skipped)
+	}
+	got := map[string]bool{}
+	for _, c := range rcells {
+		got[c.cfg.Name] = true
+		if len(c.cfg.Resources) == 0 || c.Resource == "" {
+			t.Errorf("cell %s has no resource", c.cfg.Name)
+		}
+	}
+	for _, want := range []string{"redis-pause-holder-postgres-cas", "redis-pause-holder-proxy-token", "redis-pause-holder-postgres-proxy-none"} {
+		if !got[want] {
+			t.Errorf("no cell named %s in %v", want, got)
+		}
+	}
 }
 
 func TestPrintMatrix(t *testing.T) {

@@ -7,6 +7,8 @@ import (
 	"github.com/fencecheck/fencecheck/harness"
 	"github.com/fencecheck/fencecheck/resources"
 	"github.com/fencecheck/fencecheck/resources/lockstore"
+	"github.com/fencecheck/fencecheck/resources/postgres"
+	"github.com/fencecheck/fencecheck/resources/proxy"
 	"github.com/fencecheck/fencecheck/targets"
 	"github.com/fencecheck/fencecheck/targets/consul"
 	"github.com/fencecheck/fencecheck/targets/etcd"
@@ -35,6 +37,9 @@ var targetTable = []targets.Target{
 // default.
 var resourceTable = []resources.Resource{
 	lockstore.Resource{},
+	postgres.Resource{},
+	proxy.Resource{},
+	proxy.Resource{Volatile: true},
 }
 
 // workloadTable lists every workload --workload can name; the first is the

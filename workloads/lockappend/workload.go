@@ -16,6 +16,8 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/fencecheck/fencecheck/checkers"
@@ -144,13 +146,24 @@ func (Workload) Summary(b io.Writer, res *store.Results) {
 			fmt.Fprintf(b, "                   ... %d more in the report\n", len(lu.Elements)-3)
 			break
 		}
-		fmt.Fprintf(b, "                   element %d of process %d (token %d)", e.Element, e.Process, e.Token)
+		where := ""
+		if e.Resource != "" {
+			where = " in " + e.Resource
+		}
+		if e.SideWriter {
+			fmt.Fprintf(b, "                   element %d of the side writer (no lock, no token)%s", e.Element, where)
+		} else {
+			fmt.Fprintf(b, "                   element %d of process %d (token %d)%s", e.Element, e.Process, e.Token, where)
+		}
 		if w := e.OverwrittenBy; w != nil && w.Known {
-			stale := ""
-			if w.Stale {
-				stale = ", a stale holder"
+			switch {
+			case w.SideWriter:
+				fmt.Fprintf(b, " overwritten by the side writer (no lock, no token)")
+			case w.Stale:
+				fmt.Fprintf(b, " overwritten by process %d (token %d, a stale holder)", w.Process, w.Token)
+			default:
+				fmt.Fprintf(b, " overwritten by process %d (token %d)", w.Process, w.Token)
 			}
-			fmt.Fprintf(b, " overwritten by process %d (token %d%s)", w.Process, w.Token, stale)
 		}
 		fmt.Fprintln(b)
 	}
@@ -158,10 +171,42 @@ func (Workload) Summary(b io.Writer, res *store.Results) {
 		fmt.Fprintf(b, "  first lost at    %.1fs\n", time.Duration(*r.FirstLostUpdateNS).Seconds())
 	}
 	fmt.Fprintf(b, "  fence rejections %d\n", r.FenceRejections)
+	for _, name := range sortedNames(r.Resources) {
+		x := r.Resources[name]
+		fmt.Fprintf(b, "  resource %-8s %s: %d of %d acknowledged lost, %d fence rejections\n", name, x.Valid,
+			x.LostUpdates.Lost, x.LostUpdates.Acknowledged, x.FenceRejections)
+	}
+	if p := r.PartialUpdates; p != nil {
+		fmt.Fprintf(b, "  partial updates  %d (writes refused by one resource and acknowledged by another)\n", p.Count)
+		for i, e := range p.Elements {
+			if i == 3 {
+				fmt.Fprintf(b, "                   ... %d more in the report\n", len(p.Elements)-3)
+				break
+			}
+			fmt.Fprintf(b, "                   element %d of process %d (token %d): refused by %s, acknowledged by %s\n",
+				e.Element, e.Process, e.Token, strings.Join(e.RefusedBy, ","), strings.Join(e.AcceptedBy, ","))
+		}
+	}
+	if a := r.AuditLog; a != nil {
+		fmt.Fprintf(b, "  audit log        %d entries, %d of them for writes that fencing refused\n", a.Entries, a.RefusedButLogged)
+	}
+	if st := r.Checkers.Stats; st.SideWrites > 0 {
+		fmt.Fprintf(b, "  side writer      %d batches, without the lock or a token\n", st.SideWrites)
+	}
 	fmt.Fprintf(b, "  overlaps         %d (windows where two clients believed they held the lock)\n", r.Overlaps)
 	c := r.Checkers
 	fmt.Fprintf(b, "  checkers         linearizable %s, lost-updates %s, token-monotonic %s, stats %s\n",
 		c.Linearizable.Valid, c.LostUpdates.Valid, c.TokenMonotonic.Valid, c.Stats.Valid)
+}
+
+// sortedNames are the keys of m, sorted.
+func sortedNames[V any](m map[string]V) []string {
+	names := make([]string, 0, len(m))
+	for n := range m {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
 }
 
 // SideWork is how long the side writer's batch works between its read and
