@@ -33,7 +33,19 @@ func main() {
 	findings := flag.Bool("findings", false, "instead, run the scenarios behind the README's findings once each and print their verdicts")
 	only := flag.String("only", "", "with -findings: only the scenarios whose description contains this")
 	overhead := flag.Bool("overhead", false, "instead, compare the harness-driven throughput with a bare client loop (same library, same concurrency, no faults)")
+	detection := flag.Bool("detection", false, "instead, measure detection under load: both cores kept busy, -runs runs (default 20) per client fault, unfenced and token-fenced, random seeds")
 	flag.Parse()
+	if *detection {
+		n := *runs
+		if !isSet("runs") {
+			n = 20
+		}
+		if err := runDetection(*bin, n, *limit, *only); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *overhead {
 		if err := runOverhead(*bin, *runs, *limit); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
@@ -52,6 +64,13 @@ func main() {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
+}
+
+// isSet reports whether the flag was given.
+func isSet(name string) bool {
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 func bench(bin string, runs int, limit time.Duration, fencings []string, nemesis, target string, extra []string, cold bool) error {
@@ -89,7 +108,7 @@ func bench(bin string, runs int, limit time.Duration, fencings []string, nemesis
 	for _, f := range fencings {
 		var rs []runFigures
 		for i := 1; i <= runs; i++ {
-			r, err := oneRun(bin, dir, target, f, nemesis, extra, limit, i)
+			r, err := oneRun(bin, dir, target, f, nemesis, extra, limit, uint64(i))
 			if err != nil {
 				return err
 			}
@@ -109,9 +128,12 @@ type runFigures struct {
 	rejections     int
 	firstLost      float64 // -1: none
 	check          float64
+	// aimed, hit and missed count the faults aimed at a critical section.
+	aimed, hit, missed int
+	faults             int
 }
 
-func oneRun(bin, dir, target, fencing, nemesis string, extra []string, limit time.Duration, seed int) (runFigures, error) {
+func oneRun(bin, dir, target, fencing, nemesis string, extra []string, limit time.Duration, seed uint64) (runFigures, error) {
 	res := filepath.Join(dir, fmt.Sprintf("%s-%d", fencing, seed))
 	args := append([]string{"run", "--target", target, "--workload", "lock-append", "--fencing", fencing,
 		"--nemesis", nemesis, "--time-limit", limit.String(), "--seed", fmt.Sprint(seed), "--results", res, "--quiet"}, extra...)
@@ -139,6 +161,10 @@ func oneRun(bin, dir, target, fencing, nemesis string, extra []string, limit tim
 		FenceRejections   int    `json:"fence_rejections"`
 		FirstLostUpdateNS *int64 `json:"first_lost_update_ns"`
 		CheckTime         string `json:"check_time"`
+		Faults            []any  `json:"faults"`
+		FaultHits         *struct {
+			Aimed, Hit, Missed int
+		} `json:"fault_hits"`
 	}
 	b, err := os.ReadFile(filepath.Join(res, "latest", "results.json"))
 	if err != nil {
@@ -154,6 +180,10 @@ func oneRun(bin, dir, target, fencing, nemesis string, extra []string, limit tim
 	}
 	if d, err := time.ParseDuration(v.CheckTime); err == nil {
 		r.check = d.Seconds()
+	}
+	r.faults = len(v.Faults)
+	if h := v.FaultHits; h != nil {
+		r.aimed, r.hit, r.missed = h.Aimed, h.Hit, h.Missed
 	}
 	return r, nil
 }
