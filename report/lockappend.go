@@ -129,6 +129,10 @@ func LockAppendView(in *Input) (*Page, error) {
 		cfg.Fencing = resourceFencing(in.Test, storyRes)
 	}
 	lostStories, fenced := stories(m, lostElems, cfg)
+	if la.Error != "" {
+		// The checkers rejected the history: tell no story of it either.
+		lostStories, fenced = nil, nil
+	}
 	last := max(m.last, 1)
 
 	st := la.Checkers.Stats

@@ -376,20 +376,6 @@ func (m *laModel) highestBeforeTime(t int64) (int64, *laOp) {
 	return m.ackMaxTok[i], m.ackMaxBy[i]
 }
 
-// destroyer returns the first write applied after o's whose list lacks x:
-// the write that erased x. nil when no landed write did.
-func (m *laModel) destroyer(o *laOp, x int64) *laOp {
-	if o.writeIdx < 0 {
-		return nil
-	}
-	for _, w := range m.writes[o.writeIdx+1:] {
-		if !w.wroteHas(x) {
-			return w
-		}
-	}
-	return nil
-}
-
 // laneOf is the worker that ran process p, of workers: process p runs on
 // worker p mod workers (after an info the harness retires a process and
 // continues with p+workers on the same worker).

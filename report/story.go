@@ -145,7 +145,15 @@ func (b *storyBuilder) lostStories(lost []checkers.LostElement) []Story {
 		if l == nil {
 			continue
 		}
-		d := b.m.destroyer(l, le.Element)
+		// The write that erased the element is the one the lost-updates
+		// checker named: one analysis for results.json and the stories.
+		d := b.overwriterOf(le)
+		if w := le.OverwrittenBy; w != nil && w.Type != history.Ok && w.Late != string(history.Ok) {
+			// The checker's overwriter never knowably landed: its outcome
+			// is unknown.
+			add(key{stale: l, other: d, kind: KindUnexplained}, l)
+			continue
+		}
 		if le.SideWriter {
 			add(key{stale: l, other: b.overwriterOf(le), kind: KindSideWriterErased}, l)
 			continue
@@ -157,7 +165,7 @@ func (b *storyBuilder) lostStories(lost []checkers.LostElement) []Story {
 			}
 		}
 		if d == nil {
-			add(key{stale: l, other: b.overwriterOf(le), kind: KindUnexplained}, l)
+			add(key{stale: l, kind: KindUnexplained}, l)
 			continue
 		}
 		lt, _ := l.tokenOf()

@@ -331,7 +331,8 @@ func TestDemo(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("demo exit %d, want 0", r.code)
 	}
-	for _, want := range []string{"SIGSTOP", "refused", "ACCEPTED", "is LOST", "REJECTED by the fence", "B's update survived"} {
+	for _, want := range []string{"SIGSTOP", "refused", "ACCEPTED", "is LOST", "REJECTED by the fence", "B's update survived",
+		"etcd    grants the lock to B while A is still frozen", "the checkers say invalid: as expected", "the checkers say valid: as expected"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("demo output lacks %q", want)
 		}
