@@ -266,7 +266,7 @@ func playStory(ctx context.Context, cl *Cluster, cfg DemoConfig, f targets.Fenci
 	_ = e.Decode(&acq)
 	st.TokenB = acq.Token
 	frozen := time.Duration(e.Time) - paused
-	s.say(cfg.Target.Name(), "grants the lock to B while A is still frozen (for %.1fs, longer than its %s lease): A's lease ran out without A knowing",
+	s.say(cfg.Target.Name(), "grants the lock to B while A is still frozen (frozen for %.1fs; lease TTL %s): A's lease ran out without A knowing",
 		frozen.Seconds(), ttl)
 	s.say("B", "acquires the lock: fencing token %d (> %d)", acq.Token, st.TokenA)
 	if e, err = s.wait(ctx, 1, lockappend.PhaseRead, 5*time.Second); err == nil {
