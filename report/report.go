@@ -386,22 +386,9 @@ func asJSON(v any) jsonBlock {
 // verdict, an operations timeline, the charts and the results as they are.
 func GenericView(in *Input) (*Page, error) {
 	res := in.Results
-	v := res.Valid().String()
-	p := &Page{
-		Title:    fmt.Sprintf("%s · %s %s", strings.ToUpper(v), in.Test.Target, res.Workload),
-		Verdict:  v,
-		Headline: fmt.Sprintf("Verdict: %s. This workload (%q) has no report view of its own yet: below are its operations, its faults and its results as the checkers wrote them.", v, res.Workload),
-		Config:   configCards(in.Test),
-		Cards:    []card{{Label: "history events", Value: fmt.Sprint(res.Events)}, {Label: "faults", Value: fmt.Sprint(len(res.Faults))}, {Label: "checked in", Value: orDash(res.CheckTime)}},
-	}
-	ops, _ := history.Pair(in.Events)
-	m := genericModel(ops, in.Events)
-	last := max(m.last, 1)
-	p.Sections = append(p.Sections,
-		section{ID: "timeline", Title: "Timeline", tmpl: "generic-timeline", data: drawTimeline(timelineInput{ID: "tl-main", m: m, workers: in.Test.Concurrency, servers: serverNames(in.Test), from: 0, to: last})},
-		section{ID: "charts", Title: "Throughput and latency", tmpl: "charts", data: chartsData(samplesOf(ops), m.faults, last)},
-		section{ID: "results", Title: "Results", tmpl: "json", data: asJSON(res)},
-	)
+	p := NewPage(in, fmt.Sprintf("Verdict: %s. This workload (%q) has no report view of its own yet: below are its operations, its faults and its results as the checkers wrote them.", res.Valid(), res.Workload))
+	p.Cards = []card{{Label: "history events", Value: fmt.Sprint(res.Events)}, {Label: "faults", Value: fmt.Sprint(len(res.Faults))}, {Label: "checked in", Value: orDash(res.CheckTime)}}
+	p.Sections = append(OperationsSections(in), ResultsSection(in))
 	return p, nil
 }
 

@@ -213,6 +213,9 @@ const pageSrc = `{{define "head"}}<!DOCTYPE html>
 {{define "audit"}}<p>The audit log checks no token: every holder appended "process P, token T, wrote element E" before its write. It records {{.Entries}} writes; {{.RefusedButLogged}} of them were refused by fencing and never happened at the resource.</p>
 {{if .Elements}}<table><tr><th>element</th><th>process</th><th>token</th><th>refused by</th></tr>
 {{range .Elements}}<tr><td>{{.Element}}</td><td>{{.Process}}</td><td>{{.Token}}</td><td>{{if .RefusedBy}}{{range $i, $r := .RefusedBy}}{{if $i}}, {{end}}{{$r}}{{end}}{{else}}the resource{{end}}</td></tr>{{end}}</table>{{end}}{{end}}
+{{define "table"}}{{if .Intro}}<p>{{.Intro}}</p>{{end}}<table><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>
+{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}</table>{{end}}
+{{define "text"}}{{range .}}<p>{{.}}</p>{{end}}{{end}}
 {{define "json"}}{{if .Text}}<pre>{{.Text}}</pre>{{else}}<p class="muted">{{.Size}}: too large to show here; see results.json.</p>{{end}}{{end}}
 
 {{define "faults"}}{{if .Rows}}<table><tr><th>fault</th><th>nodes</th><th>start</th><th>stop</th><th>held</th><th>parameters</th></tr>
