@@ -12,8 +12,8 @@ import (
 	"github.com/fencecheck/fencecheck/checkers"
 )
 
-// check --jepsen-history on the Jepsen histories shared with the project
-// (../shared/testdata next to the repository, or $FENCECHECK_TESTDATA):
+// check --jepsen-history on the Jepsen histories kept in the repository
+// (testdata/jepsen at its root):
 // the right verdict on each, each within 10 s. These run in process and
 // need no Docker.
 
@@ -68,12 +68,9 @@ var kvVerdicts = map[string]checkers.Validity{
 // jepsenTestdata returns the directory of the Jepsen histories.
 func jepsenTestdata(t *testing.T) string {
 	t.Helper()
-	dir := os.Getenv("FENCECHECK_TESTDATA")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "..", "shared", "testdata")
-	}
+	dir := filepath.Join("..", "..", "testdata", "jepsen")
 	if _, err := os.Stat(filepath.Join(dir, "jepsen-etcd")); err != nil {
-		t.Fatalf("the Jepsen histories are missing (set FENCECHECK_TESTDATA): %v", err)
+		t.Fatalf("the Jepsen histories are missing: %v", err)
 	}
 	return dir
 }
