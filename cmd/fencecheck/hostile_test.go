@@ -1,0 +1,258 @@
+package main
+
+// Hostile input through the built binary: each case asserts the exit code,
+// the cause on stderr, that the input files and any stored results are
+// byte-for-byte unchanged, and bounds on time and memory. They need no
+// Docker: DOCKER_HOST points at a socket that does not exist and
+// FENCECHECK_SKIP_DOCKER is unset, so a command that reached Docker would
+// fail with 255, not pass.
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// hostileResult is what a run of the binary did.
+type hostileResult struct {
+	code           int
+	stdout, stderr string
+	elapsed        time.Duration
+	maxRSS         int64 // bytes
+}
+
+// noDockerEnv is the environment of the binary under test: this process's,
+// without FENCECHECK_SKIP_DOCKER, with Docker pointing nowhere.
+func noDockerEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "FENCECHECK_SKIP_DOCKER=") && !strings.HasPrefix(kv, "DOCKER_HOST=") {
+			env = append(env, kv)
+		}
+	}
+	return append(env, "DOCKER_HOST=unix:///nonexistent/fencecheck-test/docker.sock")
+}
+
+// startHostile starts the binary; wait with finish.
+func startHostile(t *testing.T, args ...string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
+	t.Helper()
+	cmd := exec.Command(fencecheckBinary(t), args...)
+	cmd.Env = noDockerEnv()
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, &out, &errb
+}
+
+// finish waits for cmd, killing it after limit.
+func finish(t *testing.T, cmd *exec.Cmd, out, errb *bytes.Buffer, start time.Time, limit time.Duration) hostileResult {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(limit):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("fencecheck %s: still running after %s; killed\nstdout:\n%s\nstderr:\n%s", strings.Join(cmd.Args[1:], " "), limit, out, lastLines(errb.String(), 15))
+	}
+	r := hostileResult{stdout: out.String(), stderr: errb.String(), elapsed: time.Since(start)}
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		r.code = ee.ExitCode()
+	case err != nil:
+		t.Fatalf("fencecheck %v: %v", cmd.Args[1:], err)
+	}
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		r.maxRSS = int64(ru.Maxrss) << 10 // Linux counts kilobytes
+	}
+	t.Logf("fencecheck %s: exit %d in %s, max RSS %d MB\n%s%s", strings.Join(shorten(cmd.Args[1:]), " "), r.code, r.elapsed.Round(time.Millisecond), r.maxRSS>>20, r.stdout, lastLines(r.stderr, 15))
+	return r
+}
+
+// runHostile runs the binary to its end (killed after limit).
+func runHostile(t *testing.T, limit time.Duration, args ...string) hostileResult {
+	t.Helper()
+	fencecheckBinary(t) // built before the clock starts
+	debug.FreeOSMemory()
+	start := time.Now()
+	cmd, out, errb := startHostile(t, args...)
+	return finish(t, cmd, out, errb, start, limit)
+}
+
+// writeInput writes a file made of parts; a part may be a repeat, so that
+// a 20 MB input never sits in this process's memory (the child's maximum
+// RSS, as Linux counts it, includes this process's at the fork).
+func writeInput(t *testing.T, path string, parts ...any) string {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := bufio.NewWriter(f)
+	for _, p := range parts {
+		switch p := p.(type) {
+		case string:
+			w.WriteString(p)
+		case repeat:
+			chunk := strings.Repeat(p.s, max(1, (64<<10)/len(p.s)))
+			per := len(chunk) / len(p.s)
+			for n := p.n; n > 0; n -= per {
+				w.WriteString(chunk[:min(n, per)*len(p.s)])
+			}
+		default:
+			t.Fatalf("part %T", p)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// repeat is s, n times.
+type repeat struct {
+	s string
+	n int
+}
+
+func shorten(args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		if len(a) > 120 {
+			a = a[:120] + "..."
+		}
+		out[i] = a
+	}
+	return out
+}
+
+// expect checks the exit code, that stderr holds every one of want, and
+// bounds on time and memory.
+func (r hostileResult) expect(t *testing.T, code int, took time.Duration, want ...string) {
+	t.Helper()
+	if r.code != code {
+		t.Errorf("exit %d, want %d", r.code, code)
+	}
+	for _, w := range want {
+		if !strings.Contains(r.stderr, w) {
+			t.Errorf("stderr %q lacks %q", lastLines(r.stderr, 5), w)
+		}
+	}
+	if r.elapsed > took {
+		t.Errorf("took %s, want under %s", r.elapsed.Round(time.Millisecond), took)
+	}
+	// The binary alone takes some 20-40 MB; hostile input must not add
+	// hundreds. (Linux's figure is an upper bound of the child's: it
+	// includes the test process's RSS at the fork.)
+	if r.maxRSS > 200<<20 {
+		t.Errorf("max RSS %d MB, want under 200 MB", r.maxRSS>>20)
+	}
+}
+
+// snapshot records every file under the given paths (files or
+// directories): its content's hash, a symbolic link's target, or that it
+// is missing.
+func snapshot(t *testing.T, paths ...string) map[string]string {
+	t.Helper()
+	s := map[string]string{}
+	for _, p := range paths {
+		err := filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				if errors.Is(err, fs.ErrNotExist) {
+					s[path] = "missing"
+					return nil
+				}
+				return err
+			}
+			switch {
+			case d.Type()&fs.ModeSymlink != 0:
+				target, err := os.Readlink(path)
+				if err != nil {
+					return err
+				}
+				s[path] = "-> " + target
+			case d.Type()&fs.ModeNamedPipe != 0:
+				s[path] = "fifo"
+			case d.Type().IsRegular():
+				f, err := os.Open(path)
+				if err != nil {
+					return err
+				}
+				defer f.Close()
+				h := sha256.New()
+				if _, err := f.WriteTo(h); err != nil {
+					return err
+				}
+				s[path] = hex.EncodeToString(h.Sum(nil))
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s
+}
+
+// unchanged checks that the files under paths are as before.
+func unchanged(t *testing.T, before map[string]string, paths ...string) {
+	t.Helper()
+	after := snapshot(t, paths...)
+	for p, h := range before {
+		if after[p] != h {
+			t.Errorf("%s changed: %s, before %s", p, after[p], h)
+		}
+	}
+	for p, h := range after {
+		if _, ok := before[p]; !ok {
+			t.Errorf("%s appeared (%s)", p, h)
+		}
+	}
+}
+
+// Jepsen histories with hostile lines exit 254 naming FILE:LINE, in bounded
+// time and memory (a 10 MB line of '[' once overflowed the Go stack; 400 KB
+// of them took 500 MB).
+func TestJepsenHostileLines(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, parts ...any) string { return writeInput(t, filepath.Join(dir, name), parts...) }
+	const kvOK = `{:process 0, :type :invoke, :f :get, :key "1", :value nil}` + "\n"
+	const logOK = "INFO  jepsen.util - 0\t:invoke\t:read\tnil\n"
+	cases := []struct {
+		name, file, model, want string
+	}{
+		{"kv: 10 MB of nesting", write("nest10m.edn", kvOK, "{:process ", repeat{"[", 10 << 20}, "\n"), "kv", ":2: line longer than 1048576 bytes"},
+		{"log: 10 MB of nesting", write("nest10m.log", "INFO  jepsen.util - 1\t:invoke\t:cas\t", repeat{"[", 10 << 20}, "\n"), "cas-register", ":1: line longer than 1048576 bytes"},
+		{"kv: 1000 lines of 10 KB of nesting", write("nest-lines.edn", repeat{"{:process " + strings.Repeat("[", 10<<10) + "\n", 1000}), "kv", ":1: column 74: vectors and maps nested more than 64 deep"},
+		{"log: 900 KB of nesting", write("nest900k.log", logOK, "INFO  jepsen.util - 1\t:invoke\t:cas\t", repeat{"[", 900 << 10}, "\n"), "cas-register", ":2: jepsen.util line: column 100: vectors and maps nested more than 64 deep"},
+		{"kv: a 20 MB line", write("line20m.edn", kvOK, kvOK[:len(kvOK)-1]+" ;", repeat{"x", 20 << 20}, "\n"), "kv", ":2: line longer than 1048576 bytes"},
+		{"log: a 20 MB line", write("line20m.log", logOK, repeat{"y", 20 << 20}), "cas-register", ":2: line longer than 1048576 bytes"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			before := snapshot(t, dir)
+			r := runHostile(t, time.Minute, "check", "--jepsen-history", c.file, "--model", c.model)
+			r.expect(t, exitBadArgs, 5*time.Second, c.file+c.want)
+			unchanged(t, before, dir)
+		})
+	}
+}
