@@ -18,10 +18,11 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	var jc jepsenCheck
 	fs.StringVar(&jc.file, "jepsen-history", "", "check this history recorded by Jepsen instead of a run (with --model)")
 	fs.StringVar(&jc.model, "model", "", "the model of --jepsen-history: "+jepsenModelNames())
-	fs.StringVar(&jc.viz, "viz", "", "with --jepsen-history: where to write Porcupine's visualization of the failing keys, if any")
+	fs.StringVar(&jc.viz, "viz", "", "with --jepsen-history: where to write Porcupine's visualization of the failing keys, if any (a new file: never the history, nor an existing file without --force)")
+	fs.BoolVar(&jc.force, "force", false, "with --viz: replace the file if it exists")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: fencecheck check [flags] RUN_DIR\n"+
-			"       fencecheck check [--check-timeout D] [--viz PATH] --jepsen-history FILE --model MODEL\n\n"+
+			"       fencecheck check [--check-timeout D] [--viz PATH [--force]] --jepsen-history FILE --model MODEL\n\n"+
 			"Re-runs the checkers on a stored run and rewrites its results.json, report.html and junit.xml,\n"+
 			"or checks a history recorded by Jepsen on a model:\n")
 		for _, m := range jepsenModels {
@@ -39,22 +40,22 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	case jc.file != "":
 		jc.timeout = *timeout
 		return jc.run(ctx, stdout)
-	case jc.model != "" || jc.viz != "":
-		return 0, fmt.Errorf("%w: --model and --viz go with --jepsen-history", errUsage)
+	case jc.model != "" || jc.viz != "" || jc.force:
+		return 0, fmt.Errorf("%w: --model, --viz and --force go with --jepsen-history", errUsage)
 	case fs.NArg() != 1:
 		return 0, fmt.Errorf("%w: check takes one RUN_DIR (flags before it), or --jepsen-history FILE --model MODEL", errUsage)
 	}
 	run, err := store.Open(fs.Arg(0))
 	if err != nil {
-		return 0, fmt.Errorf("%w: %v", errUsage, err)
+		return 0, fmt.Errorf("%w: %w", errUsage, err)
 	}
 	events, err := history.ReadFile(run.Path(store.HistoryFile))
 	if err != nil {
-		return 0, fmt.Errorf("%w: %v", errUsage, err)
+		return 0, fmt.Errorf("%w: %w", errUsage, err)
 	}
 	var test store.TestInfo
 	if err := run.ReadJSON(store.TestFile, &test); err != nil {
-		return 0, fmt.Errorf("%w: %v", errUsage, err)
+		return 0, fmt.Errorf("%w: %w", errUsage, err)
 	}
 	workload := test.Workload
 	if strings.HasPrefix(workload, "lock-append") { // the demo's stories say "lock-append (scripted demo)"
@@ -62,7 +63,7 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	}
 	res, err := harness.Check(run, workload, events, *timeout)
 	if err != nil {
-		return 0, fmt.Errorf("%w: %s: %v", errUsage, store.TestFile, err)
+		return 0, fmt.Errorf("%w: %s: %w", errUsage, store.TestFile, err)
 	}
 	var old store.Results
 	if run.ReadJSON(store.ResultsFile, &old) == nil {

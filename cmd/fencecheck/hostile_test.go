@@ -256,3 +256,89 @@ func TestJepsenHostileLines(t *testing.T) {
 		})
 	}
 }
+
+// copyFile copies src to dst.
+func copyFile(t *testing.T, src, dst string) string {
+	t.Helper()
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+// --viz never writes over the history (by any name) and, without --force,
+// over no existing file.
+func TestJepsenVizRefusals(t *testing.T) {
+	dir := t.TempDir()
+	hist := copyFile(t, filepath.Join(jepsenTestdata(t), "jepsen-kv", "c10-bad.txt"), filepath.Join(dir, "c10-bad.txt"))
+	other := filepath.Join(dir, "other.html")
+	if err := os.WriteFile(other, []byte("keep me\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(hist, filepath.Join(dir, "hardlink.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("c10-bad.txt", filepath.Join(dir, "symlink.html")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("nothing-here", filepath.Join(dir, "dangling.html")); err != nil {
+		t.Fatal(err)
+	}
+	sub := filepath.Join(dir, "sub")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name, viz string
+		force     bool
+		want      string
+	}{
+		{"the history", hist, false, "is the history " + hist + " itself"},
+		{"the history, forced", hist, true, "is the history " + hist + " itself"},
+		{"the history by another path", sub + "/../c10-bad.txt", true, "itself: refusing to write over an input"},
+		{"a hard link to the history", filepath.Join(dir, "hardlink.txt"), true, "itself: refusing to write over an input"},
+		{"a symbolic link to the history", filepath.Join(dir, "symlink.html"), true, "itself: refusing to write over an input"},
+		{"an existing file", other, false, "--viz " + other + " exists: refusing to overwrite it (--force replaces it)"},
+		{"a dangling link", filepath.Join(dir, "dangling.html"), false, "exists (a link to nothing): refusing to replace it"},
+		{"a directory", sub, true, "--viz " + sub + " is a directory"},
+		{"a missing directory", filepath.Join(dir, "none", "viz.html"), false, "cannot write in its directory"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			before := snapshot(t, dir)
+			args := []string{"check", "--viz", c.viz, "--jepsen-history", hist, "--model", "kv"}
+			if c.force {
+				args = append(args[:1], append([]string{"--force"}, args[1:]...)...)
+			}
+			r := runHostile(t, time.Minute, args...)
+			r.expect(t, exitBadArgs, time.Second, c.want)
+			unchanged(t, before, dir)
+		})
+	}
+
+	// --force replaces an existing file (not the history), through a
+	// rename: no temporary file is left.
+	before := snapshot(t, hist)
+	r := runHostile(t, time.Minute, "check", "--force", "--viz", other, "--jepsen-history", hist, "--model", "kv")
+	r.expect(t, exitInvalid, 10*time.Second)
+	unchanged(t, before, hist)
+	if b, err := os.ReadFile(other); err != nil || !bytes.Contains(b, []byte("<html")) {
+		t.Errorf("--force: %s is not the visualization (%v): %.40q", other, err, b)
+	}
+	left, _ := filepath.Glob(filepath.Join(dir, ".*.tmp"))
+	if len(left) > 0 {
+		t.Errorf("temporary files left: %v", left)
+	}
+	// A dangling link is replaced too (the link, not its target).
+	r = runHostile(t, time.Minute, "check", "--force", "--viz", filepath.Join(dir, "dangling.html"), "--jepsen-history", hist, "--model", "kv")
+	r.expect(t, exitInvalid, 10*time.Second)
+	if st, err := os.Lstat(filepath.Join(dir, "dangling.html")); err != nil || !st.Mode().IsRegular() {
+		t.Errorf("dangling.html after --force: %v %v", st, err)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "nothing-here")); err == nil {
+		t.Errorf("--force wrote through the link")
+	}
+}
