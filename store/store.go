@@ -27,9 +27,16 @@ const (
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 
+// MaxNameLen bounds a run name: a path element holds 255 bytes on common
+// file systems, and 200 leave room for the temporary names made beside it.
+const MaxNameLen = 200
+
 // ValidName reports whether name can name runs (a single path element of
-// letters, digits, dot, dash and underscore).
+// letters, digits, dot, dash and underscore, at most MaxNameLen bytes).
 func ValidName(name string) error {
+	if len(name) > MaxNameLen {
+		return fmt.Errorf("run name of %d bytes (%.40s...): at most %d", len(name), name, MaxNameLen)
+	}
 	if !nameRE.MatchString(name) || name == Latest {
 		return fmt.Errorf("run name %q: use letters, digits, '.', '-' and '_' (and not %q)", name, Latest)
 	}
@@ -64,7 +71,7 @@ func NewRun(root, name string, now time.Time) (*Run, error) {
 // Open returns the run stored in dir.
 func Open(dir string) (*Run, error) {
 	if _, err := os.Stat(filepath.Join(dir, HistoryFile)); err != nil {
-		return nil, fmt.Errorf("%w: %s has no %s (%v)", ErrNoRun, dir, HistoryFile, err)
+		return nil, fmt.Errorf("%w: %s has no %s (%w)", ErrNoRun, dir, HistoryFile, err)
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {

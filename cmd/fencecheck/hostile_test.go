@@ -44,11 +44,13 @@ func noDockerEnv() []string {
 	return append(env, "DOCKER_HOST=unix:///nonexistent/fencecheck-test/docker.sock")
 }
 
-// startHostile starts the binary; wait with finish.
-func startHostile(t *testing.T, args ...string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
+// startHostile starts the binary in the directory dir ("": this one);
+// wait with finish.
+func startHostile(t *testing.T, dir string, args ...string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
 	t.Helper()
 	cmd := exec.Command(fencecheckBinary(t), args...)
 	cmd.Env = noDockerEnv()
+	cmd.Dir = dir
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Start(); err != nil {
@@ -88,10 +90,16 @@ func finish(t *testing.T, cmd *exec.Cmd, out, errb *bytes.Buffer, start time.Tim
 // runHostile runs the binary to its end (killed after limit).
 func runHostile(t *testing.T, limit time.Duration, args ...string) hostileResult {
 	t.Helper()
+	return runHostileIn(t, "", limit, args...)
+}
+
+// runHostileIn runs the binary in the directory dir.
+func runHostileIn(t *testing.T, dir string, limit time.Duration, args ...string) hostileResult {
+	t.Helper()
 	fencecheckBinary(t) // built before the clock starts
 	debug.FreeOSMemory()
 	start := time.Now()
-	cmd, out, errb := startHostile(t, args...)
+	cmd, out, errb := startHostile(t, dir, args...)
 	return finish(t, cmd, out, errb, start, limit)
 }
 
@@ -340,5 +348,52 @@ func TestJepsenVizRefusals(t *testing.T) {
 	}
 	if _, err := os.Lstat(filepath.Join(dir, "nothing-here")); err == nil {
 		t.Errorf("--force wrote through the link")
+	}
+}
+
+// Flags that would reach Docker, or fail late with 255, exit 254 at once,
+// naming the flag, before anything is written (the working directory,
+// where ./results would go, stays empty).
+func TestBadFlags(t *testing.T) {
+	dir := t.TempDir()
+	work := filepath.Join(dir, "work")
+	if err := os.Mkdir(work, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "results-file")
+	if err := os.WriteFile(file, []byte("not a directory\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	served := filepath.Join(dir, "served")
+	if err := os.Mkdir(served, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	long := strings.Repeat("n", 300)
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"negative rpc timeout", []string{"run", "--rpc-timeout", "-1s"}, "--rpc-timeout must be positive, not -1s"},
+		{"1ns rpc timeout", []string{"run", "--rpc-timeout", "1ns"}, "--rpc-timeout 1ns: at least 1ms"},
+		{"huge rpc timeout", []string{"run", "--rpc-timeout", "2000000h"}, "--rpc-timeout 2000000h0m0s: at most 168h0m0s"},
+		{"negative ready timeout", []string{"run", "--ready-timeout", "-5s"}, "--ready-timeout must be positive, not -5s"},
+		{"1ns ready timeout", []string{"run", "--ready-timeout", "1ns"}, "--ready-timeout 1ns: at least 1ms"},
+		{"huge ttl", []string{"run", "--ttl", "2000000h"}, "--ttl 2000000h0m0s: at most 1h0m0s"},
+		{"huge ttl on consul", []string{"run", "--target", "consul", "--ttl", "2562047h"}, "--ttl 2562047h0m0s: at most 1h0m0s"},
+		{"results is a regular file", []string{"run", "--results", file}, "--results " + file + ": is not a directory"},
+		{"results under a regular file", []string{"run", "--results", file + "/sub"}, "--results " + file + "/sub: " + file + " is not a directory"},
+		{"over-long name", []string{"run", "--name", long}, "--name: run name of 300 bytes"},
+		{"matrix: 1ns rpc timeout", []string{"matrix", "--rpc-timeout", "1ns"}, "--rpc-timeout 1ns: at least 1ms"},
+		{"matrix: results is a regular file", []string{"matrix", "--results", file}, "--results " + file + ": is not a directory"},
+		{"matrix: seeds past 2^64-1", []string{"matrix", "--seed", "18446744073709551615", "--runs", "2"}, "--seed 18446744073709551615 with --runs 2: the seeds 18446744073709551615, 0, ... would wrap past 2^64-1"},
+		{"serve: port out of range", []string{"serve", "--addr", ":99999", served}, `--addr ":99999": port "99999": want a number from 0 to 65535`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			before := snapshot(t, dir)
+			r := runHostileIn(t, work, time.Minute, c.args...)
+			r.expect(t, exitBadArgs, time.Second, c.want)
+			unchanged(t, before, dir)
+		})
 	}
 }

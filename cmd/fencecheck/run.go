@@ -106,11 +106,11 @@ func addRunFlags(fs *flag.FlagSet) *runFlags {
 func (o *runFlags) config(t targets.Target, f targets.Fencing, nem string, seed uint64, name string, stderr io.Writer) (harness.Config, error) {
 	faults, err := nemesis.Parse(nem)
 	if err != nil {
-		return harness.Config{}, fmt.Errorf("%w: %v", errUsage, err)
+		return harness.Config{}, fmt.Errorf("%w: %w", errUsage, err)
 	}
 	self, err := os.Executable()
 	if err != nil {
-		return harness.Config{}, fmt.Errorf("%w: cannot find my own binary for the worker image: %v", harness.ErrHarness, err)
+		return harness.Config{}, fmt.Errorf("%w: cannot find my own binary for the worker image: %w", harness.ErrHarness, err)
 	}
 	cfg := harness.Config{
 		Target: t, Workload: *o.workload, Fencing: f, Nemesis: nem, Faults: faults,
