@@ -12,23 +12,60 @@ import (
 	"github.com/fencecheck/fencecheck/workloads/lockappend"
 )
 
-// Check runs the workload's checkers on a stored run's history.
+// Check runs the workload's checkers on a stored run's history. A history
+// the checkers cannot judge at all (events that do not pair, values that do
+// not decode: the result's Error) is an error wrapping
+// checkers.ErrBadHistory, with the result; nothing is written then, and
+// WriteResults is not to be called.
 func Check(run *store.Run, workload string, events []history.Event, timeout time.Duration) (*store.Results, error) {
 	w, err := lookupWorkload(workload)
 	if err != nil {
 		return nil, err
 	}
-	return w.Check(run, events, timeout), nil
+	res := w.Check(run, events, timeout)
+	if msg := checkError(res); msg != "" {
+		os.Remove(stagedViz(run))
+		return res, badHistory(msg)
+	}
+	return res, nil
 }
 
+// checkError is why the checkers could not judge the history at all, if
+// they could not.
+func checkError(res *store.Results) string {
+	switch {
+	case res.LockAppend != nil:
+		return res.LockAppend.Error
+	case res.Register != nil:
+		return res.Register.Error
+	}
+	return ""
+}
+
+// badHistory is the checkers' own message about a history they cannot
+// judge; it is checkers.ErrBadHistory.
+type badHistory string
+
+func (e badHistory) Error() string        { return string(e) }
+func (e badHistory) Is(target error) bool { return target == checkers.ErrBadHistory }
+
+// stagedViz is where the checkers write Porcupine's visualization: a hidden
+// temporary file beside linearizability.html, which WriteResults puts in
+// place with the other outputs (so that a check that fails half-way
+// leaves the old one).
+func stagedViz(run *store.Run) string { return run.Path("." + store.LinFile + ".tmp") }
+
 // checkLockAppend runs the lock-append checkers; Porcupine's visualization
-// goes to the run's linearizability.html when the history is not
-// linearizable (a stale one is removed).
+// goes to stagedViz when the history is not linearizable, and becomes the
+// run's linearizability.html in WriteResults.
 func checkLockAppend(run *store.Run, events []history.Event, timeout time.Duration) *store.Results {
 	start := time.Now()
-	viz := run.Path(store.LinFile)
+	viz := stagedViz(run)
 	_ = os.Remove(viz)
 	la := checkers.CheckLockAppend(events, checkers.Options{Timeout: timeout, VisualizationPath: viz})
+	if la.Checkers.Linearizable.Visualization != "" {
+		la.Checkers.Linearizable.Visualization = store.LinFile
+	}
 	res := &store.Results{Workload: "lock-append", LockAppend: &la, Events: len(events)}
 	res.Faults = faults(events)
 	res.FirstLostUpdateNS = firstLoss(events, la.LostUpdates)
@@ -143,12 +180,15 @@ func summarizeLockAppend(b *strings.Builder, res *store.Results, r *checkers.Loc
 }
 
 // checkRegister runs the register checkers; Porcupine's visualization of
-// the failing keys goes to the run's linearizability.html.
+// the failing keys goes to stagedViz, as for lock-append.
 func checkRegister(run *store.Run, events []history.Event, timeout time.Duration) *store.Results {
 	start := time.Now()
-	viz := run.Path(store.LinFile)
+	viz := stagedViz(run)
 	_ = os.Remove(viz)
 	rr := checkers.CheckRegisterWorkload(events, checkers.Options{Timeout: timeout, VisualizationPath: viz})
+	if rr.Checkers.Linearizable.Visualization != "" {
+		rr.Checkers.Linearizable.Visualization = store.LinFile
+	}
 	res := &store.Results{Workload: "register", Register: &rr, Events: len(events), Faults: faults(events)}
 	res.CheckTime = time.Since(start).Round(time.Microsecond).String()
 	return res

@@ -304,7 +304,7 @@ func playStory(ctx context.Context, cl *Cluster, cfg DemoConfig, f targets.Fenci
 	if err := run.WriteJSON(store.TestFile, test); err != nil {
 		return st, err
 	}
-	if err := WriteResults(run, test, res); err != nil {
+	if err := WriteResults(run, test, res, rec.Events()); err != nil {
 		return st, err
 	}
 	s.say("check", "%s (lost %d of %d acknowledged, %d fence rejections): %s", res.Valid(), res.LockAppend.LostUpdates.Lost,

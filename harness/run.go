@@ -425,13 +425,14 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		log.Error("teardown", "err", err)
 	}
 
-	stage("checking %d events", len(rec.Events()))
-	res := w.Check(run, rec.Events(), cfg.CheckTimeout)
+	events := rec.Events()
+	stage("checking %d events", len(events))
+	res := w.Check(run, events, cfg.CheckTimeout)
 	res.Elapsed = time.Since(started).Round(time.Millisecond).String()
 	if interrupted {
 		MarkInterrupted(res)
 	}
-	if err := WriteResults(run, test, res); err != nil {
+	if err := WriteResults(run, test, res, events); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrHarness, err)
 	}
 	return &Outcome{Run: run, Results: res, Interrupted: interrupted}, nil

@@ -68,7 +68,7 @@ func humanSize(n int64) string {
 // configuration and results. A history that cannot be read still gives a
 // report, of the results alone, that says so.
 func Write(run *store.Run, test store.TestInfo, res *store.Results) error {
-	in := Input{Test: test, Results: res, Files: runFiles(run.Dir)}
+	in := Input{Test: test, Results: res, Files: RunFiles(run.Dir, nil)}
 	ev, err := history.ReadFile(run.Path(store.HistoryFile))
 	if err != nil {
 		in.HistoryErr = err.Error()
@@ -81,11 +81,19 @@ func Write(run *store.Run, test store.TestInfo, res *store.Results) error {
 	return run.WriteFile(store.ReportFile, buf.Bytes())
 }
 
-// runFiles lists the files a report links: the run's own files and its
-// logs.
-func runFiles(dir string) []File {
+// RunFiles lists the files a report links: the run's own files and its
+// logs. sizes, if not nil, gives the size some of the run's own files will
+// have once the outputs being written are in place (-1: there will be
+// none), instead of what is on disk now.
+func RunFiles(dir string, sizes map[string]int64) []File {
 	var fs []File
 	for _, n := range []string{store.TestFile, store.HistoryFile, store.ResultsFile, store.LinFile} {
+		if size, ok := sizes[n]; ok {
+			if size >= 0 {
+				fs = append(fs, File{Name: n, Size: size})
+			}
+			continue
+		}
 		if st, err := os.Stat(filepath.Join(dir, n)); err == nil && st.Mode().IsRegular() {
 			fs = append(fs, File{Name: n, Size: st.Size()})
 		}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"time"
 )
 
@@ -112,15 +113,61 @@ func (r *Run) WriteJSON(name string, v any) error {
 
 // WriteFile writes b to the named file of the run, atomically.
 func (r *Run) WriteFile(name string, b []byte) error {
-	path := r.Path(name)
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return fmt.Errorf("store: %w", err)
+	p, err := r.Pend(name, b)
+	if err != nil {
+		return err
 	}
-	if err := os.Rename(tmp, path); err != nil {
+	return p.Commit()
+}
+
+// Pending is a file of a run written under a temporary name beside its
+// own (a hidden one: ".NAME.*.tmp"), put in place by Commit. Writing every
+// output as Pending first, and committing them only once all are written,
+// leaves the run's files as they were if anything fails on the way.
+type Pending struct {
+	tmp, path string
+}
+
+// Pend writes b to a new temporary file for the named file of the run.
+func (r *Run) Pend(name string, b []byte) (*Pending, error) {
+	path := r.Path(name)
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	_, werr := f.Write(b)
+	cerr := f.Close()
+	if err := errors.Join(werr, cerr, os.Chmod(f.Name(), 0o644)); err != nil {
+		os.Remove(f.Name())
+		return nil, fmt.Errorf("store: %s: %w", name, err)
+	}
+	return &Pending{tmp: f.Name(), path: path}, nil
+}
+
+// Commit renames the temporary file into place.
+func (p *Pending) Commit() error {
+	if err := os.Rename(p.tmp, p.path); err != nil {
+		os.Remove(p.tmp)
 		return fmt.Errorf("store: %w", err)
 	}
 	return nil
+}
+
+// Discard removes the temporary file (after Commit it does nothing).
+func (p *Pending) Discard() { os.Remove(p.tmp) }
+
+// IsResultsRoot reports whether dir is a results directory that fencecheck
+// made: NewRun points its "latest" at a run inside it, with a relative
+// symbolic link NAME/STAMP. Only such a directory gets an index of its runs;
+// a run directory copied anywhere else is checked without scanning (or
+// writing into) what lies two levels up.
+func IsResultsRoot(dir string) bool {
+	target, err := os.Readlink(filepath.Join(dir, Latest))
+	if err != nil || !filepath.IsLocal(target) {
+		return false
+	}
+	name, stamp, ok := strings.Cut(filepath.ToSlash(target), "/")
+	return ok && ValidName(name) == nil && stamp != "" && !strings.Contains(stamp, "/")
 }
 
 // ReadJSON reads the named file of the run into v.

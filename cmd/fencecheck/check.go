@@ -2,13 +2,17 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/fencecheck/fencecheck/checkers"
 	"github.com/fencecheck/fencecheck/harness"
 	"github.com/fencecheck/fencecheck/history"
+	"github.com/fencecheck/fencecheck/report"
 	"github.com/fencecheck/fencecheck/store"
 )
 
@@ -23,7 +27,8 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: fencecheck check [flags] RUN_DIR\n"+
 			"       fencecheck check [--check-timeout D] [--viz PATH [--force]] --jepsen-history FILE --model MODEL\n\n"+
-			"Re-runs the checkers on a stored run and rewrites its results.json, report.html and junit.xml,\n"+
+			"Re-runs the checkers on a stored run and rewrites its results.json, report.html and junit.xml\n"+
+			"(all or nothing: a history the checkers cannot judge exits 254 and leaves them as they are),\n"+
 			"or checks a history recorded by Jepsen on a model:\n")
 		for _, m := range jepsenModels {
 			fmt.Fprintf(stderr, "  %-14s %s\n", m.name, m.reads)
@@ -51,7 +56,7 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	}
 	events, err := history.ReadFile(run.Path(store.HistoryFile))
 	if err != nil {
-		return 0, fmt.Errorf("%w: %w", errUsage, err)
+		return 0, inputError{err}
 	}
 	var test store.TestInfo
 	if err := run.ReadJSON(store.TestFile, &test); err != nil {
@@ -62,7 +67,11 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 		workload = "lock-append"
 	}
 	res, err := harness.Check(run, workload, events, *timeout)
-	if err != nil {
+	switch {
+	case errors.Is(err, checkers.ErrBadHistory):
+		// Nothing can be judged: the stored results stay as they are.
+		return 0, inputError{fmt.Errorf("%s: cannot check, nothing written: %w", run.Path(store.HistoryFile), err)}
+	case err != nil:
 		return 0, fmt.Errorf("%w: %s: %w", errUsage, store.TestFile, err)
 	}
 	var old store.Results
@@ -72,11 +81,16 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 			harness.MarkInterrupted(res)
 		}
 	}
-	if err := harness.WriteResults(run, test, res); err != nil {
+	if err := harness.WriteResults(run, test, res, events); err != nil {
 		return 0, err
 	}
 	fmt.Fprintf(stdout, "%s  %s (%d events, checked in %s)\n", res.Valid(), run.Dir, res.Events, res.CheckTime)
 	fmt.Fprint(stdout, harness.Summary(res))
 	fmt.Fprintf(stdout, "  report           %s\n", run.Path(store.ReportFile))
+	if store.IsResultsRoot(run.Root) {
+		fmt.Fprintf(stdout, "  index            %s\n", filepath.Join(run.Root, report.IndexFile))
+	} else {
+		fmt.Fprintf(stdout, "  index            not updated: %s is not a results directory fencecheck made (no %q link to a run in it)\n", run.Root, store.Latest)
+	}
 	return exitCode(res.Valid()), nil
 }

@@ -18,10 +18,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/fencecheck/fencecheck/report"
+	"github.com/fencecheck/fencecheck/store"
 )
 
 // hostileResult is what a run of the binary did.
@@ -394,6 +398,193 @@ func TestBadFlags(t *testing.T) {
 			r := runHostileIn(t, work, time.Minute, c.args...)
 			r.expect(t, exitBadArgs, time.Second, c.want)
 			unchanged(t, before, dir)
+		})
+	}
+}
+
+// newRoot makes a results root the way a run does (store.NewRun: with its
+// latest link) holding a copy of a recorded run; it returns the run
+// directory.
+func newRoot(t *testing.T, root, recorded string) string {
+	t.Helper()
+	src := copyRun(t, filepath.Join("testdata", "runs", recorded))
+	run, err := store.NewRun(root, recorded, time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{store.TestFile, store.HistoryFile} {
+		copyFile(t, filepath.Join(src, f), run.Path(f))
+	}
+	return run.Dir
+}
+
+// editLines rewrites a history.jsonl line by line.
+func editLines(t *testing.T, path string, edit func(lines []string) []string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := edit(strings.Split(strings.TrimSuffix(string(b), "\n"), "\n"))
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// noTemporaries checks that no temporary file is left in dir.
+func noTemporaries(t *testing.T, dir string) {
+	t.Helper()
+	if left, _ := filepath.Glob(filepath.Join(dir, ".*.tmp")); len(left) > 0 {
+		t.Errorf("temporary files left: %v", left)
+	}
+}
+
+// A history that reads but that the checkers cannot judge (events
+// reversed, a completion with nothing outstanding, a value that does not
+// decode) exits 254 with the cause, and leaves the stored results, report,
+// junit.xml, linearizability.html and index.html as they were.
+func TestCheckCannotJudgeKeepsResults(t *testing.T) {
+	for _, c := range []struct {
+		name, recorded string
+		edit           func([]string) []string
+		want           string
+	}{
+		{"events reversed", "etcd-none-pause-holder", func(l []string) []string { slices.Reverse(l); return l }, "which has nothing outstanding"},
+		{"an ok with nothing outstanding", "etcd-none-pause-holder", func(l []string) []string {
+			return append(l, `{"index":99999,"time_ns":99999999999,"process":77,"type":"ok","f":"append","value":{"element":1}}`)
+		}, "event 99999: ok of process 77, which has nothing outstanding"},
+		{"a value that does not decode", "etcd-none-pause-holder", func(l []string) []string {
+			return append(l, `{"index":99998,"time_ns":99999999998,"process":77,"type":"invoke","f":"append","value":{"element":"x"}}`,
+				`{"index":99999,"time_ns":99999999999,"process":77,"type":"ok","f":"append","value":{"element":"x"}}`)
+		}, "checkers: bad history"},
+		{"register: events reversed", "etcd-register-serializable-partition", func(l []string) []string { slices.Reverse(l); return l }, "which has nothing outstanding"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			root := t.TempDir()
+			dir := newRoot(t, root, c.recorded)
+			// A first check stores an invalid verdict, with its
+			// visualization, and the root's index.
+			r := runHostile(t, time.Minute, "check", dir)
+			if r.code != exitInvalid {
+				t.Fatalf("first check: exit %d, want 1", r.code)
+			}
+			for _, f := range []string{store.ResultsFile, store.ReportFile, report.JUnitFile, store.LinFile, "../../" + report.IndexFile} {
+				if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+					t.Fatalf("first check: %v", err)
+				}
+			}
+			editLines(t, filepath.Join(dir, store.HistoryFile), c.edit)
+			before := snapshot(t, root)
+			r = runHostile(t, time.Minute, "check", dir)
+			r.expect(t, exitBadArgs, 10*time.Second, filepath.Join(dir, store.HistoryFile)+": cannot check, nothing written: ", c.want)
+			unchanged(t, before, root)
+			if strings.Contains(r.stdout, "report") {
+				t.Errorf("stdout names a report:\n%s", r.stdout)
+			}
+		})
+	}
+}
+
+// A check that can judge replaces every output, linearizability.html
+// included: a stale one goes when the new check wrote none. Nothing
+// temporary is left.
+func TestCheckReplacesOutputs(t *testing.T) {
+	root := t.TempDir()
+	dir := newRoot(t, root, "etcd-token-pause-holder")
+	stale := map[string]string{store.ResultsFile: `{"valid": false}`, store.ReportFile: "old report", report.JUnitFile: "old junit", store.LinFile: "old visualization"}
+	for f, content := range stale {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := runHostile(t, time.Minute, "check", dir)
+	r.expect(t, exitValid, 10*time.Second)
+	for f, content := range stale {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		switch {
+		case f == store.LinFile && !errors.Is(err, fs.ErrNotExist):
+			t.Errorf("the stale %s is still there (%v)", f, err)
+		case f != store.LinFile && (err != nil || string(b) == content):
+			t.Errorf("%s not rewritten (%v)", f, err)
+		}
+	}
+	var res struct {
+		Valid any `json:"valid"`
+	}
+	readJSONFile(t, filepath.Join(dir, store.ResultsFile), &res)
+	if res.Valid != true {
+		t.Errorf("results.json: valid %v", res.Valid)
+	}
+	noTemporaries(t, dir)
+}
+
+// check DIR updates the index of a results root fencecheck made (its
+// latest link points at a run inside it), and no other: a run directory
+// elsewhere is checked without scanning or writing two levels up.
+func TestCheckIndexOnlyInResultsRoot(t *testing.T) {
+	t.Run("a results root", func(t *testing.T) {
+		root := t.TempDir()
+		dir := newRoot(t, root, "etcd-token-pause-holder")
+		r := runHostile(t, time.Minute, "check", dir)
+		r.expect(t, exitValid, 10*time.Second)
+		index := filepath.Join(root, report.IndexFile)
+		if b, err := os.ReadFile(index); err != nil || !strings.Contains(string(b), "etcd-token-pause-holder/20261130T090000.000Z/report.html") {
+			t.Errorf("index.html does not list the run (%v)", err)
+		}
+		if !strings.Contains(r.stdout, "  index            "+index+"\n") {
+			t.Errorf("stdout does not name the index:\n%s", r.stdout)
+		}
+	})
+	for _, c := range []struct {
+		name   string
+		latest string // the latest link's target; "" for none
+	}{
+		{"no latest link", ""},
+		{"a latest link out of the directory", "../elsewhere/run"},
+		{"a latest link to an absolute path", "/tmp"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			base := t.TempDir()
+			dir := filepath.Join(base, "name", "stamp")
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			src := copyRun(t, filepath.Join("testdata", "runs", "etcd-token-pause-holder"))
+			for _, f := range []string{store.TestFile, store.HistoryFile} {
+				copyFile(t, filepath.Join(src, f), filepath.Join(dir, f))
+			}
+			// Another "run" beside it, which an index would list.
+			other := filepath.Join(base, "other", "x")
+			if err := os.MkdirAll(other, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			copyFile(t, filepath.Join(src, store.TestFile), filepath.Join(other, store.TestFile))
+			if c.latest != "" {
+				if err := os.Symlink(c.latest, filepath.Join(base, store.Latest)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			before := snapshot(t, base)
+			r := runHostile(t, time.Minute, "check", dir)
+			r.expect(t, exitValid, 10*time.Second)
+			want := "  index            not updated: " + base + ` is not a results directory fencecheck made (no "latest" link to a run in it)`
+			if !strings.Contains(r.stdout, want) {
+				t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
+			}
+			// Only the run's own outputs appeared.
+			after := snapshot(t, base)
+			for p := range after {
+				if _, ok := before[p]; !ok && filepath.Dir(p) != dir {
+					t.Errorf("%s appeared", p)
+				}
+			}
+			delete(before, filepath.Join(dir, store.ResultsFile))
+			for p, h := range before {
+				if after[p] != h {
+					t.Errorf("%s changed", p)
+				}
+			}
+			noTemporaries(t, dir)
 		})
 	}
 }
