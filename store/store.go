@@ -8,10 +8,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -170,9 +172,10 @@ func IsResultsRoot(dir string) bool {
 	return ok && ValidName(name) == nil && stamp != "" && !strings.Contains(stamp, "/")
 }
 
-// ReadJSON reads the named file of the run into v.
+// ReadJSON reads the named file of the run into v. The file must be a
+// regular file: a FIFO or a device is an error at once, not a wait.
 func (r *Run) ReadJSON(name string, v any) error {
-	b, err := os.ReadFile(r.Path(name))
+	b, err := readRegular(r.Path(name))
 	if err != nil {
 		return fmt.Errorf("store: %w", err)
 	}
@@ -180,6 +183,24 @@ func (r *Run) ReadJSON(name string, v any) error {
 		return fmt.Errorf("store: %s: %w", r.Path(name), err)
 	}
 	return nil
+}
+
+// readRegular reads a regular file. It opens it without blocking, so that
+// a FIFO (which would wait for a writer) is found and refused.
+func readRegular(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file (%s)", path, st.Mode().Type())
+	}
+	return io.ReadAll(f)
 }
 
 // ErrNoRun: a directory holds no run.

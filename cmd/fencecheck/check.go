@@ -54,9 +54,9 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	if err != nil {
 		return 0, fmt.Errorf("%w: %w", errUsage, err)
 	}
-	events, err := history.ReadFile(run.Path(store.HistoryFile))
+	events, err := history.ReadFileContext(ctx, run.Path(store.HistoryFile))
 	if err != nil {
-		return 0, inputError{err}
+		return readFailed(ctx, run.Path(store.HistoryFile), err)
 	}
 	var test store.TestInfo
 	if err := run.ReadJSON(store.TestFile, &test); err != nil {

@@ -13,6 +13,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -23,6 +24,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/fencecheck/fencecheck/report"
 	"github.com/fencecheck/fencecheck/store"
@@ -586,5 +588,130 @@ func TestCheckIndexOnlyInResultsRoot(t *testing.T) {
 			}
 			noTemporaries(t, dir)
 		})
+	}
+}
+
+// waitOpeningFIFO waits until a thread of process pid is blocked opening a
+// FIFO (the kernel's wait_for_partner): then it reads its input, its
+// signal handling set up. Where /proc does not tell, it waits a second.
+func waitOpeningFIFO(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/wchan", pid))
+		if len(tasks) == 0 {
+			break
+		}
+		for _, w := range tasks {
+			if b, _ := os.ReadFile(w); string(b) == "wait_for_partner" {
+				return
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Logf("cannot see process %d opening the FIFO; waiting a second", pid)
+	time.Sleep(time.Second)
+}
+
+// mkfifo makes a FIFO at path.
+func mkfifo(t *testing.T, path string) {
+	t.Helper()
+	os.Remove(path)
+	if err := syscall.Mkfifo(path, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A FIFO as input (no writer yet, or one that stops writing) no longer
+// makes check deaf to SIGTERM and Ctrl-C: it ends at once, with exit 2
+// (unknown: nothing was checked), the cause on stderr, nothing written.
+func TestCheckFIFOSignals(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		jepsen bool // --jepsen-history, else RUN_DIR
+		writer bool // a writer opens the FIFO, writes a line and stops
+		sig    syscall.Signal
+	}{
+		{"run dir, no writer, SIGTERM", false, false, syscall.SIGTERM},
+		{"run dir, no writer, Ctrl-C", false, false, syscall.SIGINT},
+		{"run dir, a writer that stops, SIGTERM", false, true, syscall.SIGTERM},
+		{"jepsen history, no writer, SIGTERM", true, false, syscall.SIGTERM},
+		{"jepsen history, a writer that stops, SIGTERM", true, true, syscall.SIGTERM},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			root := t.TempDir()
+			dir := newRoot(t, root, "etcd-none-pause-holder")
+			args := []string{"check", dir}
+			fifo := filepath.Join(dir, store.HistoryFile)
+			line := ""
+			if c.jepsen {
+				fifo = filepath.Join(root, "history.edn")
+				args = []string{"check", "--jepsen-history", fifo, "--model", "kv"}
+				line = `{:process 0, :type :invoke, :f :get, :key "1", :value nil}` + "\n"
+			} else {
+				// Stored results from a first check must survive.
+				if r := runHostile(t, time.Minute, "check", dir); r.code != exitInvalid {
+					t.Fatalf("first check: exit %d", r.code)
+				}
+				b, err := os.ReadFile(fifo)
+				if err != nil {
+					t.Fatal(err)
+				}
+				line, _, _ = strings.Cut(string(b), "\n")
+				line += "\n"
+			}
+			mkfifo(t, fifo)
+			before := snapshot(t, root)
+
+			fencecheckBinary(t)
+			start := time.Now()
+			cmd, out, errb := startHostile(t, "", args...)
+			if c.writer {
+				w, err := os.OpenFile(fifo, os.O_WRONLY, 0) // waits for the reader
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer w.Close() // open, silent, until the end
+				if _, err := w.WriteString(line); err != nil {
+					t.Fatal(err)
+				}
+				time.Sleep(200 * time.Millisecond) // it reads the line, waits for more
+			} else {
+				waitOpeningFIFO(t, cmd.Process.Pid)
+			}
+			signalled := time.Now()
+			if err := cmd.Process.Signal(c.sig); err != nil {
+				t.Fatal(err)
+			}
+			r := finish(t, cmd, out, errb, start, 30*time.Second)
+			if took := time.Since(signalled); took > 2*time.Second {
+				t.Errorf("exited %s after the signal, want under 2s", took.Round(time.Millisecond))
+			}
+			r.expect(t, exitUnknown, time.Minute, "interrupted ("+c.sig.String()+" signal received) while reading "+fifo+": nothing checked, nothing written")
+			unchanged(t, before, root)
+		})
+	}
+}
+
+// A test.json that is not a regular file (a FIFO would block) is bad input,
+// found at once.
+func TestCheckTestJSONFIFO(t *testing.T) {
+	root := t.TempDir()
+	dir := newRoot(t, root, "etcd-token-pause-holder")
+	mkfifo(t, filepath.Join(dir, store.TestFile))
+	before := snapshot(t, root)
+	r := runHostile(t, time.Minute, "check", dir)
+	r.expect(t, exitBadArgs, 2*time.Second, filepath.Join(dir, store.TestFile)+" is not a regular file")
+	unchanged(t, before, root)
+}
+
+// Error messages on stderr are cut, saying how much more there was.
+func TestClip(t *testing.T) {
+	if got := clip("short", 10); got != "short" {
+		t.Errorf("clip of a short message: %q", got)
+	}
+	got := clip(strings.Repeat("é", 3000), maxMessage)
+	if !strings.HasSuffix(got, "… (1904 bytes more)") || len(got) > maxMessage+40 || !utf8.ValidString(got) {
+		t.Errorf("clip: %d bytes, ending %q", len(got), got[len(got)-30:])
 	}
 }

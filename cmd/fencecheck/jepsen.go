@@ -47,6 +47,19 @@ type inputError struct{ err error }
 func (e inputError) Error() string   { return e.err.Error() }
 func (e inputError) Unwrap() []error { return []error{errUsage, e.err} }
 
+// errInterrupted: Ctrl-C or SIGTERM ended reading the input; nothing was
+// checked or written (exit 2, unknown).
+var errInterrupted = errors.New("interrupted")
+
+// readFailed is the outcome of a history that could not be read: bad
+// input (exit 254), unless ctx ended the reading.
+func readFailed(ctx context.Context, file string, err error) (int, error) {
+	if ctx.Err() != nil {
+		return exitUnknown, fmt.Errorf("%w (%v) while reading %s: nothing checked, nothing written", errInterrupted, context.Cause(ctx), file)
+	}
+	return 0, inputError{err}
+}
+
 func (c jepsenCheck) run(ctx context.Context, stdout io.Writer) (int, error) {
 	known := false
 	for _, m := range jepsenModels {
@@ -79,15 +92,15 @@ func (c jepsenCheck) run(ctx context.Context, stdout io.Writer) (int, error) {
 	var check func() checkers.KeyedResult
 	switch c.model {
 	case checkers.ModelCASRegister:
-		ops, err := jepsen.ReadRegisterLog(c.file)
+		ops, err := jepsen.ReadRegisterLogContext(ctx, c.file)
 		if err != nil {
-			return 0, inputError{err}
+			return readFailed(ctx, c.file, err)
 		}
 		check = func() checkers.KeyedResult { return checkers.CheckRegister(ops, opts) }
 	default:
-		ops, err := jepsen.ReadKV(c.file)
+		ops, err := jepsen.ReadKVContext(ctx, c.file)
 		if err != nil {
-			return 0, inputError{err}
+			return readFailed(ctx, c.file, err)
 		}
 		check = func() checkers.KeyedResult { return checkers.CheckKV(ops, opts) }
 	}

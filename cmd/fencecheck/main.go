@@ -91,6 +91,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return exitValid
 		}
 		fmt.Fprintf(stderr, "fencecheck %s: %s\n", args[0], clip(err.Error(), maxMessage))
+		if errors.Is(err, errInterrupted) {
+			return code
+		}
 		if errors.Is(err, errUsage) || errors.Is(err, targets.ErrBadConfig) {
 			return exitBadArgs
 		}

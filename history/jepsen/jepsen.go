@@ -20,10 +20,10 @@ package jepsen
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/fencecheck/fencecheck/history"
@@ -74,9 +74,10 @@ func eachLine(r io.Reader, name string, fn func(line string, n int) error) error
 	return nil
 }
 
-// readFile opens path and calls parse on it.
-func readFile[O any](path string, parse func(io.Reader, string) ([]O, error)) ([]O, error) {
-	f, err := os.Open(path)
+// readFile opens path and calls parse on it; reading ends when ctx does
+// (history.OpenContext), with an error wrapping ctx's cause.
+func readFile[O any](ctx context.Context, path string, parse func(io.Reader, string) ([]O, error)) ([]O, error) {
+	f, err := history.OpenContext(ctx, path)
 	if err != nil {
 		return nil, err
 	}

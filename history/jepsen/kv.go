@@ -1,6 +1,7 @@
 package jepsen
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -14,7 +15,12 @@ import (
 // ReadKV reads the history of a string key-value store from a file of
 // Jepsen operation maps (see ParseKV).
 func ReadKV(path string) ([]checkers.KVOp, error) {
-	return readFile(path, ParseKV)
+	return ReadKVContext(context.Background(), path)
+}
+
+// ReadKVContext is ReadKV that ends when ctx does.
+func ReadKVContext(ctx context.Context, path string) ([]checkers.KVOp, error) {
+	return readFile(ctx, path, ParseKV)
 }
 
 // ParseKV reads the history of a string key-value store (Jepsen's "kv"

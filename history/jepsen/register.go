@@ -1,6 +1,7 @@
 package jepsen
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"regexp"
@@ -17,7 +18,12 @@ var opLine = regexp.MustCompile(`(?:^|\s)jepsen\.util\s+-(?:\s+|$)`)
 // ReadRegisterLog reads the history of one compare-and-set register from a
 // Jepsen log (see ParseRegisterLog).
 func ReadRegisterLog(path string) ([]checkers.RegisterOp, error) {
-	return readFile(path, ParseRegisterLog)
+	return ReadRegisterLogContext(context.Background(), path)
+}
+
+// ReadRegisterLogContext is ReadRegisterLog that ends when ctx does.
+func ReadRegisterLogContext(ctx context.Context, path string) ([]checkers.RegisterOp, error) {
+	return readFile(ctx, path, ParseRegisterLog)
 }
 
 // ParseRegisterLog reads the history of one compare-and-set register
