@@ -715,3 +715,52 @@ func TestClip(t *testing.T) {
 		t.Errorf("clip: %d bytes, ending %q", len(got), got[len(got)-30:])
 	}
 }
+
+// check of a run whose history holds a 50 MB string in a fault's
+// parameters (it once made a 2.25 GB report.html before it was killed)
+// writes a report of a few hundred KB, in bounded time and memory, and
+// leaves the history as it was.
+func TestCheckHugeFaultParam(t *testing.T) {
+	root := t.TempDir()
+	dir := newRoot(t, root, "etcd-none-pause-holder")
+	hist := filepath.Join(dir, store.HistoryFile)
+	b, err := os.ReadFile(hist)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Streamed, so that the 50 MB never sit in this process (whose RSS
+	// Linux counts in the child's).
+	at := strings.Index(string(b), `"params":{`)
+	if at < 0 || !strings.Contains(string(b[strings.LastIndex(string(b[:at]), "\n")+1:at]), `"process":"nemesis"`) {
+		t.Fatal("no fault with parameters in the history")
+	}
+	at += len(`"params":{`)
+	writeInput(t, hist, string(b[:at]), `"junk":"J`, repeat{"j", 50 << 20}, `",`, string(b[at:]))
+	b = nil
+	before := snapshot(t, hist)
+	r := runHostile(t, 5*time.Minute, "check", dir)
+	if r.code != exitInvalid {
+		t.Errorf("exit %d, want 1 (the run lost updates)", r.code)
+	}
+	if r.elapsed > time.Minute {
+		t.Errorf("took %s", r.elapsed)
+	}
+	// The history's line, its event, the fault and results.json each
+	// hold the 50 MB; the report must not multiply them.
+	if r.maxRSS > 1<<30 {
+		t.Errorf("max RSS %d MB, want under 1 GB", r.maxRSS>>20)
+	}
+	unchanged(t, before, hist)
+	st, err := os.Stat(filepath.Join(dir, store.ReportFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("report.html: %d KB", st.Size()>>10)
+	if st.Size() > 2<<20 {
+		t.Errorf("report.html is %d KB, want under 2 MB", st.Size()>>10)
+	}
+	b, _ = os.ReadFile(filepath.Join(dir, store.ReportFile))
+	if !strings.Contains(string(b), "junk=Jjjj") || !strings.Contains(string(b), " bytes more)") {
+		t.Errorf("the report does not show the parameter cut")
+	}
+}
