@@ -92,7 +92,7 @@ func (v ednValue) write(b *strings.Builder, limit int) bool {
 			b.WriteString(quote(v.s))
 			return false
 		}
-		b.WriteString(strconv.Quote(v.s))
+		writeString(b, v.s)
 	case ednKeyword:
 		if limit >= 0 && len(v.s) > maxShown {
 			b.WriteString(":" + cut(v.s) + "…")
@@ -120,6 +120,37 @@ func (v ednValue) write(b *strings.Builder, limit int) bool {
 		b.WriteString(end)
 	}
 	return limit < 0 || b.Len() <= limit
+}
+
+// writeString writes s as an EDN string literal that reads back as s
+// exactly: '"', '\\' and control characters escaped, every other byte as
+// it is (str keeps bytes as they are, valid UTF-8 or not).
+func writeString(b *strings.Builder, s string) {
+	b.WriteByte('"')
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '"', '\\':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		case '\t':
+			b.WriteString(`\t`)
+		case '\n':
+			b.WriteString(`\n`)
+		case '\r':
+			b.WriteString(`\r`)
+		case '\b':
+			b.WriteString(`\b`)
+		case '\f':
+			b.WriteString(`\f`)
+		default:
+			if c < 0x20 || c == 0x7f {
+				fmt.Fprintf(b, `\u%04x`, c)
+			} else {
+				b.WriteByte(c)
+			}
+		}
+	}
+	b.WriteByte('"')
 }
 
 // quote is strconv.Quote of s cut to maxShown bytes (then followed by
