@@ -142,7 +142,7 @@ func playStory(ctx context.Context, cl *Cluster, cfg DemoConfig, f targets.Fenci
 	st = Story{Fencing: f}
 	run, err := store.NewRun(cfg.Results, "demo-"+string(f), time.Now())
 	if err != nil {
-		return st, fmt.Errorf("%w: %v", ErrHarness, err)
+		return st, fmt.Errorf("%w: %w", ErrHarness, err)
 	}
 	st.Run = run
 	events := make(chan history.Event, 1024)
@@ -153,11 +153,11 @@ func playStory(ctx context.Context, cl *Cluster, cfg DemoConfig, f targets.Fenci
 		}
 	})
 	if err != nil {
-		return st, fmt.Errorf("%w: %v", ErrHarness, err)
+		return st, fmt.Errorf("%w: %w", ErrHarness, err)
 	}
 	defer rec.Close()
 	if err := cl.host.Reset(ctx); err != nil {
-		return st, fmt.Errorf("%w: reset: %v", ErrHarness, err)
+		return st, fmt.Errorf("%w: reset: %w", ErrHarness, err)
 	}
 	for _, c := range cl.clients {
 		c.close()
@@ -180,7 +180,7 @@ func playStory(ctx context.Context, cl *Cluster, cfg DemoConfig, f targets.Fenci
 	aCfg.Fencing, aCfg.Work = f, time.Second
 	pa, err := A.invoke(0, 1, lockappend.FAppend, lockappend.Invoke{Element: 1}, &WorkloadConfig{LockAppend: aCfg})
 	if err != nil {
-		return st, fmt.Errorf("%w: %v", ErrHarness, err)
+		return st, fmt.Errorf("%w: %w", ErrHarness, err)
 	}
 	e, err := s.wait(ctx, 0, lockappend.PhaseAcquired, 10*time.Second)
 	if err != nil {
@@ -203,7 +203,7 @@ func playStory(ctx context.Context, cl *Cluster, cfg DemoConfig, f targets.Fenci
 	_ = e.Decode(&ck)
 	s.say("A", "checks its lease: %.1fs left > %s margin: safe to write, it thinks", float64(ck.RemainingMS)/1000, work.Margin)
 	if err := cl.Signal(ctx, A.name, "SIGSTOP"); err != nil {
-		return st, fmt.Errorf("%w: %v", ErrHarness, err)
+		return st, fmt.Errorf("%w: %w", ErrHarness, err)
 	}
 	paused := rec.Since()
 	rec.Record(history.Nemesis, history.Info, history.FStart, history.FaultValue{Fault: "pause-holder", Nodes: []string{A.name},
@@ -216,7 +216,7 @@ func playStory(ctx context.Context, cl *Cluster, cfg DemoConfig, f targets.Fenci
 	cCfg.Fencing, cCfg.AcquireTimeout = f, (ttl / 3).Round(time.Millisecond)
 	pc, err := C.invoke(2, 2, lockappend.FAppend, lockappend.Invoke{Element: 3}, &WorkloadConfig{LockAppend: cCfg})
 	if err != nil {
-		return st, fmt.Errorf("%w: %v", ErrHarness, err)
+		return st, fmt.Errorf("%w: %w", ErrHarness, err)
 	}
 	cType := C.await(ctx, pc, 10*time.Second)
 	var cDone lockappend.Completion
@@ -233,7 +233,7 @@ func playStory(ctx context.Context, cl *Cluster, cfg DemoConfig, f targets.Fenci
 	bCfg.Fencing = f
 	pb, err := B.invoke(1, 3, lockappend.FAppend, lockappend.Invoke{Element: 2}, &WorkloadConfig{LockAppend: bCfg})
 	if err != nil {
-		return st, fmt.Errorf("%w: %v", ErrHarness, err)
+		return st, fmt.Errorf("%w: %w", ErrHarness, err)
 	}
 	if e, err = s.wait(ctx, 1, lockappend.PhaseAcquired, 5*ttl+5*time.Second); err != nil {
 		return st, err
@@ -256,7 +256,7 @@ func playStory(ctx context.Context, cl *Cluster, cfg DemoConfig, f targets.Fenci
 
 	// A wakes up and writes.
 	if err := cl.Signal(ctx, A.name, "SIGCONT"); err != nil {
-		return st, fmt.Errorf("%w: %v", ErrHarness, err)
+		return st, fmt.Errorf("%w: %w", ErrHarness, err)
 	}
 	rec.Record(history.Nemesis, history.Info, history.FStop, history.FaultValue{Fault: "pause-holder", Nodes: []string{A.name},
 		Params: map[string]string{"process": "0", "token": fmt.Sprint(st.TokenA)}})
@@ -279,7 +279,7 @@ func playStory(ctx context.Context, cl *Cluster, cfg DemoConfig, f targets.Fenci
 	rec.Record(FinalReadProcess, history.Invoke, lockappend.FFinalRead, nil)
 	final, err := cl.host.Read(ctx)
 	if err != nil {
-		return st, fmt.Errorf("%w: final read: %v", ErrHarness, err)
+		return st, fmt.Errorf("%w: final read: %w", ErrHarness, err)
 	}
 	rec.Record(FinalReadProcess, history.Ok, lockappend.FFinalRead, lockappend.ReadValue{Value: final})
 	st.Final = final
@@ -290,7 +290,7 @@ func playStory(ctx context.Context, cl *Cluster, cfg DemoConfig, f targets.Fenci
 		s.say("result", "final value %v: B's update survived", final)
 	}
 	if err := rec.Close(); err != nil {
-		return st, fmt.Errorf("%w: %v", ErrHarness, err)
+		return st, fmt.Errorf("%w: %w", ErrHarness, err)
 	}
 	res := checkLockAppend(run, rec.Events(), 10*time.Second)
 	st.Valid = res.Valid()

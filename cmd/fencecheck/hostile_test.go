@@ -14,6 +14,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -762,5 +763,24 @@ func TestCheckHugeFaultParam(t *testing.T) {
 	b, _ = os.ReadFile(filepath.Join(dir, store.ReportFile))
 	if !strings.Contains(string(b), "junk=Jjjj") || !strings.Contains(string(b), " bytes more)") {
 		t.Errorf("the report does not show the parameter cut")
+	}
+}
+
+// Errors keep both their causes: errors.Is finds the usage error (exit
+// 254) and what went wrong underneath.
+func TestErrorsKeepCauses(t *testing.T) {
+	_, err := cmdCheck(t.Context(), []string{filepath.Join(t.TempDir(), "none")}, io.Discard, io.Discard)
+	for _, target := range []error{errUsage, store.ErrNoRun, fs.ErrNotExist} {
+		if !errors.Is(err, target) {
+			t.Errorf("check of a missing directory: %v is not %v", err, target)
+		}
+	}
+	f := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(f, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = cmdCheck(t.Context(), []string{"--check-timeout", "1s", "--jepsen-history", f, "--model", "kv", "--viz", f + "/x"}, io.Discard, io.Discard)
+	if !errors.Is(err, errUsage) || !errors.Is(err, syscall.ENOTDIR) {
+		t.Errorf("--viz under a file: %v, want usage and ENOTDIR", err)
 	}
 }

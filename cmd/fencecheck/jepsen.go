@@ -55,7 +55,7 @@ var errInterrupted = errors.New("interrupted")
 // input (exit 254), unless ctx ended the reading.
 func readFailed(ctx context.Context, file string, err error) (int, error) {
 	if ctx.Err() != nil {
-		return exitUnknown, fmt.Errorf("%w (%v) while reading %s: nothing checked, nothing written", errInterrupted, context.Cause(ctx), file)
+		return exitUnknown, fmt.Errorf("%w (%w) while reading %s: nothing checked, nothing written", errInterrupted, context.Cause(ctx), file)
 	}
 	return 0, inputError{err}
 }
