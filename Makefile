@@ -7,7 +7,7 @@ GO      ?= go
 BIN     := bin/fencecheck
 export CGO_ENABLED := 0
 
-.PHONY: all build deps images demo test unit bench findings clean
+.PHONY: all build deps images demo test unit fuzz bench findings clean
 
 all: build
 
@@ -39,6 +39,16 @@ test: images
 # Unit tests only (no Docker).
 unit:
 	$(GO) test -count=1 -short ./...
+
+# Each fuzz target for FUZZTIME (a minute), one after another: the JSONL
+# history reader, the EDN reader, and Jepsen's two history parsers. Their
+# seeds also run in every go test.
+FUZZTIME ?= 60s
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzRead$$' -fuzztime $(FUZZTIME) ./history/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseEDN$$' -fuzztime $(FUZZTIME) ./history/jepsen/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseKV$$' -fuzztime $(FUZZTIME) ./history/jepsen/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseRegisterLog$$' -fuzztime $(FUZZTIME) ./history/jepsen/
 
 # The README's figures: cold and warm image builds (the cold build removes
 # fencecheck's images and rebuilds them), 5 runs per fencing mode on etcd, the

@@ -3,7 +3,6 @@ package checkers
 import (
 	"cmp"
 	"fmt"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -228,7 +227,7 @@ func (c *keyedCheck) visualize(res *KeyedResult, failing []int, opts Options, de
 		res.Error = fmt.Errorf("checkers: writing the visualization: %w", err).Error()
 		return
 	}
-	res.Visualization = filepath.Base(opts.VisualizationPath)
+	res.Visualization = opts.visualizationName()
 }
 
 // groupByKey returns the distinct keys of the ops that keep selects, in

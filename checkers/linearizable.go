@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"encoding/binary"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -371,7 +370,7 @@ func checkLinearizable(h *lockAppendHistory, opts Options) LinearizableResult {
 			if err := porcupine.VisualizePath(vmodel, vinfo, opts.VisualizationPath); err != nil {
 				res.Error = fmt.Errorf("checkers: writing the visualization: %w", err).Error()
 			} else {
-				res.Visualization = filepath.Base(opts.VisualizationPath)
+				res.Visualization = opts.visualizationName()
 			}
 		}
 	default:

@@ -3,6 +3,7 @@ package checkers
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	"github.com/fencecheck/fencecheck/history"
@@ -15,8 +16,18 @@ type Options struct {
 	Timeout time.Duration
 	// VisualizationPath, when not empty, is the file where the
 	// linearizability checker writes Porcupine's visualization of an
-	// illegal history.
+	// illegal history; VisualizationName is the name results report for it
+	// (default: the path's base name), for a file written aside and moved
+	// into place later.
 	VisualizationPath string
+	VisualizationName string
+}
+
+func (o Options) visualizationName() string {
+	if o.VisualizationName != "" {
+		return o.VisualizationName
+	}
+	return filepath.Base(o.VisualizationPath)
 }
 
 // Checker names, as results.json keys them.
@@ -73,7 +84,14 @@ type LockAppendResult struct {
 	// AuditLog holds the audit log against the fenced resources' outcomes
 	// (runs with --audit-log): a finding, never part of the verdict.
 	AuditLog *AuditLogResult `json:"audit_log,omitempty"`
+
+	err error
 }
+
+// Err is why the checkers could not judge the history, nil when they could:
+// it wraps ErrBadHistory (it could not be read) or ErrAssumption (it breaks
+// an assumption of the checkers). A result read back from JSON has none.
+func (r *LockAppendResult) Err() error { return r.err }
 
 // CheckLockAppend runs every lock-append checker on a history as recorded.
 // Each checker is protected: one that panics gives Unknown with the panic in
@@ -158,7 +176,7 @@ func failed(err error) LockAppendResult {
 		Overlap:        OverlapResult{Verdict: v},
 		Stats:          StatsResult{Verdict: v, FailReasons: map[string]int{}, LateResults: map[string]int{}},
 	})
-	r.Error = err.Error()
+	r.Error, r.err = err.Error(), err
 	return r
 }
 

@@ -32,7 +32,13 @@ type RegisterWorkloadResult struct {
 	Valid    Validity                 `json:"valid"`
 	Error    string                   `json:"error,omitempty"`
 	Checkers RegisterWorkloadCheckers `json:"checkers"`
+
+	err error
 }
+
+// Err is why the checkers could not judge the history, as
+// LockAppendResult's.
+func (r *RegisterWorkloadResult) Err() error { return r.err }
 
 // CheckRegisterWorkload checks a register workload's history: Porcupine on
 // the compare-and-set register model partitioned by key (CheckRegister),
@@ -59,7 +65,7 @@ func registerFailed(err error) RegisterWorkloadResult {
 	if errors.Is(err, ErrAssumption) {
 		v = assumptionBroken(err)
 	}
-	return RegisterWorkloadResult{Valid: Unknown, Error: err.Error(), Checkers: RegisterWorkloadCheckers{
+	return RegisterWorkloadResult{Valid: Unknown, Error: err.Error(), err: err, Checkers: RegisterWorkloadCheckers{
 		Linearizable: KeyedResult{Verdict: v, Model: ModelCASRegister},
 		Stats:        RegisterStats{Verdict: v, Counts: map[string]int{}},
 	}}

@@ -154,7 +154,7 @@ func playStory(ctx context.Context, cl *Cluster, cfg DemoConfig, f targets.Fenci
 	st = Story{Fencing: f}
 	run, err := store.NewRun(cfg.Results, "demo-"+string(f), time.Now())
 	if err != nil {
-		return st, fmt.Errorf("%w: %v", ErrHarness, err)
+		return st, fmt.Errorf("%w: %w", ErrHarness, err)
 	}
 	st.Run = run
 	events := make(chan history.Event, 1024)
@@ -165,11 +165,11 @@ func playStory(ctx context.Context, cl *Cluster, cfg DemoConfig, f targets.Fenci
 		}
 	})
 	if err != nil {
-		return st, fmt.Errorf("%w: %v", ErrHarness, err)
+		return st, fmt.Errorf("%w: %w", ErrHarness, err)
 	}
 	defer rec.Close()
 	if err := cl.reset(ctx); err != nil {
-		return st, fmt.Errorf("%w: reset: %v", ErrHarness, err)
+		return st, fmt.Errorf("%w: reset: %w", ErrHarness, err)
 	}
 	for _, c := range cl.clients {
 		c.close()
@@ -198,7 +198,7 @@ func playStory(ctx context.Context, cl *Cluster, cfg DemoConfig, f targets.Fenci
 	holder := cl.ArmHolder()
 	pa, err := A.invoke(0, 1, lockappend.FAppend, lockappend.Invoke{Element: 1}, &aCfg)
 	if err != nil {
-		return st, fmt.Errorf("%w: %v", ErrHarness, err)
+		return st, fmt.Errorf("%w: %w", ErrHarness, err)
 	}
 	e, err := s.wait(ctx, 0, lockappend.PhaseAcquired, 10*time.Second)
 	if err != nil {
@@ -228,7 +228,7 @@ func playStory(ctx context.Context, cl *Cluster, cfg DemoConfig, f targets.Fenci
 	}
 	if err := cl.Signal(ctx, A.name, "SIGSTOP"); err != nil {
 		h.Proceed()
-		return st, fmt.Errorf("%w: %v", ErrHarness, err)
+		return st, fmt.Errorf("%w: %w", ErrHarness, err)
 	}
 	h.Proceed() // read by A once it resumes
 	paused := rec.Since()
@@ -242,7 +242,7 @@ func playStory(ctx context.Context, cl *Cluster, cfg DemoConfig, f targets.Fenci
 	cCfg.AcquireTimeout = (ttl / 3).Round(time.Millisecond)
 	pc, err := C.invoke(2, 2, lockappend.FAppend, lockappend.Invoke{Element: 3}, &cCfg)
 	if err != nil {
-		return st, fmt.Errorf("%w: %v", ErrHarness, err)
+		return st, fmt.Errorf("%w: %w", ErrHarness, err)
 	}
 	cType := C.await(ctx, pc, 10*time.Second)
 	var cDone lockappend.Completion
@@ -258,7 +258,7 @@ func playStory(ctx context.Context, cl *Cluster, cfg DemoConfig, f targets.Fenci
 	bCfg := work
 	pb, err := B.invoke(1, 3, lockappend.FAppend, lockappend.Invoke{Element: 2}, &bCfg)
 	if err != nil {
-		return st, fmt.Errorf("%w: %v", ErrHarness, err)
+		return st, fmt.Errorf("%w: %w", ErrHarness, err)
 	}
 	if e, err = s.wait(ctx, 1, lockappend.PhaseAcquired, 5*ttl+5*time.Second); err != nil {
 		return st, err
@@ -283,7 +283,7 @@ func playStory(ctx context.Context, cl *Cluster, cfg DemoConfig, f targets.Fenci
 
 	// A wakes up and writes.
 	if err := cl.Signal(ctx, A.name, "SIGCONT"); err != nil {
-		return st, fmt.Errorf("%w: %v", ErrHarness, err)
+		return st, fmt.Errorf("%w: %w", ErrHarness, err)
 	}
 	rec.Record(history.Nemesis, history.Info, history.FStop, history.FaultValue{Fault: "pause-holder", Nodes: []string{A.name},
 		Params: map[string]string{"process": "0", "token": fmt.Sprint(st.TokenA), "hit": "true", "phase": nemesis.PhaseFailpoint}})
@@ -306,7 +306,7 @@ func playStory(ctx context.Context, cl *Cluster, cfg DemoConfig, f targets.Fenci
 	rec.Record(FinalReadProcess, history.Invoke, lockappend.FFinalRead, nil)
 	fs, err := cl.host.Resources[0].Store.Read(ctx, resources.Access{Fencing: targets.FencingNone})
 	if err != nil {
-		return st, fmt.Errorf("%w: final read: %v", ErrHarness, err)
+		return st, fmt.Errorf("%w: final read: %w", ErrHarness, err)
 	}
 	final := fs.List
 	rec.Record(FinalReadProcess, history.Ok, lockappend.FFinalRead, lockappend.ReadValue{Value: final})
@@ -318,10 +318,13 @@ func playStory(ctx context.Context, cl *Cluster, cfg DemoConfig, f targets.Fenci
 		s.say("result", "final value %v: B's update survived", final)
 	}
 	if err := rec.Close(); err != nil {
-		return st, fmt.Errorf("%w: %v", ErrHarness, err)
+		return st, fmt.Errorf("%w: %w", ErrHarness, err)
 	}
 	w := wlockappend.Workload{}
-	res := Check(run, w, rec.Events(), 10*time.Second)
+	res, err := Check(run, w, rec.Events(), 10*time.Second)
+	if err != nil {
+		return st, fmt.Errorf("%w: demo: %w", ErrHarness, err)
+	}
 	st.Valid = res.Valid()
 	test := store.TestInfo{RunID: cl.RunID, Name: "demo-" + string(f), Started: rec.Start().UTC(), Fencecheck: Version(),
 		Target: cfg.Target.Name(), Workload: w.Name(), Scripted: "demo", Fencing: string(f), Nemesis: "pause-holder (scripted)",
@@ -334,7 +337,7 @@ func playStory(ctx context.Context, cl *Cluster, cfg DemoConfig, f targets.Fenci
 	if err := run.WriteJSON(store.TestFile, test); err != nil {
 		return st, err
 	}
-	if err := WriteResults(run, test, res, w); err != nil {
+	if err := WriteResults(run, test, res, rec.Events(), w); err != nil {
 		return st, err
 	}
 	la, _ := res.Result.(*checkers.LockAppendResult)

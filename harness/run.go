@@ -6,14 +6,18 @@ package harness
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/fencecheck/fencecheck/checkers"
@@ -149,11 +153,49 @@ func (c *Config) defaultName() string {
 
 var nameUnsafe = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
+// Bounds of the durations, checked by Validate.
+const (
+	// MaxTTL bounds --ttl: a lease of an hour is already beyond any test
+	// (and defaults derived from a huge TTL would overflow).
+	MaxTTL = time.Hour
+	// MinTimeout is the least --rpc-timeout and --ready-timeout: below a
+	// millisecond no request and no cluster could make it.
+	MinTimeout = time.Millisecond
+	// MaxDuration bounds the other durations but --time-limit: a week.
+	MaxDuration = 7 * 24 * time.Hour
+)
+
+// validResults checks that the results directory is one, or can be made:
+// what exists of its path is made of directories.
+func validResults(dir string) error {
+	if dir == "" {
+		return errors.New("empty")
+	}
+	for p := dir; ; {
+		st, err := os.Stat(p)
+		switch {
+		case err == nil && !st.IsDir() && p == dir:
+			return errors.New("is not a directory")
+		case err == nil && !st.IsDir():
+			return fmt.Errorf("%s is not a directory", p)
+		case err == nil:
+			return nil
+		case !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR):
+			return err
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return nil
+		}
+		p = parent
+	}
+}
+
 // Validate checks the configuration before anything starts. Errors wrap
 // targets.ErrBadConfig.
 func (c *Config) Validate() error {
 	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w: %s", targets.ErrBadConfig, fmt.Sprintf(format, args...))
+		return fmt.Errorf("%w: "+format, append([]any{targets.ErrBadConfig}, args...)...)
 	}
 	if c.Target == nil {
 		return bad("no target")
@@ -185,10 +227,35 @@ func (c *Config) Validate() error {
 	if c.TimeLimit <= 0 {
 		return bad("--time-limit must be positive")
 	}
-	for name, d := range map[string]time.Duration{"--ttl": c.TTL, "--work": c.Work, "--nemesis-interval": c.NemesisInterval,
-		"--acquire-timeout": c.AcquireTimeout, "--op-timeout": c.OpTimeout, "--check-timeout": c.CheckTimeout} {
-		if d <= 0 {
-			return bad("%s must be positive, not %s", name, d)
+	// The TTL first: the defaults derived from it (5 leases, ...)
+	// overflow when it is absurd, and must not take the blame. Then the
+	// given durations, in a fixed order, each named, before the one
+	// derived from them (--op-timeout).
+	if c.TTL <= 0 {
+		return bad("--ttl must be positive, not %s", c.TTL)
+	}
+	if c.TTL > MaxTTL {
+		return bad("--ttl %s: at most %s", c.TTL, MaxTTL)
+	}
+	for _, d := range []struct {
+		name     string
+		v, least time.Duration
+	}{
+		{"--work", c.Work, 1},
+		{"--nemesis-interval", c.NemesisInterval, 1},
+		{"--acquire-timeout", c.AcquireTimeout, 1},
+		{"--rpc-timeout", c.RPCTimeout, MinTimeout},
+		{"--ready-timeout", c.ReadyTimeout, MinTimeout},
+		{"--check-timeout", c.CheckTimeout, 1},
+		{"--op-timeout", c.OpTimeout, 1},
+	} {
+		switch {
+		case d.v <= 0:
+			return bad("%s must be positive, not %s", d.name, d.v)
+		case d.v < d.least:
+			return bad("%s %s: at least %s", d.name, d.v, d.least)
+		case d.v > MaxDuration:
+			return bad("%s %s: at most %s", d.name, d.v, MaxDuration)
 		}
 	}
 	if c.Margin < 0 || c.Margin >= c.TTL {
@@ -201,7 +268,10 @@ func (c *Config) Validate() error {
 		return bad("--side-writer: the %s workload has no side writer", c.Workload.Name())
 	}
 	if err := store.ValidName(c.Name); err != nil {
-		return bad("--name: %v", err)
+		return bad("--name: %w", err)
+	}
+	if err := validResults(c.Results); err != nil {
+		return bad("--results %s: %w", c.Results, err)
 	}
 	if _, err := c.Target.Nodes(c.Nodes); err != nil {
 		return err
@@ -261,11 +331,11 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	started := time.Now()
 	run, err := store.NewRun(cfg.Results, cfg.Name, started)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrHarness, err)
+		return nil, fmt.Errorf("%w: %w", ErrHarness, err)
 	}
 	logFile, err := os.Create(run.Path(store.LogsDir + "/harness.log"))
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrHarness, err)
+		return nil, fmt.Errorf("%w: %w", ErrHarness, err)
 	}
 	defer logFile.Close()
 	handlers := []slog.Handler{slog.NewTextHandler(logFile, &slog.HandlerOptions{Level: slog.LevelDebug})}
@@ -283,7 +353,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	// configuration and run id), and again once the cluster runs.
 	runID := newRunID()
 	if err := run.WriteJSON(store.TestFile, newTestInfo(cfg, runID, nil, started)); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrHarness, err)
+		return nil, fmt.Errorf("%w: %w", ErrHarness, err)
 	}
 	cl, err := StartCluster(ctx, ClusterConfig{
 		RunID:  runID,
@@ -296,7 +366,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	})
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, fmt.Errorf("%w: interrupted during set-up: %v", ErrHarness, err)
+			return nil, fmt.Errorf("%w: interrupted during set-up: %w", ErrHarness, err)
 		}
 		return nil, err
 	}
@@ -309,7 +379,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 
 	test := newTestInfo(cfg, runID, cl, started)
 	if err := run.WriteJSON(store.TestFile, test); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrHarness, err)
+		return nil, fmt.Errorf("%w: %w", ErrHarness, err)
 	}
 
 	var ok, fail, info atomic.Int64
@@ -327,7 +397,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		}
 	})
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrHarness, err)
+		return nil, fmt.Errorf("%w: %w", ErrHarness, err)
 	}
 	if err := cl.Connect(ctx, rec); err != nil {
 		rec.Close()
@@ -423,15 +493,18 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		log.Error("teardown", "err", err)
 	}
 
-	stage("checking %d events", len(rec.Events()))
-	res := Check(run, w, rec.Events(), cfg.CheckTimeout)
-	Judge(test, rec.Events(), res)
+	events := rec.Events()
+	stage("checking %d events", len(events))
+	// A history the checkers cannot judge still gets its results, unknown
+	// with the reason: the run's own record is all there is.
+	res, _ := Check(run, w, events, cfg.CheckTimeout)
+	Judge(test, events, res)
 	res.Elapsed = time.Since(started).Round(time.Millisecond).String()
 	if interrupted {
 		MarkInterrupted(res)
 	}
-	if err := WriteResults(run, test, res, w); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrHarness, err)
+	if err := WriteResults(run, test, res, events, w); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrHarness, err)
 	}
 	return &Outcome{Run: run, Results: res, Interrupted: interrupted}, nil
 }

@@ -3,6 +3,7 @@ package history
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -103,7 +104,13 @@ func (r *Recorder) Close() error {
 // ReadFile reads a history.jsonl file. A last line cut short by a crash is
 // dropped; any other malformed line is an error naming the file and line.
 func ReadFile(path string) ([]Event, error) {
-	f, err := os.Open(path)
+	return ReadFileContext(context.Background(), path)
+}
+
+// ReadFileContext is ReadFile that ends when ctx does (see OpenContext),
+// with an error wrapping ctx's cause.
+func ReadFileContext(ctx context.Context, path string) ([]Event, error) {
+	f, err := OpenContext(ctx, path)
 	if err != nil {
 		return nil, fmt.Errorf("history: %w", err)
 	}
@@ -113,6 +120,70 @@ func ReadFile(path string) ([]Event, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return events, nil
+}
+
+// OpenContext opens a file for reading, and the file it returns ends when
+// ctx does: opening a FIFO that no writer has opened, or reading one whose
+// writer stops writing, waits no longer than ctx (Ctrl-C, SIGTERM). Then
+// OpenContext, or Read, returns an error wrapping ctx's cause. (An open
+// still blocked in the kernel is left behind, and closes what it opens.)
+func OpenContext(ctx context.Context, path string) (io.ReadCloser, error) {
+	type opened struct {
+		f   *os.File
+		err error
+	}
+	ch := make(chan opened, 1)
+	go func() {
+		f, err := os.Open(path)
+		ch <- opened{f, err}
+	}()
+	select {
+	case o := <-ch:
+		if o.err != nil {
+			return nil, o.err
+		}
+		// Closing the file ends a read blocked on a pipe.
+		stop := context.AfterFunc(ctx, func() { o.f.Close() })
+		return &ctxFile{ctx: ctx, f: o.f, stop: stop}, nil
+	case <-ctx.Done():
+		go func() {
+			if o := <-ch; o.f != nil {
+				o.f.Close()
+			}
+		}()
+		return nil, fmt.Errorf("opening %s: %w", path, interrupted(ctx))
+	}
+}
+
+// ctxFile is a file whose reads end with its context.
+type ctxFile struct {
+	ctx  context.Context
+	f    *os.File
+	stop func() bool
+}
+
+func (c *ctxFile) Read(p []byte) (int, error) {
+	if c.ctx.Err() != nil {
+		return 0, interrupted(c.ctx)
+	}
+	n, err := c.f.Read(p)
+	if err != nil && c.ctx.Err() != nil {
+		return n, interrupted(c.ctx)
+	}
+	return n, err
+}
+
+func (c *ctxFile) Close() error {
+	c.stop()
+	return c.f.Close()
+}
+
+// interrupted is ctx's error and its cause (a signal, say), both wrapped.
+func interrupted(ctx context.Context) error {
+	if cause := context.Cause(ctx); cause != nil && cause != ctx.Err() {
+		return fmt.Errorf("%w: %w", ctx.Err(), cause)
+	}
+	return ctx.Err()
 }
 
 // Read reads JSON Lines events from r; see ReadFile.

@@ -4,13 +4,16 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"html/template"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/fencecheck/fencecheck/checkers"
@@ -68,9 +71,23 @@ type indexResults struct {
 
 // ScanRuns lists the runs under a results directory (RESULTS/NAME/STAMP
 // holding a history or results), newest first. A run whose files cannot be
-// read is listed with the error.
+// read is listed with the error. It reads through an os.Root (ScanRoot).
 func ScanRuns(root string) ([]RunSummary, error) {
-	names, err := os.ReadDir(root)
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return nil, fmt.Errorf("report: %w", err)
+	}
+	defer r.Close()
+	return ScanRoot(r)
+}
+
+// ScanRoot is ScanRuns on an open results directory: every file is read
+// through root, so that no symbolic link (a results.json, a run, a name)
+// leads the index out of it, and only regular files are read (a FIFO
+// would block).
+func ScanRoot(root *os.Root) ([]RunSummary, error) {
+	fsys := root.FS()
+	names, err := fs.ReadDir(fsys, ".")
 	if err != nil {
 		return nil, fmt.Errorf("report: %w", err)
 	}
@@ -79,19 +96,19 @@ func ScanRuns(root string) ([]RunSummary, error) {
 		if !n.IsDir() || n.Name() == store.Latest || store.ValidName(n.Name()) != nil {
 			continue
 		}
-		stamps, err := os.ReadDir(filepath.Join(root, n.Name()))
+		stamps, err := fs.ReadDir(fsys, n.Name())
 		if err != nil {
 			continue
 		}
 		for _, s := range stamps {
-			if !s.IsDir() {
+			if !s.IsDir() || !fs.ValidPath(s.Name()) {
 				continue
 			}
-			dir := filepath.Join(root, n.Name(), s.Name())
-			if !isRunDir(dir) {
+			dir := n.Name() + "/" + s.Name()
+			if !isRunDir(root, dir) {
 				continue
 			}
-			runs = append(runs, summarize(dir, n.Name(), s.Name()))
+			runs = append(runs, summarize(root, dir, n.Name(), s.Name()))
 		}
 	}
 	slices.SortStableFunc(runs, func(a, b RunSummary) int {
@@ -103,43 +120,68 @@ func ScanRuns(root string) ([]RunSummary, error) {
 	return runs, nil
 }
 
-// isRunDir reports whether dir is a run directory: it holds a history,
-// results or a configuration.
-func isRunDir(dir string) bool {
+// isRunDir reports whether dir (relative to root) is a run directory: it
+// holds a history, results or a configuration.
+func isRunDir(root *os.Root, dir string) bool {
 	for _, f := range []string{store.HistoryFile, store.ResultsFile, store.TestFile} {
-		if st, err := os.Stat(filepath.Join(dir, f)); err == nil && st.Mode().IsRegular() {
+		if st, err := root.Stat(dir + "/" + f); err == nil && st.Mode().IsRegular() {
 			return true
 		}
 	}
 	return false
 }
 
-func summarize(dir, name, stamp string) RunSummary {
-	r := RunSummary{Path: name + "/" + stamp, Name: name, Stamp: stamp, Verdict: "running"}
+// readIn reads a regular file through root, without blocking on anything
+// else.
+func readIn(root *os.Root, name string) ([]byte, error) {
+	f, err := root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("not a regular file (%s)", st.Mode().Type())
+	}
+	return io.ReadAll(f)
+}
+
+func summarize(root *os.Root, dir, name, stamp string) RunSummary {
+	r := RunSummary{Path: name + "/" + stamp, Name: name, Stamp: cut(stamp, maxName), Verdict: "running"}
 	if t, err := time.Parse("20060102T150405.000Z", stamp); err == nil {
 		r.Started = t
 	}
 	var test store.TestInfo
-	if b, err := os.ReadFile(filepath.Join(dir, store.TestFile)); err == nil {
+	switch b, err := readIn(root, dir+"/"+store.TestFile); {
+	case err == nil:
 		if err := json.Unmarshal(b, &test); err != nil {
-			r.Err = store.TestFile + ": " + err.Error()
+			r.Err = store.TestFile + ": " + cut(err.Error(), maxText)
 		}
-		r.Target = strings.TrimSpace(test.Target + " " + test.TargetVersion)
-		r.Fencing, r.Nemesis, r.Workload = test.Fencing, test.Nemesis, test.Workload
+		r.Target = cut(strings.TrimSpace(test.Target+" "+test.TargetVersion), maxName)
+		r.Fencing, r.Nemesis, r.Workload = cut(test.Fencing, maxName), cut(test.Nemesis, maxName), cut(test.Workload, maxName)
 		if !test.Started.IsZero() {
 			r.Started = test.Started
 		}
+	case !errors.Is(err, fs.ErrNotExist):
+		r.Err = store.TestFile + ": " + cut(err.Error(), maxText)
 	}
-	if st, err := os.Stat(filepath.Join(dir, store.ReportFile)); err == nil && st.Mode().IsRegular() {
+	if st, err := root.Stat(dir + "/" + store.ReportFile); err == nil && st.Mode().IsRegular() {
 		r.HasReport = true
 	}
-	b, err := os.ReadFile(filepath.Join(dir, store.ResultsFile))
+	b, err := readIn(root, dir+"/"+store.ResultsFile)
 	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			r.Err = strings.TrimSpace(r.Err + " " + store.ResultsFile + ": " + cut(err.Error(), maxText))
+			r.Verdict = "unknown"
+		}
 		return r
 	}
 	var res indexResults
 	if err := json.Unmarshal(b, &res); err != nil {
-		r.Err = store.ResultsFile + ": " + err.Error()
+		r.Err = store.ResultsFile + ": " + cut(err.Error(), maxText)
 		r.Verdict = "unknown"
 		return r
 	}
@@ -149,12 +191,12 @@ func summarize(dir, name, stamp string) RunSummary {
 	}
 	r.Verdict = v.String()
 	if res.Workload != "" {
-		r.Workload = res.Workload
+		r.Workload = cut(res.Workload, maxName)
 	}
 	if lu := res.LostUpdates; lu != nil {
 		r.Acknowledged, r.Lost = lu.Acknowledged, lu.Lost
 	}
-	r.FenceRejections, r.Faults, r.Elapsed, r.Interrupted = res.FenceRejections, len(res.Faults), res.Elapsed, res.Interrupted
+	r.FenceRejections, r.Faults, r.Elapsed, r.Interrupted = res.FenceRejections, len(res.Faults), cut(res.Elapsed, maxName), res.Interrupted
 	return r
 }
 

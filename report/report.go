@@ -18,6 +18,7 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -57,7 +58,12 @@ type File struct {
 }
 
 // HumanSize is the size for people: 12 KB, 3.4 MB.
-func (f File) HumanSize() string { return humanSize(f.Size) }
+func (f File) HumanSize() string {
+	if f.Size < 0 {
+		return ""
+	}
+	return humanSize(f.Size)
+}
 
 func humanSize(n int64) string {
 	switch {
@@ -75,7 +81,7 @@ func humanSize(n int64) string {
 // configuration and results. A history that cannot be read still gives a
 // report, of the results alone, that says so.
 func Write(run *store.Run, test store.TestInfo, res *store.Results, view View) error {
-	in := Input{Test: test, Results: res, Files: runFiles(run.Dir), View: view}
+	in := Input{Test: test, Results: res, Files: RunFiles(run.Dir, nil), View: view}
 	ev, err := history.ReadFile(run.Path(store.HistoryFile))
 	if err != nil {
 		in.HistoryErr = err.Error()
@@ -88,11 +94,19 @@ func Write(run *store.Run, test store.TestInfo, res *store.Results, view View) e
 	return run.WriteFile(store.ReportFile, buf.Bytes())
 }
 
-// runFiles lists the files a report links: the run's own files and its
-// logs.
-func runFiles(dir string) []File {
+// RunFiles lists the files a report links: the run's own files and its
+// logs. sizes, if not nil, gives the size some of the run's own files will
+// have once the outputs being written are in place (-1: there will be
+// none), instead of what is on disk now.
+func RunFiles(dir string, sizes map[string]int64) []File {
 	var fs []File
 	for _, n := range []string{store.TestFile, store.HistoryFile, store.ResultsFile, store.LinFile} {
+		if size, ok := sizes[n]; ok {
+			if size >= 0 {
+				fs = append(fs, File{Name: n, Size: size})
+			}
+			continue
+		}
 		if st, err := os.Stat(filepath.Join(dir, n)); err == nil && st.Mode().IsRegular() {
 			fs = append(fs, File{Name: n, Size: st.Size()})
 		}
@@ -148,11 +162,64 @@ type Page struct {
 	Notes    []string
 }
 
-// Render writes the report of in to w.
+// Render writes the report of in to w. What it shows is bounded (see
+// bound), and so is the page: past maxReport bytes, a short page says why
+// instead.
 func Render(w io.Writer, in Input) error {
 	if in.Results == nil {
 		return fmt.Errorf("report: no results")
 	}
+	in = bound(in)
+	var buf bytes.Buffer
+	err := renderBounded(&limitWriter{w: &buf, n: maxReport}, in)
+	if errors.Is(err, errTooLarge) {
+		buf.Reset()
+		err = renderTooLarge(&buf, in)
+	}
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(buf.Bytes())
+	return err
+}
+
+// errTooLarge: the page passed maxReport.
+var errTooLarge = fmt.Errorf("report: larger than %d MB", maxReport>>20)
+
+// limitWriter writes at most n bytes to w, and fails past them.
+type limitWriter struct {
+	w io.Writer
+	n int
+}
+
+func (l *limitWriter) Write(b []byte) (int, error) {
+	if len(b) > l.n {
+		return 0, errTooLarge
+	}
+	l.n -= len(b)
+	return l.w.Write(b)
+}
+
+// renderTooLarge writes the page of a report that would be too large: the
+// verdict, the configuration and why, with the run's files.
+func renderTooLarge(w io.Writer, in Input) error {
+	v := in.Results.Valid().String()
+	p := &Page{
+		Title:    fmt.Sprintf("%s · %s %s", strings.ToUpper(v), in.Test.Target, in.Results.Workload),
+		Verdict:  v,
+		Headline: fmt.Sprintf("Verdict: %s. The full report would be larger than %d MB: the history holds unusually large or many values. results.json and the history have everything.", v, maxReport>>20),
+		Config:   configCards(in.Test),
+		Cards:    []card{{Label: "history events", Value: fmt.Sprint(in.Results.Events)}, {Label: "faults", Value: fmt.Sprint(len(in.Results.Faults))}},
+		Sections: []section{
+			{ID: "config", Title: "Configuration", tmpl: "config", data: configRows(in.Test)},
+			{ID: "files", Title: "Files", tmpl: "files", data: in.Files},
+		},
+	}
+	return renderPage(w, p)
+}
+
+// renderBounded writes the report of in, bounded, to w.
+func renderBounded(w io.Writer, in Input) error {
 	v := in.View
 	if v == nil {
 		v = GenericView

@@ -15,10 +15,10 @@ import (
 // at / (made afresh for each request, so it lists runs as they finish) and
 // the files of run directories (/NAME/STAMP/FILE, logs included), nothing
 // else; /latest/... redirects to the newest run. Only GET and HEAD are
-// allowed. Files are opened through an os.Root, so that no path, "..", or
-// symbolic link reaches outside the directory.
+// allowed. Files, those the index reads included, are opened through an
+// os.Root, so that no path, "..", or symbolic link reaches outside the
+// directory.
 type Server struct {
-	dir  string
 	root *os.Root
 }
 
@@ -28,7 +28,7 @@ func NewServer(dir string) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Server{dir: dir, root: r}, nil
+	return &Server{root: r}, nil
 }
 
 // Close releases the directory.
@@ -134,7 +134,7 @@ func (s *Server) redirectLatest(w http.ResponseWriter, r *http.Request, rest []s
 }
 
 func (s *Server) serveIndex(w http.ResponseWriter, r *http.Request) {
-	runs, err := ScanRuns(s.dir)
+	runs, err := ScanRoot(s.root)
 	if err != nil {
 		http.Error(w, "cannot read the results directory", http.StatusInternalServerError)
 		return

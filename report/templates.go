@@ -226,7 +226,7 @@ const pageSrc = `{{define "head"}}<!DOCTYPE html>
 
 {{define "config"}}<table>{{range .}}<tr><th>{{.Label}}</th><td>{{.Value}}</td></tr>{{end}}</table>{{end}}
 
-{{define "files"}}<ul>{{range .}}<li><a href="{{.Name}}">{{.Name}}</a> <span class="muted">{{.HumanSize}}</span></li>{{end}}</ul>{{end}}
+{{define "files"}}<ul>{{range .}}<li>{{if ge .Size 0}}<a href="{{.Name}}">{{.Name}}</a> <span class="muted">{{.HumanSize}}</span>{{else}}{{.Name}}{{end}}</li>{{end}}</ul>{{end}}
 `
 
 // tmpl holds every report template.

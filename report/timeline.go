@@ -79,10 +79,12 @@ func (in *timelineInput) lanes() []laneSpec {
 		known[s] = true
 		ls = append(ls, laneSpec{Name: s, Kind: "server"})
 	}
+	others := 0
 	for _, f := range in.m.faults {
 		for _, n := range f.Nodes {
-			if !known[n] {
+			if !known[n] && others < maxItems { // a bounded number of lanes, whatever the faults name
 				known[n] = true
+				others++
 				ls = append(ls, laneSpec{Name: n, Kind: "node"})
 			}
 		}
@@ -201,6 +203,7 @@ func faultBands(f *figure, in timelineInput, s scale, ls []laneSpec, bottom px, 
 		title string
 		label string
 		nodes []string
+		more  bool // nodes left out of a merged window's
 		pause bool
 	}
 	var wins []win
@@ -220,7 +223,7 @@ func faultBands(f *figure, in timelineInput, s scale, ls []laneSpec, bottom px, 
 			title += "; recovery failed: " + ft.Error
 		}
 		label := ft.Fault + " " + strings.Join(ft.Nodes, ",")
-		wins = append(wins, win{ft.Start, stop, title, label, ft.Nodes, strings.HasPrefix(ft.Fault, "pause")})
+		wins = append(wins, win{a: ft.Start, b: stop, title: title, label: label, nodes: ft.Nodes, pause: strings.HasPrefix(ft.Fault, "pause")})
 	}
 	if !detail {
 		// Merge windows closer than one bin, per node set, so that a long
@@ -235,6 +238,10 @@ func faultBands(f *figure, in timelineInput, s scale, ls []laneSpec, bottom px, 
 				last.b = max(last.b, w.b)
 				count[n-1]++
 				for _, nd := range w.nodes {
+					if len(last.nodes) == maxItems { // bounded, whatever the faults name
+						last.more = true
+						break
+					}
 					if !slices.Contains(last.nodes, nd) {
 						last.nodes = append(last.nodes, nd)
 					}
@@ -246,7 +253,11 @@ func faultBands(f *figure, in timelineInput, s scale, ls []laneSpec, bottom px, 
 		}
 		for i := range merged {
 			if count[i] > 1 {
-				merged[i].title = fmt.Sprintf("%d faults from %s to %s on %s", count[i], secs(merged[i].a), secs(merged[i].b), strings.Join(merged[i].nodes, ", "))
+				nodes := strings.Join(merged[i].nodes, ", ")
+				if merged[i].more {
+					nodes += " and more"
+				}
+				merged[i].title = fmt.Sprintf("%d faults from %s to %s on %s", count[i], secs(merged[i].a), secs(merged[i].b), nodes)
 				merged[i].label = ""
 			}
 		}

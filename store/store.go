@@ -8,9 +8,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
+	"syscall"
 	"time"
 )
 
@@ -27,9 +30,16 @@ const (
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 
+// MaxNameLen bounds a run name: a path element holds 255 bytes on common
+// file systems, and 200 leave room for the temporary names made beside it.
+const MaxNameLen = 200
+
 // ValidName reports whether name can name runs (a single path element of
-// letters, digits, dot, dash and underscore).
+// letters, digits, dot, dash and underscore, at most MaxNameLen bytes).
 func ValidName(name string) error {
+	if len(name) > MaxNameLen {
+		return fmt.Errorf("run name of %d bytes (%.40s...): at most %d", len(name), name, MaxNameLen)
+	}
 	if !nameRE.MatchString(name) || name == Latest {
 		return fmt.Errorf("run name %q: use letters, digits, '.', '-' and '_' (and not %q)", name, Latest)
 	}
@@ -64,7 +74,7 @@ func NewRun(root, name string, now time.Time) (*Run, error) {
 // Open returns the run stored in dir.
 func Open(dir string) (*Run, error) {
 	if _, err := os.Stat(filepath.Join(dir, HistoryFile)); err != nil {
-		return nil, fmt.Errorf("%w: %s has no %s (%v)", ErrNoRun, dir, HistoryFile, err)
+		return nil, fmt.Errorf("%w: %s has no %s (%w)", ErrNoRun, dir, HistoryFile, err)
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -105,20 +115,67 @@ func (r *Run) WriteJSON(name string, v any) error {
 
 // WriteFile writes b to the named file of the run, atomically.
 func (r *Run) WriteFile(name string, b []byte) error {
-	path := r.Path(name)
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return fmt.Errorf("store: %w", err)
+	p, err := r.Pend(name, b)
+	if err != nil {
+		return err
 	}
-	if err := os.Rename(tmp, path); err != nil {
+	return p.Commit()
+}
+
+// Pending is a file of a run written under a temporary name beside its
+// own (a hidden one: ".NAME.*.tmp"), put in place by Commit. Writing every
+// output as Pending first, and committing them only once all are written,
+// leaves the run's files as they were if anything fails on the way.
+type Pending struct {
+	tmp, path string
+}
+
+// Pend writes b to a new temporary file for the named file of the run.
+func (r *Run) Pend(name string, b []byte) (*Pending, error) {
+	path := r.Path(name)
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	_, werr := f.Write(b)
+	cerr := f.Close()
+	if err := errors.Join(werr, cerr, os.Chmod(f.Name(), 0o644)); err != nil {
+		os.Remove(f.Name())
+		return nil, fmt.Errorf("store: %s: %w", name, err)
+	}
+	return &Pending{tmp: f.Name(), path: path}, nil
+}
+
+// Commit renames the temporary file into place.
+func (p *Pending) Commit() error {
+	if err := os.Rename(p.tmp, p.path); err != nil {
+		os.Remove(p.tmp)
 		return fmt.Errorf("store: %w", err)
 	}
 	return nil
 }
 
-// ReadJSON reads the named file of the run into v.
+// Discard removes the temporary file (after Commit it does nothing).
+func (p *Pending) Discard() { os.Remove(p.tmp) }
+
+// IsResultsRoot reports whether dir is a results directory that fencecheck
+// made: NewRun points its "latest" at a run inside it, with a relative
+// symbolic link NAME/STAMP. Only such a directory gets an index of its runs;
+// a run directory copied anywhere else is checked without scanning (or
+// writing into) what lies two levels up.
+func IsResultsRoot(dir string) bool {
+	target, err := os.Readlink(filepath.Join(dir, Latest))
+	if err != nil || !filepath.IsLocal(target) {
+		return false
+	}
+	name, stamp, ok := strings.Cut(filepath.ToSlash(target), "/")
+	return ok && ValidName(name) == nil && stamp != "" && !strings.Contains(stamp, "/")
+}
+
+// ReadJSON reads the named file of the run into v. The file must be a
+// regular file: a FIFO or a device is an error at once, not a wait.
 func (r *Run) ReadJSON(name string, v any) error {
-	b, err := os.ReadFile(r.Path(name))
+	b, err := readRegular(r.Path(name))
 	if err != nil {
 		return fmt.Errorf("store: %w", err)
 	}
@@ -126,6 +183,24 @@ func (r *Run) ReadJSON(name string, v any) error {
 		return fmt.Errorf("store: %s: %w", r.Path(name), err)
 	}
 	return nil
+}
+
+// readRegular reads a regular file. It opens it without blocking, so that
+// a FIFO (which would wait for a writer) is found and refused.
+func readRegular(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file (%s)", path, st.Mode().Type())
+	}
+	return io.ReadAll(f)
 }
 
 // ErrNoRun: a directory holds no run.

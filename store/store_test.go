@@ -3,6 +3,7 @@ package store
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -48,7 +49,8 @@ func TestNewRunPointsLatest(t *testing.T) {
 }
 
 func TestValidName(t *testing.T) {
-	for name, ok := range map[string]bool{"etcd-lock-append-none": true, "a.b_c": true, "": false, "../x": false, "a/b": false, "latest": false, "-x": false} {
+	for name, ok := range map[string]bool{"etcd-lock-append-none": true, "a.b_c": true, "": false, "../x": false, "a/b": false, "latest": false, "-x": false,
+		strings.Repeat("a", MaxNameLen): true, strings.Repeat("a", MaxNameLen+1): false} {
 		if err := ValidName(name); (err == nil) != ok {
 			t.Errorf("ValidName(%q) = %v", name, err)
 		}

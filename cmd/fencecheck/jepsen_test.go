@@ -12,8 +12,8 @@ import (
 	"github.com/fencecheck/fencecheck/checkers"
 )
 
-// check --jepsen-history on the Jepsen histories shared with the project
-// (../shared/testdata next to the repository, or $FENCECHECK_TESTDATA):
+// check --jepsen-history on the Jepsen histories kept in the repository
+// (testdata/jepsen at its root):
 // the right verdict on each, each within 10 s. These run in process and
 // need no Docker.
 
@@ -68,12 +68,9 @@ var kvVerdicts = map[string]checkers.Validity{
 // jepsenTestdata returns the directory of the Jepsen histories.
 func jepsenTestdata(t *testing.T) string {
 	t.Helper()
-	dir := os.Getenv("FENCECHECK_TESTDATA")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "..", "shared", "testdata")
-	}
+	dir := filepath.Join("..", "..", "testdata", "jepsen")
 	if _, err := os.Stat(filepath.Join(dir, "jepsen-etcd")); err != nil {
-		t.Fatalf("the Jepsen histories are missing (set FENCECHECK_TESTDATA): %v", err)
+		t.Fatalf("the Jepsen histories are missing: %v", err)
 	}
 	return dir
 }
@@ -179,6 +176,11 @@ func TestJepsenVisualization(t *testing.T) {
 	if _, err := os.Stat(viz); code != exitValid || err == nil || strings.Contains(stdout, "visualization") {
 		t.Errorf("valid history: exit %d, visualization written (%v)\n%s", code, err == nil, stdout)
 	}
+	// The visualization is written beside its path, then renamed: nothing
+	// else is left in the directory.
+	if left, _ := os.ReadDir(filepath.Dir(viz)); len(left) != 0 {
+		t.Errorf("left in the directory: %v", left)
+	}
 }
 
 // Bad arguments and malformed input exit 254 within a second, naming the
@@ -212,7 +214,7 @@ func TestJepsenBadInput(t *testing.T) {
 		{"missing file", []string{"check", "--jepsen-history", filepath.Join(tmp, "none.log"), "--model", "kv"}, "no such file"},
 		{"a directory", []string{"check", "--jepsen-history", tmp, "--model", "kv"}, "is a directory"},
 		{"both", []string{"check", "--jepsen-history", good, "--model", "kv", tmp}, "RUN_DIR or --jepsen-history, not both"},
-		{"neither", []string{"check", "--model", "kv"}, "--model and --viz go with --jepsen-history"},
+		{"neither", []string{"check", "--model", "kv"}, "--model, --viz and --force go with --jepsen-history"},
 		{"negative timeout", []string{"check", "--check-timeout", "-1s", "--jepsen-history", good, "--model", "kv"}, "--check-timeout -1s"},
 		{"malformed log line", []string{"check", "--jepsen-history", badLog, "--model", "cas-register"}, badLog + ":3: jepsen.util line: column 32: a vector is not closed"},
 		{"two invocations", []string{"check", "--jepsen-history", twice, "--model", "cas-register"}, twice + ":2: process 3 invokes :read while its :read of line 1 is outstanding"},

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"unicode/utf8"
 
 	"github.com/fencecheck/fencecheck/checkers"
 	"github.com/fencecheck/fencecheck/targets"
@@ -92,13 +93,33 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitValid
 		}
-		fmt.Fprintf(stderr, "fencecheck %s: %v\n", args[0], err)
+		fmt.Fprintf(stderr, "fencecheck %s: %s\n", args[0], clip(err.Error(), maxMessage))
+		if errors.Is(err, errInterrupted) {
+			return code
+		}
 		if errors.Is(err, errUsage) || errors.Is(err, targets.ErrBadConfig) {
 			return exitBadArgs
 		}
 		return exitHarness
 	}
 	return code
+}
+
+// maxMessage bounds an error message on stderr: one can quote the input,
+// and hostile input can be megabytes long.
+const maxMessage = 4 << 10
+
+// clip cuts s to at most n bytes (on a rune boundary), saying how much
+// more there was.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (%d bytes more)", s[:cut], len(s)-cut)
 }
 
 // exitCode maps a verdict to the exit code.
@@ -125,7 +146,7 @@ func parse(fs *flag.FlagSet, args []string) error {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
 		}
-		return fmt.Errorf("%w: %v", errUsage, err)
+		return fmt.Errorf("%w: %w", errUsage, err)
 	}
 	return nil
 }

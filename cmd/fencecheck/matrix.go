@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -110,6 +111,9 @@ bad arguments exit 254 at once.
 	if *seed == 0 {
 		*seed = rand.Uint64()%1_000_000 + 1
 	}
+	if *seed > math.MaxUint64-uint64(*runs-1) {
+		return 0, fmt.Errorf("%w: --seed %d with --runs %d: the seeds %d, %d, ... would wrap past 2^64-1", errUsage, *seed, *runs, *seed, *seed+1)
+	}
 	cells, skipped, err := matrixCells(o, targetList, resourceList, fencingList, nems, *seed, *runs, *strict, stderr)
 	if err != nil {
 		return 0, err
@@ -126,7 +130,7 @@ bad arguments exit 254 at once.
 	}
 	results, err := filepath.Abs(*o.results)
 	if err != nil {
-		return 0, fmt.Errorf("%w: --results: %v", errUsage, err)
+		return 0, fmt.Errorf("%w: --results: %w", errUsage, err)
 	}
 
 	sum := matrixSummary{Started: time.Now().UTC(), Args: args, Strict: *strict, Cells: cells}
@@ -157,7 +161,7 @@ bad arguments exit 254 at once.
 		// found; the last write is the whole matrix.
 		sum.ExitCode = matrixExit(cells, ctx.Err() != nil)
 		if err := writeMatrix(results, sum); err != nil {
-			return 0, fmt.Errorf("%w: %v", harness.ErrHarness, err)
+			return 0, fmt.Errorf("%w: %w", harness.ErrHarness, err)
 		}
 	}
 	printMatrix(stdout, cells, sum.ExitCode)

@@ -369,7 +369,7 @@ func TestServeBinary(t *testing.T) {
 		t.Fatal(err)
 	}
 	la := checkers.CheckLockAppend(events, checkers.Options{})
-	if err := harness.WriteResults(run, test, &store.Results{Workload: "lock-append", Result: &la, Faults: []history.Fault{}, Events: len(events)}, lockappend.Workload{}); err != nil {
+	if err := harness.WriteResults(run, test, &store.Results{Workload: "lock-append", Result: &la, Faults: []history.Fault{}, Events: len(events)}, events, lockappend.Workload{}); err != nil {
 		t.Fatal(err)
 	}
 	rel := "etcd-lock-append-none/20261130T090000.000Z"

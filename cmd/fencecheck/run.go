@@ -145,7 +145,7 @@ func (o *runFlags) config(t targets.Target, resource, fencing, nem string, seed 
 	}
 	self, err := os.Executable()
 	if err != nil {
-		return harness.Config{}, fmt.Errorf("%w: cannot find my own binary for the worker image: %v", harness.ErrHarness, err)
+		return harness.Config{}, fmt.Errorf("%w: cannot find my own binary for the worker image: %w", harness.ErrHarness, err)
 	}
 	cfg := harness.Config{
 		Target: t, Workload: w, Resources: rs, LockStore: resourceTable[0], Fencing: fencing, Audit: audit, SideWriter: *o.sideWriter,

@@ -38,9 +38,12 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return fmt.Errorf("%w: %s is not a results directory", errUsage, dir)
 	}
-	host, _, err := net.SplitHostPort(*addr)
+	host, port, err := net.SplitHostPort(*addr)
 	if err != nil {
-		return fmt.Errorf("%w: --addr %q: %v", errUsage, *addr, err)
+		return fmt.Errorf("%w: --addr %q: %w", errUsage, *addr, err)
+	}
+	if _, err := net.LookupPort("tcp", port); port != "" && err != nil {
+		return fmt.Errorf("%w: --addr %q: port %q: want a number from 0 to 65535 or a service name: %w", errUsage, *addr, port, err)
 	}
 	srv, err := report.NewServer(dir)
 	if err != nil {

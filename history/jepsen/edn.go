@@ -7,6 +7,15 @@ import (
 	"unicode/utf8"
 )
 
+// maxDepth bounds how deeply vectors and maps nest on a line: Jepsen's
+// operation maps and log lines nest two or three levels, and a line nested
+// deeper is an error (so that a hostile line of brackets costs neither
+// stack nor memory beyond its length).
+const maxDepth = 64
+
+// maxShown bounds how much of a value or token an error message quotes.
+const maxShown = 64
+
 // ednKind is the kind of an EDN value. The reader knows only what Jepsen's
 // operation maps and log lines need: nil, integers, strings, keywords,
 // vectors and maps.
@@ -52,19 +61,43 @@ func (v ednValue) get(name string) (ednValue, bool) {
 // String writes v back as EDN.
 func (v ednValue) String() string {
 	var b strings.Builder
-	v.write(&b)
+	v.write(&b, -1)
 	return b.String()
 }
 
-func (v ednValue) write(b *strings.Builder) {
+// short is String cut to about maxShown bytes, for error messages: a value
+// from a hostile line may be a megabyte long.
+func (v ednValue) short() string {
+	var b strings.Builder
+	if v.write(&b, maxShown) {
+		return b.String()
+	}
+	return strings.TrimSuffix(b.String(), "…") + "…"
+}
+
+// write writes v as EDN to b, stopping once b holds limit bytes or more
+// (limit < 0: no limit; with a limit, strings and keywords are cut by
+// quote); it reports whether it wrote all of v.
+func (v ednValue) write(b *strings.Builder, limit int) bool {
+	if limit >= 0 && b.Len() >= limit {
+		return false
+	}
 	switch v.kind {
 	case ednNil:
 		b.WriteString("nil")
 	case ednInt:
 		b.WriteString(strconv.FormatInt(v.i, 10))
 	case ednString:
-		b.WriteString(strconv.Quote(v.s))
+		if limit >= 0 && len(v.s) > maxShown {
+			b.WriteString(quote(v.s))
+			return false
+		}
+		writeString(b, v.s)
 	case ednKeyword:
+		if limit >= 0 && len(v.s) > maxShown {
+			b.WriteString(":" + cut(v.s) + "…")
+			return false
+		}
 		b.WriteString(":" + v.s)
 	case ednVector, ednMap:
 		open, sep, end := "[", " ", "]"
@@ -80,16 +113,73 @@ func (v ednValue) write(b *strings.Builder) {
 					b.WriteString(sep)
 				}
 			}
-			x.write(b)
+			if !x.write(b, limit) {
+				return false
+			}
 		}
 		b.WriteString(end)
 	}
+	return limit < 0 || b.Len() <= limit
 }
 
-// ednReader reads EDN values one after another from a line.
+// writeString writes s as an EDN string literal that reads back as s
+// exactly: '"', '\\' and control characters escaped, every other byte as
+// it is (str keeps bytes as they are, valid UTF-8 or not).
+func writeString(b *strings.Builder, s string) {
+	b.WriteByte('"')
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '"', '\\':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		case '\t':
+			b.WriteString(`\t`)
+		case '\n':
+			b.WriteString(`\n`)
+		case '\r':
+			b.WriteString(`\r`)
+		case '\b':
+			b.WriteString(`\b`)
+		case '\f':
+			b.WriteString(`\f`)
+		default:
+			if c < 0x20 || c == 0x7f {
+				fmt.Fprintf(b, `\u%04x`, c)
+			} else {
+				b.WriteByte(c)
+			}
+		}
+	}
+	b.WriteByte('"')
+}
+
+// quote is strconv.Quote of s cut to maxShown bytes (then followed by
+// "…"), for error messages.
+func quote(s string) string {
+	if len(s) <= maxShown {
+		return strconv.Quote(s)
+	}
+	return strconv.Quote(cut(s)) + "…"
+}
+
+// cut returns s cut to at most maxShown bytes, on a rune boundary.
+func cut(s string) string {
+	if len(s) <= maxShown {
+		return s
+	}
+	n := maxShown
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// ednReader reads EDN values one after another from a line. Vectors and
+// maps nest at most maxDepth deep.
 type ednReader struct {
-	s   string
-	pos int
+	s     string
+	pos   int
+	depth int // vectors and maps open around pos
 }
 
 // ednError is a syntax error at a column (from 1) of the line.
@@ -155,7 +245,7 @@ func (r *ednReader) value() (ednValue, error) {
 		for i := 0; i < len(v.list); i += 2 {
 			k := v.list[i].String()
 			if seen[k] {
-				return ednValue{}, r.errorf(start, "duplicate map key %s", k)
+				return ednValue{}, r.errorf(start, "duplicate map key %s", v.list[i].short())
 			}
 			seen[k] = true
 		}
@@ -169,7 +259,7 @@ func (r *ednReader) value() (ednValue, error) {
 		}
 		n, err := strconv.ParseInt(tok, 10, 64)
 		if err != nil {
-			return ednValue{}, r.errorf(start, "%q: want an integer (no big, ratio or floating-point numbers)", tok)
+			return ednValue{}, r.errorf(start, "%s: want an integer (no big, ratio or floating-point numbers)", quote(tok))
 		}
 		return ednValue{kind: ednInt, i: n}, nil
 	default:
@@ -181,7 +271,7 @@ func (r *ednReader) value() (ednValue, error) {
 			_, size := utf8.DecodeRuneInString(r.s[r.pos:])
 			tok = r.s[r.pos : r.pos+size]
 		}
-		return ednValue{}, r.errorf(start, "unsupported %q: want nil, an integer, a string, a keyword, a vector or a map", tok)
+		return ednValue{}, r.errorf(start, "unsupported %s: want nil, an integer, a string, a keyword, a vector or a map", quote(tok))
 	}
 }
 
@@ -202,6 +292,11 @@ func (r *ednReader) token() string {
 // seq reads the items of a vector or map up to end.
 func (r *ednReader) seq(kind ednKind, end byte) (ednValue, error) {
 	start := r.pos
+	if r.depth == maxDepth {
+		return ednValue{}, r.errorf(start, "vectors and maps nested more than %d deep", maxDepth)
+	}
+	r.depth++
+	defer func() { r.depth-- }()
 	r.pos++
 	v := ednValue{kind: kind, list: []ednValue{}}
 	for {

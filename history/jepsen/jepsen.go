@@ -12,15 +12,18 @@
 // the line numbers of the invocation and the completion.
 //
 // Every error about the input is a *ParseError, which names the file and the
-// line: "FILE:LINE: ...".
+// line: "FILE:LINE: ...". Input is bounded: a line may hold at most 1 MiB
+// (maxLine) and nest vectors and maps at most 64 deep (maxDepth); beyond
+// either the line is an error, so that a hostile line costs time and memory
+// bounded by the limits, whatever its length.
 package jepsen
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/fencecheck/fencecheck/history"
@@ -43,8 +46,12 @@ func (e *ParseError) Error() string {
 
 func (e *ParseError) Unwrap() error { return e.Err }
 
-// maxLine bounds a line's length.
-const maxLine = 64 << 20
+// maxLine bounds a line's length: 1 MiB, far more than any Jepsen
+// operation needs (the longest line of the histories in testdata/jepsen has
+// a few hundred bytes). A longer line is an error naming it, read no
+// further than the limit, so that a hostile file costs at most that much
+// memory for its line (and the values on it: see maxDepth).
+const maxLine = 1 << 20
 
 // eachLine calls fn with every line of r (without its line ending) and its
 // number, from 1; errors are returned as ParseErrors of name.
@@ -60,16 +67,17 @@ func eachLine(r io.Reader, name string, fn func(line string, n int) error) error
 	}
 	if err := sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
-			return &ParseError{File: name, Line: n + 1, Err: fmt.Errorf("line longer than %d bytes", maxLine)}
+			return &ParseError{File: name, Line: n + 1, Err: fmt.Errorf("line longer than %d bytes (1 MiB), the limit", maxLine)}
 		}
 		return &ParseError{File: name, Err: err}
 	}
 	return nil
 }
 
-// readFile opens path and calls parse on it.
-func readFile[O any](path string, parse func(io.Reader, string) ([]O, error)) ([]O, error) {
-	f, err := os.Open(path)
+// readFile opens path and calls parse on it; reading ends when ctx does
+// (history.OpenContext), with an error wrapping ctx's cause.
+func readFile[O any](ctx context.Context, path string, parse func(io.Reader, string) ([]O, error)) ([]O, error) {
+	f, err := history.OpenContext(ctx, path)
 	if err != nil {
 		return nil, err
 	}
@@ -152,7 +160,7 @@ func eventType(v ednValue) (history.Type, error) {
 			return t, nil
 		}
 	}
-	return "", fmt.Errorf("type %s: want :invoke, :ok, :fail or :info", v)
+	return "", fmt.Errorf("type %s: want :invoke, :ok, :fail or :info", v.short())
 }
 
 // process reads a process: a number from 0, or :nemesis (nemesis is true).
@@ -163,7 +171,7 @@ func process(v ednValue) (p int, nemesis bool, err error) {
 	case v.kind == ednInt && v.i >= 0 && v.i <= 1<<31:
 		return int(v.i), false, nil
 	}
-	return 0, false, fmt.Errorf("process %s: want a number >= 0 or :nemesis", v)
+	return 0, false, fmt.Errorf("process %s: want a number >= 0 or :nemesis", v.short())
 }
 
 // function reads an :f keyword that must be one of fs.
@@ -175,5 +183,5 @@ func function(v ednValue, fs ...string) (string, error) {
 			}
 		}
 	}
-	return "", fmt.Errorf("function %s: want :%s", v, strings.Join(fs, ", :"))
+	return "", fmt.Errorf("function %s: want :%s", v.short(), strings.Join(fs, ", :"))
 }

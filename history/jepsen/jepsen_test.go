@@ -11,17 +11,13 @@ import (
 	"github.com/fencecheck/fencecheck/history"
 )
 
-// testdata is the directory of the Jepsen histories shared with the
-// project (../shared/testdata next to the repository), or
-// $FENCECHECK_TESTDATA.
+// testdata is the directory of the Jepsen histories kept in the
+// repository (testdata/jepsen at its root; see the README there).
 func testdata(t *testing.T) string {
 	t.Helper()
-	dir := os.Getenv("FENCECHECK_TESTDATA")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "..", "shared", "testdata")
-	}
+	dir := filepath.Join("..", "..", "testdata", "jepsen")
 	if _, err := os.Stat(filepath.Join(dir, "jepsen-etcd")); err != nil {
-		t.Fatalf("the Jepsen histories are missing (set FENCECHECK_TESTDATA): %v", err)
+		t.Fatalf("the Jepsen histories are missing: %v", err)
 	}
 	return dir
 }
@@ -216,7 +212,7 @@ func TestReadMissingFile(t *testing.T) {
 	}
 }
 
-// Every history of the shared test data reads, with one operation for each
+// Every Jepsen history of testdata/jepsen reads, with one operation for each
 // invocation, timed by line numbers.
 func TestTestdata(t *testing.T) {
 	dir := testdata(t)

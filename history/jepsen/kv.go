@@ -1,6 +1,7 @@
 package jepsen
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -14,7 +15,12 @@ import (
 // ReadKV reads the history of a string key-value store from a file of
 // Jepsen operation maps (see ParseKV).
 func ReadKV(path string) ([]checkers.KVOp, error) {
-	return readFile(path, ParseKV)
+	return ReadKVContext(context.Background(), path)
+}
+
+// ReadKVContext is ReadKV that ends when ctx does.
+func ReadKVContext(ctx context.Context, path string) ([]checkers.KVOp, error) {
+	return readFile(ctx, path, ParseKV)
 }
 
 // ParseKV reads the history of a string key-value store (Jepsen's "kv"
@@ -65,7 +71,7 @@ func ParseKV(r io.Reader, name string) ([]checkers.KVOp, error) {
 		}
 		if c := o.complete; c != nil && keyString(c.key) != kop.Key {
 			return nil, &ParseError{File: name, Line: c.line, Err: fmt.Errorf("process %d completes :%s on key %s, but it invoked it on key %s on line %d",
-				inv.process, inv.f, c.key, inv.key, inv.line)}
+				inv.process, inv.f, c.key.short(), inv.key.short(), inv.line)}
 		}
 		out = append(out, kop)
 	}
@@ -118,14 +124,14 @@ func mapEvent(line string, n int) (e event, skip bool, err error) {
 		return e, false, err
 	}
 	if e.key.kind != ednString && e.key.kind != ednInt {
-		return e, false, fmt.Errorf(":key %s: want a string or an integer", e.key)
+		return e, false, fmt.Errorf(":key %s: want a string or an integer", e.key.short())
 	}
 	e.value, _ = m.get("value")
 	switch {
 	case e.typ == history.Invoke && e.f != "get" && e.value.kind != ednString:
-		return e, false, fmt.Errorf(":%s of %s: want a string", e.f, e.value)
+		return e, false, fmt.Errorf(":%s of %s: want a string", e.f, e.value.short())
 	case e.typ == history.Ok && e.f == "get" && e.value.kind != ednString && !e.value.isNil():
-		return e, false, fmt.Errorf(":get returned %s: want a string or nil", e.value)
+		return e, false, fmt.Errorf(":get returned %s: want a string or nil", e.value.short())
 	}
 	return e, false, nil
 }
