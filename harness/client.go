@@ -192,7 +192,7 @@ func (c *client) invoke(p history.Process, id int64, f string, value any, overri
 	c.mu.Lock()
 	if c.dead != nil {
 		c.mu.Unlock()
-		return nil, fmt.Errorf("%w: %v", errDead, c.dead)
+		return nil, fmt.Errorf("%w: %w", errDead, c.dead)
 	}
 	if c.cur != nil {
 		c.mu.Unlock()

@@ -138,11 +138,11 @@ func StartCluster(ctx context.Context, cfg ClusterConfig) (c *Cluster, err error
 	}
 	cli, err := docker.Connect(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrHarness, err)
+		return nil, fmt.Errorf("%w: %w", ErrHarness, err)
 	}
 	b := &images.Builder{Docker: cli, Log: func(f string, a ...any) { c.stage(f, a...) }}
 	if c.Images[cfg.Target.Image()], err = b.Ensure(ctx, cfg.Target.Image(), ""); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrHarness, err)
+		return nil, fmt.Errorf("%w: %w", ErrHarness, err)
 	}
 	rnodes := cfg.resourceNodes()
 	needWorker := cfg.Workers > 0
@@ -157,7 +157,7 @@ func StartCluster(ctx context.Context, cfg ClusterConfig) (c *Cluster, err error
 	}
 	if needWorker {
 		if c.Images[images.Worker], err = b.EnsureWorker(ctx, cfg.WorkerBinary); err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrHarness, err)
+			return nil, fmt.Errorf("%w: %w", ErrHarness, err)
 		}
 	}
 	for kind, ref := range c.Images {
@@ -167,7 +167,7 @@ func StartCluster(ctx context.Context, cfg ClusterConfig) (c *Cluster, err error
 	}
 	c.rt, err = docker.New(ctx, cli, c.RunID)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrHarness, err)
+		return nil, fmt.Errorf("%w: %w", ErrHarness, err)
 	}
 	defer func() {
 		if err != nil {
@@ -191,7 +191,7 @@ func StartCluster(ctx context.Context, cfg ClusterConfig) (c *Cluster, err error
 	c.stage("starting %s (run %s)", what, c.RunID)
 	started, err := c.rt.StartAll(ctx, dspecs)
 	if err != nil {
-		return c, fmt.Errorf("%w: %v", ErrHarness, err)
+		return c, fmt.Errorf("%w: %w", ErrHarness, err)
 	}
 	c.servers = started[:len(specs)]
 	for i, s := range c.servers {
@@ -208,7 +208,7 @@ func StartCluster(ctx context.Context, cfg ClusterConfig) (c *Cluster, err error
 	err = c.ready(rctx)
 	cancel()
 	if err != nil {
-		return c, fmt.Errorf("%w: cluster never became ready within %s: %v", ErrHarness, cfg.ReadyTimeout, err)
+		return c, fmt.Errorf("%w: cluster never became ready within %s: %w", ErrHarness, cfg.ReadyTimeout, err)
 	}
 	c.Ready = time.Since(start)
 	c.stage("cluster ready in %.1fs", c.Ready.Seconds())
@@ -226,7 +226,7 @@ func StartCluster(ctx context.Context, cfg ClusterConfig) (c *Cluster, err error
 	}
 	cancel()
 	if err != nil {
-		return c, fmt.Errorf("%w: set-up of the resource: %v", ErrHarness, err)
+		return c, fmt.Errorf("%w: set-up of the resource: %w", ErrHarness, err)
 	}
 
 	if cfg.Workers == 0 {
@@ -239,7 +239,7 @@ func StartCluster(ctx context.Context, cfg ClusterConfig) (c *Cluster, err error
 	}
 	ws, err := c.rt.StartAll(ctx, wspecs)
 	if err != nil {
-		return c, fmt.Errorf("%w: %v", ErrHarness, err)
+		return c, fmt.Errorf("%w: %w", ErrHarness, err)
 	}
 	for _, w := range ws {
 		c.byNode[w.Name] = w
@@ -394,7 +394,7 @@ func (c *Cluster) Connect(ctx context.Context, rec *history.Recorder) error {
 				cn.close()
 			}
 		}
-		return fmt.Errorf("%w: %v", ErrHarness, err)
+		return fmt.Errorf("%w: %w", ErrHarness, err)
 	}
 	for i := range ws {
 		c.clients = append(c.clients, newClient(ws[i].Name, ws[i], conns[i], rec, c.cfg.Workload, c.onFailpoint))

@@ -236,7 +236,7 @@ func (b *Builder) ensure(ctx context.Context, ref string, build func(context.Con
 	start := time.Now()
 	b.logf("image %s: building", ref)
 	if err := build(ctx, ref); err != nil {
-		return fmt.Errorf("%w: %s: %v", ErrBuild, ref, err)
+		return fmt.Errorf("%w: %s: %w", ErrBuild, ref, err)
 	}
 	b.logf("image %s: built in %.1fs", ref, time.Since(start).Seconds())
 	b.markReady(ref)
@@ -404,7 +404,7 @@ func (b *Builder) EnsureAll(ctx context.Context, workerBinary string) ([]string,
 		b.logf("image %s: building", s.ref())
 		bin, err := b.compile(ctx, s)
 		if err != nil {
-			compileErr = fmt.Errorf("%w: %s: %v", ErrBuild, s.ref(), err)
+			compileErr = fmt.Errorf("%w: %s: %w", ErrBuild, s.ref(), err)
 			break
 		}
 		bins = append(bins, built{s, bin})
@@ -414,7 +414,7 @@ func (b *Builder) EnsureAll(ctx context.Context, workerBinary string) ([]string,
 	}
 	for _, x := range bins {
 		if err := b.serverImage(ctx, x.s, x.bin); err != nil {
-			return nil, fmt.Errorf("%w: %s: %v", ErrBuild, x.s.ref(), err)
+			return nil, fmt.Errorf("%w: %s: %w", ErrBuild, x.s.ref(), err)
 		}
 		b.logf("image %s: built", x.s.ref())
 		b.markReady(x.s.ref())

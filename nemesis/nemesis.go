@@ -279,7 +279,7 @@ func Parse(spec string) ([]Fault, error) {
 		}
 		f, err := e.New(scope)
 		if err != nil {
-			return nil, fmt.Errorf("%w %q: %v", ErrUnknown, item, err)
+			return nil, fmt.Errorf("%w %q: %w", ErrUnknown, item, err)
 		}
 		out = append(out, f)
 	}

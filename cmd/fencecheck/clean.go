@@ -24,7 +24,7 @@ func cmdClean(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	cli, err := docker.Connect(ctx)
 	if err != nil {
-		return fmt.Errorf("%w: %v", harness.ErrHarness, err)
+		return fmt.Errorf("%w: %w", harness.ErrHarness, err)
 	}
 	defer cli.Close()
 	var n docker.Cleaned

@@ -44,7 +44,7 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 	}
 	self, err := os.Executable()
 	if err != nil {
-		return 0, fmt.Errorf("%w: %v", harness.ErrHarness, err)
+		return 0, fmt.Errorf("%w: %w", harness.ErrHarness, err)
 	}
 	ui := newProgress(stderr, false)
 	stories, err := harness.Demo(ctx, harness.DemoConfig{

@@ -36,12 +36,12 @@ func cmdImages(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	cli, err := docker.Connect(ctx)
 	if err != nil {
-		return fmt.Errorf("%w: %v", harness.ErrHarness, err)
+		return fmt.Errorf("%w: %w", harness.ErrHarness, err)
 	}
 	defer cli.Close()
 	self, err := os.Executable()
 	if err != nil {
-		return fmt.Errorf("%w: %v", harness.ErrHarness, err)
+		return fmt.Errorf("%w: %w", harness.ErrHarness, err)
 	}
 	if verb == "prune" {
 		removed, err := images.Prune(ctx, cli, self)
@@ -49,7 +49,7 @@ func cmdImages(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			fmt.Fprintln(stdout, "removed", r)
 		}
 		if err != nil {
-			return fmt.Errorf("%w: %v", harness.ErrHarness, err)
+			return fmt.Errorf("%w: %w", harness.ErrHarness, err)
 		}
 		fmt.Fprintf(stdout, "removed %d images\n", len(removed))
 		return nil
@@ -57,7 +57,7 @@ func cmdImages(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if verb == "list" {
 		list, err := images.List(ctx, cli, self)
 		if err != nil {
-			return fmt.Errorf("%w: %v", harness.ErrHarness, err)
+			return fmt.Errorf("%w: %w", harness.ErrHarness, err)
 		}
 		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "\tIMAGE\tKIND\tSIZE\tCREATED")
@@ -77,7 +77,7 @@ func cmdImages(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	start := time.Now()
 	refs, err := b.EnsureAll(ctx, self)
 	if err != nil {
-		return fmt.Errorf("%w: %v", harness.ErrHarness, err)
+		return fmt.Errorf("%w: %w", harness.ErrHarness, err)
 	}
 	for _, ref := range refs {
 		fmt.Fprintln(stdout, ref)

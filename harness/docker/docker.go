@@ -60,13 +60,13 @@ var ResponseTimeout = 5 * time.Minute
 func Connect(ctx context.Context) (*client.Client, error) {
 	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation(), withResponseTimeout(ResponseTimeout))
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrUnreachable, err)
+		return nil, fmt.Errorf("%w: %w", ErrUnreachable, err)
 	}
 	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if _, err := cli.Ping(pctx); err != nil {
 		cli.Close()
-		return nil, fmt.Errorf("%w: %v", ErrUnreachable, err)
+		return nil, fmt.Errorf("%w: %w", ErrUnreachable, err)
 	}
 	cli.NegotiateAPIVersion(ctx)
 	return cli, nil
@@ -551,7 +551,7 @@ func removeNetwork(ctx context.Context, cli *client.Client, id string) error {
 		}
 		if time.Now().After(deadline) {
 			if len(info.Containers) == 0 {
-				return fmt.Errorf("%w: %v", ErrStuckNetwork, err)
+				return fmt.Errorf("%w: %w", ErrStuckNetwork, err)
 			}
 			return err
 		}

@@ -142,7 +142,7 @@ func load(mem *os.File, pid int) (*image, error) {
 	}
 	ef, err := elf.NewFile(bytes.NewReader(img.data))
 	if err != nil {
-		return nil, fmt.Errorf("%w: process %d's vDSO is not ELF: %v", ErrUnsupported, pid, err)
+		return nil, fmt.Errorf("%w: process %d's vDSO is not ELF: %w", ErrUnsupported, pid, err)
 	}
 	// The cave starts after everything the ELF image uses.
 	var used uint64
@@ -167,7 +167,7 @@ func load(mem *os.File, pid int) (*image, error) {
 	img.cave = lo + used
 	syms, err := ef.DynamicSymbols()
 	if err != nil {
-		return nil, fmt.Errorf("%w: vDSO symbols: %v", ErrUnsupported, err)
+		return nil, fmt.Errorf("%w: vDSO symbols: %w", ErrUnsupported, err)
 	}
 	for _, s := range syms {
 		img.syms[s.Name] = lo + s.Value

@@ -815,7 +815,7 @@ func (c *client) CAS(ctx context.Context, key string, old, new int64) (bool, err
 	}
 	ok, _, err = holds()
 	if err != nil {
-		return false, fmt.Errorf("%w: %v", errUndecided, err)
+		return false, fmt.Errorf("%w: %w", errUndecided, err)
 	}
 	if !ok {
 		return false, nil

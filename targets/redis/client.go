@@ -248,7 +248,7 @@ func (l *Lock) Acquire(ctx context.Context) (targets.Lease, error) {
 		select {
 		case <-ctx.Done():
 			if err != nil {
-				return nil, fmt.Errorf("redis: lock: %w (last attempt: %v)", ctx.Err(), err)
+				return nil, fmt.Errorf("redis: lock: %w (last attempt: %w)", ctx.Err(), err)
 			}
 			return nil, fmt.Errorf("redis: lock: %w", ctx.Err())
 		case <-time.After(pollInterval()):

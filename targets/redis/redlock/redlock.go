@@ -171,7 +171,7 @@ func (c *Client) Acquire(ctx context.Context) (targets.Lease, error) {
 	)
 	if err := m.LockContext(ctx); err != nil {
 		if ctx.Err() != nil {
-			return nil, fmt.Errorf("redlock: lock: %w (%v)", ctx.Err(), err)
+			return nil, fmt.Errorf("redlock: lock: %w (%w)", ctx.Err(), err)
 		}
 		return nil, fmt.Errorf("redlock: lock: %w", err)
 	}
