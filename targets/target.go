@@ -164,6 +164,27 @@ type Lease interface {
 	Release(ctx context.Context) error
 }
 
+// Elector is implemented by clients whose lock service has a
+// leader-election recipe of its own: the election workload campaigns with
+// it.
+type Elector interface {
+	// Campaign blocks until the caller leads the election, then returns its
+	// leadership as a Lease: Token is the term, which must grow with every
+	// leadership, across failures of the lock service; Remaining is the
+	// client's estimate of the time before the service may elect another;
+	// Release resigns. candidate is the caller's name, stored as the
+	// leader's value where the recipe keeps one. An error means the caller
+	// does not lead.
+	Campaign(ctx context.Context, candidate string) (Lease, error)
+}
+
+// Electing is implemented by targets whose client is an Elector. Election
+// names the recipe and what its term is, in words, for the report: "etcd
+// concurrency.Election; term: the leader key's create revision".
+type Electing interface {
+	Election() string
+}
+
 // Store is the lock service's own store holding the list that the lock
 // protects: the resource "lock-store" (package resources/lockstore). Its
 // cas fencing ties a write to the lock's own state, which only the lock
