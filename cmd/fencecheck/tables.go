@@ -16,6 +16,7 @@ import (
 	"github.com/fencecheck/fencecheck/targets/redis/redlock"
 	"github.com/fencecheck/fencecheck/targets/redis/sentinel"
 	"github.com/fencecheck/fencecheck/workloads"
+	"github.com/fencecheck/fencecheck/workloads/election"
 	"github.com/fencecheck/fencecheck/workloads/lockappend"
 	"github.com/fencecheck/fencecheck/workloads/register"
 )
@@ -47,6 +48,7 @@ var resourceTable = []resources.Resource{
 var workloadTable = []workloads.Workload{
 	lockappend.Workload{},
 	register.Workload{},
+	election.Workload{},
 }
 
 // catalog finds a run's parts by name in the tables (the worker's).
