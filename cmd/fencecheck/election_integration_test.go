@@ -63,3 +63,30 @@ func TestElectionRun(t *testing.T) {
 		})
 	}
 }
+
+// fencecheck demo --election plays the seed's Raft example on etcd: exit 0
+// only if the unfenced log forked and the term-fenced log refused the old
+// leader's entry, each confirmed by the checkers.
+func TestDemoElection(t *testing.T) {
+	requireDocker(t)
+	t.Parallel()
+	res := t.TempDir()
+	r := runCLI(t, nil, "demo", "--election", "--results", res)
+	if r.code != exitValid {
+		t.Fatalf("exit %d, want 0\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []string{"wins the election: leader with term", "cuts w1 off from every server",
+		"ACCEPTED, the log forked", "REJECTED, the log has seen term", "fencing term: the old leader's entry"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	for _, f := range []string{"none", "term"} {
+		dirs, _ := filepath.Glob(filepath.Join(res, "demo-"+f, "*", "results.json"))
+		if len(dirs) != 1 {
+			t.Fatalf("demo-%s: %d results.json, want 1", f, len(dirs))
+		}
+		readResults(t, filepath.Dir(dirs[0]))
+	}
+	assertRunsGone(t, res)
+}
