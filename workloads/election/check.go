@@ -47,8 +47,9 @@ type Result struct {
 	// FenceRejections counts entries (and reads) the log refused by term
 	// fencing.
 	FenceRejections int `json:"fence_rejections"`
-	// Forks counts deposed leaders' entries accepted after an entry of a
-	// newer term; SplitBrain the windows with two leaders.
+	// Forks counts deposed leaders' entries accepted after or beside an
+	// entry of a newer term; SplitBrain the leaderships that went on after
+	// another client was elected.
 	Forks      int `json:"forks"`
 	SplitBrain int `json:"split_brain"`
 	// FirstLostUpdateNS is when the first lost entry was acknowledged.
@@ -61,9 +62,10 @@ func (r *Result) Verdict() checkers.Validity { return r.Valid }
 // SetVerdict sets r.Valid (store.WorkloadResult).
 func (r *Result) SetVerdict(v checkers.Validity) { r.Valid = v }
 
-// Fork is a deposed leader's entry (Stale) accepted after an entry of a
-// newer term (Newer) had been accepted.
+// Fork is a deposed leader's entry (Stale) accepted after or beside an
+// entry of a newer term (Newer): see ForkAfter and ForkBranch.
 type Fork struct {
+	Kind  string   `json:"kind"`
 	Stale EntryRef `json:"stale"`
 	Newer EntryRef `json:"newer"`
 }
@@ -84,7 +86,7 @@ type ForkResult struct {
 	checkers.Verdict
 	Count int `json:"count"`
 	// Forks lists the first checkers.MaxViolations, by the stale entry's
-	// send time.
+	// acknowledgement.
 	Forks []Fork `json:"forks,omitempty"`
 }
 
@@ -263,55 +265,107 @@ func failed(err error) *Result {
 		}}
 }
 
-// checkForks finds every acknowledged entry whose write was sent after an
-// entry of a newer term had been acknowledged: the log accepted a deposed
-// leader's entry after the new leader's. For each, the newer entry named
-// is the one of the highest term acknowledged before it. O(n log n).
+// Kinds of forks.
+const (
+	// ForkAfter: the old term's entry was written after the newer term's:
+	// the list it wrote (what it read, then its element) holds the newer
+	// entry before it.
+	ForkAfter = "after"
+	// ForkBranch: both entries were acknowledged and neither list holds
+	// the other's entry: the log took the old leader's write on a branch
+	// of its own, and one of the two branches is lost.
+	ForkBranch = "branch"
+)
+
+// checkForks finds the deposed leaders' entries the log accepted besides
+// a newer term's, from the lists the acknowledged writes wrote (what each
+// read, then its element), not from timing: an entry whose list holds an
+// entry of a newer term before it (ForkAfter), and pairs of an older and a
+// newer term's entries on divergent branches, neither list holding the
+// other's entry (ForkBranch). Term fencing prevents both: once the newer
+// leader has read the log, the old leader's write is refused, and before
+// that the newer leader's read holds the old entry. O(n²) in the
+// acknowledged entries.
 func checkForks(ls []Leadership) ForkResult {
-	var acked []EntryRef
+	type written struct {
+		ref  EntryRef
+		list map[int64]bool
+	}
+	var acked []written
+	term := map[int64]int64{}
 	for _, l := range ls {
 		for _, e := range l.Entries {
-			if e.Written != nil && e.Written.Type == history.Ok && e.SentNS >= 0 {
-				acked = append(acked, EntryRef{Leader: l.Process, Term: l.Term, Seq: e.Seq, Element: e.Element, SentNS: e.SentNS, AnswerNS: e.WrittenNS})
+			term[e.Element] = l.Term
+			if e.Written == nil || e.Written.Type != history.Ok {
+				continue
 			}
+			w := written{ref: EntryRef{Leader: l.Process, Term: l.Term, Seq: e.Seq, Element: e.Element, SentNS: e.SentNS, AnswerNS: e.WrittenNS},
+				list: make(map[int64]bool, len(e.Read)+1)}
+			for _, x := range e.Read {
+				w.list[x] = true
+			}
+			w.list[e.Element] = true
+			acked = append(acked, w)
 		}
 	}
-	byAnswer := slices.Clone(acked)
-	slices.SortFunc(byAnswer, func(a, b EntryRef) int { return cmp.Compare(a.AnswerNS, b.AnswerNS) })
-	slices.SortFunc(acked, func(a, b EntryRef) int { return cmp.Compare(a.SentNS, b.SentNS) })
 	res := ForkResult{Verdict: checkers.Verdict{Valid: checkers.Valid}}
-	var newest *EntryRef
-	j := 0
+	add := func(f Fork) {
+		res.Count++
+		if len(res.Forks) < checkers.MaxViolations {
+			res.Forks = append(res.Forks, f)
+		}
+	}
+	byElement := map[int64]EntryRef{}
 	for _, a := range acked {
-		for ; j < len(byAnswer) && byAnswer[j].AnswerNS < a.SentNS; j++ {
-			if newest == nil || byAnswer[j].Term > newest.Term {
-				newest = &byAnswer[j]
+		byElement[a.ref.Element] = a.ref
+	}
+	for _, a := range acked {
+		// The newest entry the old one was written after.
+		var newer *EntryRef
+		for x := range a.list {
+			if t, ok := term[x]; ok && t > a.ref.Term && (newer == nil || t > newer.Term) {
+				if r, ok := byElement[x]; ok {
+					newer = &r
+				}
 			}
 		}
-		if newest != nil && newest.Term > a.Term {
-			res.Count++
-			if len(res.Forks) < checkers.MaxViolations {
-				res.Forks = append(res.Forks, Fork{Stale: a, Newer: *newest})
+		if newer != nil {
+			add(Fork{Kind: ForkAfter, Stale: a.ref, Newer: *newer})
+		}
+	}
+	slices.SortFunc(acked, func(a, b written) int { return cmp.Compare(a.ref.AnswerNS, b.ref.AnswerNS) })
+	for _, a := range acked {
+		for _, b := range acked {
+			if b.ref.Term > a.ref.Term && !a.list[b.ref.Element] && !b.list[a.ref.Element] {
+				add(Fork{Kind: ForkBranch, Stale: a.ref, Newer: b.ref})
+				break // one branch fork per old entry
 			}
 		}
 	}
+	slices.SortFunc(res.Forks, func(a, b Fork) int { return cmp.Compare(a.Stale.AnswerNS, b.Stale.AnswerNS) })
 	switch {
 	case res.Count > 0:
 		res.Valid = checkers.Invalid
 		f := res.Forks[0]
-		res.Message = fmt.Sprintf("the log forked %d times: the first, entry %d.%d of process %d was accepted after entry %d.%d of process %d (a newer term)",
-			res.Count, f.Stale.Term, f.Stale.Seq, f.Stale.Leader, f.Newer.Term, f.Newer.Seq, f.Newer.Leader)
+		how := "was written after"
+		if f.Kind == ForkBranch {
+			how = "was accepted on a branch apart from"
+		}
+		res.Message = fmt.Sprintf("the log forked %d times: the first, entry %d.%d of process %d %s entry %d.%d of process %d (a newer term)",
+			res.Count, f.Stale.Term, f.Stale.Seq, f.Stale.Leader, how, f.Newer.Term, f.Newer.Seq, f.Newer.Leader)
 	case len(acked) == 0:
 		res.Message = "no entry was acknowledged: nothing to fork"
 	default:
-		res.Message = fmt.Sprintf("every one of %d acknowledged entries was accepted before any entry of a newer term", len(acked))
+		res.Message = fmt.Sprintf("%d acknowledged entries, one log: no entry of an old term after or beside a newer term's", len(acked))
 	}
 	return res
 }
 
-// checkSplitBrain counts the pairs of leaderships of different processes
-// whose [elected, resigning] spans overlap. Informational: the lock service
-// does not promise that a deposed leader knows it is deposed.
+// checkSplitBrain finds the leaderships during which another client was
+// elected: one window per deposed leader, from the first election of
+// another client to the deposed leader's end (resigning, or its
+// operation's end). Informational: the lock service does not promise that
+// a deposed leader knows it is deposed.
 func checkSplitBrain(ls []Leadership) SplitBrainResult {
 	sorted := slices.Clone(ls)
 	slices.SortFunc(sorted, func(a, b Leadership) int { return cmp.Compare(a.ElectedNS, b.ElectedNS) })
@@ -327,11 +381,12 @@ func checkSplitBrain(ls []Leadership) SplitBrainResult {
 			res.Count++
 			if len(res.Windows) < checkers.MaxViolations {
 				res.Windows = append(res.Windows, Window{Leaders: [2]history.Process{a.Process, b.Process},
-					Terms: [2]int64{a.Term, b.Term}, FromNS: b.ElectedNS, ToNS: min(a.EndNS, b.EndNS)})
+					Terms: [2]int64{a.Term, b.Term}, FromNS: b.ElectedNS, ToNS: a.EndNS})
 			}
+			break
 		}
 	}
-	res.Message = fmt.Sprintf("%d windows in which two clients each believed they led", res.Count)
+	res.Message = fmt.Sprintf("%d leaderships went on after another client was elected", res.Count)
 	return res
 }
 

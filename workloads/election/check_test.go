@@ -129,7 +129,7 @@ func TestForkedLog(t *testing.T) {
 		t.Fatalf("forked log: forks %d lost %d valid %s", r.Forks, r.LostUpdates.Lost, r.Valid)
 	}
 	f := r.Checkers.ForkedLog.Forks[0]
-	if f.Stale.Term != 5 || f.Newer.Term != 6 || f.Stale.Leader != 0 || f.Newer.Leader != 1 {
+	if f.Kind != ForkBranch || f.Stale.Term != 5 || f.Newer.Term != 6 || f.Stale.Leader != 0 || f.Newer.Leader != 1 {
 		t.Fatalf("fork: %+v", f)
 	}
 	if r.SplitBrain != 1 {
@@ -141,13 +141,34 @@ func TestForkedLog(t *testing.T) {
 	}
 }
 
-// A fork that erases nothing (the log kept both entries) is still invalid.
+// A fork that erases nothing (the old leader read the new leader's entry
+// and wrote its own after it) is still invalid: an old term after a newer.
 func TestForkWithoutLoss(t *testing.T) {
-	b := forked(t, history.Ok)
+	b := &builder{t: t}
+	b.lead(1, 6, 5, 3000, 3100, 3110, history.Ok,
+		entry{element: 4, read: []int64{}, readAt: 3001, sent: 3010, done: 3020, typ: history.Ok})
+	b.lead(0, 5, 0, 10, 5000, 5010, history.Ok,
+		entry{element: 1, read: []int64{4}, readAt: 3500, sent: 4000, done: 4010, typ: history.Ok})
 	b.final(6000, 4, 1)
 	r := b.check()
-	if r.Checkers.ForkedLog.Valid != checkers.Invalid || r.LostUpdates.Lost != 0 {
+	if r.Checkers.ForkedLog.Valid != checkers.Invalid || r.LostUpdates.Lost != 0 || r.Checkers.ForkedLog.Forks[0].Kind != ForkAfter {
 		t.Fatalf("fork without loss: %+v", r.Checkers.ForkedLog)
+	}
+}
+
+// Forks are read from the lists the writes wrote, not from timing: an old
+// leader's write whose write-sent phase the harness recorded late (after
+// the new leader's acknowledgement), but whose list the new leader read,
+// is no fork.
+func TestNoForkFromLateTimestamps(t *testing.T) {
+	b := &builder{t: t}
+	b.lead(0, 5, 0, 10, 5000, 5010, history.Ok,
+		entry{element: 1, read: []int64{}, readAt: 11, sent: 4000, done: 4010, typ: history.Ok})
+	b.lead(1, 6, 5, 3000, 4100, 4110, history.Ok,
+		entry{element: 4, read: []int64{1}, readAt: 3001, sent: 3010, done: 3020, typ: history.Ok})
+	b.final(6000, 1, 4)
+	if r := b.check(); r.Forks != 0 {
+		t.Fatalf("forks %d (%+v), want 0", r.Forks, r.Checkers.ForkedLog)
 	}
 }
 

@@ -91,7 +91,11 @@ func Stories(events []history.Event, r *Result) []Story {
 				b.WriteString(". The log never forked.")
 			default:
 				s.Outcome = "accepted"
-				fmt.Fprintf(&b, "; the old leader went on and appended entry %d.%d after it: accepted (the log does not check terms)", l.Term, e.Seq)
+				if isFork && f.Kind == ForkBranch {
+					fmt.Fprintf(&b, "; the old leader went on and wrote entry %d.%d over the log it had read before: accepted (the log does not check terms), a branch beside the new leader's", l.Term, e.Seq)
+				} else {
+					fmt.Fprintf(&b, "; the old leader went on and appended entry %d.%d after it: accepted (the log does not check terms)", l.Term, e.Seq)
+				}
 				if len(lost) > 0 {
 					fmt.Fprintf(&b, ", and its write erased %d acknowledged entries of newer leaders (elements %s)", len(lost), ints(lost, 5))
 				}
@@ -209,7 +213,7 @@ func View(in *report.Input) (*report.Page, error) {
 		{Label: "lost entries", Value: fmt.Sprintf("%d of %d", r.LostUpdates.Lost, r.LostUpdates.Acknowledged), Class: class(r.LostUpdates.Lost > 0)},
 		{Label: "forked log", Value: fmt.Sprint(r.Forks), Class: class(r.Forks > 0)},
 		{Label: "refused entries", Value: fmt.Sprint(r.FenceRejections)},
-		{Label: "split brain", Value: fmt.Sprint(r.SplitBrain), Note: "windows with two leaders"},
+		{Label: "split brain", Value: fmt.Sprint(r.SplitBrain), Note: "leaderships that went on after another was elected"},
 	}
 	var paras []string
 	for _, s := range stories {

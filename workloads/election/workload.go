@@ -126,16 +126,17 @@ func (Workload) Summary(b io.Writer, res *store.Results) {
 		fmt.Fprintf(b, " (unknown: %s)", r.Checkers.LostUpdates.Message)
 	}
 	fmt.Fprintln(b)
-	fmt.Fprintf(b, "  forked log       %d (a deposed leader's entry accepted after a newer term's)\n", r.Forks)
+	fmt.Fprintf(b, "  forked log       %d (a deposed leader's entry accepted after or beside a newer term's)\n", r.Forks)
 	if f := r.Checkers.ForkedLog.Forks; len(f) > 0 {
-		fmt.Fprintf(b, "                   first: entry %d.%d of process %d after entry %d.%d of process %d\n",
-			f[0].Stale.Term, f[0].Stale.Seq, f[0].Stale.Leader, f[0].Newer.Term, f[0].Newer.Seq, f[0].Newer.Leader)
+		fmt.Fprintf(b, "                   first: entry %d.%d of process %d %s entry %d.%d of process %d\n",
+			f[0].Stale.Term, f[0].Stale.Seq, f[0].Stale.Leader, map[string]string{ForkAfter: "after", ForkBranch: "beside"}[f[0].Kind],
+			f[0].Newer.Term, f[0].Newer.Seq, f[0].Newer.Leader)
 	}
 	if r.FirstLostUpdateNS != nil {
 		fmt.Fprintf(b, "  first lost at    %.1fs\n", time.Duration(*r.FirstLostUpdateNS).Seconds())
 	}
 	fmt.Fprintf(b, "  refused entries  %d (old terms the log refused)\n", r.FenceRejections)
-	fmt.Fprintf(b, "  split brain      %d (windows where two clients believed they led)\n", r.SplitBrain)
+	fmt.Fprintf(b, "  split brain      %d (leaderships that went on after another client was elected)\n", r.SplitBrain)
 	c := r.Checkers
 	fmt.Fprintf(b, "  checkers         linearizable %s, lost-updates %s, terms %s, forked-log %s, stats %s\n",
 		c.Linearizable.Valid, c.LostUpdates.Valid, c.Terms.Valid, c.ForkedLog.Valid, c.Stats.Valid)
