@@ -208,7 +208,7 @@ func (b *Builder) EnsureZooKeeper(ctx context.Context) (string, error) {
 	}
 	ref := ZooKeeperRef()
 	return ref, b.ensure(ctx, ref, func(ctx context.Context, ref string) error {
-		b.logf("  apt-get install of Debian's zookeeper and OpenJDK (about 3 minutes the first time)")
+		b.logf("  apt-get install of Debian's zookeeper and OpenJDK (3 to 5 minutes the first time)")
 		dockerfile := fmt.Sprintf("%s\n%s", mustRead("zookeeper/Dockerfile.txt"), labels(ZooKeeper, ZooKeeperVersion()))
 		return b.buildContext(ctx, ref, dockerfile, nil, map[string]*string{"BASE": &base})
 	})

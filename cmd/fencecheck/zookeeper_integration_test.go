@@ -40,12 +40,15 @@ func ensureZooKeeperImages(t *testing.T) {
 
 // zookeeperRun runs 30 s of lock-append on a 3-server ensemble, seed 1,
 // with a results directory, and returns the run's directory, its results
-// and its exit code, which must be a verdict (0 or 1).
+// and its exit code, which must be a verdict (0 or 1). An ensemble serves
+// 6-17 s after its JVMs start on a loaded two-core machine; a test starts
+// several at once, next to other tests' clusters, so each run gets 90 s to
+// become ready instead of the default 30 s.
 func zookeeperRun(t *testing.T, args ...string) (string, resultsJSON, cliResult) {
 	t.Helper()
 	res := t.TempDir()
 	args = append([]string{"run", "--target", "zookeeper", "--workload", "lock-append", "--time-limit", "30s",
-		"--results", res, "--seed", "1", "--quiet"}, args...)
+		"--ready-timeout", "90s", "--results", res, "--seed", "1", "--quiet"}, args...)
 	r := runCLI(t, nil, args...)
 	t.Cleanup(func() { assertRunsGone(t, res) })
 	if r.code != exitValid && r.code != exitInvalid {
