@@ -28,6 +28,7 @@ func main() {
 	fencings := flag.String("fencing", "none,token,cas", "fencing modes to run")
 	nemesis := flag.String("nemesis", "pause-holder", "--nemesis of each run")
 	target := flag.String("target", "etcd", "--target of each run")
+	workloadFlag := flag.String("workload", "lock-append", "--workload of each run (lock-append, election)")
 	extra := flag.String("args", "", "more flags for each run, space-separated (e.g. \"--ttl 10s --lock-delay 0\")")
 	cold := flag.Bool("cold", false, "also measure a cold image build: remove fencecheck's images and build them all with empty Go caches (downloads the etcd and Consul modules again)")
 	findings := flag.Bool("findings", false, "instead, run the scenarios behind the README's findings once each and print their verdicts")
@@ -60,7 +61,7 @@ func main() {
 		}
 		return
 	}
-	if err := bench(*bin, *runs, *limit, strings.Split(*fencings, ","), *nemesis, *target, strings.Fields(*extra), *cold); err != nil {
+	if err := bench(*bin, *runs, *limit, strings.Split(*fencings, ","), *nemesis, *target, *workloadFlag, strings.Fields(*extra), *cold); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
@@ -73,7 +74,7 @@ func isSet(name string) bool {
 	return set
 }
 
-func bench(bin string, runs int, limit time.Duration, fencings []string, nemesis, target string, extra []string, cold bool) error {
+func bench(bin string, runs int, limit time.Duration, fencings []string, nemesis, target, workload string, extra []string, cold bool) error {
 	bin, err := filepath.Abs(bin)
 	if err != nil {
 		return err
@@ -101,8 +102,10 @@ func bench(bin string, runs int, limit time.Duration, fencings []string, nemesis
 		return err
 	}
 	defer os.RemoveAll(dir)
-	fmt.Printf("%d runs per mode, `fencecheck run --target %s --workload lock-append --nemesis %s --time-limit %s --seed N %s`:\n\n",
-		runs, target, nemesis, limit, strings.Join(extra, " "))
+	fmt.Printf("%d runs per mode, `fencecheck run --target %s --workload %s --nemesis %s --time-limit %s --seed N %s`:\n\n",
+		runs, target, workload, nemesis, limit, strings.Join(extra, " "))
+	// oneRun's --workload is lock-append; a later one overrides it.
+	extra = append([]string{"--workload", workload}, extra...)
 	fmt.Println("| fencing | exit codes | wall time | ops ok / fail / info | lost (of acknowledged) | fence rejections | first lost update | check |")
 	fmt.Println("|---|---|---|---|---|---|---|---|")
 	for _, f := range fencings {

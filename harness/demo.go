@@ -113,11 +113,14 @@ func Demo(ctx context.Context, cfg DemoConfig) ([]Story, error) {
 
 // script drives one story: its events arrive on a channel as recorded.
 type script struct {
-	cl     *Cluster
-	rec    *history.Recorder
-	events chan history.Event
-	out    io.Writer
-	names  map[history.Process]string
+	cl  *Cluster
+	rec *history.Recorder
+	run *store.Run
+	// nemesis is test.json's nemesis of the story.
+	nemesis string
+	events  chan history.Event
+	out     io.Writer
+	names   map[history.Process]string
 }
 
 func (s *script) say(who, format string, args ...any) {
@@ -152,40 +155,15 @@ func (s *script) wait(ctx context.Context, p history.Process, phase string, d ti
 
 func playStory(ctx context.Context, cl *Cluster, cfg DemoConfig, f targets.Fencing, work workloads.Config, log *slog.Logger) (st Story, err error) {
 	st = Story{Fencing: f}
-	run, err := store.NewRun(cfg.Results, "demo-"+string(f), time.Now())
+	s, err := beginStory(ctx, cl, cfg, f, work, map[history.Process]string{0: "A", 1: "B", 2: "C"})
 	if err != nil {
-		return st, fmt.Errorf("%w: %w", ErrHarness, err)
-	}
-	st.Run = run
-	events := make(chan history.Event, 1024)
-	rec, err := history.NewRecorder(run.Path(store.HistoryFile), func(e history.Event) {
-		select {
-		case events <- e:
-		default: // the script reads every event it needs long before 1024 pile up
-		}
-	})
-	if err != nil {
-		return st, fmt.Errorf("%w: %w", ErrHarness, err)
-	}
-	defer rec.Close()
-	if err := cl.reset(ctx); err != nil {
-		return st, fmt.Errorf("%w: reset: %w", ErrHarness, err)
-	}
-	for _, c := range cl.clients {
-		c.close()
-	}
-	cl.clients = nil
-	name := cfg.Resource.Name()
-	work.Fencings = map[string]targets.Fencing{name: f}
-	cl.cfg.Config = work
-	cl.cfg.Resources[0].Fencing = f
-	cl.setup = cl.newSetup()
-	if err := cl.Connect(ctx, rec); err != nil {
 		return st, err
 	}
+	defer s.rec.Close()
+	st.Run = s.run
+	s.nemesis = "pause-holder (scripted)"
+	rec := s.rec
 	A, B, C := cl.clients[0], cl.clients[1], cl.clients[2]
-	s := &script{cl: cl, rec: rec, events: events, out: cfg.Out,
-		names: map[history.Process]string{0: "A", 1: "B", 2: "C"}}
 	ttl := cfg.TTL
 	fmt.Fprintf(cfg.Out, "\nStory %s: fencing %s (%s, %d nodes, lease TTL %s; A=%s B=%s C=%s)\n",
 		map[targets.Fencing]string{targets.FencingNone: "1", targets.FencingToken: "2", targets.FencingCAS: "3"}[f],
@@ -302,14 +280,10 @@ func playStory(ctx context.Context, cl *Cluster, cfg DemoConfig, f targets.Fenci
 		s.say("A", "writes %v: %s %s %s", written, st.AResult, st.AReason, aDone.Error)
 	}
 
-	// Final read.
-	rec.Record(FinalReadProcess, history.Invoke, lockappend.FFinalRead, nil)
-	fs, err := cl.host.Resources[0].Store.Read(ctx, resources.Access{Fencing: targets.FencingNone})
+	final, res, err := s.finish(ctx, cfg, f, wlockappend.Workload{}, 3, aCfg.Work, work.Margin)
 	if err != nil {
-		return st, fmt.Errorf("%w: final read: %w", ErrHarness, err)
+		return st, err
 	}
-	final := fs.List
-	rec.Record(FinalReadProcess, history.Ok, lockappend.FFinalRead, lockappend.ReadValue{Value: final})
 	st.Final = final
 	st.BLost = !slices.Contains(final, 2)
 	if st.BLost {
@@ -317,34 +291,89 @@ func playStory(ctx context.Context, cl *Cluster, cfg DemoConfig, f targets.Fenci
 	} else {
 		s.say("result", "final value %v: B's update survived", final)
 	}
-	if err := rec.Close(); err != nil {
-		return st, fmt.Errorf("%w: %w", ErrHarness, err)
-	}
-	w := wlockappend.Workload{}
-	res, err := Check(run, w, rec.Events(), 10*time.Second)
-	if err != nil {
-		return st, fmt.Errorf("%w: demo: %w", ErrHarness, err)
-	}
 	st.Valid = res.Valid()
-	test := store.TestInfo{RunID: cl.RunID, Name: "demo-" + string(f), Started: rec.Start().UTC(), Fencecheck: Version(),
-		Target: cfg.Target.Name(), Workload: w.Name(), Scripted: "demo", Fencing: string(f), Nemesis: "pause-holder (scripted)",
-		Resources:   []store.ResourceInfo{{Name: name, Fencing: string(f)}},
-		Concurrency: 3, Nodes: cfg.Nodes, TTL: ttl.String(), Work: aCfg.Work.String(), Margin: work.Margin.String(),
-		Images: cl.Images, ImageIDs: cl.ImageIDs, ClusterReady: cl.Ready.Round(time.Millisecond).String()}
-	if v, ok := cfg.Target.(versioned); ok {
-		test.TargetVersion = v.Version()
-	}
-	if err := run.WriteJSON(store.TestFile, test); err != nil {
-		return st, err
-	}
-	if err := WriteResults(run, test, res, rec.Events(), w); err != nil {
-		return st, err
-	}
 	la, _ := res.Result.(*checkers.LockAppendResult)
 	if la == nil {
 		return st, fmt.Errorf("%w: demo: no lock-append result", ErrHarness)
 	}
 	s.say("check", "%s (lost %d of %d acknowledged, %d fence rejections): %s", res.Valid(), la.LostUpdates.Lost,
-		la.LostUpdates.Acknowledged, la.FenceRejections, run.Path(store.ReportFile))
+		la.LostUpdates.Acknowledged, la.FenceRejections, s.run.Path(store.ReportFile))
 	return st, nil
+}
+
+// beginStory starts one story of a demo: its run directory and recorder
+// (whose events the script reads as they are recorded), the resource reset,
+// and the workers connected afresh with the resource's fencing f.
+func beginStory(ctx context.Context, cl *Cluster, cfg DemoConfig, f targets.Fencing, work workloads.Config, names map[history.Process]string) (*script, error) {
+	run, err := store.NewRun(cfg.Results, "demo-"+string(f), time.Now())
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrHarness, err)
+	}
+	events := make(chan history.Event, 1024)
+	rec, err := history.NewRecorder(run.Path(store.HistoryFile), func(e history.Event) {
+		select {
+		case events <- e:
+		default: // the script reads every event it needs long before 1024 pile up
+		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrHarness, err)
+	}
+	s := &script{cl: cl, rec: rec, run: run, events: events, out: cfg.Out, names: names}
+	if err := cl.reset(ctx); err != nil {
+		rec.Close()
+		return nil, fmt.Errorf("%w: reset: %w", ErrHarness, err)
+	}
+	for _, c := range cl.clients {
+		c.close()
+	}
+	cl.clients = nil
+	work.Fencings = map[string]targets.Fencing{cfg.Resource.Name(): f}
+	cl.cfg.Config = work
+	cl.cfg.Resources[0].Fencing = f
+	cl.setup = cl.newSetup()
+	if err := cl.Connect(ctx, rec); err != nil {
+		rec.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// finish ends a story: the final read of the resource, recorded; the
+// history checked with workload w; test.json, results and report written.
+// It returns the final list and the results.
+func (s *script) finish(ctx context.Context, cfg DemoConfig, f targets.Fencing, w workloads.Workload, concurrency int, aWork, margin time.Duration) ([]int64, *store.Results, error) {
+	cl, rec, run := s.cl, s.rec, s.run
+	rec.Record(FinalReadProcess, history.Invoke, lockappend.FFinalRead, nil)
+	fs, err := cl.host.Resources[0].Store.Read(ctx, resources.Access{Fencing: targets.FencingNone})
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: final read: %w", ErrHarness, err)
+	}
+	final := fs.List
+	if final == nil {
+		final = []int64{}
+	}
+	rec.Record(FinalReadProcess, history.Ok, lockappend.FFinalRead, lockappend.ReadValue{Value: final})
+	if err := rec.Close(); err != nil {
+		return nil, nil, fmt.Errorf("%w: %w", ErrHarness, err)
+	}
+	res, err := Check(run, w, rec.Events(), 10*time.Second)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: demo: %w", ErrHarness, err)
+	}
+	test := store.TestInfo{RunID: cl.RunID, Name: "demo-" + string(f), Started: rec.Start().UTC(), Fencecheck: Version(),
+		Target: cfg.Target.Name(), Workload: w.Name(), Scripted: "demo", Fencing: string(f), Nemesis: s.nemesis,
+		Resources:   []store.ResourceInfo{{Name: cfg.Resource.Name(), Fencing: string(f)}},
+		Concurrency: concurrency, Nodes: cfg.Nodes, TTL: cfg.TTL.String(), Work: aWork.String(), Margin: margin.String(),
+		Images: cl.Images, ImageIDs: cl.ImageIDs, ClusterReady: cl.Ready.Round(time.Millisecond).String()}
+	if v, ok := cfg.Target.(versioned); ok {
+		test.TargetVersion = v.Version()
+	}
+	if err := run.WriteJSON(store.TestFile, test); err != nil {
+		return nil, nil, err
+	}
+	if err := WriteResults(run, test, res, rec.Events(), w); err != nil {
+		return nil, nil, err
+	}
+	return final, res, nil
 }

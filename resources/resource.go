@@ -141,8 +141,12 @@ var (
 	ErrNoStore = errors.New("the target has no store of its own")
 )
 
-// Offers reports whether r offers fencing mode f.
+// Offers reports whether r offers fencing mode f. Every resource that
+// offers token offers term (targets.FencingTerm): the term is the token.
 func Offers(r Resource, f targets.Fencing) bool {
+	if f == targets.FencingTerm {
+		f = targets.FencingToken
+	}
 	for _, g := range r.Fencings() {
 		if g == f {
 			return true

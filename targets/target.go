@@ -222,10 +222,15 @@ const (
 	// FencingCAS ties the write to lock ownership with the resource's own
 	// compare-and-set.
 	FencingCAS Fencing = "cas"
+	// FencingTerm is the election workload's token fencing: the log
+	// refuses an entry whose term is lower than the highest it accepted, as
+	// a Raft follower refuses an old term. Any resource that offers token
+	// offers term (the term is the token).
+	FencingTerm Fencing = "term"
 )
 
 // Fencings lists the fencing modes.
-var Fencings = []Fencing{FencingNone, FencingToken, FencingCAS}
+var Fencings = []Fencing{FencingNone, FencingToken, FencingCAS, FencingTerm}
 
 // ParseFencing returns the mode named s, or an error that lists the modes.
 func ParseFencing(s string) (Fencing, error) {

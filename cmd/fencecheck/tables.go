@@ -17,6 +17,7 @@ import (
 	"github.com/fencecheck/fencecheck/targets/redis/sentinel"
 	"github.com/fencecheck/fencecheck/targets/zookeeper"
 	"github.com/fencecheck/fencecheck/workloads"
+	"github.com/fencecheck/fencecheck/workloads/election"
 	"github.com/fencecheck/fencecheck/workloads/lockappend"
 	"github.com/fencecheck/fencecheck/workloads/register"
 )
@@ -49,6 +50,7 @@ var resourceTable = []resources.Resource{
 var workloadTable = []workloads.Workload{
 	lockappend.Workload{},
 	register.Workload{},
+	election.Workload{},
 }
 
 // catalog finds a run's parts by name in the tables (the worker's).

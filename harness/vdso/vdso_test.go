@@ -62,7 +62,15 @@ func TestSkewAndResetAGoProcess(t *testing.T) {
 			select {
 			case l = <-lines:
 			default:
-				return l
+				if l.wall != 0 {
+					return l
+				}
+				// Nothing printed yet (a busy machine): wait for a line.
+				select {
+				case l = <-lines:
+				case <-time.After(10 * time.Second):
+					t.Fatal("the child printed nothing for 10s")
+				}
 			}
 		}
 	}

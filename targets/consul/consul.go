@@ -312,18 +312,24 @@ func (t Target) Dial(ctx context.Context, cfg targets.ClientConfig) (targets.Cli
 	}
 	pfx := strings.Trim(cfg.Prefix, "/")
 	return &client{api: cli, addr: addr, ttl: cfg.TTL, delay: lockDelay(cfg), rpc: rpc,
-		lock: pfx + "/lock", value: pfx + "/value", fence: pfx + "/fence", kv: pfx + "/kv/",
+		lock: pfx + "/lock", leader: pfx + "/leader", value: pfx + "/value", fence: pfx + "/fence", kv: pfx + "/kv/",
 		leases: map[*lease]bool{}}, nil
 }
 
 type client struct {
-	api                    *api.Client
-	addr                   string
-	ttl, delay, rpc        time.Duration
-	lock, value, fence, kv string
+	api              *api.Client
+	addr             string
+	ttl, delay, rpc  time.Duration
+	lock, leader     string
+	value, fence, kv string
 
 	mu     sync.Mutex
 	leases map[*lease]bool // leases whose session this client renews
+}
+
+// Election names the recipe of Campaign (targets.Electing).
+func (Target) Election() string {
+	return "Consul's leader election: a session lock on the leader key (TTL --ttl, lock-delay --lock-delay); term: the leader key's ModifyIndex at the grant"
 }
 
 // ReadModes is Target.ReadModes.
@@ -385,6 +391,18 @@ func (c *client) createSession(ctx context.Context) (string, error) {
 // with the api's Lock on it; the token is the lock key's ModifyIndex as a
 // consistent read returns it right after the grant.
 func (c *client) Acquire(ctx context.Context) (targets.Lease, error) {
+	return c.acquireOn(ctx, c.lock, nil)
+}
+
+// Campaign is Consul's documented leader election: a session lock on the
+// leader key PREFIX/leader, holding the candidate's name; the term is the
+// leader key's ModifyIndex right after the grant, as for a lock's token.
+func (c *client) Campaign(ctx context.Context, candidate string) (targets.Lease, error) {
+	return c.acquireOn(ctx, c.leader, []byte(candidate))
+}
+
+// acquireOn takes a session lock on key, with value as the key's value.
+func (c *client) acquireOn(ctx context.Context, key string, value []byte) (targets.Lease, error) {
 	sent := time.Now()
 	sctx, cancel := c.timeout(ctx)
 	id, err := c.createSession(sctx)
@@ -392,14 +410,15 @@ func (c *client) Acquire(ctx context.Context) (targets.Lease, error) {
 	if err != nil {
 		return nil, fmt.Errorf("consul: create session: %w", err)
 	}
-	l := &lease{c: c, id: id, stop: make(chan struct{}), expiry: sent.Add(c.ttl)}
+	l := &lease{c: c, id: id, key: key, stop: make(chan struct{}), expiry: sent.Add(c.ttl)}
 	c.mu.Lock()
 	c.leases[l] = true
 	c.mu.Unlock()
 	go l.renew()
 
 	lk, err := c.api.LockOpts(&api.LockOptions{
-		Key:          c.lock,
+		Key:          key,
+		Value:        value,
 		Session:      id,
 		SessionTTL:   c.ttlString(),
 		LockWaitTime: lockWait,
@@ -433,7 +452,7 @@ func (c *client) Acquire(ctx context.Context) (targets.Lease, error) {
 	// The grant's own index. A caller whose deadline passed just as it got
 	// the lock still holds it: read the token regardless.
 	rctx, cancel := c.timeout(context.WithoutCancel(ctx))
-	pair, _, err := c.api.KV().Get(c.lock, consistent(rctx))
+	pair, _, err := c.api.KV().Get(key, consistent(rctx))
 	cancel()
 	switch {
 	case err != nil:
@@ -441,7 +460,7 @@ func (c *client) Acquire(ctx context.Context) (targets.Lease, error) {
 		return nil, fmt.Errorf("consul: read the lock key for its token: %w", err)
 	case pair == nil || pair.Session != id:
 		l.abandon(true)
-		return nil, fmt.Errorf("consul: lock key %s no longer held by session %s right after the grant", c.lock, id)
+		return nil, fmt.Errorf("consul: lock key %s no longer held by session %s right after the grant", key, id)
 	}
 	l.token = int64(pair.ModifyIndex)
 	return l, nil
@@ -450,6 +469,7 @@ func (c *client) Acquire(ctx context.Context) (targets.Lease, error) {
 type lease struct {
 	c     *client
 	id    string // the session
+	key   string // the lock's or the leader's key
 	lock  *api.Lock
 	token int64
 
@@ -547,6 +567,7 @@ func (c *client) Reset(ctx context.Context) error {
 	defer cancel()
 	ok, resp, _, err := c.api.Txn().Txn(api.TxnOps{
 		{KV: &api.KVTxnOp{Verb: api.KVDelete, Key: c.lock}},
+		{KV: &api.KVTxnOp{Verb: api.KVDelete, Key: c.leader}},
 		{KV: &api.KVTxnOp{Verb: api.KVSet, Key: c.value, Value: []byte("[]")}},
 		{KV: &api.KVTxnOp{Verb: api.KVSet, Key: c.fence, Value: []byte("0")}},
 	}, query(rctx))
@@ -601,14 +622,14 @@ func (c *client) Write(ctx context.Context, list []int64, held targets.Lease, f 
 			return 0, errors.New("consul: cas fencing needs a consul lease")
 		}
 		ok, resp, _, err := c.api.Txn().Txn(api.TxnOps{
-			{KV: &api.KVTxnOp{Verb: api.KVCheckSession, Key: c.lock, Session: l.id}},
+			{KV: &api.KVTxnOp{Verb: api.KVCheckSession, Key: l.key, Session: l.id}},
 			{KV: &api.KVTxnOp{Verb: api.KVSet, Key: c.value, Value: val}},
 		}, query(rctx))
 		if err != nil {
 			return 0, fmt.Errorf("consul: txn: %w", err)
 		}
 		if !ok {
-			return 0, fmt.Errorf("%w: lock key %s is no longer held by session %s (%s)", targets.ErrFenced, c.lock, l.id, txnErrors(resp))
+			return 0, fmt.Errorf("%w: lock key %s is no longer held by session %s (%s)", targets.ErrFenced, l.key, l.id, txnErrors(resp))
 		}
 		return c.revOf(resp, c.value), nil
 	}

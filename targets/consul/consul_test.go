@@ -351,3 +351,15 @@ func TestNodesAndImage(t *testing.T) {
 		t.Errorf("consul ref %s", images.ConsulRef())
 	}
 }
+
+// The election recipe (a session lock on the leader key): one leader at a
+// time, terms that grow.
+func TestElection(t *testing.T) {
+	cl, c := startConsul(t, 1, ptr(time.Duration(0)))
+	other, err := Target{}.Dial(context.Background(), cl.ClientConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	targettest.Elects(t, c, other, 2*time.Second)
+}

@@ -217,12 +217,53 @@ func (c *client) timeout(ctx context.Context) (context.Context, context.CancelFu
 
 // Acquire grants a lease, keeps it alive, and locks the mutex on it.
 func (c *client) Acquire(ctx context.Context) (targets.Lease, error) {
+	l, sess, err := c.session(ctx)
+	if err != nil {
+		return nil, err
+	}
+	mu := concurrency.NewMutex(sess, c.lockPfx)
+	if err := mu.Lock(ctx); err != nil {
+		l.abandon()
+		return nil, fmt.Errorf("etcd: lock: %w", err)
+	}
+	cr, ok := mu.IsOwner().TargetUnion.(*pb.Compare_CreateRevision)
+	if !ok {
+		l.abandon()
+		return nil, errors.New("etcd: mutex ownership is not a CreateRevision compare")
+	}
+	l.token, l.key, l.owner, l.unlock = cr.CreateRevision, mu.Key(), mu.IsOwner(), mu.Unlock
+	return l, nil
+}
+
+// Campaign grants a lease, keeps it alive, and campaigns on it with
+// concurrency.Election under PREFIX/election; the term is the leader key's
+// create revision, which etcd's election makes the lowest of the
+// candidates' and which grows with every leadership.
+func (c *client) Campaign(ctx context.Context, candidate string) (targets.Lease, error) {
+	l, sess, err := c.session(ctx)
+	if err != nil {
+		return nil, err
+	}
+	e := concurrency.NewElection(sess, c.prefix+"/election")
+	if err := e.Campaign(ctx, candidate); err != nil {
+		l.abandon()
+		return nil, fmt.Errorf("etcd: campaign: %w", err)
+	}
+	l.token, l.key = e.Rev(), e.Key()
+	l.owner = clientv3.Compare(clientv3.CreateRevision(e.Key()), "=", e.Rev())
+	l.unlock = e.Resign
+	return l, nil
+}
+
+// session grants a lease of the client's TTL, keeps it alive until the
+// lease is released or abandoned, and opens a concurrency session on it.
+func (c *client) session(ctx context.Context) (*lease, *concurrency.Session, error) {
 	sent := time.Now()
 	gctx, cancel := c.timeout(ctx)
 	g, err := c.cli.Grant(gctx, int64(c.ttl/time.Second))
 	cancel()
 	if err != nil {
-		return nil, fmt.Errorf("etcd: grant: %w", err)
+		return nil, nil, fmt.Errorf("etcd: grant: %w", err)
 	}
 	// The lease lives until Release (or until it expires): its keepalives
 	// must not stop when the caller's acquire deadline passes.
@@ -231,35 +272,28 @@ func (c *client) Acquire(ctx context.Context) (targets.Lease, error) {
 	ka, err := c.cli.KeepAlive(lctx, g.ID)
 	if err != nil {
 		l.abandon()
-		return nil, fmt.Errorf("etcd: keepalive: %w", err)
+		return nil, nil, fmt.Errorf("etcd: keepalive: %w", err)
 	}
 	go l.track(ka)
 	sess, err := concurrency.NewSession(c.cli, concurrency.WithLease(g.ID), concurrency.WithContext(lctx))
 	if err != nil {
 		l.abandon()
-		return nil, fmt.Errorf("etcd: session: %w", err)
+		return nil, nil, fmt.Errorf("etcd: session: %w", err)
 	}
-	l.mu = concurrency.NewMutex(sess, c.lockPfx)
-	if err := l.mu.Lock(ctx); err != nil {
-		l.abandon()
-		return nil, fmt.Errorf("etcd: lock: %w", err)
-	}
-	cmp := l.mu.IsOwner()
-	cr, ok := cmp.TargetUnion.(*pb.Compare_CreateRevision)
-	if !ok {
-		l.abandon()
-		return nil, errors.New("etcd: mutex ownership is not a CreateRevision compare")
-	}
-	l.token = cr.CreateRevision
-	return l, nil
+	return l, sess, nil
 }
 
 type lease struct {
 	c     *client
 	id    clientv3.LeaseID
 	stop  context.CancelFunc
-	mu    *concurrency.Mutex
 	token int64
+	// key is the lock's or the leader's key, owner the compare that holds
+	// while this lease still owns it, unlock gives it up (Mutex.Unlock,
+	// Election.Resign).
+	key    string
+	owner  clientv3.Cmp
+	unlock func(context.Context) error
 
 	m      sync.Mutex
 	expiry time.Time
@@ -294,10 +328,10 @@ func (l *lease) abandon() {
 	_, _ = l.c.cli.Revoke(ctx, l.id)
 }
 
-// Release unlocks, then revokes the lease.
+// Release unlocks (or resigns), then revokes the lease.
 func (l *lease) Release(ctx context.Context) error {
 	uctx, cancel := l.c.timeout(ctx)
-	err := l.mu.Unlock(uctx)
+	err := l.unlock(uctx)
 	cancel()
 	l.stop()
 	rctx, cancel := l.c.timeout(ctx)
@@ -419,12 +453,12 @@ func (c *client) Write(ctx context.Context, list []int64, held targets.Lease, f 
 		if !ok {
 			return 0, errors.New("etcd: cas fencing needs an etcd lease")
 		}
-		r, err := c.cli.Txn(rctx).If(l.mu.IsOwner()).Then(clientv3.OpPut(c.value, val)).Commit()
+		r, err := c.cli.Txn(rctx).If(l.owner).Then(clientv3.OpPut(c.value, val)).Commit()
 		if err != nil {
 			return 0, fmt.Errorf("etcd: txn: %w", err)
 		}
 		if !r.Succeeded {
-			return 0, fmt.Errorf("%w: lock key %s no longer has CreateRevision %d", targets.ErrFenced, l.mu.Key(), l.token)
+			return 0, fmt.Errorf("%w: lock key %s no longer has CreateRevision %d", targets.ErrFenced, l.key, l.token)
 		}
 		return r.Header.Revision, nil
 	}
@@ -439,6 +473,11 @@ const (
 	// behind.
 	ReadSerializable = "serializable"
 )
+
+// Election names the recipe of Campaign (targets.Electing).
+func (Target) Election() string {
+	return "etcd concurrency.Election on a lease of --ttl; term: the leader key's create revision"
+}
 
 // ReadModes are linearizable (the default) and serializable.
 func (Target) ReadModes() []string { return []string{ReadLinearizable, ReadSerializable} }

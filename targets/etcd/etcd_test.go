@@ -91,3 +91,14 @@ func TestValidate(t *testing.T) {
 		t.Errorf("0 nodes: %v", err)
 	}
 }
+
+// The election recipe: one leader at a time, terms that grow.
+func TestElection(t *testing.T) {
+	cl, c := startEtcd(t, 1)
+	other, err := etcd.Target{}.Dial(context.Background(), cl.ClientConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	targettest.Elects(t, c, other, 500*time.Millisecond)
+}

@@ -142,3 +142,50 @@ func Emptied(t testing.TB, lc targets.Client) {
 		t.Errorf("after reset: %#v %v, want an empty list", list, err)
 	}
 }
+
+// Elects checks a target's election recipe with two clients of one
+// cluster: a campaigns and leads; b's campaign does not win while a leads
+// (it gives up after wait); a resigns, and b's next campaign wins with a
+// higher term; after b resigns, a wins again with a higher term still.
+func Elects(t testing.TB, a, b targets.Client, wait time.Duration) {
+	t.Helper()
+	ctx := context.Background()
+	ea, ok := a.(targets.Elector)
+	eb, ok2 := b.(targets.Elector)
+	if !ok || !ok2 {
+		t.Fatalf("%T has no election recipe (targets.Elector)", a)
+	}
+	la, err := ea.Campaign(ctx, "a")
+	if err != nil {
+		t.Fatalf("a's campaign: %v", err)
+	}
+	if la.Token() <= 0 {
+		t.Errorf("a leads with term %d, want > 0", la.Token())
+	}
+	wctx, cancel := context.WithTimeout(ctx, wait)
+	if _, err := eb.Campaign(wctx, "b"); err == nil {
+		t.Fatalf("b won a campaign while a led")
+	}
+	cancel()
+	if err := la.Release(ctx); err != nil {
+		t.Fatalf("a resigns: %v", err)
+	}
+	lb, err := eb.Campaign(ctx, "b")
+	if err != nil {
+		t.Fatalf("b's campaign after a resigned: %v", err)
+	}
+	if lb.Token() <= la.Token() {
+		t.Errorf("b's term %d after a's %d: not increasing", lb.Token(), la.Token())
+	}
+	if err := lb.Release(ctx); err != nil {
+		t.Fatalf("b resigns: %v", err)
+	}
+	la2, err := ea.Campaign(ctx, "a")
+	if err != nil {
+		t.Fatalf("a's second campaign: %v", err)
+	}
+	if la2.Token() <= lb.Token() {
+		t.Errorf("a's second term %d after b's %d: not increasing", la2.Token(), lb.Token())
+	}
+	_ = la2.Release(ctx)
+}

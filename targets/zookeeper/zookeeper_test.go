@@ -173,70 +173,35 @@ func TestTokenGrowsAcrossLeaderKill(t *testing.T) {
 	}
 }
 
-// Two campaigners elect one leader; the second leads once the first
-// resigns, or once the first's session ends; terms grow.
+// Two campaigners elect one leader, and each leads once the other
+// resigns, with growing terms (targettest.Elects); a leader whose session
+// ends (its client stops, as in a crash) is followed by the next
+// campaigner once the session times out, with a higher term still.
 func TestCampaign(t *testing.T) {
 	cl, c := startZooKeeper(t, 3)
 	ctx := context.Background()
-	el := func(c targets.Client) targets.Elector {
-		e, ok := c.(targets.Elector)
-		if !ok {
-			t.Fatalf("%T is no Elector", c)
-		}
-		return e
-	}
-	one, two := dial(t, cl), dial(t, cl)
-	first, err := el(one).Campaign(ctx, "one")
+	targettest.Elects(t, dial(t, cl), dial(t, cl), 500*time.Millisecond)
+
+	other := dial(t, cl)
+	first, err := c.(targets.Elector).Campaign(ctx, "first")
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The second waits while the first leads.
-	wctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
-	if _, err := el(two).Campaign(wctx, "two"); err == nil {
-		t.Fatal("two leaders at once")
-	}
-	cancel()
-	got := make(chan targets.Lease, 1)
-	go func() {
-		l, err := el(two).Campaign(ctx, "two")
-		if err != nil {
-			t.Error(err)
-		}
-		got <- l
-	}()
-	time.Sleep(300 * time.Millisecond)
-	select {
-	case <-got:
-		t.Fatal("the second leads while the first has not resigned")
-	default:
-	}
-	if err := first.Release(ctx); err != nil {
+	c.Close()
+	start := time.Now()
+	second, err := other.(targets.Elector).Campaign(ctx, "second")
+	if err != nil {
 		t.Fatal(err)
 	}
-	second := <-got
-	if second == nil {
-		t.FailNow()
-	}
+	t.Logf("terms %#x then %#x; the second led %s after the first's client stopped",
+		first.Token(), second.Token(), time.Since(start).Round(time.Millisecond))
 	if second.Token() <= first.Token() {
 		t.Errorf("term %d after %d", second.Token(), first.Token())
 	}
-	// The leader's session ends (its client stops, as in a crash): a third
-	// campaigner leads after the session timeout, with a higher term.
-	two.Close()
-	start := time.Now()
-	third, err := el(c).Campaign(ctx, "three")
-	if err != nil {
-		t.Fatal(err)
+	if first.Remaining() != 0 {
+		t.Errorf("the stopped leader believes it has %s left", first.Remaining())
 	}
-	t.Logf("terms %d, %d, %d; the third led %s after the second's client stopped",
-		first.Token(), second.Token(), third.Token(), time.Since(start).Round(time.Millisecond))
-	if third.Token() <= second.Token() {
-		t.Errorf("term %d after %d", third.Token(), second.Token())
-	}
-	if second.Remaining() != 0 {
-		t.Errorf("the stopped leader believes it has %s left", second.Remaining())
-	}
-	third.Release(ctx)
+	second.Release(ctx)
 }
 
 // The registers: a synced read sees the last write; CAS compares.

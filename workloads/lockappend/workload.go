@@ -46,6 +46,9 @@ func (Workload) Validate(_ targets.Target, rs []resources.Resource, cfg workload
 		if !ok {
 			return fmt.Errorf("%w: no fencing mode for resource %s", targets.ErrBadConfig, r.Name())
 		}
+		if f == targets.FencingTerm {
+			return fmt.Errorf("%w: --fencing term is the election workload's; lock-append fences with token (a lock's fencing token)", targets.ErrBadConfig)
+		}
 		if !resources.Offers(r, f) {
 			return fmt.Errorf("%w: resource %s has no fencing %q (valid: %s)", targets.ErrBadConfig, r.Name(), f, resources.FencingNames(r))
 		}
