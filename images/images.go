@@ -9,6 +9,9 @@
 //   - consul: the base plus a Consul server built here from the Go module
 //     github.com/hashicorp/consul v1.14.x, the last MPL-2.0 line (the main
 //     package at the module's root; consul/*.txt);
+//   - zookeeper: the base plus Debian's zookeeper package (3.8.0 in
+//     bookworm) and its headless OpenJDK, installed by apt in a docker build
+//     FROM the base (zookeeper/Dockerfile.txt);
 //   - worker: the base plus the fencecheck binary itself, which runs each
 //     lock client as `fencecheck worker`.
 //
@@ -46,22 +49,24 @@ import (
 
 //go:embed base/build.sh etcd/go.mod.txt etcd/go.sum.txt etcd/main.go.txt
 //go:embed consul/go.mod.txt consul/go.sum.txt consul/deps.go.txt
+//go:embed zookeeper/Dockerfile.txt
 var recipes embed.FS
 
 // LabelImage marks fencecheck's images with their kind (base, etcd, consul,
-// worker).
+// zookeeper, worker).
 const LabelImage = "fencecheck.image"
 
 // Image kinds.
 const (
-	Base   = "base"
-	Etcd   = "etcd"
-	Consul = "consul"
-	Worker = "worker"
+	Base      = "base"
+	Etcd      = "etcd"
+	Consul    = "consul"
+	ZooKeeper = "zookeeper"
+	Worker    = "worker"
 )
 
 // Kinds lists the image kinds in build order (the base first).
-var Kinds = []string{Base, Etcd, Consul, Worker}
+var Kinds = []string{Base, Etcd, Consul, ZooKeeper, Worker}
 
 // ErrBuild: an image could not be built.
 var ErrBuild = errors.New("image build failed")
@@ -145,6 +150,17 @@ func ConsulRef() string {
 		mustRead("consul/go.mod.txt"), mustRead("consul/go.sum.txt"), mustRead("consul/deps.go.txt")))
 }
 
+// ZooKeeperVersion is the ZooKeeper server version the zookeeper image
+// runs: that of Debian bookworm's zookeeper package (3.8.0-11+deb12u2 when
+// the recipe was written; the recipe does not pin the Debian revision, and
+// the target's integration test checks the version the servers report).
+func ZooKeeperVersion() string { return "3.8.0" }
+
+// ZooKeeperRef is the tag of the zookeeper image this binary builds.
+func ZooKeeperRef() string {
+	return fmt.Sprintf("fencecheck/zookeeper:%s-%s", ZooKeeperVersion(), hashOf([]byte(BaseRef()), mustRead("zookeeper/Dockerfile.txt")))
+}
+
 // WorkerRef is the tag of the worker image for the fencecheck binary at path.
 func WorkerRef(path string) (string, error) {
 	bin, err := os.ReadFile(path)
@@ -182,6 +198,22 @@ func (b *Builder) EnsureConsul(ctx context.Context) (string, error) {
 	return b.ensureServer(ctx, goServers[Consul])
 }
 
+// EnsureZooKeeper builds the zookeeper image (and the base) unless it
+// exists: a docker build of zookeeper/Dockerfile.txt FROM the base, whose
+// apt-get install of Debian's packages takes a few minutes the first time.
+func (b *Builder) EnsureZooKeeper(ctx context.Context) (string, error) {
+	base, err := b.EnsureBase(ctx)
+	if err != nil {
+		return "", err
+	}
+	ref := ZooKeeperRef()
+	return ref, b.ensure(ctx, ref, func(ctx context.Context, ref string) error {
+		b.logf("  apt-get install of Debian's zookeeper and OpenJDK (3 to 5 minutes the first time)")
+		dockerfile := fmt.Sprintf("%s\n%s", mustRead("zookeeper/Dockerfile.txt"), labels(ZooKeeper, ZooKeeperVersion()))
+		return b.buildContext(ctx, ref, dockerfile, nil, map[string]*string{"BASE": &base})
+	})
+}
+
 // EnsureWorker builds the worker image for the fencecheck binary at path
 // (and the base) unless it exists.
 func (b *Builder) EnsureWorker(ctx context.Context, path string) (string, error) {
@@ -201,8 +233,8 @@ func (b *Builder) EnsureWorker(ctx context.Context, path string) (string, error)
 	})
 }
 
-// Ensure builds an image by kind name: base, etcd, consul, or worker (which
-// needs the fencecheck binary's path).
+// Ensure builds an image by kind name: base, etcd, consul, zookeeper, or
+// worker (which needs the fencecheck binary's path).
 func (b *Builder) Ensure(ctx context.Context, kind, workerBinary string) (string, error) {
 	switch kind {
 	case Base:
@@ -211,6 +243,8 @@ func (b *Builder) Ensure(ctx context.Context, kind, workerBinary string) (string
 		return b.EnsureEtcd(ctx)
 	case Consul:
 		return b.EnsureConsul(ctx)
+	case ZooKeeper:
+		return b.EnsureZooKeeper(ctx)
 	case Worker:
 		return b.EnsureWorker(ctx, workerBinary)
 	}
@@ -443,6 +477,11 @@ func goTool() (string, error) {
 	return "", errors.New("the etcd and consul images are built from Go source and no `go` command was found (install Go, or put it on PATH)")
 }
 
+// labels is the Dockerfile line that labels an image of kind.
+func labels(kind, version string) string {
+	return fmt.Sprintf("LABEL %s=%s fencecheck.version=%q\n", LabelImage, kind, version)
+}
+
 // buildOnBase builds an image FROM the base image that adds one file as an
 // executable at dest, with the legacy builder (which needs no registry).
 func (b *Builder) buildOnBase(ctx context.Context, ref, kind, version string, files map[string][]byte, dest string) error {
@@ -450,8 +489,13 @@ func (b *Builder) buildOnBase(ctx context.Context, ref, kind, version string, fi
 	for n := range files {
 		name = n
 	}
-	dockerfile := fmt.Sprintf("FROM %s\nCOPY %s %s\nLABEL %s=%s fencecheck.version=%q\n",
-		BaseRef(), name, dest, LabelImage, kind, version)
+	dockerfile := fmt.Sprintf("FROM %s\nCOPY %s %s\n%s", BaseRef(), name, dest, labels(kind, version))
+	return b.buildContext(ctx, ref, dockerfile, files, nil)
+}
+
+// buildContext builds an image tagged ref from a Dockerfile and the files of
+// its context (made executable), with the legacy builder.
+func (b *Builder) buildContext(ctx context.Context, ref, dockerfile string, files map[string][]byte, args map[string]*string) error {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
 	add := func(n string, b []byte, mode int64) error {
@@ -464,8 +508,15 @@ func (b *Builder) buildOnBase(ctx context.Context, ref, kind, version string, fi
 	if err := add("Dockerfile", []byte(dockerfile), 0o644); err != nil {
 		return err
 	}
-	if err := add(name, files[name], 0o755); err != nil {
-		return err
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if err := add(n, files[n], 0o755); err != nil {
+			return err
+		}
 	}
 	if err := tw.Close(); err != nil {
 		return err
@@ -475,6 +526,7 @@ func (b *Builder) buildOnBase(ctx context.Context, ref, kind, version string, fi
 		Remove:      true,
 		ForceRemove: true,
 		Version:     build.BuilderV1,
+		BuildArgs:   args,
 	})
 	if err != nil {
 		return fmt.Errorf("docker build: %w", err)
@@ -536,7 +588,7 @@ func List(ctx context.Context, cli *client.Client, workerBinary string) ([]Info,
 	if err != nil {
 		return nil, fmt.Errorf("images: list: %w", err)
 	}
-	current := map[string]bool{BaseRef(): true, EtcdRef(): true, ConsulRef(): true}
+	current := map[string]bool{BaseRef(): true, EtcdRef(): true, ConsulRef(): true, ZooKeeperRef(): true}
 	if workerBinary != "" {
 		if ref, err := WorkerRef(workerBinary); err == nil {
 			current[ref] = true
@@ -563,8 +615,8 @@ func Prune(ctx context.Context, cli *client.Client, workerBinary string) ([]stri
 	}
 	var removed []string
 	var errs []error
-	// Newest first: children (worker, etcd, consul) go before the base they
-	// build on.
+	// Newest first: children (worker, etcd, consul, zookeeper) go before
+	// the base they build on.
 	for _, i := range list {
 		if i.Current {
 			continue

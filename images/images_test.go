@@ -18,6 +18,12 @@ func TestRefsAreContentHashes(t *testing.T) {
 	if !strings.HasPrefix(EtcdRef(), "fencecheck/etcd:"+EtcdVersion()+"-") || !strings.HasPrefix(EtcdVersion(), "3.6.") {
 		t.Errorf("etcd ref %s (version %s), want a 3.6.x server", EtcdRef(), EtcdVersion())
 	}
+	if !regexp.MustCompile(`^fencecheck/zookeeper:3\.8\.0-[0-9a-f]{12}$`).MatchString(ZooKeeperRef()) || ZooKeeperRef() != ZooKeeperRef() {
+		t.Errorf("zookeeper ref %s", ZooKeeperRef())
+	}
+	if df := string(mustRead("zookeeper/Dockerfile.txt")); !strings.Contains(df, "FROM ${BASE}") || !strings.Contains(df, "zookeeper default-jre-headless") {
+		t.Errorf("zookeeper recipe: %s", df)
+	}
 	dir := t.TempDir()
 	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
 	os.WriteFile(a, []byte("binary one"), 0o755)

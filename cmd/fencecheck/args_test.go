@@ -16,7 +16,7 @@ func TestBadArguments(t *testing.T) {
 		args []string
 		want string // in the message
 	}{
-		{"unknown target", []string{"run", "--target", "zookeeper"}, "valid: etcd"},
+		{"unknown target", []string{"run", "--target", "chubby"}, "valid: etcd"},
 		{"unknown workload", []string{"run", "--workload", "queue"}, "valid: lock-append"},
 		{"unknown fencing", []string{"run", "--fencing", "hope"}, "valid: none, token, cas"},
 		{"unknown nemesis", []string{"run", "--nemesis", "pause-holder,meteor"}, "valid: none, clock-skew[:client|server], kill"},
@@ -41,6 +41,9 @@ func TestBadArguments(t *testing.T) {
 		{"malformed time limit", []string{"run", "--time-limit", "soon"}, "invalid value"},
 		{"zero concurrency", []string{"run", "--concurrency", "0"}, "at least 1"},
 		{"sub-second ttl", []string{"run", "--ttl", "1500ms"}, "whole seconds"},
+		{"zookeeper ttl under 2 ticks", []string{"run", "--target", "zookeeper", "--ttl", "1s"}, "zookeeper session timeouts are between 2 and 20 ticks (2s to 20s with tickTime 1s); --ttl 1s is not"},
+		{"zookeeper ttl over 20 ticks", []string{"run", "--target", "zookeeper", "--ttl", "30s"}, "between 2 and 20 ticks"},
+		{"matrix: a zookeeper ttl out of bounds", []string{"matrix", "--target", "etcd,zookeeper", "--ttl", "25s"}, "between 2 and 20 ticks"},
 		{"too many nodes", []string{"run", "--nodes", "9"}, "1 to 7 nodes"},
 		{"bad name", []string{"run", "--name", "../x"}, "run name"},
 		{"stray argument", []string{"run", "etcd"}, "unexpected argument"},
@@ -48,7 +51,7 @@ func TestBadArguments(t *testing.T) {
 		{"check without dir", []string{"check"}, "one RUN_DIR"},
 		{"check of a non-run", []string{"check", "/"}, "not a run directory"},
 		{"images verb", []string{"images", "push"}, "build, list or prune"},
-		{"matrix: unknown target in the list", []string{"matrix", "--target", "etcd,zookeeper"}, "valid: etcd"},
+		{"matrix: unknown target in the list", []string{"matrix", "--target", "etcd,chubby"}, "valid: etcd"},
 		{"matrix: a cell the target cannot run", []string{"matrix", "--target", "etcd,consul", "--ttl", "2s"}, "consul (nemesis pause-holder, fencing none): bad configuration: consul sessions have a TTL of at least 10s"},
 		{"matrix: unknown fencing in the list", []string{"matrix", "--fencing", "none,hope"}, "valid: none, token, cas"},
 		{"matrix: unknown nemesis in a cell", []string{"matrix", "--nemesis", "pause-holder", "--nemesis", "meteor"}, "unknown nemesis \"meteor\""},

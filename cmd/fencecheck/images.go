@@ -18,7 +18,8 @@ func cmdImages(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	verbose := fs.Bool("v", false, "show the output of debootstrap and go build")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: fencecheck images [-v] [build|list|prune]\n\n"+
-			"build  builds what is missing of the base (debootstrap), etcd (from Go source) and worker images,\n"+
+			"build  builds what is missing of the base (debootstrap), etcd and consul (from Go source),\n"+
+			"       zookeeper (Debian's package) and worker images,\n"+
 			"       tagged by content hash; with nothing changed it takes about a second\n"+
 			"list   lists fencecheck's images (* marks those this binary uses)\n"+
 			"prune  removes fencecheck's images that this binary does not use\n")

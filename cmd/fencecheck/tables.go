@@ -15,6 +15,7 @@ import (
 	"github.com/fencecheck/fencecheck/targets/redis"
 	"github.com/fencecheck/fencecheck/targets/redis/redlock"
 	"github.com/fencecheck/fencecheck/targets/redis/sentinel"
+	"github.com/fencecheck/fencecheck/targets/zookeeper"
 	"github.com/fencecheck/fencecheck/workloads"
 	"github.com/fencecheck/fencecheck/workloads/election"
 	"github.com/fencecheck/fencecheck/workloads/lockappend"
@@ -32,6 +33,7 @@ var targetTable = []targets.Target{
 	redis.Target{NoPersistence: true},
 	sentinel.Target{},
 	redlock.Target{},
+	zookeeper.Target{},
 }
 
 // resourceTable lists every resource --resource can name; the first is the
