@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -36,6 +37,9 @@ type fakeEnv struct {
 	mu      sync.Mutex
 	signals []string
 	holders chan Holder
+	// stopFails: SIGSTOP takes effect but its call returns an error, as
+	// when the run's context ends while the engine applies it.
+	stopFails bool
 }
 
 func (e *fakeEnv) Lease() time.Duration                   { return 100 * time.Millisecond }
@@ -72,6 +76,9 @@ func (e *fakeEnv) Signal(_ context.Context, node, sig string) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.signals = append(e.signals, sig+" "+node)
+	if e.stopFails && sig == "SIGSTOP" {
+		return context.Canceled
+	}
 	return nil
 }
 
@@ -228,5 +235,32 @@ func TestScopes(t *testing.T) {
 	}
 	if fs[0].Name() != "pause-server:one" {
 		t.Errorf("default scope: %s", fs[0].Name())
+	}
+}
+
+// A SIGSTOP whose call fails may have stopped the process all the same:
+// every pause resumes what it tried to stop, so nothing stays frozen until
+// teardown.
+func TestPausesResumeWhatTheyMayHaveStopped(t *testing.T) {
+	for _, f := range []Fault{PauseHolder{}, PauseClient{}, PauseServer{Scope: "leader"}} {
+		env := &fakeEnv{holders: make(chan Holder, 1), stopFails: true}
+		env.holders <- env.holder("w1", 0, 7)
+		if _, err := f.Inject(context.Background(), env, rand.New(rand.NewPCG(1, 1))); err == nil {
+			t.Fatalf("%s: injected although SIGSTOP failed", f.Name())
+		}
+		env.mu.Lock()
+		var stopped, resumed []string
+		for _, s := range env.signals {
+			if node, ok := strings.CutPrefix(s, "SIGSTOP "); ok {
+				stopped = append(stopped, node)
+			}
+			if node, ok := strings.CutPrefix(s, "SIGCONT "); ok {
+				resumed = append(resumed, node)
+			}
+		}
+		env.mu.Unlock()
+		if len(stopped) == 0 || !slices.Equal(stopped, resumed) {
+			t.Errorf("%s: stopped %v, resumed %v; want every stopped node resumed", f.Name(), stopped, resumed)
+		}
 	}
 }

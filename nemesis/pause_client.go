@@ -2,6 +2,7 @@ package nemesis
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 )
 
@@ -19,7 +20,8 @@ func (PauseClient) Inject(ctx context.Context, env Env, r *rand.Rand) (*Injectio
 	node := clients[r.IntN(len(clients))]
 	hold := between(r, 3*env.Lease()/2, 3*env.Lease())
 	if err := env.Signal(ctx, node, "SIGSTOP"); err != nil {
-		return nil, err
+		// A call that failed may have stopped it all the same.
+		return nil, errors.Join(err, signalAll(env, []string{node}, "SIGCONT"))
 	}
 	return &Injection{
 		Nodes: []string{node}, Hold: hold,

@@ -2,6 +2,7 @@ package nemesis
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strconv"
@@ -31,8 +32,11 @@ func (PauseHolder) Inject(ctx context.Context, env Env, r *rand.Rand) (*Injectio
 	}
 	hold := time.Duration((1.5 + 1.5*r.Float64()) * float64(env.Lease()))
 	if err := env.Signal(ctx, h.Node, "SIGSTOP"); err != nil {
+		// A call that failed (the run's time limit cancelled it, the
+		// engine's answer was lost) may have stopped the holder all the
+		// same: resume it, or it stays frozen until teardown.
 		h.Proceed()
-		return nil, fmt.Errorf("pause-holder: %w", err)
+		return nil, fmt.Errorf("pause-holder: %w", errors.Join(err, signalAll(env, []string{h.Node}, "SIGCONT")))
 	}
 	params := map[string]string{
 		"process": h.Process.String(),

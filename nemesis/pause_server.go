@@ -24,7 +24,9 @@ func (f PauseServer) Inject(ctx context.Context, env Env, r *rand.Rand) (*Inject
 	var stopped []string
 	for _, n := range nodes {
 		if err := env.Signal(ctx, n, "SIGSTOP"); err != nil {
-			return nil, errors.Join(err, signalAll(env, stopped, "SIGCONT"))
+			// n too: a call that failed (its context ended, the engine's
+			// answer was lost) may have stopped it all the same.
+			return nil, errors.Join(err, signalAll(env, append(stopped, n), "SIGCONT"))
 		}
 		stopped = append(stopped, n)
 	}
