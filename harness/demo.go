@@ -153,6 +153,18 @@ func (s *script) wait(ctx context.Context, p history.Process, phase string, d ti
 	}
 }
 
+// phase waits for p's next phase named name (script.wait) and decodes its
+// value into a T.
+func phase[T any](ctx context.Context, s *script, p history.Process, name string, d time.Duration) (T, history.Event, error) {
+	var v T
+	e, err := s.wait(ctx, p, name, d)
+	if err != nil {
+		return v, e, err
+	}
+	_ = e.Decode(&v)
+	return v, e, nil
+}
+
 func playStory(ctx context.Context, cl *Cluster, cfg DemoConfig, f targets.Fencing, work workloads.Config, log *slog.Logger) (st Story, err error) {
 	st = Story{Fencing: f}
 	s, err := beginStory(ctx, cl, cfg, f, work, map[history.Process]string{0: "A", 1: "B", 2: "C"})
@@ -178,25 +190,21 @@ func playStory(ctx context.Context, cl *Cluster, cfg DemoConfig, f targets.Fenci
 	if err != nil {
 		return st, fmt.Errorf("%w: %w", ErrHarness, err)
 	}
-	e, err := s.wait(ctx, 0, lockappend.PhaseAcquired, 10*time.Second)
+	acq, _, err := phase[lockappend.Acquired](ctx, s, 0, lockappend.PhaseAcquired, 10*time.Second)
 	if err != nil {
 		return st, err
 	}
-	var acq lockappend.Acquired
-	_ = e.Decode(&acq)
 	st.TokenA = acq.Token
 	s.say("A", "acquires the lock: fencing token %d", acq.Token)
-	if e, err = s.wait(ctx, 0, lockappend.PhaseRead, 5*time.Second); err != nil {
+	rv, _, err := phase[lockappend.ReadValue](ctx, s, 0, lockappend.PhaseRead, 5*time.Second)
+	if err != nil {
 		return st, err
 	}
-	var rv lockappend.ReadValue
-	_ = e.Decode(&rv)
 	s.say("A", "reads the value: %v", rv.Value)
-	if e, err = s.wait(ctx, 0, lockappend.PhaseChecked, 5*time.Second); err != nil {
+	ck, _, err := phase[lockappend.Checked](ctx, s, 0, lockappend.PhaseChecked, 5*time.Second)
+	if err != nil {
 		return st, err
 	}
-	var ck lockappend.Checked
-	_ = e.Decode(&ck)
 	s.say("A", "checks its lease: %.1fs left > %s margin: safe to write, it thinks", float64(ck.RemainingMS)/1000, work.Margin)
 	var h nemesis.Holder
 	select {
@@ -238,17 +246,16 @@ func playStory(ctx context.Context, cl *Cluster, cfg DemoConfig, f targets.Fenci
 	if err != nil {
 		return st, fmt.Errorf("%w: %w", ErrHarness, err)
 	}
-	if e, err = s.wait(ctx, 1, lockappend.PhaseAcquired, 5*ttl+5*time.Second); err != nil {
+	acq, e, err := phase[lockappend.Acquired](ctx, s, 1, lockappend.PhaseAcquired, 5*ttl+5*time.Second)
+	if err != nil {
 		return st, err
 	}
-	_ = e.Decode(&acq)
 	st.TokenB = acq.Token
 	frozen := time.Duration(e.Time) - paused
 	s.say(cfg.Target.Name(), "grants the lock to B while A is still frozen (frozen for %.1fs; lease TTL %s): A's lease ran out without A knowing",
 		frozen.Seconds(), ttl)
 	s.say("B", "acquires the lock: fencing token %d (> %d)", acq.Token, st.TokenA)
-	if e, err = s.wait(ctx, 1, lockappend.PhaseRead, 5*time.Second); err == nil {
-		_ = e.Decode(&rv)
+	if rv, _, err := phase[lockappend.ReadValue](ctx, s, 1, lockappend.PhaseRead, 5*time.Second); err == nil {
 		s.say("B", "reads the value: %v", rv.Value)
 	}
 	bType := B.await(ctx, pb, 10*time.Second)

@@ -93,25 +93,21 @@ func playElection(ctx context.Context, cl *Cluster, cfg DemoConfig, f targets.Fe
 	if err != nil {
 		return st, fmt.Errorf("%w: %w", ErrHarness, err)
 	}
-	e, err := s.wait(ctx, 0, election.PhaseElected, 10*time.Second)
+	el, _, err := phase[election.Elected](ctx, s, 0, election.PhaseElected, 10*time.Second)
 	if err != nil {
 		return st, err
 	}
-	var el election.Elected
-	_ = e.Decode(&el)
 	st.TokenA = el.Term
 	s.say("A", "wins the election: leader with term %d", el.Term)
-	if e, err = s.wait(ctx, 0, election.PhaseRead, 5*time.Second); err != nil {
+	rv, _, err := phase[la.ReadValue](ctx, s, 0, election.PhaseRead, 5*time.Second)
+	if err != nil {
 		return st, err
 	}
-	var rv la.ReadValue
-	_ = e.Decode(&rv)
 	s.say("A", "reads the log: %v", rv.Value)
-	if e, err = s.wait(ctx, 0, election.PhaseChecked, 5*time.Second); err != nil {
+	ck, _, err := phase[la.Checked](ctx, s, 0, election.PhaseChecked, 5*time.Second)
+	if err != nil {
 		return st, err
 	}
-	var ck la.Checked
-	_ = e.Decode(&ck)
 	s.say("A", "checks its leadership: %.1fs left > %s margin: it leads, it thinks, and starts entry %d.1", float64(ck.RemainingMS)/1000, work.Margin, el.Term)
 
 	// The partition, aimed at A's leader work as partition-client aims it.
@@ -143,10 +139,10 @@ func playElection(ctx context.Context, cl *Cluster, cfg DemoConfig, f targets.Fe
 	if err != nil {
 		return st, fmt.Errorf("%w: %w", ErrHarness, err)
 	}
-	if e, err = s.wait(ctx, 1, election.PhaseElected, work.AcquireTimeout+5*time.Second); err != nil {
+	el, e, err := phase[election.Elected](ctx, s, 1, election.PhaseElected, work.AcquireTimeout+5*time.Second)
+	if err != nil {
 		return st, err
 	}
-	_ = e.Decode(&el)
 	st.TokenB = el.Term
 	s.say(cfg.Target.Name(), "elects B while A is cut off (%.1fs after the cut): A's leadership lapsed without A knowing", (time.Duration(e.Time) - cut).Seconds())
 	s.say("B", "leader with term %d (> %d)", el.Term, st.TokenA)

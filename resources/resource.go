@@ -144,9 +144,7 @@ var (
 // Offers reports whether r offers fencing mode f. Every resource that
 // offers token offers term (targets.FencingTerm): the term is the token.
 func Offers(r Resource, f targets.Fencing) bool {
-	if f == targets.FencingTerm {
-		f = targets.FencingToken
-	}
+	f = f.Applied()
 	for _, g := range r.Fencings() {
 		if g == f {
 			return true

@@ -229,6 +229,15 @@ const (
 	FencingTerm Fencing = "term"
 )
 
+// Applied is the mode a resource applies for f: term is token fencing
+// with the term as the token; every other mode is itself.
+func (f Fencing) Applied() Fencing {
+	if f == FencingTerm {
+		return FencingToken
+	}
+	return f
+}
+
 // Fencings lists the fencing modes.
 var Fencings = []Fencing{FencingNone, FencingToken, FencingCAS, FencingTerm}
 

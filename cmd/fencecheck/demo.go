@@ -51,28 +51,22 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 		return 0, fmt.Errorf("%w: %w", harness.ErrHarness, err)
 	}
 	ui := newProgress(stderr, false)
-	if *electionStory {
-		stories, err := harness.ElectionDemo(ctx, harness.DemoConfig{
-			Target: t, Resource: resourceTable[0], Nodes: *nodes, TTL: *ttl, Results: *resultsDir, WorkerBinary: self,
-			Fencings: []targets.Fencing{targets.FencingNone, targets.FencingTerm},
-			Log:      slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-			Stage:    ui.stage, Out: stdout,
-		})
-		if err != nil {
-			return 0, err
-		}
-		return electionVerdict(stdout, stories), nil
-	}
-	stories, err := harness.Demo(ctx, harness.DemoConfig{
+	cfg := harness.DemoConfig{
 		Target: t, Resource: resourceTable[0], Nodes: *nodes, TTL: *ttl, Results: *resultsDir, WorkerBinary: self,
 		Fencings: []targets.Fencing{targets.FencingNone, targets.FencingToken},
 		Log:      slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		Stage:    ui.stage, Out: stdout,
-	})
+	}
+	play, verdict := harness.Demo, demoVerdict
+	if *electionStory {
+		cfg.Fencings = []targets.Fencing{targets.FencingNone, targets.FencingTerm}
+		play, verdict = harness.ElectionDemo, electionVerdict
+	}
+	stories, err := play(ctx, cfg)
 	if err != nil {
 		return 0, err
 	}
-	return demoVerdict(stdout, stories), nil
+	return verdict(stdout, stories), nil
 }
 
 // demoVerdict prints what each story showed and returns the demo's exit
@@ -80,35 +74,28 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 // what the clients saw and in the checkers' verdict on its history
 // (harness.Story.Shows); else 1.
 func demoVerdict(stdout io.Writer, stories []harness.Story) int {
-	fmt.Fprintln(stdout)
-	ok := len(stories) == 2
-	for _, s := range stories {
-		mark := "as expected"
-		if !s.Shows() {
-			mark, ok = "NOT as expected", false
+	return storiesVerdict(stdout, stories, func(s harness.Story) string {
+		if s.Fencing == targets.FencingNone {
+			return fmt.Sprintf("unfenced: A's stale write (token %d) was %s and B's update was %s", s.TokenA, accepted(s), lostOrKept(s))
 		}
-		switch s.Fencing {
-		case targets.FencingNone:
-			fmt.Fprintf(stdout, "unfenced: A's stale write (token %d) was %s and B's update was %s; the checkers say %s: %s\n",
-				s.TokenA, accepted(s), lostOrKept(s), s.Valid, mark)
-		default:
-			fmt.Fprintf(stdout, "%s fencing: A's stale write (token %d < %d) was %s and B's update was %s; the checkers say %s: %s\n",
-				s.Fencing, s.TokenA, s.TokenB, accepted(s), lostOrKept(s), s.Valid, mark)
-		}
-	}
-	if !ok {
-		fmt.Fprintln(stdout, "demo: the stories did not show the expected outcome")
-		return exitInvalid
-	}
-	fmt.Fprintln(stdout, "Only the resource can stop a stale holder: the fencing token did.")
-	return exitValid
+		return fmt.Sprintf("%s fencing: A's stale write (token %d < %d) was %s and B's update was %s", s.Fencing, s.TokenA, s.TokenB, accepted(s), lostOrKept(s))
+	}, "Only the resource can stop a stale holder: the fencing token did.")
 }
 
-// electionVerdict prints what each election story showed and returns the
-// demo's exit code, as demoVerdict does: 0 only if both stories showed
-// what they must (the unfenced log accepted the old leader's entry and lost
-// the new leader's, invalid; the term-fenced log refused it, valid).
+// electionVerdict is demoVerdict for the election stories: the unfenced
+// log must accept the old leader's entry and lose the new leader's
+// (invalid), the term-fenced log refuse it (valid).
 func electionVerdict(stdout io.Writer, stories []harness.Story) int {
+	return storiesVerdict(stdout, stories, func(s harness.Story) string {
+		return fmt.Sprintf("fencing %s: the old leader's entry (term %d, after term %d) was %s and the new leader's entry was %s",
+			s.Fencing, s.TokenA, s.TokenB, accepted(s), lostOrKept(s))
+	}, "Only the log can stop a deposed leader: the term did, as a Raft follower refuses an old term.")
+}
+
+// storiesVerdict prints each story's line (what), whether it showed what
+// it must (harness.Story.Shows) and the checkers' verdict, then moral if
+// both stories did; it returns 0 only then, else 1.
+func storiesVerdict(stdout io.Writer, stories []harness.Story, what func(harness.Story) string, moral string) int {
 	fmt.Fprintln(stdout)
 	ok := len(stories) == 2
 	for _, s := range stories {
@@ -116,14 +103,13 @@ func electionVerdict(stdout io.Writer, stories []harness.Story) int {
 		if !s.Shows() {
 			mark, ok = "NOT as expected", false
 		}
-		fmt.Fprintf(stdout, "fencing %s: the old leader's entry (term %d, after term %d) was %s and the new leader's entry was %s; the checkers say %s: %s\n",
-			s.Fencing, s.TokenA, s.TokenB, accepted(s), lostOrKept(s), s.Valid, mark)
+		fmt.Fprintf(stdout, "%s; the checkers say %s: %s\n", what(s), s.Valid, mark)
 	}
 	if !ok {
 		fmt.Fprintln(stdout, "demo: the stories did not show the expected outcome")
 		return exitInvalid
 	}
-	fmt.Fprintln(stdout, "Only the log can stop a deposed leader: the term did, as a Raft follower refuses an old term.")
+	fmt.Fprintln(stdout, moral)
 	return exitValid
 }
 

@@ -114,6 +114,9 @@ type Leadership struct {
 	// (or the operation's completion, or the end of the history).
 	ElectedNS, EndNS int64
 	Entries          []EntryRecord
+	// Reason is the lead operation's completion reason: why the leader
+	// stopped its leader work early (Completion.Reason).
+	Reason string
 }
 
 // EntryRecord is one entry a leader started.
@@ -130,7 +133,24 @@ type EntryRecord struct {
 
 // Leaderships reads the leaderships of a history.
 func Leaderships(ops []history.Op) ([]Leadership, error) {
-	var out []Leadership
+	leads, err := parseLeads(ops)
+	if err != nil {
+		return nil, err
+	}
+	return elected(leads), nil
+}
+
+// lead is one lead operation, read once: its invocation, its completion
+// (zero if none), and its leadership, if it won.
+type lead struct {
+	inv     Invoke
+	done    Completion
+	l       Leadership
+	elected bool
+}
+
+// parseLeads reads every lead operation of ops, in order.
+func parseLeads(ops []history.Op) ([]lead, error) {
 	last := int64(0)
 	for _, o := range ops {
 		last = max(last, o.Invoke.Time, o.End())
@@ -138,20 +158,43 @@ func Leaderships(ops []history.Op) ([]Leadership, error) {
 			last = max(last, p.Time)
 		}
 	}
+	var out []lead
 	for i := range ops {
 		o := &ops[i]
 		if o.F != FLead {
 			continue
 		}
-		l, elected, err := leadership(o, last)
-		if err != nil {
+		var ld lead
+		if err := o.Invoke.Decode(&ld.inv); err != nil {
 			return nil, err
 		}
-		if elected {
-			out = append(out, l)
+		if len(ld.inv.Elements) == 0 {
+			return nil, fmt.Errorf("history: event %d (invoke lead) has no elements", o.Invoke.Index)
 		}
+		if o.Complete != nil && len(o.Complete.Value) > 0 {
+			if err := o.Complete.Decode(&ld.done); err != nil {
+				return nil, err
+			}
+		}
+		var err error
+		if ld.l, ld.elected, err = leadership(o, last); err != nil {
+			return nil, err
+		}
+		ld.l.Reason = ld.done.Reason
+		out = append(out, ld)
 	}
 	return out, nil
+}
+
+// elected are the leaderships of the leads that won.
+func elected(leads []lead) []Leadership {
+	var out []Leadership
+	for _, ld := range leads {
+		if ld.elected {
+			out = append(out, ld.l)
+		}
+	}
+	return out
 }
 
 // leadership reads one lead operation's phases.
@@ -220,11 +263,12 @@ func Check(events []history.Event, opts checkers.Options) *Result {
 	if err != nil {
 		return failed(fmt.Errorf("checkers: %w: %w", checkers.ErrBadHistory, err))
 	}
-	ls, err := Leaderships(ops)
+	leads, err := parseLeads(ops)
 	if err != nil {
 		return failed(fmt.Errorf("checkers: %w: %w", checkers.ErrBadHistory, err))
 	}
-	synthetic, err := asLockAppend(events, ops)
+	ls := elected(leads)
+	synthetic, err := asLockAppend(events, ops, leads)
 	if err != nil {
 		return failed(fmt.Errorf("checkers: %w: %w", checkers.ErrBadHistory, err))
 	}
@@ -400,7 +444,7 @@ func checkSplitBrain(ls []Leadership) SplitBrainResult {
 // (acquired, with the term as token). A leadership that started no entry
 // is one append of its first element with the operation's outcome. Final
 // reads, the nemesis's events and everything else pass through unchanged.
-func asLockAppend(events []history.Event, ops []history.Op) ([]history.Event, error) {
+func asLockAppend(events []history.Event, ops []history.Op, leads []lead) ([]history.Event, error) {
 	var out []history.Event
 	for _, e := range events {
 		if e.Process == history.Nemesis {
@@ -419,10 +463,7 @@ func asLockAppend(events []history.Event, ops []history.Op) ([]history.Event, er
 		out = append(out, history.Event{Time: t, Process: p, Type: typ, F: f, Value: raw})
 		return nil
 	}
-	last := int64(0)
-	for _, o := range ops {
-		last = max(last, o.Invoke.Time, o.End())
-	}
+	next := 0 // leads[next] is the next lead operation of ops
 	for i := range ops {
 		o := &ops[i]
 		if o.F != FLead {
@@ -433,23 +474,8 @@ func asLockAppend(events []history.Event, ops []history.Op) ([]history.Event, er
 			}
 			continue
 		}
-		var inv Invoke
-		if err := o.Invoke.Decode(&inv); err != nil {
-			return nil, err
-		}
-		if len(inv.Elements) == 0 {
-			return nil, fmt.Errorf("history: event %d (invoke lead) has no elements", o.Invoke.Index)
-		}
-		var done Completion
-		if o.Complete != nil && len(o.Complete.Value) > 0 {
-			if err := o.Complete.Decode(&done); err != nil {
-				return nil, err
-			}
-		}
-		l, elected, err := leadership(o, last)
-		if err != nil {
-			return nil, err
-		}
+		inv, done, l, elected := leads[next].inv, leads[next].done, leads[next].l, leads[next].elected
+		next++
 		grant := func(t int64) error {
 			if !elected {
 				return nil

@@ -118,10 +118,7 @@ type Completion struct {
 // logAccess is how a leader reaches the log: term fencing is the
 // resource's token fencing with the term as the token.
 func logAccess(lease targets.Lease, f targets.Fencing) resources.Access {
-	if f == targets.FencingTerm {
-		f = targets.FencingToken
-	}
-	return resources.Access{Lease: lease, Fencing: f}
+	return resources.Access{Lease: lease, Fencing: f.Applied()}
 }
 
 // Lead runs one leadership: campaign, then for each element an entry (read

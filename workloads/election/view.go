@@ -59,7 +59,10 @@ func Stories(events []history.Event, r *Result) []Story {
 			lost := erased[l.Process][l.Term]
 			f, isFork := forked[e.Element]
 			refused := e.Written != nil && e.Written.Reason == la.ReasonFenced
-			readRefused := e.Written == nil && e.SentNS < 0 && l.stoppedFenced(ops, e)
+			// The leader stopped at this entry because the log refused its
+			// read.
+			readRefused := e.Written == nil && e.SentNS < 0 && l.Reason == la.ReasonFenced &&
+				e.Element == l.Entries[len(l.Entries)-1].Element
 			if !isFork && !refused && !readRefused && (len(lost) == 0 || e.Written == nil || e.Written.Type != history.Ok) {
 				continue
 			}
@@ -110,24 +113,6 @@ func Stories(events []history.Event, r *Result) []Story {
 		}
 	}
 	return out
-}
-
-// stoppedFenced reports whether l's leadership ended at entry e because the
-// log refused its read (the lead operation's reason is fenced and e was
-// never sent).
-func (l Leadership) stoppedFenced(ops []history.Op, e EntryRecord) bool {
-	for _, o := range ops {
-		if o.F != FLead || o.Process != l.Process || o.Complete == nil {
-			continue
-		}
-		var c Completion
-		if o.Complete.Decode(&c) != nil || c.Term != l.Term {
-			continue
-		}
-		last := l.Entries[len(l.Entries)-1]
-		return c.Reason == la.ReasonFenced && last.Element == e.Element
-	}
-	return false
 }
 
 // newerLeader is the first leadership of a newer term than l elected
