@@ -54,7 +54,9 @@ type TokensResult struct {
 // repeated grant of a token is reported once, against the token's first
 // grant; each grant B with an earlier-granted higher token is reported once,
 // against the highest such grant. It runs in O(n log n). A history without
-// grants is Valid (nothing contradicts monotonicity), and says so.
+// grants is Valid (nothing contradicts monotonicity), and says so; so is
+// one whose grants carry no token (token 0: a lock without tokens), whose
+// tokenless grants are otherwise left out.
 func CheckTokens(ops []history.Op) TokensResult {
 	h, err := parseLockAppend(ops)
 	if err != nil {
@@ -82,6 +84,15 @@ func checkGrants(grants []Grant) TokensResult {
 		res.Message = "no grants in the history: nothing to contradict"
 		return res
 	}
+	// Token 0 is no token: every target's tokens start at 1, and a user's
+	// client program whose lock has none reports none.
+	withToken := slices.DeleteFunc(slices.Clone(grants), func(g Grant) bool { return g.Token == 0 })
+	if len(withToken) == 0 {
+		res.Valid = Valid
+		res.Message = fmt.Sprintf("none of the %d grants carried a fencing token (a lock without tokens): nothing to check", len(grants))
+		return res
+	}
+	grants = withToken
 	add := func(kind string, a, b Grant) {
 		res.Count++
 		if len(res.Violations) < MaxViolations {

@@ -1,6 +1,7 @@
 package checkers
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -136,5 +137,19 @@ func TestLostUpdateOverwriters(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A lock without tokens (a user's client program that reports none) has
+// nothing to check; a history mixing both checks the grants with tokens.
+func TestTokenlessGrants(t *testing.T) {
+	none := []Grant{{Process: 1, Invoked: 0, Granted: 1}, {Process: 2, Invoked: 2, Granted: 3}}
+	r := checkGrants(none)
+	if r.Valid != Valid || r.Count != 0 || !strings.Contains(r.Message, "no token") && !strings.Contains(r.Message, "without tokens") {
+		t.Fatalf("tokenless: %+v", r)
+	}
+	mixed := append(none, Grant{Process: 3, Token: 5, Invoked: 4, Granted: 5}, Grant{Process: 4, Token: 4, Invoked: 6, Granted: 7})
+	if r := checkGrants(mixed); r.Valid != Invalid || r.Count != 1 || r.Violations[0].Kind != NotIncreasing {
+		t.Fatalf("mixed: %+v", r)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/fencecheck/fencecheck/clientproto"
 	"log/slog"
 	"math/rand/v2"
 	"path/filepath"
@@ -61,7 +62,11 @@ type ClusterConfig struct {
 	FailpointTimeout time.Duration
 	// WorkerBinary is the fencecheck binary the worker image is built from.
 	WorkerBinary string
-	ReadyTimeout time.Duration
+	// ClientProgram, if not nil, is the user's lock client: the workers
+	// run in its image (package images, kind client) and start it as
+	// their lock client (package clientproto).
+	ClientProgram *clientproto.Spec
+	ReadyTimeout  time.Duration
 	// LogsDir receives the containers' logs when the set-up fails.
 	LogsDir string
 	Log     *slog.Logger
@@ -160,6 +165,20 @@ func StartCluster(ctx context.Context, cfg ClusterConfig) (c *Cluster, err error
 			return nil, fmt.Errorf("%w: %w", ErrHarness, err)
 		}
 	}
+	if p := cfg.ClientProgram; p != nil && cfg.Workers > 0 {
+		ci := images.ClientImage{From: p.Manifest.Image, Packages: p.Manifest.Packages}
+		files, err := p.Files(256 << 20)
+		if err != nil {
+			return nil, err
+		}
+		ci.Files = make(map[string]images.File, len(files))
+		for n, f := range files {
+			ci.Files[n] = images.File{Data: f.Data, Mode: f.Mode}
+		}
+		if c.Images[images.Client], err = b.EnsureClient(ctx, cfg.WorkerBinary, ci); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrHarness, err)
+		}
+	}
 	for kind, ref := range c.Images {
 		if insp, err := cli.ImageInspect(ctx, ref); err == nil {
 			c.ImageIDs[kind] = insp.ID
@@ -220,7 +239,7 @@ func StartCluster(ctx context.Context, cfg ClusterConfig) (c *Cluster, err error
 	c.cfg.Client.Prefix = "/fencecheck/" + c.RunID
 	c.setup = c.newSetup()
 	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	c.host, c.closeHost, err = dialClients(dctx, c.catalog, c.setup)
+	c.host, c.closeHost, err = dialClients(dctx, c.catalog, c.setup, nil)
 	if err == nil {
 		err = c.reset(dctx)
 	}
@@ -233,8 +252,12 @@ func StartCluster(ctx context.Context, cfg ClusterConfig) (c *Cluster, err error
 		return c, nil
 	}
 	wspecs := make([]docker.Spec, cfg.Workers)
+	workerImage := c.Images[images.Worker]
+	if cfg.ClientProgram != nil {
+		workerImage = c.Images[images.Client]
+	}
 	for i := range wspecs {
-		wspecs[i] = docker.Spec{Name: fmt.Sprintf("w%d", i+1), Role: docker.RoleWorker, Image: c.Images[images.Worker],
+		wspecs[i] = docker.Spec{Name: fmt.Sprintf("w%d", i+1), Role: docker.RoleWorker, Image: workerImage,
 			Cmd: []string{"/usr/local/bin/fencecheck", "worker", "--listen", fmt.Sprintf(":%d", WorkerPort)}}
 	}
 	ws, err := c.rt.StartAll(ctx, wspecs)
@@ -328,6 +351,10 @@ func (c *Cluster) newSetup() Setup {
 	}
 	if c.cfg.Audit != nil {
 		s.Audit = &ResourceSetup{Name: c.cfg.Audit.Name(), Config: c.resourceConfig(c.cfg.Audit)}
+	}
+	if c.cfg.ClientProgram != nil {
+		p := c.cfg.ClientProgram.Program
+		s.Program = &p
 	}
 	return s
 }

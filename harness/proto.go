@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"github.com/fencecheck/fencecheck/clientproto"
 	"io"
 	"net"
 	"sync"
@@ -66,6 +67,10 @@ type Setup struct {
 	Audit *ResourceSetup `json:"audit,omitempty"`
 	// FailpointTimeout bounds a worker's wait at its failpoint.
 	FailpointTimeout time.Duration `json:"failpoint_timeout"`
+	// Program, if not nil, is the user's lock client, which the worker
+	// starts beside itself and uses as its lock client (package
+	// clientproto); the harness's own clients ignore it.
+	Program *clientproto.Program `json:"program,omitempty"`
 }
 
 // ResourceSetup is one resource of the run: its name in the resource table,

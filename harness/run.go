@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/fencecheck/fencecheck/clientproto"
 	"io/fs"
 	"log/slog"
 	"math/rand/v2"
@@ -72,6 +73,9 @@ type Config struct {
 	Name     string
 	// WorkerBinary is the fencecheck binary that runs in worker containers.
 	WorkerBinary string
+	// ClientProgram, if not nil, is the user's lock client program that the
+	// workers run instead of the target's recipe (--client-dir).
+	ClientProgram *clientproto.Spec
 	// Log receives the harness's log (also written to logs/harness.log).
 	Log *slog.Logger
 	// Stage and Progress, if not nil, tell the user what happens.
@@ -361,7 +365,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		Client:   cfg.clientConfig(),
 		Workload: cfg.Workload, Resources: cfg.resourceUses(), Audit: cfg.Audit, Config: cfg.workloadConfig(),
 		FailpointTimeout: cfg.OpTimeout + time.Minute,
-		WorkerBinary:     cfg.WorkerBinary, ReadyTimeout: cfg.ReadyTimeout,
+		WorkerBinary:     cfg.WorkerBinary, ClientProgram: cfg.ClientProgram, ReadyTimeout: cfg.ReadyTimeout,
 		LogsDir: run.Path(store.LogsDir), Log: log, Stage: cfg.Stage,
 	})
 	if err != nil {

@@ -35,6 +35,9 @@ func newTestInfo(cfg Config, runID string, cl *Cluster, started time.Time) store
 	if cfg.LockDelay != nil {
 		t.LockDelay = cfg.LockDelay.String()
 	}
+	if p := cfg.ClientProgram; p != nil {
+		t.Client = p.Name() + " (" + p.Program.String() + ")"
+	}
 	if v, ok := cfg.Target.(versioned); ok {
 		t.TargetVersion = v.Version()
 	}

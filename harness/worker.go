@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/fencecheck/fencecheck/clientproto"
 	"log/slog"
 	"net"
 	"sync/atomic"
@@ -47,9 +48,11 @@ func ServeWorker(ctx context.Context, ln net.Listener, cat Catalog, log *slog.Lo
 }
 
 // dialClients dials the lock service and the resources of a setup (the
-// worker's, or the harness's own for resets and final reads). On error
-// everything dialled is closed.
-func dialClients(ctx context.Context, cat Catalog, s Setup) (c workloads.Clients, closeAll func(), err error) {
+// worker's, or the harness's own for resets and final reads). In a worker
+// (log not nil) with a client program, the program is the lock client; the
+// target's own client still serves the resources that live in the lock
+// service. On error everything dialled is closed.
+func dialClients(ctx context.Context, cat Catalog, s Setup, log *slog.Logger) (c workloads.Clients, closeAll func(), err error) {
 	var closers []func() error
 	closeAll = func() {
 		for i := len(closers) - 1; i >= 0; i-- {
@@ -70,16 +73,32 @@ func dialClients(ctx context.Context, cat Catalog, s Setup) (c workloads.Clients
 		return c, nil, err
 	}
 	closers = append(closers, c.Lock.Close)
+	own := c.Lock // the target's client: the lock-store's
+	var prog *clientproto.Client
+	if s.Program != nil && log != nil {
+		prog, err = clientproto.Dial(ctx, *s.Program, programInit(s), log.With("client", "program"))
+		if err != nil {
+			return c, nil, err
+		}
+		closers = append(closers, prog.Close)
+		c.Lock = prog
+		if prog.ImplementsResource() && len(s.Resources) > 1 {
+			return c, nil, fmt.Errorf("%w: a client program that implements the resource access runs with one resource, not %d", targets.ErrBadConfig, len(s.Resources))
+		}
+	}
 	for _, rs := range s.Resources {
 		r, err := cat.Resource(rs.Name)
 		if err != nil {
 			return c, nil, err
 		}
-		st, err := r.Dial(ctx, rs.Config, c.Lock)
+		st, err := r.Dial(ctx, rs.Config, own)
 		if err != nil {
 			return c, nil, fmt.Errorf("resource %s: %w", rs.Name, err)
 		}
 		closers = append(closers, st.Close)
+		if prog != nil && prog.ImplementsResource() {
+			st = prog.Access(st)
+		}
 		c.Resources = append(c.Resources, workloads.Resource{Name: rs.Name, Fencing: rs.Fencing, Store: st})
 	}
 	if s.Audit != nil {
@@ -100,6 +119,22 @@ func dialClients(ctx context.Context, cat Catalog, s Setup) (c workloads.Clients
 	return c, closeAll, nil
 }
 
+// programInit is the init request a worker's client program gets.
+func programInit(s Setup) clientproto.Init {
+	in := clientproto.Init{Target: s.Target, Endpoints: s.Client.Endpoints, TTLMS: s.Client.TTL.Milliseconds(),
+		Prefix: s.Client.Prefix, RPCTimeoutMS: s.Client.RPCTimeout.Milliseconds(), Fencing: string(targets.FencingNone)}
+	if s.Client.LockDelay != nil {
+		d := s.Client.LockDelay.Milliseconds()
+		in.LockDelayMS = &d
+	}
+	if len(s.Resources) > 0 {
+		r := s.Resources[0]
+		in.Fencing = string(r.Fencing)
+		in.Resource = &clientproto.ResourceInfo{Name: r.Name, Endpoints: r.Config.Endpoints, Prefix: r.Config.Prefix}
+	}
+	return in
+}
+
 func serveConn(ctx context.Context, c *conn, cat Catalog, log *slog.Logger) error {
 	m, err := c.recv()
 	if err != nil {
@@ -114,7 +149,7 @@ func serveConn(ctx context.Context, c *conn, cat Catalog, log *slog.Logger) erro
 		return c.send(message{Kind: kindError, Error: err.Error()})
 	}
 	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	clients, closeAll, err := dialClients(dctx, cat, setup)
+	clients, closeAll, err := dialClients(dctx, cat, setup, log)
 	cancel()
 	if err != nil {
 		return c.send(message{Kind: kindError, Error: err.Error()})
@@ -227,3 +262,7 @@ func serveConn(ctx context.Context, c *conn, cat Catalog, log *slog.Logger) erro
 	}
 	return err
 }
+
+// ProgramInit is the init request the cluster's workers send their client
+// program (client-check sends the same).
+func (c *Cluster) ProgramInit() clientproto.Init { return programInit(c.setup) }

@@ -496,6 +496,16 @@ func (b *Builder) buildOnBase(ctx context.Context, ref, kind, version string, fi
 // buildContext builds an image tagged ref from a Dockerfile and the files of
 // its context (made executable), with the legacy builder.
 func (b *Builder) buildContext(ctx context.Context, ref, dockerfile string, files map[string][]byte, args map[string]*string) error {
+	fs := make(map[string]File, len(files))
+	for n, d := range files {
+		fs[n] = File{Data: d, Mode: 0o755}
+	}
+	return b.buildFiles(ctx, ref, dockerfile, fs, args)
+}
+
+// buildFiles builds an image tagged ref from a Dockerfile and the files of
+// its context, each with its mode, with the legacy builder.
+func (b *Builder) buildFiles(ctx context.Context, ref, dockerfile string, files map[string]File, args map[string]*string) error {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
 	add := func(n string, b []byte, mode int64) error {
@@ -514,7 +524,7 @@ func (b *Builder) buildContext(ctx context.Context, ref, dockerfile string, file
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		if err := add(n, files[n], 0o755); err != nil {
+		if err := add(n, files[n].Data, files[n].Mode); err != nil {
 			return err
 		}
 	}

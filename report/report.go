@@ -283,6 +283,9 @@ func configCards(t store.TestInfo) []card {
 		target += " " + t.TargetVersion
 	}
 	add("target", target)
+	if name, _, ok := strings.Cut(t.Client, " ("); ok {
+		add("lock client", name)
+	}
 	add("workload", t.Workload)
 	cs = append(cs, card{Label: "fencing", Value: orDash(t.Fencing), Class: "em"})
 	add("nemesis", t.Nemesis)
@@ -360,6 +363,7 @@ func configRows(t store.TestInfo) []card {
 	}
 	add("fencecheck", t.Fencecheck)
 	add("target", strings.TrimSpace(t.Target+" "+t.TargetVersion))
+	add("lock client", t.Client)
 	add("workload", t.Workload)
 	add("fencing", t.Fencing)
 	add("nemesis", strings.TrimSpace(t.Nemesis+" "+ifSet("every ", t.NemesisInterval)))

@@ -18,7 +18,10 @@ type TestInfo struct {
 	Fencecheck    string    `json:"fencecheck_version"`
 	Target        string    `json:"target"`
 	TargetVersion string    `json:"target_version,omitempty"`
-	Workload      string    `json:"workload"`
+	// Client is the user's lock client program (--client-dir): its name
+	// and command; empty: the target's own recipe.
+	Client   string `json:"client,omitempty"`
+	Workload string `json:"workload"`
 	// Scripted names the script of a scripted run (the demo), empty for
 	// a run of the generator.
 	Scripted string `json:"scripted,omitempty"`

@@ -201,8 +201,10 @@ type Store interface {
 	// only when it writes: a stale holder's write that lands between the new
 	// holder's read and write is refused too.
 	ReadFenced(ctx context.Context, lease Lease) ([]int64, error)
-	// Write replaces the list, fenced as f says, on behalf of lease (which
-	// must come from this target's Acquire for FencingToken and FencingCAS).
+	// Write replaces the list, fenced as f says, on behalf of lease. Token
+	// fencing (here and in ReadFenced) needs only the lease's Token, so a
+	// lease from any lock client will do (a user's client program);
+	// FencingCAS needs a lease from this target's own Acquire.
 	// It returns the resource's revision of the write where the resource has
 	// one (0 otherwise). A write the fencing refused returns an error
 	// wrapping ErrFenced: it certainly did not take effect.

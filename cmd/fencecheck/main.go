@@ -43,6 +43,9 @@ Usage:
   fencecheck check --jepsen-history FILE --model cas-register|kv
                                   check a history recorded by Jepsen
   fencecheck serve [RESULTS_DIR]  serve the runs' index and reports, read-only (--addr, default 127.0.0.1:8080)
+  fencecheck client-check --client-dir DIR
+                                  check that your lock client program speaks the client protocol,
+                                  against a real single-node lock service (docs/client-protocol.md)
   fencecheck images [build|list]  build or list the container images (no registry needed)
   fencecheck clean                remove every container and network fencecheck labelled, resuming paused processes
   fencecheck proxy --backend URL  the fencing proxy of the "proxy" resource (runs in its container)
@@ -78,6 +81,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = cmdImages(ctx, args[1:], stdout, stderr)
 	case "clean":
 		err = cmdClean(ctx, args[1:], stdout, stderr)
+	case "client-check":
+		code, err = cmdClientCheck(ctx, args[1:], stdout, stderr)
+	case "client-probe":
+		err = cmdClientProbe(ctx, args[1:], stdout, stderr)
 	case "worker":
 		err = cmdWorker(ctx, args[1:], stderr)
 	case "proxy":

@@ -4,6 +4,8 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/fencecheck/fencecheck/clientproto"
+	"github.com/fencecheck/fencecheck/workloads"
 	"io"
 	"log/slog"
 	"math/rand/v2"
@@ -95,6 +97,7 @@ type runFlags struct {
 	conc, nodes, keys                                                  *int
 	results, readMode                                                  *string
 	quiet                                                              *bool
+	clientDir, clientCmd, clientImage                                  *string
 }
 
 func addRunFlags(fs *flag.FlagSet) *runFlags {
@@ -119,6 +122,9 @@ func addRunFlags(fs *flag.FlagSet) *runFlags {
 	o.readMode = fs.String("read-mode", "", "register workload: the target's read mode (etcd: linearizable, serializable; default the target's first)")
 	o.ready = fs.Duration("ready-timeout", 30*time.Second, "how long the cluster may take to serve (past it: exit 255)")
 	o.quiet = fs.Bool("quiet", false, "no progress line")
+	o.clientDir = fs.String("client-dir", "", "your own lock client: a directory with client.json and the program, which each worker runs and drives over the client protocol (docs/client-protocol.md)")
+	o.clientCmd = fs.String("client-cmd", "", "with --client-dir: the command that starts the program (run with /bin/sh -c in the directory's copy), instead of client.json's")
+	o.clientImage = fs.String("client-image", "", "with --client-dir: an image of yours to run the program in (fencecheck adds its worker binary), instead of fencecheck's worker image")
 	return o
 }
 
@@ -147,16 +153,45 @@ func (o *runFlags) config(t targets.Target, resource, fencing, nem string, seed 
 	if err != nil {
 		return harness.Config{}, fmt.Errorf("%w: cannot find my own binary for the worker image: %w", harness.ErrHarness, err)
 	}
+	prog, err := o.clientProgram(w, stderr)
+	if err != nil {
+		return harness.Config{}, err
+	}
 	cfg := harness.Config{
 		Target: t, Workload: w, Resources: rs, LockStore: resourceTable[0], Fencing: fencing, Audit: audit, SideWriter: *o.sideWriter,
 		Nemesis: nem, Faults: faults,
 		NemesisInterval: *o.interval, TimeLimit: *o.limit, Concurrency: *o.conc, Nodes: *o.nodes,
 		TTL: *o.ttl, LockDelay: o.lockDelay.d, Work: *o.work, Margin: *o.margin, AcquireTimeout: *o.acquire, OpTimeout: *o.op, RPCTimeout: *o.rpc,
-		CheckTimeout: *o.check, ReadyTimeout: *o.ready, Keys: *o.keys, ReadMode: *o.readMode, Seed: seed, Results: *o.results, Name: name, WorkerBinary: self,
+		CheckTimeout: *o.check, ReadyTimeout: *o.ready, Keys: *o.keys, ReadMode: *o.readMode, Seed: seed, Results: *o.results, Name: name, WorkerBinary: self, ClientProgram: prog,
 		Log: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
 	cfg.Defaults()
 	return cfg, cfg.Validate()
+}
+
+// clientProgram is the --client-dir program (nil without the flag), its
+// build command run.
+func (o *runFlags) clientProgram(w workloads.Workload, stderr io.Writer) (*clientproto.Spec, error) {
+	if *o.clientDir == "" {
+		if *o.clientCmd != "" || *o.clientImage != "" {
+			return nil, fmt.Errorf("%w: --client-cmd and --client-image go with --client-dir", errUsage)
+		}
+		return nil, nil
+	}
+	if w.Name() != workloadTable[0].Name() {
+		return nil, fmt.Errorf("%w: a client program runs the %s workload, not %s", targets.ErrBadConfig, workloadTable[0].Name(), w.Name())
+	}
+	spec, err := clientproto.Load(*o.clientDir, *o.clientCmd, *o.clientImage)
+	if err != nil {
+		return nil, err
+	}
+	if spec.Manifest.Build != "" {
+		fmt.Fprintf(stderr, "fencecheck: building the client: %s\n", spec.Manifest.Build)
+		if err := spec.RunBuild(context.Background(), stderr); err != nil {
+			return nil, err
+		}
+	}
+	return &spec, nil
 }
 
 // progress draws the one-line status on a terminal (rewritten in place), or

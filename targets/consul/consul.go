@@ -611,11 +611,7 @@ func (c *client) Write(ctx context.Context, list []int64, held targets.Lease, f 
 		}
 		return 0, nil
 	case targets.FencingToken:
-		l, ok := held.(*lease)
-		if !ok {
-			return 0, errors.New("consul: token fencing needs a consul lease")
-		}
-		return c.writeToken(rctx, val, l.token)
+		return c.writeToken(rctx, val, held.Token())
 	case targets.FencingCAS:
 		l, ok := held.(*lease)
 		if !ok {
@@ -641,18 +637,15 @@ func (c *client) Write(ctx context.Context, list []int64, held targets.Lease, f 
 // unless the fence holds a higher token or moved meanwhile (then the read is
 // refused: only a holder with a token at least as high moves it).
 func (c *client) ReadFenced(ctx context.Context, held targets.Lease) ([]int64, error) {
-	l, ok := held.(*lease)
-	if !ok {
-		return nil, errors.New("consul: a fenced read needs a consul lease")
-	}
+	token := held.Token()
 	rctx, cancel := c.timeout(ctx)
 	defer cancel()
 	highest, index, err := c.readFence(rctx)
 	if err != nil {
 		return nil, err
 	}
-	if highest > l.token {
-		return nil, fmt.Errorf("%w: read with token %d < highest accepted %d", targets.ErrFenced, l.token, highest)
+	if highest > token {
+		return nil, fmt.Errorf("%w: read with token %d < highest accepted %d", targets.ErrFenced, token, highest)
 	}
 	check := &api.KVTxnOp{Verb: api.KVCheckIndex, Key: c.fence, Index: index}
 	if index == 0 {
@@ -660,14 +653,14 @@ func (c *client) ReadFenced(ctx context.Context, held targets.Lease) ([]int64, e
 	}
 	ok, resp, _, err := c.api.Txn().Txn(api.TxnOps{
 		{KV: check},
-		{KV: &api.KVTxnOp{Verb: api.KVSet, Key: c.fence, Value: []byte(strconv.FormatInt(l.token, 10))}},
+		{KV: &api.KVTxnOp{Verb: api.KVSet, Key: c.fence, Value: []byte(strconv.FormatInt(token, 10))}},
 		{KV: &api.KVTxnOp{Verb: api.KVGet, Key: c.value}},
 	}, query(rctx))
 	if err != nil {
 		return nil, fmt.Errorf("consul: fenced read: %w", err)
 	}
 	if !ok {
-		return nil, fmt.Errorf("%w: read with token %d: the fence moved under the read (%s)", targets.ErrFenced, l.token, txnErrors(resp))
+		return nil, fmt.Errorf("%w: read with token %d: the fence moved under the read (%s)", targets.ErrFenced, token, txnErrors(resp))
 	}
 	list := []int64{}
 	for _, r := range resp.Results {

@@ -374,11 +374,8 @@ func (c *client) Read(ctx context.Context) ([]int64, error) {
 // ReadFenced raises the fence to the lease's token and reads the list in one
 // Txn, unless the fence holds a higher token.
 func (c *client) ReadFenced(ctx context.Context, held targets.Lease) ([]int64, error) {
-	l, ok := held.(*lease)
-	if !ok {
-		return nil, errors.New("etcd: a fenced read needs an etcd lease")
-	}
-	mine := pad(l.token)
+	token := held.Token()
+	mine := pad(token)
 	rctx, cancel := c.timeout(ctx)
 	defer cancel()
 	r, err := c.cli.Txn(rctx).
@@ -394,7 +391,7 @@ func (c *client) ReadFenced(ctx context.Context, held targets.Lease) ([]int64, e
 		if kvs := r.Responses[0].GetResponseRange().Kvs; len(kvs) > 0 {
 			highest = strings.TrimLeft(string(kvs[0].Value), "0")
 		}
-		return nil, fmt.Errorf("%w: read with token %d < highest accepted %s", targets.ErrFenced, l.token, highest)
+		return nil, fmt.Errorf("%w: read with token %d < highest accepted %s", targets.ErrFenced, token, highest)
 	}
 	return decodeList(r.Responses[1].GetResponseRange().Kvs)
 }
@@ -427,11 +424,8 @@ func (c *client) Write(ctx context.Context, list []int64, held targets.Lease, f 
 		}
 		return r.Header.Revision, nil
 	case targets.FencingToken:
-		l, ok := held.(*lease)
-		if !ok {
-			return 0, errors.New("etcd: token fencing needs an etcd lease")
-		}
-		mine := pad(l.token)
+		token := held.Token()
+		mine := pad(token)
 		r, err := c.cli.Txn(rctx).
 			If(clientv3.Compare(clientv3.Value(c.fence), ">", mine)).
 			Then(clientv3.OpGet(c.fence)).
@@ -445,7 +439,7 @@ func (c *client) Write(ctx context.Context, list []int64, held targets.Lease, f 
 			if kvs := r.Responses[0].GetResponseRange().Kvs; len(kvs) > 0 {
 				highest = strings.TrimLeft(string(kvs[0].Value), "0")
 			}
-			return 0, fmt.Errorf("%w: token %d < highest accepted %s", targets.ErrFenced, l.token, highest)
+			return 0, fmt.Errorf("%w: token %d < highest accepted %s", targets.ErrFenced, token, highest)
 		}
 		return r.Header.Revision, nil
 	case targets.FencingCAS:

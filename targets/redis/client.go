@@ -336,13 +336,10 @@ func (r *Resource) Read(ctx context.Context) ([]int64, error) {
 
 // ReadFenced reads the list with token fencing (readTokenScript).
 func (r *Resource) ReadFenced(ctx context.Context, held targets.Lease) ([]int64, error) {
-	o, ok := held.(Owner)
-	if !ok {
-		return nil, fmt.Errorf("redis: a fenced read needs a Redis lease, not %T", held)
-	}
+	token := held.Token()
 	rctx, cancel := r.timeout(ctx)
 	defer cancel()
-	res, err := readTokenScript.Eval(rctx, r.RDB, []string{r.Keys.Value, r.Keys.Fence}, o.Token()).Slice()
+	res, err := readTokenScript.Eval(rctx, r.RDB, []string{r.Keys.Value, r.Keys.Fence}, token).Slice()
 	if err != nil {
 		return nil, fmt.Errorf("redis: fenced read: %w", err)
 	}
@@ -351,7 +348,7 @@ func (r *Resource) ReadFenced(ctx context.Context, held targets.Lease) ([]int64,
 	}
 	s, _ := res[1].(string)
 	if n, _ := res[0].(int64); n != 1 {
-		return nil, fmt.Errorf("%w: read with token %d < highest accepted %s", targets.ErrFenced, o.Token(), s)
+		return nil, fmt.Errorf("%w: read with token %d < highest accepted %s", targets.ErrFenced, token, s)
 	}
 	list := []int64{}
 	if s == "" {
@@ -376,7 +373,7 @@ func (r *Resource) Write(ctx context.Context, list []int64, held targets.Lease, 
 		args   []any
 		owner  Owner
 	)
-	if f != targets.FencingNone {
+	if f == targets.FencingCAS {
 		o, ok := held.(Owner)
 		if !ok {
 			return 0, fmt.Errorf("redis: %s fencing needs a Redis lease, not %T", f, held)
@@ -387,7 +384,7 @@ func (r *Resource) Write(ctx context.Context, list []int64, held targets.Lease, 
 	case targets.FencingNone:
 		script, keys, args = writeScript, []string{r.Keys.Value, r.Keys.Rev}, []any{string(b)}
 	case targets.FencingToken:
-		script, keys, args = tokenScript, []string{r.Keys.Value, r.Keys.Fence, r.Keys.Rev}, []any{string(b), owner.Token()}
+		script, keys, args = tokenScript, []string{r.Keys.Value, r.Keys.Fence, r.Keys.Rev}, []any{string(b), held.Token()}
 	case targets.FencingCAS:
 		script, keys, args = casScript, []string{r.Keys.Value, r.Keys.Lock, r.Keys.Rev}, []any{string(b), owner.LockValue()}
 	default:
@@ -406,7 +403,7 @@ func (r *Resource) Write(ctx context.Context, list []int64, held targets.Lease, 
 		return res[1], nil
 	}
 	if f == targets.FencingToken {
-		return 0, fmt.Errorf("%w: token %d < highest accepted %d", targets.ErrFenced, owner.Token(), res[1])
+		return 0, fmt.Errorf("%w: token %d < highest accepted %d", targets.ErrFenced, held.Token(), res[1])
 	}
 	return 0, fmt.Errorf("%w: lock key %s no longer holds this lease's value", targets.ErrFenced, r.Keys.Lock)
 }

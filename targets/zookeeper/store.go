@@ -108,7 +108,7 @@ func ourLease(held targets.Lease, what string) (*lease, error) {
 // raise reads the fence (after a sync) and returns the multi operation that
 // sets it to the lease's token if nobody wrote it since, or an error
 // wrapping ErrFenced if it holds a higher token.
-func (c *client) raise(ctx context.Context, l *lease) (*zk.SetDataRequest, error) {
+func (c *client) raise(ctx context.Context, token int64) (*zk.SetDataRequest, error) {
 	d, err := c.get(ctx, c.fence, true)
 	if err != nil {
 		return nil, fmt.Errorf("read the fence: %w", err)
@@ -117,10 +117,10 @@ func (c *client) raise(ctx context.Context, l *lease) (*zk.SetDataRequest, error
 	if err != nil {
 		return nil, fmt.Errorf("the fence holds %q", d.b)
 	}
-	if highest > l.token {
-		return nil, fmt.Errorf("%w: token %d < highest accepted %d", targets.ErrFenced, l.token, highest)
+	if highest > token {
+		return nil, fmt.Errorf("%w: token %d < highest accepted %d", targets.ErrFenced, token, highest)
 	}
-	return &zk.SetDataRequest{Path: c.fence, Data: []byte(strconv.FormatInt(l.token, 10)), Version: d.stat.Version}, nil
+	return &zk.SetDataRequest{Path: c.fence, Data: []byte(strconv.FormatInt(token, 10)), Version: d.stat.Version}, nil
 }
 
 // multi sends ops as one transaction. A transaction whose first operation
@@ -140,15 +140,12 @@ func (c *client) multi(ctx context.Context, why string, ops ...any) ([]zk.MultiR
 // higher one, then reads the list: after the fence's write on the same
 // session, so the read sees every write the fence let through before.
 func (c *client) ReadFenced(ctx context.Context, held targets.Lease) ([]int64, error) {
-	l, err := ourLease(held, "a fenced read")
-	if err != nil {
-		return nil, err
-	}
-	set, err := c.raise(ctx, l)
+	token := held.Token()
+	set, err := c.raise(ctx, token)
 	if err != nil {
 		return nil, fmt.Errorf("zookeeper: fenced read: %w", err)
 	}
-	if _, err := c.multi(ctx, fmt.Sprintf("read with token %d: the fence moved since it was read", l.token), set); err != nil {
+	if _, err := c.multi(ctx, fmt.Sprintf("read with token %d: the fence moved since it was read", token), set); err != nil {
 		return nil, fmt.Errorf("zookeeper: fenced read: %w", err)
 	}
 	d, err := c.get(ctx, c.value, false)
@@ -174,15 +171,12 @@ func (c *client) Write(ctx context.Context, list []int64, held targets.Lease, f 
 		}
 		return st.Mzxid, nil
 	case targets.FencingToken:
-		l, err := ourLease(held, "token fencing")
-		if err != nil {
-			return 0, err
-		}
-		raise, err := c.raise(ctx, l)
+		token := held.Token()
+		raise, err := c.raise(ctx, token)
 		if err != nil {
 			return 0, fmt.Errorf("zookeeper: write: %w", err)
 		}
-		res, err := c.multi(ctx, fmt.Sprintf("token %d: the fence moved since it was read", l.token), raise, set)
+		res, err := c.multi(ctx, fmt.Sprintf("token %d: the fence moved since it was read", token), raise, set)
 		if err != nil {
 			return 0, fmt.Errorf("zookeeper: write: %w", err)
 		}

@@ -1,0 +1,5 @@
+#!/bin/sh
+# Answers every request with a line that is not JSON.
+while read -r line; do
+	echo "hello, I am not JSON"
+done
