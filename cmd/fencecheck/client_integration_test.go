@@ -56,9 +56,10 @@ func TestClientCheck(t *testing.T) {
 	}
 }
 
-// clientRun runs 30 s of lock-append with a client program, seed 1, and
-// returns the run's directory, results and exit code (a verdict).
-func clientRun(t *testing.T, args ...string) (string, resultsJSON, cliResult) {
+// seededRun runs 30 s with seed 1 and a results directory, and returns the
+// run's directory, its results and its exit code, which must be a verdict
+// (0 or 1).
+func seededRun(t *testing.T, args ...string) (string, resultsJSON, cliResult) {
 	t.Helper()
 	res := t.TempDir()
 	args = append([]string{"run", "--time-limit", "30s", "--results", res, "--seed", "1", "--quiet"}, args...)
@@ -93,7 +94,7 @@ func TestClientProgramRuns(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			dir, got, r := clientRun(t, append(tc.args, "--nemesis", "pause-holder")...)
+			dir, got, r := seededRun(t, append(tc.args, "--nemesis", "pause-holder")...)
 			t.Logf("exit %d, lost %d of %d, fence rejections %d, %s", r.code, got.LostUpdates.Lost, got.LostUpdates.Acknowledged,
 				got.FenceRejections, r.elapsed.Round(time.Second))
 			if tc.fenced {
@@ -119,7 +120,7 @@ func TestClientProgramRuns(t *testing.T) {
 func TestClientProgramCrashesMidRun(t *testing.T) {
 	requireDocker(t)
 	fencecheckBinary(t)
-	dir, got, r := clientRun(t, "--target", "redis", "--client-dir", example("redis-py"), "--fencing", "token",
+	dir, got, r := seededRun(t, "--target", "redis", "--client-dir", example("redis-py"), "--fencing", "token",
 		"--client-cmd", "timeout -s KILL 8 python3 -u lock.py", "--nemesis", "none", "--concurrency", "3")
 	if r.code != exitValid || got.Valid != true || got.LostUpdates.Acknowledged < 10 {
 		t.Fatalf("exit %d, valid %v, %d acknowledged; want a valid run that got work done: %s", r.code, got.Valid, got.LostUpdates.Acknowledged, lastLines(r.stderr, 10))

@@ -46,16 +46,7 @@ func ensureZooKeeperImages(t *testing.T) {
 // become ready instead of the default 30 s.
 func zookeeperRun(t *testing.T, args ...string) (string, resultsJSON, cliResult) {
 	t.Helper()
-	res := t.TempDir()
-	args = append([]string{"run", "--target", "zookeeper", "--workload", "lock-append", "--time-limit", "30s",
-		"--ready-timeout", "90s", "--results", res, "--seed", "1", "--quiet"}, args...)
-	r := runCLI(t, nil, args...)
-	t.Cleanup(func() { assertRunsGone(t, res) })
-	if r.code != exitValid && r.code != exitInvalid {
-		t.Fatalf("exit %d: %s", r.code, lastLines(r.stderr, 20))
-	}
-	dir := filepath.Join(res, "latest")
-	return dir, readResults(t, dir), r
+	return seededRun(t, append([]string{"--target", "zookeeper", "--workload", "lock-append", "--ready-timeout", "90s"}, args...)...)
 }
 
 // A holder paused past its session timeout: unfenced, an acknowledged
