@@ -45,10 +45,10 @@ unit:
 # seeds also run in every go test.
 FUZZTIME ?= 60s
 fuzz:
-	$(GO) test -run '^$$' -fuzz '^FuzzRead$$' -fuzztime $(FUZZTIME) ./history/
-	$(GO) test -run '^$$' -fuzz '^FuzzParseEDN$$' -fuzztime $(FUZZTIME) ./history/jepsen/
-	$(GO) test -run '^$$' -fuzz '^FuzzParseKV$$' -fuzztime $(FUZZTIME) ./history/jepsen/
-	$(GO) test -run '^$$' -fuzz '^FuzzParseRegisterLog$$' -fuzztime $(FUZZTIME) ./history/jepsen/
+	$(GO) test -run '^$$' -fuzz '^FuzzRead$$' -fuzztime $(FUZZTIME) ./internal/history/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseEDN$$' -fuzztime $(FUZZTIME) ./internal/history/jepsen/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseKV$$' -fuzztime $(FUZZTIME) ./internal/history/jepsen/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseRegisterLog$$' -fuzztime $(FUZZTIME) ./internal/history/jepsen/
 
 # The README's figures: cold and warm image builds (the cold build removes
 # fencecheck's images and rebuilds them), 5 runs per fencing mode on etcd, the
@@ -57,7 +57,7 @@ fuzz:
 bench: images
 	$(GO) run ./bench -bin $(BIN) -runs 5 -cold
 	$(GO) run ./bench -bin $(BIN) -overhead -runs 3 -time-limit 20s
-	$(GO) test -run '^$$' -bench . -benchtime 3x ./checkers/ ./report/
+	$(GO) test -run '^$$' -bench . -benchtime 3x ./internal/checkers/ ./internal/report/
 
 # The scenarios behind the README's findings, once each.
 findings: images

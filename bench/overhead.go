@@ -11,14 +11,14 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/fencecheck/fencecheck/harness"
-	"github.com/fencecheck/fencecheck/history"
-	"github.com/fencecheck/fencecheck/resources"
-	"github.com/fencecheck/fencecheck/resources/lockstore"
+	"github.com/fencecheck/fencecheck/internal/harness"
+	"github.com/fencecheck/fencecheck/internal/history"
+	"github.com/fencecheck/fencecheck/internal/resources"
+	"github.com/fencecheck/fencecheck/internal/resources/lockstore"
 	"github.com/fencecheck/fencecheck/targets"
-	"github.com/fencecheck/fencecheck/targets/etcd"
-	"github.com/fencecheck/fencecheck/workloads"
-	"github.com/fencecheck/fencecheck/workloads/lockappend"
+	"github.com/fencecheck/fencecheck/internal/targets/etcd"
+	"github.com/fencecheck/fencecheck/internal/workloads"
+	"github.com/fencecheck/fencecheck/internal/workloads/lockappend"
 )
 
 // runOverhead measures what the harness costs: lock-append critical

@@ -1,0 +1,91 @@
+package checkers
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/fencecheck/fencecheck/internal/history"
+	"github.com/fencecheck/fencecheck/internal/history/lockappend"
+)
+
+// Each broken assumption gives unknown with the reason, never a verdict.
+func TestBrokenAssumptions(t *testing.T) {
+	cases := []struct {
+		name  string
+		build func(h *hist)
+		want  string
+	}{
+		{"completion before its invocation", func(h *hist) {
+			h.section(0, 1, 10)
+			h.invoke(1, 2).acquired(1, 11).read(1, 1)
+			h.events[len(h.events)-1].Time = h.now
+			h.ok(1, 2, 11, 1)
+			// The completion's time goes back before the invocation's.
+			h.events[len(h.events)-1].Time = h.events[len(h.events)-3].Time - 5*ms
+			h.finalRead(1_000_000, 1, 2)
+		}, "completes at"},
+		{"an ok append after the final read", func(h *hist) {
+			h.section(0, 1, 10)
+			h.invoke(1, 2).acquired(1, 11).read(1, 1)
+			h.add(1_000_000, history.Invoke, lockappend.FFinalRead, nil)
+			h.writeSent(1).released(1).ok(1, 2, 11, 1)
+			h.add(1_000_000, history.Ok, lockappend.FFinalRead, lockappend.ReadValue{Value: []int64{1, 2}})
+		}, "after the final read began"},
+		{"a duplicate element", func(h *hist) {
+			h.section(0, 1, 10)
+			h.section(1, 1, 11, 1)
+			h.finalRead(1_000_000, 1, 1)
+		}, "element 1 is appended twice"},
+		{"two operations of a process outstanding at once", func(h *hist) {
+			h.section(0, 1, 10)
+			h.section(0, 2, 11, 1)
+			// The second invocation's time goes back inside the first.
+			for i := range h.events {
+				if h.events[i].Type == history.Invoke && h.events[i].F == lockappend.FAppend && h.events[i].Process == 0 && i > 0 {
+					h.events[i].Time = 2 * ms
+				}
+			}
+			h.finalRead(1_000_000, 1, 2)
+		}, "two operations outstanding at once"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHist(t)
+			c.build(h)
+			res := CheckLockAppend(h.events, Options{})
+			if res.Valid != Unknown {
+				t.Fatalf("verdict %s, want unknown", res.Valid)
+			}
+			if !strings.Contains(res.Error, c.want) || !strings.Contains(res.Checkers.Linearizable.Message, "breaks an assumption") {
+				t.Errorf("error %q, message %q; want %q", res.Error, res.Checkers.Linearizable.Message, c.want)
+			}
+		})
+	}
+}
+
+// The register and KV checkers share the validation: an ok operation of a
+// process that overlaps its next one on the same key is unknown.
+func TestKeyedAssumptions(t *testing.T) {
+	ops := []RegisterOp{wr(0, 0, 10, 1), rd(0, 5, 12, RegisterInt(1))}
+	for _, o := range []*RegisterOp{&ops[0], &ops[1]} {
+		o.Key = "k"
+	}
+	res := CheckRegister(ops, Options{})
+	if res.Valid != Unknown || !strings.Contains(res.Error, "two operations outstanding at once") {
+		t.Errorf("register: %s %q %q", res.Valid, res.Message, res.Error)
+	}
+	kv := []KVOp{{Process: 1, Key: "x", F: KVPut, Type: history.Ok, Call: 0, Return: 9, Value: "a"},
+		{Process: 1, Key: "x", F: KVGet, Type: history.Ok, Call: 3, Return: 11, Value: "a"}}
+	if r := CheckKV(kv, Options{}); r.Valid != Unknown || !strings.Contains(r.Error, "two operations outstanding at once") {
+		t.Errorf("kv: %s %q", r.Valid, r.Error)
+	}
+	// The same on two keys is fine: Porcupine checks keys apart.
+	ops[1].Key = "j"
+	if res := CheckRegister(ops, Options{}); res.Valid == Unknown && strings.Contains(res.Error, "outstanding") {
+		t.Errorf("two keys: %s %q", res.Valid, res.Error)
+	}
+	if err := checkSpans([]span{{process: 1, call: 5, ret: 3, returned: true, what: "x"}}); !errors.Is(err, ErrAssumption) {
+		t.Errorf("checkSpans: %v", err)
+	}
+}

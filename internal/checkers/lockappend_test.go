@@ -1,0 +1,528 @@
+package checkers
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/fencecheck/fencecheck/internal/history"
+	"github.com/fencecheck/fencecheck/internal/history/lockappend"
+)
+
+// verdicts are the expected verdicts of a scenario, by checker.
+type verdicts struct {
+	all, lin, lost, tokens, stats Validity
+}
+
+func (w verdicts) check(t *testing.T, r LockAppendResult) {
+	t.Helper()
+	c := r.Checkers
+	for _, x := range []struct {
+		name      string
+		got, want Validity
+		v         Verdict
+	}{
+		{"overall", r.Valid, w.all, Verdict{Message: r.Error}},
+		{NameLinearizable, c.Linearizable.Valid, w.lin, c.Linearizable.Verdict},
+		{NameLostUpdates, c.LostUpdates.Valid, w.lost, c.LostUpdates.Verdict},
+		{NameTokenMonotonic, c.TokenMonotonic.Valid, w.tokens, c.TokenMonotonic.Verdict},
+		{NameStats, c.Stats.Valid, w.stats, c.Stats.Verdict},
+		{NameOverlap, c.Overlap.Valid, Valid, c.Overlap.Verdict},
+	} {
+		if x.got != x.want {
+			t.Errorf("%s: got %s, want %s (%s %s)", x.name, x.got, x.want, x.v.Message, x.v.Error)
+		}
+	}
+}
+
+var allValid = verdicts{Valid, Valid, Valid, Valid, Valid}
+
+// lostUpdate is the classic story: A (process 0) gets token 10, reads [],
+// and is paused; its lease expires; B (process 1) gets token 12, reads [],
+// writes [2] and is acknowledged; A wakes and writes [1] over it. With
+// fenced, the resource refuses A's write.
+func lostUpdate(t *testing.T, fenced bool) *hist {
+	h := newHist(t).
+		invoke(0, 1).acquired(0, 10).read(0).
+		invoke(1, 2).acquired(1, 12).read(1).writeSent(1).released(1).ok(1, 2, 12).
+		writeSent(0).released(0)
+	if fenced {
+		return h.fail(0, 1, 10, lockappend.ReasonFenced).finalRead(9, 2)
+	}
+	return h.ok(0, 1, 10).finalRead(9, 1)
+}
+
+func TestCheckLockAppend(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		h     *hist
+		want  verdicts
+		check func(t *testing.T, r LockAppendResult)
+	}{
+		{
+			name: "sequential legal",
+			h: newHist(t).section(0, 1, 1).section(1, 2, 2, 1).section(2, 3, 3, 1, 2).
+				section(0, 4, 4, 1, 2, 3).section(1, 5, 5, seq(4)...).finalRead(9, seq(5)...),
+			want: allValid,
+			check: func(t *testing.T, r LockAppendResult) {
+				if r.LostUpdates.Acknowledged != 5 || r.LostUpdates.Lost != 0 || r.Overlaps != 0 || r.FenceRejections != 0 {
+					t.Errorf("got %+v, overlaps %d, fence rejections %d", r.LostUpdates, r.Overlaps, r.FenceRejections)
+				}
+				if got := r.Checkers.Linearizable.Ops; got != 6 {
+					t.Errorf("linearizable checked %d ops, want 6", got)
+				}
+			},
+		},
+		{
+			name: "classic lost update",
+			h:    lostUpdate(t, false),
+			want: verdicts{all: Invalid, lin: Invalid, lost: Invalid, tokens: Valid, stats: Valid},
+			check: func(t *testing.T, r LockAppendResult) {
+				lu := r.LostUpdates
+				if lu.Acknowledged != 2 || lu.Lost != 1 || len(lu.Elements) != 1 {
+					t.Fatalf("lost updates %+v, want 1 of 2 lost", lu)
+				}
+				e := lu.Elements[0]
+				if e.Element != 2 || e.Process != 1 || e.Token != 12 {
+					t.Errorf("lost element %+v, want element 2 of process 1 token 12", e)
+				}
+				want := Overwrite{Element: 1, Known: true, Process: 0, Token: 10, Type: history.Ok, Stale: true}
+				if e.OverwrittenBy == nil || *e.OverwrittenBy != want {
+					t.Errorf("overwritten by %+v, want %+v", e.OverwrittenBy, want)
+				}
+				if p := r.Checkers.LostUpdates.Percent; p != 50 {
+					t.Errorf("percent %v, want 50", p)
+				}
+				if r.Overlaps != 1 {
+					t.Errorf("overlaps %d, want 1", r.Overlaps)
+				}
+			},
+		},
+		{
+			name: "lost update fenced",
+			h:    lostUpdate(t, true),
+			want: allValid,
+			check: func(t *testing.T, r LockAppendResult) {
+				if r.FenceRejections != 1 || r.LostUpdates.Lost != 0 || r.LostUpdates.Acknowledged != 1 {
+					t.Errorf("fence rejections %d, lost updates %+v; want 1 rejection, 0 of 1 lost", r.FenceRejections, r.LostUpdates)
+				}
+				if got := r.Checkers.Stats.FailReasons[lockappend.ReasonFenced]; got != 1 {
+					t.Errorf("fail reasons %v", r.Checkers.Stats.FailReasons)
+				}
+				if r.Overlaps != 1 {
+					t.Errorf("overlaps %d, want 1: the paused holder believed it held the lock", r.Overlaps)
+				}
+			},
+		},
+		{
+			// A times out after sending its write; it did land: B reads it.
+			name: "info that happened",
+			h: newHist(t).invoke(0, 1).acquired(0, 10).read(0).writeSent(0).info(0, 1).
+				section(5, 2, 11, 1).
+				released(0).late(0, history.Ok, lockappend.Completion{Element: 1, Token: 10}).
+				finalRead(9, 1, 2),
+			want: allValid,
+			check: func(t *testing.T, r LockAppendResult) {
+				l := r.Checkers.Linearizable
+				if l.Info != 1 || l.Inferred != 0 || l.NoEffect != 0 {
+					t.Errorf("linearizable %+v, want one info op with a known read", l)
+				}
+				if r.Checkers.Stats.Info != 1 || r.Checkers.Stats.LateResults["ok"] != 1 {
+					t.Errorf("stats %+v", r.Checkers.Stats)
+				}
+			},
+		},
+		{
+			// A times out; its write never lands.
+			name: "info that did not happen",
+			h: newHist(t).invoke(0, 1).acquired(0, 10).read(0).writeSent(0).info(0, 1).
+				section(5, 2, 11).finalRead(9, 2),
+			want: allValid,
+			check: func(t *testing.T, r LockAppendResult) {
+				if l := r.Checkers.Linearizable; l.NoEffect != 1 || l.Info != 0 {
+					t.Errorf("linearizable %+v, want the info op left out as a no-op", l)
+				}
+			},
+		},
+		{
+			// A's info has no value and A never reported its read: where 1
+			// sits in the final read says A read [].
+			name: "info inferred from the final read",
+			h: newHist(t).invoke(0, 1).acquired(0, 10).add(0, history.Info, lockappend.FAppend, nil).
+				section(5, 2, 11, 1).section(6, 3, 12, 1, 2).finalRead(9, 1, 2, 3),
+			want: allValid,
+			check: func(t *testing.T, r LockAppendResult) {
+				if l := r.Checkers.Linearizable; l.Inferred != 1 || l.Info != 1 {
+					t.Errorf("linearizable %+v, want one inferred info op", l)
+				}
+			},
+		},
+		{
+			// The read list of the late result is the one that counts
+			// when the info completion carries none.
+			name: "info read from the late result",
+			h: newHist(t).invoke(0, 1).acquired(0, 10).info(0, 1).
+				section(5, 2, 11, 1).
+				late(0, history.Ok, lockappend.Completion{Element: 1, Token: 10, Read: []int64{}}).
+				finalRead(9, 1, 2),
+			want: allValid,
+			check: func(t *testing.T, r LockAppendResult) {
+				if l := r.Checkers.Linearizable; l.Inferred != 0 || l.Info != 1 {
+					t.Errorf("linearizable %+v, want one info op read from its late result", l)
+				}
+			},
+		},
+		{
+			// B reads [1] before A, which appends 1, was even invoked.
+			name: "info invoked after its element was read",
+			h:    newHist(t).section(5, 2, 11, 1).invoke(0, 1).acquired(0, 12).read(0).info(0, 1).finalRead(9, 1, 2),
+			want: verdicts{all: Invalid, lin: Invalid, lost: Valid, tokens: Valid, stats: Valid},
+		},
+		{
+			name: "fenced late result",
+			h: newHist(t).invoke(0, 1).acquired(0, 10).read(0).writeSent(0).info(0, 1).
+				section(5, 2, 11).
+				released(0).late(0, history.Fail, lockappend.Completion{Element: 1, Token: 10, Read: []int64{}, Reason: lockappend.ReasonFenced}).
+				finalRead(9, 2),
+			want: allValid,
+			check: func(t *testing.T, r LockAppendResult) {
+				if r.FenceRejections != 1 {
+					t.Errorf("fence rejections %d, want 1", r.FenceRejections)
+				}
+			},
+		},
+		{
+			name: "no final read",
+			h:    newHist(t).section(0, 1, 1).section(1, 2, 2, 1),
+			want: verdicts{all: Unknown, lin: Valid, lost: Unknown, tokens: Valid, stats: Valid},
+			check: func(t *testing.T, r LockAppendResult) {
+				if m := r.Checkers.LostUpdates.Message; !strings.Contains(m, "no final read") {
+					t.Errorf("lost-updates message %q, want it to say there is no final read", m)
+				}
+			},
+		},
+		{
+			name: "duplicate token",
+			h:    newHist(t).section(0, 1, 10).section(1, 2, 10, 1).finalRead(9, 1, 2),
+			want: verdicts{all: Invalid, lin: Valid, lost: Valid, tokens: Invalid, stats: Valid},
+			check: func(t *testing.T, r LockAppendResult) {
+				tr := r.Checkers.TokenMonotonic
+				if tr.Count != 1 || tr.Violations[0].Kind != Duplicate || tr.Violations[0].A.Process != 0 || tr.Violations[0].B.Process != 1 {
+					t.Errorf("token violations %+v, want one duplicate of process 0's grant by process 1", tr.Violations)
+				}
+			},
+		},
+		{
+			name: "decreasing token",
+			h:    newHist(t).section(0, 1, 12).section(1, 2, 10, 1).finalRead(9, 1, 2),
+			want: verdicts{all: Invalid, lin: Valid, lost: Valid, tokens: Invalid, stats: Valid},
+			check: func(t *testing.T, r LockAppendResult) {
+				tr := r.Checkers.TokenMonotonic
+				if tr.Count != 1 || tr.Violations[0].Kind != NotIncreasing || tr.Violations[0].A.Token != 12 || tr.Violations[0].B.Token != 10 {
+					t.Errorf("token violations %+v, want 12 then 10 not increasing", tr.Violations)
+				}
+			},
+		},
+		{
+			// B is invoked before A is granted: no order between them to
+			// contradict.
+			name: "concurrent grants may go either way",
+			h: newHist(t).invoke(1, 2).invoke(0, 1).acquired(0, 12).read(0).released(0).ok(0, 1, 12).
+				acquired(1, 10).read(1, 1).released(1).ok(1, 2, 10, 1).finalRead(9, 1, 2),
+			want: allValid,
+		},
+		{
+			name: "nothing succeeded",
+			h: newHist(t).invoke(0, 1).fail(0, 1, 0, lockappend.ReasonNotAcquired).
+				invoke(1, 2).acquired(1, 3).read(1).released(1).fail(1, 2, 3, lockappend.ReasonLeaseShort).finalRead(9),
+			want: verdicts{all: Unknown, lin: Valid, lost: Valid, tokens: Valid, stats: Unknown},
+			check: func(t *testing.T, r LockAppendResult) {
+				if m := r.Checkers.Stats.Message; !strings.Contains(m, "no operation succeeded") {
+					t.Errorf("stats message %q", m)
+				}
+			},
+		},
+		{
+			name: "unpaired history",
+			h:    newHist(t).section(0, 1, 1).ok(0, 1, 1),
+			want: verdicts{Unknown, Unknown, Unknown, Unknown, Unknown},
+			check: func(t *testing.T, r LockAppendResult) {
+				if r.Error == "" || r.Checkers.Linearizable.Error == "" {
+					t.Errorf("want the pairing error, got %q", r.Error)
+				}
+			},
+		},
+		{
+			name: "undecodable value",
+			h:    newHist(t).add(0, history.Invoke, lockappend.FAppend, "not an object").ok(0, 1, 1).finalRead(9, 1),
+			want: verdicts{Unknown, Unknown, Unknown, Unknown, Unknown},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := CheckLockAppend(tc.h.events, Options{Timeout: 10 * time.Second})
+			if tc.want == (verdicts{Unknown, Unknown, Unknown, Unknown, Unknown}) {
+				// Everything unknown includes overlap.
+				if r.Valid != Unknown || r.Checkers.Overlap.Valid != Unknown || r.Error == "" {
+					t.Errorf("got %s (overlap %s), error %q; want unknown everywhere with an error", r.Valid, r.Checkers.Overlap.Valid, r.Error)
+				}
+			} else {
+				tc.want.check(t, r)
+			}
+			if tc.check != nil {
+				tc.check(t, r)
+			}
+		})
+	}
+}
+
+func TestCheckOverlap(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		h       *hist
+		windows []OverlapWindow
+	}{
+		{
+			name: "hand-over at the same instant",
+			h:    newHist(t).invoke(0, 1).invoke(1, 2).acquired(0, 1).released(0).same().acquired(1, 2).released(1),
+		},
+		{
+			// A (token 10) is paused inside its critical section from
+			// its grant (2 ms) to its release (9 ms); B holds from 5 ms
+			// to 7 ms.
+			name: "paused holder",
+			h: newHist(t).invoke(0, 1).acquired(0, 10).read(0).
+				invoke(1, 2).acquired(1, 12).read(1).released(1).ok(1, 2, 12).
+				released(0).ok(0, 1, 10),
+			windows: []OverlapWindow{{Start: 5 * ms, End: 7 * ms, Holders: []Holder{{0, 10}, {1, 12}}}},
+		},
+		{
+			// A timed out (info at 3 ms) and never reported again: it
+			// believes it holds until its completion. C's info at 8 ms is
+			// followed by a late result at 9 ms, which ends its belief.
+			name: "info ends",
+			h: newHist(t).invoke(0, 1).acquired(0, 10).info(0, 1).
+				invoke(1, 2).acquired(1, 11).invoke(2, 3).acquired(2, 12).info(2, 3).
+				late(2, history.Ok, lockappend.Completion{Element: 3}).released(1).ok(1, 2, 11),
+			windows: []OverlapWindow{{Start: 7 * ms, End: 9 * ms, Holders: []Holder{{1, 11}, {2, 12}}}},
+		},
+		{
+			// A never completes: it believes until the history ends.
+			name: "holder until the end",
+			h: newHist(t).invoke(0, 1).acquired(0, 10).
+				section(1, 2, 11).section(2, 3, 12, 2),
+			windows: []OverlapWindow{
+				{Start: 4 * ms, End: 7 * ms, Holders: []Holder{{0, 10}, {1, 11}}},
+				{Start: 10 * ms, End: 13 * ms, Holders: []Holder{{0, 10}, {2, 12}}},
+			},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := CheckOverlap(pair(t, tc.h.events))
+			if r.Valid != Valid {
+				t.Errorf("overlap is %s, want always valid", r.Valid)
+			}
+			if r.Overlaps != len(tc.windows) {
+				t.Fatalf("%d overlaps %+v, want %d", r.Overlaps, r.Windows, len(tc.windows))
+			}
+			for i, w := range tc.windows {
+				g := r.Windows[i]
+				if g.Start != w.Start || g.End != w.End || !equalHolders(g.Holders, w.Holders) {
+					t.Errorf("window %d: got %+v, want %+v", i, g, w)
+				}
+			}
+		})
+	}
+}
+
+func equalHolders(a, b []Holder) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestLockAppendResultJSON(t *testing.T) {
+	r := CheckLockAppend(lostUpdate(t, false).events, Options{})
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	keys := func(m map[string]any) string {
+		var ks []string
+		for k := range m {
+			ks = append(ks, k)
+		}
+		return strings.Join(sorted(ks), ",")
+	}
+	if k := keys(got); k != "checkers,fence_rejections,first_lost_update_ns,lost_updates,overlaps,valid" {
+		t.Errorf("top-level keys %s", k)
+	}
+	if got["valid"] != false {
+		t.Errorf("valid is %v, want false", got["valid"])
+	}
+	checkers := got["checkers"].(map[string]any)
+	if k := keys(checkers); k != "linearizable,lost-updates,overlap,stats,token-monotonic" {
+		t.Errorf("checker names %s", k)
+	}
+	for name, c := range checkers {
+		if _, ok := c.(map[string]any)["valid"]; !ok {
+			t.Errorf("checker %s has no valid: %v", name, c)
+		}
+	}
+	lu := got["lost_updates"].(map[string]any)
+	if k := keys(lu); k != "acknowledged,elements,lost" {
+		t.Errorf("lost_updates keys %s", k)
+	}
+	if lu["acknowledged"] != 2.0 || lu["lost"] != 1.0 || len(lu["elements"].([]any)) != 1 {
+		t.Errorf("lost_updates %v", lu)
+	}
+	if got["overlaps"] != 1.0 || got["fence_rejections"] != 0.0 {
+		t.Errorf("overlaps %v, fence_rejections %v", got["overlaps"], got["fence_rejections"])
+	}
+
+	// Valid history: elements is [], not null; valid is true.
+	b, _ = json.Marshal(CheckLockAppend(newHist(t).section(0, 1, 1).finalRead(9, 1).events, Options{}))
+	if s := string(b); !strings.HasPrefix(s, `{"valid":true,`) || !strings.Contains(s, `"lost_updates":{"acknowledged":1,"lost":0,"elements":[]}`) {
+		t.Errorf("valid result JSON %s", s)
+	}
+	// And the result reads back.
+	var back LockAppendResult
+	if err := json.Unmarshal(b, &back); err != nil || back.Valid != Valid || back.Checkers.Stats.Ok != 1 {
+		t.Errorf("read back %+v, %v", back, err)
+	}
+}
+
+func sorted(s []string) []string {
+	for i := range s {
+		for j := i + 1; j < len(s); j++ {
+			if s[j] < s[i] {
+				s[i], s[j] = s[j], s[i]
+			}
+		}
+	}
+	return s
+}
+
+func TestVisualization(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "linearizability.html")
+	r := CheckLockAppend(lostUpdate(t, false).events, Options{VisualizationPath: path})
+	l := r.Checkers.Linearizable
+	if l.Valid != Invalid || l.Visualization != "linearizability.html" || l.Error != "" {
+		t.Fatalf("linearizable %+v, want invalid with a visualization", l)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"append 1 to []", "append 2 to []", "final read [1]"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("visualization lacks %q", want)
+		}
+	}
+
+	// A valid history writes nothing.
+	path = filepath.Join(t.TempDir(), "ok.html")
+	r = CheckLockAppend(lostUpdate(t, true).events, Options{VisualizationPath: path})
+	if r.Checkers.Linearizable.Visualization != "" {
+		t.Errorf("valid history got a visualization")
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("valid history wrote %s: %v", path, err)
+	}
+}
+
+// chain is k info appends, all invoked at once, the i-th having read
+// [1..i-1]: any subset of them may have taken effect in any order. The final
+// read says final.
+func chain(t *testing.T, k int, final ...int64) []history.Event {
+	h := newHist(t)
+	for i := range k {
+		h.invoke(history.Process(i), int64(i+1))
+	}
+	for i := range k {
+		p := history.Process(i)
+		h.acquired(p, int64(i+1)).read(p, seq(int64(i))...).writeSent(p).info(p, int64(i+1))
+	}
+	return h.finalRead(history.Process(k), final...).events
+}
+
+func TestLinearizableTimeout(t *testing.T) {
+	const k = 40
+	// The final read holds an element nobody wrote, so the history is
+	// illegal, but Porcupine can only tell after trying every subset of
+	// the 40 info appends: it must time out.
+	illegal := append(seq(k), 999)
+	start := time.Now()
+	r := CheckLinearizable(pair(t, chain(t, k, illegal...)), Options{Timeout: 100 * time.Millisecond})
+	took := time.Since(start)
+	if r.Valid != Unknown || r.Error != "" {
+		t.Fatalf("got %s (%s %s), want unknown from a timeout", r.Valid, r.Message, r.Error)
+	}
+	if !strings.Contains(r.Message, "timed out after 100ms") || !strings.Contains(r.Message, "41 operations") || r.Ops != k+1 || r.Info != k {
+		t.Errorf("message %q, ops %d, info %d: want a timeout over 41 operations", r.Message, r.Ops, r.Info)
+	}
+	if took > 5*time.Second {
+		t.Errorf("a 100ms timeout took %s", took)
+	}
+
+	// Not vacuous: the same shape with a consistent final read is checked
+	// at once, and the same illegal history is never called valid.
+	r = CheckLinearizable(pair(t, chain(t, k, seq(k)...)), Options{Timeout: 10 * time.Second})
+	if r.Valid != Valid || r.Ops != k+1 {
+		t.Errorf("consistent chain: got %s (%s), ops %d; want valid", r.Valid, r.Message, r.Ops)
+	}
+	r = CheckLinearizable(pair(t, chain(t, 8, append(seq(8), 999)...)), Options{Timeout: 10 * time.Second})
+	if r.Valid != Invalid {
+		t.Errorf("short illegal chain: got %s (%s), want invalid", r.Valid, r.Message)
+	}
+}
+
+func TestLargeHistoryIsFast(t *testing.T) {
+	events := synthetic(t, 2000, 400)
+	// CPU time, not wall time: on a busy machine the wall clock measures
+	// the other work too.
+	start := cpuTime(t)
+	r := CheckLockAppend(events, Options{Timeout: 10 * time.Second})
+	took := cpuTime(t) - start
+	allValid.check(t, r)
+	if r.LostUpdates.Acknowledged != 1995 || r.Checkers.Stats.Info != 5 || r.Checkers.Linearizable.Info != 3 || r.Checkers.Linearizable.NoEffect != 2 {
+		t.Errorf("acknowledged %d, stats %+v, linearizable %+v", r.LostUpdates.Acknowledged, r.Checkers.Stats, r.Checkers.Linearizable)
+	}
+	t.Logf("2000 critical sections (%d events) checked in %s of CPU time", len(events), took)
+	if limit := 500 * time.Millisecond; took > limit && !raceEnabled {
+		t.Errorf("checking took %s of CPU time, want under %s", took, limit)
+	}
+}
+
+func BenchmarkCheckLockAppend(b *testing.B) {
+	events := synthetic(b, 2000, 400)
+	b.ResetTimer()
+	for b.Loop() {
+		if r := CheckLockAppend(events, Options{}); r.Valid != Valid {
+			b.Fatalf("got %s", r.Valid)
+		}
+	}
+}
+
+// cpuTime is the CPU time (user and system) the test process has used.
+func cpuTime(t *testing.T) time.Duration {
+	t.Helper()
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		t.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

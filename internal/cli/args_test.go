@@ -1,0 +1,77 @@
+package cli
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// Bad input exits 254 within a second, before any container starts, with a
+// message that lists the valid values. These run the real binary and need no
+// Docker (DOCKER_HOST points nowhere, so a container start would fail with
+// 255 instead).
+func TestBadArguments(t *testing.T) {
+	cases := []struct {
+		name string
+		args []string
+		want string // in the message
+	}{
+		{"unknown target", []string{"run", "--target", "chubby"}, "valid: etcd"},
+		{"unknown workload", []string{"run", "--workload", "queue"}, "valid: lock-append"},
+		{"unknown fencing", []string{"run", "--fencing", "hope"}, "valid: none, token, cas"},
+		{"unknown nemesis", []string{"run", "--nemesis", "pause-holder,meteor"}, "valid: none, clock-skew[:client|server], kill"},
+		{"nemesis scope", []string{"run", "--nemesis", "pause-holder:all"}, "takes no scope"},
+		{"bad nemesis scope", []string{"run", "--nemesis", "partition:everything"}, "valid: one, leader, halves, majorities-ring, bridge, resource"},
+		{"unknown resource", []string{"run", "--resource", "s3"}, "unknown resource \"s3\" (valid: lock-store, postgres, proxy, proxy-volatile)"},
+		{"a fencing mode the resource lacks", []string{"run", "--resource", "proxy", "--fencing", "cas"}, "resource proxy has no fencing \"cas\" (valid: none, token)"},
+		{"a per-resource mode for a resource not in the run", []string{"run", "--resource", "postgres", "--fencing", "proxy=token"}, "names resource \"proxy\", which is not in the run (resources: postgres)"},
+		{"a per-resource mode the resource lacks", []string{"run", "--resource", "postgres,proxy", "--fencing", "postgres=token,proxy=cas"}, "resource proxy has no fencing \"cas\" (valid: none, token)"},
+		{"a resource twice", []string{"run", "--resource", "postgres,postgres"}, "names postgres twice"},
+		{"register fenced", []string{"run", "--workload", "register", "--fencing", "token"}, "takes no lock"},
+		{"register with an audit log", []string{"run", "--workload", "register", "--audit-log"}, "--audit-log goes with the lock-append workload"},
+		{"register with a side writer", []string{"run", "--workload", "register", "--side-writer"}, "has no side writer"},
+		{"register without a key-value store mode", []string{"run", "--workload", "register", "--read-mode", "stale"}, "valid: linearizable, serializable"},
+		{"term fencing with lock-append", []string{"run", "--fencing", "term"}, "--fencing term is the election workload's"},
+		{"election without a recipe", []string{"run", "--target", "redis", "--workload", "election"}, "target redis has no leader-election recipe"},
+		{"election fenced by token", []string{"run", "--workload", "election", "--fencing", "token"}, "fences its log with --fencing term (or none)"},
+		{"election on two logs", []string{"run", "--workload", "election", "--resource", "postgres,proxy"}, "appends to one log"},
+		{"election with an audit log", []string{"run", "--workload", "election", "--audit-log"}, "--audit-log goes with the lock-append workload"},
+		{"election with a side writer", []string{"run", "--workload", "election", "--side-writer"}, "has no side writer"},
+		{"malformed duration", []string{"run", "--ttl", "2 seconds"}, "invalid value"},
+		{"malformed time limit", []string{"run", "--time-limit", "soon"}, "invalid value"},
+		{"zero concurrency", []string{"run", "--concurrency", "0"}, "at least 1"},
+		{"sub-second ttl", []string{"run", "--ttl", "1500ms"}, "whole seconds"},
+		{"zookeeper ttl under 2 ticks", []string{"run", "--target", "zookeeper", "--ttl", "1s"}, "zookeeper session timeouts are between 2 and 20 ticks (2s to 20s with tickTime 1s); --ttl 1s is not"},
+		{"zookeeper ttl over 20 ticks", []string{"run", "--target", "zookeeper", "--ttl", "30s"}, "between 2 and 20 ticks"},
+		{"matrix: a zookeeper ttl out of bounds", []string{"matrix", "--target", "etcd,zookeeper", "--ttl", "25s"}, "between 2 and 20 ticks"},
+		{"too many nodes", []string{"run", "--nodes", "9"}, "1 to 7 nodes"},
+		{"bad name", []string{"run", "--name", "../x"}, "run name"},
+		{"stray argument", []string{"run", "etcd"}, "unexpected argument"},
+		{"unknown command", []string{"frobnicate"}, "unknown command"},
+		{"check without dir", []string{"check"}, "one RUN_DIR"},
+		{"check of a non-run", []string{"check", "/"}, "not a run directory"},
+		{"images verb", []string{"images", "push"}, "build, list or prune"},
+		{"matrix: unknown target in the list", []string{"matrix", "--target", "etcd,chubby"}, "valid: etcd"},
+		{"matrix: a cell the target cannot run", []string{"matrix", "--target", "etcd,consul", "--ttl", "2s"}, "consul (nemesis pause-holder, fencing none): bad configuration: consul sessions have a TTL of at least 10s"},
+		{"matrix: unknown fencing in the list", []string{"matrix", "--fencing", "none,hope"}, "valid: none, token, cas"},
+		{"matrix: unknown nemesis in a cell", []string{"matrix", "--nemesis", "pause-holder", "--nemesis", "meteor"}, "unknown nemesis \"meteor\""},
+		{"matrix: register workload", []string{"matrix", "--workload", "register"}, "lock-append workload only"},
+		{"matrix: no runs", []string{"matrix", "--runs", "0"}, "between 1 and 100"},
+		{"matrix: empty list", []string{"matrix", "--fencing", ","}, "empty list"},
+		{"matrix: nothing judged", []string{"matrix", "--fencing", "none"}, "no cell would be judged"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := runCLI(t, []string{"DOCKER_HOST=unix:///nonexistent/docker.sock"}, c.args...)
+			if r.code != exitBadArgs {
+				t.Errorf("exit %d, want 254", r.code)
+			}
+			if !strings.Contains(r.stderr, c.want) {
+				t.Errorf("message %q lacks %q", r.stderr, c.want)
+			}
+			if r.elapsed > time.Second {
+				t.Errorf("took %s, want under 1s", r.elapsed)
+			}
+		})
+	}
+}

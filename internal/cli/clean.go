@@ -1,0 +1,41 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/fencecheck/fencecheck/internal/harness"
+	"github.com/fencecheck/fencecheck/internal/harness/docker"
+)
+
+func cmdClean(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("clean", stderr)
+	runID := fs.String("run", "", "only the containers and network of this run id (test.json's run_id)")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: fencecheck clean [--run ID]\n\nResumes and removes every container, and removes every network, that fencecheck labelled\n(fencecheck=1), from any run; faults inside them go with them. Nothing else is touched.\n\n")
+		fs.PrintDefaults()
+	}
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	}
+	cli, err := docker.Connect(ctx)
+	if err != nil {
+		return fmt.Errorf("%w: %w", harness.ErrHarness, err)
+	}
+	defer cli.Close()
+	var n docker.Cleaned
+	if *runID != "" {
+		n, err = docker.CleanRun(ctx, cli, *runID)
+	} else {
+		n, err = docker.Clean(ctx, cli)
+	}
+	fmt.Fprintf(stdout, "removed %d containers and %d networks\n", n.Containers, n.Networks)
+	for _, name := range n.Stuck {
+		fmt.Fprintf(stderr, "fencecheck clean: network %s left: %v; it holds nothing\n", name, docker.ErrStuckNetwork)
+	}
+	return err
+}

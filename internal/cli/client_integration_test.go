@@ -1,0 +1,168 @@
+package cli
+
+// Integration tests of user client programs (--client-dir, client-check):
+// the examples in examples/clients against real servers, and programs that
+// break the protocol (clientproto/testdata/clients), which must fail the
+// check with the offending line, or be retired in a run without hanging it
+// or losing its history.
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// example is the path of an example client directory.
+func example(name string) string { return filepath.Join("..", "..", "examples", "clients", name) }
+
+func brokenClient(name string) string {
+	return filepath.Join("..", "clientproto", "testdata", "clients", name)
+}
+
+func TestClientCheck(t *testing.T) {
+	requireDocker(t)
+	fencecheckBinary(t)
+	for _, tc := range []struct {
+		name, dir string
+		args      []string
+		code      int
+		want      []string // in stdout
+	}{
+		{"redis-py", example("redis-py"), nil, exitValid, []string{"ok   exclusion", "OK  redis-py"}},
+		{"redis-py-token", example("redis-py"), []string{"--fencing", "token"}, exitValid, []string{"tokens true", "token 2", "OK  redis-py"}},
+		{"go-etcd", example("go-etcd"), nil, exitValid, []string{"ok   handover", "OK  etcd concurrency.Mutex"}},
+		{"garbage", brokenClient("garbage"), []string{"--target", "redis"}, exitInvalid, []string{"FAIL init", `offending line: "hello, I am not JSON"`}},
+		{"silent", brokenClient("silent"), []string{"--target", "redis", "--timeout", "2s"}, exitInvalid, []string{"FAIL init", "timeout: no reply within 2s"}},
+		{"exits", brokenClient("exits"), []string{"--target", "redis"}, exitInvalid, []string{"ok   init", "FAIL acquire", "exit status 3", "giving up on request 2"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			start := time.Now()
+			r := runCLI(t, nil, append([]string{"client-check", "--client-dir", tc.dir}, tc.args...)...)
+			t.Logf("exit %d in %s:\n%s", r.code, time.Since(start).Round(time.Second), r.stdout)
+			if r.code != tc.code {
+				t.Fatalf("exit %d, want %d: %s", r.code, tc.code, lastLines(r.stderr, 10))
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(r.stdout, w) {
+					t.Errorf("stdout lacks %q", w)
+				}
+			}
+		})
+	}
+}
+
+// seededRun runs 30 s with seed 1 and a results directory, and returns the
+// run's directory, its results and its exit code, which must be a verdict
+// (0 or 1).
+func seededRun(t *testing.T, args ...string) (string, resultsJSON, cliResult) {
+	t.Helper()
+	res := t.TempDir()
+	args = append([]string{"run", "--time-limit", "30s", "--results", res, "--seed", "1", "--quiet"}, args...)
+	r := runCLI(t, nil, args...)
+	t.Cleanup(func() { assertRunsGone(t, res) })
+	if r.code != exitValid && r.code != exitInvalid {
+		t.Fatalf("exit %d: %s", r.code, lastLines(r.stderr, 20))
+	}
+	dir := filepath.Join(res, "latest")
+	return dir, readResults(t, dir), r
+}
+
+// redis-py's Lock under pause-holder: unfenced it loses updates; with the
+// example's token (INCR in the grant's script) the resource refuses the
+// stale writes. etcd's Mutex through the protocol gives the built-in
+// recipe's verdicts on the same seed.
+func TestClientProgramRuns(t *testing.T) {
+	requireDocker(t)
+	fencecheckBinary(t)
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		fenced  bool
+		program string // the client in test.json
+	}{
+		{"redis-py/none", []string{"--target", "redis", "--client-dir", example("redis-py"), "--fencing", "none"}, false, "redis-py"},
+		{"redis-py/token", []string{"--target", "redis", "--client-dir", example("redis-py"), "--fencing", "token"}, true, "redis-py"},
+		{"go-etcd/none", []string{"--target", "etcd", "--client-dir", example("go-etcd"), "--fencing", "none"}, false, "etcd concurrency.Mutex"},
+		{"go-etcd/token", []string{"--target", "etcd", "--client-dir", example("go-etcd"), "--fencing", "token"}, true, "etcd concurrency.Mutex"},
+		{"builtin-etcd/none", []string{"--target", "etcd", "--fencing", "none"}, false, ""},
+		{"builtin-etcd/token", []string{"--target", "etcd", "--fencing", "token"}, true, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir, got, r := seededRun(t, append(tc.args, "--nemesis", "pause-holder")...)
+			t.Logf("exit %d, lost %d of %d, fence rejections %d, %s", r.code, got.LostUpdates.Lost, got.LostUpdates.Acknowledged,
+				got.FenceRejections, r.elapsed.Round(time.Second))
+			if tc.fenced {
+				wantFenced(t, r, got)
+			} else {
+				wantLost(t, r, got)
+			}
+			var ti struct {
+				Client string `json:"client"`
+			}
+			b, _ := os.ReadFile(filepath.Join(dir, "test.json"))
+			json.Unmarshal(b, &ti)
+			if !strings.HasPrefix(ti.Client, tc.program) || (tc.program == "") != (ti.Client == "") {
+				t.Errorf("test.json client %q, want %q...", ti.Client, tc.program)
+			}
+		})
+	}
+}
+
+// A client program killed every 8 s (coreutils' timeout around redis-py's
+// example) is retired and restarted: the run goes on, every operation it
+// began is completed in the history, and token fencing still holds.
+func TestClientProgramCrashesMidRun(t *testing.T) {
+	requireDocker(t)
+	fencecheckBinary(t)
+	dir, got, r := seededRun(t, "--target", "redis", "--client-dir", example("redis-py"), "--fencing", "token",
+		"--client-cmd", "timeout -s KILL 8 python3 -u lock.py", "--nemesis", "none", "--concurrency", "3")
+	if r.code != exitValid || got.Valid != true || got.LostUpdates.Acknowledged < 10 {
+		t.Fatalf("exit %d, valid %v, %d acknowledged; want a valid run that got work done: %s", r.code, got.Valid, got.LostUpdates.Acknowledged, lastLines(r.stderr, 10))
+	}
+	open := map[float64]bool{}
+	invokes := 0
+	f, err := os.Open(filepath.Join(dir, "history.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for sc.Scan() {
+		var e struct {
+			Process any    `json:"process"`
+			Type    string `json:"type"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			t.Fatal(err)
+		}
+		p, ok := e.Process.(float64)
+		if !ok {
+			continue // the nemesis
+		}
+		if e.Type == "invoke" {
+			invokes++
+			open[p] = true
+		} else {
+			delete(open, p)
+		}
+	}
+	if len(open) != 0 {
+		t.Errorf("operations of processes %v were never completed", open)
+	}
+	restarts := 0
+	for _, w := range []string{"w1", "w2", "w3"} {
+		b, _ := os.ReadFile(filepath.Join(dir, "logs", w+".log"))
+		restarts += strings.Count(string(b), "client program retired")
+	}
+	t.Logf("%d operations, %d acknowledged, %d retirements of the client program", invokes, got.LostUpdates.Acknowledged, restarts)
+	if restarts < 3 {
+		t.Errorf("%d retirements in 30 s of a program killed every 8 s, want >= 3", restarts)
+	}
+}

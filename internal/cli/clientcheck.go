@@ -1,0 +1,177 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/fencecheck/fencecheck/internal/clientproto"
+	"github.com/fencecheck/fencecheck/internal/harness"
+	"github.com/fencecheck/fencecheck/internal/resources"
+	"github.com/fencecheck/fencecheck/targets"
+)
+
+// stepPrefix marks a conformance step in client-probe's output (its log
+// lines are mixed in).
+const stepPrefix = "STEP "
+
+// cmdClientCheck is `fencecheck client-check`: a client program's
+// conformance run against a real single-node lock service. Exit 0 when
+// every check passed, 1 when one failed.
+func cmdClientCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
+	fs := newFlags("client-check", stderr)
+	dir := fs.String("client-dir", "", "the client's directory (client.json and the program)")
+	cmdline := fs.String("client-cmd", "", "the command that starts the program, instead of client.json's")
+	image := fs.String("client-image", "", "an image of yours to run the program in, instead of fencecheck's worker image")
+	target := fs.String("target", "", "lock service to check against (default: client.json's \"target\", else etcd): "+targetNames())
+	fencing := fs.String("fencing", "none", "fencing mode sent in init (none, token, cas)")
+	ttl := fs.Duration("ttl", 0, "lease TTL (default the target's)")
+	timeout := fs.Duration("timeout", 10*time.Second, "how long each reply may take (an acquire may wait for the lock besides)")
+	if err := parse(fs, args); err != nil {
+		return 0, err
+	}
+	if fs.NArg() > 0 {
+		return 0, fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	}
+	if *dir == "" {
+		return 0, fmt.Errorf("%w: --client-dir is required", errUsage)
+	}
+	if *timeout <= 0 {
+		return 0, fmt.Errorf("%w: --timeout must be positive", errUsage)
+	}
+	spec, err := clientproto.Load(*dir, *cmdline, *image)
+	if err != nil {
+		return 0, err
+	}
+	name := *target
+	if name == "" {
+		name = spec.Manifest.Target
+	}
+	if name == "" {
+		name = "etcd"
+	}
+	t, err := lookupTarget(name)
+	if err != nil {
+		return 0, err
+	}
+	f, err := targets.ParseFencing(*fencing)
+	if err != nil {
+		return 0, err
+	}
+	lockStore := resourceTable[0]
+	if !resources.Offers(lockStore, f) {
+		return 0, fmt.Errorf("%w: fencing %s is not one the lock store offers", targets.ErrBadConfig, f)
+	}
+	if *ttl == 0 {
+		*ttl = targets.DefaultTTL(t)
+	}
+	cc := targets.ClientConfig{TTL: *ttl, RPCTimeout: 5 * time.Second}
+	if err := t.Validate(cc); err != nil {
+		return 0, err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return 0, fmt.Errorf("%w: %w", harness.ErrHarness, err)
+	}
+	if err := spec.RunBuild(ctx, stderr); err != nil {
+		return 0, err
+	}
+	stage := func(format string, a ...any) { fmt.Fprintf(stderr, "fencecheck: %s\n", fmt.Sprintf(format, a...)) }
+	stage("client-check of %s (%s) against %s, one node, TTL %s", spec.Name(), spec.Program, t.Name(), *ttl)
+	cl, err := harness.StartCluster(ctx, harness.ClusterConfig{
+		Target: t, Nodes: 1, Workers: 1, Client: cc,
+		Resources:     []harness.ResourceUse{{Resource: lockStore, Fencing: f}},
+		ClientProgram: &spec, WorkerBinary: self, ReadyTimeout: 60 * time.Second,
+		Log: slog.New(slog.DiscardHandler), Stage: stage,
+	})
+	if err != nil {
+		if cl != nil {
+			cl.Close("")
+		}
+		return 0, err
+	}
+	defer cl.Close("")
+	progJSON, _ := json.Marshal(spec.Program)
+	initJSON, _ := json.Marshal(cl.ProgramInit())
+	// The probe's own bound: every step's reply, the acquires' waits, and
+	// the starts of two processes.
+	limit := 20**timeout + time.Minute
+	pctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	out, perr := cl.Exec(pctx, "w1", "/usr/local/bin/fencecheck", "client-probe",
+		"--program", string(progJSON), "--init", string(initJSON), "--timeout", timeout.String())
+	var steps []clientproto.Step
+	var logs []string
+	sc := bufio.NewScanner(strings.NewReader(out))
+	sc.Buffer(make([]byte, 64*1024), 16<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if rest, ok := strings.CutPrefix(line, stepPrefix); ok {
+			var s clientproto.Step
+			if err := json.Unmarshal([]byte(rest), &s); err == nil {
+				steps = append(steps, s)
+				continue
+			}
+		}
+		logs = append(logs, line)
+	}
+	if len(steps) == 0 {
+		return 0, fmt.Errorf("%w: the probe in the worker container reported nothing: %v; %s", harness.ErrHarness, perr, strings.Join(logs, " | "))
+	}
+	failed := 0
+	for _, s := range steps {
+		mark := "ok  "
+		if !s.OK {
+			mark = "FAIL"
+			failed++
+		}
+		fmt.Fprintf(stdout, "%s %-16s %7s  %s\n", mark, s.Name, s.Elapsed.Round(time.Millisecond), s.Detail)
+		if s.Line != "" {
+			fmt.Fprintf(stdout, "     %-16s          offending line: %q\n", "", s.Line)
+		}
+	}
+	if failed > 0 {
+		if len(logs) > 0 {
+			fmt.Fprintf(stdout, "\nthe program's stderr and the probe's log (last lines):\n")
+			for _, l := range logs[max(0, len(logs)-10):] {
+				fmt.Fprintf(stdout, "  %s\n", clip(l, 400))
+			}
+		}
+		fmt.Fprintf(stdout, "\nFAIL  %s: %d of %d checks failed\n", spec.Name(), failed, len(steps))
+		return exitInvalid, nil
+	}
+	fmt.Fprintf(stdout, "\nOK  %s: %d checks passed against %s\n", spec.Name(), len(steps), t.Name())
+	return exitValid, nil
+}
+
+// cmdClientProbe runs in a worker container: the conformance steps against
+// the program, each printed as a line "STEP {json}" as it ends.
+func cmdClientProbe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("client-probe", stderr)
+	progJSON := fs.String("program", "", "the program (JSON)")
+	initJSON := fs.String("init", "", "the init request (JSON)")
+	timeout := fs.Duration("timeout", 10*time.Second, "bound on each reply")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	var prog clientproto.Program
+	var init clientproto.Init
+	if err := json.Unmarshal([]byte(*progJSON), &prog); err != nil {
+		return fmt.Errorf("%w: --program: %v", errUsage, err)
+	}
+	if err := json.Unmarshal([]byte(*initJSON), &init); err != nil {
+		return fmt.Errorf("%w: --init: %v", errUsage, err)
+	}
+	log := slog.New(slog.NewTextHandler(stderr, nil))
+	clientproto.Conform(ctx, prog, init, clientproto.ConformOptions{Timeout: *timeout}, log, func(s clientproto.Step) {
+		b, _ := json.Marshal(s)
+		fmt.Fprintf(stdout, "%s%s\n", stepPrefix, b)
+	})
+	return nil
+}

@@ -1,0 +1,92 @@
+package cli
+
+// Integration tests of the election workload: a deposed leader, paused
+// during its leader work, forks the log or erases entries without fencing,
+// and is refused with --fencing term. Each runs the real binary against a
+// real etcd cluster (the recipes of the other targets are tested in their
+// own packages).
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestElectionRun(t *testing.T) {
+	requireDocker(t)
+	for _, fencing := range []string{"none", "term"} {
+		t.Run("etcd-"+fencing, func(t *testing.T) {
+			t.Parallel()
+			res := t.TempDir()
+			r := runCLI(t, nil, "run", "--target", "etcd", "--workload", "election", "--fencing", fencing,
+				"--nemesis", "pause-holder", "--time-limit", "20s", "--results", res, "--seed", "1")
+			dir := filepath.Join(res, "latest")
+			got := readResults(t, dir)
+			var el struct {
+				Leaderships int `json:"leaderships"`
+				Forks       int `json:"forks"`
+				Checkers    map[string]struct {
+					Valid any `json:"valid"`
+				} `json:"checkers"`
+			}
+			b, _ := os.ReadFile(filepath.Join(dir, "results.json"))
+			if err := json.Unmarshal(b, &el); err != nil {
+				t.Fatal(err)
+			}
+			for _, name := range []string{"linearizable", "lost-updates", "terms", "forked-log", "split-brain", "stats"} {
+				if _, ok := el.Checkers[name]; !ok {
+					t.Errorf("results.json has no checker %q", name)
+				}
+			}
+			if el.Leaderships < 2 {
+				t.Errorf("%d leaderships, want several", el.Leaderships)
+			}
+			report, _ := os.ReadFile(filepath.Join(dir, "report.html"))
+			if fencing == "none" {
+				if r.code != exitInvalid || got.LostUpdates.Lost+el.Forks < 1 {
+					t.Fatalf("unfenced: exit %d, lost %d, forks %d; want 1 with a fork or a lost entry\n%s", r.code, got.LostUpdates.Lost, el.Forks, r.stdout)
+				}
+				if !strings.Contains(string(report), "The old leader, process") || !strings.Contains(string(report), "accepted") {
+					t.Errorf("report.html tells no deposed leader's story")
+				}
+			} else {
+				if r.code != exitValid || got.LostUpdates.Lost != 0 || el.Forks != 0 || got.FenceRejections < 1 {
+					t.Fatalf("term: exit %d, lost %d, forks %d, refused %d; want 0, 0, 0, >= 1\n%s", r.code, got.LostUpdates.Lost, el.Forks, got.FenceRejections, r.stdout)
+				}
+				if !strings.Contains(string(report), "rejected by the log") {
+					t.Errorf("report.html tells no refused entry")
+				}
+			}
+			assertRunsGone(t, res)
+		})
+	}
+}
+
+// fencecheck demo --election plays the seed's Raft example on etcd: exit 0
+// only if the unfenced log forked and the term-fenced log refused the old
+// leader's entry, each confirmed by the checkers.
+func TestDemoElection(t *testing.T) {
+	requireDocker(t)
+	t.Parallel()
+	res := t.TempDir()
+	r := runCLI(t, nil, "demo", "--election", "--results", res)
+	if r.code != exitValid {
+		t.Fatalf("exit %d, want 0\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []string{"wins the election: leader with term", "cuts w1 off from every server",
+		"ACCEPTED, the log forked", "REJECTED, the log has seen term", "fencing term: the old leader's entry"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	for _, f := range []string{"none", "term"} {
+		dirs, _ := filepath.Glob(filepath.Join(res, "demo-"+f, "*", "results.json"))
+		if len(dirs) != 1 {
+			t.Fatalf("demo-%s: %d results.json, want 1", f, len(dirs))
+		}
+		readResults(t, filepath.Dir(dirs[0]))
+	}
+	assertRunsGone(t, res)
+}

@@ -1,0 +1,458 @@
+package cli
+
+// Integration tests: the fencecheck binary, run as a user runs it, against
+// real etcd clusters in Docker. They need a Docker Engine; without one they
+// fail (they skip only under -short, or with FENCECHECK_SKIP_DOCKER=1 set
+// explicitly). The binary comes from FENCECHECK_BIN (make test sets it) or
+// is built here.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/network"
+	"github.com/docker/docker/client"
+
+	"github.com/fencecheck/fencecheck/internal/harness/docker"
+	"github.com/fencecheck/fencecheck/internal/history"
+)
+
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+)
+
+// fencecheckBinary returns the binary under test.
+func fencecheckBinary(t *testing.T) string {
+	t.Helper()
+	binOnce.Do(func() {
+		if p := os.Getenv("FENCECHECK_BIN"); p != "" {
+			binPath = p
+			return
+		}
+		dir, err := os.MkdirTemp("", "fencecheck-test-bin-")
+		if err != nil {
+			binErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "fencecheck")
+		cmd := exec.Command("go", "build", "-trimpath", "-o", binPath, "../../cmd/fencecheck")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			binErr = errors.New(string(out))
+		}
+	})
+	if binErr != nil {
+		t.Fatalf("building fencecheck: %v", binErr)
+	}
+	return binPath
+}
+
+// requireDocker fails the test when the Engine does not answer.
+func requireDocker(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("integration test: skipped under -short")
+	}
+	if os.Getenv("FENCECHECK_SKIP_DOCKER") == "1" {
+		t.Skip("integration test: FENCECHECK_SKIP_DOCKER=1")
+	}
+	cli, err := docker.Connect(context.Background())
+	if err != nil {
+		t.Fatalf("integration tests need a Docker Engine: %v", err)
+	}
+	cli.Close()
+}
+
+type cliResult struct {
+	code           int
+	stdout, stderr string
+	elapsed        time.Duration
+}
+
+func runCLI(t *testing.T, env []string, args ...string) cliResult {
+	t.Helper()
+	cmd := exec.Command(fencecheckBinary(t), args...)
+	cmd.Env = append(os.Environ(), env...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	start := time.Now()
+	err := cmd.Run()
+	r := cliResult{stdout: out.String(), stderr: errb.String(), elapsed: time.Since(start)}
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		r.code = ee.ExitCode()
+	case err != nil:
+		t.Fatalf("fencecheck %v: %v", args, err)
+	}
+	t.Logf("fencecheck %s: exit %d in %s\n%s%s", strings.Join(args, " "), r.code, r.elapsed.Round(time.Millisecond), r.stdout, lastLines(r.stderr, 15))
+	return r
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// assertNoLeftovers checks that no fencecheck container or network remains
+// and that no process on the machine is stopped inside a container.
+func assertNoLeftovers(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	cli, err := docker.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	f := filters.NewArgs(filters.Arg("label", docker.LabelManaged+"=1"))
+	cs, err := cli.ContainerList(ctx, container.ListOptions{All: true, Filters: f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cs {
+		t.Errorf("container left behind: %s %v (%s)", c.ID[:12], c.Names, c.State)
+	}
+	ns, err := cli.NetworkList(ctx, network.ListOptions{Filters: f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range ns {
+		leftNetwork(t, cli, n, "")
+	}
+	for _, pid := range stoppedContainerProcesses(t) {
+		t.Errorf("process %d is stopped (state T) in a container", pid)
+	}
+}
+
+// leftNetwork fails the test for a fencecheck network still listed, unless
+// the Engine will not remove it though nothing is attached to it
+// (docker.ErrStuckNetwork: an Engine fault that only a dockerd restart
+// mends), which is logged.
+func leftNetwork(t *testing.T, cli *client.Client, n network.Summary, what string) {
+	t.Helper()
+	done, err := docker.CleanRun(context.Background(), cli, n.Labels[docker.LabelRun])
+	if err == nil && done.Containers == 0 && slices.Contains(done.Stuck, n.Name) {
+		t.Logf("network %s left by the Engine: %v", strings.TrimSpace(n.Name+" "+what), docker.ErrStuckNetwork)
+		return
+	}
+	t.Errorf("network %s left behind (clean: %+v, %v)", strings.TrimSpace(n.Name+" "+what), done, err)
+}
+
+// runIDs returns the run ids of every run stored under a results directory.
+func runIDs(t *testing.T, results string) []string {
+	t.Helper()
+	paths, _ := filepath.Glob(filepath.Join(results, "*", "*", "test.json"))
+	var ids []string
+	for _, p := range paths {
+		var v struct {
+			RunID string `json:"run_id"`
+		}
+		b, err := os.ReadFile(p)
+		if err != nil || json.Unmarshal(b, &v) != nil || v.RunID == "" {
+			t.Fatalf("%s: no run id", p)
+		}
+		ids = append(ids, v.RunID)
+	}
+	if len(ids) == 0 {
+		t.Fatalf("no run under %s", results)
+	}
+	return ids
+}
+
+// assertRunsGone checks that no container or network of the runs stored
+// under a results directory remains (their processes, rules, qdiscs and
+// skewed clocks went with them). Unlike assertNoLeftovers it ignores what
+// other tests running at the same time own.
+func assertRunsGone(t *testing.T, results string) {
+	t.Helper()
+	ctx := context.Background()
+	cli, err := docker.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	for _, id := range runIDs(t, results) {
+		f := filters.NewArgs(filters.Arg("label", docker.LabelRun+"="+id))
+		cs, err := cli.ContainerList(ctx, container.ListOptions{All: true, Filters: f})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range cs {
+			t.Errorf("container of run %s left behind: %v (%s)", id, c.Names, c.State)
+		}
+		ns, err := cli.NetworkList(ctx, network.ListOptions{Filters: f})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range ns {
+			leftNetwork(t, cli, n, "of run "+id)
+		}
+	}
+}
+
+// stoppedContainerProcesses lists host processes in state T whose cgroup is
+// a Docker container's.
+func stoppedContainerProcesses(t *testing.T) []int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		st, err := docker.ProcState(pid)
+		if err != nil || st != "T" {
+			continue
+		}
+		cg, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cgroup"))
+		if bytes.Contains(cg, []byte("docker")) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// resultsJSON is the part of results.json the tests read.
+type resultsJSON struct {
+	Valid       any `json:"valid"`
+	LostUpdates struct {
+		Acknowledged int `json:"acknowledged"`
+		Lost         int `json:"lost"`
+	} `json:"lost_updates"`
+	FenceRejections   int             `json:"fence_rejections"`
+	Interrupted       bool            `json:"interrupted"`
+	FirstLostUpdateNS *int64          `json:"first_lost_update_ns"`
+	Faults            []history.Fault `json:"faults"`
+}
+
+func readResults(t *testing.T, dir string) resultsJSON {
+	t.Helper()
+	var r resultsJSON
+	b, err := os.ReadFile(filepath.Join(dir, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	// Every run also leaves junit.xml, red exactly when the run is not valid.
+	checkJUnit(t, dir, r.Valid != true)
+	return r
+}
+
+func TestLockAppendFencingModes(t *testing.T) {
+	requireDocker(t)
+	cases := []struct {
+		fencing string
+		code    int
+	}{
+		{"none", exitInvalid},
+		{"token", exitValid},
+		{"cas", exitValid},
+	}
+	for _, c := range cases {
+		t.Run(c.fencing, func(t *testing.T) {
+			t.Parallel() // each run has its own cluster and network
+			res := t.TempDir()
+			r := runCLI(t, nil, "run", "--target", "etcd", "--workload", "lock-append", "--fencing", c.fencing,
+				"--nemesis", "pause-holder", "--nemesis-interval", "2s", "--time-limit", "20s", "--results", res, "--seed", "7")
+			if r.code != c.code {
+				t.Fatalf("exit %d, want %d", r.code, c.code)
+			}
+			dir := filepath.Join(res, "latest")
+			got := readResults(t, dir)
+			for _, f := range []string{"test.json", "history.jsonl", "report.html", "logs/n1.log", "logs/w1.log"} {
+				if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+					t.Errorf("run directory lacks %s", f)
+				}
+			}
+			if len(got.Faults) == 0 {
+				t.Errorf("no fault recorded")
+			}
+			if c.fencing == "none" {
+				if got.LostUpdates.Lost < 1 || got.Valid != false {
+					t.Errorf("unfenced: lost %d, valid %v; want lost >= 1, invalid", got.LostUpdates.Lost, got.Valid)
+				}
+				if got.FirstLostUpdateNS == nil {
+					t.Errorf("unfenced: no first_lost_update_ns")
+				}
+				if _, err := os.Stat(filepath.Join(dir, "linearizability.html")); err != nil {
+					t.Errorf("invalid run has no linearizability.html")
+				}
+				// Re-checking the stored run gives the same verdict.
+				rc := runCLI(t, nil, "check", dir)
+				if rc.code != exitInvalid {
+					t.Errorf("check of the stored run: exit %d, want 1", rc.code)
+				}
+				if again := readResults(t, dir); again.LostUpdates.Lost != got.LostUpdates.Lost {
+					t.Errorf("check: lost %d, run said %d", again.LostUpdates.Lost, got.LostUpdates.Lost)
+				}
+			} else if got.LostUpdates.Lost != 0 || got.FenceRejections < 1 || got.Valid != true {
+				t.Errorf("%s: lost %d, rejections %d, valid %v; want 0, >= 1, valid",
+					c.fencing, got.LostUpdates.Lost, got.FenceRejections, got.Valid)
+			}
+			// bench measures the wall time; here only a gross regression
+			// fails (runs share the machine with parallel tests).
+			if r.elapsed > 90*time.Second {
+				t.Errorf("a 20s run took %s", r.elapsed)
+			}
+			assertRunsGone(t, res)
+		})
+	}
+}
+
+func TestDemo(t *testing.T) {
+	requireDocker(t)
+	res := t.TempDir()
+	r := runCLI(t, nil, "demo", "--results", res)
+	if r.code != 0 {
+		t.Fatalf("demo exit %d, want 0", r.code)
+	}
+	for _, want := range []string{"SIGSTOP", "refused", "ACCEPTED", "is LOST", "REJECTED by the fence", "B's update survived",
+		"etcd    grants the lock to B while A is still frozen", "the checkers say invalid: as expected", "the checkers say valid: as expected"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("demo output lacks %q", want)
+		}
+	}
+	assertRunsGone(t, res)
+}
+
+// waitForActiveFault polls a run's history until a fault has started and
+// not stopped.
+func waitForActiveFault(t *testing.T, results string, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for time.Now().Before(deadline) {
+		paths, _ := filepath.Glob(filepath.Join(results, "*", "*", "history.jsonl"))
+		for _, p := range paths {
+			events, err := history.ReadFile(p)
+			if err != nil {
+				continue
+			}
+			faults, err := history.Faults(events)
+			if err == nil && len(faults) > 0 && faults[len(faults)-1].Stop < 0 {
+				return
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("no fault became active within %s", within)
+}
+
+func startRun(t *testing.T, results string) (*exec.Cmd, *bytes.Buffer) {
+	return startRunNemesis(t, results, "pause-holder")
+}
+
+// bgRun is a fencecheck run started in the background.
+type bgRun struct {
+	cmd *exec.Cmd
+	out *bytes.Buffer
+}
+
+// startRunNemesis starts an unfenced 60 s run with the given faults, one a
+// second, in the background.
+func startRunNemesis(t *testing.T, results, nemesis string) (*exec.Cmd, *bytes.Buffer) {
+	t.Helper()
+	cmd := exec.Command(fencecheckBinary(t), "run", "--fencing", "none", "--nemesis", nemesis,
+		"--nemesis-interval", "1s", "--time-limit", "60s", "--results", results)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, &out
+}
+
+func TestInterruptDuringPause(t *testing.T) {
+	requireDocker(t)
+	res := t.TempDir()
+	cmd, out := startRun(t, res)
+	waitForActiveFault(t, res, 40*time.Second)
+	if n := len(stoppedContainerProcesses(t)); n < 1 {
+		t.Errorf("no stopped process during pause-holder")
+	}
+	start := time.Now()
+	cmd.Process.Signal(os.Interrupt)
+	err := cmd.Wait()
+	t.Logf("exit after Ctrl-C in %s: %v\n%s", time.Since(start), err, lastLines(out.String(), 15))
+	if time.Since(start) > 40*time.Second {
+		t.Errorf("Ctrl-C took %s to finish", time.Since(start))
+	}
+	r := readResults(t, filepath.Join(res, "latest"))
+	if !r.Interrupted {
+		t.Errorf("results.json does not say interrupted")
+	}
+	for _, f := range r.Faults {
+		if f.Stop < 0 {
+			t.Errorf("fault %s on %v has no stop event", f.Fault, f.Nodes)
+		}
+	}
+	assertRunsGone(t, res)
+}
+
+func TestCleanAfterHarnessKilled(t *testing.T) {
+	requireDocker(t)
+	res := t.TempDir()
+	cmd, _ := startRun(t, res)
+	waitForActiveFault(t, res, 40*time.Second)
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	if len(stoppedContainerProcesses(t)) == 0 {
+		t.Fatalf("expected the killed harness to leave a paused worker behind")
+	}
+	r := runCLI(t, nil, "clean")
+	if r.code != 0 || !strings.Contains(r.stdout, "removed") {
+		t.Fatalf("clean: exit %d: %s", r.code, r.stdout)
+	}
+	assertNoLeftovers(t)
+}
+
+func TestClusterNeverReady(t *testing.T) {
+	requireDocker(t)
+	res := t.TempDir()
+	r := runCLI(t, nil, "run", "--ready-timeout", "1ms", "--time-limit", "5s", "--results", res)
+	if r.code != exitHarness {
+		t.Fatalf("exit %d, want 255", r.code)
+	}
+	if !strings.Contains(r.stderr, "never became ready") {
+		t.Errorf("no reason given: %s", r.stderr)
+	}
+	logs, _ := filepath.Glob(filepath.Join(res, "latest", "logs", "n*.log"))
+	if len(logs) != 3 {
+		t.Errorf("node logs saved: %v, want 3", logs)
+	}
+	assertRunsGone(t, res)
+}
+
+func TestDockerUnreachable(t *testing.T) {
+	r := runCLI(t, []string{"DOCKER_HOST=unix:///nonexistent/docker.sock"}, "run", "--time-limit", "5s", "--results", t.TempDir())
+	if r.code != exitHarness {
+		t.Fatalf("exit %d, want 255", r.code)
+	}
+	if !strings.Contains(r.stderr, "docker engine unreachable") {
+		t.Errorf("reason not given: %s", r.stderr)
+	}
+}

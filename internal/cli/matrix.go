@@ -1,0 +1,383 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/fencecheck/fencecheck/internal/checkers"
+	"github.com/fencecheck/fencecheck/internal/harness"
+	"github.com/fencecheck/fencecheck/internal/resources"
+	"github.com/fencecheck/fencecheck/targets"
+)
+
+// MatrixFile is the matrix's summary, at the root of its results directory.
+const MatrixFile = "matrix.json"
+
+// matrixCell is one run of a matrix, as matrix.json records it.
+type matrixCell struct {
+	Target   string `json:"target"`
+	Resource string `json:"resource"`
+	Nemesis  string `json:"nemesis"`
+	Fencing  string `json:"fencing"`
+	Seed     uint64 `json:"seed"`
+	// Verdict is "valid", "invalid" or "unknown"; "error" when the harness
+	// failed (Error says why), "not run" after Ctrl-C.
+	Verdict string `json:"verdict"`
+	// MustBeValid: a fenced cell (or every cell, with --strict). Only these
+	// decide the exit code; an unfenced cell's lost updates are the finding
+	// the matrix exists to show.
+	MustBeValid     bool     `json:"must_be_valid"`
+	Acknowledged    int      `json:"acknowledged"`
+	Lost            int      `json:"lost"`
+	FenceRejections int      `json:"fence_rejections"`
+	FirstLostS      *float64 `json:"first_lost_s,omitempty"`
+	Elapsed         string   `json:"elapsed,omitempty"`
+	RunDir          string   `json:"run_dir,omitempty"`
+	Error           string   `json:"error,omitempty"`
+
+	cfg harness.Config
+}
+
+// matrixSummary is matrix.json.
+type matrixSummary struct {
+	Started  time.Time    `json:"started"`
+	Args     []string     `json:"args"`
+	Strict   bool         `json:"strict"`
+	Cells    []matrixCell `json:"cells"`
+	ExitCode int          `json:"exit_code"`
+}
+
+func cmdMatrix(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
+	fs := newFlags("matrix", stderr)
+	var targetList, fencingList listFlag
+	fs.Var(&targetList, "target", "systems under test, comma-separated or repeated (default etcd): "+targetNames())
+	fs.Var(&fencingList, "fencing", "fencing modes, comma-separated or repeated (default none,token,cas)")
+	var nems, resourceList multiFlag
+	fs.Var(&resourceList, "resource", "one cell's resources, comma-separated as run's --resource; repeat the flag for more cells (default lock-store): "+resourceNames())
+	fs.Var(&nems, "nemesis", "one cell's faults, comma-separated as run's --nemesis (kill,partition is one cell with both); repeat the flag for more cells (default pause-holder)")
+	runs := fs.Int("runs", 1, "runs per cell, with seeds --seed, --seed+1, ...")
+	seed := fs.Uint64("seed", 1, "seed of each cell's first run (fixed, so that nightly runs are comparable; 0: pick one and record it)")
+	strict := fs.Bool("strict", false, "every cell must be valid, unfenced ones too")
+	o := addRunFlags(fs)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, `Usage: fencecheck matrix [flags]
+
+Runs lock-append on every combination of --target, --nemesis and --fencing,
+one run after another, into one results directory (its index.html lists them
+all; matrix.json sums them up). Fenced cells must be valid: exit 1 if one is
+invalid, 2 if one is unknown, 255 if the harness failed on a cell (the other
+cells still run), 0 otherwise. Unfenced cells are reported, not judged
+(--strict judges them too). Every cell is checked before the first starts:
+bad arguments exit 254 at once.
+
+`)
+		fs.PrintDefaults()
+	}
+	if err := parse(fs, args); err != nil {
+		return 0, err
+	}
+	if fs.NArg() > 0 {
+		return 0, fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	}
+	if *o.workload != "lock-append" {
+		return 0, fmt.Errorf("%w: matrix runs the lock-append workload only, not %q", errUsage, *o.workload)
+	}
+	if *runs < 1 || *runs > 100 {
+		return 0, fmt.Errorf("%w: --runs %d: between 1 and 100", errUsage, *runs)
+	}
+	if len(nems) == 0 {
+		nems = multiFlag{"pause-holder"}
+	}
+	if len(targetList) == 0 {
+		targetList = listFlag{"etcd"}
+	}
+	if len(resourceList) == 0 {
+		resourceList = multiFlag{resourceTable[0].Name()}
+	}
+	if len(fencingList) == 0 {
+		fencingList = listFlag{"none", "token", "cas"}
+	}
+	if *seed == 0 {
+		*seed = rand.Uint64()%1_000_000 + 1
+	}
+	if *seed > math.MaxUint64-uint64(*runs-1) {
+		return 0, fmt.Errorf("%w: --seed %d with --runs %d: the seeds %d, %d, ... would wrap past 2^64-1", errUsage, *seed, *runs, *seed, *seed+1)
+	}
+	cells, skipped, err := matrixCells(o, targetList, resourceList, fencingList, nems, *seed, *runs, *strict, stderr)
+	if err != nil {
+		return 0, err
+	}
+	for _, s := range skipped {
+		fmt.Fprintf(stderr, "fencecheck: skipped: %s\n", s)
+	}
+	judged := false
+	for _, c := range cells {
+		judged = judged || c.MustBeValid
+	}
+	if !judged {
+		return 0, fmt.Errorf("%w: no cell would be judged (unfenced cells are reported, not judged): add a fenced mode (--fencing none,token) or --strict", errUsage)
+	}
+	results, err := filepath.Abs(*o.results)
+	if err != nil {
+		return 0, fmt.Errorf("%w: --results: %w", errUsage, err)
+	}
+
+	sum := matrixSummary{Started: time.Now().UTC(), Args: args, Strict: *strict, Cells: cells}
+	ui := newProgress(stderr, *o.quiet)
+	for i := range cells {
+		c := &cells[i]
+		if ctx.Err() != nil {
+			c.Verdict = "not run"
+		} else {
+			ui.stage("[%d/%d] %s, resource %s, nemesis %s, fencing %s, seed %d", i+1, len(cells), c.Target, c.Resource, c.Nemesis, c.Fencing, c.Seed)
+			c.cfg.Stage = ui.stage
+			c.cfg.Progress = ui.update
+			out, err := harness.Run(ctx, c.cfg)
+			ui.done()
+			switch {
+			case err != nil && ctx.Err() != nil:
+				c.Verdict, c.Error = "not run", "interrupted during set-up: "+err.Error()
+			case err != nil:
+				c.Verdict, c.Error = "error", err.Error()
+				fmt.Fprintf(stderr, "fencecheck: [%d/%d] harness failed: %v\n", i+1, len(cells), err)
+			default:
+				c.fill(out)
+				fmt.Fprintf(stderr, "fencecheck: [%d/%d] %s: %d of %d lost, %d fence rejections, %s\n",
+					i+1, len(cells), strings.ToUpper(c.Verdict), c.Lost, c.Acknowledged, c.FenceRejections, c.RunDir)
+			}
+		}
+		// After every cell, so that a matrix killed half-way leaves what it
+		// found; the last write is the whole matrix.
+		sum.ExitCode = matrixExit(cells, ctx.Err() != nil)
+		if err := writeMatrix(results, sum); err != nil {
+			return 0, fmt.Errorf("%w: %w", harness.ErrHarness, err)
+		}
+	}
+	printMatrix(stdout, cells, sum.ExitCode)
+	fmt.Fprintf(stdout, "  summary  %s\n  index    %s\n", filepath.Join(results, MatrixFile), filepath.Join(results, "index.html"))
+	return sum.ExitCode, nil
+}
+
+// matrixCells builds and validates every cell: any bad one fails them all,
+// before anything starts. A fencing mode that a cell's resource does not
+// offer (the proxy's cas) skips that cell, and says so.
+func matrixCells(o *runFlags, targetNames, resourceSpecs, fencings, nems []string, seed uint64, runs int, strict bool, stderr io.Writer) (cells []matrixCell, skipped []string, err error) {
+	var errs []error
+	seen := map[string]bool{} // one line per distinct problem
+	for _, tn := range targetNames {
+		t, err := lookupTarget(tn)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, rspec := range resourceSpecs {
+			rs, err := lookupResources(rspec)
+			if err != nil {
+				return nil, nil, err
+			}
+			for _, nem := range nems {
+				for _, fn := range fencings {
+					f, err := targets.ParseFencing(fn)
+					if err != nil {
+						return nil, nil, err
+					}
+					if r := lacking(rs, f); r != nil {
+						skipped = append(skipped, fmt.Sprintf("%s, resource %s, nemesis %s, fencing %s: %s has no %s fencing (it has %s)",
+							t.Name(), rspec, nem, f, r.Name(), f, resources.FencingNames(r)))
+						continue
+					}
+					for r := 0; r < runs; r++ {
+						name := nameSafe(fmt.Sprintf("%s-%s-%s-%s", t.Name(), nem, rspec, f))
+						if rspec == resourceTable[0].Name() {
+							name = nameSafe(fmt.Sprintf("%s-%s-%s", t.Name(), nem, f))
+						}
+						cfg, err := o.config(t, rspec, string(f), nem, seed+uint64(r), name, stderr) // parses nem too
+						if err != nil {
+							if !seen[err.Error()] {
+								seen[err.Error()] = true
+								where := t.Name()
+								if rspec != resourceTable[0].Name() {
+									where += " " + rspec
+								}
+								errs = append(errs, fmt.Errorf("%s (nemesis %s, fencing %s): %w", where, nem, f, err))
+							}
+							break
+						}
+						cells = append(cells, matrixCell{
+							Target: t.Name(), Resource: rspec, Nemesis: nem, Fencing: string(f), Seed: cfg.Seed,
+							MustBeValid: strict || f != targets.FencingNone, cfg: cfg,
+						})
+					}
+				}
+			}
+		}
+	}
+	if len(errs) > 0 {
+		// Each wraps targets.ErrBadConfig or errUsage: exit 254.
+		return nil, nil, errors.Join(errs...)
+	}
+	return cells, skipped, nil
+}
+
+// lacking returns the first resource of rs that does not offer f, if any.
+func lacking(rs []resources.Resource, f targets.Fencing) resources.Resource {
+	for _, r := range rs {
+		if !resources.Offers(r, f) {
+			return r
+		}
+	}
+	return nil
+}
+
+// fill records a finished run in its cell.
+func (c *matrixCell) fill(out *harness.Outcome) {
+	r := out.Results
+	// An interrupted run that found nothing is unknown already; one that
+	// found a lost update stays invalid (harness.MarkInterrupted).
+	c.Verdict = r.Valid().String()
+	c.RunDir, _ = filepath.Abs(out.Run.Dir)
+	c.Elapsed = r.Elapsed
+	if la, ok := r.Result.(*checkers.LockAppendResult); ok {
+		c.Acknowledged, c.Lost, c.FenceRejections = la.LostUpdates.Acknowledged, la.LostUpdates.Lost, la.FenceRejections
+		if la.FirstLostUpdateNS != nil {
+			s := float64(*la.FirstLostUpdateNS) / 1e9
+			c.FirstLostS = &s
+		}
+	}
+}
+
+// matrixExit is the matrix's exit code: 255 if the harness failed on a cell,
+// else 1 if a cell that must be valid is invalid, else 2 if one is unknown
+// or was not run, or the matrix was interrupted, else 0.
+func matrixExit(cells []matrixCell, interrupted bool) int {
+	code := exitValid
+	if interrupted {
+		code = exitUnknown
+	}
+	for _, c := range cells {
+		switch {
+		case c.Verdict == "error":
+			return exitHarness
+		case !c.MustBeValid:
+		case c.Verdict == checkers.Invalid.String():
+			code = exitInvalid
+		case c.Verdict != checkers.Valid.String() && code == exitValid:
+			code = exitUnknown
+		}
+	}
+	return code
+}
+
+// printMatrix prints one line per cell and the outcome.
+func printMatrix(w io.Writer, cells []matrixCell, code int) {
+	withRes := false
+	for _, c := range cells {
+		withRes = withRes || c.Resource != resourceTable[0].Name()
+	}
+	target := func(c matrixCell) string {
+		if withRes {
+			return c.Target + " " + c.Resource
+		}
+		return c.Target
+	}
+	head := matrixCell{Target: "target", Resource: "resource"}
+	fmt.Fprintf(w, "\n%-16s %-28s %-7s %5s  %-8s %12s %6s %10s\n", target(head), "nemesis", "fencing", "seed", "verdict", "lost", "fenced", "first lost")
+	unfenced, lossy := 0, 0
+	for _, c := range cells {
+		first := "-"
+		if c.FirstLostS != nil {
+			first = fmt.Sprintf("%.1fs", *c.FirstLostS)
+		}
+		verdict := c.Verdict
+		if !c.MustBeValid {
+			verdict += "*"
+			unfenced++
+			if c.Lost > 0 {
+				lossy++
+			}
+		}
+		fmt.Fprintf(w, "%-16s %-28s %-7s %5d  %-8s %12s %6d %10s\n", target(c), c.Nemesis, c.Fencing, c.Seed, verdict,
+			fmt.Sprintf("%d/%d", c.Lost, c.Acknowledged), c.FenceRejections, first)
+	}
+	if unfenced > 0 {
+		fmt.Fprintf(w, "* not judged: unfenced runs show what fencing is for (lost updates in %d of %d)\n", lossy, unfenced)
+	}
+	outcome := map[int]string{
+		exitValid:   "PASS  every cell that must be valid is",
+		exitInvalid: "FAIL  a cell that must be valid is invalid: see its report",
+		exitUnknown: "UNKNOWN  a cell that must be valid could not be decided, or the matrix was cut short",
+		exitHarness: "ERROR  the harness failed on a cell (see its error in the summary)",
+	}[code]
+	fmt.Fprintf(w, "%s\n", outcome)
+}
+
+// writeMatrix writes matrix.json at the root of the results directory.
+func writeMatrix(root string, sum matrixSummary) error {
+	b, err := json.MarshalIndent(sum, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(root, MatrixFile), append(b, '\n'), 0o644)
+}
+
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// nameSafe turns a --nemesis value into part of a run name.
+func nameSafe(s string) string { return strings.Trim(unsafeName.ReplaceAllString(s, "-"), "-") }
+
+// splitList splits a comma-separated flag value, dropping empty items.
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// listFlag is a comma-separated list flag that may also be repeated; the
+// values add up.
+type listFlag []string
+
+func (l *listFlag) String() string { return strings.Join(*l, ",") }
+
+func (l *listFlag) Set(s string) error {
+	items := splitList(s)
+	if len(items) == 0 {
+		return errors.New("empty list")
+	}
+	*l = append(*l, items...)
+	return nil
+}
+
+// multiFlag is a flag that may be repeated; each value stays whole.
+type multiFlag []string
+
+func (m *multiFlag) String() string { return strings.Join(*m, " ") }
+
+func (m *multiFlag) Set(s string) error {
+	if strings.TrimSpace(s) == "" {
+		return errors.New("empty value")
+	}
+	*m = append(*m, s)
+	return nil
+}
+
+var (
+	_ flag.Value = (*multiFlag)(nil)
+	_ flag.Value = (*listFlag)(nil)
+)

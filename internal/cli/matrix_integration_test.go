@@ -1,0 +1,127 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A matrix on real etcd: unfenced and token-fenced holder pauses, one run
+// each. matrix.json agrees with every run's own results.json, the exit code
+// follows the fenced cell, and the index lists both runs.
+func TestMatrixOnEtcd(t *testing.T) {
+	requireDocker(t)
+	t.Parallel()
+	res := t.TempDir()
+	r := runCLI(t, nil, "matrix", "--target", "etcd", "--fencing", "none,token", "--nemesis", "pause-holder",
+		"--time-limit", "15s", "--seed", "3", "--results", res, "--quiet")
+	t.Logf("matrix: exit %d in %s\n%s", r.code, r.elapsed.Round(1e9), r.stdout)
+
+	sum := readMatrix(t, res)
+	if len(sum.Cells) != 2 || sum.ExitCode != r.code {
+		t.Fatalf("%d cells, exit %d recorded, %d returned", len(sum.Cells), sum.ExitCode, r.code)
+	}
+	for _, c := range sum.Cells {
+		if c.Target != "etcd" || c.Seed != 3 || c.MustBeValid != (c.Fencing == "token") {
+			t.Errorf("cell %+v", c)
+		}
+		if c.RunDir == "" {
+			t.Errorf("cell %s: no run (%s)", c.Fencing, c.Error)
+			continue
+		}
+		got := readResults(t, c.RunDir)
+		want := map[string]any{"valid": true, "invalid": false, "unknown": "unknown"}[c.Verdict]
+		if got.Valid != want || got.LostUpdates.Lost != c.Lost || got.LostUpdates.Acknowledged != c.Acknowledged || got.FenceRejections != c.FenceRejections {
+			t.Errorf("cell %s says %s, %d/%d lost, %d rejections; results.json %v, %d/%d, %d", c.Fencing, c.Verdict, c.Lost, c.Acknowledged,
+				c.FenceRejections, got.Valid, got.LostUpdates.Lost, got.LostUpdates.Acknowledged, got.FenceRejections)
+		}
+		// Fenced etcd stays valid (the README's 5-of-5 table); whether a
+		// 15 s run's pauses hit a critical section is left to those runs.
+		if c.Fencing == "token" && c.Verdict != "valid" {
+			t.Errorf("token-fenced cell: %s, want valid", c.Verdict)
+		}
+	}
+	if r.code != matrixExit(sum.Cells, false) || r.code != exitValid {
+		t.Errorf("exit %d, want %d (token cell valid)", r.code, exitValid)
+	}
+	index, err := os.ReadFile(filepath.Join(res, "index.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"etcd-pause-holder-none", "etcd-pause-holder-token"} {
+		if !strings.Contains(string(index), name) {
+			t.Errorf("index.html does not list %s", name)
+		}
+	}
+	if !strings.Contains(r.stdout, "PASS") || !strings.Contains(r.stdout, "pause-holder") {
+		t.Errorf("table:\n%s", r.stdout)
+	}
+	assertRunsGone(t, res)
+}
+
+// A fenced cell that is invalid fails the matrix: Redis without persistence,
+// restarted by a crash, hands out tokens again from 1, and the token checker
+// catches the reuse (as TestRedisTokenReuse shows for one run).
+func TestMatrixFailsWhenAFenceFails(t *testing.T) {
+	requireDocker(t)
+	t.Parallel()
+	res := t.TempDir()
+	r := runCLI(t, nil, "matrix", "--target", "redis-nopersist", "--nodes", "1", "--fencing", "token", "--nemesis", "kill",
+		"--nemesis-interval", "2s", "--time-limit", "20s", "--seed", "7", "--results", res, "--quiet")
+	t.Logf("matrix: exit %d in %s\n%s", r.code, r.elapsed.Round(1e9), r.stdout)
+	if r.code != exitInvalid || !strings.Contains(r.stdout, "FAIL") {
+		t.Errorf("exit %d, want 1 with FAIL in the table", r.code)
+	}
+	sum := readMatrix(t, res)
+	if len(sum.Cells) != 1 || sum.Cells[0].Verdict != "invalid" || !sum.Cells[0].MustBeValid || sum.ExitCode != exitInvalid {
+		t.Errorf("summary %+v", sum)
+	}
+	assertRunsGone(t, res)
+}
+
+// Ctrl-C during a matrix's first cell heals and tears that run down, runs
+// no further cell, leaves matrix.json, and exits 2: nothing was proven.
+func TestMatrixInterrupted(t *testing.T) {
+	requireDocker(t)
+	t.Parallel()
+	res := t.TempDir()
+	cmd := exec.Command(fencecheckBinary(t), "matrix", "--target", "etcd", "--fencing", "token,none",
+		"--nemesis-interval", "1s", "--time-limit", "60s", "--results", res, "--quiet")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitForActiveFault(t, res, 60*time.Second)
+	start := time.Now()
+	cmd.Process.Signal(os.Interrupt)
+	err := cmd.Wait()
+	t.Logf("Ctrl-C: exit after %s (%v)\n%s", time.Since(start).Round(time.Millisecond), err, out.String())
+	if cmd.ProcessState.ExitCode() != exitUnknown {
+		t.Errorf("exit %d, want 2", cmd.ProcessState.ExitCode())
+	}
+	sum := readMatrix(t, res)
+	if len(sum.Cells) != 2 || sum.Cells[0].Verdict != "unknown" || sum.Cells[1].Verdict != "not run" || sum.ExitCode != exitUnknown {
+		t.Errorf("summary %+v", sum)
+	}
+	assertRunsGone(t, res)
+}
+
+// readMatrix reads the matrix.json of a results directory.
+func readMatrix(t *testing.T, results string) matrixSummary {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(results, MatrixFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum matrixSummary
+	if err := json.Unmarshal(b, &sum); err != nil {
+		t.Fatal(err)
+	}
+	return sum
+}

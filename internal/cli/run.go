@@ -1,0 +1,284 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"github.com/fencecheck/fencecheck/internal/clientproto"
+	"github.com/fencecheck/fencecheck/internal/workloads"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/fencecheck/fencecheck/internal/harness"
+	"github.com/fencecheck/fencecheck/internal/nemesis"
+	"github.com/fencecheck/fencecheck/internal/resources"
+	"github.com/fencecheck/fencecheck/targets"
+)
+
+func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
+	fs := newFlags("run", stderr)
+	target := fs.String("target", "etcd", "lock service under test: "+targetNames())
+	fencing := fs.String("fencing", "none", "how writes are fenced at the resource: none, token, cas (as the resource offers), or RESOURCE=MODE,... for each")
+	nem := fs.String("nemesis", "pause-holder", "faults, comma-separated: "+nemesis.Names())
+	resource := fs.String("resource", resourceTable[0].Name(), "what the lock protects, comma-separated in write order: "+resourceNames())
+	seed := fs.Uint64("seed", 0, "random seed of the nemesis (0: pick one and record it)")
+	name := fs.String("name", "", "run name (default TARGET-WORKLOAD-FENCING)")
+	o := addRunFlags(fs)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: fencecheck run [flags]\n\nRuns a test and checks it. Exit 0 valid, 1 invalid, 2 unknown, 254 bad arguments, 255 harness failure.\n\n")
+		fs.PrintDefaults()
+	}
+	if err := parse(fs, args); err != nil {
+		return 0, err
+	}
+	if fs.NArg() > 0 {
+		return 0, fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	}
+	t, err := lookupTarget(*target)
+	if err != nil {
+		return 0, err
+	}
+	if *seed == 0 {
+		*seed = rand.Uint64()%1_000_000 + 1
+	}
+	cfg, err := o.config(t, *resource, *fencing, *nem, *seed, *name, stderr)
+	if err != nil {
+		return 0, err
+	}
+	ui := newProgress(stderr, *o.quiet)
+	cfg.Stage = ui.stage
+	cfg.Progress = ui.update
+	ui.stage("%s %s, %s, nemesis %s, %d clients, %d nodes, TTL %s, %s, seed %d",
+		t.Name(), cfg.Workload.Name(), how(cfg), *nem, cfg.Concurrency, cfg.Nodes, cfg.TTL, cfg.TimeLimit, cfg.Seed)
+	out, err := harness.Run(ctx, cfg)
+	ui.done()
+	if err != nil {
+		return 0, err
+	}
+	printSummary(stdout, cfg, out)
+	return exitCode(out.Results.Valid()), nil
+}
+
+// how is a run's resources and fencing in words ("fencing token",
+// "postgres fencing token, audit log", "8 keys, linearizable reads").
+func how(cfg harness.Config) string {
+	if cfg.Workload.Name() == "register" {
+		return fmt.Sprintf("%d keys, %s reads", cfg.Keys, cfg.ReadMode)
+	}
+	var parts []string
+	if len(cfg.Resources) != 1 || cfg.Resources[0].Name() != cfg.LockStore.Name() {
+		var rs []string
+		for _, r := range cfg.Resources {
+			rs = append(rs, r.Name())
+		}
+		parts = append(parts, "resource "+strings.Join(rs, ","))
+	}
+	parts = append(parts, "fencing "+resources.DescribeFencings(cfg.Resources, cfg.Fencings))
+	if cfg.Audit != nil {
+		parts = append(parts, "audit log")
+	}
+	if cfg.SideWriter {
+		parts = append(parts, "side writer")
+	}
+	return strings.Join(parts, ", ")
+}
+
+// runFlags are the flags of one run that run and matrix share: everything
+// but what a matrix varies (target, fencing, nemesis, seed, name).
+type runFlags struct {
+	workload                                                           *string
+	auditLog, sideWriter                                               *bool
+	interval, limit, ttl, work, margin, acquire, rpc, op, check, ready *time.Duration
+	lockDelay                                                          optDuration
+	conc, nodes, keys                                                  *int
+	results, readMode                                                  *string
+	quiet                                                              *bool
+	clientDir, clientCmd, clientImage                                  *string
+}
+
+func addRunFlags(fs *flag.FlagSet) *runFlags {
+	o := &runFlags{}
+	o.workload = fs.String("workload", workloadTable[0].Name(), "workload: "+workloadNames())
+	o.auditLog = fs.Bool("audit-log", false, "every holder appends \"process P, token T, wrote element E\" to an audit log that checks no token, before its write")
+	o.sideWriter = fs.Bool("side-writer", false, "a batch job writes the first resource every 3s without the lock and without a token")
+	o.interval = fs.Duration("nemesis-interval", 3*time.Second, "quiet time between two faults")
+	o.limit = fs.Duration("time-limit", 30*time.Second, "how long clients run operations")
+	o.conc = fs.Int("concurrency", 5, "number of lock clients (one container each)")
+	o.ttl = fs.Duration("ttl", 0, "lease TTL of the lock (default the target's: 2s; consul 10s, its minimum)")
+	fs.Var(&o.lockDelay, "lock-delay", "Consul's lock-delay after a lease ends (default Consul's 15s; 0 for the worst case; other targets have none)")
+	o.nodes = fs.Int("nodes", 0, "number of servers (default: the target's usual cluster: 3; redis 1, redis-sentinel 2, redlock 5)")
+	o.results = fs.String("results", "./results", "results directory")
+	o.work = fs.Duration("work", 250*time.Millisecond, "time between the lease check and the write")
+	o.margin = fs.Duration("margin", 0, "lease time a client wants left before it writes (default TTL/4)")
+	o.acquire = fs.Duration("acquire-timeout", 0, "how long a client waits for the lock (default 5 TTL)")
+	o.rpc = fs.Duration("rpc-timeout", 0, "a client's limit on each request (default 4 leases: longer than any fault, so a cut-off client's request lands when the network heals)")
+	o.op = fs.Duration("op-timeout", 0, "after this an operation is recorded as info (default: enough for acquire, work, the longest pause)")
+	o.check = fs.Duration("check-timeout", 60*time.Second, "time limit of the linearizability check (past it: unknown)")
+	o.keys = fs.Int("keys", 8, "register workload: number of registers")
+	o.readMode = fs.String("read-mode", "", "register workload: the target's read mode (etcd: linearizable, serializable; default the target's first)")
+	o.ready = fs.Duration("ready-timeout", 30*time.Second, "how long the cluster may take to serve (past it: exit 255)")
+	o.quiet = fs.Bool("quiet", false, "no progress line")
+	o.clientDir = fs.String("client-dir", "", "your own lock client: a directory with client.json and the program, which each worker runs and drives over the client protocol (docs/client-protocol.md)")
+	o.clientCmd = fs.String("client-cmd", "", "with --client-dir: the command that starts the program (run with /bin/sh -c in the directory's copy), instead of client.json's")
+	o.clientImage = fs.String("client-image", "", "with --client-dir: an image of yours to run the program in (fencecheck adds its worker binary), instead of fencecheck's worker image")
+	return o
+}
+
+// config is the run's configuration, with defaults filled in and validated
+// (errors wrap targets.ErrBadConfig or errUsage: exit 254).
+func (o *runFlags) config(t targets.Target, resource, fencing, nem string, seed uint64, name string, stderr io.Writer) (harness.Config, error) {
+	faults, err := nemesis.Parse(nem)
+	if err != nil {
+		return harness.Config{}, fmt.Errorf("%w: %w", errUsage, err)
+	}
+	w, err := lookupWorkload(*o.workload)
+	if err != nil {
+		return harness.Config{}, err
+	}
+	rs, err := lookupResources(resource)
+	if err != nil {
+		return harness.Config{}, err
+	}
+	var audit resources.AuditLogger
+	if *o.auditLog {
+		if audit = auditLogger(); audit == nil {
+			return harness.Config{}, fmt.Errorf("%w: no resource can keep an audit log", targets.ErrBadConfig)
+		}
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return harness.Config{}, fmt.Errorf("%w: cannot find my own binary for the worker image: %w", harness.ErrHarness, err)
+	}
+	prog, err := o.clientProgram(w, stderr)
+	if err != nil {
+		return harness.Config{}, err
+	}
+	cfg := harness.Config{
+		Target: t, Workload: w, Resources: rs, LockStore: resourceTable[0], Fencing: fencing, Audit: audit, SideWriter: *o.sideWriter,
+		Nemesis: nem, Faults: faults,
+		NemesisInterval: *o.interval, TimeLimit: *o.limit, Concurrency: *o.conc, Nodes: *o.nodes,
+		TTL: *o.ttl, LockDelay: o.lockDelay.d, Work: *o.work, Margin: *o.margin, AcquireTimeout: *o.acquire, OpTimeout: *o.op, RPCTimeout: *o.rpc,
+		CheckTimeout: *o.check, ReadyTimeout: *o.ready, Keys: *o.keys, ReadMode: *o.readMode, Seed: seed, Results: *o.results, Name: name, WorkerBinary: self, ClientProgram: prog,
+		Log: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	}
+	cfg.Defaults()
+	return cfg, cfg.Validate()
+}
+
+// clientProgram is the --client-dir program (nil without the flag), its
+// build command run.
+func (o *runFlags) clientProgram(w workloads.Workload, stderr io.Writer) (*clientproto.Spec, error) {
+	if *o.clientDir == "" {
+		if *o.clientCmd != "" || *o.clientImage != "" {
+			return nil, fmt.Errorf("%w: --client-cmd and --client-image go with --client-dir", errUsage)
+		}
+		return nil, nil
+	}
+	if w.Name() != workloadTable[0].Name() {
+		return nil, fmt.Errorf("%w: a client program runs the %s workload, not %s", targets.ErrBadConfig, workloadTable[0].Name(), w.Name())
+	}
+	spec, err := clientproto.Load(*o.clientDir, *o.clientCmd, *o.clientImage)
+	if err != nil {
+		return nil, err
+	}
+	if spec.Manifest.Build != "" {
+		fmt.Fprintf(stderr, "fencecheck: building the client: %s\n", spec.Manifest.Build)
+		if err := spec.RunBuild(context.Background(), stderr); err != nil {
+			return nil, err
+		}
+	}
+	return &spec, nil
+}
+
+// progress draws the one-line status on a terminal (rewritten in place), or
+// a line every 5 seconds elsewhere (CI logs).
+type progress struct {
+	w        io.Writer
+	tty      bool
+	quiet    bool
+	last     time.Time
+	drawn    bool
+	lastLine string
+}
+
+func newProgress(w io.Writer, quiet bool) *progress {
+	p := &progress{w: w, quiet: quiet}
+	if f, ok := w.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+			p.tty = true
+		}
+	}
+	return p
+}
+
+func (p *progress) clear() {
+	if p.tty && p.drawn {
+		fmt.Fprint(p.w, "\r\033[K")
+		p.drawn = false
+	}
+}
+
+func (p *progress) stage(format string, args ...any) {
+	if p.quiet {
+		return
+	}
+	p.clear()
+	fmt.Fprintf(p.w, "fencecheck: %s\n", fmt.Sprintf(format, args...))
+}
+
+func (p *progress) update(s harness.Status) {
+	if p.quiet {
+		return
+	}
+	fault := "none"
+	if s.Fault != "" {
+		fault = s.Fault
+	}
+	line := fmt.Sprintf("%s %5.1fs/%s  ops ok %d fail %d info %d  fault: %s",
+		s.Stage, s.Elapsed.Seconds(), s.Limit, s.Ok, s.Fail, s.Info, fault)
+	if p.tty {
+		fmt.Fprintf(p.w, "\r\033[K%s", line)
+		p.drawn = true
+		return
+	}
+	if time.Since(p.last) >= 5*time.Second && line != p.lastLine {
+		fmt.Fprintln(p.w, line)
+		p.last, p.lastLine = time.Now(), line
+	}
+}
+
+func (p *progress) done() { p.clear() }
+
+func printSummary(w io.Writer, cfg harness.Config, out *harness.Outcome) {
+	r := out.Results
+	verdict := strings.ToUpper(r.Valid().String())
+	fmt.Fprintf(w, "\n%s  %s %s, %s, nemesis %s (seed %d)\n", verdict, cfg.Target.Name(), cfg.Workload.Name(), how(cfg), cfg.Nemesis, cfg.Seed)
+	if out.Interrupted {
+		fmt.Fprintf(w, "  interrupted      the run was cut short (Ctrl-C)\n")
+	}
+	fmt.Fprint(w, harness.Summary(cfg.Workload, r))
+	fmt.Fprintf(w, "  report           %s\n", out.Run.Path("report.html"))
+}
+
+// optDuration is a duration flag that can be left unset (nil).
+type optDuration struct{ d *time.Duration }
+
+func (o *optDuration) String() string {
+	if o.d == nil {
+		return ""
+	}
+	return o.d.String()
+}
+
+func (o *optDuration) Set(s string) error {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	o.d = &d
+	return nil
+}

@@ -1,0 +1,223 @@
+package clientproto
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/fencecheck/fencecheck/internal/resources"
+	"github.com/fencecheck/fencecheck/targets"
+)
+
+// Client is a client program as the lock service's client of a worker
+// (targets.Client): Acquire, the lease's Remaining and Release are requests
+// to the program.
+type Client struct {
+	p   *Process
+	rpc time.Duration
+	// init's reply
+	resource bool
+	tokens   bool
+	name     string
+}
+
+// Dial starts the program, sends init and checks its reply against the
+// run: a program whose leases carry no token cannot run with a fencing
+// mode other than none unless it implements the resource access itself;
+// cas fencing needs the program's own resource access (only the lock's own
+// client can tie a write to its lock). Errors wrap targets.ErrBadConfig when
+// the program cannot run with this configuration.
+func Dial(ctx context.Context, prog Program, init Init, log *slog.Logger) (*Client, error) {
+	p := NewProcess(prog, init, log)
+	r, err := p.Start(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c := &Client{p: p, rpc: time.Duration(init.RPCTimeoutMS) * time.Millisecond, tokens: *r.Tokens, name: r.Name}
+	for _, s := range r.Implements {
+		if s == ImplResource {
+			c.resource = true
+		}
+	}
+	if err := c.fits(init.Fencing); err != nil {
+		p.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// fits checks that the program can run under fencing mode f.
+func (c *Client) fits(f string) error {
+	if c.resource {
+		return nil
+	}
+	switch targets.Fencing(f).Applied() {
+	case targets.FencingNone:
+		return nil
+	case targets.FencingCAS:
+		return fmt.Errorf("%w: cas fencing ties a write to the lock's own state, which a client program that implements only the lock cannot offer (implement \"resource\" in the program, or use --fencing token)", targets.ErrBadConfig)
+	}
+	if !c.tokens {
+		return fmt.Errorf("%w: the client program's leases carry no fencing token (init_ok: \"tokens\": false), so it cannot run with --fencing %s", targets.ErrBadConfig, f)
+	}
+	return nil
+}
+
+// Name is the program's name for itself (init_ok's), or its command line.
+func (c *Client) Name() string {
+	if c.name != "" {
+		return c.name
+	}
+	return c.p.prog.String()
+}
+
+// Process is the program's process handle.
+func (c *Client) Process() *Process { return c.p }
+
+// ImplementsResource reports whether the program reads and writes the
+// resource itself.
+func (c *Client) ImplementsResource() bool { return c.resource }
+
+// Acquire asks the program for the lock; the program may wait until ctx's
+// deadline (its timeout_ms).
+func (c *Client) Acquire(ctx context.Context) (targets.Lease, error) {
+	wait := 30 * time.Second
+	if d, ok := ctx.Deadline(); ok {
+		wait = time.Until(d)
+	}
+	if wait <= 0 {
+		return nil, context.DeadlineExceeded
+	}
+	r, err := c.p.Call(ctx, Request{Type: TypeAcquire, TimeoutMS: ms(wait)}, wait)
+	if err != nil {
+		return nil, err
+	}
+	l := &lease{c: c, gen: c.p.Gen(), acquired: time.Now()}
+	if r.Token != nil {
+		l.token = *r.Token
+	} else if c.tokens {
+		c.p.mu.Lock()
+		c.p.retire("acquire_ok without a token")
+		c.p.mu.Unlock()
+		return nil, &Error{Request: TypeAcquire, Kind: KindInfo, Cause: "malformed", Message: `acquire_ok has no "token" although init_ok said "tokens": true`}
+	}
+	if r.RemainingMS != nil {
+		l.remaining = time.Duration(*r.RemainingMS) * time.Millisecond
+	}
+	return l, nil
+}
+
+// Close ends the program.
+func (c *Client) Close() error { return c.p.Close() }
+
+// rpcTimeout bounds a request other than acquire.
+func (c *Client) rpcTimeout() time.Duration {
+	if c.rpc > 0 {
+		return c.rpc
+	}
+	return 10 * time.Second
+}
+
+// lease is a lock the program said it holds. It belongs to one process:
+// once that process is retired, the lease is lost (Remaining 0, Release an
+// error).
+type lease struct {
+	c         *Client
+	gen       int
+	token     int64
+	acquired  time.Time
+	remaining time.Duration // at acquire, as the program said
+}
+
+func (l *lease) Token() int64 { return l.token }
+
+// lost reports whether the process that took the lease is gone.
+func (l *lease) lost() bool { return l.c.p.Gen() != l.gen || l.c.p.Retired() >= l.gen }
+
+// Remaining asks the program. Any failure (the program's error, no reply, a
+// lost process) is 0: a careful client does not write on a lease it cannot
+// vouch for.
+func (l *lease) Remaining() time.Duration {
+	if l.lost() {
+		return 0
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), l.c.rpcTimeout())
+	defer cancel()
+	r, err := l.c.p.Call(ctx, Request{Type: TypeRemaining}, l.c.rpcTimeout())
+	if err != nil || r.RemainingMS == nil || l.lost() {
+		return 0
+	}
+	return time.Duration(*r.RemainingMS) * time.Millisecond
+}
+
+func (l *lease) Release(ctx context.Context) error {
+	if l.lost() {
+		return errors.New("client program: release: the process that held the lock was retired")
+	}
+	_, err := l.c.p.Call(ctx, Request{Type: TypeRelease}, l.c.rpcTimeout())
+	return err
+}
+
+// Access wraps a resource's store so that the program reads and writes it
+// (a program that implements "resource"); Reset and Close stay the store's.
+func (c *Client) Access(s resources.Store) resources.Store {
+	return access{Store: s, c: c}
+}
+
+type access struct {
+	resources.Store
+	c *Client
+}
+
+func (a access) request(typ string, ac resources.Access) Request {
+	req := Request{Type: typ, Fencing: string(ac.Fencing.Applied())}
+	if ac.Lease != nil {
+		if l, ok := ac.Lease.(*lease); !ok || l.c.tokens {
+			t := ac.Lease.Token()
+			req.Token = &t
+		}
+	}
+	return req
+}
+
+func (a access) Read(ctx context.Context, ac resources.Access) (resources.State, error) {
+	r, err := a.c.p.Call(ctx, a.request(TypeRead, ac), a.c.rpcTimeout())
+	if err != nil {
+		return resources.State{}, err
+	}
+	switch r.Result {
+	case "", ResultOK:
+	case ResultFenced:
+		return resources.State{}, fmt.Errorf("%w: the client program's read was fenced", resources.ErrFenced)
+	default:
+		return resources.State{}, &Error{Request: TypeRead, Kind: KindInfo, Cause: "reply", Message: fmt.Sprintf("result %q", r.Result)}
+	}
+	list := r.Value
+	if list == nil {
+		list = []int64{}
+	}
+	return resources.State{List: list}, nil
+}
+
+func (a access) Write(ctx context.Context, ac resources.Access, _ resources.State, list []int64) (int64, error) {
+	req := a.request(TypeWrite, ac)
+	req.Value = list
+	if req.Value == nil {
+		req.Value = []int64{}
+	}
+	r, err := a.c.p.Call(ctx, req, a.c.rpcTimeout())
+	if err != nil {
+		// The Store contract knows fenced and unknown; a plain failure is
+		// reported as unknown, which is always sound.
+		return 0, err
+	}
+	switch r.Result {
+	case "", ResultOK:
+		return r.Rev, nil
+	case ResultFenced:
+		return 0, fmt.Errorf("%w: the client program's write was fenced", resources.ErrFenced)
+	}
+	return 0, &Error{Request: TypeWrite, Kind: KindInfo, Cause: "reply", Message: fmt.Sprintf("result %q", r.Result)}
+}

@@ -1,0 +1,292 @@
+package clientproto
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fencecheck/fencecheck/internal/resources"
+	"github.com/fencecheck/fencecheck/targets"
+)
+
+// fake is a client program in POSIX sh that speaks the protocol with a fake
+// lock (no lock service): tokens count up from 1. MODE makes it misbehave
+// at acquire: "hang" never answers, "exit" exits, "wrongid" answers
+// another id, "notoken" leaves the token out.
+const fake = `#!/bin/sh
+n=0
+while read -r line; do
+	id=$(printf '%s' "$line" | sed -n 's/.*"id":\([0-9]*\).*/\1/p')
+	type=$(printf '%s' "$line" | sed -n 's/.*"type":"\([a-z_-]*\)".*/\1/p')
+	case "$type" in
+	init)
+		printf '{"id":%s,"type":"init_ok","implements":["lock"%s],"tokens":true,"name":"fake"}\n' "$id" "$EXTRA"
+		;;
+	acquire)
+		n=$((n+1))
+		case "$MODE" in
+		hang) sleep 1000 ;;
+		exit) echo "fake: out of cheese" >&2; exit 7 ;;
+		wrongid) printf '{"id":%s,"type":"acquire_ok","token":%s,"remaining_ms":900}\n' "$((id+5))" "$n" ;;
+		notoken) printf '{"id":%s,"type":"acquire_ok","remaining_ms":900}\n' "$id" ;;
+		*) printf '{"id":%s,"type":"acquire_ok","token":%s,"remaining_ms":900}\n' "$id" "$n" ;;
+		esac
+		;;
+	remaining) printf '{"id":%s,"type":"remaining_ok","remaining_ms":800}\n' "$id" ;;
+	release) printf '{"id":%s,"type":"release_ok"}\n' "$id" ;;
+	read) printf '{"id":%s,"type":"read_ok","value":[1,2]}\n' "$id" ;;
+	write)
+		case "$line" in
+		*'"token":1,'*) printf '{"id":%s,"type":"write_ok","result":"fenced"}\n' "$id" ;;
+		*) printf '{"id":%s,"type":"write_ok","result":"ok","rev":42}\n' "$id" ;;
+		esac
+		;;
+	*) printf '{"id":%s,"type":"error","kind":"fail","message":"unknown request"}\n' "$id" ;;
+	esac
+done
+`
+
+func program(t *testing.T, mode string, extra ...string) Program {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "fake.sh"), []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"MODE=" + mode}
+	if len(extra) > 0 {
+		env = append(env, "EXTRA=,"+strings.Join(extra, ","))
+	}
+	return Program{Cmd: []string{"/bin/sh", "fake.sh"}, Dir: dir, Env: env}
+}
+
+func testInit() Init {
+	return Init{Target: "fake", Endpoints: []string{"nowhere:1"}, TTLMS: 1000, Prefix: "/t", Fencing: "token", RPCTimeoutMS: 2000}
+}
+
+func withDeadline(t *testing.T, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func TestLockThroughTheProtocol(t *testing.T) {
+	c, err := Dial(context.Background(), program(t, ""), testInit(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for want := int64(1); want <= 3; want++ {
+		l, err := c.Acquire(withDeadline(t, 5*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l.Token() != want {
+			t.Fatalf("token %d, want %d", l.Token(), want)
+		}
+		if r := l.Remaining(); r != 800*time.Millisecond {
+			t.Fatalf("remaining %s", r)
+		}
+		if err := l.Release(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if c.Name() != "fake" || c.ImplementsResource() {
+		t.Fatalf("name %q, resource %v", c.Name(), c.ImplementsResource())
+	}
+}
+
+func TestResourceAccessThroughTheProtocol(t *testing.T) {
+	c, err := Dial(context.Background(), program(t, "", `"resource"`), testInit(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if !c.ImplementsResource() {
+		t.Fatal("resource not implemented")
+	}
+	st := c.Access(nil)
+	old, _ := c.Acquire(withDeadline(t, 5*time.Second)) // token 1
+	cur, _ := c.Acquire(withDeadline(t, 5*time.Second)) // token 2
+	got, err := st.Read(context.Background(), resources.Access{Lease: cur, Fencing: targets.FencingToken})
+	if err != nil || len(got.List) != 2 {
+		t.Fatalf("read %v %v", got, err)
+	}
+	if rev, err := st.Write(context.Background(), resources.Access{Lease: cur, Fencing: targets.FencingToken}, got, []int64{1, 2, 3}); err != nil || rev != 42 {
+		t.Fatalf("write: rev %d, %v", rev, err)
+	}
+	_, err = st.Write(context.Background(), resources.Access{Lease: old, Fencing: targets.FencingToken}, got, []int64{9})
+	if !errors.Is(err, resources.ErrFenced) {
+		t.Fatalf("stale write: %v, want fenced", err)
+	}
+}
+
+func asError(t *testing.T, err error) *Error {
+	t.Helper()
+	var e *Error
+	if !errors.As(err, &e) {
+		t.Fatalf("error %v (%T), want *Error", err, err)
+	}
+	return e
+}
+
+// A program that exits is retired: the request is info, its stderr is in
+// the error, and the next request starts a new process (init again).
+func TestExitRetiresAndRestarts(t *testing.T) {
+	c, err := Dial(context.Background(), program(t, "exit"), testInit(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_, err = c.Acquire(withDeadline(t, 5*time.Second))
+	e := asError(t, err)
+	if e.Cause != "exited" || e.Kind != KindInfo || !strings.Contains(e.Message, "out of cheese") || !strings.Contains(e.Message, "exit status 7") {
+		t.Fatalf("error %+v", e)
+	}
+	if _, err := c.Acquire(withDeadline(t, 5*time.Second)); err == nil {
+		t.Fatal("the second process exits too: want an error")
+	}
+	if g, r := c.Process().Gen(), c.Process().Retired(); g != 2 || r != 2 {
+		t.Fatalf("gen %d retired %d, want 2 and 2", g, r)
+	}
+}
+
+// A program that never answers costs the request's deadline and the grace,
+// not more; it is killed, and a lease of the killed process is lost.
+func TestHangTimesOut(t *testing.T) {
+	init := testInit()
+	c, err := Dial(context.Background(), program(t, ""), init, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	l, err := c.Acquire(withDeadline(t, 5*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Swap in a hanging program for the next process.
+	c.p.prog = program(t, "hang")
+	c.p.mu.Lock()
+	c.p.retire("test")
+	c.p.mu.Unlock()
+	if r := l.Remaining(); r != 0 {
+		t.Fatalf("remaining of a retired process's lease: %s", r)
+	}
+	if err := l.Release(context.Background()); err == nil {
+		t.Fatal("release of a retired process's lease: want an error")
+	}
+	start := time.Now()
+	_, err = c.Acquire(withDeadline(t, 300*time.Millisecond))
+	took := time.Since(start)
+	if e := asError(t, err); e.Cause != "timeout" || e.Kind != KindInfo {
+		t.Fatalf("error %+v", e)
+	}
+	if took > 300*time.Millisecond+Grace+2*time.Second {
+		t.Fatalf("took %s", took)
+	}
+}
+
+// Replies that break the protocol are reported with their line.
+func TestMalformedReplies(t *testing.T) {
+	for _, mode := range []string{"wrongid", "notoken"} {
+		c, err := Dial(context.Background(), program(t, mode), testInit(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = c.Acquire(withDeadline(t, 5*time.Second))
+		e := asError(t, err)
+		if e.Cause != "malformed" || e.Kind != KindInfo {
+			t.Errorf("%s: %+v", mode, e)
+		}
+		if mode == "wrongid" && !strings.Contains(e.Line, `"acquire_ok"`) {
+			t.Errorf("%s: no offending line: %+v", mode, e)
+		}
+		c.Close()
+	}
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "g.sh"), []byte("while read -r l; do echo 'hello'; done\n"), 0o755)
+	_, err := Dial(context.Background(), Program{Cmd: []string{"/bin/sh", "g.sh"}, Dir: dir}, testInit(), nil)
+	if e := asError(t, err); e.Cause != "malformed" || e.Line != "hello" {
+		t.Fatalf("garbage: %+v", e)
+	}
+}
+
+// A program whose leases carry no token cannot run fenced; cas needs the
+// program's own resource access.
+func TestFits(t *testing.T) {
+	c := &Client{tokens: false}
+	if err := c.fits("none"); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"token", "term", "cas"} {
+		if err := c.fits(f); !errors.Is(err, targets.ErrBadConfig) {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	c.tokens = true
+	if err := c.fits("token"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.fits("cas"); !errors.Is(err, targets.ErrBadConfig) {
+		t.Fatal(err)
+	}
+	c.resource = true
+	if err := c.fits("cas"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestLoadManifest(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := Load(dir, "", ""); !errors.Is(err, targets.ErrBadConfig) {
+		t.Fatalf("no manifest: %v", err)
+	}
+	s, err := Load(dir, "python3 x.py", "")
+	if err != nil || !s.Program.Shell || s.Program.Cmd[0] != "python3 x.py" {
+		t.Fatalf("--client-cmd: %+v %v", s, err)
+	}
+	for _, bad := range []string{`{"protocol":1}`, `{"protocol":2,"command":["x"]}`, `{"protocol":1,"command":["x"],"packages":["a b"]}`, `{"protocol":1,"command":["x"],"colour":"red"}`, `not json`} {
+		os.WriteFile(filepath.Join(dir, ManifestFile), []byte(bad), 0o644)
+		if _, err := Load(dir, "", ""); !errors.Is(err, targets.ErrBadConfig) {
+			t.Errorf("%s: %v", bad, err)
+		}
+	}
+	os.WriteFile(filepath.Join(dir, ManifestFile), []byte(`{"protocol":1,"command":["./c"],"packages":["python3-redis"],"name":"n"}`), 0o644)
+	os.WriteFile(filepath.Join(dir, "c"), []byte("x"), 0o755)
+	s, err = Load(dir, "", "img:1")
+	if err != nil || s.Manifest.Image != "img:1" || s.Name() != "n" || s.Program.Dir != Dir {
+		t.Fatalf("%+v %v", s, err)
+	}
+	files, err := s.Files(1 << 20)
+	if err != nil || len(files) != 2 || files["c"].Mode != 0o755 {
+		t.Fatalf("files %v %v", files, err)
+	}
+	if _, err := s.Files(1); err == nil {
+		t.Fatal("limit not enforced")
+	}
+}
+
+// The fake lock excludes nobody: conformance says so, and checks the rest.
+func TestConformCatchesABrokenLock(t *testing.T) {
+	init := testInit()
+	init.Fencing = "none"
+	var names []string
+	steps := Conform(context.Background(), program(t, ""), init, ConformOptions{Timeout: 2 * time.Second},
+		slog.New(slog.DiscardHandler), func(s Step) { names = append(names, s.Name) })
+	failed := map[string]string{}
+	for _, s := range steps {
+		if !s.OK {
+			failed[s.Name] = s.Detail
+		}
+	}
+	if len(failed) != 1 || !strings.Contains(failed["exclusion"], "a second process got the lock") {
+		t.Fatalf("failed checks %v (steps %v)", failed, names)
+	}
+	if len(names) != len(steps) || names[0] != "init" || names[len(names)-1] != "unknown request" {
+		t.Fatalf("steps %v", names)
+	}
+}

@@ -1,0 +1,771 @@
+package harness
+
+import (
+	"context"
+	crand "crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"github.com/fencecheck/fencecheck/internal/clientproto"
+	"log/slog"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fencecheck/fencecheck/internal/harness/docker"
+	"github.com/fencecheck/fencecheck/internal/harness/netdelay"
+	"github.com/fencecheck/fencecheck/internal/harness/vdso"
+	"github.com/fencecheck/fencecheck/internal/history"
+	"github.com/fencecheck/fencecheck/internal/images"
+	"github.com/fencecheck/fencecheck/internal/nemesis"
+	"github.com/fencecheck/fencecheck/internal/resources"
+	"github.com/fencecheck/fencecheck/internal/resources/lockstore"
+	"github.com/fencecheck/fencecheck/targets"
+	"github.com/fencecheck/fencecheck/internal/workloads"
+)
+
+// ErrHarness: the harness itself failed (Docker unreachable, an image that
+// does not build, a cluster that never became ready, ...). It maps to exit
+// code 255.
+var ErrHarness = errors.New("harness failure")
+
+// ResourceUse is a resource of a run with its fencing mode.
+type ResourceUse struct {
+	Resource resources.Resource
+	Fencing  targets.Fencing
+}
+
+// ClusterConfig is what a cluster of servers, resources and workers needs.
+type ClusterConfig struct {
+	// RunID labels the run's containers and network (a new one if empty).
+	RunID    string
+	Target   targets.Target
+	Nodes    int
+	Workers  int
+	Client   targets.ClientConfig // TTL and RPCTimeout; endpoints and prefix are filled in
+	Workload workloads.Workload
+	// Resources are what the lock protects, in the order critical sections
+	// write them (default: the target's lock-store, unfenced).
+	Resources []ResourceUse
+	// Audit, if not nil, keeps the audit log (--audit-log); its
+	// containers are started unless it is one of Resources.
+	Audit  resources.AuditLogger
+	Config workloads.Config
+	// FailpointTimeout bounds a worker's wait at its failpoint (default
+	// one minute): longer than any fault's hold.
+	FailpointTimeout time.Duration
+	// WorkerBinary is the fencecheck binary the worker image is built from.
+	WorkerBinary string
+	// ClientProgram, if not nil, is the user's lock client: the workers
+	// run in its image (package images, kind client) and start it as
+	// their lock client (package clientproto).
+	ClientProgram *clientproto.Spec
+	ReadyTimeout  time.Duration
+	// LogsDir receives the containers' logs when the set-up fails.
+	LogsDir string
+	Log     *slog.Logger
+	// Stage, if not nil, is told of each step of the set-up, for the user.
+	Stage func(format string, args ...any)
+}
+
+// Cluster is a running system under test and its workers, for one run.
+type Cluster struct {
+	cfg      ClusterConfig
+	rt       *docker.Runtime
+	log      *slog.Logger
+	RunID    string
+	servers  []*docker.Container
+	Nodes    []targets.Node
+	Images   map[string]string // kind -> tag
+	ImageIDs map[string]string // kind -> image id
+	Ready    time.Duration     // time from the first server start to ready
+	// ResourceNodes are the containers of each resource with nodes of its
+	// own, by resource name.
+	ResourceNodes map[string][]targets.Node
+	// setup is what workers get; host the harness's own clients (resets,
+	// final reads, the side writer).
+	setup     Setup
+	host      workloads.Clients
+	closeHost func()
+	catalog   Catalog
+
+	clients []*client
+	byNode  map[string]*docker.Container
+
+	scripted atomic.Int64 // ids of RunOne's operations
+
+	mu       sync.Mutex
+	delayers map[string]*netdelay.Delayer
+	waiters  []chan nemesis.Holder
+}
+
+func (c *Cluster) stage(format string, args ...any) {
+	c.log.Info(fmt.Sprintf(format, args...))
+	if c.cfg.Stage != nil {
+		c.cfg.Stage(format, args...)
+	}
+}
+
+func newRunID() string {
+	b := make([]byte, 4)
+	_, _ = crand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// StartCluster builds what images are missing, starts the servers on a
+// private network, waits until they serve, resets the protected resource,
+// and starts the worker containers (not yet connected: see Connect). On
+// error, everything it started is removed again. Errors wrap ErrHarness.
+func StartCluster(ctx context.Context, cfg ClusterConfig) (c *Cluster, err error) {
+	log := cfg.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.RunID == "" {
+		cfg.RunID = newRunID()
+	}
+	if len(cfg.Resources) == 0 {
+		cfg.Resources = []ResourceUse{{Resource: lockstore.Resource{}, Fencing: targets.FencingNone}}
+	}
+	c = &Cluster{cfg: cfg, log: log, RunID: cfg.RunID, Images: map[string]string{}, ImageIDs: map[string]string{},
+		byNode: map[string]*docker.Container{}, delayers: map[string]*netdelay.Delayer{},
+		ResourceNodes: map[string][]targets.Node{}}
+	c.catalog = cfg.catalog()
+	specs, err := cfg.Target.Nodes(cfg.Nodes)
+	if err != nil {
+		return nil, err
+	}
+	cli, err := docker.Connect(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrHarness, err)
+	}
+	b := &images.Builder{Docker: cli, Log: func(f string, a ...any) { c.stage(f, a...) }}
+	if c.Images[cfg.Target.Image()], err = b.Ensure(ctx, cfg.Target.Image(), ""); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrHarness, err)
+	}
+	rnodes := cfg.resourceNodes()
+	needWorker := cfg.Workers > 0
+	for _, n := range rnodes {
+		if n.spec.Image == images.Worker {
+			needWorker = true
+		} else if _, ok := c.Images[n.spec.Image]; !ok {
+			if c.Images[n.spec.Image], err = b.Ensure(ctx, n.spec.Image, ""); err != nil {
+				return nil, fmt.Errorf("%w: %w", ErrHarness, err)
+			}
+		}
+	}
+	if needWorker {
+		if c.Images[images.Worker], err = b.EnsureWorker(ctx, cfg.WorkerBinary); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrHarness, err)
+		}
+	}
+	if p := cfg.ClientProgram; p != nil && cfg.Workers > 0 {
+		ci := images.ClientImage{From: p.Manifest.Image, Packages: p.Manifest.Packages}
+		files, err := p.Files(256 << 20)
+		if err != nil {
+			return nil, err
+		}
+		ci.Files = make(map[string]images.File, len(files))
+		for n, f := range files {
+			ci.Files[n] = images.File{Data: f.Data, Mode: f.Mode}
+		}
+		if c.Images[images.Client], err = b.EnsureClient(ctx, cfg.WorkerBinary, ci); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrHarness, err)
+		}
+	}
+	for kind, ref := range c.Images {
+		if insp, err := cli.ImageInspect(ctx, ref); err == nil {
+			c.ImageIDs[kind] = insp.ID
+		}
+	}
+	c.rt, err = docker.New(ctx, cli, c.RunID)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrHarness, err)
+	}
+	defer func() {
+		if err != nil {
+			c.teardown(cfg.LogsDir)
+			c = nil
+		}
+	}()
+
+	start := time.Now()
+	dspecs := make([]docker.Spec, len(specs))
+	for i, s := range specs {
+		dspecs[i] = docker.Spec{Name: s.Name, Role: docker.RoleServer, Image: c.Images[cfg.Target.Image()], Cmd: s.Cmd, Env: s.Env}
+	}
+	for _, n := range rnodes {
+		dspecs = append(dspecs, docker.Spec{Name: n.spec.Name, Role: docker.RoleResource, Image: c.Images[n.spec.Image], Cmd: n.spec.Cmd, Env: n.spec.Env})
+	}
+	what := fmt.Sprintf("%d %s servers", len(specs), cfg.Target.Name())
+	if len(rnodes) > 0 {
+		what += fmt.Sprintf(" and %d resource containers", len(rnodes))
+	}
+	c.stage("starting %s (run %s)", what, c.RunID)
+	started, err := c.rt.StartAll(ctx, dspecs)
+	if err != nil {
+		return c, fmt.Errorf("%w: %w", ErrHarness, err)
+	}
+	c.servers = started[:len(specs)]
+	for i, s := range c.servers {
+		c.byNode[s.Name] = s
+		c.Nodes = append(c.Nodes, targets.Node{Name: s.Name, Addr: fmt.Sprintf("%s:%d", s.IP, specs[i].Port)})
+	}
+	for i, n := range rnodes {
+		ct := started[len(specs)+i]
+		c.byNode[ct.Name] = ct
+		name := n.res.Name()
+		c.ResourceNodes[name] = append(c.ResourceNodes[name], targets.Node{Name: ct.Name, Addr: fmt.Sprintf("%s:%d", ct.IP, n.spec.Port)})
+	}
+	rctx, cancel := context.WithTimeout(ctx, cfg.ReadyTimeout)
+	err = c.ready(rctx)
+	cancel()
+	if err != nil {
+		return c, fmt.Errorf("%w: cluster never became ready within %s: %w", ErrHarness, cfg.ReadyTimeout, err)
+	}
+	c.Ready = time.Since(start)
+	c.stage("cluster ready in %.1fs", c.Ready.Seconds())
+
+	c.cfg.Client.Endpoints = nil
+	for _, n := range c.Nodes {
+		c.cfg.Client.Endpoints = append(c.cfg.Client.Endpoints, n.Addr)
+	}
+	c.cfg.Client.Prefix = "/fencecheck/" + c.RunID
+	c.setup = c.newSetup()
+	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	c.host, c.closeHost, err = dialClients(dctx, c.catalog, c.setup, nil)
+	if err == nil {
+		err = c.reset(dctx)
+	}
+	cancel()
+	if err != nil {
+		return c, fmt.Errorf("%w: set-up of the resource: %w", ErrHarness, err)
+	}
+
+	if cfg.Workers == 0 {
+		return c, nil
+	}
+	wspecs := make([]docker.Spec, cfg.Workers)
+	workerImage := c.Images[images.Worker]
+	if cfg.ClientProgram != nil {
+		workerImage = c.Images[images.Client]
+	}
+	for i := range wspecs {
+		wspecs[i] = docker.Spec{Name: fmt.Sprintf("w%d", i+1), Role: docker.RoleWorker, Image: workerImage,
+			Cmd: []string{"/usr/local/bin/fencecheck", "worker", "--listen", fmt.Sprintf(":%d", WorkerPort)}}
+	}
+	ws, err := c.rt.StartAll(ctx, wspecs)
+	if err != nil {
+		return c, fmt.Errorf("%w: %w", ErrHarness, err)
+	}
+	for _, w := range ws {
+		c.byNode[w.Name] = w
+	}
+	return c, nil
+}
+
+// resourceNode is a container of a resource.
+type resourceNode struct {
+	res  resources.Resource
+	spec resources.NodeSpec
+}
+
+// resourceNodes are the containers of the run's resources and audit log,
+// each resource's once.
+func (cfg ClusterConfig) resourceNodes() []resourceNode {
+	var out []resourceNode
+	seen := map[string]bool{}
+	add := func(r resources.Resource) {
+		if seen[r.Name()] {
+			return
+		}
+		seen[r.Name()] = true
+		for _, s := range r.Nodes() {
+			out = append(out, resourceNode{res: r, spec: s})
+		}
+	}
+	for _, u := range cfg.Resources {
+		add(u.Resource)
+	}
+	if cfg.Audit != nil {
+		add(cfg.Audit)
+	}
+	return out
+}
+
+// catalog finds the run's own parts by name, for the harness's clients.
+func (cfg ClusterConfig) catalog() Catalog {
+	rs := map[string]resources.Resource{}
+	for _, u := range cfg.Resources {
+		rs[u.Resource.Name()] = u.Resource
+	}
+	if cfg.Audit != nil {
+		rs[cfg.Audit.Name()] = cfg.Audit
+	}
+	return Catalog{
+		Target: func(name string) (targets.Target, error) {
+			if name != cfg.Target.Name() {
+				return nil, fmt.Errorf("%w: no target %q in this run", targets.ErrBadConfig, name)
+			}
+			return cfg.Target, nil
+		},
+		Workload: func(name string) (workloads.Workload, error) {
+			if cfg.Workload == nil || name != cfg.Workload.Name() {
+				return nil, fmt.Errorf("%w: no workload %q in this run", targets.ErrBadConfig, name)
+			}
+			return cfg.Workload, nil
+		},
+		Resource: func(name string) (resources.Resource, error) {
+			r, ok := rs[name]
+			if !ok {
+				return nil, fmt.Errorf("%w: no resource %q in this run", targets.ErrBadConfig, name)
+			}
+			return r, nil
+		},
+	}
+}
+
+// resourceConfig is the store configuration of a resource of the run.
+func (c *Cluster) resourceConfig(r resources.Resource) resources.Config {
+	rc := resources.Config{Prefix: c.cfg.Client.Prefix, RPCTimeout: c.cfg.Client.RPCTimeout}
+	for _, n := range c.ResourceNodes[r.Name()] {
+		rc.Endpoints = append(rc.Endpoints, n.Addr)
+	}
+	return rc
+}
+
+// newSetup is the setup workers get.
+func (c *Cluster) newSetup() Setup {
+	s := Setup{Target: c.cfg.Target.Name(), Client: c.cfg.Client, Config: c.cfg.Config, FailpointTimeout: c.cfg.FailpointTimeout}
+	if c.cfg.Workload != nil {
+		s.Workload = c.cfg.Workload.Name()
+	}
+	for _, u := range c.cfg.Resources {
+		s.Resources = append(s.Resources, ResourceSetup{Name: u.Resource.Name(), Fencing: u.Fencing, Config: c.resourceConfig(u.Resource)})
+	}
+	if c.cfg.Audit != nil {
+		s.Audit = &ResourceSetup{Name: c.cfg.Audit.Name(), Config: c.resourceConfig(c.cfg.Audit)}
+	}
+	if c.cfg.ClientProgram != nil {
+		p := c.cfg.ClientProgram.Program
+		s.Program = &p
+	}
+	return s
+}
+
+// reset empties every resource and the audit log.
+func (c *Cluster) reset(ctx context.Context) error {
+	for _, r := range c.host.Resources {
+		if err := r.Store.Reset(ctx); err != nil {
+			return fmt.Errorf("reset %s: %w", r.Name, err)
+		}
+	}
+	if c.host.Audit != nil {
+		if err := c.host.Audit.Reset(ctx); err != nil {
+			return fmt.Errorf("reset the audit log: %w", err)
+		}
+	}
+	return nil
+}
+
+// ready returns nil once the lock service and every resource serve.
+func (c *Cluster) ready(ctx context.Context) error {
+	if err := c.cfg.Target.Ready(ctx, c.Nodes); err != nil {
+		return err
+	}
+	for _, n := range c.cfg.resourceNodes() {
+		if err := n.res.Ready(ctx, c.ResourceNodes[n.res.Name()]); err != nil {
+			return fmt.Errorf("resource %s: %w", n.res.Name(), err)
+		}
+	}
+	return nil
+}
+
+// Connect connects to every worker and sets it up; from then on the workers'
+// operations are recorded in rec.
+func (c *Cluster) Connect(ctx context.Context, rec *history.Recorder) error {
+	if c.cfg.Workload == nil {
+		return fmt.Errorf("%w: no workload", targets.ErrBadConfig)
+	}
+	setup := c.setup
+	var ws []*docker.Container
+	for _, ct := range c.rt.Containers() {
+		if ct.Role == docker.RoleWorker {
+			ws = append(ws, ct)
+		}
+	}
+	// Process i runs on worker w(i+1).
+	sort.Slice(ws, func(i, j int) bool { return workerIndex(ws[i].Name) < workerIndex(ws[j].Name) })
+	conns := make([]*conn, len(ws))
+	errs := make([]error, len(ws))
+	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	var wg sync.WaitGroup
+	for i, w := range ws {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			conns[i], errs[i] = dialWorker(dctx, w, setup)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		for _, cn := range conns {
+			if cn != nil {
+				cn.close()
+			}
+		}
+		return fmt.Errorf("%w: %w", ErrHarness, err)
+	}
+	for i := range ws {
+		c.clients = append(c.clients, newClient(ws[i].Name, ws[i], conns[i], rec, c.cfg.Workload, c.onFailpoint))
+	}
+	return nil
+}
+
+// workerIndex is the number in a worker's name (w12 -> 12).
+func workerIndex(name string) int {
+	n, _ := strconv.Atoi(strings.TrimPrefix(name, "w"))
+	return n
+}
+
+// onFailpoint hands a client waiting at its failpoint to the fault that
+// waits for a holder, if one does; else it lets the client go on at once.
+func (c *Cluster) onFailpoint(cl *client, p history.Process, id, token int64) {
+	c.mu.Lock()
+	ws := c.waiters
+	c.waiters = nil
+	c.mu.Unlock()
+	if len(ws) == 0 {
+		cl.proceed(id)
+		return
+	}
+	var once sync.Once
+	proceed := func() bool {
+		ok := false
+		once.Do(func() {
+			// Still waiting unless the worker said it gave up.
+			ok = !cl.gaveUp(id) && cl.proceed(id)
+		})
+		return ok
+	}
+	h := nemesis.Holder{Node: cl.name, Process: p, Token: token, Proceed: proceed}
+	ws[0] <- h
+	// Only one fault takes a holder; the others wait for the next.
+	c.mu.Lock()
+	c.waiters = append(ws[1:], c.waiters...)
+	c.mu.Unlock()
+}
+
+// Lease is the longest the lock stays unavailable after its holder's last
+// renewal (nemesis.Env).
+func (c *Cluster) Lease() time.Duration { return targets.MaxLease(c.cfg.Target, c.cfg.Client) }
+
+// NextHolder waits for the next client to reach its failpoint
+// (nemesis.Env). The client waits there until the holder's Proceed.
+func (c *Cluster) NextHolder(ctx context.Context) (nemesis.Holder, error) {
+	ch := c.ArmHolder()
+	select {
+	case h := <-ch:
+		return h, nil
+	case <-ctx.Done():
+		c.mu.Lock()
+		for i, w := range c.waiters {
+			if w == ch {
+				c.waiters = append(c.waiters[:i], c.waiters[i+1:]...)
+				break
+			}
+		}
+		c.mu.Unlock()
+		// A holder handed over meanwhile must not wait forever.
+		select {
+		case h := <-ch:
+			h.Proceed()
+		default:
+		}
+		return nemesis.Holder{}, ctx.Err()
+	}
+}
+
+// ArmHolder registers a wait for the next client to reach its failpoint;
+// the holder arrives on the channel (and waits there until its Proceed).
+// Scripted runs arm before they invoke the operation they want to catch.
+func (c *Cluster) ArmHolder() chan nemesis.Holder {
+	ch := make(chan nemesis.Holder, 1)
+	c.mu.Lock()
+	c.waiters = append(c.waiters, ch)
+	c.mu.Unlock()
+	return ch
+}
+
+// TTL is the lease TTL (nemesis.Env).
+func (c *Cluster) TTL() time.Duration { return c.cfg.Client.TTL }
+
+// Servers are the server nodes' names (nemesis.Env).
+func (c *Cluster) Servers() []string {
+	names := make([]string, len(c.servers))
+	for i, s := range c.servers {
+		names[i] = s.Name
+	}
+	return names
+}
+
+// Resources are the nodes that faults with the resource scope hit: each
+// resource's first container (nemesis.Env).
+func (c *Cluster) Resources() []string {
+	var names []string
+	for _, n := range c.cfg.resourceNodes() {
+		if ns := c.ResourceNodes[n.res.Name()]; len(ns) > 0 && !slices.Contains(names, ns[0].Name) {
+			names = append(names, ns[0].Name)
+		}
+	}
+	return names
+}
+
+// Clients are the worker nodes' names (nemesis.Env).
+func (c *Cluster) Clients() []string {
+	names := make([]string, len(c.clients))
+	for i, cl := range c.clients {
+		names[i] = cl.name
+	}
+	return names
+}
+
+// Healthy waits until every server and every resource serves
+// (nemesis.Env).
+func (c *Cluster) Healthy(ctx context.Context) error {
+	return c.ready(ctx)
+}
+
+func (c *Cluster) node(name string) (*docker.Container, error) {
+	ct, ok := c.byNode[name]
+	if !ok {
+		return nil, fmt.Errorf("harness: no node %q", name)
+	}
+	return ct, nil
+}
+
+// Signal signals a node's process (nemesis.Env).
+func (c *Cluster) Signal(ctx context.Context, node, sig string) error {
+	ct, err := c.node(node)
+	if err != nil {
+		return err
+	}
+	return c.rt.Signal(ctx, ct, sig)
+}
+
+// Kill kills a server and waits until its container stopped (nemesis.Env).
+func (c *Cluster) Kill(ctx context.Context, node string) error {
+	ct, err := c.node(node)
+	if err != nil {
+		return err
+	}
+	return c.rt.Kill(ctx, ct)
+}
+
+// Restart starts a killed server again on its data (nemesis.Env).
+func (c *Cluster) Restart(ctx context.Context, node string) error {
+	ct, err := c.node(node)
+	if err != nil {
+		return err
+	}
+	return c.rt.Restart(ctx, ct)
+}
+
+// Exec runs a command in a node's container (nemesis.Env).
+func (c *Cluster) Exec(ctx context.Context, node string, cmd ...string) (string, error) {
+	ct, err := c.node(node)
+	if err != nil {
+		return "", err
+	}
+	return c.rt.Exec(ctx, ct, cmd...)
+}
+
+// Addr is a node's address (nemesis.Env).
+func (c *Cluster) Addr(node string) string {
+	if ct, ok := c.byNode[node]; ok {
+		return ct.IP
+	}
+	return ""
+}
+
+const delayRule = "OUTPUT -o eth0 -j NFQUEUE --queue-num 0 --queue-bypass"
+
+// Delay holds every packet a node sends for delay ± jitter (nemesis.Env).
+func (c *Cluster) Delay(ctx context.Context, node string, delay, jitter time.Duration) error {
+	ct, err := c.node(node)
+	if err != nil {
+		return err
+	}
+	pid, err := c.rt.Pid(ctx, ct)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	_, busy := c.delayers[node]
+	c.mu.Unlock()
+	if busy {
+		return fmt.Errorf("harness: %s is delayed already", node)
+	}
+	d, err := netdelay.Start(pid, 0, delay, jitter, uint64(pid))
+	if err != nil {
+		return err
+	}
+	if _, err := c.rt.Exec(ctx, ct, "sh", "-c", "iptables -w -A "+delayRule); err != nil {
+		return errors.Join(err, d.Stop())
+	}
+	c.mu.Lock()
+	c.delayers[node] = d
+	c.mu.Unlock()
+	return nil
+}
+
+// Undelay ends a node's delay: the rule goes, then every held packet is
+// released (nemesis.Env).
+func (c *Cluster) Undelay(ctx context.Context, node string) error {
+	c.mu.Lock()
+	d := c.delayers[node]
+	delete(c.delayers, node)
+	c.mu.Unlock()
+	if d == nil {
+		return nil
+	}
+	ct, err := c.node(node)
+	if err != nil {
+		return errors.Join(err, d.Stop())
+	}
+	_, err = c.rt.Exec(ctx, ct, "sh", "-c", "iptables -w -D "+delayRule)
+	return errors.Join(err, d.Stop())
+}
+
+// SkewServerClock sets a server process's wall-clock offset by patching its
+// vDSO; 0 restores the true clock (nemesis.Env).
+func (c *Cluster) SkewServerClock(ctx context.Context, node string, offset time.Duration) error {
+	ct, err := c.node(node)
+	if err != nil {
+		return err
+	}
+	pid, err := c.rt.Pid(ctx, ct)
+	if err != nil {
+		return err
+	}
+	if pid == 0 {
+		return fmt.Errorf("harness: %s does not run", node)
+	}
+	if offset == 0 {
+		return vdso.Reset(pid)
+	}
+	return vdso.SetOffset(pid, offset)
+}
+
+// SkewClientClock sets a client's lease-clock offset (nemesis.Env).
+func (c *Cluster) SkewClientClock(ctx context.Context, node string, offset time.Duration) error {
+	for _, cl := range c.clients {
+		if cl.name == node {
+			return cl.conn.send(message{Kind: kindSkew, Skew: offset})
+		}
+	}
+	return fmt.Errorf("harness: no client %q", node)
+}
+
+// ProcessState returns the state letter of a node's process (R, S, T, ...).
+func (c *Cluster) ProcessState(ctx context.Context, node string) (string, error) {
+	ct, ok := c.byNode[node]
+	if !ok {
+		return "", fmt.Errorf("harness: no node %q", node)
+	}
+	return c.rt.ProcessState(ctx, ct)
+}
+
+// Host is the harness's own clients of the lock service and the resources
+// (resets, final reads, the side writer).
+func (c *Cluster) Host() workloads.Clients { return c.host }
+
+// ClientConfig is the client configuration the workers got.
+func (c *Cluster) ClientConfig() targets.ClientConfig { return c.cfg.Client }
+
+// Leader is the node that leads now.
+func (c *Cluster) Leader(ctx context.Context) (string, error) {
+	return c.cfg.Target.Leader(ctx, c.Nodes)
+}
+
+// Close disconnects the workers, saves every container's log under logsDir
+// (if not empty), and removes the containers and the network. It resumes any
+// stopped process first and works even when the run's context is cancelled.
+func (c *Cluster) Close(logsDir string) error {
+	for _, cl := range c.clients {
+		cl.close()
+	}
+	if c.closeHost != nil {
+		c.closeHost()
+		c.closeHost = nil
+	}
+	return c.teardown(logsDir)
+}
+
+func (c *Cluster) teardown(logsDir string) error {
+	c.mu.Lock()
+	for n, d := range c.delayers {
+		d.Stop()
+		delete(c.delayers, n)
+	}
+	c.mu.Unlock()
+	if c.rt == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, ct := range c.rt.Containers() {
+		// A frozen process would make its log incomplete, and its removal
+		// slower: resume everything first.
+		_ = c.rt.Signal(ctx, ct, "SIGCONT")
+	}
+	if logsDir != "" {
+		var wg sync.WaitGroup
+		for _, ct := range c.rt.Containers() {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := c.rt.SaveLogs(ctx, ct, filepath.Join(logsDir, ct.Name+".log")); err != nil {
+					c.log.Warn("log not saved", "node", ct.Name, "err", err)
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	done, err := c.rt.Teardown()
+	if err != nil {
+		c.log.Error("teardown", "err", err)
+	}
+	for _, n := range done.Stuck {
+		c.log.Warn("network left", "network", n, "err", docker.ErrStuckNetwork)
+	}
+	c.rt = nil
+	return err
+}
+
+// RunOne runs one operation of the workload on client i, with its work
+// time set to work, and waits for its completion (scripted tests use it).
+func (c *Cluster) RunOne(ctx context.Context, i int, work time.Duration) error {
+	if i < 0 || i >= len(c.clients) {
+		return fmt.Errorf("harness: no client %d", i)
+	}
+	cfg := c.cfg.Config
+	cfg.Work = work
+	id := c.scripted.Add(1)
+	f, v := c.cfg.Workload.Next(rand.New(rand.NewPCG(uint64(id), 0)), cfg, id)
+	p, err := c.clients[i].invoke(history.Process(i), id, f, v, &cfg)
+	if err != nil {
+		return err
+	}
+	if t := c.clients[i].await(ctx, p, 60*time.Second); t != history.Ok {
+		return fmt.Errorf("harness: op %d: %s %s", id, t, p.value)
+	}
+	return nil
+}

@@ -1,0 +1,218 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/fencecheck/fencecheck/internal/history"
+	la "github.com/fencecheck/fencecheck/internal/history/lockappend"
+	"github.com/fencecheck/fencecheck/internal/nemesis"
+	"github.com/fencecheck/fencecheck/internal/store"
+	"github.com/fencecheck/fencecheck/targets"
+	"github.com/fencecheck/fencecheck/internal/workloads"
+	"github.com/fencecheck/fencecheck/internal/workloads/election"
+)
+
+// ElectionDemo plays the seed's Raft example on a real cluster, once per
+// fencing mode (default none, term): A is elected leader with term Ta,
+// reads the log and, inside its leader work, is partitioned from the
+// cluster (iptables in its container, as partition-client does); its
+// leadership lapses and B, campaigning, is elected with term Tb > Ta and
+// appends entry Tb.1; the partition heals and A, still believing it
+// leads, appends its entry Ta.1. Unfenced the log accepts it after Tb.1
+// (a forked log, B's entry erased); with term fencing the log refuses it.
+// Story's TokenA and TokenB are the terms; BLost says whether B's entry
+// is missing from the final log.
+func ElectionDemo(ctx context.Context, cfg DemoConfig) ([]Story, error) {
+	if len(cfg.Fencings) == 0 {
+		cfg.Fencings = []targets.Fencing{targets.FencingNone, targets.FencingTerm}
+	}
+	if cfg.TTL == 0 {
+		cfg.TTL = targets.DefaultTTL(cfg.Target)
+	}
+	log := cfg.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if _, ok := cfg.Target.(targets.Electing); !ok {
+		return nil, fmt.Errorf("%w: target %s has no leader-election recipe", targets.ErrBadConfig, cfg.Target.Name())
+	}
+	client := targets.ClientConfig{TTL: cfg.TTL, RPCTimeout: max(2*time.Second, cfg.TTL)}
+	if err := cfg.Target.Validate(client); err != nil {
+		return nil, err
+	}
+	if cfg.Resource == nil {
+		return nil, fmt.Errorf("%w: the demo needs a resource", targets.ErrBadConfig)
+	}
+	lease := targets.MaxLease(cfg.Target, client)
+	work := workloads.Config{AcquireTimeout: 3*lease + 10*time.Second, Margin: cfg.TTL / 4}
+	cl, err := StartCluster(ctx, ClusterConfig{
+		Target: cfg.Target, Nodes: cfg.Nodes, Workers: 2, Client: client,
+		Workload: election.Workload{}, Config: work,
+		Resources:    []ResourceUse{{Resource: cfg.Resource, Fencing: targets.FencingNone}},
+		WorkerBinary: cfg.WorkerBinary, ReadyTimeout: 30 * time.Second, Log: log, Stage: cfg.Stage,
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer cl.Close("")
+	var stories []Story
+	for _, f := range cfg.Fencings {
+		s, err := playElection(ctx, cl, cfg, f, work, lease)
+		if err != nil {
+			return stories, err
+		}
+		stories = append(stories, s)
+	}
+	return stories, nil
+}
+
+func playElection(ctx context.Context, cl *Cluster, cfg DemoConfig, f targets.Fencing, work workloads.Config, lease time.Duration) (st Story, err error) {
+	st = Story{Fencing: f}
+	s, err := beginStory(ctx, cl, cfg, f, work, map[history.Process]string{0: "A", 1: "B"})
+	if err != nil {
+		return st, err
+	}
+	defer s.rec.Close()
+	st.Run = s.run
+	s.nemesis = "partition-client (scripted)"
+	A, B := cl.clients[0], cl.clients[1]
+	fmt.Fprintf(cfg.Out, "\nElection story: fencing %s (%s, %d nodes, leadership TTL %s; A=%s B=%s)\n  recipe: %s\n",
+		f, cfg.Target.Name(), cfg.Nodes, cfg.TTL, A.name, B.name, cfg.Target.(targets.Electing).Election())
+
+	// A leads; its leader work outlasts its leadership, the new leader's
+	// election and entry, and the heal.
+	aCfg := work
+	aCfg.Work = 2*lease + 2*cfg.TTL + 6*time.Second
+	holder := cl.ArmHolder()
+	pa, err := A.invoke(0, 1, election.FLead, election.Invoke{Elements: []int64{1}}, &aCfg)
+	if err != nil {
+		return st, fmt.Errorf("%w: %w", ErrHarness, err)
+	}
+	el, _, err := phase[election.Elected](ctx, s, 0, election.PhaseElected, 10*time.Second)
+	if err != nil {
+		return st, err
+	}
+	st.TokenA = el.Term
+	s.say("A", "wins the election: leader with term %d", el.Term)
+	rv, _, err := phase[la.ReadValue](ctx, s, 0, election.PhaseRead, 5*time.Second)
+	if err != nil {
+		return st, err
+	}
+	s.say("A", "reads the log: %v", rv.Value)
+	ck, _, err := phase[la.Checked](ctx, s, 0, election.PhaseChecked, 5*time.Second)
+	if err != nil {
+		return st, err
+	}
+	s.say("A", "checks its leadership: %.1fs left > %s margin: it leads, it thinks, and starts entry %d.1", float64(ck.RemainingMS)/1000, work.Margin, el.Term)
+
+	// The partition, aimed at A's leader work as partition-client aims it.
+	inj, err := cutOff(ctx, cl, holder)
+	if err != nil {
+		return st, err
+	}
+	healed := false
+	heal := func() error {
+		if healed {
+			return nil
+		}
+		healed = true
+		herr := inj.Recover(context.WithoutCancel(ctx))
+		s.rec.Record(history.Nemesis, history.Info, history.FStop, history.FaultValue{Fault: "partition-client", Nodes: inj.Nodes, Params: inj.Params})
+		return herr
+	}
+	defer func() {
+		if herr := heal(); herr != nil && err == nil {
+			err = fmt.Errorf("%w: heal: %w", ErrHarness, herr)
+		}
+	}()
+	cut := s.rec.Since()
+	s.rec.Record(history.Nemesis, history.Info, history.FStart, history.FaultValue{Fault: "partition-client", Nodes: inj.Nodes, Params: inj.Params})
+	s.say("harness", "cuts %s off from every server (iptables): A's leadership can no longer be renewed", A.name)
+
+	// B campaigns and wins once A's leadership lapses.
+	pb, err := B.invoke(1, 2, election.FLead, election.Invoke{Elements: []int64{2}}, nil)
+	if err != nil {
+		return st, fmt.Errorf("%w: %w", ErrHarness, err)
+	}
+	el, e, err := phase[election.Elected](ctx, s, 1, election.PhaseElected, work.AcquireTimeout+5*time.Second)
+	if err != nil {
+		return st, err
+	}
+	st.TokenB = el.Term
+	s.say(cfg.Target.Name(), "elects B while A is cut off (%.1fs after the cut): A's leadership lapsed without A knowing", (time.Duration(e.Time) - cut).Seconds())
+	s.say("B", "leader with term %d (> %d)", el.Term, st.TokenA)
+	bType := B.await(ctx, pb, 20*time.Second)
+	var bDone election.Completion
+	_ = pb.completion(&bDone)
+	if bType != history.Ok || bDone.Written != 1 {
+		return st, fmt.Errorf("%w: demo: B's entry was not acknowledged: %s %s %s", ErrHarness, bType, bDone.Reason, bDone.Error)
+	}
+	s.say("B", "appends entry %d.1: acknowledged; B resigns", st.TokenB)
+
+	if err := heal(); err != nil {
+		return st, fmt.Errorf("%w: heal: %w", ErrHarness, err)
+	}
+	s.say("harness", "heals the partition after %.1fs: A is back, still in its leader work, still believing it leads", (s.rec.Since() - cut).Seconds())
+	st.AResult = A.await(ctx, pa, aCfg.Work+30*time.Second)
+	var aDone election.Completion
+	_ = pa.completion(&aDone)
+	st.AReason = aDone.Reason
+	switch {
+	case st.AResult == history.Ok:
+		s.say("A", "appends entry %d.1 after entry %d.1: ACCEPTED, the log forked", st.TokenA, st.TokenB)
+	case st.AReason == la.ReasonFenced:
+		s.say("A", "appends entry %d.1: REJECTED, the log has seen term %d (%s)", st.TokenA, st.TokenB, aDone.Error)
+	default:
+		s.say("A", "appends entry %d.1: %s %s %s", st.TokenA, st.AResult, st.AReason, aDone.Error)
+	}
+
+	final, res, err := s.finish(ctx, cfg, f, election.Workload{}, 2, aCfg.Work, work.Margin)
+	if err != nil {
+		return st, err
+	}
+	st.Final = final
+	st.BLost = !slices.Contains(final, 2)
+	st.Valid = res.Valid()
+	if st.BLost {
+		s.say("result", "final log %v: B's acknowledged entry %d.1 is LOST", final, st.TokenB)
+	} else {
+		s.say("result", "final log %v: B's entry survived", final)
+	}
+	r, _ := res.Result.(*election.Result)
+	if r == nil {
+		return st, fmt.Errorf("%w: demo: no election result", ErrHarness)
+	}
+	s.say("check", "%s (forks %d, lost entries %d, refused entries %d): %s", res.Valid(), r.Forks, r.LostUpdates.Lost,
+		r.FenceRejections, s.run.Path(store.ReportFile))
+	return st, nil
+}
+
+// cutOff partitions the next holder at its failpoint (the one armed) from
+// every server, as partition-client does, and lets it proceed.
+func cutOff(ctx context.Context, cl *Cluster, armed chan nemesis.Holder) (*nemesis.Injection, error) {
+	var h nemesis.Holder
+	select {
+	case h = <-armed:
+	case <-time.After(10 * time.Second):
+		return nil, fmt.Errorf("%w: demo: the leader never reached its failpoint", ErrHarness)
+	}
+	// PartitionClient takes its holder from NextHolder: hand it this one.
+	inj, err := nemesis.PartitionClient{}.Inject(ctx, oneHolder{Env: cl, h: h}, rand.New(rand.NewPCG(1, 1)))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrHarness, err)
+	}
+	return inj, nil
+}
+
+// oneHolder is the cluster as a nemesis.Env whose next holder is h.
+type oneHolder struct {
+	nemesis.Env
+	h nemesis.Holder
+}
+
+func (o oneHolder) NextHolder(context.Context) (nemesis.Holder, error) { return o.h, nil }

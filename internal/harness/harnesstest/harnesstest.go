@@ -1,0 +1,93 @@
+// Package harnesstest starts real clusters for integration tests: the one
+// place that decides when such a test runs. It skips under -short or with
+// FENCECHECK_SKIP_DOCKER=1 set explicitly, and otherwise fails when the
+// cluster cannot start (a missing Docker Engine included): never a silent
+// skip.
+package harnesstest
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fencecheck/fencecheck/internal/harness"
+)
+
+// RequireDocker skips the test under -short or FENCECHECK_SKIP_DOCKER=1.
+func RequireDocker(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("integration test: skipped under -short")
+	}
+	if os.Getenv("FENCECHECK_SKIP_DOCKER") == "1" {
+		t.Skip("integration test: FENCECHECK_SKIP_DOCKER=1")
+	}
+}
+
+// Cluster starts a cluster for the test and removes it when the test ends.
+// The set-up may build images from cold caches: it gets 15 minutes.
+func Cluster(t testing.TB, cfg harness.ClusterConfig) *harness.Cluster {
+	t.Helper()
+	RequireDocker(t)
+	if cfg.ReadyTimeout == 0 {
+		cfg.ReadyTimeout = 60 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	start := time.Now()
+	cl, err := harness.StartCluster(ctx, cfg)
+	if err != nil {
+		t.Fatalf("start %s cluster: %v", cfg.Target.Name(), err)
+	}
+	t.Cleanup(func() { cl.Close("") })
+	t.Logf("%s cluster of %d (run %s) ready in %s (%s since the call)", cfg.Target.Name(), cfg.Nodes, cl.RunID,
+		cl.Ready.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
+	return cl
+}
+
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+)
+
+// WorkerBinary returns the fencecheck binary for worker images:
+// FENCECHECK_BIN (make test sets it) or one built once per test binary.
+func WorkerBinary(t testing.TB) string {
+	t.Helper()
+	if p := os.Getenv("FENCECHECK_BIN"); p != "" {
+		return p
+	}
+	binOnce.Do(func() {
+		_, here, _, _ := runtime.Caller(0)
+		root := filepath.Join(filepath.Dir(here), "..", "..", "..")
+		dir, err := os.MkdirTemp("", "fencecheck-test-bin-")
+		if err != nil {
+			binErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "fencecheck")
+		cmd := exec.Command("go", "build", "-trimpath", "-o", binPath, "./cmd/fencecheck")
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			binErr = &buildError{err: err, out: string(out)}
+		}
+	})
+	if binErr != nil {
+		t.Fatalf("building fencecheck: %v", binErr)
+	}
+	return binPath
+}
+
+type buildError struct {
+	err error
+	out string
+}
+
+func (e *buildError) Error() string { return e.err.Error() + "\n" + e.out }

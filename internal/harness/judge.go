@@ -1,0 +1,83 @@
+package harness
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/fencecheck/fencecheck/internal/checkers"
+	"github.com/fencecheck/fencecheck/internal/history"
+	"github.com/fencecheck/fencecheck/internal/store"
+)
+
+// Judge decides whether the run tested what it claims, from its
+// configuration and its history, and fills in res.FaultHits and
+// res.Workers. A run that found nothing wrong (valid) becomes unknown, with
+// the reason in res.Note, when:
+//
+//   - a nemesis was asked for (not "none") and no fault was injected;
+//   - every fault was aimed at a critical section (pause-holder,
+//     partition-client) and none was in place while its holder waited
+//     there;
+//   - faults were injected and no client completed an operation after the
+//     first one began (the clients were dead or idle).
+//
+// An invalid run stays invalid: what it found happened. Scripted runs (the
+// demo) are told apart by test.Scripted and not judged.
+func Judge(test store.TestInfo, events []history.Event, res *store.Results) {
+	hits := &store.FaultHits{}
+	for _, f := range res.Faults {
+		h, aimed := f.Params["hit"]
+		if !aimed {
+			continue
+		}
+		hits.Aimed++
+		if ok, _ := strconv.ParseBool(h); ok {
+			hits.Hit++
+		} else {
+			hits.Missed++
+		}
+	}
+	if hits.Aimed > 0 {
+		res.FaultHits = hits
+	}
+	if len(res.Faults) > 0 && test.Concurrency > 0 {
+		res.Workers = activity(events, res.Faults[0].Start, test.Concurrency)
+	}
+	if test.Scripted != "" || res.Valid() != checkers.Valid {
+		return
+	}
+	why := ""
+	switch {
+	case test.Nemesis != "" && test.Nemesis != "none" && len(res.Faults) == 0:
+		why = fmt.Sprintf("no fault was injected (--nemesis %s): the run tested nothing under faults", test.Nemesis)
+	case hits.Aimed == len(res.Faults) && hits.Aimed > 0 && hits.Hit == 0:
+		why = fmt.Sprintf("no fault reached a critical section (%d aimed, none hit)", hits.Aimed)
+	case res.Workers != nil && res.Workers.Idle == res.Workers.Count:
+		why = "no client completed an operation after the first fault: the clients were dead or idle"
+	}
+	if why != "" {
+		res.SetValid(checkers.Unknown)
+		res.Note = why
+	}
+}
+
+// activity counts, of n clients (process p runs on client p mod n), those
+// that completed no operation (ok or fail) after from.
+func activity(events []history.Event, from int64, n int) *store.Workers {
+	active := make([]bool, n)
+	for _, e := range events {
+		if e.Process < 0 || e.Process >= FinalReadProcess || e.Time <= from {
+			continue
+		}
+		if e.Type == history.Ok || e.Type == history.Fail {
+			active[int(e.Process)%n] = true
+		}
+	}
+	w := &store.Workers{Count: n}
+	for _, a := range active {
+		if !a {
+			w.Idle++
+		}
+	}
+	return w
+}

@@ -1,0 +1,91 @@
+package harness
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/fencecheck/fencecheck/internal/checkers"
+	"github.com/fencecheck/fencecheck/internal/history"
+	"github.com/fencecheck/fencecheck/internal/store"
+)
+
+func valid() *store.Results {
+	return &store.Results{Workload: "lock-append", Result: &checkers.LockAppendResult{Valid: checkers.Valid}}
+}
+
+func fault(name string, start, stop int64, params map[string]string) history.Fault {
+	return history.Fault{FaultValue: history.FaultValue{Fault: name, Nodes: []string{"w1"}, Params: params}, Start: start, Stop: stop}
+}
+
+// ok is a completed operation of process p at time t.
+func okAt(p history.Process, t int64) []history.Event {
+	v, _ := json.Marshal(map[string]int{"element": int(t)})
+	return []history.Event{{Time: t - 1, Process: p, Type: history.Invoke, F: "append", Value: v}, {Time: t, Process: p, Type: history.Ok, F: "append", Value: v}}
+}
+
+// A run that tested nothing says so: unknown, never valid.
+func TestJudge(t *testing.T) {
+	test := store.TestInfo{Nemesis: "pause-holder", Concurrency: 2}
+	var busy []history.Event
+	for _, p := range []history.Process{0, 1} {
+		busy = append(busy, okAt(p, 50)...)
+	}
+
+	t.Run("no fault injected", func(t *testing.T) {
+		res := valid()
+		Judge(test, busy, res)
+		if res.Valid() != checkers.Unknown || !strings.Contains(res.Note, "no fault was injected") {
+			t.Errorf("%s: %q", res.Valid(), res.Note)
+		}
+	})
+	t.Run("--nemesis none asked for", func(t *testing.T) {
+		res := valid()
+		Judge(store.TestInfo{Nemesis: "none", Concurrency: 2}, busy, res)
+		if res.Valid() != checkers.Valid {
+			t.Errorf("%s: %q", res.Valid(), res.Note)
+		}
+	})
+	t.Run("no fault hit", func(t *testing.T) {
+		res := valid()
+		res.Faults = []history.Fault{fault("pause-holder", 10, 20, map[string]string{"hit": "false"}), fault("partition-client", 30, 40, map[string]string{"hit": "false"})}
+		Judge(test, busy, res)
+		if res.Valid() != checkers.Unknown || !strings.Contains(res.Note, "no fault reached a critical section") {
+			t.Errorf("%s: %q", res.Valid(), res.Note)
+		}
+		if h := res.FaultHits; h == nil || h.Aimed != 2 || h.Missed != 2 {
+			t.Errorf("fault hits %+v", h)
+		}
+	})
+	t.Run("a fault hit", func(t *testing.T) {
+		res := valid()
+		res.Faults = []history.Fault{fault("pause-holder", 10, 20, map[string]string{"hit": "false"}), fault("pause-holder", 30, 40, map[string]string{"hit": "true"})}
+		Judge(test, busy, res)
+		if res.Valid() != checkers.Valid || res.FaultHits.Hit != 1 {
+			t.Errorf("%s: %q %+v", res.Valid(), res.Note, res.FaultHits)
+		}
+	})
+	t.Run("a server fault has no aim", func(t *testing.T) {
+		res := valid()
+		res.Faults = []history.Fault{fault("kill:leader", 10, 20, nil)}
+		Judge(store.TestInfo{Nemesis: "kill:leader", Concurrency: 2}, busy, res)
+		if res.Valid() != checkers.Valid || res.FaultHits != nil {
+			t.Errorf("%s: %q %+v", res.Valid(), res.Note, res.FaultHits)
+		}
+	})
+	t.Run("clients idle after the first fault", func(t *testing.T) {
+		res := valid()
+		res.Faults = []history.Fault{fault("kill:all", 60, 70, nil)}
+		Judge(store.TestInfo{Nemesis: "kill:all", Concurrency: 2}, busy, res)
+		if res.Valid() != checkers.Unknown || !strings.Contains(res.Note, "dead or idle") || res.Workers.Idle != 2 {
+			t.Errorf("%s: %q %+v", res.Valid(), res.Note, res.Workers)
+		}
+	})
+	t.Run("an invalid run stays invalid", func(t *testing.T) {
+		res := &store.Results{Result: &checkers.LockAppendResult{Valid: checkers.Invalid}}
+		Judge(test, busy, res)
+		if res.Valid() != checkers.Invalid {
+			t.Errorf("%s", res.Valid())
+		}
+	})
+}

@@ -1,0 +1,146 @@
+package harness
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"github.com/fencecheck/fencecheck/internal/clientproto"
+	"io"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/fencecheck/fencecheck/internal/history"
+	"github.com/fencecheck/fencecheck/internal/resources"
+	"github.com/fencecheck/fencecheck/targets"
+	"github.com/fencecheck/fencecheck/internal/workloads"
+)
+
+// The worker protocol: JSON objects, one a line, over one TCP connection
+// that the harness opens to each worker. A TCP connection survives a SIGSTOP
+// of the worker (the kernel keeps it; the worker reads what waited once it
+// resumes) and partitions between the worker and the servers (it runs to the
+// harness's address, which no fault cuts).
+//
+//	harness -> worker  {"kind":"setup","setup":{...}}
+//	worker  -> harness {"kind":"ready"} | {"kind":"error","error":"..."}
+//	harness -> worker  {"kind":"op","id":7,"f":"append","value":{"element":42}}
+//	worker  -> harness {"kind":"phase","id":7,"phase":"acquired","value":{"token":1234}}
+//	worker  -> harness {"kind":"failpoint","id":7,"token":1234}
+//	harness -> worker  {"kind":"proceed","id":7}
+//	worker  -> harness {"kind":"done","id":7,"type":"ok","value":{...}}
+//	harness -> worker  {"kind":"skew","skew":-6000000000}   (clock-skew:client; any time)
+//
+// A worker runs one operation at a time, in the order received, and reports
+// every phase before the operation's done. At its failpoint (workloads.Env)
+// it waits for the harness's proceed for that operation, at most the
+// setup's FailpointTimeout; the harness answers at once unless a fault
+// waits for a holder, in which case it answers once the fault is in place.
+
+// WorkerPort is the port a worker listens on.
+const WorkerPort = 7000
+
+// Message kinds.
+const (
+	kindSetup = "setup"
+	kindReady = "ready"
+	kindError = "error"
+	kindOp    = "op"
+	kindPhase = "phase"
+	kindDone  = "done"
+	kindSkew  = "skew"
+	// kindFailpoint: the worker waits at its failpoint; kindProceed: the
+	// harness lets it go on.
+	kindFailpoint = "failpoint"
+	kindProceed   = "proceed"
+)
+
+// Setup is what a worker needs to run operations.
+type Setup struct {
+	Target   string               `json:"target"`
+	Client   targets.ClientConfig `json:"client"`
+	Workload string               `json:"workload"`
+	Config   workloads.Config     `json:"config"`
+	// Resources are the run's resources, in order.
+	Resources []ResourceSetup `json:"resources"`
+	// Audit is the resource that keeps the audit log, nil without one.
+	Audit *ResourceSetup `json:"audit,omitempty"`
+	// FailpointTimeout bounds a worker's wait at its failpoint.
+	FailpointTimeout time.Duration `json:"failpoint_timeout"`
+	// Program, if not nil, is the user's lock client, which the worker
+	// starts beside itself and uses as its lock client (package
+	// clientproto); the harness's own clients ignore it.
+	Program *clientproto.Program `json:"program,omitempty"`
+}
+
+// ResourceSetup is one resource of the run: its name in the resource table,
+// its fencing mode and its store's configuration.
+type ResourceSetup struct {
+	Name    string           `json:"name"`
+	Fencing targets.Fencing  `json:"fencing"`
+	Config  resources.Config `json:"config"`
+}
+
+// message is every message of the protocol; Kind says which fields matter.
+type message struct {
+	Kind  string `json:"kind"`
+	ID    int64  `json:"id,omitempty"`
+	Setup *Setup `json:"setup,omitempty"`
+	// op: F and Value (the invocation's); phase: Phase and Value; done:
+	// Type and Value (the completion's).
+	F     string          `json:"f,omitempty"`
+	Phase string          `json:"phase,omitempty"`
+	Type  history.Type    `json:"type,omitempty"`
+	Value json.RawMessage `json:"value,omitempty"`
+	// Override replaces the setup's workload config for this op only
+	// (scripted runs such as the demo use it).
+	Override *workloads.Config `json:"override,omitempty"`
+	// Process is the history process an op runs as.
+	Process history.Process `json:"process,omitempty"`
+	// Token is the lock's token at a failpoint.
+	Token int64 `json:"token,omitempty"`
+	// Skew is the worker's lease-clock offset (skew).
+	Skew  time.Duration `json:"skew,omitempty"`
+	Error string        `json:"error,omitempty"`
+}
+
+// conn is one end of the protocol: line-delimited JSON with serialized
+// writes.
+type conn struct {
+	c   net.Conn
+	r   *bufio.Reader
+	wmu sync.Mutex
+}
+
+func newConn(c net.Conn) *conn {
+	return &conn{c: c, r: bufio.NewReaderSize(c, 64*1024)}
+}
+
+func (c *conn) send(m message) error {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	_, err = c.c.Write(b)
+	return err
+}
+
+func (c *conn) recv() (message, error) {
+	line, err := c.r.ReadBytes('\n')
+	if err != nil {
+		if err == io.EOF && len(line) > 0 {
+			err = io.ErrUnexpectedEOF
+		}
+		return message{}, err
+	}
+	var m message
+	if err := json.Unmarshal(line, &m); err != nil {
+		return message{}, fmt.Errorf("harness: bad message %q: %w", line, err)
+	}
+	return m, nil
+}
+
+func (c *conn) close() error { return c.c.Close() }

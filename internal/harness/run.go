@@ -1,0 +1,600 @@
+// Package harness runs a test: it starts the cluster and the workers, drives
+// the workers' operations while the nemesis injects faults, records the
+// history, heals, takes the final read, tears everything down, and hands the
+// history to the checkers.
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"github.com/fencecheck/fencecheck/internal/clientproto"
+	"io/fs"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/fencecheck/fencecheck/internal/checkers"
+	"github.com/fencecheck/fencecheck/internal/history"
+	"github.com/fencecheck/fencecheck/internal/nemesis"
+	"github.com/fencecheck/fencecheck/internal/resources"
+	"github.com/fencecheck/fencecheck/internal/store"
+	"github.com/fencecheck/fencecheck/targets"
+	"github.com/fencecheck/fencecheck/internal/workloads"
+)
+
+// Config is a test. Durations of zero take the defaults of Defaults.
+type Config struct {
+	Target   targets.Target
+	Workload workloads.Workload
+	// Resources are what the lock protects, in the order a critical
+	// section writes them (none: Defaults takes the lock-store); Fencings
+	// is each one's fencing mode by name (resources.ParseFencings), and
+	// Fencing the --fencing value as given.
+	Resources []resources.Resource
+	Fencings  map[string]targets.Fencing
+	Fencing   string
+	// LockStore is the default resource (the lock service's own store).
+	LockStore resources.Resource
+	// Audit keeps the audit log (--audit-log); nil: none.
+	Audit resources.AuditLogger
+	// SideWriter runs a batch job that writes the first resource without
+	// the lock and without a token every SideWriterInterval (--side-writer).
+	SideWriter         bool
+	SideWriterInterval time.Duration
+	Nemesis            string // the --nemesis value, as given
+	Faults             []nemesis.Fault
+	NemesisInterval    time.Duration
+	TimeLimit          time.Duration
+	Concurrency        int
+	Nodes              int
+	TTL                time.Duration
+	LockDelay          *time.Duration // nil: the target's default
+	Work               time.Duration
+	Margin             time.Duration
+	AcquireTimeout     time.Duration
+	OpTimeout          time.Duration
+	RPCTimeout         time.Duration
+	CheckTimeout       time.Duration
+	ReadyTimeout       time.Duration
+	// Keys and ReadMode are the register workload's (ReadMode "" is the
+	// target's default).
+	Keys     int
+	ReadMode string
+	Seed     uint64
+	Results  string
+	Name     string
+	// WorkerBinary is the fencecheck binary that runs in worker containers.
+	WorkerBinary string
+	// ClientProgram, if not nil, is the user's lock client program that the
+	// workers run instead of the target's recipe (--client-dir).
+	ClientProgram *clientproto.Spec
+	// Log receives the harness's log (also written to logs/harness.log).
+	Log *slog.Logger
+	// Stage and Progress, if not nil, tell the user what happens.
+	Stage    func(format string, args ...any)
+	Progress func(Status)
+}
+
+// Defaults fills in the durations left zero: the TTL is the target's
+// (targets.DefaultTTL: 2s, Consul 10s); with L the target's longest lease
+// (targets.MaxLease: the TTL for etcd): work 250ms, margin TTL/4,
+// acquire timeout 5 L (longer than a holder pause, so that waiters are still
+// waiting when a paused holder's lease expires), RPC timeout 4 L (longer than
+// any fault, as for a client that waits out a partition: its request, held
+// in its TCP connection, lands when the partition heals), operation timeout
+// long enough for an acquire, the work, the longest pause (3 L) and two
+// RPCs, nemesis interval 3s, check timeout 60s, ready timeout 30s.
+func (c *Config) Defaults() {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d == 0 {
+			*d = v
+		}
+	}
+	if c.Nodes == 0 && c.Target != nil {
+		c.Nodes = targets.DefaultNodes(c.Target)
+	}
+	if c.TTL == 0 && c.Target != nil {
+		c.TTL = targets.DefaultTTL(c.Target)
+	}
+	lease := c.TTL
+	if c.Target != nil {
+		lease = targets.MaxLease(c.Target, targets.ClientConfig{TTL: c.TTL, LockDelay: c.LockDelay})
+	}
+	def(&c.Work, 250*time.Millisecond)
+	def(&c.Margin, c.TTL/4)
+	def(&c.AcquireTimeout, 5*lease)
+	def(&c.RPCTimeout, max(2*time.Second, 4*lease))
+	def(&c.OpTimeout, c.AcquireTimeout+c.Work+3*lease+2*c.RPCTimeout+2*time.Second)
+	def(&c.NemesisInterval, 3*time.Second)
+	def(&c.CheckTimeout, 60*time.Second)
+	def(&c.ReadyTimeout, 30*time.Second)
+	def(&c.SideWriterInterval, 3*time.Second)
+	if len(c.Resources) == 0 && c.LockStore != nil {
+		c.Resources = []resources.Resource{c.LockStore}
+	}
+	if c.Fencings == nil {
+		// Errors are Validate's to report.
+		c.Fencings, _ = resources.ParseFencings(c.Fencing, c.Resources)
+	}
+	if c.Fencing == "" {
+		c.Fencing = string(targets.FencingNone)
+	}
+	if c.Keys == 0 {
+		c.Keys = 8
+	}
+	if rm, ok := c.Target.(targets.ReadModer); ok && c.ReadMode == "" {
+		c.ReadMode = rm.ReadModes()[0]
+	}
+	if c.Name == "" && c.Target != nil && c.Workload != nil {
+		c.Name = c.defaultName()
+	}
+}
+
+// defaultName is TARGET-WORKLOAD-FENCING, with the resources when they are
+// not the lock-store (TARGET-WORKLOAD-RESOURCES-FENCING), and
+// TARGET-register-READMODE for registers.
+func (c *Config) defaultName() string {
+	if c.Workload.Name() == "register" {
+		return fmt.Sprintf("%s-register-%s", c.Target.Name(), c.ReadMode)
+	}
+	parts := []string{c.Target.Name(), c.Workload.Name()}
+	if len(c.Resources) != 1 || c.LockStore == nil || c.Resources[0].Name() != c.LockStore.Name() {
+		for _, r := range c.Resources {
+			parts = append(parts, r.Name())
+		}
+	}
+	parts = append(parts, resources.DescribeFencings(c.Resources, c.Fencings))
+	return nameUnsafe.ReplaceAllString(strings.Join(parts, "-"), "-")
+}
+
+var nameUnsafe = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// Bounds of the durations, checked by Validate.
+const (
+	// MaxTTL bounds --ttl: a lease of an hour is already beyond any test
+	// (and defaults derived from a huge TTL would overflow).
+	MaxTTL = time.Hour
+	// MinTimeout is the least --rpc-timeout and --ready-timeout: below a
+	// millisecond no request and no cluster could make it.
+	MinTimeout = time.Millisecond
+	// MaxDuration bounds the other durations but --time-limit: a week.
+	MaxDuration = 7 * 24 * time.Hour
+)
+
+// validResults checks that the results directory is one, or can be made:
+// what exists of its path is made of directories.
+func validResults(dir string) error {
+	if dir == "" {
+		return errors.New("empty")
+	}
+	for p := dir; ; {
+		st, err := os.Stat(p)
+		switch {
+		case err == nil && !st.IsDir() && p == dir:
+			return errors.New("is not a directory")
+		case err == nil && !st.IsDir():
+			return fmt.Errorf("%s is not a directory", p)
+		case err == nil:
+			return nil
+		case !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR):
+			return err
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return nil
+		}
+		p = parent
+	}
+}
+
+// Validate checks the configuration before anything starts. Errors wrap
+// targets.ErrBadConfig.
+func (c *Config) Validate() error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: "+format, append([]any{targets.ErrBadConfig}, args...)...)
+	}
+	if c.Target == nil {
+		return bad("no target")
+	}
+	if c.Workload == nil {
+		return bad("no workload")
+	}
+	if len(c.Resources) == 0 {
+		return bad("no resource")
+	}
+	seen := map[string]bool{}
+	for _, r := range c.Resources {
+		if seen[r.Name()] {
+			return bad("--resource names %s twice", r.Name())
+		}
+		seen[r.Name()] = true
+	}
+	fs, err := resources.ParseFencings(c.Fencing, c.Resources)
+	if err != nil {
+		return err
+	}
+	c.Fencings = fs
+	if c.Concurrency < 1 {
+		return bad("--concurrency must be at least 1, not %d", c.Concurrency)
+	}
+	if c.Concurrency > 64 {
+		return bad("--concurrency %d: at most 64 workers", c.Concurrency)
+	}
+	if c.TimeLimit <= 0 {
+		return bad("--time-limit must be positive")
+	}
+	// The TTL first: the defaults derived from it (5 leases, ...)
+	// overflow when it is absurd, and must not take the blame. Then the
+	// given durations, in a fixed order, each named, before the one
+	// derived from them (--op-timeout).
+	if c.TTL <= 0 {
+		return bad("--ttl must be positive, not %s", c.TTL)
+	}
+	if c.TTL > MaxTTL {
+		return bad("--ttl %s: at most %s", c.TTL, MaxTTL)
+	}
+	for _, d := range []struct {
+		name     string
+		v, least time.Duration
+	}{
+		{"--work", c.Work, 1},
+		{"--nemesis-interval", c.NemesisInterval, 1},
+		{"--acquire-timeout", c.AcquireTimeout, 1},
+		{"--rpc-timeout", c.RPCTimeout, MinTimeout},
+		{"--ready-timeout", c.ReadyTimeout, MinTimeout},
+		{"--check-timeout", c.CheckTimeout, 1},
+		{"--op-timeout", c.OpTimeout, 1},
+	} {
+		switch {
+		case d.v <= 0:
+			return bad("%s must be positive, not %s", d.name, d.v)
+		case d.v < d.least:
+			return bad("%s %s: at least %s", d.name, d.v, d.least)
+		case d.v > MaxDuration:
+			return bad("%s %s: at most %s", d.name, d.v, MaxDuration)
+		}
+	}
+	if c.Margin < 0 || c.Margin >= c.TTL {
+		return bad("--margin %s must be in [0, --ttl %s)", c.Margin, c.TTL)
+	}
+	if err := c.Workload.Validate(c.Target, c.Resources, c.workloadConfig()); err != nil {
+		return err
+	}
+	if _, ok := c.Workload.(workloads.SideWriting); c.SideWriter && !ok {
+		return bad("--side-writer: the %s workload has no side writer", c.Workload.Name())
+	}
+	if err := store.ValidName(c.Name); err != nil {
+		return bad("--name: %w", err)
+	}
+	if err := validResults(c.Results); err != nil {
+		return bad("--results %s: %w", c.Results, err)
+	}
+	if _, err := c.Target.Nodes(c.Nodes); err != nil {
+		return err
+	}
+	if c.LockDelay != nil && *c.LockDelay < 0 {
+		return bad("--lock-delay must not be negative")
+	}
+	return c.Target.Validate(c.clientConfig())
+}
+
+// workloadConfig is the workloads' configuration.
+func (c *Config) workloadConfig() workloads.Config {
+	return workloads.Config{Fencings: c.Fencings, AcquireTimeout: c.AcquireTimeout, Margin: c.Margin, Work: c.Work,
+		AuditLog: c.Audit != nil, Keys: c.Keys, ReadMode: c.ReadMode}
+}
+
+// resourceUses are the resources with their fencing modes.
+func (c *Config) resourceUses() []ResourceUse {
+	us := make([]ResourceUse, len(c.Resources))
+	for i, r := range c.Resources {
+		us[i] = ResourceUse{Resource: r, Fencing: c.Fencings[r.Name()]}
+	}
+	return us
+}
+
+// clientConfig is the client configuration the workers get (endpoints and
+// prefix are filled in by the cluster).
+func (c *Config) clientConfig() targets.ClientConfig {
+	return targets.ClientConfig{TTL: c.TTL, RPCTimeout: c.RPCTimeout, LockDelay: c.LockDelay}
+}
+
+// Status is the progress of a run.
+type Status struct {
+	Stage          string // "running", "healing", "final read", ...
+	Elapsed, Limit time.Duration
+	Ok, Fail, Info int
+	Fault          string // the fault in effect ("" for none)
+}
+
+// Outcome is what a run produced.
+type Outcome struct {
+	Run         *store.Run
+	Results     *store.Results
+	Interrupted bool
+}
+
+// Run runs the test end to end and checks it. The returned error wraps
+// targets.ErrBadConfig for a configuration that cannot run, ErrHarness when
+// the harness failed; the verdict is in Outcome.Results. On Ctrl-C (ctx
+// cancelled) it heals, tears down, checks what was recorded, and marks the
+// outcome interrupted.
+func Run(ctx context.Context, cfg Config) (*Outcome, error) {
+	cfg.Defaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	started := time.Now()
+	run, err := store.NewRun(cfg.Results, cfg.Name, started)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrHarness, err)
+	}
+	logFile, err := os.Create(run.Path(store.LogsDir + "/harness.log"))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrHarness, err)
+	}
+	defer logFile.Close()
+	handlers := []slog.Handler{slog.NewTextHandler(logFile, &slog.HandlerOptions{Level: slog.LevelDebug})}
+	if cfg.Log != nil {
+		handlers = append(handlers, cfg.Log.Handler())
+	}
+	log := slog.New(slog.NewMultiHandler(handlers...))
+	stage := func(format string, args ...any) {
+		if cfg.Stage != nil {
+			cfg.Stage(format, args...)
+		}
+	}
+
+	// test.json is written at once (a run that fails to start keeps its
+	// configuration and run id), and again once the cluster runs.
+	runID := newRunID()
+	if err := run.WriteJSON(store.TestFile, newTestInfo(cfg, runID, nil, started)); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrHarness, err)
+	}
+	cl, err := StartCluster(ctx, ClusterConfig{
+		RunID:  runID,
+		Target: cfg.Target, Nodes: cfg.Nodes, Workers: cfg.Concurrency,
+		Client:   cfg.clientConfig(),
+		Workload: cfg.Workload, Resources: cfg.resourceUses(), Audit: cfg.Audit, Config: cfg.workloadConfig(),
+		FailpointTimeout: cfg.OpTimeout + time.Minute,
+		WorkerBinary:     cfg.WorkerBinary, ClientProgram: cfg.ClientProgram, ReadyTimeout: cfg.ReadyTimeout,
+		LogsDir: run.Path(store.LogsDir), Log: log, Stage: cfg.Stage,
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("%w: interrupted during set-up: %w", ErrHarness, err)
+		}
+		return nil, err
+	}
+	closed := false
+	defer func() {
+		if !closed {
+			cl.Close(run.Path(store.LogsDir))
+		}
+	}()
+
+	test := newTestInfo(cfg, runID, cl, started)
+	if err := run.WriteJSON(store.TestFile, test); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrHarness, err)
+	}
+
+	var ok, fail, info atomic.Int64
+	rec, err := history.NewRecorder(run.Path(store.HistoryFile), func(e history.Event) {
+		if e.Process == history.Nemesis || e.Process >= FinalReadProcess {
+			return // faults, final reads and the side writer
+		}
+		switch e.Type {
+		case history.Ok:
+			ok.Add(1)
+		case history.Fail:
+			fail.Add(1)
+		case history.Info:
+			info.Add(1)
+		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrHarness, err)
+	}
+	if err := cl.Connect(ctx, rec); err != nil {
+		rec.Close()
+		return nil, err
+	}
+
+	sched := &nemesis.Schedule{Faults: cfg.Faults, Interval: cfg.NemesisInterval, Seed: cfg.Seed, Log: log}
+	stageName := atomic.Value{}
+	stageName.Store("running")
+	status := func() Status {
+		s := Status{Stage: stageName.Load().(string), Elapsed: rec.Since(), Limit: cfg.TimeLimit,
+			Ok: int(ok.Load()), Fail: int(fail.Load()), Info: int(info.Load())}
+		if f, nodes, on := sched.Active(); on {
+			s.Fault = f + " " + strings.Join(nodes, ",")
+		}
+		return s
+	}
+	progressDone := make(chan struct{})
+	progressStopped := make(chan struct{})
+	go func() {
+		defer close(progressStopped)
+		if cfg.Progress == nil {
+			return
+		}
+		t := time.NewTicker(250 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-progressDone:
+				cfg.Progress(status())
+				return
+			case <-t.C:
+				cfg.Progress(status())
+			}
+		}
+	}()
+
+	// The generator: each worker runs one operation after another until the
+	// time limit; the nemesis runs beside it.
+	limit, stopLimit := context.WithTimeout(ctx, cfg.TimeLimit)
+	defer stopLimit()
+	var nemWG sync.WaitGroup
+	nemWG.Add(1)
+	go func() {
+		defer nemWG.Done()
+		sched.Run(limit, cl, rec)
+	}()
+	w := cfg.Workload
+	gen := &generator{w: w, cfg: cfg.workloadConfig(), seed: cfg.Seed}
+	var slots sync.WaitGroup
+	for i, c := range cl.clients {
+		slots.Add(1)
+		go func() {
+			defer slots.Done()
+			gen.drive(ctx, limit, c, history.Process(i), len(cl.clients), cfg.OpTimeout, log)
+		}()
+	}
+	if cfg.SideWriter {
+		slots.Add(1)
+		go func() {
+			defer slots.Done()
+			sideWriter(limit, cl.Host(), gen, rec, cfg, log)
+		}()
+	}
+	<-limit.Done()
+	stageName.Store("healing")
+	nemWG.Wait() // every fault recovered
+	log.Info("time limit reached; faults healed; waiting for operations in flight")
+	stageName.Store("draining")
+	slots.Wait()
+
+	interrupted := ctx.Err() != nil
+	if reads := w.FinalReads(cl.Host()); len(reads) > 0 {
+		stageName.Store("final read")
+		if interrupted {
+			// Still read: a lost update found before Ctrl-C is worth reporting.
+			fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Duration(len(reads)+1)*cfg.RPCTimeout)
+			finalReads(fctx, reads, rec, cfg.RPCTimeout, 1, log)
+			cancel()
+		} else {
+			time.Sleep(500 * time.Millisecond) // quiet period
+			finalReads(ctx, reads, rec, cfg.RPCTimeout, 5, log)
+		}
+	}
+	close(progressDone)
+	<-progressStopped
+	if err := rec.Close(); err != nil {
+		log.Error("history", "err", err)
+	}
+	stage("tearing down")
+	closed = true
+	if err := cl.Close(run.Path(store.LogsDir)); err != nil {
+		log.Error("teardown", "err", err)
+	}
+
+	events := rec.Events()
+	stage("checking %d events", len(events))
+	// A history the checkers cannot judge still gets its results, unknown
+	// with the reason: the run's own record is all there is.
+	res, _ := Check(run, w, events, cfg.CheckTimeout)
+	Judge(test, events, res)
+	res.Elapsed = time.Since(started).Round(time.Millisecond).String()
+	if interrupted {
+		MarkInterrupted(res)
+	}
+	if err := WriteResults(run, test, res, events, w); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrHarness, err)
+	}
+	return &Outcome{Run: run, Results: res, Interrupted: interrupted}, nil
+}
+
+// MarkInterrupted marks a run cut short: a partial run that found nothing
+// proves nothing, so valid becomes unknown.
+func MarkInterrupted(res *store.Results) {
+	res.Interrupted = true
+	if res.Valid() == checkers.Valid {
+		res.SetValid(checkers.Unknown)
+		res.Note = "interrupted before the time limit: a partial run proves nothing"
+	}
+}
+
+// generator makes the operations of a run.
+type generator struct {
+	w    workloads.Workload
+	cfg  workloads.Config
+	seed uint64
+	n    atomic.Int64 // operations so far, run-wide: op ids and unique values
+}
+
+// drive runs one worker's operations until the time limit. After an info the
+// process is retired and the worker continues under process p+n, once it is
+// done with the operation that timed out. Each worker draws from its own
+// random source, seeded from the run's seed and the worker's first process.
+func (g *generator) drive(ctx, limit context.Context, c *client, p history.Process, n int, opTimeout time.Duration, log *slog.Logger) {
+	r := rand.New(rand.NewPCG(g.seed, uint64(p)+1))
+	for limit.Err() == nil {
+		id := g.n.Add(1)
+		f, value := g.w.Next(r, g.cfg, id)
+		pend, err := c.invoke(p, id, f, value, nil)
+		if err != nil {
+			log.Warn("worker unusable", "worker", c.name, "err", err)
+			return
+		}
+		if c.await(ctx, pend, opTimeout) != history.Info {
+			continue
+		}
+		p += history.Process(n)
+		if ctx.Err() != nil {
+			return
+		}
+		// The worker still runs the old operation (paused, or stuck on the
+		// network): wait for it, within reason.
+		wctx, cancel := context.WithTimeout(ctx, opTimeout)
+		err = c.finished(wctx, pend)
+		cancel()
+		if err != nil {
+			log.Warn("worker never finished its operation; leaving it idle", "worker", c.name, "op", id)
+			return
+		}
+		if c.isDead() {
+			return
+		}
+	}
+}
+
+// FinalReadProcess is the process of the final read.
+const FinalReadProcess history.Process = 1_000_000
+
+// finalReads reads the final state after healing, each read recorded as
+// an operation of its own process (FinalReadProcess, +1, ...). A failed
+// attempt is recorded as fail and tried again, up to attempts times.
+func finalReads(ctx context.Context, reads []workloads.FinalRead, rec *history.Recorder, rpc time.Duration, attempts int, log *slog.Logger) {
+	for i, r := range reads {
+		p := FinalReadProcess + history.Process(i)
+		for attempt := 0; attempt < attempts; attempt++ {
+			rec.Record(p, history.Invoke, r.F, nil)
+			rctx, cancel := context.WithTimeout(ctx, rpc)
+			value, err := r.Read(rctx)
+			cancel()
+			if err == nil {
+				rec.Record(p, history.Ok, r.F, value)
+				break
+			}
+			rec.Record(p, history.Fail, r.F, map[string]string{"error": err.Error()})
+			log.Warn("final read failed", "f", r.F, "attempt", attempt+1, "err", err)
+			if ctx.Err() != nil {
+				return
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(time.Second):
+			}
+		}
+	}
+}

@@ -1,0 +1,73 @@
+package harness
+
+import (
+	"runtime/debug"
+	"time"
+
+	"github.com/fencecheck/fencecheck/internal/resources"
+	"github.com/fencecheck/fencecheck/internal/store"
+)
+
+// versioned is implemented by targets that know their server version.
+type versioned interface{ Version() string }
+
+// newTestInfo is test.json: the configuration, and once the cluster runs
+// (cl not nil) its images and servers.
+func newTestInfo(cfg Config, runID string, cl *Cluster, started time.Time) store.TestInfo {
+	t := store.TestInfo{
+		RunID: runID, Name: cfg.Name, Started: started.UTC(), Fencecheck: Version(),
+		Target: cfg.Target.Name(), Workload: cfg.Workload.Name(), Fencing: resources.DescribeFencings(cfg.Resources, cfg.Fencings),
+		SideWriter: cfg.SideWriter,
+		Nemesis:    cfg.Nemesis, NemesisInterval: cfg.NemesisInterval.String(), TimeLimit: cfg.TimeLimit.String(),
+		Concurrency: cfg.Concurrency, Nodes: cfg.Nodes, TTL: cfg.TTL.String(), Work: cfg.Work.String(),
+		Margin: cfg.Margin.String(), AcquireTimeout: cfg.AcquireTimeout.String(), OpTimeout: cfg.OpTimeout.String(),
+		RPCTimeout: cfg.RPCTimeout.String(), CheckTimeout: cfg.CheckTimeout.String(), Seed: cfg.Seed,
+	}
+	for _, r := range cfg.Resources {
+		t.Resources = append(t.Resources, store.ResourceInfo{Name: r.Name(), Fencing: string(cfg.Fencings[r.Name()])})
+	}
+	if cfg.Audit != nil {
+		t.AuditLog = cfg.Audit.Name()
+	}
+	if cfg.Workload.Name() == "register" {
+		t.Keys, t.ReadMode, t.Fencing, t.Resources = cfg.Keys, cfg.ReadMode, "", nil
+	}
+	if cfg.LockDelay != nil {
+		t.LockDelay = cfg.LockDelay.String()
+	}
+	if p := cfg.ClientProgram; p != nil {
+		t.Client = p.Name() + " (" + p.Program.String() + ")"
+	}
+	if v, ok := cfg.Target.(versioned); ok {
+		t.TargetVersion = v.Version()
+	}
+	if cl == nil {
+		return t
+	}
+	t.Images, t.ImageIDs, t.ClusterReady = cl.Images, cl.ImageIDs, cl.Ready.Round(time.Millisecond).String()
+	for _, n := range cl.Nodes {
+		t.Servers = append(t.Servers, store.NodeInfo{Name: n.Name, Addr: n.Addr})
+	}
+	for i := range t.Resources {
+		for _, n := range cl.ResourceNodes[t.Resources[i].Name] {
+			t.Resources[i].Nodes = append(t.Resources[i].Nodes, store.NodeInfo{Name: n.Name, Addr: n.Addr})
+		}
+	}
+	return t
+}
+
+// Version is fencecheck's version: the module version, or the VCS revision
+// of a development build.
+func Version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	v := bi.Main.Version
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+			v += " " + s.Value[:12]
+		}
+	}
+	return v
+}

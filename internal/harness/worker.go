@@ -1,0 +1,268 @@
+package harness
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"github.com/fencecheck/fencecheck/internal/clientproto"
+	"log/slog"
+	"net"
+	"sync/atomic"
+	"time"
+
+	"github.com/fencecheck/fencecheck/internal/history"
+	"github.com/fencecheck/fencecheck/internal/resources"
+	"github.com/fencecheck/fencecheck/targets"
+	"github.com/fencecheck/fencecheck/internal/workloads"
+)
+
+// Catalog finds the parts of a run by name: internal/cli's tables.
+type Catalog struct {
+	Target   func(name string) (targets.Target, error)
+	Workload func(name string) (workloads.Workload, error)
+	Resource func(name string) (resources.Resource, error)
+}
+
+// ServeWorker is the worker side of the protocol: `fencecheck worker` in a
+// client container. It serves one harness connection at a time until ctx
+// ends.
+func ServeWorker(ctx context.Context, ln net.Listener, cat Catalog, log *slog.Logger) error {
+	go func() {
+		<-ctx.Done()
+		ln.Close()
+	}()
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("worker: accept: %w", err)
+		}
+		log.Info("harness connected", "from", c.RemoteAddr())
+		err = serveConn(ctx, newConn(c), cat, log)
+		c.Close()
+		log.Info("harness gone", "err", err)
+	}
+}
+
+// dialClients dials the lock service and the resources of a setup (the
+// worker's, or the harness's own for resets and final reads). In a worker
+// (log not nil) with a client program, the program is the lock client; the
+// target's own client still serves the resources that live in the lock
+// service. On error everything dialled is closed.
+func dialClients(ctx context.Context, cat Catalog, s Setup, log *slog.Logger) (c workloads.Clients, closeAll func(), err error) {
+	var closers []func() error
+	closeAll = func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			_ = closers[i]()
+		}
+	}
+	defer func() {
+		if err != nil {
+			closeAll()
+		}
+	}()
+	t, err := cat.Target(s.Target)
+	if err != nil {
+		return c, nil, err
+	}
+	c.Lock, err = t.Dial(ctx, s.Client)
+	if err != nil {
+		return c, nil, err
+	}
+	closers = append(closers, c.Lock.Close)
+	own := c.Lock // the target's client: the lock-store's
+	var prog *clientproto.Client
+	if s.Program != nil && log != nil {
+		prog, err = clientproto.Dial(ctx, *s.Program, programInit(s), log.With("client", "program"))
+		if err != nil {
+			return c, nil, err
+		}
+		closers = append(closers, prog.Close)
+		c.Lock = prog
+		if prog.ImplementsResource() && len(s.Resources) > 1 {
+			return c, nil, fmt.Errorf("%w: a client program that implements the resource access runs with one resource, not %d", targets.ErrBadConfig, len(s.Resources))
+		}
+	}
+	for _, rs := range s.Resources {
+		r, err := cat.Resource(rs.Name)
+		if err != nil {
+			return c, nil, err
+		}
+		st, err := r.Dial(ctx, rs.Config, own)
+		if err != nil {
+			return c, nil, fmt.Errorf("resource %s: %w", rs.Name, err)
+		}
+		closers = append(closers, st.Close)
+		if prog != nil && prog.ImplementsResource() {
+			st = prog.Access(st)
+		}
+		c.Resources = append(c.Resources, workloads.Resource{Name: rs.Name, Fencing: rs.Fencing, Store: st})
+	}
+	if s.Audit != nil {
+		r, err := cat.Resource(s.Audit.Name)
+		if err != nil {
+			return c, nil, err
+		}
+		al, ok := r.(resources.AuditLogger)
+		if !ok {
+			return c, nil, fmt.Errorf("%w: resource %s keeps no audit log", targets.ErrBadConfig, s.Audit.Name)
+		}
+		c.Audit, err = al.DialAuditLog(ctx, s.Audit.Config)
+		if err != nil {
+			return c, nil, fmt.Errorf("audit log: %w", err)
+		}
+		closers = append(closers, c.Audit.Close)
+	}
+	return c, closeAll, nil
+}
+
+// programInit is the init request a worker's client program gets.
+func programInit(s Setup) clientproto.Init {
+	in := clientproto.Init{Target: s.Target, Endpoints: s.Client.Endpoints, TTLMS: s.Client.TTL.Milliseconds(),
+		Prefix: s.Client.Prefix, RPCTimeoutMS: s.Client.RPCTimeout.Milliseconds(), Fencing: string(targets.FencingNone)}
+	if s.Client.LockDelay != nil {
+		d := s.Client.LockDelay.Milliseconds()
+		in.LockDelayMS = &d
+	}
+	if len(s.Resources) > 0 {
+		r := s.Resources[0]
+		in.Fencing = string(r.Fencing)
+		in.Resource = &clientproto.ResourceInfo{Name: r.Name, Endpoints: r.Config.Endpoints, Prefix: r.Config.Prefix}
+	}
+	return in
+}
+
+func serveConn(ctx context.Context, c *conn, cat Catalog, log *slog.Logger) error {
+	m, err := c.recv()
+	if err != nil {
+		return err
+	}
+	if m.Kind != kindSetup || m.Setup == nil {
+		return c.send(message{Kind: kindError, Error: "first message must be setup"})
+	}
+	setup := *m.Setup
+	w, err := cat.Workload(setup.Workload)
+	if err != nil {
+		return c.send(message{Kind: kindError, Error: err.Error()})
+	}
+	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	clients, closeAll, err := dialClients(dctx, cat, setup, log)
+	cancel()
+	if err != nil {
+		return c.send(message{Kind: kindError, Error: err.Error()})
+	}
+	defer closeAll()
+	log.Info("set up", "target", setup.Target, "endpoints", setup.Client.Endpoints, "workload", setup.Workload,
+		"resources", setup.Resources, "config", setup.Config)
+	if err := c.send(message{Kind: kindReady}); err != nil {
+		return err
+	}
+
+	// Operations run one at a time, in order; the connection is read all the
+	// while so that a closed connection cancels the running operation.
+	cctx, stop := context.WithCancel(ctx)
+	defer stop()
+	ops := make(chan message, 64)
+	proceed := make(chan int64, 16)
+	readErr := make(chan error, 1)
+	var skew atomic.Int64 // the lease clock's offset, set by clock-skew:client
+	go func() {
+		defer close(ops)
+		for {
+			m, err := c.recv()
+			if err != nil {
+				readErr <- err
+				stop()
+				return
+			}
+			switch m.Kind {
+			case kindSkew:
+				skew.Store(int64(m.Skew))
+				log.Info("lease clock skewed", "offset", m.Skew)
+			case kindProceed:
+				select {
+				case proceed <- m.ID:
+				default:
+					log.Warn("proceed dropped", "op", m.ID)
+				}
+			case kindOp:
+				ops <- m
+			default:
+				readErr <- fmt.Errorf("unexpected %q message", m.Kind)
+				stop()
+				return
+			}
+		}
+	}()
+	bound := setup.FailpointTimeout
+	if bound <= 0 {
+		bound = time.Minute
+	}
+	for m := range ops {
+		cfg := setup.Config
+		if m.Override != nil {
+			cfg = *m.Override
+		}
+		id := m.ID
+		report := func(phase string, v any) {
+			var raw json.RawMessage
+			if v != nil {
+				raw, _ = json.Marshal(v)
+			}
+			if err := c.send(message{Kind: kindPhase, ID: id, Phase: phase, Value: raw}); err != nil {
+				log.Warn("phase not sent", "op", id, "phase", phase, "err", err)
+			}
+		}
+		failpoint := func(ctx context.Context, token int64) bool {
+			if err := c.send(message{Kind: kindFailpoint, ID: id, Token: token}); err != nil {
+				return false
+			}
+			t := time.NewTimer(bound)
+			defer t.Stop()
+			for {
+				select {
+				case got := <-proceed:
+					if got == id {
+						return true
+					}
+				case <-t.C:
+					// A proceed that came while the worker was frozen is
+					// read now: give it a moment before giving up.
+					select {
+					case got := <-proceed:
+						if got == id {
+							return true
+						}
+					case <-time.After(time.Second):
+					}
+					// The harness never answered: go on, and say so.
+					report(history.PhaseFailpointTimeout, nil)
+					log.Warn("failpoint: no proceed", "op", id, "after", bound)
+					return false
+				case <-ctx.Done():
+					return false
+				}
+			}
+		}
+		env := workloads.Env{Process: m.Process, Report: report, Failpoint: failpoint,
+			Skew: func() time.Duration { return time.Duration(skew.Load()) }}
+		typ, done := w.Execute(cctx, clients, cfg, m.F, m.Value, env)
+		raw, _ := json.Marshal(done)
+		log.Info("op", "id", id, "f", m.F, "invoke", string(m.Value), "type", typ, "done", string(raw))
+		if err := c.send(message{Kind: kindDone, ID: id, Type: typ, Value: raw}); err != nil {
+			return err
+		}
+	}
+	err = <-readErr
+	if errors.Is(err, net.ErrClosed) {
+		return nil
+	}
+	return err
+}
+
+// ProgramInit is the init request the cluster's workers send their client
+// program (client-check sends the same).
+func (c *Cluster) ProgramInit() clientproto.Init { return programInit(c.setup) }

@@ -1,0 +1,162 @@
+// Package lockappend is the history vocabulary of the lock-append workload
+// (workloads/lockappend): the f names, phases and value shapes of its
+// events, which the checkers and the report read. Each client repeats a
+// critical section that acquires a lock, reads a list, checks its lease,
+// works, and writes the list back with its own unique element appended,
+// carrying its fencing token. A stale lock holder's write can replace a
+// list that already holds another client's acknowledged element: a lost
+// update.
+package lockappend
+
+import "github.com/fencecheck/fencecheck/internal/history"
+
+// Functions (the f of history events).
+const (
+	// FAppend is one critical section. Invoke value: Invoke. Completion
+	// value: Completion. Ok: the write was acknowledged. Fail: certainly not
+	// written (lock not acquired, lease too short, write fenced). Info: the
+	// write's outcome is unknown.
+	FAppend = "append"
+	// FFinalRead is the harness's read of the list after healing, at the end
+	// of a run. Invoke value: none. Ok value: ReadValue.
+	FFinalRead = "final-read"
+)
+
+// Phases of a critical section, reported by the worker as they happen
+// (history events of type phase).
+const (
+	// PhaseAcquired: the lock is held. Value: Acquired.
+	PhaseAcquired = "acquired"
+	// PhaseRead: the list was read. Value: ReadValue.
+	PhaseRead = "read"
+	// PhaseChecked: the client checked its lease. Value: Checked.
+	PhaseChecked = "checked"
+	// PhaseAudited: the holder appended its entry to the audit log
+	// (--audit-log), before its write. Value: Audited.
+	PhaseAudited = "audited"
+	// PhaseWriteSent: the write request is about to leave (with several
+	// resources, the first). Value: none.
+	PhaseWriteSent = "write-sent"
+	// PhaseReleasing: the client starts giving the lock up; from here on it
+	// no longer believes it holds it. Value: none.
+	PhaseReleasing = "releasing"
+	// PhaseReleased: the lock was given up. Value: Released.
+	PhaseReleased = "released"
+	// PhaseLate is recorded by the harness, not the worker
+	// (history.PhaseLate): the completion of an operation that the harness
+	// had already recorded as info because it timed out. Value: Late.
+	PhaseLate = history.PhaseLate
+)
+
+// Fail reasons (Completion.Reason of a fail).
+const (
+	ReasonNotAcquired = "not-acquired"
+	ReasonReadFailed  = "read-failed"
+	ReasonLeaseShort  = "lease-short"
+	ReasonFenced      = "fenced"
+	// ReasonAuditFailed: the audit log's append failed; nothing was
+	// written to the resources.
+	ReasonAuditFailed = "audit-failed"
+	// ReasonPartial: with several resources, some writes were refused by
+	// fencing and the others acknowledged (the completion is ok; each
+	// resource's outcome is in Completion.Resources).
+	ReasonPartial = "partial"
+)
+
+// Invoke is the value of an append invocation.
+type Invoke struct {
+	Element int64 `json:"element"`
+}
+
+// Acquired is the value of the acquired phase.
+type Acquired struct {
+	Token int64 `json:"token"`
+}
+
+// ReadValue is a read list: the value of the read phase and of a final read.
+// Resource names the resource read in a run with several (empty with one).
+type ReadValue struct {
+	Value    []int64 `json:"value"`
+	Resource string  `json:"resource,omitempty"`
+}
+
+// Checked is the value of the checked phase: the lease time the client
+// believed it had left, and whether that was above its safety margin.
+type Checked struct {
+	RemainingMS int64 `json:"remaining_ms"`
+	OK          bool  `json:"ok"`
+}
+
+// Released is the value of the released phase.
+type Released struct {
+	Error string `json:"error,omitempty"`
+}
+
+// Completion is the value of an append completion.
+type Completion struct {
+	Element int64 `json:"element"`
+	// Token is the fencing token of the grant, 0 if the lock was not
+	// acquired.
+	Token int64 `json:"token,omitempty"`
+	// Read is the list the client read; null if it read nothing.
+	Read []int64 `json:"read"`
+	// Rev is the resource's revision of an acknowledged write, where the
+	// resource has revisions.
+	Rev int64 `json:"rev,omitempty"`
+	// Reason says why a fail failed (Reason* constants) or why an info is
+	// unknown (the error text).
+	Reason string `json:"reason,omitempty"`
+	// Error is the underlying error text of a fail or info.
+	Error string `json:"error,omitempty"`
+	// Resources are each resource's part of the operation, in the run's
+	// order, when the run has more than one resource; Read and Rev above
+	// are then the first resource's.
+	Resources []ResourcePart `json:"resources,omitempty"`
+}
+
+// ResourcePart is what one critical section did to one resource of a run
+// with several.
+type ResourcePart struct {
+	Resource string `json:"resource"`
+	// Read is the list read from this resource; null if it was not read.
+	Read []int64 `json:"read"`
+	// Type is the outcome of the write to this resource: ok
+	// (acknowledged), fail (certainly not applied: refused by fencing, or
+	// never sent) or info; empty when no write was attempted.
+	Type history.Type `json:"type,omitempty"`
+	Rev  int64        `json:"rev,omitempty"`
+	// Reason and Error say why a fail or info failed.
+	Reason string `json:"reason,omitempty"`
+	Error  string `json:"error,omitempty"`
+}
+
+// Audited is the value of the audited phase: the entry the holder logged.
+type Audited struct {
+	Token   int64  `json:"token"`
+	Element int64  `json:"element"`
+	Error   string `json:"error,omitempty"`
+}
+
+// FAuditRead is the harness's read of the audit log after healing.
+// Invoke value: none. Ok value: AuditValue.
+const FAuditRead = "audit-read"
+
+// AuditValue is the value of an ok audit read: every entry of the log.
+type AuditValue struct {
+	Entries []AuditEntry `json:"entries"`
+}
+
+// AuditEntry is one line of the audit log: "process P, token T, wrote
+// element E".
+type AuditEntry struct {
+	Process history.Process `json:"process"`
+	Token   int64           `json:"token"`
+	Element int64           `json:"element"`
+}
+
+// Late is the value of the late-result phase: history.Late with the
+// completion decoded.
+type Late struct {
+	Type       history.Type `json:"type"`
+	Completion Completion   `json:"completion"`
+}

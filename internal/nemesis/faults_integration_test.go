@@ -1,0 +1,356 @@
+package nemesis_test
+
+// Every fault against a real etcd cluster and real worker containers: it
+// takes effect, and once recovered the cluster serves again. One cluster
+// serves all the subtests, in order; each leaves it healthy.
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+
+	"github.com/fencecheck/fencecheck/internal/harness"
+	"github.com/fencecheck/fencecheck/internal/harness/harnesstest"
+	"github.com/fencecheck/fencecheck/internal/history"
+	"github.com/fencecheck/fencecheck/internal/nemesis"
+	"github.com/fencecheck/fencecheck/targets"
+	"github.com/fencecheck/fencecheck/internal/targets/etcd"
+	"github.com/fencecheck/fencecheck/internal/workloads"
+	"github.com/fencecheck/fencecheck/internal/workloads/lockappend"
+
+	la "github.com/fencecheck/fencecheck/internal/history/lockappend"
+)
+
+func startCluster(t *testing.T) *harness.Cluster {
+	t.Helper()
+	cl := harnesstest.Cluster(t, harness.ClusterConfig{
+		Target: etcd.Target{}, Nodes: 3, Workers: 2, Workload: lockappend.Workload{},
+		Config:       workloads.Config{AcquireTimeout: 10 * time.Second, Margin: 500 * time.Millisecond},
+		Client:       targets.ClientConfig{TTL: 2 * time.Second, RPCTimeout: 2 * time.Second},
+		WorkerBinary: harnesstest.WorkerBinary(t),
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := cl.Connect(ctx, history.NewMemoryRecorder()); err != nil {
+		t.Fatal(err)
+	}
+	return cl
+}
+
+// memberStatus asks one member who it thinks leads (0: nobody).
+func memberStatus(t *testing.T, cl *harness.Cluster, node string) (leader uint64, self uint64, err error) {
+	t.Helper()
+	addr := cl.Addr(node) + ":2379"
+	c, err := clientv3.New(clientv3.Config{Endpoints: []string{addr}, DialTimeout: time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		return 0, 0, err
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	st, err := c.Status(ctx, addr)
+	if err != nil {
+		return 0, 0, err
+	}
+	return st.Leader, st.Header.MemberId, nil
+}
+
+// eventually retries f every 100ms until it returns nil or d passes.
+func eventually(t *testing.T, d time.Duration, what string, f func() error) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	var err error
+	for time.Now().Before(deadline) {
+		if err = f(); err == nil {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("%s: not within %s: %v", what, d, err)
+}
+
+func healthy(t *testing.T, cl *harness.Cluster) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := cl.Healthy(ctx); err != nil {
+		t.Fatalf("cluster unhealthy after recovery: %v", err)
+	}
+	// And it serves a linearizable write and read.
+	if err := cl.Host().Resources[0].Store.Reset(ctx); err != nil {
+		t.Fatalf("cluster does not serve after recovery: %v", err)
+	}
+}
+
+func inject(t *testing.T, cl *harness.Cluster, f nemesis.Fault) *nemesis.Injection {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	inj, err := f.Inject(ctx, cl, rand.New(rand.NewPCG(1, 1)))
+	if err != nil {
+		t.Fatalf("%s: %v", f.Name(), err)
+	}
+	t.Logf("%s on %v %v", f.Name(), inj.Nodes, inj.Params)
+	return inj
+}
+
+func recover(t *testing.T, inj *nemesis.Injection) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := inj.Recover(ctx); err != nil {
+		t.Fatalf("recover: %v", err)
+	}
+}
+
+func TestFaultsOnRealContainers(t *testing.T) {
+	cl := startCluster(t)
+	ctx := context.Background()
+
+	t.Run("pause-server:leader", func(t *testing.T) {
+		old, err := cl.Leader(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, oldID, _ := memberStatus(t, cl, old)
+		inj := inject(t, cl, nemesis.PauseServer{Scope: nemesis.ScopeLeader})
+		if inj.Nodes[0] != old {
+			t.Fatalf("paused %v, leader is %s", inj.Nodes, old)
+		}
+		if st, _ := cl.ProcessState(ctx, old); st != "T" {
+			t.Errorf("paused leader in state %q, want T", st)
+		}
+		// The others elect a new leader.
+		eventually(t, 10*time.Second, "a new leader among the others", func() error {
+			for _, n := range cl.Servers() {
+				if n == old {
+					continue
+				}
+				l, _, err := memberStatus(t, cl, n)
+				if err != nil || l == 0 || l == oldID {
+					return errors.New("no new leader yet")
+				}
+			}
+			return nil
+		})
+		recover(t, inj)
+		if st, _ := cl.ProcessState(ctx, old); st == "T" {
+			t.Errorf("resumed leader still in state T")
+		}
+		healthy(t, cl)
+	})
+
+	t.Run("kill:one", func(t *testing.T) {
+		inj := inject(t, cl, nemesis.Kill{Scope: nemesis.ScopeOne})
+		node := inj.Nodes[0]
+		if _, _, err := memberStatus(t, cl, node); err == nil {
+			t.Errorf("killed %s still answers", node)
+		}
+		if st, _ := cl.ProcessState(ctx, node); st != "" {
+			t.Errorf("killed %s has a process in state %q", node, st)
+		}
+		addr := cl.Addr(node)
+		recover(t, inj)
+		healthy(t, cl)
+		if cl.Addr(node) != addr {
+			t.Errorf("%s came back at %s, was %s", node, cl.Addr(node), addr)
+		}
+		// It rejoined as a member that follows the leader.
+		eventually(t, 10*time.Second, node+" follows a leader", func() error {
+			l, _, err := memberStatus(t, cl, node)
+			if err != nil || l == 0 {
+				return errors.New("no leader seen")
+			}
+			return nil
+		})
+	})
+
+	t.Run("partition:leader", func(t *testing.T) {
+		old, err := cl.Leader(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inj := inject(t, cl, nemesis.Partition{Scope: nemesis.PartLeader})
+		if !strings.Contains(inj.Params["grudge"], old+" drops ") {
+			t.Fatalf("grudge %q does not isolate leader %s", inj.Params["grudge"], old)
+		}
+		var oldID uint64
+		_, oldID, _ = memberStatus(t, cl, old)
+		eventually(t, 15*time.Second, "the majority elects another leader", func() error {
+			for _, n := range cl.Servers() {
+				if n == old {
+					continue
+				}
+				l, _, err := memberStatus(t, cl, n)
+				if err != nil || l == 0 || l == oldID {
+					return errors.New("majority still without a new leader")
+				}
+			}
+			return nil
+		})
+		eventually(t, 15*time.Second, "the isolated leader steps down", func() error {
+			if l, _, _ := memberStatus(t, cl, old); l == oldID {
+				return errors.New("still leads")
+			}
+			return nil
+		})
+		recover(t, inj)
+		healthy(t, cl)
+	})
+
+	t.Run("netem:delay", func(t *testing.T) {
+		latency := func(node string) time.Duration {
+			best := time.Hour
+			for i := 0; i < 5; i++ {
+				start := time.Now()
+				if _, _, err := memberStatus(t, cl, node); err != nil {
+					t.Fatal(err)
+				}
+				best = min(best, time.Since(start))
+			}
+			return best
+		}
+		inj := inject(t, cl, nemesis.Netem{Scope: nemesis.NetemDelay})
+		node := inj.Nodes[0]
+		during := latency(node)
+		recover(t, inj)
+		after := latency(node)
+		t.Logf("status of %s: best of 5 %s with netem delay, %s after", node, during, after)
+		if during < 140*time.Millisecond {
+			t.Errorf("netem delay 200ms±50ms: status took only %s", during)
+		}
+		if after > 100*time.Millisecond {
+			t.Errorf("after recovery status still takes %s", after)
+		}
+		if out, _ := cl.Exec(ctx, node, "tc", "qdisc", "show", "dev", "eth0"); strings.Contains(out, "netem") {
+			t.Errorf("qdisc left: %s", out)
+		}
+		healthy(t, cl)
+	})
+
+	t.Run("netem:loss", func(t *testing.T) {
+		inj := inject(t, cl, nemesis.Netem{Scope: nemesis.NetemLoss})
+		node := inj.Nodes[0]
+		if out, _ := cl.Exec(ctx, node, "iptables", "-w", "-S", "OUTPUT"); !strings.Contains(out, "statistic") {
+			t.Errorf("no loss rule in %s: %s", node, out)
+		}
+		var worst time.Duration
+		for i := 0; i < 20; i++ {
+			start := time.Now()
+			memberStatus(t, cl, node)
+			worst = max(worst, time.Since(start))
+		}
+		recover(t, inj)
+		t.Logf("slowest of 20 status requests to %s with 30%% loss: %s", node, worst)
+		if worst < 150*time.Millisecond {
+			t.Errorf("30%% loss never showed: slowest request %s", worst)
+		}
+		if out, _ := cl.Exec(ctx, node, "iptables", "-w", "-S", "OUTPUT"); strings.Contains(out, "statistic") {
+			t.Errorf("loss rule left in %s: %s", node, out)
+		}
+		healthy(t, cl)
+	})
+
+	t.Run("clock-skew:server", func(t *testing.T) {
+		inj := inject(t, cl, nemesis.ClockSkew{Scope: nemesis.ClockServer})
+		node := inj.Nodes[0]
+		offset, err := time.ParseDuration(inj.Params["offset"])
+		if err != nil {
+			t.Fatal(err)
+		}
+		serverTime := func() time.Time {
+			resp, err := http.Get("http://" + cl.Addr(node) + ":2379/version")
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			at, err := http.ParseTime(resp.Header.Get("Date"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return at
+		}
+		if skew := time.Until(serverTime()); skew < offset-2*time.Second || skew > offset+2*time.Second {
+			t.Errorf("%s's clock is %s ahead, want %s", node, skew.Round(time.Second), offset)
+		}
+		// etcd times leases on the monotonic clock: it keeps serving.
+		healthy(t, cl)
+		recover(t, inj)
+		if skew := time.Until(serverTime()); skew < -2*time.Second || skew > 2*time.Second {
+			t.Errorf("after recovery %s's clock is %s off", node, skew.Round(time.Second))
+		}
+	})
+
+	t.Run("pause-client", func(t *testing.T) {
+		inj := inject(t, cl, nemesis.PauseClient{})
+		if st, _ := cl.ProcessState(ctx, inj.Nodes[0]); st != "T" {
+			t.Errorf("paused client in state %q", st)
+		}
+		recover(t, inj)
+		if st, _ := cl.ProcessState(ctx, inj.Nodes[0]); st == "T" {
+			t.Errorf("resumed client still stopped")
+		}
+	})
+
+	t.Run("partition-client", func(t *testing.T) {
+		// The fault waits for a holder: let a worker run critical sections
+		// until it is injected.
+		injected := make(chan struct{})
+		done := make(chan error, 1)
+		go func() {
+			var err error
+			for {
+				select {
+				case <-injected:
+					done <- err
+					return
+				default:
+				}
+				err = cl.RunOne(ctx, 0, 500*time.Millisecond)
+			}
+		}()
+		inj := inject(t, cl, nemesis.PartitionClient{})
+		close(injected)
+		node := inj.Nodes[0]
+		reach := func() error {
+			_, err := cl.Exec(ctx, node, "timeout", "1", "bash", "-c", "</dev/tcp/"+cl.Addr(cl.Servers()[0])+"/2379")
+			return err
+		}
+		if reach() == nil {
+			t.Errorf("%s still reaches the servers", node)
+		}
+		recover(t, inj)
+		if err := reach(); err != nil {
+			t.Errorf("%s does not reach the servers after recovery: %v", node, err)
+		}
+		if err := <-done; err != nil {
+			t.Logf("the partitioned critical section: %v", err)
+		}
+		healthy(t, cl)
+	})
+
+	t.Run("clock-skew:client", func(t *testing.T) {
+		// A client whose lease clock runs 10 s ahead believes its fresh
+		// 2 s lease has already expired: its careful check refuses to write.
+		if err := cl.SkewClientClock(ctx, "w2", 10*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		err := cl.RunOne(ctx, 1, 0)
+		if err == nil || !strings.Contains(err.Error(), la.ReasonLeaseShort) {
+			t.Errorf("with its clock 10s ahead the client's section gave %v, want %s", err, la.ReasonLeaseShort)
+		}
+		if err := cl.SkewClientClock(ctx, "w2", 0); err != nil {
+			t.Fatal(err)
+		}
+		if err := cl.RunOne(ctx, 1, 0); err != nil {
+			t.Errorf("with its clock restored: %v", err)
+		}
+	})
+}

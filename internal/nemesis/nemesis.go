@@ -1,0 +1,330 @@
+// Package nemesis injects faults into a running test and heals them.
+//
+// A Fault is one kind of failure. Inject breaks something and returns an
+// Injection that knows how to heal exactly that; a Schedule runs faults one
+// after another, holds each, recovers it, and records every fault's start and
+// stop as nemesis events in the history. Recovery always runs: when the hold
+// ends, when the schedule's context ends (end of the run, Ctrl-C), and, for a
+// harness that crashed, `fencecheck clean` resumes and removes the containers.
+//
+// Faults are listed in one table (table.go); each lives in its own file.
+package nemesis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fencecheck/fencecheck/internal/history"
+)
+
+// Holder is a client that holds the lock and waits at its failpoint, inside
+// its critical section: it has passed its lease check and will work and
+// write once it proceeds.
+type Holder struct {
+	Node    string // its container's node name (w1, ...)
+	Process history.Process
+	Token   int64
+	// Proceed lets the holder go on. A fault that takes a holder calls it
+	// exactly once, after its fault is in place (or when injecting failed),
+	// so that the fault is in place before the holder's write leaves. It
+	// reports whether the holder was still waiting at its failpoint: false
+	// when it had given up waiting (the fault may have missed it).
+	Proceed func() bool
+}
+
+// Hit is what a fault aimed at a holder records: whether it was in place
+// while the holder waited at its failpoint (params "hit" and "phase").
+func (h Holder) hit(params map[string]string) {
+	waiting := h.Proceed == nil || h.Proceed()
+	params["hit"] = strconv.FormatBool(waiting)
+	params["phase"] = PhaseFailpoint
+}
+
+// PhaseFailpoint is where a fault aimed at a holder lands: the holder's
+// failpoint, after its lease check and before its work and write.
+const PhaseFailpoint = "after the lease check, before the write"
+
+// Env is what faults act on; the harness implements it.
+type Env interface {
+	Cluster
+	Processes
+	Network
+	Clocks
+}
+
+// Cluster is what a fault knows of the test.
+type Cluster interface {
+	// Lease is the longest the lock can stay unavailable after its holder's
+	// last renewal (targets.MaxLease): a holder paused longer than this has
+	// lost the lock. TTL is the lease TTL.
+	Lease() time.Duration
+	TTL() time.Duration
+	// Servers and Clients are the node names (n1 ..., w1 ...); Resources
+	// the nodes of the resources that run containers of their own (each
+	// resource's first: pg, proxy), none when the list lives in the lock
+	// service.
+	Servers() []string
+	Clients() []string
+	Resources() []string
+	// Leader is the server that leads now.
+	Leader(ctx context.Context) (string, error)
+	// NextHolder blocks until a client reaches its failpoint after the
+	// call, and returns it, waiting there until its Proceed is called.
+	NextHolder(ctx context.Context) (Holder, error)
+	// Healthy returns nil once every server serves again, or the reason it
+	// does not when ctx ends.
+	Healthy(ctx context.Context) error
+}
+
+// Processes acts on the processes of nodes.
+type Processes interface {
+	// Signal sends a signal (SIGSTOP, SIGCONT, ...) to the process of a
+	// node: a server or a client container.
+	Signal(ctx context.Context, node string, sig string) error
+	// Kill sends SIGKILL to a server and waits until its container stopped;
+	// Restart starts it again on its data, at its address.
+	Kill(ctx context.Context, node string) error
+	Restart(ctx context.Context, node string) error
+}
+
+// Network changes the network inside node containers.
+type Network interface {
+	// Exec runs a command inside a node's container (iptables, tc).
+	Exec(ctx context.Context, node string, cmd ...string) (string, error)
+	// Addr is a node's IP address on the run's network.
+	Addr(node string) string
+	// Delay holds every packet a node sends for delay ± jitter (normally
+	// distributed) until Undelay.
+	Delay(ctx context.Context, node string, delay, jitter time.Duration) error
+	Undelay(ctx context.Context, node string) error
+}
+
+// Clocks skews clocks.
+type Clocks interface {
+	// SkewServerClock makes a server process's wall clock run offset ahead
+	// (0 restores it).
+	SkewServerClock(ctx context.Context, node string, offset time.Duration) error
+	// SkewClientClock makes a client's lease clock run offset ahead
+	// (negative: behind; 0 restores it).
+	SkewClientClock(ctx context.Context, node string, offset time.Duration) error
+}
+
+// Fault is one kind of failure.
+type Fault interface {
+	// Name is the fault's name as --nemesis takes it, with its scope.
+	Name() string
+	// Inject breaks something, now or when its trigger comes (it may block
+	// until then, or until ctx ends), and returns what it broke. r is the
+	// schedule's seeded random source.
+	Inject(ctx context.Context, env Env, r *rand.Rand) (*Injection, error)
+}
+
+// Injection is a fault in effect.
+type Injection struct {
+	Nodes  []string
+	Params map[string]string
+	// Hold is how long the schedule keeps the fault before recovering it.
+	Hold time.Duration
+	// Recover heals exactly what Inject broke. It is called once, with a
+	// context that is not the (maybe cancelled) run's.
+	Recover func(ctx context.Context) error
+}
+
+// Recorder records nemesis events.
+type Recorder interface {
+	Record(p history.Process, t history.Type, f string, value any) history.Event
+}
+
+// Schedule runs faults one at a time: wait Interval, pick a fault at random
+// (seeded), inject it, hold it, recover it; again until the context ends.
+type Schedule struct {
+	Faults   []Fault
+	Interval time.Duration
+	Seed     uint64
+	Log      *slog.Logger
+
+	mu     sync.Mutex
+	active *active
+}
+
+type active struct {
+	fault string
+	inj   *Injection
+}
+
+// Active returns the name and nodes of the fault in effect, if any.
+func (s *Schedule) Active() (string, []string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.active == nil {
+		return "", nil, false
+	}
+	return s.active.fault, s.active.inj.Nodes, true
+}
+
+// Run runs the schedule until ctx ends. When it returns, no fault it injected
+// is in effect.
+func (s *Schedule) Run(ctx context.Context, env Env, rec Recorder) {
+	if len(s.Faults) == 0 {
+		return
+	}
+	r := rand.New(rand.NewPCG(s.Seed, s.Seed^0x5eed))
+	log := s.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	defer s.heal(env, rec, log) // on every return, nothing stays broken
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(s.Interval):
+		}
+		f := s.Faults[r.IntN(len(s.Faults))]
+		// Health before: a fault lands on a cluster that serves.
+		start := time.Now()
+		hctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		herr := env.Healthy(hctx)
+		cancel()
+		if ctx.Err() != nil {
+			return
+		}
+		before := fmt.Sprintf("after %s", time.Since(start).Round(time.Millisecond))
+		if herr != nil {
+			before = "no: " + herr.Error()
+			log.Warn("cluster unhealthy before a fault", "fault", f.Name(), "err", herr)
+		}
+		inj, err := f.Inject(ctx, env, r)
+		if err != nil {
+			if ctx.Err() == nil {
+				log.Warn("fault not injected", "fault", f.Name(), "err", err)
+			}
+			continue
+		}
+		if inj.Params == nil {
+			inj.Params = map[string]string{}
+		}
+		inj.Params["healthy_before"] = before
+		s.mu.Lock()
+		s.active = &active{fault: f.Name(), inj: inj}
+		s.mu.Unlock()
+		rec.Record(history.Nemesis, history.Info, history.FStart,
+			history.FaultValue{Fault: f.Name(), Nodes: inj.Nodes, Params: inj.Params})
+		select {
+		case <-ctx.Done():
+		case <-time.After(inj.Hold):
+		}
+		s.heal(env, rec, log)
+	}
+}
+
+// heal recovers the active fault, if any, waits until the cluster serves
+// again (at most 30 s), and records the fault's stop with the time that
+// took (params: healthy_after).
+func (s *Schedule) heal(env Env, rec Recorder, log *slog.Logger) {
+	s.mu.Lock()
+	a := s.active
+	s.mu.Unlock()
+	if a == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	params := map[string]string{}
+	for k, v := range a.inj.Params {
+		params[k] = v
+	}
+	v := history.FaultValue{Fault: a.fault, Nodes: a.inj.Nodes, Params: params}
+	if err := a.inj.Recover(ctx); err != nil {
+		v.Error = err.Error()
+		log.Error("fault not recovered", "fault", a.fault, "nodes", a.inj.Nodes, "err", err)
+	}
+	healed := time.Now()
+	if err := env.Healthy(ctx); err != nil {
+		params["healthy_after"] = "no: " + err.Error()
+		log.Error("cluster unhealthy after a fault", "fault", a.fault, "err", err)
+	} else {
+		params["healthy_after"] = time.Since(healed).Round(time.Millisecond).String()
+	}
+	s.mu.Lock()
+	s.active = nil
+	s.mu.Unlock()
+	rec.Record(history.Nemesis, history.Info, history.FStop, v)
+}
+
+// ErrUnknown: a --nemesis name that is not in the table.
+var ErrUnknown = errors.New("unknown nemesis")
+
+// Parse turns a --nemesis value (comma-separated names, each with an
+// optional :scope; "none" for no faults) into faults.
+func Parse(spec string) ([]Fault, error) {
+	spec = strings.TrimSpace(spec)
+	if spec == "" || spec == "none" {
+		return nil, nil
+	}
+	var out []Fault
+	for _, item := range strings.Split(spec, ",") {
+		name, scope, _ := strings.Cut(strings.TrimSpace(item), ":")
+		e, ok := lookup(name)
+		if !ok {
+			return nil, fmt.Errorf("%w %q (valid: %s)", ErrUnknown, name, Names())
+		}
+		f, err := e.New(scope)
+		if err != nil {
+			return nil, fmt.Errorf("%w %q: %w", ErrUnknown, item, err)
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+// Names lists the valid --nemesis values.
+func Names() string {
+	var names []string
+	for _, e := range table {
+		n := e.Name
+		if len(e.Scopes) > 0 {
+			n += "[:" + strings.Join(e.Scopes, "|") + "]"
+		}
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return "none, " + strings.Join(names, ", ")
+}
+
+func lookup(name string) (entry, bool) {
+	for _, e := range table {
+		if e.Name == name {
+			return e, true
+		}
+	}
+	return entry{}, false
+}
+
+// entry is one row of the fault table.
+type entry struct {
+	Name   string
+	Doc    string
+	Scopes []string
+	New    func(scope string) (Fault, error)
+}
+
+// sleep waits d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

@@ -1,0 +1,266 @@
+package nemesis
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fencecheck/fencecheck/internal/history"
+)
+
+func TestParse(t *testing.T) {
+	for _, c := range []struct {
+		spec string
+		n    int
+		ok   bool
+	}{
+		{"", 0, true}, {"none", 0, true}, {"pause-holder", 1, true}, {" pause-holder , pause-holder ", 2, true},
+		{"pause-holder:leader", 0, false}, {"meteor", 0, false}, {"pause-holder,", 0, false},
+	} {
+		fs, err := Parse(c.spec)
+		if (err == nil) != c.ok || len(fs) != c.n {
+			t.Errorf("Parse(%q) = %d faults, %v", c.spec, len(fs), err)
+		}
+		if err != nil && !errors.Is(err, ErrUnknown) {
+			t.Errorf("Parse(%q): %v does not wrap ErrUnknown", c.spec, err)
+		}
+	}
+}
+
+// fakeEnv records signals; its holders come from a channel.
+type fakeEnv struct {
+	mu      sync.Mutex
+	signals []string
+	holders chan Holder
+	// stopFails: SIGSTOP takes effect but its call returns an error, as
+	// when the run's context ends while the engine applies it.
+	stopFails bool
+}
+
+func (e *fakeEnv) Lease() time.Duration                   { return 100 * time.Millisecond }
+func (e *fakeEnv) TTL() time.Duration                     { return 100 * time.Millisecond }
+func (e *fakeEnv) Servers() []string                      { return []string{"n1", "n2", "n3"} }
+func (e *fakeEnv) Clients() []string                      { return []string{"w1", "w2"} }
+func (e *fakeEnv) Resources() []string                    { return []string{"pg"} }
+func (e *fakeEnv) Leader(context.Context) (string, error) { return "n2", nil }
+func (e *fakeEnv) Healthy(context.Context) error          { return nil }
+func (e *fakeEnv) Kill(context.Context, string) error     { return nil }
+func (e *fakeEnv) Restart(context.Context, string) error  { return nil }
+func (e *fakeEnv) Addr(node string) string                { return "10.0.0." + node[1:] }
+func (e *fakeEnv) Exec(_ context.Context, node string, cmd ...string) (string, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.signals = append(e.signals, "exec "+node+" "+strings.Join(cmd, " "))
+	return "", nil
+}
+func (e *fakeEnv) SkewServerClock(context.Context, string, time.Duration) error { return nil }
+func (e *fakeEnv) Delay(context.Context, string, time.Duration, time.Duration) error {
+	return nil
+}
+func (e *fakeEnv) Undelay(context.Context, string) error                        { return nil }
+func (e *fakeEnv) SkewClientClock(context.Context, string, time.Duration) error { return nil }
+func (e *fakeEnv) NextHolder(ctx context.Context) (Holder, error) {
+	select {
+	case h := <-e.holders:
+		return h, nil
+	case <-ctx.Done():
+		return Holder{}, ctx.Err()
+	}
+}
+func (e *fakeEnv) Signal(_ context.Context, node, sig string) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.signals = append(e.signals, sig+" "+node)
+	if e.stopFails && sig == "SIGSTOP" {
+		return context.Canceled
+	}
+	return nil
+}
+
+// holder is a holder whose Proceed is recorded among env's signals.
+func (e *fakeEnv) holder(node string, p history.Process, token int64) Holder {
+	return Holder{Node: node, Process: p, Token: token, Proceed: func() bool {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		e.signals = append(e.signals, "proceed "+node)
+		return true
+	}}
+}
+
+// The schedule pauses the holder for 1.5 to 3 TTLs, lets it proceed only
+// once it is paused, resumes it, records both, and leaves nothing paused
+// when its context ends mid-fault.
+func TestSchedulePausesAndAlwaysResumes(t *testing.T) {
+	env := &fakeEnv{holders: make(chan Holder, 10)}
+	env.holders <- env.holder("w2", 1, 77)
+	env.holders <- env.holder("w3", 2, 80)
+	rec := history.NewMemoryRecorder()
+	s := &Schedule{Faults: []Fault{PauseHolder{}}, Interval: time.Millisecond, Seed: 1}
+	ctx, cancel := context.WithTimeout(context.Background(), 400*time.Millisecond)
+	defer cancel()
+	s.Run(ctx, env, rec)
+	env.mu.Lock()
+	defer env.mu.Unlock()
+	want := []string{"SIGSTOP w2", "proceed w2", "SIGCONT w2", "SIGSTOP w3", "proceed w3", "SIGCONT w3"}
+	if len(env.signals) != len(want) {
+		t.Fatalf("signals %v, want %v", env.signals, want)
+	}
+	for i := range want {
+		if env.signals[i] != want[i] {
+			t.Errorf("signal %d = %s, want %s", i, env.signals[i], want[i])
+		}
+	}
+	faults, err := history.Faults(rec.Events())
+	if err != nil || len(faults) != 2 {
+		t.Fatalf("faults %v, %v", faults, err)
+	}
+	for i, f := range faults {
+		if f.Params["hit"] != "true" || f.Params["phase"] != PhaseFailpoint {
+			t.Errorf("fault on %v: params %v, want hit at the failpoint", f.Nodes, f.Params)
+		}
+		// The first fault is held its whole 1.5-3 TTL (150-300ms; a busy
+		// machine may oversleep); the second may be cut short when the
+		// context ends mid-fault.
+		held := time.Duration(f.Stop - f.Start)
+		if f.Stop < 0 || (i == 0 && held < 140*time.Millisecond) || held > 800*time.Millisecond {
+			t.Errorf("fault on %v held %s, want 1.5-3 TTL (150-300ms)", f.Nodes, held)
+		}
+	}
+	if _, _, on := s.Active(); on {
+		t.Errorf("a fault is still active after Run returned")
+	}
+}
+
+func TestPauseHolderIsSeeded(t *testing.T) {
+	params := func() map[string]string {
+		env := &fakeEnv{holders: make(chan Holder, 1)}
+		env.holders <- Holder{Node: "w1"}
+		inj, err := PauseHolder{}.Inject(context.Background(), env, rand.New(rand.NewPCG(42, 1)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return inj.Params
+	}
+	a, b := params(), params()
+	if a["hold"] != b["hold"] || a["delay"] != b["delay"] {
+		t.Errorf("same seed, different faults: %v %v", a, b)
+	}
+}
+
+func TestGrudges(t *testing.T) {
+	n3 := []string{"a", "b", "c"}
+	n5 := []string{"a", "b", "c", "d", "e"}
+	cases := []struct {
+		name string
+		g    Grudge
+		want string
+	}{
+		{"isolate", Isolate("b", n3), "a drops b; b drops a,c; c drops b"},
+		{"halves of 3", Halves(n3), "a drops b,c; b drops a; c drops a"},
+		{"halves of 5", Halves(n5), "a drops c,d,e; b drops c,d,e; c drops a,b; d drops a,b; e drops a,b"},
+		{"bridge of 5", Bridge(n5), "a drops d,e; b drops d,e; d drops a,b; e drops a,b"},
+		{"ring of 5", MajoritiesRing(n5), "a drops d,e; b drops e,a; c drops a,b; d drops b,c; e drops c,d"},
+		{"ring of 3", MajoritiesRing(n3), "a drops c; b drops a; c drops b"},
+	}
+	for _, c := range cases {
+		if got := c.g.String(); got != c.want {
+			t.Errorf("%s: %s, want %s", c.name, got, c.want)
+		}
+	}
+	// In a majorities ring every node still sees a majority (itself
+	// included), and no two see the same set.
+	seen := map[string]bool{}
+	for _, x := range n5 {
+		visible := len(n5) - len(MajoritiesRing(n5)[x])
+		if visible < 3 {
+			t.Errorf("%s sees %d of 5", x, visible)
+		}
+		key := strings.Join(MajoritiesRing(n5)[x], ",")
+		if seen[key] {
+			t.Errorf("two nodes see the same majority")
+		}
+		seen[key] = true
+	}
+}
+
+func TestPartitionAppliesAndFlushesRules(t *testing.T) {
+	env := &fakeEnv{}
+	inj, err := Partition{Scope: PartLeader}.Inject(context.Background(), env, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inj.Params["grudge"] != "n1 drops n2; n2 drops n1,n3; n3 drops n2" && inj.Params["grudge"] != "n1 drops n2; n2 drops n3,n1; n3 drops n2" {
+		t.Errorf("grudge %q does not isolate the leader n2", inj.Params["grudge"])
+	}
+	if err := inj.Recover(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	env.mu.Lock()
+	defer env.mu.Unlock()
+	var adds, flushes int
+	for _, s := range env.signals {
+		adds += strings.Count(s, "-A INPUT")
+		flushes += strings.Count(s, "-F INPUT")
+	}
+	if adds != 4 || flushes != 3 {
+		t.Errorf("%d rules added, %d flushes; want 4 and 3: %v", adds, flushes, env.signals)
+	}
+}
+
+func TestScopes(t *testing.T) {
+	env := &fakeEnv{}
+	r := rand.New(rand.NewPCG(3, 4))
+	for scope, n := range map[string]int{ScopeOne: 1, ScopeLeader: 1, ScopeMinority: 1, ScopeMajority: 2, ScopeAll: 3} {
+		got, err := pickServers(context.Background(), env, r, scope)
+		if err != nil || len(got) != n {
+			t.Errorf("%s: %v %v, want %d servers", scope, got, err, n)
+		}
+	}
+	if got, _ := pickServers(context.Background(), env, r, ScopeLeader); got[0] != "n2" {
+		t.Errorf("leader scope picked %v", got)
+	}
+	for _, spec := range []string{"kill:majority", "partition:all", "netem:jitter", "clock-skew:both"} {
+		if _, err := Parse(spec); err == nil {
+			t.Errorf("Parse(%q): no error", spec)
+		}
+	}
+	fs, err := Parse("pause-server,kill:leader,partition:majorities-ring,partition-client,clock-skew:server,netem:loss,pause-client")
+	if err != nil || len(fs) != 7 {
+		t.Fatalf("Parse of every fault: %d, %v", len(fs), err)
+	}
+	if fs[0].Name() != "pause-server:one" {
+		t.Errorf("default scope: %s", fs[0].Name())
+	}
+}
+
+// A SIGSTOP whose call fails may have stopped the process all the same:
+// every pause resumes what it tried to stop, so nothing stays frozen until
+// teardown.
+func TestPausesResumeWhatTheyMayHaveStopped(t *testing.T) {
+	for _, f := range []Fault{PauseHolder{}, PauseClient{}, PauseServer{Scope: "leader"}} {
+		env := &fakeEnv{holders: make(chan Holder, 1), stopFails: true}
+		env.holders <- env.holder("w1", 0, 7)
+		if _, err := f.Inject(context.Background(), env, rand.New(rand.NewPCG(1, 1))); err == nil {
+			t.Fatalf("%s: injected although SIGSTOP failed", f.Name())
+		}
+		env.mu.Lock()
+		var stopped, resumed []string
+		for _, s := range env.signals {
+			if node, ok := strings.CutPrefix(s, "SIGSTOP "); ok {
+				stopped = append(stopped, node)
+			}
+			if node, ok := strings.CutPrefix(s, "SIGCONT "); ok {
+				resumed = append(resumed, node)
+			}
+		}
+		env.mu.Unlock()
+		if len(stopped) == 0 || !slices.Equal(stopped, resumed) {
+			t.Errorf("%s: stopped %v, resumed %v; want every stopped node resumed", f.Name(), stopped, resumed)
+		}
+	}
+}

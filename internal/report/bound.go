@@ -1,0 +1,275 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"unicode/utf8"
+
+	"github.com/fencecheck/fencecheck/internal/checkers"
+	"github.com/fencecheck/fencecheck/internal/history"
+	"github.com/fencecheck/fencecheck/internal/store"
+)
+
+// A report shows what a history holds, and a history can hold anything: one
+// 50 MB string in a fault's parameters once made a 2 GB report, since the
+// report repeats a fault's description in every figure and lane. So Render
+// first bounds what it shows (bound), and then the page itself (maxReport).
+const (
+	// maxText bounds a string the report shows (a message, a fault's
+	// parameter, an operation's error): longer ones are cut, saying how
+	// many bytes more there were.
+	maxText = 2 << 10
+	// maxName bounds a name: a fault, a node, a parameter's key, a
+	// function, a server.
+	maxName = 128
+	// maxItems bounds the nodes and the parameters of one fault (which
+	// also get at most maxText bytes in all), and the servers and images of
+	// the configuration.
+	maxItems = 32
+	// maxWorkers bounds the client lanes (a run has at most 64 workers).
+	maxWorkers = 256
+	// maxReport bounds the page: past it the report is replaced by a short
+	// one that says why (a real run's report is a few MB at most: 0.8 MB
+	// for 100,000 operations).
+	maxReport = 16 << 20
+)
+
+// cut returns s cut to at most n bytes, on a rune boundary, followed by
+// "… (N bytes more)".
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	c := n
+	for c > 0 && !utf8.RuneStart(s[c]) {
+		c--
+	}
+	return fmt.Sprintf("%s… (%d bytes more)", s[:c], len(s)-c)
+}
+
+// bound returns in with everything the report shows bounded: strings cut
+// (maxText, maxName), lists of names shortened (maxItems), the lanes
+// bounded (maxWorkers). It copies what it changes; in's own values are
+// left as they are.
+func bound(in Input) Input {
+	in.Test = boundTest(in.Test, in.Events)
+	in.Events = boundEvents(in.Events)
+	if in.Results != nil {
+		in.Results = boundResults(in.Results)
+	}
+	in.HistoryErr = cut(in.HistoryErr, maxText)
+	if len(in.Files) > maxRows {
+		in.Files = append(slices.Clip(in.Files[:maxRows]), File{Name: fmt.Sprintf("… and %d more files", len(in.Files)-maxRows), Size: -1})
+	}
+	return in
+}
+
+// boundTest bounds the configuration: its strings, its servers and images,
+// and its concurrency (the number of client lanes), which when absurd is
+// taken from the history's processes, at most maxWorkers.
+func boundTest(t store.TestInfo, events []history.Event) store.TestInfo {
+	for _, s := range []*string{&t.RunID, &t.Name, &t.Fencecheck, &t.Target, &t.TargetVersion, &t.Client, &t.Workload, &t.Fencing,
+		&t.Nemesis, &t.NemesisInterval, &t.TimeLimit, &t.TTL, &t.ReadMode, &t.LockDelay, &t.Work, &t.Margin,
+		&t.AcquireTimeout, &t.OpTimeout, &t.RPCTimeout, &t.CheckTimeout, &t.ClusterReady} {
+		*s = cut(*s, maxName)
+	}
+	if len(t.Servers) > maxItems {
+		t.Servers = slices.Clip(t.Servers[:maxItems])
+	}
+	servers := make([]store.NodeInfo, len(t.Servers))
+	for i, s := range t.Servers {
+		servers[i] = store.NodeInfo{Name: cut(s.Name, maxName), Addr: cut(s.Addr, maxName)}
+	}
+	t.Servers = servers
+	t.Images, t.ImageIDs = boundMap(t.Images, maxName), boundMap(t.ImageIDs, maxName)
+	if t.Concurrency <= 0 || t.Concurrency > maxWorkers {
+		workers := 0
+		for _, e := range events {
+			if e.Process >= 0 && e.Process < 1_000_000 { // clients, not the final read
+				workers = max(workers, int(min(e.Process, maxWorkers-1))+1)
+			}
+		}
+		t.Concurrency = max(workers, 1)
+	}
+	return t
+}
+
+// boundMap keeps at most maxItems entries (the first keys in order), keys
+// and values cut to n bytes.
+func boundMap(m map[string]string, n int) map[string]string {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]string, min(len(m), maxItems))
+	for i, k := range slices.Sorted(maps.Keys(m)) {
+		if i == maxItems {
+			out[fmt.Sprintf("… and %d more", len(m)-maxItems)] = ""
+			break
+		}
+		out[cut(k, n)] = cut(m[k], n)
+	}
+	return out
+}
+
+// boundFault bounds a fault: its name, its error, and its nodes and its
+// parameters, which each get at most maxItems entries and maxText bytes in
+// all (a fault's description is repeated in every figure and lane that
+// shows it).
+func boundFault(f history.FaultValue) history.FaultValue {
+	f.Fault = cut(f.Fault, maxName)
+	f.Error = cut(f.Error, maxText)
+	var nodes []string
+	budget := maxText
+	for i, n := range f.Nodes {
+		if i == maxItems || budget <= 0 {
+			nodes = append(nodes, fmt.Sprintf("… and %d more", len(f.Nodes)-i))
+			break
+		}
+		n = cut(n, min(maxName, max(budget, 16)))
+		budget -= len(n)
+		nodes = append(nodes, n)
+	}
+	f.Nodes = nodes
+	if f.Params != nil {
+		params := make(map[string]string, min(len(f.Params), maxItems+1))
+		budget := maxText
+		for i, k := range slices.Sorted(maps.Keys(f.Params)) {
+			if i == maxItems || budget <= 0 {
+				params["…"] = fmt.Sprintf("and %d more", len(f.Params)-i)
+				break
+			}
+			ck := cut(k, maxName)
+			v := cut(f.Params[k], max(budget-len(ck), 16))
+			budget -= len(ck) + len(v)
+			params[ck] = v
+		}
+		f.Params = params
+	}
+	return f
+}
+
+// boundEvents bounds the events' functions and the strings in their
+// values (a fault's as boundFault does); numbers and lists of numbers are
+// left whole. Events that need nothing are not copied.
+func boundEvents(events []history.Event) []history.Event {
+	var out []history.Event // nil until an event changes
+	for i, e := range events {
+		changed := false
+		if len(e.F) > maxName {
+			e.F, changed = cut(e.F, maxName), true
+		}
+		if v, ok := boundValue(e); ok {
+			e.Value, changed = v, true
+		}
+		if !changed {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(events)
+		}
+		out[i] = e
+	}
+	if out == nil {
+		return events
+	}
+	return out
+}
+
+// boundValue returns e's value bounded, and whether it changed. A value
+// with no string longer than the bound (always so of a value no longer
+// than the bound) is kept as it is, without decoding it.
+func boundValue(e history.Event) (json.RawMessage, bool) {
+	if e.Process == history.Nemesis && len(e.Value) > maxName &&
+		(hasLongString(e.Value, maxName) || len(e.Value) > maxItems*maxName) {
+		var f history.FaultValue
+		if json.Unmarshal(e.Value, &f) == nil {
+			b, err := json.Marshal(boundFault(f))
+			return b, err == nil
+		}
+	}
+	if len(e.Value) <= maxText || !hasLongString(e.Value, maxText) {
+		return nil, false
+	}
+	d := json.NewDecoder(bytes.NewReader(e.Value))
+	d.UseNumber() // numbers stay exactly as they were
+	var v any
+	if d.Decode(&v) != nil {
+		return nil, false // the report skips what does not decode
+	}
+	b, err := json.Marshal(cutStrings(v))
+	return b, err == nil
+}
+
+// cutStrings cuts every string in a decoded JSON value, keys included, to
+// maxText.
+func cutStrings(v any) any {
+	switch v := v.(type) {
+	case string:
+		return cut(v, maxText)
+	case []any:
+		for i := range v {
+			v[i] = cutStrings(v[i])
+		}
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, x := range v {
+			out[cut(k, maxText)] = cutStrings(x)
+		}
+		return out
+	}
+	return v
+}
+
+// hasLongString reports whether the JSON text b holds a string (a key or a
+// value) of more than n bytes as written, without decoding it.
+func hasLongString(b []byte, n int) bool {
+	for i := 0; i < len(b); i++ {
+		if b[i] != '"' {
+			continue
+		}
+		start := i
+		for i++; i < len(b) && b[i] != '"'; i++ {
+			if b[i] == '\\' {
+				i++
+			}
+		}
+		if i-start-1 > n {
+			return true
+		}
+	}
+	return false
+}
+
+// boundResults bounds what the report shows of the results: the faults,
+// the note, the checkers' messages and errors.
+func boundResults(r *store.Results) *store.Results {
+	out := *r
+	out.Note = cut(r.Note, maxText)
+	out.Faults = make([]history.Fault, len(r.Faults))
+	for i, f := range r.Faults {
+		out.Faults[i] = history.Fault{FaultValue: boundFault(f.FaultValue), Start: f.Start, Stop: f.Stop}
+	}
+	switch res := r.Result.(type) {
+	case *checkers.LockAppendResult:
+		la := *res
+		la.Error = cut(la.Error, maxText)
+		c := &la.Checkers
+		for _, v := range []*string{&c.Linearizable.Message, &c.Linearizable.Error, &c.LostUpdates.Message, &c.LostUpdates.Error,
+			&c.TokenMonotonic.Message, &c.TokenMonotonic.Error, &c.Overlap.Message, &c.Overlap.Error, &c.Stats.Message, &c.Stats.Error} {
+			*v = cut(*v, maxText)
+		}
+		out.Result = &la
+	case *checkers.RegisterWorkloadResult:
+		rr := *res
+		rr.Error = cut(rr.Error, maxText)
+		c := &rr.Checkers
+		for _, v := range []*string{&c.Linearizable.Message, &c.Linearizable.Error, &c.Linearizable.FailingKey, &c.Stats.Message, &c.Stats.Error} {
+			*v = cut(*v, maxText)
+		}
+		out.Result = &rr
+	}
+	return &out
+}

@@ -1,0 +1,290 @@
+package report
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/fencecheck/fencecheck/internal/checkers"
+	"github.com/fencecheck/fencecheck/internal/store"
+)
+
+// IndexFile is the index of a results directory, at its root.
+const IndexFile = "index.html"
+
+// RunSummary is one run in the index.
+type RunSummary struct {
+	// Path is the run directory relative to the results root, with
+	// slashes: NAME/STAMP.
+	Path    string
+	Name    string
+	Stamp   string
+	Started time.Time
+	Verdict string // valid, invalid, unknown, or "running" without results
+	Target  string
+	Fencing string
+	Nemesis string
+	Faults  int
+	// Acknowledged and Lost are lock-append's figures (0 otherwise).
+	Acknowledged, Lost int
+	FenceRejections    int
+	Elapsed            string
+	Interrupted        bool
+	HasReport          bool
+	Workload           string
+	Err                string
+}
+
+// LostPercent is Lost / Acknowledged in percent.
+func (r RunSummary) LostPercent() string {
+	if r.Acknowledged == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f%%", 100*float64(r.Lost)/float64(r.Acknowledged))
+}
+
+// indexResults is the part of results.json the index reads; it decodes any
+// workload's results.
+type indexResults struct {
+	Valid       json.RawMessage `json:"valid"`
+	Workload    string          `json:"workload"`
+	LostUpdates *struct {
+		Acknowledged int `json:"acknowledged"`
+		Lost         int `json:"lost"`
+	} `json:"lost_updates"`
+	FenceRejections int               `json:"fence_rejections"`
+	Faults          []json.RawMessage `json:"faults"`
+	Elapsed         string            `json:"elapsed"`
+	Interrupted     bool              `json:"interrupted"`
+}
+
+// ScanRuns lists the runs under a results directory (RESULTS/NAME/STAMP
+// holding a history or results), newest first. A run whose files cannot be
+// read is listed with the error. It reads through an os.Root (ScanRoot).
+func ScanRuns(root string) ([]RunSummary, error) {
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return nil, fmt.Errorf("report: %w", err)
+	}
+	defer r.Close()
+	return ScanRoot(r)
+}
+
+// ScanRoot is ScanRuns on an open results directory: every file is read
+// through root, so that no symbolic link (a results.json, a run, a name)
+// leads the index out of it, and only regular files are read (a FIFO
+// would block).
+func ScanRoot(root *os.Root) ([]RunSummary, error) {
+	fsys := root.FS()
+	names, err := fs.ReadDir(fsys, ".")
+	if err != nil {
+		return nil, fmt.Errorf("report: %w", err)
+	}
+	var runs []RunSummary
+	for _, n := range names {
+		if !n.IsDir() || n.Name() == store.Latest || store.ValidName(n.Name()) != nil {
+			continue
+		}
+		stamps, err := fs.ReadDir(fsys, n.Name())
+		if err != nil {
+			continue
+		}
+		for _, s := range stamps {
+			if !s.IsDir() || !fs.ValidPath(s.Name()) {
+				continue
+			}
+			dir := n.Name() + "/" + s.Name()
+			if !isRunDir(root, dir) {
+				continue
+			}
+			runs = append(runs, summarize(root, dir, n.Name(), s.Name()))
+		}
+	}
+	slices.SortStableFunc(runs, func(a, b RunSummary) int {
+		if c := cmp.Compare(b.Stamp, a.Stamp); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Name, b.Name)
+	})
+	return runs, nil
+}
+
+// isRunDir reports whether dir (relative to root) is a run directory: it
+// holds a history, results or a configuration.
+func isRunDir(root *os.Root, dir string) bool {
+	for _, f := range []string{store.HistoryFile, store.ResultsFile, store.TestFile} {
+		if st, err := root.Stat(dir + "/" + f); err == nil && st.Mode().IsRegular() {
+			return true
+		}
+	}
+	return false
+}
+
+// readIn reads a regular file through root, without blocking on anything
+// else.
+func readIn(root *os.Root, name string) ([]byte, error) {
+	f, err := root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("not a regular file (%s)", st.Mode().Type())
+	}
+	return io.ReadAll(f)
+}
+
+func summarize(root *os.Root, dir, name, stamp string) RunSummary {
+	r := RunSummary{Path: name + "/" + stamp, Name: name, Stamp: cut(stamp, maxName), Verdict: "running"}
+	if t, err := time.Parse("20060102T150405.000Z", stamp); err == nil {
+		r.Started = t
+	}
+	var test store.TestInfo
+	switch b, err := readIn(root, dir+"/"+store.TestFile); {
+	case err == nil:
+		if err := json.Unmarshal(b, &test); err != nil {
+			r.Err = store.TestFile + ": " + cut(err.Error(), maxText)
+		}
+		r.Target = cut(strings.TrimSpace(test.Target+" "+test.TargetVersion), maxName)
+		r.Fencing, r.Nemesis, r.Workload = cut(test.Fencing, maxName), cut(test.Nemesis, maxName), cut(test.Workload, maxName)
+		if !test.Started.IsZero() {
+			r.Started = test.Started
+		}
+	case !errors.Is(err, fs.ErrNotExist):
+		r.Err = store.TestFile + ": " + cut(err.Error(), maxText)
+	}
+	if st, err := root.Stat(dir + "/" + store.ReportFile); err == nil && st.Mode().IsRegular() {
+		r.HasReport = true
+	}
+	b, err := readIn(root, dir+"/"+store.ResultsFile)
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			r.Err = strings.TrimSpace(r.Err + " " + store.ResultsFile + ": " + cut(err.Error(), maxText))
+			r.Verdict = "unknown"
+		}
+		return r
+	}
+	var res indexResults
+	if err := json.Unmarshal(b, &res); err != nil {
+		r.Err = store.ResultsFile + ": " + cut(err.Error(), maxText)
+		r.Verdict = "unknown"
+		return r
+	}
+	var v checkers.Validity
+	if err := json.Unmarshal(res.Valid, &v); err != nil {
+		v = checkers.Unknown
+	}
+	r.Verdict = v.String()
+	if res.Workload != "" {
+		r.Workload = cut(res.Workload, maxName)
+	}
+	if lu := res.LostUpdates; lu != nil {
+		r.Acknowledged, r.Lost = lu.Acknowledged, lu.Lost
+	}
+	r.FenceRejections, r.Faults, r.Elapsed, r.Interrupted = res.FenceRejections, len(res.Faults), cut(res.Elapsed, maxName), res.Interrupted
+	return r
+}
+
+type indexPage struct {
+	Root  string
+	Runs  []RunSummary
+	Count map[string]int
+	Now   string
+}
+
+// RenderIndex writes the index of runs to w; root is shown as the title.
+func RenderIndex(w io.Writer, root string, runs []RunSummary) error {
+	p := indexPage{Root: root, Runs: runs, Count: map[string]int{}, Now: time.Now().UTC().Format("2006-01-02 15:04:05Z")}
+	for _, r := range runs {
+		p.Count[r.Verdict]++
+	}
+	if err := indexTmpl.Execute(w, p); err != nil {
+		return fmt.Errorf("report: index: %w", err)
+	}
+	return nil
+}
+
+// WriteIndex writes index.html at the root of a results directory, listing
+// every run under it. It replaces the file atomically, so that two runs that
+// finish together each leave a whole index.
+func WriteIndex(root string) error {
+	runs, err := ScanRuns(root)
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	abs, _ := filepath.Abs(root)
+	if err := RenderIndex(&buf, abs, runs); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(root, ".index-*.tmp")
+	if err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	_, werr := tmp.Write(buf.Bytes())
+	cerr := tmp.Close()
+	if err := cmp.Or(werr, cerr, os.Chmod(tmp.Name(), 0o644)); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("report: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), filepath.Join(root, IndexFile)); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("report: %w", err)
+	}
+	return nil
+}
+
+var indexTmpl = template.Must(template.New("index").Parse(`<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<link rel="icon" href="data:,">
+<title>fencecheck runs: {{.Root}}</title>
+<style>` + css + `
+td.v{width:90px}.verdict.running{background:#667085}.verdict{font-size:12px;padding:1px 8px}
+td.num{text-align:right;font-variant-numeric:tabular-nums}
+td,th{white-space:nowrap}td.wrap{white-space:normal}
+tr:hover td{background:#f7f9ff}
+</style></head><body>
+<header class="top"><div class="in">
+<h1>fencecheck runs</h1>
+<p class="sub"><code>{{.Root}}</code></p>
+<div class="cards">
+<div class="card"><div class="l">runs</div><div class="v">{{len .Runs}}</div></div>
+<div class="card bad"><div class="l">invalid</div><div class="v">{{index .Count "invalid"}}</div></div>
+<div class="card good"><div class="l">valid</div><div class="v">{{index .Count "valid"}}</div></div>
+<div class="card warn"><div class="l">unknown</div><div class="v">{{index .Count "unknown"}}</div></div>
+</div></div></header>
+<main>
+{{if .Runs}}<table id="runs"><tr><th>verdict</th><th>run</th><th>started (UTC)</th><th>target</th><th>fencing</th><th>nemesis</th><th class="num">faults</th><th class="num">lost</th><th class="num">lost %</th><th class="num">fence rejections</th><th>time</th><th>files</th></tr>
+{{range .Runs}}<tr>
+<td class="v"><span class="verdict {{.Verdict}}">{{.Verdict}}</span></td>
+<td>{{if .HasReport}}<a href="{{.Path}}/report.html">{{.Name}}</a>{{else}}{{.Name}}{{end}}{{if .Interrupted}} <span class="muted">(interrupted)</span>{{end}}{{with .Err}} <span class="note">{{.}}</span>{{end}}</td>
+<td>{{if not .Started.IsZero}}{{.Started.UTC.Format "2006-01-02 15:04:05"}}{{else}}{{.Stamp}}{{end}}</td>
+<td>{{.Target}}</td><td>{{.Fencing}}</td><td class="wrap">{{.Nemesis}}</td>
+<td class="num">{{.Faults}}</td>
+<td class="num">{{if .Acknowledged}}{{.Lost}} of {{.Acknowledged}}{{else}}-{{end}}</td>
+<td class="num">{{.LostPercent}}</td>
+<td class="num">{{.FenceRejections}}</td>
+<td>{{.Elapsed}}</td>
+<td><a href="{{.Path}}/results.json">results</a> · <a href="{{.Path}}/history.jsonl">history</a></td>
+</tr>
+{{end}}</table>
+{{else}}<p>No runs yet.</p>{{end}}
+<p class="muted">Written {{.Now}} by fencecheck; newest first.</p>
+</main></body></html>
+`))

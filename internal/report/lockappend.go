@@ -1,0 +1,559 @@
+package report
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/fencecheck/fencecheck/internal/checkers"
+	"github.com/fencecheck/fencecheck/internal/history"
+	"github.com/fencecheck/fencecheck/internal/store"
+)
+
+// How many stories the report tells in full, with their own timeline; the
+// others get one line each (up to maxRows).
+const (
+	maxLostStories   = 12
+	maxFencedStories = 6
+	// maxLeads is how many stories the header sums up in a line.
+	maxLeads = 5
+	// storyPad widens a story's timeline beyond its first and last steps.
+	storyPadFrac = 0.06
+)
+
+// storyView is a story with its own timeline, and a close-up of its end
+// when the end is too short to see at the story's scale (a pause of
+// seconds, then a few milliseconds in which the lost update happens).
+type storyView struct {
+	Story
+	KindLabel string
+	Fig       figure
+	Zoom      *figure
+	ZoomFrom  string
+	ZoomTo    string
+}
+
+// storyLine is a story told in one line.
+type storyLine struct {
+	ID, At, Title, KindLabel string
+	Lost                     string
+}
+
+type storiesData struct {
+	Fencing    string
+	Lost       []storyView
+	LostMore   []storyLine
+	Fenced     []storyView
+	FencedMore []storyLine
+	// Quiet explains a run with neither lost updates nor fence
+	// rejections.
+	Quiet string
+	// Truncated counts stories beyond maxRows not listed at all.
+	Truncated int
+}
+
+type lostRow struct {
+	Element, Process, Token, Acked, Erased, Kind, Story string
+}
+
+type lostTable struct {
+	Rows []lostRow
+	More int
+}
+
+type linInfo struct {
+	Present bool
+	Name    string
+	Size    string
+	Large   bool
+	Ops     int
+	Message string
+}
+
+type checkersData struct {
+	Rows []checkerRow
+	Lin  linInfo
+	JSON jsonBlock
+}
+
+type timelineData struct {
+	Fig       figure
+	Aggregate bool
+	Ops       int
+}
+
+// largeLin is the size past which the report warns that Porcupine's
+// visualization is slow to open.
+const largeLin = 5 << 20
+
+// LockAppendView is the lock-append report: the stories of the lost updates
+// and fence rejections, the timeline, the charts, the lost elements, the
+// checkers. Results that are not a lock-append result get GenericView.
+func LockAppendView(in *Input) (*Page, error) {
+	res := in.Results
+	la, ok := res.Result.(*checkers.LockAppendResult)
+	if !ok {
+		return GenericView(in)
+	}
+	verdict := res.Valid().String()
+	p := &Page{
+		Title:   fmt.Sprintf("%s · %s %s · fencing %s", strings.ToUpper(verdict), in.Test.Target, res.Workload, orDash(in.Test.Fencing)),
+		Verdict: verdict,
+		Config:  configCards(in.Test),
+	}
+	// With several resources, the stories are those of the resource that
+	// lost the most (the first, if none lost anything), told from its
+	// projection of the history.
+	storyRes, lostElems := "", la.LostUpdates.Elements
+	m, err := buildLockAppend(in.Events)
+	if err == nil && len(la.Resources) > 1 {
+		storyRes, lostElems = storyResource(la)
+		if m, err = buildProjected(in.Events, storyRes); err == nil {
+			p.Notes = append(p.Notes, fmt.Sprintf("The run wrote %d resources; the stories and the timeline below are %s's (see Resources for each one's verdict).",
+				len(la.Resources), storyRes))
+		}
+	}
+	if err != nil {
+		// The history does not pair: show the results alone.
+		if in.HistoryErr == "" {
+			in.HistoryErr = err.Error()
+		}
+		m = &laModel{}
+	}
+	if m.skipped > 0 {
+		p.Notes = append(p.Notes, fmt.Sprintf("%d operations of the history have values that do not decode; the report leaves them out (see the checkers).", m.skipped))
+	}
+	workers := in.Test.Concurrency
+	cfg := storyConfig{Fencing: in.Test.Fencing, TTL: in.Test.TTL, Margin: in.Test.Margin, Workers: workers}
+	if storyRes != "" {
+		cfg.Fencing = resourceFencing(in.Test, storyRes)
+	}
+	lostStories, fenced := stories(m, lostElems, cfg)
+	if la.Error != "" {
+		// The checkers rejected the history: tell no story of it either.
+		lostStories, fenced = nil, nil
+	}
+	last := max(m.last, 1)
+
+	st := la.Checkers.Stats
+	lu := la.LostUpdates
+	pct := 0.0
+	if lu.Acknowledged > 0 {
+		pct = 100 * float64(lu.Lost) / float64(lu.Acknowledged)
+	}
+	p.Headline, p.Sub = headline(in, la, lostStories, fenced, pct)
+	for _, group := range [][]Story{lostStories, fenced} {
+		for _, st := range group {
+			if len(p.Leads) == maxLeads {
+				p.MoreLead++
+				continue
+			}
+			cls := "bad"
+			if st.Kind == KindFenced {
+				cls = "good"
+			}
+			p.Leads = append(p.Leads, lead{Href: "#" + st.ID, At: secs(st.To), Text: st.Brief, Class: cls})
+		}
+	}
+	lostCard := card{Label: "lost updates", Value: fmt.Sprintf("%d of %d", lu.Lost, lu.Acknowledged), Note: fmt.Sprintf("%.1f%% of acknowledged", pct)}
+	if lu.Lost > 0 {
+		lostCard.Class = "bad"
+	}
+	if la.Checkers.LostUpdates.Valid == checkers.Unknown {
+		lostCard.Note = "unknown: " + la.Checkers.LostUpdates.Message
+	}
+	fenceCard := card{Label: "fence rejections", Value: fmt.Sprint(la.FenceRejections), Note: "stale writes refused"}
+	if la.FenceRejections > 0 {
+		fenceCard.Class = "good"
+	}
+	p.Cards = []card{lostCard}
+	if la.FirstLostUpdateNS != nil {
+		p.Cards = append(p.Cards, card{Label: "first lost at", Value: secs(*la.FirstLostUpdateNS)})
+	}
+	p.Cards = append(p.Cards,
+		fenceCard,
+		card{Label: "operations", Value: fmt.Sprintf("%d ok", st.Ok), Note: fmt.Sprintf("%d fail, %d info", st.Fail, st.Info)},
+		card{Label: "overlaps", Value: fmt.Sprint(la.Overlaps), Note: "two believed holders"},
+		card{Label: "faults", Value: fmt.Sprint(len(res.Faults))},
+		card{Label: "history", Value: fmt.Sprintf("%d events", res.Events), Note: "checked in " + orDash(res.CheckTime)},
+	)
+	if res.Interrupted {
+		p.Cards = append(p.Cards, card{Label: "run", Value: "interrupted", Class: "warn"})
+	}
+	if res.Note != "" {
+		p.Notes = append(p.Notes, res.Note)
+	}
+	if la.Error != "" {
+		p.Notes = append(p.Notes, "The checkers could not read the history: "+la.Error)
+	}
+
+	tl := timelineInput{ID: "tl-main", m: m, workers: workers, servers: serverNames(in.Test), from: 0, to: last,
+		stories: append(append([]Story(nil), lostStories...), fenced...)}
+	main := drawTimeline(tl)
+	if len(la.Resources) > 1 {
+		p.Sections = append(p.Sections, section{ID: "resources", Title: "Resources", tmpl: "resources", data: resourceRows(in.Test, la)})
+	}
+	if pu := la.PartialUpdates; pu != nil {
+		shown := *pu
+		shown.Elements = shown.Elements[:min(len(shown.Elements), maxRows)]
+		p.Sections = append(p.Sections, section{ID: "partial", Title: "Partial updates", tmpl: "partial", data: shown})
+		if pu.Count > 0 {
+			p.Sub = append(p.Sub, fmt.Sprintf("%s: a stale holder's write refused by one resource and acknowledged by another. Every write path must check the token.", plural(pu.Count, "partial update")))
+		}
+	}
+	if a := la.AuditLog; a != nil {
+		shown := *a
+		shown.Elements = shown.Elements[:min(len(shown.Elements), maxRows)]
+		p.Sections = append(p.Sections, section{ID: "audit", Title: "Audit log", tmpl: "audit", data: shown})
+		if a.RefusedButLogged > 0 {
+			p.Sub = append(p.Sub, fmt.Sprintf("The audit log records %s that the resource refused: a log that checks no token claims writes that never happened.", plural(a.RefusedButLogged, "write")))
+		}
+	}
+	if st.SideWrites > 0 {
+		p.Sub = append(p.Sub, fmt.Sprintf("A side writer wrote the resource %s without the lock or a token: no fence can stop a write path that does not send the token.", plural(st.SideWrites, "time")))
+	}
+	p.Sections = append(p.Sections,
+		section{ID: "stories", Title: "What happened", tmpl: "stories", data: storiesSection(in, m, cfg, lostStories, fenced)},
+		section{ID: "timeline", Title: "Timeline", tmpl: "timeline", data: timelineData{Fig: main, Aggregate: len(m.ops) > detailMax, Ops: len(m.ops)}},
+		section{ID: "charts", Title: "Throughput and latency", tmpl: "charts", data: chartsData(laSamples(m), m.faults, last)},
+		section{ID: "lost", Title: "Lost updates", tmpl: "lost", data: lostRows(m, la.LostUpdates, lostStories)},
+		section{ID: "tokens", Title: "Fencing tokens", tmpl: "tokens", data: tokenRows(m, la.Checkers.TokenMonotonic)},
+		section{ID: "checkers", Title: "Checkers", tmpl: "checkers", data: checkersSection(in, la)},
+	)
+	return p, nil
+}
+
+// storyResource is the resource whose stories the report tells: the one
+// that lost the most, else the first; with its lost elements.
+func storyResource(la *checkers.LockAppendResult) (string, []checkers.LostElement) {
+	best := ""
+	for _, n := range sortedKeys(la.Resources) {
+		if best == "" || la.Resources[n].LostUpdates.Lost > la.Resources[best].LostUpdates.Lost {
+			best = n
+		}
+	}
+	return best, la.Resources[best].LostUpdates.Elements
+}
+
+// buildProjected is the model of one resource's projection of a history.
+func buildProjected(events []history.Event, r string) (*laModel, error) {
+	ops, err := history.Pair(events)
+	if err != nil {
+		return nil, err
+	}
+	names, err := checkers.ResourceNames(ops)
+	if err != nil {
+		return nil, err
+	}
+	pops, err := checkers.Project(ops, r, len(names) > 0 && names[0] == r)
+	if err != nil {
+		return nil, err
+	}
+	return buildFromOps(pops, events), nil
+}
+
+// resourceFencing is a resource's fencing mode in the run.
+func resourceFencing(t store.TestInfo, r string) string {
+	for _, x := range t.Resources {
+		if x.Name == r {
+			return x.Fencing
+		}
+	}
+	return t.Fencing
+}
+
+// resourceRow is one resource's line of the Resources section.
+type resourceRow struct {
+	Name, Fencing, Valid, Lost string
+	Rejections                 int
+}
+
+func resourceRows(t store.TestInfo, la *checkers.LockAppendResult) []resourceRow {
+	var rows []resourceRow
+	names := sortedKeys(la.Resources)
+	if len(t.Resources) > 0 {
+		names = nil
+		for _, r := range t.Resources {
+			names = append(names, r.Name)
+		}
+	}
+	for _, n := range names {
+		r, ok := la.Resources[n]
+		if !ok {
+			continue
+		}
+		rows = append(rows, resourceRow{Name: n, Fencing: orDash(resourceFencing(t, n)), Valid: r.Valid.String(),
+			Lost: fmt.Sprintf("%d of %d", r.LostUpdates.Lost, r.LostUpdates.Acknowledged), Rejections: r.FenceRejections})
+	}
+	return rows
+}
+
+// headline is the verdict in a sentence, and what the stories below tell.
+func headline(in *Input, la *checkers.LockAppendResult, lost, fenced []Story, pct float64) (string, []string) {
+	lu := la.LostUpdates
+	var sub []string
+	var h string
+	switch la.Valid {
+	case checkers.Invalid:
+		if lu.Lost > 0 {
+			h = fmt.Sprintf("Acknowledged updates were lost: %d of %d (%.1f%%)", lu.Lost, lu.Acknowledged, pct)
+			switch {
+			case slices.ContainsFunc(lost, func(s Story) bool { return s.Kind == KindSideWriter || s.Kind == KindSideWriterErased }):
+				h += ", by a write path that takes no lock and sends no token"
+			case len(lost) > 0 && !slices.ContainsFunc(lost, func(s Story) bool { return s.Kind == KindUnexplained }):
+				h += ", destroyed by stale lock holders"
+			}
+			h += "."
+		} else {
+			h = "The history breaks the lock's guarantees."
+		}
+	case checkers.Valid:
+		switch {
+		case la.FenceRejections > 0:
+			h = fmt.Sprintf("No acknowledged update was lost: the fence refused %s.", plural(la.FenceRejections, "stale write"))
+		case len(in.Results.Faults) == 0:
+			h = "No acknowledged update was lost; no fault was injected, so the run tested little."
+		default:
+			h = "No acknowledged update was lost, and no stale write reached the resource."
+		}
+	default:
+		h = "The run cannot tell whether updates were lost."
+	}
+	counts := map[StoryKind]int{}
+	for _, s := range lost {
+		counts[s.Kind]++
+	}
+	if n := counts[KindStaleOverwrote]; n > 0 {
+		sub = append(sub, fmt.Sprintf("%s: a paused holder woke up and wrote the list it had read before its pause, erasing others' acknowledged elements.", plural(n, "story")))
+	}
+	if n := counts[KindStaleOverwritten]; n > 0 {
+		sub = append(sub, fmt.Sprintf("%s: a paused holder's write landed inside a newer holder's critical section, and that holder's write then erased the paused holder's own acknowledged element.", plural(n, "story")))
+	}
+	if n := counts[KindUnexplained]; n > 0 {
+		sub = append(sub, fmt.Sprintf("%s: an element was erased by a write whose outcome the harness never learnt.", plural(n, "story")))
+	}
+	for _, c := range []checkerRow{
+		verdictRow(checkers.NameLinearizable, la.Checkers.Linearizable.Verdict),
+		verdictRow(checkers.NameTokenMonotonic, la.Checkers.TokenMonotonic.Verdict),
+		verdictRow(checkers.NameStats, la.Checkers.Stats.Verdict),
+		verdictRow(checkers.NameLostUpdates, la.Checkers.LostUpdates.Verdict),
+	} {
+		if c.Valid != "valid" && (c.Name != checkers.NameLostUpdates || lu.Lost == 0) && (c.Name != checkers.NameLinearizable || lu.Lost == 0) {
+			sub = append(sub, fmt.Sprintf("%s: %s. %s", c.Name, c.Valid, strings.TrimSpace(c.Message+" "+c.Error)))
+		}
+	}
+	if stale := counts[KindStaleOverwrote] + counts[KindStaleOverwritten]; stale > 0 && in.Test.Fencing == "none" {
+		token := 0
+		for _, s := range lost {
+			if s.TokenStops {
+				token++
+			}
+		}
+		sub = append(sub, fmt.Sprintf("Fencing would have stopped them: a token fence would have refused %d of these %d stale writes (a higher token had already reached the resource), and a compare-and-set tied to lock ownership (--fencing cas) all %d.", token, stale, stale))
+	}
+	if len(fenced) > 0 {
+		why := "a newer token had already reached the resource"
+		if in.Test.Fencing == "cas" {
+			why = "the holder no longer owned the lock"
+		}
+		sub = append(sub, fmt.Sprintf("This run used %s fencing: each rejection below was a stale holder's write, refused because %s.", orDash(in.Test.Fencing), why))
+	}
+
+	return h, sub
+}
+
+func kindLabel(k StoryKind) string {
+	switch k {
+	case KindStaleOverwrote:
+		return "stale write erased others' updates"
+	case KindStaleOverwritten:
+		return "stale write landed inside another critical section"
+	case KindFenced:
+		return "fence rejection"
+	case KindSideWriter:
+		return "erased by the side writer (no lock, no token)"
+	case KindSideWriterErased:
+		return "the side writer's write, inside a critical section"
+	}
+	return "erased by a write of unknown outcome"
+}
+
+// storiesSection tells the first stories in full, with their own timeline,
+// and lists the rest.
+func storiesSection(in *Input, m *laModel, cfg storyConfig, lost, fenced []Story) storiesData {
+	d := storiesData{Fencing: orDash(cfg.Fencing)}
+	view := func(s Story) storyView {
+		pad := int64(float64(s.To-s.From) * storyPadFrac)
+		pad = max(pad, 200e6)
+		actors := map[*laOp]string{}
+		involved := map[*laOp]bool{}
+		for _, a := range s.Actors {
+			actors[a.op] = a.Name
+			involved[a.op] = true
+		}
+		tl := timelineInput{ID: "tl-" + s.ID, m: m, workers: cfg.Workers, servers: serverNames(in.Test),
+			from: max(s.From-pad, 0), to: s.To + pad, stories: []Story{s}, involved: involved, actors: actors}
+		v := storyView{Story: s, KindLabel: kindLabel(s.Kind), Fig: drawTimeline(tl)}
+		// The end: from the first grant of another actor to the last step.
+		focus := int64(-1)
+		for _, a := range s.Actors[1:] {
+			if a.op.acquired && (focus < 0 || a.op.acquiredAt < focus) {
+				focus = a.op.acquiredAt
+			}
+		}
+		if focus >= 0 && s.To > focus && 4*(s.To-focus) < s.To-s.From {
+			zpad := max((s.To-focus)/8, 10e6)
+			tl.ID, tl.from, tl.to = "tl-"+s.ID+"-end", max(focus-zpad, 0), s.To+zpad
+			z := drawTimeline(tl)
+			v.Zoom, v.ZoomFrom, v.ZoomTo = &z, secs(tl.from), secs(tl.to)
+		}
+		return v
+	}
+	line := func(s Story) storyLine {
+		l := storyLine{ID: s.ID, At: secs(s.To), Title: s.Title, KindLabel: kindLabel(s.Kind)}
+		if len(s.Lost) > 0 {
+			l.Lost = describeElements(s.Lost, 8)
+		}
+		return l
+	}
+	for i, s := range lost {
+		switch {
+		case i < maxLostStories:
+			d.Lost = append(d.Lost, view(s))
+		case i < maxRows:
+			d.LostMore = append(d.LostMore, line(s))
+		default:
+			d.Truncated++
+		}
+	}
+	for i, s := range fenced {
+		switch {
+		case i < maxFencedStories:
+			d.Fenced = append(d.Fenced, view(s))
+		case i < maxRows:
+			d.FencedMore = append(d.FencedMore, line(s))
+		default:
+			d.Truncated++
+		}
+	}
+	if len(lost) == 0 && len(fenced) == 0 {
+		switch {
+		case len(m.faults) == 0:
+			d.Quiet = "No fault was injected: no holder was stopped, so no stale write could happen."
+		default:
+			d.Quiet = "No acknowledged update was lost and the resource refused no write: no fault left a stale holder that wrote after its lease had passed on (it may have given up on its own, or its write failed)."
+		}
+	}
+	return d
+}
+
+// laSamples returns the appends for the charts.
+func laSamples(m *laModel) []opSample {
+	out := make([]opSample, 0, len(m.ops))
+	for _, o := range m.ops {
+		if o.end < 0 {
+			continue
+		}
+		out = append(out, opSample{invoke: o.invoke, end: o.end, typ: o.typ, what: fmt.Sprintf("process %s append %d", o.proc, o.element)})
+	}
+	return out
+}
+
+// lostRows lists the lost elements with who erased them, as the stories
+// found.
+func lostRows(m *laModel, lu checkers.LostUpdates, ss []Story) lostTable {
+	var t lostTable
+	story := map[int64]*Story{}
+	for i := range ss {
+		for _, e := range ss[i].Lost {
+			story[e] = &ss[i]
+		}
+	}
+	for i, e := range lu.Elements {
+		if i == maxRows {
+			t.More = len(lu.Elements) - maxRows
+			break
+		}
+		r := lostRow{Element: fmt.Sprint(e.Element), Process: e.Process.String(), Token: fmt.Sprint(e.Token), Acked: secs(e.Acknowledged), Erased: "unknown"}
+		if s := story[e.Element]; s != nil {
+			r.Story, r.Kind = "#"+s.ID, kindLabel(s.Kind)
+			var d *laOp
+			switch s.Kind {
+			case KindStaleOverwrote, KindUnexplained:
+				d = s.stale
+			case KindStaleOverwritten:
+				d = s.other
+			}
+			if d != nil {
+				tok, _ := d.tokenOf()
+				r.Erased = fmt.Sprintf("process %s, token %d, at %s", d.proc, tok, secs(d.writeAt()))
+			}
+		} else if w := e.OverwrittenBy; w != nil && w.Known {
+			r.Erased = fmt.Sprintf("process %s, token %d (per the checker)", w.Process, w.Token)
+		}
+		t.Rows = append(t.Rows, r)
+	}
+	return t
+}
+
+func checkersSection(in *Input, la *checkers.LockAppendResult) checkersData {
+	c := la.Checkers
+	d := checkersData{Rows: []checkerRow{
+		verdictRow(checkers.NameLinearizable, c.Linearizable.Verdict),
+		verdictRow(checkers.NameLostUpdates, c.LostUpdates.Verdict),
+		verdictRow(checkers.NameTokenMonotonic, c.TokenMonotonic.Verdict),
+		verdictRow(checkers.NameOverlap, c.Overlap.Verdict),
+		verdictRow(checkers.NameStats, c.Stats.Verdict),
+	}}
+	if n := in.fileSize(store.LinFile); n >= 0 {
+		d.Lin = linInfo{Present: true, Name: store.LinFile, Size: humanSize(n), Large: n > largeLin, Ops: c.Linearizable.Ops, Message: c.Linearizable.Message}
+	}
+	d.JSON = asJSON(c)
+	return d
+}
+
+// tokenTable is the token section: the checker's finding and its
+// violations, each with the faults in effect around it.
+type tokenTable struct {
+	Message string
+	Rows    []tokenRow
+	More    int
+}
+
+type tokenRow struct {
+	Kind             string
+	AProc, BProc     string
+	AToken, BToken   int64
+	AGranted, BAsked string
+	BGranted, Faults string
+}
+
+// tokenRows lists the token violations (a token granted twice, or a later
+// grant with a lower token), with when each grant happened and which faults
+// were in effect between the first grant and the second.
+func tokenRows(m *laModel, tr checkers.TokensResult) tokenTable {
+	t := tokenTable{Message: strings.TrimSpace(tr.Message + " " + tr.Error)}
+	for _, v := range tr.Violations {
+		from, to := v.A.Granted, v.B.Granted
+		var during []string
+		for _, f := range m.faults {
+			stop := f.Stop
+			if stop < 0 {
+				stop = to
+			}
+			if f.Start <= to && stop >= from {
+				during = append(during, fmt.Sprintf("%s on %s (%s to %s)", f.Fault, strings.Join(f.Nodes, ","), secs(f.Start), secs(stop)))
+			}
+		}
+		faults := "none"
+		if len(during) > 0 {
+			faults = strings.Join(during, "; ")
+		}
+		t.Rows = append(t.Rows, tokenRow{Kind: v.Kind,
+			AProc: v.A.Process.String(), AToken: v.A.Token, AGranted: secs(v.A.Granted),
+			BProc: v.B.Process.String(), BToken: v.B.Token, BAsked: secs(v.B.Invoked), BGranted: secs(v.B.Granted),
+			Faults: faults})
+	}
+	t.More = tr.Count - len(t.Rows)
+	return t
+}

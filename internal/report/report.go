@@ -1,0 +1,511 @@
+// Package report writes the HTML a person reads after a run: report.html in
+// each run directory (the verdict and the configuration at a glance, the
+// story of each lost update or fence rejection told from the history, a
+// timeline of clients, servers and faults, throughput and latency, the
+// checkers' findings), index.html over a results directory, and the
+// read-only HTTP server behind `fencecheck serve`; and, for CI systems,
+// junit.xml (WriteJUnit).
+//
+// Every page is self-contained: inline CSS and SVG, no script, nothing
+// fetched, so it opens from disk. Every value from a history goes through
+// html/template; no figure is assembled as raw markup.
+//
+// Each workload has a view (see views): lock-append's tells the stories of
+// lost updates; a workload without a view gets the generic one (verdict,
+// operations timeline, charts, checker results, faults, configuration).
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/fencecheck/fencecheck/internal/checkers"
+	"github.com/fencecheck/fencecheck/internal/history"
+	"github.com/fencecheck/fencecheck/internal/store"
+)
+
+// Input is what a report is made of.
+type Input struct {
+	Test    store.TestInfo
+	Results *store.Results
+	Events  []history.Event
+	// HistoryErr says why the history could not be read, if it could not;
+	// the report then shows the results alone.
+	HistoryErr string
+	// Files are the run directory's files, linked from the report.
+	Files []File
+	// View is the workload's page (workloads.Workload's View); nil is
+	// GenericView.
+	View View
+}
+
+// View makes a workload's page: its headline, cards and sections. Faults,
+// configuration and files are added to every page.
+type View func(in *Input) (*Page, error)
+
+// File is a file of a run directory, by its path relative to it.
+type File struct {
+	Name string
+	Size int64
+}
+
+// HumanSize is the size for people: 12 KB, 3.4 MB.
+func (f File) HumanSize() string {
+	if f.Size < 0 {
+		return ""
+	}
+	return humanSize(f.Size)
+}
+
+func humanSize(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%d KB", n/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+// Write renders the run's report.html from its history.jsonl and the given
+// configuration and results. A history that cannot be read still gives a
+// report, of the results alone, that says so.
+func Write(run *store.Run, test store.TestInfo, res *store.Results, view View) error {
+	in := Input{Test: test, Results: res, Files: RunFiles(run.Dir, nil), View: view}
+	ev, err := history.ReadFile(run.Path(store.HistoryFile))
+	if err != nil {
+		in.HistoryErr = err.Error()
+	}
+	in.Events = ev
+	var buf bytes.Buffer
+	if err := Render(&buf, in); err != nil {
+		return err
+	}
+	return run.WriteFile(store.ReportFile, buf.Bytes())
+}
+
+// RunFiles lists the files a report links: the run's own files and its
+// logs. sizes, if not nil, gives the size some of the run's own files will
+// have once the outputs being written are in place (-1: there will be
+// none), instead of what is on disk now.
+func RunFiles(dir string, sizes map[string]int64) []File {
+	var fs []File
+	for _, n := range []string{store.TestFile, store.HistoryFile, store.ResultsFile, store.LinFile} {
+		if size, ok := sizes[n]; ok {
+			if size >= 0 {
+				fs = append(fs, File{Name: n, Size: size})
+			}
+			continue
+		}
+		if st, err := os.Stat(filepath.Join(dir, n)); err == nil && st.Mode().IsRegular() {
+			fs = append(fs, File{Name: n, Size: st.Size()})
+		}
+	}
+	logs, _ := os.ReadDir(filepath.Join(dir, store.LogsDir))
+	for _, e := range logs {
+		if info, err := e.Info(); err == nil && info.Mode().IsRegular() {
+			fs = append(fs, File{Name: store.LogsDir + "/" + e.Name(), Size: info.Size()})
+		}
+	}
+	return fs
+}
+
+// fileSize returns the size of the named run file, -1 if it is not there.
+func (in *Input) fileSize(name string) int64 {
+	for _, f := range in.Files {
+		if f.Name == name {
+			return f.Size
+		}
+	}
+	return -1
+}
+
+// section is one part of a report: a heading and a template with its data.
+type section struct {
+	ID, Title string
+	tmpl      string
+	data      any
+}
+
+// lead is a story in one line in the header.
+type lead struct {
+	Href, At, Text, Class string
+}
+
+// card is a key figure in the header.
+type card struct {
+	Label, Value, Note, Class string
+}
+
+// Page is a whole report: what a View returns.
+type Page struct {
+	Title    string
+	Verdict  string
+	Headline string
+	Sub      []string
+	// Leads are the first stories in one line each, linked.
+	Leads    []lead
+	MoreLead int
+	Config   []card
+	Cards    []card
+	Sections []section
+	Notes    []string
+}
+
+// Render writes the report of in to w. What it shows is bounded (see
+// bound), and so is the page: past maxReport bytes, a short page says why
+// instead.
+func Render(w io.Writer, in Input) error {
+	if in.Results == nil {
+		return fmt.Errorf("report: no results")
+	}
+	in = bound(in)
+	var buf bytes.Buffer
+	err := renderBounded(&limitWriter{w: &buf, n: maxReport}, in)
+	if errors.Is(err, errTooLarge) {
+		buf.Reset()
+		err = renderTooLarge(&buf, in)
+	}
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(buf.Bytes())
+	return err
+}
+
+// errTooLarge: the page passed maxReport.
+var errTooLarge = fmt.Errorf("report: larger than %d MB", maxReport>>20)
+
+// limitWriter writes at most n bytes to w, and fails past them.
+type limitWriter struct {
+	w io.Writer
+	n int
+}
+
+func (l *limitWriter) Write(b []byte) (int, error) {
+	if len(b) > l.n {
+		return 0, errTooLarge
+	}
+	l.n -= len(b)
+	return l.w.Write(b)
+}
+
+// renderTooLarge writes the page of a report that would be too large: the
+// verdict, the configuration and why, with the run's files.
+func renderTooLarge(w io.Writer, in Input) error {
+	v := in.Results.Valid().String()
+	p := &Page{
+		Title:    fmt.Sprintf("%s · %s %s", strings.ToUpper(v), in.Test.Target, in.Results.Workload),
+		Verdict:  v,
+		Headline: fmt.Sprintf("Verdict: %s. The full report would be larger than %d MB: the history holds unusually large or many values. results.json and the history have everything.", v, maxReport>>20),
+		Config:   configCards(in.Test),
+		Cards:    []card{{Label: "history events", Value: fmt.Sprint(in.Results.Events)}, {Label: "faults", Value: fmt.Sprint(len(in.Results.Faults))}},
+		Sections: []section{
+			{ID: "config", Title: "Configuration", tmpl: "config", data: configRows(in.Test)},
+			{ID: "files", Title: "Files", tmpl: "files", data: in.Files},
+		},
+	}
+	return renderPage(w, p)
+}
+
+// renderBounded writes the report of in, bounded, to w.
+func renderBounded(w io.Writer, in Input) error {
+	v := in.View
+	if v == nil {
+		v = GenericView
+	}
+	p, err := v(&in)
+	if err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	p.Sections = append(p.Sections, commonSections(&in)...)
+	if in.HistoryErr != "" {
+		p.Notes = append(p.Notes, "The history could not be read, so this report shows the results alone: "+in.HistoryErr)
+	}
+	return renderPage(w, p)
+}
+
+// renderPage writes the page: its head, each section's template, its foot.
+func renderPage(w io.Writer, p *Page) error {
+	bw := &errWriter{w: w}
+	if err := tmpl.ExecuteTemplate(bw, "head", p); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	for _, s := range p.Sections {
+		if err := tmpl.ExecuteTemplate(bw, "section-open", s); err != nil {
+			return fmt.Errorf("report: %w", err)
+		}
+		if err := tmpl.ExecuteTemplate(bw, s.tmpl, s.data); err != nil {
+			return fmt.Errorf("report: section %s: %w", s.ID, err)
+		}
+		io.WriteString(bw, "</section>\n")
+	}
+	if err := tmpl.ExecuteTemplate(bw, "foot", p); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	return bw.err
+}
+
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(b []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(b)
+	e.err = err
+	return n, err
+}
+
+// configCards is the configuration at a glance.
+func configCards(t store.TestInfo) []card {
+	var cs []card
+	add := func(label, value string) {
+		if value != "" && value != "0" {
+			cs = append(cs, card{Label: label, Value: value})
+		}
+	}
+	target := t.Target
+	if t.TargetVersion != "" {
+		target += " " + t.TargetVersion
+	}
+	add("target", target)
+	if name, _, ok := strings.Cut(t.Client, " ("); ok {
+		add("lock client", name)
+	}
+	add("workload", t.Workload)
+	cs = append(cs, card{Label: "fencing", Value: orDash(t.Fencing), Class: "em"})
+	add("nemesis", t.Nemesis)
+	add("clients", fmt.Sprint(t.Concurrency))
+	add("nodes", fmt.Sprint(t.Nodes))
+	add("lease TTL", t.TTL)
+	add("time limit", t.TimeLimit)
+	if t.Seed != 0 {
+		add("seed", fmt.Sprint(t.Seed))
+	}
+	if !t.Started.IsZero() {
+		add("started", t.Started.UTC().Format("2006-01-02 15:04:05Z"))
+	}
+	return cs
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// commonSections are every report's last sections: faults, configuration,
+// files.
+func commonSections(in *Input) []section {
+	return []section{
+		{ID: "faults", Title: "Faults", tmpl: "faults", data: faultRows(in)},
+		{ID: "config", Title: "Configuration", tmpl: "config", data: configRows(in.Test)},
+		{ID: "files", Title: "Files", tmpl: "files", data: in.Files},
+	}
+}
+
+type faultRow struct {
+	Fault, Nodes, Start, Stop, Held, Params, Error string
+}
+
+type faultTable struct {
+	Rows []faultRow
+	More int
+}
+
+const maxRows = 1000
+
+func faultRows(in *Input) faultTable {
+	var t faultTable
+	for i, f := range in.Results.Faults {
+		if i == maxRows {
+			t.More = len(in.Results.Faults) - maxRows
+			break
+		}
+		r := faultRow{Fault: f.Fault, Nodes: strings.Join(f.Nodes, ", "), Start: secs(f.Start), Stop: "not recovered", Params: describeParams(f.Params), Error: f.Error}
+		if f.Stop >= 0 {
+			r.Stop = secs(f.Stop)
+			r.Held = time.Duration(f.Stop - f.Start).Round(time.Millisecond).String()
+		}
+		if p, ok := f.Params["process"]; ok {
+			r.Params = strings.TrimSpace("process=" + p + " token=" + f.Params["token"] + " " + r.Params)
+		}
+		t.Rows = append(t.Rows, r)
+	}
+	return t
+}
+
+func configRows(t store.TestInfo) []card {
+	var rows []card
+	add := func(k, v string) {
+		if v != "" {
+			rows = append(rows, card{Label: k, Value: v})
+		}
+	}
+	add("run", strings.TrimSpace(t.Name+" "+t.RunID))
+	if !t.Started.IsZero() {
+		add("started", t.Started.UTC().Format(time.RFC3339Nano))
+	}
+	add("fencecheck", t.Fencecheck)
+	add("target", strings.TrimSpace(t.Target+" "+t.TargetVersion))
+	add("lock client", t.Client)
+	add("workload", t.Workload)
+	add("fencing", t.Fencing)
+	add("nemesis", strings.TrimSpace(t.Nemesis+" "+ifSet("every ", t.NemesisInterval)))
+	add("time limit", t.TimeLimit)
+	add("clients / nodes", fmt.Sprintf("%d / %d", t.Concurrency, t.Nodes))
+	add("lease", strings.Join(nonEmpty("TTL "+t.TTL, ifSet("margin ", t.Margin), ifSet("work ", t.Work)), " · "))
+	add("timeouts", strings.Join(nonEmpty(ifSet("acquire ", t.AcquireTimeout), ifSet("operation ", t.OpTimeout), ifSet("rpc ", t.RPCTimeout), ifSet("check ", t.CheckTimeout)), " · "))
+	add("seed", fmt.Sprint(t.Seed))
+	var srv []string
+	for _, s := range t.Servers {
+		srv = append(srv, s.Name+" "+s.Addr)
+	}
+	add("servers", strings.Join(srv, " · "))
+	add("cluster ready in", t.ClusterReady)
+	var imgs []string
+	for _, k := range sortedKeys(t.Images) {
+		s := k + ": " + t.Images[k]
+		if id := t.ImageIDs[k]; id != "" {
+			s += " (" + shortID(id) + ")"
+		}
+		imgs = append(imgs, s)
+	}
+	add("images", strings.Join(imgs, " · "))
+	return rows
+}
+
+func ifSet(prefix, v string) string {
+	if v == "" {
+		return ""
+	}
+	return prefix + v
+}
+
+func nonEmpty(ss ...string) []string {
+	var out []string
+	for _, s := range ss {
+		if strings.TrimSpace(s) != "" && !strings.HasSuffix(s, " ") {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func shortID(id string) string {
+	id = strings.TrimPrefix(id, "sha256:")
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
+}
+
+// checkerRow is one checker's verdict.
+type checkerRow struct {
+	Name, Valid, Message, Error string
+}
+
+func verdictRow(name string, v checkers.Verdict) checkerRow {
+	return checkerRow{Name: name, Valid: v.Valid.String(), Message: v.Message, Error: v.Error}
+}
+
+// jsonBlock is a JSON document shown in a <pre>, or only its size when it
+// is too large to be worth inlining.
+type jsonBlock struct {
+	Text string
+	Size string
+}
+
+const maxInlineJSON = 256 << 10
+
+func asJSON(v any) jsonBlock {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return jsonBlock{Text: err.Error()}
+	}
+	if len(b) > maxInlineJSON {
+		return jsonBlock{Size: humanSize(int64(len(b)))}
+	}
+	return jsonBlock{Text: string(b)}
+}
+
+// GenericView is the report of a workload that has no view of its own: the
+// verdict, an operations timeline, the charts and the results as they are.
+func GenericView(in *Input) (*Page, error) {
+	res := in.Results
+	p := NewPage(in, fmt.Sprintf("Verdict: %s. This workload (%q) has no report view of its own yet: below are its operations, its faults and its results as the checkers wrote them.", res.Valid(), res.Workload))
+	p.Cards = []card{{Label: "history events", Value: fmt.Sprint(res.Events)}, {Label: "faults", Value: fmt.Sprint(len(res.Faults))}, {Label: "checked in", Value: orDash(res.CheckTime)}}
+	p.Sections = append(OperationsSections(in), ResultsSection(in))
+	return p, nil
+}
+
+// genericModel makes a model of any workload's operations, so that the
+// timeline can draw their spans.
+func genericModel(ops []history.Op, events []history.Event) *laModel {
+	m := &laModel{}
+	m.faults, _ = history.Faults(events)
+	for _, e := range events {
+		m.last = max(m.last, e.Time)
+	}
+	for _, o := range ops {
+		if o.Process >= 1000000 { // the harness's own reads
+			continue
+		}
+		m.ops = append(m.ops, &laOp{proc: o.Process, invoke: o.Invoke.Time, end: o.End(), typ: o.Type(), label: o.F,
+			readAt: -1, checkedAt: -1, writeSentAt: -1, releasingAt: -1, lateAt: -1, staleFrom: -1, writeIdx: -1})
+	}
+	return m
+}
+
+func serverNames(t store.TestInfo) []string {
+	var s []string
+	for _, n := range t.Servers {
+		s = append(s, n.Name)
+	}
+	return s
+}
+
+// samplesOf returns the completed client operations for the charts.
+func samplesOf(ops []history.Op) []opSample {
+	var out []opSample
+	for _, o := range ops {
+		if o.Complete == nil || o.Process >= 1000000 {
+			continue
+		}
+		out = append(out, opSample{invoke: o.Invoke.Time, end: o.Complete.Time, typ: o.Complete.Type, what: "process " + o.Process.String() + " " + o.F})
+	}
+	return out
+}
+
+type charts struct {
+	Throughput, Latency figure
+}
+
+func chartsData(samples []opSample, faults []history.Fault, last int64) charts {
+	in := chartInput{samples: samples, faults: faults, from: 0, to: last}
+	return charts{Throughput: drawThroughput(in), Latency: drawLatency(in)}
+}

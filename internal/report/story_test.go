@@ -1,0 +1,315 @@
+package report
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/fencecheck/fencecheck/internal/history"
+	"github.com/fencecheck/fencecheck/internal/history/lockappend"
+)
+
+// stepText joins a story's steps, one a line.
+func stepText(s Story) string {
+	var b strings.Builder
+	for _, st := range s.Steps {
+		b.WriteString(secs(st.At) + " " + st.Who + " " + st.Text + "\n")
+	}
+	return b.String()
+}
+
+func wantContains(t *testing.T, what, got string, wants ...string) {
+	t.Helper()
+	for _, w := range wants {
+		if !strings.Contains(got, w) {
+			t.Errorf("%s lacks %q:\n%s", what, w, got)
+		}
+	}
+}
+
+// stepIndex returns the index of the first step containing s, -1 if none.
+func stepIndex(st Story, s string) int {
+	for i, x := range st.Steps {
+		if strings.Contains(x.Text, s) {
+			return i
+		}
+	}
+	return -1
+}
+
+// The seed's story: A (token 4) is paused inside its critical section, its
+// lease expires, B (token 7) acquires and writes, A wakes up and writes the
+// list it read before: B's acknowledged element is lost.
+func TestStoryStaleWriteErasesOthersUpdate(t *testing.T) {
+	h := &hist{t: t}
+	h.begin(0, 1, 4, []int64{}, 0.06, 0.07)
+	h.fault(0.09, 2.19, "w1", map[string]string{"process": "0", "token": "4", "hold": "2.1s"})
+	h.invoke(0.09, 2, 3)
+	h.add(0.77, 2, history.Fail, lockappend.FAppend, lockappend.Completion{Element: 3, Reason: lockappend.ReasonNotAcquired})
+	h.section(1, 2, 7, []int64{}, 0.77, 2.17, 2.175, 9)
+	h.phase(2.19, 0, lockappend.PhaseWriteSent, nil)
+	h.phase(2.196, 0, lockappend.PhaseReleasing, nil)
+	h.phase(2.2, 0, lockappend.PhaseReleased, lockappend.Released{Error: "lease not found"})
+	h.add(2.201, 0, history.Ok, lockappend.FAppend, lockappend.Completion{Element: 1, Token: 4, Read: []int64{}, Rev: 11})
+	h.final(2.21, []int64{1})
+
+	lost, fenced, res := storiesOf(t, h.sorted(), "none", 3)
+	if laResult(res).LostUpdates.Lost != 1 || len(lost) != 1 || len(fenced) != 0 {
+		t.Fatalf("lost %d elements, %d lost stories, %d fenced; want 1, 1, 0", laResult(res).LostUpdates.Lost, len(lost), len(fenced))
+	}
+	s := lost[0]
+	if s.Kind != KindStaleOverwrote || s.Stale != 0 || len(s.Lost) != 1 || s.Lost[0] != 2 {
+		t.Fatalf("story %s, stale %d, lost %v; want %s by process 0, lost [2]", s.Kind, s.Stale, s.Lost, KindStaleOverwrote)
+	}
+	if a := s.Actors[0]; a.Name != "A" || a.Process != 0 || a.Token != 4 || a.Node != "w1" {
+		t.Errorf("actor A = %+v, want process 0 on w1 with token 4", a)
+	}
+	if a := s.Actors[1]; a.Name != "B" || a.Process != 1 || a.Token != 7 {
+		t.Errorf("actor B = %+v, want process 1 with token 7", a)
+	}
+	text := stepText(s)
+	wantContains(t, "steps", text,
+		"A acquires the lock: fencing token 4",
+		"SIGSTOP w1, A's container",
+		"B acquires the lock: fencing token 7 (> 4)",
+		"B writes [2] with token 7: ACCEPTED",
+		"SIGCONT w1, A's container after 2.1s: A resumes",
+		"A writes [1] with token 4: ACCEPTED",
+		"it lacks element 2",
+		"element 2 is missing from the final read: B's acknowledged update is LOST")
+	if strings.Count(text, "B acquires") != 1 {
+		t.Errorf("B's grant told twice:\n%s", text)
+	}
+	// The resume comes before the write it allowed.
+	if i, j := stepIndex(s, "SIGCONT"), stepIndex(s, "A] with token 4"); i < 0 || j >= 0 && j < i {
+		t.Errorf("resume at step %d, A's write at %d:\n%s", i, j, text)
+	}
+	if i, j := stepIndex(s, "SIGCONT"), stepIndex(s, "with token 4: ACCEPTED"); j < i {
+		t.Errorf("A writes (step %d) before it resumes (step %d):\n%s", j, i, text)
+	}
+	wantContains(t, "fencing", s.Fencing, "Token fencing would have stopped it", "accepted token 7", "A's token 4 is lower", "--fencing cas")
+	wantContains(t, "title", s.Title, "A's stale write (token 4) erased B's acknowledged update")
+}
+
+// The other pattern: A's stale write lands inside C's critical section
+// (after C read), and C's write, built on its older read, erases A's own
+// acknowledged element.
+func TestStoryStaleWriteLandsInsideAnotherSection(t *testing.T) {
+	h := &hist{t: t}
+	h.section(1, 1, 5, []int64{}, 0, 0.01, 0.2, 10)
+	h.begin(0, 3, 10, []int64{1}, 0.21, 0.22)
+	h.fault(0.3, 4.5, "w1", map[string]string{"process": "0", "token": "10"})
+	h.section(1, 2, 13, []int64{1}, 0.21, 2.5, 2.75, 20)
+	h.begin(2, 4, 16, []int64{1, 2}, 0.21, 4.4)
+	h.phase(4.5, 0, lockappend.PhaseWriteSent, nil)
+	h.phase(4.51, 0, lockappend.PhaseReleasing, nil)
+	h.add(4.52, 0, history.Ok, lockappend.FAppend, lockappend.Completion{Element: 3, Token: 10, Read: []int64{1}, Rev: 22})
+	h.phase(4.6, 2, lockappend.PhaseWriteSent, nil)
+	h.phase(4.61, 2, lockappend.PhaseReleasing, nil)
+	h.add(4.62, 2, history.Ok, lockappend.FAppend, lockappend.Completion{Element: 4, Token: 16, Read: []int64{1, 2}, Rev: 23})
+	h.final(5, []int64{1, 2, 4})
+
+	lost, _, res := storiesOf(t, h.sorted(), "none", 3)
+	if laResult(res).LostUpdates.Lost != 1 || len(lost) != 1 {
+		t.Fatalf("lost %d, %d stories; want 1, 1", laResult(res).LostUpdates.Lost, len(lost))
+	}
+	s := lost[0]
+	if s.Kind != KindStaleOverwritten || s.Stale != 0 || s.Lost[0] != 3 {
+		t.Fatalf("story %s by %d lost %v; want %s by 0, lost [3]", s.Kind, s.Stale, s.Lost, KindStaleOverwritten)
+	}
+	if s.other == nil || s.other.proc != 2 {
+		t.Fatalf("the write that erased A's element should be process 2's")
+	}
+	text := stepText(s)
+	wantContains(t, "steps", text,
+		"B acquires the lock: fencing token 13 (> 10)",
+		"C acquires the lock: fencing token 16",
+		"C reads the list: [1, 2]. A's element 3 is not in it",
+		"A writes [1, 3] with token 10: ACCEPTED",
+		"for the moment it erases 2",
+		"C writes [1, 2, 4] with token 16: ACCEPTED",
+		"brings 2 back but does not have A's element 3",
+		"A's own acknowledged update is LOST")
+	wantContains(t, "title", s.Title, "landed inside C's critical section", "erased A's acknowledged element 3")
+	// B's write (token 13) reached the resource before A's: a token fence
+	// would have refused A's.
+	wantContains(t, "fencing", s.Fencing, "Token fencing would have stopped it", "accepted token 13")
+}
+
+// When A's stale write lands before any write with a higher token, a token
+// fence lets it through; the story must say so, and that cas stops it.
+func TestStoryTokenFenceWouldNotStopIt(t *testing.T) {
+	h := &hist{t: t}
+	h.section(1, 1, 5, []int64{}, 0, 0.01, 0.2, 10)
+	h.begin(0, 3, 10, []int64{1}, 0.21, 0.22)
+	h.fault(0.3, 3, "w1", nil)
+	h.begin(2, 4, 16, []int64{1}, 0.21, 2.5)
+	h.phase(3, 0, lockappend.PhaseWriteSent, nil)
+	h.add(3.01, 0, history.Ok, lockappend.FAppend, lockappend.Completion{Element: 3, Token: 10, Read: []int64{1}, Rev: 20})
+	h.phase(3.1, 2, lockappend.PhaseWriteSent, nil)
+	h.add(3.11, 2, history.Ok, lockappend.FAppend, lockappend.Completion{Element: 4, Token: 16, Read: []int64{1}, Rev: 21})
+	h.final(4, []int64{1, 4})
+
+	lost, _, _ := storiesOf(t, h.sorted(), "token", 3)
+	if len(lost) != 1 || lost[0].Kind != KindStaleOverwritten {
+		t.Fatalf("%d stories (%v), want 1 %s", len(lost), lost, KindStaleOverwritten)
+	}
+	wantContains(t, "fencing", lost[0].Fencing, "This run used token fencing, and the fence let this write through",
+		"Token fencing alone would not have stopped this write", "--fencing cas", "B got the lock with token 16")
+}
+
+// With token fencing the resource refuses A's stale write: the story names
+// both tokens and the update that survived.
+func TestStoryFenceRejection(t *testing.T) {
+	h := &hist{t: t}
+	h.section(1, 1, 5, []int64{}, 0, 0.01, 0.2, 10)
+	h.begin(0, 3, 10, []int64{1}, 0.21, 0.22)
+	h.fault(0.3, 3, "w1", map[string]string{"process": "0", "token": "10", "hold": "2.7s"})
+	h.section(1, 2, 13, []int64{1}, 0.21, 2.5, 2.75, 20)
+	h.phase(3, 0, lockappend.PhaseWriteSent, nil)
+	h.phase(3.01, 0, lockappend.PhaseReleasing, nil)
+	h.add(3.02, 0, history.Fail, lockappend.FAppend, lockappend.Completion{Element: 3, Token: 10, Read: []int64{1},
+		Reason: lockappend.ReasonFenced, Error: "write rejected by fencing: token 10 < highest accepted 13"})
+	h.final(4, []int64{1, 2})
+
+	lost, fenced, res := storiesOf(t, h.sorted(), "token", 3)
+	if len(lost) != 0 || len(fenced) != 1 || laResult(res).FenceRejections != 1 {
+		t.Fatalf("%d lost stories, %d fenced, %d rejections; want 0, 1, 1", len(lost), len(fenced), laResult(res).FenceRejections)
+	}
+	s := fenced[0]
+	if s.Kind != KindFenced || s.Stale != 0 {
+		t.Fatalf("story %s by %d", s.Kind, s.Stale)
+	}
+	wantContains(t, "title", s.Title, "The fence stopped A's stale write (token 10 < 13)")
+	wantContains(t, "steps", stepText(s),
+		"B acquires the lock: fencing token 13 (> 10)",
+		"B writes [1, 2] with token 13: ACCEPTED",
+		"A writes [1, 3] with token 10: REJECTED by the fence (write rejected by fencing: token 10 < highest accepted 13)",
+		"the 1 acknowledged element that A's stale list lacked (2) are all in the final read")
+	wantContains(t, "fencing", s.Fencing, "highest token it accepted: 13", "A's token 10 is lower", "would have replaced the list and erased 1 acknowledged element")
+}
+
+// An info operation whose late result arrives: the harness gave up on A's
+// section (info), but the worker later reported that the write was
+// accepted. The late write is the stale one that lost B's update.
+func TestStoryInfoWithLateResult(t *testing.T) {
+	h := &hist{t: t}
+	h.section(1, 1, 5, []int64{}, 0, 0.01, 0.2, 10)
+	h.begin(0, 3, 10, []int64{1}, 0.21, 0.22)
+	h.fault(0.3, 6, "w1", map[string]string{"process": "0", "token": "10"})
+	h.add(5, 0, history.Info, lockappend.FAppend, lockappend.Completion{Element: 3, Reason: "timeout"})
+	h.section(1, 2, 13, []int64{1}, 0.21, 2.5, 2.75, 20)
+	h.phase(6.01, 0, lockappend.PhaseWriteSent, nil)
+	h.phase(6.05, 0, lockappend.PhaseLate, lockappend.Late{Type: history.Ok,
+		Completion: lockappend.Completion{Element: 3, Token: 10, Read: []int64{1}, Rev: 22}})
+	// The worker goes on as process 3 (0 + 3 workers).
+	h.section(3, 4, 20, []int64{1, 3}, 6.06, 6.1, 6.3, 25)
+	h.final(7, []int64{1, 3, 4})
+
+	ev := h.sorted()
+	lost, _, res := storiesOf(t, ev, "none", 3)
+	if laResult(res).LostUpdates.Lost != 1 || len(lost) != 1 {
+		t.Fatalf("lost %d, %d stories; want 1, 1", laResult(res).LostUpdates.Lost, len(lost))
+	}
+	s := lost[0]
+	if s.Kind != KindStaleOverwrote || s.Stale != 0 || s.Lost[0] != 2 {
+		t.Fatalf("story %s by %d lost %v; want %s by 0, lost [2]", s.Kind, s.Stale, s.Lost, KindStaleOverwrote)
+	}
+	wantContains(t, "steps", stepText(s),
+		"harness gives up waiting for A: the operation is recorded info (outcome unknown)",
+		"A writes [1, 3] with token 10: ACCEPTED: the late result says ok, revision 22",
+		"element 2 is missing from the final read")
+
+	// The same section fenced: the late result says the fence refused it.
+	h2 := &hist{t: t}
+	h2.section(1, 1, 5, []int64{}, 0, 0.01, 0.2, 10)
+	h2.begin(0, 3, 10, []int64{1}, 0.21, 0.22)
+	h2.fault(0.3, 6, "w1", nil)
+	h2.add(5, 0, history.Info, lockappend.FAppend, lockappend.Completion{Element: 3, Reason: "timeout"})
+	h2.section(1, 2, 13, []int64{1}, 0.21, 2.5, 2.75, 20)
+	h2.phase(6.01, 0, lockappend.PhaseWriteSent, nil)
+	h2.phase(6.05, 0, lockappend.PhaseLate, lockappend.Late{Type: history.Fail,
+		Completion: lockappend.Completion{Element: 3, Token: 10, Read: []int64{1}, Reason: lockappend.ReasonFenced, Error: "token 10 < 13"}})
+	h2.final(7, []int64{1, 2})
+	lost, fenced, _ := storiesOf(t, h2.sorted(), "token", 3)
+	if len(lost) != 0 || len(fenced) != 1 {
+		t.Fatalf("%d lost, %d fenced stories; want 0, 1", len(lost), len(fenced))
+	}
+	wantContains(t, "steps", stepText(fenced[0]), "recorded info", "REJECTED by the fence (token 10 < 13), says its late result")
+}
+
+// Several acknowledged elements erased by one stale write make one story.
+func TestStoryOneStaleWriteManyLosses(t *testing.T) {
+	h := &hist{t: t}
+	h.begin(0, 1, 4, []int64{}, 0, 0.01)
+	h.fault(0.02, 5, "w1", nil)
+	h.section(1, 2, 7, []int64{}, 0, 2.1, 2.3, 10)
+	h.section(2, 3, 9, []int64{2}, 0, 2.4, 2.6, 12)
+	h.section(1, 4, 11, []int64{2, 3}, 2.31, 2.7, 2.9, 14)
+	h.section(2, 5, 13, []int64{2, 3, 4}, 2.61, 3.0, 3.2, 16)
+	h.phase(5, 0, lockappend.PhaseWriteSent, nil)
+	h.add(5.01, 0, history.Ok, lockappend.FAppend, lockappend.Completion{Element: 1, Token: 4, Read: []int64{}, Rev: 20})
+	h.final(6, []int64{1})
+	lost, _, res := storiesOf(t, h.sorted(), "none", 3)
+	if laResult(res).LostUpdates.Lost != 4 || len(lost) != 1 {
+		t.Fatalf("lost %d in %d stories; want 4 in 1", laResult(res).LostUpdates.Lost, len(lost))
+	}
+	s := lost[0]
+	if len(s.Lost) != 4 || s.Kind != KindStaleOverwrote {
+		t.Fatalf("story %s lost %v", s.Kind, s.Lost)
+	}
+	wantContains(t, "steps", stepText(s), "1 more critical section appends and is acknowledged: element 5", "elements 2, 3, 4, 5 are missing from the final read: 4 acknowledged updates are LOST")
+}
+
+// With token fencing reads are fenced: a holder stopped between its grant
+// and its read is refused at the read and writes nothing; the story says so.
+func TestStoryFencedRead(t *testing.T) {
+	h := &hist{t: t}
+	h.section(1, 1, 5, []int64{}, 0, 0.01, 0.2, 10)
+	h.invoke(0.21, 0, 3)
+	h.phase(0.22, 0, lockappend.PhaseAcquired, lockappend.Acquired{Token: 10})
+	h.fault(0.3, 3, "w1", map[string]string{"process": "0", "token": "10", "hold": "2.7s"})
+	h.section(1, 2, 13, []int64{1}, 0.21, 2.5, 2.75, 20)
+	h.phase(3.01, 0, lockappend.PhaseReleasing, nil)
+	h.add(3.02, 0, history.Fail, lockappend.FAppend, lockappend.Completion{Element: 3, Token: 10,
+		Reason: lockappend.ReasonFenced, Error: "rejected by fencing: read with token 10 < highest accepted 13"})
+	h.final(4, []int64{1, 2})
+
+	_, fenced, _ := storiesOf(t, h.sorted(), "token", 3)
+	if len(fenced) != 1 {
+		t.Fatalf("%d fenced stories, want 1", len(fenced))
+	}
+	s := fenced[0]
+	wantContains(t, "title", s.Title, "The fence refused A's stale read (token 10)")
+	wantContains(t, "steps", stepText(s), "A reads with token 10: REJECTED by the fence", "it writes nothing")
+	wantContains(t, "summary", s.Summary, "was stopped before it read", "it never wrote")
+	wantContains(t, "fencing", s.Fencing, "the resource refused the read, so it never wrote")
+	if strings.Contains(stepText(s), "A writes") {
+		t.Errorf("the story has A write: %s", stepText(s))
+	}
+}
+
+// A side writer's batch that erased acknowledged elements is told as the
+// side writer's, and names it.
+func TestSideWriterStory(t *testing.T) {
+	h := &hist{t: t}
+	sw := history.SideWriter
+	h.invoke(0.5, sw, 100)
+	h.section(0, 1, 10, []int64{}, 0.6, 0.6, 0.8, 0)
+	h.section(1, 2, 11, []int64{1}, 0.9, 0.9, 1.1, 0)
+	h.add(1.5, sw, history.Ok, lockappend.FAppend, lockappend.Completion{Element: 100, Read: []int64{}})
+	h.final(2, []int64{100})
+	ev := h.sorted()
+	res := check(t, ev)
+	m, err := buildLockAppend(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lost, _ := stories(m, laResult(res).LostUpdates.Elements, storyConfig{Fencing: "token", TTL: "2s", Margin: "500ms", Workers: 2})
+	if len(lost) != 1 || lost[0].Kind != KindSideWriter {
+		t.Fatalf("stories %+v, want one side-writer story", lost)
+	}
+	if !strings.Contains(lost[0].Summary, "The write came from the side writer") || !slices.Equal(lost[0].Lost, []int64{1, 2}) {
+		t.Errorf("story %q lost %v", lost[0].Summary, lost[0].Lost)
+	}
+}

@@ -1,0 +1,543 @@
+package report
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/fencecheck/fencecheck/internal/history"
+)
+
+// Timeline geometry, in SVG user units (the figure scales to the page).
+const (
+	figW       px = 1100
+	labelW     px = 92 // the lane labels' column
+	rightPad   px = 14 //
+	axisH      px = 30 // the fault labels and the time axis above the lanes
+	clientH    px = 30 // a client lane
+	serverH    px = 16 // a server lane
+	stripH     px = 5  // the fault strip at the top of a client lane
+	beliefH    px = 12 // a lock-belief bar
+	bottomPad  px = 22 // room for tick labels below
+	overviewNs    = 500
+)
+
+// detailMax is the largest number of operations a timeline draws one by
+// one; past it the lanes are aggregated into overviewNs time bins.
+const detailMax = 1500
+
+// laneSpec is one lane of a timeline.
+type laneSpec struct {
+	Name   string
+	Kind   string // client, server, node
+	Worker int    // client lanes: the worker index
+	y, h   px
+}
+
+// timelineInput is what a timeline draws.
+type timelineInput struct {
+	ID      string
+	m       *laModel
+	workers int
+	servers []string
+	from    int64
+	to      int64
+	// stories mark their stale writes and lost elements; involved, when
+	// set, dims every other operation.
+	stories  []Story
+	involved map[*laOp]bool
+	actors   map[*laOp]string
+}
+
+// lanes lays the lanes out: one per worker, one per server, one per other
+// node a fault names.
+func (in *timelineInput) lanes() []laneSpec {
+	var ls []laneSpec
+	workers := in.workers
+	side := false
+	if workers <= 0 {
+		for _, o := range in.m.ops {
+			if !o.proc.IsSideWriter() {
+				workers = max(workers, int(o.proc)+1)
+			}
+		}
+	}
+	for _, o := range in.m.ops {
+		side = side || o.proc.IsSideWriter()
+	}
+	known := map[string]bool{}
+	for w := range workers {
+		name := fmt.Sprintf("w%d", w+1)
+		known[name] = true
+		ls = append(ls, laneSpec{Name: name, Kind: "client", Worker: w})
+	}
+	if side {
+		ls = append(ls, laneSpec{Name: "side writer", Kind: "client", Worker: workers})
+	}
+	for _, s := range in.servers {
+		known[s] = true
+		ls = append(ls, laneSpec{Name: s, Kind: "server"})
+	}
+	others := 0
+	for _, f := range in.m.faults {
+		for _, n := range f.Nodes {
+			if !known[n] && others < maxItems { // a bounded number of lanes, whatever the faults name
+				known[n] = true
+				others++
+				ls = append(ls, laneSpec{Name: n, Kind: "node"})
+			}
+		}
+	}
+	y := axisH
+	for i := range ls {
+		ls[i].y = y
+		if ls[i].Kind == "client" {
+			ls[i].h = clientH
+		} else {
+			ls[i].h = serverH
+		}
+		y += ls[i].h
+	}
+	return ls
+}
+
+// storyMarks indexes what the stories say about operations.
+type storyMarks struct {
+	staleWrite map[*laOp]string // the stale write -> story anchor
+	lost       map[*laOp]string // an op whose element was lost -> anchor
+	destroyer  map[*laOp]*Story
+}
+
+func indexStories(ss []Story) storyMarks {
+	sm := storyMarks{staleWrite: map[*laOp]string{}, lost: map[*laOp]string{}, destroyer: map[*laOp]*Story{}}
+	for i := range ss {
+		s := &ss[i]
+		if s.stale != nil {
+			sm.staleWrite[s.stale] = "#" + s.ID
+		}
+		for _, v := range s.victims {
+			if s.Kind != KindFenced {
+				sm.lost[v] = "#" + s.ID
+			}
+		}
+	}
+	return sm
+}
+
+// drawTimeline draws the lanes of a lock-append history over [from, to]:
+// one by one when at most detailMax operations fall in the window, else
+// aggregated.
+func drawTimeline(in timelineInput) figure {
+	ls := in.lanes()
+	h := axisH + bottomPad
+	for _, l := range ls {
+		h += l.h
+	}
+	f := figure{ID: in.ID, Class: "timeline", W: figW, H: h,
+		Label: "Timeline: one lane per client with its lock-belief intervals and writes, one per server, fault windows shaded"}
+	s := scale{t0: in.from, t1: max(in.to, in.from+1), x0: labelW, x1: figW - rightPad}
+	lanesBottom := h - bottomPad
+
+	var inWindow []*laOp
+	for _, o := range in.m.ops {
+		end := o.end
+		if o.late != nil {
+			end = max(end, o.lateAt)
+		}
+		if end < 0 {
+			end = in.m.last
+		}
+		if end >= in.from && o.invoke <= in.to {
+			inWindow = append(inWindow, o)
+		}
+	}
+	detail := len(inWindow) <= detailMax
+
+	// Lane backgrounds and labels.
+	for i, l := range ls {
+		cls := "lane " + l.Kind
+		if i%2 == 1 {
+			cls += " odd"
+		}
+		f.Bands = append(f.Bands, shape{X: 0, Y: l.y, W: figW, H: l.h, Class: cls})
+		f.Texts = append(f.Texts, text{X: 6, Y: l.y + l.h/2 + 4, Text: l.Name + laneRole(l), Class: "lane-label"})
+	}
+	timeTicks(&f, s, lanesBottom+16, axisH-4, lanesBottom)
+
+	faultBands(&f, in, s, ls, lanesBottom, detail)
+	if detail {
+		drawOps(&f, in, s, ls, inWindow)
+	} else {
+		aggregateOps(&f, in, s, ls, inWindow)
+	}
+	return f
+}
+
+func laneRole(l laneSpec) string {
+	switch l.Kind {
+	case "client":
+		return " client"
+	case "server":
+		return " server"
+	}
+	return ""
+}
+
+// laneIndex maps a worker or node name to its lane.
+func laneIndex(ls []laneSpec) map[string]int {
+	idx := make(map[string]int, len(ls))
+	for i, l := range ls {
+		idx[l.Name] = i
+	}
+	return idx
+}
+
+// faultBands shades every fault window across all lanes (labelled above
+// the lanes) and draws it on the lanes of its nodes. Aggregated, windows
+// closer than a bin merge.
+func faultBands(f *figure, in timelineInput, s scale, ls []laneSpec, bottom px, detail bool) {
+	idx := laneIndex(ls)
+	type win struct {
+		a, b  int64
+		title string
+		label string
+		nodes []string
+		more  bool // nodes left out of a merged window's
+		pause bool
+	}
+	var wins []win
+	for _, ft := range in.m.faults {
+		stop := ft.Stop
+		if stop < 0 {
+			stop = in.m.last
+		}
+		if stop < in.from || ft.Start > in.to {
+			continue
+		}
+		title := fmt.Sprintf("%s on %s: %s to %s", ft.Fault, strings.Join(ft.Nodes, ", "), secs(ft.Start), secs(stop))
+		if p := describeParams(ft.Params); p != "" {
+			title += " (" + p + ")"
+		}
+		if ft.Error != "" {
+			title += "; recovery failed: " + ft.Error
+		}
+		label := ft.Fault + " " + strings.Join(ft.Nodes, ",")
+		wins = append(wins, win{a: ft.Start, b: stop, title: title, label: label, nodes: ft.Nodes, pause: strings.HasPrefix(ft.Fault, "pause")})
+	}
+	if !detail {
+		// Merge windows closer than one bin, per node set, so that a long
+		// run's thousands of faults stay a bounded number of shapes.
+		bin := (s.t1 - s.t0) / overviewNs
+		slices.SortFunc(wins, func(x, y win) int { return int(x.a - y.a) })
+		var merged []win
+		count := map[int]int{}
+		for _, w := range wins {
+			if n := len(merged); n > 0 && w.a-merged[n-1].b <= bin {
+				last := &merged[n-1]
+				last.b = max(last.b, w.b)
+				count[n-1]++
+				for _, nd := range w.nodes {
+					if len(last.nodes) == maxItems { // bounded, whatever the faults name
+						last.more = true
+						break
+					}
+					if !slices.Contains(last.nodes, nd) {
+						last.nodes = append(last.nodes, nd)
+					}
+				}
+				continue
+			}
+			merged = append(merged, w)
+			count[len(merged)-1] = 1
+		}
+		for i := range merged {
+			if count[i] > 1 {
+				nodes := strings.Join(merged[i].nodes, ", ")
+				if merged[i].more {
+					nodes += " and more"
+				}
+				merged[i].title = fmt.Sprintf("%d faults from %s to %s on %s", count[i], secs(merged[i].a), secs(merged[i].b), nodes)
+				merged[i].label = ""
+			}
+		}
+		wins = merged
+	}
+	lastLabelEnd := px(-1)
+	for _, w := range wins {
+		x := s.x(w.a)
+		wd := s.width(w.a, w.b, 1.5)
+		f.Bands = append(f.Bands, shape{X: x, Y: axisH - 4, W: wd, H: bottom - axisH + 4, Class: "band", Title: w.title})
+		if w.label != "" && detail && x > lastLabelEnd {
+			f.Texts = append(f.Texts, text{X: x + 2, Y: 11, Text: w.label, Class: "band-label"})
+			lastLabelEnd = x + px(7*float64(len(w.label))) + 8
+		}
+		for _, n := range w.nodes {
+			i, ok := idx[n]
+			if !ok {
+				continue
+			}
+			l := ls[i]
+			cls := "fault"
+			if w.pause {
+				cls += " pause"
+			}
+			if l.Kind == "client" {
+				f.Rects = append(f.Rects, shape{X: x, Y: l.y + 1, W: wd, H: stripH, Class: cls, Title: w.title})
+			} else {
+				f.Rects = append(f.Rects, shape{X: x, Y: l.y + 2, W: wd, H: l.h - 4, Class: cls, Title: w.title})
+				if wd > 60 && detail {
+					f.Texts = append(f.Texts, text{X: x + 3, Y: l.y + l.h - 4, Text: w.label, Class: "fault-label"})
+				}
+			}
+		}
+	}
+}
+
+// drawOps draws each operation: its span (invoke to completion), its
+// lock-belief interval (stale part marked), its write, and the stories'
+// marks.
+func drawOps(f *figure, in timelineInput, s scale, ls []laneSpec, ops []*laOp) {
+	sm := indexStories(in.stories)
+	lane := func(p history.Process) laneSpec {
+		w := laneOf(p, in.workers)
+		if w < len(ls) && ls[w].Kind == "client" {
+			return ls[w]
+		}
+		return ls[0]
+	}
+	writeXY := map[*laOp][2]px{}
+	for _, o := range ops {
+		l := lane(o.proc)
+		mid := l.y + stripH + (l.h-stripH)/2
+		dim := ""
+		if in.involved != nil && !in.involved[o] {
+			dim = " dim"
+		}
+		end := o.end
+		if end < 0 {
+			end = in.m.last
+		}
+		tok, hasTok := o.tokenOf()
+		who := "process " + o.proc.String()
+		if hasTok {
+			who += fmt.Sprintf(", token %d", tok)
+		}
+		// The span: waiting, working, releasing.
+		spanTitle := fmt.Sprintf("%s: %s, %s at %s (invoked %s)", who, o.label, o.typ, secs(o.end), secs(o.invoke))
+		if o.typ == history.Fail && o.comp.Reason != "" {
+			spanTitle += ": " + o.comp.Reason
+		}
+		f.Lines = append(f.Lines, line{X1: s.x(o.invoke), Y1: mid, X2: s.x(end), Y2: mid, Class: "span " + string(o.typ) + dim, Title: spanTitle})
+		if o.late != nil {
+			f.Lines = append(f.Lines, line{X1: s.x(end), Y1: mid, X2: s.x(o.lateAt), Y2: mid, Class: "span late" + dim,
+				Title: fmt.Sprintf("%s: late result %s at %s", who, o.late.Type, secs(o.lateAt))})
+		}
+		// The lock-belief interval.
+		if o.acquired {
+			be := o.beliefEnd(in.m.last)
+			title := fmt.Sprintf("%s believed it held the lock from %s to %s", who, secs(o.acquiredAt), secs(be))
+			cut := be
+			if o.staleFrom >= 0 {
+				cut = o.staleFrom
+				title += fmt.Sprintf("; stale from %s, when token %d was granted", secs(o.staleFrom), o.staleBy.token)
+			}
+			y := mid - beliefH/2
+			f.Rects = append(f.Rects, shape{X: s.x(o.acquiredAt), Y: y, W: s.width(o.acquiredAt, cut, 1), H: beliefH, Class: "belief" + dim, Title: title})
+			if o.staleFrom >= 0 {
+				f.Rects = append(f.Rects, shape{X: s.x(cut), Y: y, W: s.width(cut, be, 1), H: beliefH, Class: "belief stale" + dim, Title: title})
+			}
+			if w := s.x(be) - s.x(o.acquiredAt); w > 26 && dim == "" {
+				label := fmt.Sprint(o.token)
+				if a, ok := in.actors[o]; ok {
+					label = a + " " + label
+				}
+				f.Texts = append(f.Texts, text{X: s.x(o.acquiredAt) + 3, Y: mid + 3.5, Text: label, Class: "belief-label"})
+			}
+		}
+		// The write.
+		if !o.writes {
+			continue
+		}
+		wt := o.writeAt()
+		if wt < 0 || (!o.landed() && o.writeSentAt < 0) {
+			if r, _ := o.rejected(); !r {
+				continue
+			}
+			wt = o.rejectedAt()
+		}
+		x := s.x(wt)
+		writeXY[o] = [2]px{x, mid}
+		m := mark{X: x, Y: mid, R: 3.2}
+		switch r, why := o.rejected(); {
+		case sm.staleWrite[o] != "" && o.landed():
+			m.Shape, m.Class, m.Href = "diamond", "w-stale", sm.staleWrite[o]
+			m.Title = fmt.Sprintf("%s: stale write ACCEPTED at %s: it lost acknowledged updates (see the story)", who, secs(wt))
+		case r:
+			m.Shape, m.Class, m.Href = "cross", "w-fenced", sm.staleWrite[o]
+			m.Title = fmt.Sprintf("%s: write REJECTED by the fence at %s: %s", who, secs(wt), why)
+		case o.landed():
+			m.Shape, m.Class = "dot", "w-ok"
+			m.Title = fmt.Sprintf("%s: write of element %d accepted at %s", who, o.element, secs(wt))
+		default:
+			m.Shape, m.Class = "q", "w-unknown"
+			m.Title = fmt.Sprintf("%s: write sent at %s, outcome unknown (%s)", who, secs(wt), o.typ)
+		}
+		m.Class += dim
+		f.Marks = append(f.Marks, m)
+		if href, ok := sm.lost[o]; ok {
+			f.Marks = append(f.Marks, mark{X: x, Y: mid, R: 7, Shape: "ring", Class: "lost", Href: href,
+				Title: fmt.Sprintf("element %d of %s: acknowledged, then LOST", o.element, who)})
+		}
+	}
+	// Connect each destroying write to the elements it erased.
+	for i := range in.stories {
+		st := &in.stories[i]
+		var d *laOp
+		switch st.Kind {
+		case KindStaleOverwrote, KindUnexplained:
+			d = st.stale
+		case KindStaleOverwritten:
+			d = st.other
+		}
+		from, ok := writeXY[d]
+		if d == nil || !ok {
+			continue
+		}
+		for _, v := range st.victims {
+			to, ok := writeXY[v]
+			if !ok || v == d {
+				continue
+			}
+			f.Paths = append(f.Paths, svgPath{D: arc(from[0], from[1], to[0], to[1], 18), Class: "erase",
+				Title: fmt.Sprintf("process %s's write erased element %d of process %s", d.proc, v.element, v.proc)})
+		}
+	}
+}
+
+// aggregateOps draws a long history in overviewNs bins per lane: how much
+// of each bin a client believed it held the lock (shade), when it did so
+// stale (red), and counts of the writes that matter (fenced, stale
+// accepted, lost, unknown). The number of shapes is bounded by lanes x bins.
+func aggregateOps(f *figure, in timelineInput, s scale, ls []laneSpec, ops []*laOp) {
+	sm := indexStories(in.stories)
+	nb := overviewNs
+	span := s.t1 - s.t0
+	binOf := func(t int64) int { return min(max(int((t-s.t0)*int64(nb)/max(span, 1)), 0), nb-1) }
+	binW := (s.x1 - s.x0) / px(nb)
+	type laneAgg struct {
+		cover, stale []int64
+		marks        map[[2]int]int // bin, kind -> count
+	}
+	aggs := make([]laneAgg, len(ls))
+	for i := range aggs {
+		aggs[i] = laneAgg{cover: make([]int64, nb), stale: make([]int64, nb), marks: map[[2]int]int{}}
+	}
+	addCover := func(c []int64, a, b int64) {
+		a, b = max(a, s.t0), min(b, s.t1)
+		for t := a; t < b; {
+			bi := binOf(t)
+			binEnd := s.t0 + int64(bi+1)*span/int64(nb)
+			e := min(b, binEnd)
+			if e <= t {
+				e = b // the last bin
+			}
+			c[bi] += e - t
+			t = e
+		}
+	}
+	const (
+		kFenced = iota
+		kStale
+		kLost
+		kUnknown
+		kinds
+	)
+	for _, o := range ops {
+		w := laneOf(o.proc, in.workers)
+		if w >= len(ls) || ls[w].Kind != "client" {
+			continue
+		}
+		a := &aggs[w]
+		if o.acquired {
+			be := o.beliefEnd(in.m.last)
+			if o.staleFrom >= 0 {
+				addCover(a.cover, o.acquiredAt, o.staleFrom)
+				addCover(a.stale, o.staleFrom, be)
+			} else {
+				addCover(a.cover, o.acquiredAt, be)
+			}
+		}
+		wt := o.writeAt()
+		switch r, _ := o.rejected(); {
+		case r:
+			a.marks[[2]int{binOf(o.rejectedAt()), kFenced}]++
+		case sm.staleWrite[o] != "":
+			a.marks[[2]int{binOf(wt), kStale}]++
+		case o.typ == history.Info && !o.landed():
+			a.marks[[2]int{binOf(max(o.invoke, wt)), kUnknown}]++
+		}
+		if _, ok := sm.lost[o]; ok {
+			a.marks[[2]int{binOf(o.ackAt()), kLost}]++
+		}
+	}
+	binNs := float64(span) / float64(nb)
+	for i, l := range ls {
+		if l.Kind != "client" {
+			continue
+		}
+		a := aggs[i]
+		mid := l.y + stripH + (l.h-stripH)/2
+		// Runs of bins with the same shade are one rectangle.
+		level := func(c int64) int { return min(int(float64(c)/binNs*4+0.999), 4) }
+		for b := 0; b < nb; {
+			lv := level(a.cover[b])
+			e := b + 1
+			for e < nb && level(a.cover[e]) == lv {
+				e++
+			}
+			if lv > 0 {
+				f.Rects = append(f.Rects, shape{X: s.x0 + px(b)*binW, Y: mid - beliefH/2, W: px(e-b) * binW, H: beliefH,
+					Class: fmt.Sprintf("agg l%d", lv), Title: fmt.Sprintf("%s held the lock about %d%% of %s to %s", l.Name, lv*25, secs(s.t0+int64(float64(b)*binNs)), secs(s.t0+int64(float64(e)*binNs)))})
+			}
+			b = e
+		}
+		for b := 0; b < nb; b++ {
+			if a.stale[b] > 0 {
+				f.Rects = append(f.Rects, shape{X: s.x0 + px(b)*binW, Y: mid + beliefH/2, W: max(binW, 1.5), H: 3, Class: "agg-stale",
+					Title: fmt.Sprintf("%s: a stale holder believed it held the lock (%s)", l.Name, time.Duration(a.stale[b]).Round(time.Millisecond))})
+			}
+		}
+		// The writes that matter, as runs of bins per kind, drawn over
+		// the shade: at most one rectangle per bin and kind.
+		for _, k := range []int{kUnknown, kFenced, kLost, kStale} {
+			for b := 0; b < nb; {
+				if a.marks[[2]int{b, k}] == 0 {
+					b++
+					continue
+				}
+				e, n := b, 0
+				for e < nb && a.marks[[2]int{e, k}] > 0 {
+					n += a.marks[[2]int{e, k}]
+					e++
+				}
+				from, to := secs(s.t0+int64(float64(b)*binNs)), secs(s.t0+int64(float64(e)*binNs))
+				r := shape{X: s.x0 + px(b)*binW, W: max(px(e-b)*binW, 2), Y: mid - beliefH/2 - 2, H: beliefH + 4}
+				switch k {
+				case kFenced:
+					r.Class, r.Title = "agg-mark w-fenced-bin", fmt.Sprintf("%s: %d writes rejected by the fence, %s to %s", l.Name, n, from, to)
+				case kStale:
+					r.Class, r.Title = "agg-mark w-stale-bin", fmt.Sprintf("%s: %d stale writes accepted that lost updates, %s to %s", l.Name, n, from, to)
+				case kLost:
+					r.Class, r.Title = "agg-mark lost-bin", fmt.Sprintf("%s: %d acknowledged elements lost, %s to %s", l.Name, n, from, to)
+				default:
+					r.Class, r.Title = "agg-mark unknown-bin", fmt.Sprintf("%s: %d operations of unknown outcome, %s to %s", l.Name, n, from, to)
+				}
+				f.Rects = append(f.Rects, r)
+				b = e
+			}
+		}
+	}
+	f.Texts = append(f.Texts, text{X: figW - rightPad, Y: axisH - 8, Anchor: "end", Class: "note",
+		Text: fmt.Sprintf("%d operations and %d fault windows, aggregated in %d bins of %s", len(ops), len(in.m.faults), nb, time.Duration(binNs).Round(time.Millisecond))})
+}

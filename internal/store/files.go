@@ -1,0 +1,220 @@
+package store
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/fencecheck/fencecheck/internal/checkers"
+	"github.com/fencecheck/fencecheck/internal/history"
+)
+
+// TestInfo is test.json: the whole configuration, the seed, the target's
+// version and the images the run used.
+type TestInfo struct {
+	RunID         string    `json:"run_id"`
+	Name          string    `json:"name"`
+	Started       time.Time `json:"started"`
+	Fencecheck    string    `json:"fencecheck_version"`
+	Target        string    `json:"target"`
+	TargetVersion string    `json:"target_version,omitempty"`
+	// Client is the user's lock client program (--client-dir): its name
+	// and command; empty: the target's own recipe.
+	Client   string `json:"client,omitempty"`
+	Workload string `json:"workload"`
+	// Scripted names the script of a scripted run (the demo), empty for
+	// a run of the generator.
+	Scripted string `json:"scripted,omitempty"`
+	// Fencing is the --fencing value: one mode, or one per resource.
+	Fencing string `json:"fencing"`
+	// Resources are what the lock protected, in write order, each with
+	// its fencing mode; AuditLog and SideWriter say whether the run had
+	// them.
+	Resources       []ResourceInfo    `json:"resources,omitempty"`
+	AuditLog        string            `json:"audit_log,omitempty"`
+	SideWriter      bool              `json:"side_writer,omitempty"`
+	Nemesis         string            `json:"nemesis"`
+	NemesisInterval string            `json:"nemesis_interval"`
+	TimeLimit       string            `json:"time_limit"`
+	Concurrency     int               `json:"concurrency"`
+	Nodes           int               `json:"nodes"`
+	TTL             string            `json:"ttl"`
+	Keys            int               `json:"keys,omitempty"`
+	ReadMode        string            `json:"read_mode,omitempty"`
+	LockDelay       string            `json:"lock_delay,omitempty"`
+	Work            string            `json:"work"`
+	Margin          string            `json:"margin"`
+	AcquireTimeout  string            `json:"acquire_timeout"`
+	OpTimeout       string            `json:"op_timeout"`
+	RPCTimeout      string            `json:"rpc_timeout"`
+	CheckTimeout    string            `json:"check_timeout"`
+	Seed            uint64            `json:"seed"`
+	Images          map[string]string `json:"images"`
+	ImageIDs        map[string]string `json:"image_ids,omitempty"`
+	Servers         []NodeInfo        `json:"servers"`
+	ClusterReady    string            `json:"cluster_ready"`
+}
+
+// ResourceInfo is one resource of the run.
+type ResourceInfo struct {
+	Name    string     `json:"name"`
+	Fencing string     `json:"fencing"`
+	Nodes   []NodeInfo `json:"nodes,omitempty"`
+}
+
+// NodeInfo is one container of the run.
+type NodeInfo struct {
+	Name string `json:"name"`
+	Addr string `json:"addr"`
+}
+
+// WorkloadResult is a workload's checker result; its JSON fields appear at
+// the top level of results.json (for lock-append "valid", "checkers",
+// "lost_updates", "fence_rejections", "overlaps").
+type WorkloadResult interface {
+	// Verdict is the workload's verdict; SetVerdict overrides it (an
+	// interrupted run's valid becomes unknown).
+	Verdict() checkers.Validity
+	SetVerdict(checkers.Validity)
+}
+
+// Results is results.json: the workload's checker result, plus the
+// workload's name, the faults of the run and a few figures.
+type Results struct {
+	Workload string `json:"workload"`
+	// Result is the workload's checker result. Read back from results.json
+	// it is a RawResult, which the workload decodes (workloads.Workload's
+	// Decode) where its fields are needed.
+	Result WorkloadResult `json:"-"`
+	// Faults are the nemesis's fault windows, from the history.
+	Faults []history.Fault `json:"faults"`
+	// FaultHits counts the faults aimed at a critical section and whether
+	// each was in place while its holder waited there.
+	FaultHits *FaultHits `json:"fault_hits,omitempty"`
+	// Workers says how many clients kept completing operations once the
+	// faults began.
+	Workers *Workers `json:"workers,omitempty"`
+	// Events is the number of history events; CheckTime how long the
+	// checkers took.
+	Events    int    `json:"events"`
+	CheckTime string `json:"check_time"`
+	// Elapsed is the wall time of the whole run, set-up and teardown
+	// included.
+	Elapsed     string `json:"elapsed,omitempty"`
+	Interrupted bool   `json:"interrupted,omitempty"`
+	Note        string `json:"note,omitempty"`
+}
+
+// Valid is the run's verdict: the workload result's, or unknown without one.
+func (r *Results) Valid() checkers.Validity {
+	if r.Result == nil {
+		return checkers.Unknown
+	}
+	return r.Result.Verdict()
+}
+
+// SetValid overrides the verdict (an interrupted run's valid is unknown).
+func (r *Results) SetValid(v checkers.Validity) {
+	if r.Result != nil {
+		r.Result.SetVerdict(v)
+	}
+}
+
+// resultsFields is Results without its methods, for JSON.
+type resultsFields Results
+
+// MarshalJSON writes the workload result's fields and Results's own fields
+// in one object.
+func (r Results) MarshalJSON() ([]byte, error) {
+	own, err := json.Marshal(resultsFields(r))
+	if err != nil {
+		return nil, err
+	}
+	var wl []byte
+	if r.Result != nil {
+		if wl, err = json.Marshal(r.Result); err != nil {
+			return nil, err
+		}
+	} else {
+		wl = []byte(`{"valid":"unknown"}`)
+	}
+	// Both are objects: splice "{wl...}" and "{own...}".
+	if len(wl) <= 2 || wl[0] != '{' {
+		return own, nil
+	}
+	out := make([]byte, 0, len(own)+len(wl))
+	out = append(out, wl[:len(wl)-1]...)
+	out = append(out, ',')
+	out = append(out, own[1:]...)
+	return out, nil
+}
+
+// UnmarshalJSON reads what MarshalJSON writes; the workload's part becomes
+// a RawResult.
+func (r *Results) UnmarshalJSON(b []byte) error {
+	var own resultsFields
+	if err := json.Unmarshal(b, &own); err != nil {
+		return err
+	}
+	var all map[string]json.RawMessage
+	if err := json.Unmarshal(b, &all); err != nil {
+		return err
+	}
+	for _, k := range ownKeys {
+		delete(all, k)
+	}
+	*r = Results(own)
+	raw := RawResult(all)
+	if _, err := raw.verdict(); err != nil {
+		return err
+	}
+	r.Result = raw
+	return nil
+}
+
+// ownKeys are the JSON names of Results's own fields.
+var ownKeys = []string{"workload", "faults", "fault_hits", "workers", "events", "check_time", "elapsed", "interrupted", "note"}
+
+// FaultHits counts the faults aimed at a critical section (pause-holder,
+// partition-client): Hit were in place while the holder waited at its
+// failpoint, Missed were not.
+type FaultHits struct {
+	Aimed  int `json:"aimed"`
+	Hit    int `json:"hit"`
+	Missed int `json:"missed"`
+}
+
+// Workers is what the clients did once faults began: Count clients, of
+// which Idle completed no operation after the first fault started.
+type Workers struct {
+	Count int `json:"count"`
+	Idle  int `json:"idle_after_first_fault"`
+}
+
+// RawResult is a workload result read back from results.json, undecoded:
+// its fields by JSON name.
+type RawResult map[string]json.RawMessage
+
+func (r RawResult) verdict() (checkers.Validity, error) {
+	var v checkers.Validity
+	raw, ok := r["valid"]
+	if !ok {
+		return checkers.Unknown, nil
+	}
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return checkers.Unknown, fmt.Errorf("store: results.json: %w", err)
+	}
+	return v, nil
+}
+
+// Verdict is the "valid" field (unknown when absent).
+func (r RawResult) Verdict() checkers.Validity {
+	v, _ := r.verdict()
+	return v
+}
+
+// SetVerdict sets the "valid" field.
+func (r RawResult) SetVerdict(v checkers.Validity) {
+	b, _ := json.Marshal(v)
+	r["valid"] = b
+}

@@ -1,0 +1,215 @@
+// Package redis is the single-instance Redis target: one redis-server (the
+// base image's, Debian bookworm's 7.0.15), the SET NX PX lock recipe, and a
+// key of the same server as the protected resource. Its sub-packages are the
+// other Redis targets: sentinel (a primary, a replica and three Sentinels)
+// and redlock (independent masters and the Redlock algorithm).
+//
+// Lock: SET PREFIX/lock <random value> NX PX <ttl>. A waiting client tries
+// again every 15-25 ms. Release is a Lua compare-and-delete: DEL only if the
+// key still holds the caller's value, so a holder whose lease expired cannot
+// delete its successor's lock. The lease is the key's expiry: nothing
+// renews it. Lease.Remaining is the client's estimate, TTL minus the time
+// since it sent the SET.
+//
+// Fencing token: INCR PREFIX/token, in the same Lua script as the SET NX and
+// only when the SET took the lock. A script runs atomically, so no other
+// grant can come between a grant and its INCR: tokens are unique and in
+// grant order, as long as the counter survives. With `redis` (AOF, fsync
+// always) it survives a crash of the server: the INCR is on disk before the
+// client hears of it. With `redis-nopersist` (--save "" --appendonly no, a
+// common set-up for a Redis used for locks) a restarted server is empty and
+// INCR starts again from 1: tokens are granted twice and go down.
+//
+// Fencing modes, on the resource PREFIX/value (JSON) in the same server,
+// each one Lua script that also INCRs PREFIX/rev, the resource's revision:
+//   - none: SET value;
+//   - token: PREFIX/fence holds the highest token accepted; a write with a
+//     lower token is refused, else fence and value are set together;
+//   - cas: the value is set only while PREFIX/lock still holds the writer's
+//     random value (Redis's own atomicity ties the write to ownership).
+//
+// Redis expires keys by its wall clock (a key's expiry is an absolute Unix
+// time in ms): a server clock that jumps forward by more than the TTL
+// expires the lock at once while its holder still works, and another client
+// takes it (nemesis clock-skew:server). The older holder, still running, then
+// usually writes before the newer one, whose read came first: token fencing
+// accepts both (its tokens arrive in increasing order) and the newer write
+// erases the older; cas refuses the older holder's write, since the lock key
+// no longer holds its value.
+//
+// No hidden retries: go-redis's command retries are off (Options), so every
+// command is sent at most once. Acquire tries again only when an attempt
+// certainly did not take the lock (see Lock.Acquire).
+//
+// Redis has no Raft leader: Leader is the server itself.
+package redis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/fencecheck/fencecheck/internal/images"
+	"github.com/fencecheck/fencecheck/targets"
+)
+
+// Port is redis-server's client port.
+const Port = 6379
+
+// ServerVersion is the version of the redis-server in the base image
+// (Debian bookworm's redis package).
+const ServerVersion = "7.0.15"
+
+// MinTTL is the shortest lease the Redis targets take: a lease must outlast
+// a few round trips.
+const MinTTL = 100 * time.Millisecond
+
+// Persistence settings of the servers.
+var (
+	// Durable: every write is in the append-only file, fsynced, before the
+	// client hears of it; a killed server restarts with all of it.
+	Durable = []string{"--appendonly", "yes", "--appendfsync", "always", "--save", ""}
+	// Volatile: nothing on disk; a restarted server is empty.
+	Volatile = []string{"--appendonly", "no", "--save", ""}
+)
+
+// ServerCmd is the command line of a redis-server on Port with its data in
+// /var/lib/redis and the given persistence settings.
+func ServerCmd(persistence []string) []string {
+	cmd := []string{"redis-server", "--port", fmt.Sprint(Port), "--bind", "0.0.0.0", "--protected-mode", "no",
+		"--dir", "/var/lib/redis", "--loglevel", "notice"}
+	return append(cmd, persistence...)
+}
+
+// Target is a single Redis server.
+type Target struct {
+	// NoPersistence runs the server with --save "" --appendonly no: a
+	// restart loses every key, the token counter included.
+	NoPersistence bool
+}
+
+// Name is "redis", or "redis-nopersist" without persistence.
+func (t Target) Name() string {
+	if t.NoPersistence {
+		return "redis-nopersist"
+	}
+	return "redis"
+}
+
+// Image is the base image, which holds redis-server.
+func (Target) Image() string { return images.Base }
+
+// Version is the redis-server version.
+func (Target) Version() string { return ServerVersion }
+
+// DefaultNodes is 1: a single server.
+func (Target) DefaultNodes() int { return 1 }
+
+// Nodes returns the one server.
+func (t Target) Nodes(n int) ([]targets.NodeSpec, error) {
+	if n != 1 {
+		return nil, fmt.Errorf("%w: %s is a single Redis server: run it with --nodes 1, not %d", targets.ErrBadConfig, t.Name(), n)
+	}
+	p := Durable
+	if t.NoPersistence {
+		p = Volatile
+	}
+	return []targets.NodeSpec{{Name: "n1", Port: Port, Cmd: ServerCmd(p)}}, nil
+}
+
+// Validate rejects leases Redis cannot express (PX is in whole
+// milliseconds) or too short to be held.
+func (Target) Validate(cfg targets.ClientConfig) error { return ValidateTTL(cfg.TTL) }
+
+// ValidateTTL checks a lease TTL for the Redis targets.
+func ValidateTTL(ttl time.Duration) error {
+	if ttl < MinTTL || ttl%time.Millisecond != 0 {
+		return fmt.Errorf("%w: Redis lock leases are whole milliseconds of at least %s; --ttl %s is not", targets.ErrBadConfig, MinTTL, ttl)
+	}
+	return nil
+}
+
+// Ready returns nil once every node answers PING (a server still loading
+// its append-only file answers LOADING).
+func (Target) Ready(ctx context.Context, nodes []targets.Node) error { return PingAll(ctx, nodes) }
+
+// PingAll waits until every node answers PING, or returns the last reason
+// one did not when ctx ends.
+func PingAll(ctx context.Context, nodes []targets.Node) error {
+	for {
+		last := pingAll(ctx, nodes)
+		if last == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("redis not ready: %w", last)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+func pingAll(ctx context.Context, nodes []targets.Node) error {
+	var errs []error
+	for _, n := range nodes {
+		c := NewClient(n.Addr, time.Second)
+		pctx, cancel := context.WithTimeout(ctx, time.Second)
+		err := c.Ping(pctx).Err()
+		cancel()
+		c.Close()
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", n.Name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Leader is the one server: Redis has no Raft leader.
+func (Target) Leader(_ context.Context, nodes []targets.Node) (string, error) {
+	if len(nodes) == 0 {
+		return "", errors.New("redis: no server")
+	}
+	return nodes[0].Name, nil
+}
+
+// Dial returns a client of the server (the first endpoint).
+func (t Target) Dial(_ context.Context, cfg targets.ClientConfig) (targets.Client, error) {
+	if err := t.Validate(cfg); err != nil {
+		return nil, err
+	}
+	if len(cfg.Endpoints) == 0 {
+		return nil, errors.New("redis: no endpoint")
+	}
+	rpc := RPC(cfg)
+	return Connect(NewClient(cfg.Endpoints[0], rpc), cfg), nil
+}
+
+// RPC is the client's limit on each request (5 s when unset).
+func RPC(cfg targets.ClientConfig) time.Duration {
+	if cfg.RPCTimeout > 0 {
+		return cfg.RPCTimeout
+	}
+	return 5 * time.Second
+}
+
+// Client is the single-instance lock and the resource, on one go-redis
+// client (of one server, or of the primary a Sentinel names).
+type Client struct {
+	Lock
+	Resource
+}
+
+// Connect returns the Client of cfg's keys on rdb.
+func Connect(rdb *goredis.Client, cfg targets.ClientConfig) *Client {
+	rpc, keys := RPC(cfg), KeysFor(cfg.Prefix)
+	return &Client{
+		Lock:     Lock{RDB: rdb, Keys: keys, TTL: cfg.TTL, RPC: rpc},
+		Resource: Resource{RDB: rdb, Keys: keys, RPC: rpc},
+	}
+}
+
+// Close closes the go-redis client.
+func (c *Client) Close() error { return c.Lock.RDB.Close() }
