@@ -15,10 +15,10 @@ import (
 	"github.com/fencecheck/fencecheck/internal/history"
 	"github.com/fencecheck/fencecheck/internal/resources"
 	"github.com/fencecheck/fencecheck/internal/resources/lockstore"
-	"github.com/fencecheck/fencecheck/targets"
 	"github.com/fencecheck/fencecheck/internal/targets/etcd"
 	"github.com/fencecheck/fencecheck/internal/workloads"
 	"github.com/fencecheck/fencecheck/internal/workloads/lockappend"
+	"github.com/fencecheck/fencecheck/targets"
 )
 
 // runOverhead measures what the harness costs: lock-append critical

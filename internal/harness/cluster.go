@@ -26,8 +26,8 @@ import (
 	"github.com/fencecheck/fencecheck/internal/nemesis"
 	"github.com/fencecheck/fencecheck/internal/resources"
 	"github.com/fencecheck/fencecheck/internal/resources/lockstore"
-	"github.com/fencecheck/fencecheck/targets"
 	"github.com/fencecheck/fencecheck/internal/workloads"
+	"github.com/fencecheck/fencecheck/targets"
 )
 
 // ErrHarness: the harness itself failed (Docker unreachable, an image that

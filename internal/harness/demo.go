@@ -14,9 +14,9 @@ import (
 	"github.com/fencecheck/fencecheck/internal/nemesis"
 	"github.com/fencecheck/fencecheck/internal/resources"
 	"github.com/fencecheck/fencecheck/internal/store"
-	"github.com/fencecheck/fencecheck/targets"
 	"github.com/fencecheck/fencecheck/internal/workloads"
 	wlockappend "github.com/fencecheck/fencecheck/internal/workloads/lockappend"
+	"github.com/fencecheck/fencecheck/targets"
 )
 
 // DemoConfig configures the scripted demo.

@@ -12,9 +12,9 @@ import (
 	la "github.com/fencecheck/fencecheck/internal/history/lockappend"
 	"github.com/fencecheck/fencecheck/internal/nemesis"
 	"github.com/fencecheck/fencecheck/internal/store"
-	"github.com/fencecheck/fencecheck/targets"
 	"github.com/fencecheck/fencecheck/internal/workloads"
 	"github.com/fencecheck/fencecheck/internal/workloads/election"
+	"github.com/fencecheck/fencecheck/targets"
 )
 
 // ElectionDemo plays the seed's Raft example on a real cluster, once per

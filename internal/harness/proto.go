@@ -12,8 +12,8 @@ import (
 
 	"github.com/fencecheck/fencecheck/internal/history"
 	"github.com/fencecheck/fencecheck/internal/resources"
-	"github.com/fencecheck/fencecheck/targets"
 	"github.com/fencecheck/fencecheck/internal/workloads"
+	"github.com/fencecheck/fencecheck/targets"
 )
 
 // The worker protocol: JSON objects, one a line, over one TCP connection

@@ -26,8 +26,8 @@ import (
 	"github.com/fencecheck/fencecheck/internal/nemesis"
 	"github.com/fencecheck/fencecheck/internal/resources"
 	"github.com/fencecheck/fencecheck/internal/store"
-	"github.com/fencecheck/fencecheck/targets"
 	"github.com/fencecheck/fencecheck/internal/workloads"
+	"github.com/fencecheck/fencecheck/targets"
 )
 
 // Config is a test. Durations of zero take the defaults of Defaults.

@@ -20,10 +20,10 @@ import (
 	"github.com/fencecheck/fencecheck/internal/harness/harnesstest"
 	"github.com/fencecheck/fencecheck/internal/history"
 	"github.com/fencecheck/fencecheck/internal/nemesis"
-	"github.com/fencecheck/fencecheck/targets"
 	"github.com/fencecheck/fencecheck/internal/targets/etcd"
 	"github.com/fencecheck/fencecheck/internal/workloads"
 	"github.com/fencecheck/fencecheck/internal/workloads/lockappend"
+	"github.com/fencecheck/fencecheck/targets"
 
 	la "github.com/fencecheck/fencecheck/internal/history/lockappend"
 )

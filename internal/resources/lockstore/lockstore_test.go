@@ -9,8 +9,8 @@ import (
 	"github.com/fencecheck/fencecheck/internal/harness/harnesstest"
 	"github.com/fencecheck/fencecheck/internal/resources/lockstore"
 	"github.com/fencecheck/fencecheck/internal/resources/resourcetest"
-	"github.com/fencecheck/fencecheck/targets"
 	"github.com/fencecheck/fencecheck/internal/targets/etcd"
+	"github.com/fencecheck/fencecheck/targets"
 )
 
 // The lock-store passes the resource contract with real etcd leases: its

@@ -13,10 +13,10 @@ import (
 	"github.com/fencecheck/fencecheck/internal/resources"
 	"github.com/fencecheck/fencecheck/internal/resources/proxy"
 	"github.com/fencecheck/fencecheck/internal/resources/resourcetest"
-	"github.com/fencecheck/fencecheck/targets"
 	"github.com/fencecheck/fencecheck/internal/targets/redis"
 	"github.com/fencecheck/fencecheck/internal/workloads"
 	"github.com/fencecheck/fencecheck/internal/workloads/lockappend"
+	"github.com/fencecheck/fencecheck/targets"
 )
 
 func TestContract(t *testing.T) {

@@ -14,8 +14,8 @@ import (
 	"github.com/fencecheck/fencecheck/internal/harness"
 	"github.com/fencecheck/fencecheck/internal/harness/harnesstest"
 	"github.com/fencecheck/fencecheck/internal/resources"
-	"github.com/fencecheck/fencecheck/targets"
 	"github.com/fencecheck/fencecheck/internal/targets/redis"
+	"github.com/fencecheck/fencecheck/targets"
 )
 
 // Holders gives the contract its lock holders: Acquire returns a lease

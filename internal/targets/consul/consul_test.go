@@ -17,8 +17,8 @@ import (
 	"github.com/fencecheck/fencecheck/internal/harness"
 	"github.com/fencecheck/fencecheck/internal/harness/harnesstest"
 	"github.com/fencecheck/fencecheck/internal/images"
-	"github.com/fencecheck/fencecheck/targets"
 	"github.com/fencecheck/fencecheck/internal/targets/targettest"
+	"github.com/fencecheck/fencecheck/targets"
 )
 
 const testTTL = 10 * time.Second

@@ -9,9 +9,9 @@ import (
 
 	"github.com/fencecheck/fencecheck/internal/harness"
 	"github.com/fencecheck/fencecheck/internal/harness/harnesstest"
-	"github.com/fencecheck/fencecheck/targets"
 	"github.com/fencecheck/fencecheck/internal/targets/etcd"
 	"github.com/fencecheck/fencecheck/internal/targets/targettest"
+	"github.com/fencecheck/fencecheck/targets"
 )
 
 // startEtcd starts a real etcd cluster in Docker (no workers) and returns the

@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/fencecheck/fencecheck/internal/harness"
-	"github.com/fencecheck/fencecheck/targets"
 	"github.com/fencecheck/fencecheck/internal/targets/redis"
 	"github.com/fencecheck/fencecheck/internal/targets/redis/internal/redistest"
+	"github.com/fencecheck/fencecheck/targets"
 )
 
 func TestLockTokensAndFencing(t *testing.T) {

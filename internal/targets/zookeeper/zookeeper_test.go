@@ -12,9 +12,9 @@ import (
 
 	"github.com/fencecheck/fencecheck/internal/harness"
 	"github.com/fencecheck/fencecheck/internal/harness/harnesstest"
-	"github.com/fencecheck/fencecheck/targets"
 	"github.com/fencecheck/fencecheck/internal/targets/targettest"
 	"github.com/fencecheck/fencecheck/internal/targets/zookeeper"
+	"github.com/fencecheck/fencecheck/targets"
 )
 
 const ttl = 2 * time.Second

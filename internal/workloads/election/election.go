@@ -23,8 +23,8 @@ import (
 	"github.com/fencecheck/fencecheck/internal/history"
 	la "github.com/fencecheck/fencecheck/internal/history/lockappend"
 	"github.com/fencecheck/fencecheck/internal/resources"
-	"github.com/fencecheck/fencecheck/targets"
 	"github.com/fencecheck/fencecheck/internal/workloads"
+	"github.com/fencecheck/fencecheck/targets"
 )
 
 // Functions (the f of history events). The final reads are lock-append's

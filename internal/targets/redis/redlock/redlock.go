@@ -68,8 +68,8 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/fencecheck/fencecheck/internal/images"
-	"github.com/fencecheck/fencecheck/targets"
 	"github.com/fencecheck/fencecheck/internal/targets/redis"
+	"github.com/fencecheck/fencecheck/targets"
 )
 
 // Target is independent Redis masters locked with Redlock.

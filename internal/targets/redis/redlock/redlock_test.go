@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fencecheck/fencecheck/targets"
 	"github.com/fencecheck/fencecheck/internal/targets/redis/internal/redistest"
 	"github.com/fencecheck/fencecheck/internal/targets/redis/redlock"
+	"github.com/fencecheck/fencecheck/targets"
 )
 
 func TestLockTokensAndFencing(t *testing.T) {

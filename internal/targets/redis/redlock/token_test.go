@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fencecheck/fencecheck/targets"
 	"github.com/fencecheck/fencecheck/internal/targets/redis/internal/redistest"
+	"github.com/fencecheck/fencecheck/targets"
 )
 
 // Kleppmann's objection, on real masters: the token is taken after the

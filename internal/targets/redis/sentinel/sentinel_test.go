@@ -8,10 +8,10 @@ import (
 	"time"
 
 	"github.com/fencecheck/fencecheck/internal/harness"
-	"github.com/fencecheck/fencecheck/targets"
 	"github.com/fencecheck/fencecheck/internal/targets/redis/internal/redistest"
 	"github.com/fencecheck/fencecheck/internal/targets/redis/sentinel"
 	"github.com/fencecheck/fencecheck/internal/targets/targettest"
+	"github.com/fencecheck/fencecheck/targets"
 )
 
 func TestLockTokensAndFencing(t *testing.T) {

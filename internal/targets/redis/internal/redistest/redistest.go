@@ -9,8 +9,8 @@ import (
 
 	"github.com/fencecheck/fencecheck/internal/harness"
 	"github.com/fencecheck/fencecheck/internal/harness/harnesstest"
-	"github.com/fencecheck/fencecheck/targets"
 	"github.com/fencecheck/fencecheck/internal/targets/targettest"
+	"github.com/fencecheck/fencecheck/targets"
 )
 
 // TTL is the lease of the tests.
