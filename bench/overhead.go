@@ -40,7 +40,7 @@ func runOverhead(bin string, runs int, limit time.Duration) error {
 	const concurrency = 5
 	var harnessed, bare []float64
 	for i := 0; i < runs; i++ {
-		h, err := harnessedRate(bin, filepath.Join(dir, fmt.Sprint(i)), limit, concurrency)
+		h, err := harnessedRate(bin, filepath.Join(dir, fmt.Sprint(i)), limit, concurrency, "etcd")
 		if err != nil {
 			return err
 		}
@@ -60,9 +60,12 @@ func runOverhead(bin string, runs int, limit time.Duration) error {
 	return nil
 }
 
-func harnessedRate(bin, res string, limit time.Duration, concurrency int) (float64, error) {
-	cmd := exec.Command(bin, "run", "--target", "etcd", "--fencing", "none", "--nemesis", "none", "--work", "1ns",
-		"--time-limit", limit.String(), "--concurrency", fmt.Sprint(concurrency), "--results", res, "--quiet")
+// harnessedRate is the critical sections completed ok per second of one run
+// of target with no faults and no work time (extra: more flags).
+func harnessedRate(bin, res string, limit time.Duration, concurrency int, target string, extra ...string) (float64, error) {
+	args := append([]string{"run", "--target", target, "--fencing", "none", "--nemesis", "none", "--work", "1ns",
+		"--time-limit", limit.String(), "--concurrency", fmt.Sprint(concurrency), "--results", res, "--quiet"}, extra...)
+	cmd := exec.Command(bin, args...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return 0, fmt.Errorf("run: %v\n%s", err, out)
 	}

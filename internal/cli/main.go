@@ -39,6 +39,8 @@ Usage:
   fencecheck demo [flags]         the seed story on real etcd: a paused lock holder, unfenced then fenced
   fencecheck matrix [flags]       every combination of targets, faults and fencing modes, one run after
                                   another; fails when a fenced run is not valid (nightly CI)
+  fencecheck merge --results OUT SHARD_DIR...
+                                  join the results of a sharded matrix (matrix --shard I/N) into one
   fencecheck check RUN_DIR        re-run the checkers on a stored run
   fencecheck check --jepsen-history FILE --model cas-register|kv
                                   check a history recorded by Jepsen
@@ -84,6 +86,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		code, err = cmdDemo(ctx, args[1:], stdout, stderr)
 	case "matrix":
 		code, err = cmdMatrix(ctx, args[1:], stdout, stderr)
+	case "merge":
+		code, err = cmdMerge(ctx, args[1:], stdout, stderr)
 	case "check":
 		code, err = cmdCheck(ctx, args[1:], stdout, stderr)
 	case "serve":

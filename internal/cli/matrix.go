@@ -26,6 +26,9 @@ const MatrixFile = "matrix.json"
 
 // matrixCell is one run of a matrix, as matrix.json records it.
 type matrixCell struct {
+	// Cell is the cell's position in the whole matrix (0-based), the same
+	// in every shard.
+	Cell     int    `json:"cell"`
 	Target   string `json:"target"`
 	Resource string `json:"resource"`
 	Nemesis  string `json:"nemesis"`
@@ -44,7 +47,10 @@ type matrixCell struct {
 	FirstLostS      *float64 `json:"first_lost_s,omitempty"`
 	Elapsed         string   `json:"elapsed,omitempty"`
 	RunDir          string   `json:"run_dir,omitempty"`
-	Error           string   `json:"error,omitempty"`
+	// Run is the run's directory relative to the results directory (merge
+	// finds it there, wherever the shard's directory was moved).
+	Run   string `json:"run,omitempty"`
+	Error string `json:"error,omitempty"`
 
 	cfg harness.Config
 }
@@ -56,6 +62,10 @@ type matrixSummary struct {
 	Strict   bool         `json:"strict"`
 	Cells    []matrixCell `json:"cells"`
 	ExitCode int          `json:"exit_code"`
+	// TotalCells is the whole matrix's number of cells; Shard says which of
+	// them this directory holds ("2/4", or how many shards were merged).
+	TotalCells int    `json:"total_cells"`
+	Shard      string `json:"shard,omitempty"`
 }
 
 func cmdMatrix(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
@@ -69,6 +79,8 @@ func cmdMatrix(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 	runs := fs.Int("runs", 1, "runs per cell, with seeds --seed, --seed+1, ...")
 	seed := fs.Uint64("seed", 1, "seed of each cell's first run (fixed, so that nightly runs are comparable; 0: pick one and record it)")
 	strict := fs.Bool("strict", false, "every cell must be valid, unfenced ones too")
+	shardFlag := fs.String("shard", "1/1", "run only shard I of N: cells I, I+N, I+2N, ... of the matrix (the same split on every machine); `fencecheck merge` joins the shards' results directories")
+	list := fs.Bool("list", false, "print the cells (of --shard) and exit, running nothing")
 	o := addRunFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, `Usage: fencecheck matrix [flags]
@@ -114,7 +126,11 @@ bad arguments exit 254 at once.
 	if *seed > math.MaxUint64-uint64(*runs-1) {
 		return 0, fmt.Errorf("%w: --seed %d with --runs %d: the seeds %d, %d, ... would wrap past 2^64-1", errUsage, *seed, *runs, *seed, *seed+1)
 	}
-	cells, skipped, err := matrixCells(o, targetList, resourceList, fencingList, nems, *seed, *runs, *strict, stderr)
+	sh, err := parseShard(*shardFlag)
+	if err != nil {
+		return 0, err
+	}
+	all, skipped, err := matrixCells(o, targetList, resourceList, fencingList, nems, *seed, *runs, *strict, stderr)
 	if err != nil {
 		return 0, err
 	}
@@ -122,18 +138,44 @@ bad arguments exit 254 at once.
 		fmt.Fprintf(stderr, "fencecheck: skipped: %s\n", s)
 	}
 	judged := false
-	for _, c := range cells {
+	var cells []matrixCell
+	for i, c := range all {
 		judged = judged || c.MustBeValid
+		c.Cell = i
+		if sh.has(i) {
+			cells = append(cells, c)
+		}
 	}
 	if !judged {
 		return 0, fmt.Errorf("%w: no cell would be judged (unfenced cells are reported, not judged): add a fenced mode (--fencing none,token) or --strict", errUsage)
+	}
+	if *list {
+		for _, c := range cells {
+			judge := "reported"
+			if c.MustBeValid {
+				judge = "must be valid"
+			}
+			fmt.Fprintf(stdout, "%d\t%s\t%s\t%s\t%s\t%d\t%s\n", c.Cell, c.Target, c.Resource, c.Nemesis, c.Fencing, c.Seed, judge)
+		}
+		return exitValid, nil
 	}
 	results, err := filepath.Abs(*o.results)
 	if err != nil {
 		return 0, fmt.Errorf("%w: --results: %w", errUsage, err)
 	}
 
-	sum := matrixSummary{Started: time.Now().UTC(), Args: args, Strict: *strict, Cells: cells}
+	sum := matrixSummary{Started: time.Now().UTC(), Args: args, Strict: *strict, Cells: cells, TotalCells: len(all)}
+	if sh.N > 1 {
+		sum.Shard = sh.String()
+		fmt.Fprintf(stderr, "fencecheck: shard %s: %d of the matrix's %d cells\n", sh, len(cells), len(all))
+		if len(cells) == 0 {
+			if err := writeMatrix(results, sum); err != nil {
+				return 0, fmt.Errorf("%w: %w", harness.ErrHarness, err)
+			}
+			fmt.Fprintf(stdout, "shard %s has no cell (the matrix has %d)\n", sh, len(all))
+			return exitValid, nil
+		}
+	}
 	ui := newProgress(stderr, *o.quiet)
 	for i := range cells {
 		c := &cells[i]
@@ -153,6 +195,7 @@ bad arguments exit 254 at once.
 				fmt.Fprintf(stderr, "fencecheck: [%d/%d] harness failed: %v\n", i+1, len(cells), err)
 			default:
 				c.fill(out)
+				c.Run, _ = filepath.Rel(results, c.RunDir)
 				fmt.Fprintf(stderr, "fencecheck: [%d/%d] %s: %d of %d lost, %d fence rejections, %s\n",
 					i+1, len(cells), strings.ToUpper(c.Verdict), c.Lost, c.Acknowledged, c.FenceRejections, c.RunDir)
 			}
@@ -163,9 +206,12 @@ bad arguments exit 254 at once.
 		if err := writeMatrix(results, sum); err != nil {
 			return 0, fmt.Errorf("%w: %w", harness.ErrHarness, err)
 		}
+		if err := writeMatrixJUnit(results, cells); err != nil {
+			return 0, fmt.Errorf("%w: %w", harness.ErrHarness, err)
+		}
 	}
 	printMatrix(stdout, cells, sum.ExitCode)
-	fmt.Fprintf(stdout, "  summary  %s\n  index    %s\n", filepath.Join(results, MatrixFile), filepath.Join(results, "index.html"))
+	fmt.Fprintf(stdout, "  summary  %s\n  junit    %s\n  index    %s\n", filepath.Join(results, MatrixFile), filepath.Join(results, MatrixJUnitFile), filepath.Join(results, "index.html"))
 	return sum.ExitCode, nil
 }
 

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,13 +15,56 @@ import (
 // A matrix on real etcd: unfenced and token-fenced holder pauses, one run
 // each. matrix.json agrees with every run's own results.json, the exit code
 // follows the fenced cell, and the index lists both runs.
+//
+// The same matrix in two shards (--shard 1/2 and 2/2, run beside it), joined
+// by merge, equals it cell by cell, with one JUnit file and one index.
 func TestMatrixOnEtcd(t *testing.T) {
 	requireDocker(t)
 	t.Parallel()
 	res := t.TempDir()
-	r := runCLI(t, nil, "matrix", "--target", "etcd", "--fencing", "none,token", "--nemesis", "pause-holder",
-		"--time-limit", "15s", "--seed", "3", "--results", res, "--quiet")
+	args := []string{"matrix", "--target", "etcd", "--fencing", "none,token", "--nemesis", "pause-holder",
+		"--time-limit", "15s", "--seed", "3", "--quiet"}
+	shards := []string{t.TempDir(), t.TempDir()}
+	var r cliResult
+	t.Run("runs", func(t *testing.T) {
+		t.Run("whole", func(t *testing.T) {
+			t.Parallel()
+			r = runCLI(t, nil, append(args, "--results", res)...)
+		})
+		for i, dir := range shards {
+			t.Run(fmt.Sprintf("shard-%d", i+1), func(t *testing.T) {
+				t.Parallel()
+				s := runCLI(t, nil, append(args, "--results", dir, "--shard", fmt.Sprintf("%d/2", i+1))...)
+				if s.code != exitValid && s.code != exitInvalid {
+					t.Errorf("shard %d/2: exit %d: %s", i+1, s.code, lastLines(s.stderr, 10))
+				}
+			})
+		}
+	})
 	t.Logf("matrix: exit %d in %s\n%s", r.code, r.elapsed.Round(1e9), r.stdout)
+	defer func() {
+		merged := t.TempDir()
+		m := runCLI(t, nil, "merge", "--results", merged, shards[0], shards[1])
+		t.Logf("merge: exit %d\n%s", m.code, m.stdout)
+		whole, got := readMatrix(t, res), readMatrix(t, merged)
+		if m.code != whole.ExitCode || len(got.Cells) != len(whole.Cells) {
+			t.Fatalf("merged: exit %d, %d cells; whole: exit %d, %d cells", m.code, len(got.Cells), whole.ExitCode, len(whole.Cells))
+		}
+		for i, w := range whole.Cells {
+			g := got.Cells[i]
+			if cellKey(g) != cellKey(w) || g.Verdict != w.Verdict || g.MustBeValid != w.MustBeValid {
+				t.Errorf("cell %d: merged %s %s, whole %s %s", i, cellKey(g), g.Verdict, cellKey(w), w.Verdict)
+			}
+			if _, err := os.Stat(filepath.Join(merged, g.Run, "results.json")); err != nil {
+				t.Errorf("cell %d: run not in the merged directory: %v", i, err)
+			}
+		}
+		for _, f := range []string{MatrixJUnitFile, "index.html"} {
+			if _, err := os.Stat(filepath.Join(merged, f)); err != nil {
+				t.Error(err)
+			}
+		}
+	}()
 
 	sum := readMatrix(t, res)
 	if len(sum.Cells) != 2 || sum.ExitCode != r.code {

@@ -1,0 +1,138 @@
+package cli
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestParseShard(t *testing.T) {
+	for _, ok := range []string{"1/1", "2/4", "1000/1000"} {
+		if _, err := parseShard(ok); err != nil {
+			t.Errorf("%s: %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"", "0/2", "3/2", "1/0", "a/b", "1", "1/1001", "-1/2"} {
+		if _, err := parseShard(bad); !errors.Is(err, errUsage) {
+			t.Errorf("%q: %v, want a usage error", bad, err)
+		}
+	}
+	// Every cell is in exactly one shard, and the shards differ in size by
+	// at most one.
+	for n := 1; n <= 7; n++ {
+		sizes := make([]int, n)
+		for cell := 0; cell < 24; cell++ {
+			in := 0
+			for i := 1; i <= n; i++ {
+				if (shard{i, n}).has(cell) {
+					in++
+					sizes[i-1]++
+				}
+			}
+			if in != 1 {
+				t.Fatalf("N=%d: cell %d in %d shards", n, cell, in)
+			}
+		}
+		if slices.Max(sizes)-slices.Min(sizes) > 1 {
+			t.Errorf("N=%d: shard sizes %v", n, sizes)
+		}
+	}
+	if got := withoutShard([]string{"--target", "etcd", "--shard", "2/3", "--results=/x", "-shard=1/2", "--fencing", "none"}); !slices.Equal(got, []string{"--target", "etcd", "--fencing", "none"}) {
+		t.Errorf("withoutShard: %v", got)
+	}
+}
+
+// writeShard writes a shard's results directory: matrix.json with cells
+// and, for each cell that ran, a run directory at its Run path.
+func writeShard(t *testing.T, total int, cells ...matrixCell) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, c := range cells {
+		if c.Run != "" {
+			if err := os.MkdirAll(filepath.Join(dir, c.Run), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			os.WriteFile(filepath.Join(dir, c.Run, "test.json"), []byte(`{"name":"`+c.Target+`"}`), 0o644)
+		}
+	}
+	if err := writeMatrix(dir, matrixSummary{Args: []string{"--shard", "x", "--target", "etcd"}, Cells: cells, TotalCells: total}); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func cell(i int, fencing, verdict string) matrixCell {
+	return matrixCell{Cell: i, Target: "etcd", Resource: "lock-store", Nemesis: "pause-holder", Fencing: fencing, Seed: 1,
+		Verdict: verdict, MustBeValid: fencing != "none", Run: "etcd-" + fencing + "/r" + string(rune('0'+i))}
+}
+
+func TestMergeShards(t *testing.T) {
+	a := writeShard(t, 4, cell(0, "none", "invalid"), cell(2, "cas", "valid"))
+	b := writeShard(t, 4, cell(1, "token", "valid"), cell(3, "token", "valid"))
+	out := filepath.Join(t.TempDir(), "merged")
+	m, err := mergeShards(out, []string{b, a})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.ExitCode != exitValid || len(m.Cells) != 4 || !slices.Equal(m.Args, []string{"--target", "etcd"}) {
+		t.Fatalf("merged: exit %d, %d cells, args %v", m.ExitCode, len(m.Cells), m.Args)
+	}
+	for i, c := range m.Cells {
+		if c.Cell != i {
+			t.Errorf("cell %d at position %d", c.Cell, i)
+		}
+		if _, err := os.Stat(filepath.Join(out, c.Run, "test.json")); err != nil {
+			t.Errorf("run of cell %d not copied: %v", i, err)
+		}
+	}
+	var disk matrixSummary
+	b2, _ := os.ReadFile(filepath.Join(out, MatrixFile))
+	if err := json.Unmarshal(b2, &disk); err != nil || len(disk.Cells) != 4 || disk.TotalCells != 4 {
+		t.Fatalf("matrix.json: %v %+v", err, disk)
+	}
+	var junit struct {
+		Tests    int `xml:"tests,attr"`
+		Failures int `xml:"failures,attr"`
+		Cases    []struct {
+			Name string `xml:"name,attr"`
+		} `xml:"testcase"`
+	}
+	jb, _ := os.ReadFile(filepath.Join(out, MatrixJUnitFile))
+	if err := xml.Unmarshal(jb, &junit); err != nil || junit.Tests != 4 || junit.Failures != 0 || len(junit.Cases) != 4 {
+		t.Fatalf("junit: %v %+v", err, junit)
+	}
+	if _, err := os.Stat(filepath.Join(out, "index.html")); err != nil {
+		t.Fatal(err)
+	}
+
+	// A fenced cell that is invalid fails the merged matrix and its JUnit.
+	c := writeShard(t, 4, cell(1, "token", "invalid"), cell(3, "token", "valid"))
+	m, err = mergeShards(t.TempDir(), []string{a, c})
+	if err != nil || m.ExitCode != exitInvalid {
+		t.Fatalf("invalid fenced cell: exit %d, %v", m.ExitCode, err)
+	}
+
+	// A shard that is missing leaves its cells not run: unknown.
+	m, err = mergeShards(t.TempDir(), []string{a})
+	if err != nil || m.ExitCode != exitUnknown || m.Cells[1].Verdict != "not run" {
+		t.Fatalf("missing shard: exit %d, %+v, %v", m.ExitCode, m.Cells, err)
+	}
+
+	// Shards of different matrices are refused.
+	other := writeShard(t, 6, cell(1, "token", "valid"))
+	if _, err := mergeShards(t.TempDir(), []string{a, other}); !errors.Is(err, errUsage) || !strings.Contains(err.Error(), "not shards of one matrix") {
+		t.Fatalf("different matrices: %v", err)
+	}
+	clash := writeShard(t, 4, cell(0, "token", "valid"))
+	if _, err := mergeShards(t.TempDir(), []string{a, clash}); !errors.Is(err, errUsage) {
+		t.Fatalf("clashing cells: %v", err)
+	}
+	if _, err := mergeShards(t.TempDir(), []string{t.TempDir()}); !errors.Is(err, errUsage) {
+		t.Fatalf("no matrix.json: %v", err)
+	}
+}

@@ -1,0 +1,116 @@
+package cli
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+)
+
+// The example nightly workflows (examples/ci) are valid YAML, and their
+// fencecheck commands are the ones the tests run: each shard's matrix
+// command parses and lists its cells (matrix --list), the shards together
+// hold every cell of the unsharded matrix exactly once, and the merge
+// command names the shards' results directories.
+func TestNightlyWorkflows(t *testing.T) {
+	for _, tc := range []struct {
+		file   string
+		shards int
+		// shardVars are the workflow's placeholders for I and N.
+		index, total string
+	}{
+		{"github-nightly.yml", 4, "${{ matrix.shard }}", "4"},
+		{"gitlab-nightly.yml", 4, "$CI_NODE_INDEX", "$CI_NODE_TOTAL"},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			b, err := os.ReadFile(filepath.Join("..", "..", "examples", "ci", tc.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var doc any
+			if err := yaml.Unmarshal(b, &doc); err != nil {
+				t.Fatalf("not valid YAML: %v", err)
+			}
+			var matrixLine string
+			var mergeCmd []string
+			walkStrings(doc, func(s string) {
+				for _, line := range strings.Split(s, "\n") {
+					if _, rest, ok := strings.Cut(line, "fencecheck matrix "); ok {
+						matrixLine = strings.TrimSuffix(strings.TrimSpace(rest), "|| true")
+					}
+					if _, rest, ok := strings.Cut(line, "fencecheck merge "); ok {
+						mergeCmd = strings.Fields(rest)
+					}
+				}
+			})
+			if matrixLine == "" || mergeCmd == nil {
+				t.Fatalf("no matrix or merge command found (matrix %q, merge %v)", matrixLine, mergeCmd)
+			}
+			list := func(args ...string) []string {
+				t.Helper()
+				var out, errb bytes.Buffer
+				if code := run(append(append([]string{"matrix"}, args...), "--list"), &out, &errb); code != 0 {
+					t.Fatalf("matrix %v --list: exit %d: %s", args, code, errb.String())
+				}
+				return strings.Split(strings.TrimSpace(out.String()), "\n")
+			}
+			subst := func(i int) (args []string, results string) {
+				line := strings.ReplaceAll(strings.ReplaceAll(matrixLine, tc.index, fmt.Sprint(i)), tc.total, fmt.Sprint(tc.shards))
+				cmd := strings.Fields(line)
+				for j := 0; j < len(cmd); j++ {
+					if cmd[j] == "--results" && j+1 < len(cmd) {
+						j++
+						results = cmd[j]
+						continue
+					}
+					args = append(args, cmd[j])
+				}
+				return args, results
+			}
+			whole, _ := subst(1)
+			i := slices.Index(whole, "--shard")
+			all := list(slices.Delete(slices.Clone(whole), i, i+2)...)
+			var got, dirs []string
+			for s := 1; s <= tc.shards; s++ {
+				args, results := subst(s)
+				got = append(got, list(args...)...)
+				dirs = append(dirs, results)
+			}
+			slices.Sort(got)
+			slices.Sort(all)
+			if !slices.Equal(got, all) {
+				t.Errorf("the shards' cells (%d) are not the matrix's (%d), each once", len(got), len(all))
+			}
+			t.Logf("%d cells in %d shards; merge %v", len(all), tc.shards, mergeCmd)
+			if mergeCmd[0] != "--results" || len(mergeCmd) != 2+tc.shards {
+				t.Fatalf("merge %v: want --results OUT and the %d shard directories", mergeCmd, tc.shards)
+			}
+			for k, d := range dirs {
+				if !strings.HasSuffix(mergeCmd[2+k], d) {
+					t.Errorf("merge's directory %d is %s, the shard wrote %s", k+1, mergeCmd[2+k], d)
+				}
+			}
+		})
+	}
+}
+
+// walkStrings calls f on every string in a decoded YAML document.
+func walkStrings(v any, f func(string)) {
+	switch x := v.(type) {
+	case string:
+		f(x)
+	case []any:
+		for _, e := range x {
+			walkStrings(e, f)
+		}
+	case map[string]any:
+		for _, e := range x {
+			walkStrings(e, f)
+		}
+	}
+}
