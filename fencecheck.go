@@ -3,10 +3,13 @@
 // recipes added as targets, in a binary of their module, which is also the
 // binary fencecheck puts in its worker containers. So
 //
-//	go run ./mytest run --target mylock --fencing none
+//	CGO_ENABLED=0 go run ./mytest run --target mylock --fencing none
 //
 // runs the team's recipe under fencecheck's faults, against the servers of
-// a built-in target, with fencecheck's checkers and reports.
+// a built-in target, with fencecheck's checkers and reports. The binary is
+// copied into Debian containers: build it static (CGO_ENABLED=0). Token
+// fencing at the lock-store uses the recipe's Token; cas fencing needs the
+// servers' own lease and does not work with a recipe.
 //
 //	func main() {
 //		fencecheck.Main(fencecheck.Recipe{Name: "mylock", Servers: "redis", Dial: dialMyLock})
@@ -60,12 +63,17 @@ func Main(recipes ...Recipe) {
 // bad arguments, 255 harness failure).
 func Run(args []string, recipes ...Recipe) int {
 	ts := make([]targets.Target, 0, len(recipes))
+	seen := map[string]bool{}
 	for _, r := range recipes {
 		t, err := r.target()
+		if err == nil && seen[r.Name] {
+			err = fmt.Errorf("recipe %q: two recipes have this name", r.Name)
+		}
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "fencecheck: %v\n", err)
 			return 254
 		}
+		seen[r.Name] = true
 		ts = append(ts, t)
 	}
 	return cli.Run(args, os.Stdout, os.Stderr, ts...)

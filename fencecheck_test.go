@@ -1,6 +1,7 @@
 package fencecheck_test
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/fencecheck/fencecheck"
 	"github.com/fencecheck/fencecheck/internal/harness/harnesstest"
+	"github.com/fencecheck/fencecheck/targets"
 )
 
 // Recipes that cannot be added are refused before anything runs (254).
@@ -24,6 +26,11 @@ func TestRecipeValidation(t *testing.T) {
 		if code := fencecheck.Run([]string{"run", "--target", "mylock"}, r); code != 254 {
 			t.Errorf("%+v: exit %d, want 254", r, code)
 		}
+	}
+	dial := func(context.Context, targets.ClientConfig) (targets.Client, error) { return nil, nil }
+	twice := fencecheck.Recipe{Name: "mylock", Servers: "redis", Dial: dial}
+	if code := fencecheck.Run([]string{"run", "--target", "mylock"}, twice, twice); code != 254 {
+		t.Errorf("two recipes with one name: exit %d, want 254", code)
 	}
 }
 

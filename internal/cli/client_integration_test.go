@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fencecheck/fencecheck/internal/images"
 )
 
 // example is the path of an example client directory.
@@ -35,6 +37,9 @@ func TestClientCheck(t *testing.T) {
 		{"redis-py", example("redis-py"), nil, exitValid, []string{"ok   exclusion", "OK  redis-py"}},
 		{"redis-py-token", example("redis-py"), []string{"--fencing", "token"}, exitValid, []string{"tokens true", "token 2", "OK  redis-py"}},
 		{"go-etcd", example("go-etcd"), nil, exitValid, []string{"ok   handover", "OK  etcd concurrency.Mutex"}},
+		// A user's own image (here fencecheck's base image, which has sh,
+		// sed, date and redis-cli): the worker binary is added to it.
+		{"sh-redis-own-image", example("sh-redis"), []string{"--client-image", images.BaseRef()}, exitValid, []string{"ok   exclusion", "token 2", "OK  sh + redis-cli lock"}},
 		{"garbage", brokenClient("garbage"), []string{"--target", "redis"}, exitInvalid, []string{"FAIL init", `offending line: "hello, I am not JSON"`}},
 		{"silent", brokenClient("silent"), []string{"--target", "redis", "--timeout", "2s"}, exitInvalid, []string{"FAIL init", "timeout: no reply within 2s"}},
 		{"exits", brokenClient("exits"), []string{"--target", "redis"}, exitInvalid, []string{"ok   init", "FAIL acquire", "exit status 3", "giving up on request 2"}},

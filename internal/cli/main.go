@@ -60,7 +60,7 @@ Exit codes: 0 valid, 1 invalid, 2 unknown, 254 bad arguments or input, 255 harne
 // recipes, through the public package fencecheck); Run is called once per
 // process.
 func Run(args []string, stdout, stderr io.Writer, extra ...targets.Target) int {
-	targetTable = append(targetTable[:len(targetTable):len(targetTable)], extra...)
+	targetTable = append(builtinTargets[:len(builtinTargets):len(builtinTargets)], extra...)
 	return run(args, stdout, stderr)
 }
 

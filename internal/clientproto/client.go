@@ -41,15 +41,17 @@ func Dial(ctx context.Context, prog Program, init Init, log *slog.Logger) (*Clie
 			c.resource = true
 		}
 	}
-	if err := c.fits(init.Fencing); err != nil {
+	if err := c.Fits(init.Fencing); err != nil {
 		p.Close()
 		return nil, err
 	}
 	return c, nil
 }
 
-// fits checks that the program can run under fencing mode f.
-func (c *Client) fits(f string) error {
+// Fits checks that the program can run with fencing mode f at a resource
+// (every resource of the run must be checked). Errors wrap
+// targets.ErrBadConfig.
+func (c *Client) Fits(f string) error {
 	if c.resource {
 		return nil
 	}
@@ -90,18 +92,15 @@ func (c *Client) Acquire(ctx context.Context) (targets.Lease, error) {
 	if wait <= 0 {
 		return nil, context.DeadlineExceeded
 	}
-	r, err := c.p.Call(ctx, Request{Type: TypeAcquire, TimeoutMS: ms(wait)}, wait)
+	r, gen, err := c.p.callGen(ctx, Request{Type: TypeAcquire, TimeoutMS: max(1, ms(wait))}, wait)
 	if err != nil {
 		return nil, err
 	}
-	l := &lease{c: c, gen: c.p.Gen(), acquired: time.Now()}
+	l := &lease{c: c, gen: gen, acquired: time.Now()}
 	if r.Token != nil {
 		l.token = *r.Token
 	} else if c.tokens {
-		c.p.mu.Lock()
-		c.p.retire("acquire_ok without a token")
-		c.p.mu.Unlock()
-		return nil, &Error{Request: TypeAcquire, Kind: KindInfo, Cause: "malformed", Message: `acquire_ok has no "token" although init_ok said "tokens": true`}
+		return nil, c.p.malformed(TypeAcquire, `acquire_ok has no "token" although init_ok said "tokens": true`)
 	}
 	if r.RemainingMS != nil {
 		l.remaining = time.Duration(*r.RemainingMS) * time.Millisecond
@@ -145,7 +144,7 @@ func (l *lease) Remaining() time.Duration {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), l.c.rpcTimeout())
 	defer cancel()
-	r, err := l.c.p.Call(ctx, Request{Type: TypeRemaining}, l.c.rpcTimeout())
+	r, err := l.c.p.CallHeld(ctx, l.gen, Request{Type: TypeRemaining}, l.c.rpcTimeout())
 	if err != nil || r.RemainingMS == nil || l.lost() {
 		return 0
 	}
@@ -156,7 +155,7 @@ func (l *lease) Release(ctx context.Context) error {
 	if l.lost() {
 		return errors.New("client program: release: the process that held the lock was retired")
 	}
-	_, err := l.c.p.Call(ctx, Request{Type: TypeRelease}, l.c.rpcTimeout())
+	_, err := l.c.p.CallHeld(ctx, l.gen, Request{Type: TypeRelease}, l.c.rpcTimeout())
 	return err
 }
 
@@ -182,8 +181,17 @@ func (a access) request(typ string, ac resources.Access) Request {
 	return req
 }
 
+// call sends a resource request: one made under a lease of the program's
+// goes only to the process that took it.
+func (a access) call(ctx context.Context, req Request, ac resources.Access) (Reply, error) {
+	if l, ok := ac.Lease.(*lease); ok {
+		return a.c.p.CallHeld(ctx, l.gen, req, a.c.rpcTimeout())
+	}
+	return a.c.p.Call(ctx, req, a.c.rpcTimeout())
+}
+
 func (a access) Read(ctx context.Context, ac resources.Access) (resources.State, error) {
-	r, err := a.c.p.Call(ctx, a.request(TypeRead, ac), a.c.rpcTimeout())
+	r, err := a.call(ctx, a.request(TypeRead, ac), ac)
 	if err != nil {
 		return resources.State{}, err
 	}
@@ -194,11 +202,11 @@ func (a access) Read(ctx context.Context, ac resources.Access) (resources.State,
 	default:
 		return resources.State{}, &Error{Request: TypeRead, Kind: KindInfo, Cause: "reply", Message: fmt.Sprintf("result %q", r.Result)}
 	}
-	list := r.Value
-	if list == nil {
-		list = []int64{}
+	if r.Value == nil {
+		// Not an empty list ([] is one): writing on it would wipe the list.
+		return resources.State{}, a.c.p.malformed(TypeRead, `read_ok has no "value"`)
 	}
-	return resources.State{List: list}, nil
+	return resources.State{List: r.Value}, nil
 }
 
 func (a access) Write(ctx context.Context, ac resources.Access, _ resources.State, list []int64) (int64, error) {
@@ -207,7 +215,7 @@ func (a access) Write(ctx context.Context, ac resources.Access, _ resources.Stat
 	if req.Value == nil {
 		req.Value = []int64{}
 	}
-	r, err := a.c.p.Call(ctx, req, a.c.rpcTimeout())
+	r, err := a.call(ctx, req, ac)
 	if err != nil {
 		// The Store contract knows fenced and unknown; a plain failure is
 		// reported as unknown, which is always sound.

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -25,12 +26,15 @@ while read -r line; do
 	type=$(printf '%s' "$line" | sed -n 's/.*"type":"\([a-z_-]*\)".*/\1/p')
 	case "$type" in
 	init)
+		[ "$MODE" = escape ] && setsid sleep 100 &
 		printf '{"id":%s,"type":"init_ok","implements":["lock"%s],"tokens":true,"name":"fake"}\n' "$id" "$EXTRA"
 		;;
 	acquire)
 		n=$((n+1))
 		case "$MODE" in
 		hang) sleep 1000 ;;
+		chatty) i=0; while [ $i -lt 40 ]; do echo "debug line $i"; i=$((i+1)); done ;;
+		replyexit) printf '{"id":%s,"type":"acquire_ok","token":%s,"remaining_ms":900}\n' "$id" "$n"; exit 0 ;;
 		exit) echo "fake: out of cheese" >&2; exit 7 ;;
 		wrongid) printf '{"id":%s,"type":"acquire_ok","token":%s,"remaining_ms":900}\n' "$((id+5))" "$n" ;;
 		notoken) printf '{"id":%s,"type":"acquire_ok","remaining_ms":900}\n' "$id" ;;
@@ -39,7 +43,10 @@ while read -r line; do
 		;;
 	remaining) printf '{"id":%s,"type":"remaining_ok","remaining_ms":800}\n' "$id" ;;
 	release) printf '{"id":%s,"type":"release_ok"}\n' "$id" ;;
-	read) printf '{"id":%s,"type":"read_ok","value":[1,2]}\n' "$id" ;;
+	read)
+		if [ "$MODE" = novalue ]; then printf '{"id":%s,"type":"read_ok"}\n' "$id"
+		else printf '{"id":%s,"type":"read_ok","value":[1,2]}\n' "$id"; fi
+		;;
 	write)
 		case "$line" in
 		*'"token":1,'*) printf '{"id":%s,"type":"write_ok","result":"fenced"}\n' "$id" ;;
@@ -219,23 +226,23 @@ func TestMalformedReplies(t *testing.T) {
 // program's own resource access.
 func TestFits(t *testing.T) {
 	c := &Client{tokens: false}
-	if err := c.fits("none"); err != nil {
+	if err := c.Fits("none"); err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range []string{"token", "term", "cas"} {
-		if err := c.fits(f); !errors.Is(err, targets.ErrBadConfig) {
+		if err := c.Fits(f); !errors.Is(err, targets.ErrBadConfig) {
 			t.Errorf("%s: %v", f, err)
 		}
 	}
 	c.tokens = true
-	if err := c.fits("token"); err != nil {
+	if err := c.Fits("token"); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.fits("cas"); !errors.Is(err, targets.ErrBadConfig) {
+	if err := c.Fits("cas"); !errors.Is(err, targets.ErrBadConfig) {
 		t.Fatal(err)
 	}
 	c.resource = true
-	if err := c.fits("cas"); err != nil {
+	if err := c.Fits("cas"); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -288,5 +295,74 @@ func TestConformCatchesABrokenLock(t *testing.T) {
 	}
 	if len(names) != len(steps) || names[0] != "init" || names[len(names)-1] != "unknown request" {
 		t.Fatalf("steps %v", names)
+	}
+}
+
+// A program that talks too much on stdout is retired without leaving its
+// reader behind; one that answers and exits has its answer taken; one whose
+// descendant escaped its process group does not stall the retirement.
+func TestProcessLifecycle(t *testing.T) {
+	before := runtime.NumGoroutine()
+	for i := 0; i < 10; i++ {
+		c, err := Dial(context.Background(), program(t, "chatty"), testInit(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Acquire(withDeadline(t, 5*time.Second)); asError(t, err).Cause != "malformed" {
+			t.Fatalf("chatty: %v", err)
+		}
+		c.Close()
+	}
+	time.Sleep(200 * time.Millisecond)
+	if after := runtime.NumGoroutine(); after > before+3 {
+		t.Errorf("goroutines: %d before 10 retirements, %d after", before, after)
+	}
+
+	for i := 0; i < 30; i++ {
+		c, err := Dial(context.Background(), program(t, "replyexit"), testInit(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Acquire(withDeadline(t, 5*time.Second)); err != nil {
+			t.Fatalf("run %d: the reply before the exit was lost: %v", i, err)
+		}
+		c.Close()
+	}
+
+	c, err := Dial(context.Background(), program(t, "escape"), testInit(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	c.Close()
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("retiring a program whose child escaped took %s", d)
+	}
+}
+
+// A lease's requests go only to the process that took it: once it is
+// retired they fail at once (nothing sent), and no new process is started
+// for them. A read reply without a value is malformed, not an empty list.
+func TestLeaseBoundRequests(t *testing.T) {
+	c, err := Dial(context.Background(), program(t, "novalue", `"resource"`), testInit(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	l, err := c.Acquire(withDeadline(t, 5*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Access(nil).Read(context.Background(), resources.Access{Lease: l, Fencing: targets.FencingToken})
+	if e := asError(t, err); e.Cause != "malformed" {
+		t.Fatalf("read without value: %+v", e)
+	}
+	gen := c.Process().Gen()
+	_, err = c.Access(nil).Write(context.Background(), resources.Access{Lease: l, Fencing: targets.FencingToken}, resources.State{}, []int64{1})
+	if e := asError(t, err); e.Cause != "lost" || e.Kind != KindFail {
+		t.Fatalf("write on a retired process's lease: %+v", e)
+	}
+	if l.Remaining() != 0 || l.Release(context.Background()) == nil || c.Process().Gen() != gen {
+		t.Fatalf("a lost lease's requests started a process (gen %d, was %d)", c.Process().Gen(), gen)
 	}
 }

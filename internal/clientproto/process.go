@@ -63,12 +63,16 @@ type Process struct {
 
 // running is one started process.
 type running struct {
-	cmd    *exec.Cmd
-	stdin  io.WriteCloser
-	lines  chan []byte   // stdout's lines; closed at EOF
-	exited chan struct{} // closed once Wait returned
-	state  string        // the exit status, once exited
-	stderr *tailBuffer
+	cmd *exec.Cmd
+	// stdin, stdout and stderr are our ends of os.Pipes: Wait neither
+	// closes them nor waits for them (a grandchild that escaped the
+	// process group cannot hold Wait), and stdin takes a write deadline.
+	stdin, stdout, stderrR *os.File
+	lines                  chan []byte   // stdout's lines; closed at EOF
+	quit                   chan struct{} // closed by retire: the reader stops sending
+	exited                 chan struct{} // closed once Wait returned
+	state                  string        // the exit status: read only after exited
+	stderr                 *tailBuffer
 }
 
 // NewProcess returns a Process for prog; nothing starts before the first
@@ -119,6 +123,40 @@ func (p *Process) Call(ctx context.Context, req Request, timeout time.Duration) 
 		return Reply{}, err
 	}
 	return p.call(ctx, req, timeout)
+}
+
+// CallHeld is Call for a request that belongs to the lease taken by process
+// gen: when that process is gone it fails at once (kind Fail, cause
+// "lost", nothing sent) instead of starting a new one, which never held
+// the lock.
+func (p *Process) CallHeld(ctx context.Context, gen int, req Request, timeout time.Duration) (Reply, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.run == nil || p.gen != gen {
+		return Reply{}, &Error{Request: req.Type, Kind: KindFail, Cause: "lost", Message: "the process that took the lease was retired"}
+	}
+	return p.call(ctx, req, timeout)
+}
+
+// callGen is Call that also returns the generation of the process that
+// answered.
+func (p *Process) callGen(ctx context.Context, req Request, timeout time.Duration) (Reply, int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err := p.ensure(ctx); err != nil {
+		return Reply{}, p.gen, err
+	}
+	r, err := p.call(ctx, req, timeout)
+	return r, p.gen, err
+}
+
+// malformed retires the process over a reply that breaks the protocol in
+// its content (found by the caller) and returns the error.
+func (p *Process) malformed(req, msg string) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.retire("malformed")
+	return &Error{Request: req, Kind: KindInfo, Cause: "malformed", Message: msg}
 }
 
 // ensure starts a process and sends init unless one runs. Called with mu.
@@ -191,31 +229,63 @@ func (p *Process) start() error {
 	cmd.Env = append(os.Environ(), p.prog.Env...)
 	// Its own process group: retiring kills whatever it started too.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
+	var ours []*os.File
+	closeAll := func(fs []*os.File) {
+		for _, f := range fs {
+			f.Close()
+		}
+	}
+	pipe := func() (r, w *os.File, err error) {
+		r, w, err = os.Pipe()
+		if err == nil {
+			ours = append(ours, r, w)
+		}
+		return r, w, err
+	}
+	inR, inW, err1 := pipe()
+	outR, outW, err2 := pipe()
+	errR, errW, err3 := pipe()
+	if err := errors.Join(err1, err2, err3); err != nil {
+		closeAll(ours)
 		return err
 	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return err
-	}
-	r := &running{cmd: cmd, stdin: stdin, lines: make(chan []byte, 16), exited: make(chan struct{}), stderr: &tailBuffer{max: 4096}}
-	cmd.Stderr = &logWriter{log: p.log, tail: r.stderr}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
 	if err := cmd.Start(); err != nil {
+		closeAll(ours)
 		return err
 	}
+	// The child has its ends; ours are stdin's write end and the read ends.
+	inR.Close()
+	outW.Close()
+	errW.Close()
+	r := &running{cmd: cmd, stdin: inW, stdout: outR, stderrR: errR, lines: make(chan []byte, 16),
+		quit: make(chan struct{}), exited: make(chan struct{}), stderr: &tailBuffer{max: 4096}}
 	p.gen++
 	p.log.Info("client program started", "cmd", p.prog.String(), "pid", cmd.Process.Pid, "gen", p.gen)
 	go func() {
 		defer close(r.lines)
-		sc := bufio.NewScanner(stdout)
+		send := func(b []byte) bool {
+			select {
+			case r.lines <- b:
+				return true
+			case <-r.quit:
+				return false
+			}
+		}
+		sc := bufio.NewScanner(r.stdout)
 		sc.Buffer(make([]byte, 64*1024), 16<<20)
 		for sc.Scan() {
-			r.lines <- append([]byte(nil), sc.Bytes()...)
+			if !send(append([]byte(nil), sc.Bytes()...)) {
+				return
+			}
 		}
-		if err := sc.Err(); err != nil {
-			r.lines <- []byte(fmt.Sprintf("\x00read error: %v", err))
+		if err := sc.Err(); err != nil && !errors.Is(err, os.ErrClosed) {
+			send([]byte(fmt.Sprintf("\x00read error: %v", err)))
 		}
+	}()
+	go func() {
+		w := &logWriter{log: p.log, tail: r.stderr}
+		_, _ = io.Copy(w, r.stderrR)
 	}()
 	go func() {
 		err := cmd.Wait()
@@ -244,9 +314,16 @@ func (p *Process) call(ctx context.Context, req Request, timeout time.Duration) 
 	if err != nil {
 		return Reply{}, err
 	}
-	if _, err := r.stdin.Write(append(b, '\n')); err != nil {
-		// Not written: the program cannot have seen it.
-		return fail(KindFail, "exited", p.exitMessage(r, err), "")
+	_ = r.stdin.SetWriteDeadline(time.Now().Add(timeout))
+	if n, err := r.stdin.Write(append(b, '\n')); err != nil {
+		kind := KindInfo // part of it may have been read
+		if n == 0 {
+			kind = KindFail // nothing was written: the program cannot have seen it
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			return fail(kind, "timeout", fmt.Sprintf("the program did not read its stdin within %s", timeout), "")
+		}
+		return fail(kind, "exited", p.exitMessage(r, err), "")
 	}
 	limit := timeout
 	deadline := time.NewTimer(timeout)
@@ -326,15 +403,21 @@ func (p *Process) retire(why string) {
 	}
 	p.run = nil
 	p.retired++
+	close(r.quit)
 	_ = r.stdin.Close()
 	if r.cmd.Process != nil {
 		_ = syscall.Kill(-r.cmd.Process.Pid, syscall.SIGKILL)
 	}
+	state := "still running after SIGKILL"
 	select {
 	case <-r.exited:
+		state = r.state
 	case <-time.After(5 * time.Second):
 	}
-	p.log.Warn("client program retired", "why", why, "gen", p.gen, "state", r.state)
+	// Unblock the readers even if an escaped descendant holds the pipes.
+	_ = r.stdout.Close()
+	_ = r.stderrR.Close()
+	p.log.Warn("client program retired", "why", why, "gen", p.gen, "state", state)
 }
 
 // Close retires the process, if one runs.

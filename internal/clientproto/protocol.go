@@ -138,7 +138,9 @@ type Error struct {
 	// Kind is KindFail (certainly no effect) or KindInfo (unknown).
 	Kind string
 	// Cause is "reply" for an error reply; "malformed", "timeout",
-	// "exited" or "start" when the program failed (the process is retired).
+	// "exited", "cancelled" (the run ended) or "start" when the program
+	// failed (the process is retired); "lost" for a request of a lease
+	// whose process was retired (nothing was sent).
 	Cause   string
 	Message string
 	// Line is the offending line of a malformed reply.

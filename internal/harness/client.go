@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/fencecheck/fencecheck/targets"
 	"net"
 	"sync"
 	"time"
@@ -89,6 +90,9 @@ func dialWorker(ctx context.Context, c *docker.Container, setup Setup) (*conn, e
 	}
 	if m.Kind != kindReady {
 		cn.close()
+		if m.BadConfig {
+			return nil, fmt.Errorf("worker %s: setup: %w: %s", c.Name, targets.ErrBadConfig, m.Error)
+		}
 		return nil, fmt.Errorf("worker %s: setup: %s", c.Name, m.Error)
 	}
 	return cn, nil

@@ -421,6 +421,9 @@ func (c *Cluster) Connect(ctx context.Context, rec *history.Recorder) error {
 				cn.close()
 			}
 		}
+		if errors.Is(err, targets.ErrBadConfig) {
+			return err // the configuration's, not the harness's: exit 254
+		}
 		return fmt.Errorf("%w: %w", ErrHarness, err)
 	}
 	for i := range ws {

@@ -102,6 +102,9 @@ type message struct {
 	// Skew is the worker's lease-clock offset (skew).
 	Skew  time.Duration `json:"skew,omitempty"`
 	Error string        `json:"error,omitempty"`
+	// BadConfig marks an error of setup that is the configuration's (a
+	// client program that cannot run with the run's fencing): exit 254.
+	BadConfig bool `json:"bad_config,omitempty"`
 }
 
 // conn is one end of the protocol: line-delimited JSON with serialized

@@ -82,6 +82,11 @@ func dialClients(ctx context.Context, cat Catalog, s Setup, log *slog.Logger) (c
 		}
 		closers = append(closers, prog.Close)
 		c.Lock = prog
+		for _, rs := range s.Resources {
+			if err := prog.Fits(string(rs.Fencing)); err != nil {
+				return c, nil, fmt.Errorf("resource %s: %w", rs.Name, err)
+			}
+		}
 		if prog.ImplementsResource() && len(s.Resources) > 1 {
 			return c, nil, fmt.Errorf("%w: a client program that implements the resource access runs with one resource, not %d", targets.ErrBadConfig, len(s.Resources))
 		}
@@ -152,7 +157,7 @@ func serveConn(ctx context.Context, c *conn, cat Catalog, log *slog.Logger) erro
 	clients, closeAll, err := dialClients(dctx, cat, setup, log)
 	cancel()
 	if err != nil {
-		return c.send(message{Kind: kindError, Error: err.Error()})
+		return c.send(message{Kind: kindError, Error: err.Error(), BadConfig: errors.Is(err, targets.ErrBadConfig)})
 	}
 	defer closeAll()
 	log.Info("set up", "target", setup.Target, "endpoints", setup.Client.Endpoints, "workload", setup.Workload,

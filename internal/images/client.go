@@ -67,7 +67,9 @@ func (b *Builder) EnsureClient(ctx context.Context, workerBinary string, c Clien
 		// The packages' layer comes first, so that the Engine's build
 		// cache keeps it when only the binary or the client changes.
 		var df strings.Builder
-		fmt.Fprintf(&df, "FROM %s\n", from)
+		// A user's image may set a user or an entrypoint: the worker runs
+		// as root (faults need it) with its own command.
+		fmt.Fprintf(&df, "FROM %s\nUSER root\nENTRYPOINT []\n", from)
 		if len(c.Packages) > 0 {
 			b.logf("  apt-get install %s (cached after the first build)", strings.Join(c.Packages, " "))
 			fmt.Fprintf(&df, "RUN apt-get -q -y update && DEBIAN_FRONTEND=noninteractive apt-get -q -y install --no-install-recommends %s && rm -rf /var/lib/apt/lists/* /var/cache/apt/archives/*.deb\n",
