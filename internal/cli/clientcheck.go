@@ -31,7 +31,7 @@ func cmdClientCheck(ctx context.Context, args []string, stdout, stderr io.Writer
 	image := fs.String("client-image", "", "an image of yours to run the program in, instead of fencecheck's worker image")
 	target := fs.String("target", "", "lock service to check against (default: client.json's \"target\", else etcd): "+targetNames())
 	fencing := fs.String("fencing", "none", "fencing mode sent in init (none, token, cas)")
-	ttl := fs.Duration("ttl", 0, "lease TTL (default the target's)")
+	ttl := fs.Duration("ttl", 0, "lease TTL (default 10s, or the target's default if longer: a lock that does not renew holds it through the checks)")
 	timeout := fs.Duration("timeout", 10*time.Second, "how long each reply may take (an acquire may wait for the lock besides)")
 	if err := parse(fs, args); err != nil {
 		return 0, err
@@ -69,7 +69,9 @@ func cmdClientCheck(ctx context.Context, args []string, stdout, stderr io.Writer
 		return 0, fmt.Errorf("%w: fencing %s is not one the lock store offers", targets.ErrBadConfig, f)
 	}
 	if *ttl == 0 {
-		*ttl = targets.DefaultTTL(t)
+		// Long enough that a lock that does not renew its lease (redis-py's)
+		// still holds it through the checks on a loaded machine.
+		*ttl = max(targets.DefaultTTL(t), 10*time.Second)
 	}
 	cc := targets.ClientConfig{TTL: *ttl, RPCTimeout: 5 * time.Second}
 	if err := t.Validate(cc); err != nil {
