@@ -133,7 +133,7 @@ type lease struct {
 func (l *lease) Token() int64 { return l.token }
 
 // lost reports whether the process that took the lease is gone.
-func (l *lease) lost() bool { return l.c.p.Gen() != l.gen || l.c.p.Retired() >= l.gen }
+func (l *lease) lost() bool { return !l.c.p.runs(l.gen) }
 
 // Remaining asks the program. Any failure (the program's error, no reply, a
 // lost process) is 0: a careful client does not write on a lease it cannot

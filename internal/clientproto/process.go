@@ -132,11 +132,21 @@ func (p *Process) Call(ctx context.Context, req Request, timeout time.Duration) 
 func (p *Process) CallHeld(ctx context.Context, gen int, req Request, timeout time.Duration) (Reply, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.run == nil || p.gen != gen {
+	if !p.isRunning(gen) {
 		return Reply{}, &Error{Request: req.Type, Kind: KindFail, Cause: "lost", Message: "the process that took the lease was retired"}
 	}
 	return p.call(ctx, req, timeout)
 }
+
+// runs reports whether process gen is the one running.
+func (p *Process) runs(gen int) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.isRunning(gen)
+}
+
+// isRunning is runs, called with mu.
+func (p *Process) isRunning(gen int) bool { return p.run != nil && p.gen == gen }
 
 // callGen is Call that also returns the generation of the process that
 // answered.
