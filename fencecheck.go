@@ -102,7 +102,7 @@ func (r Recipe) target() (targets.Target, error) {
 }
 
 // recipeTarget is a built-in target whose client is the recipe's. Its
-// optional behaviour (longest lease, default nodes and TTL, version) is the
+// optional behaviour (longest lease, default nodes, profile, version) is the
 // servers'.
 type recipeTarget struct {
 	targets.Target
@@ -136,8 +136,8 @@ func (t recipeTarget) Dial(ctx context.Context, cfg targets.ClientConfig) (targe
 func (t recipeTarget) MaxLease(cfg targets.ClientConfig) time.Duration {
 	return targets.MaxLease(t.Target, cfg)
 }
-func (t recipeTarget) DefaultNodes() int         { return targets.DefaultNodes(t.Target) }
-func (t recipeTarget) DefaultTTL() time.Duration { return targets.DefaultTTL(t.Target) }
+func (t recipeTarget) DefaultNodes() int        { return targets.DefaultNodes(t.Target) }
+func (t recipeTarget) Profile() targets.Profile { return targets.ProfileOf(t.Target) }
 
 // Version is the servers' version, when their target knows it.
 func (t recipeTarget) Version() string {

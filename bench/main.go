@@ -35,8 +35,21 @@ func main() {
 	only := flag.String("only", "", "with -findings: only the scenarios whose description contains this")
 	overhead := flag.Bool("overhead", false, "instead, compare the harness-driven throughput with a bare client loop (same library, same concurrency, no faults)")
 	detection := flag.Bool("detection", false, "instead, measure detection under load: both cores kept busy, -runs runs (default 20) per client fault, unfenced and token-fenced, random seeds")
+	profiles := flag.String("profiles", "", "instead, run each of these targets (comma-separated, or \"all\") with its profile: no flag but --target, --fencing (-fencing, default none,token) and --seed 1..-runs, several at once with -parallel")
+	parallel := flag.Int("parallel", 1, "with -profiles: runs at once")
 	clientOverhead := flag.String("client-overhead", "", "instead, compare a client program's critical sections per second (this --client-dir) with -target's built-in recipe: no faults, alternating runs")
 	flag.Parse()
+	if *profiles != "" {
+		fs := "none,token"
+		if isSet("fencing") {
+			fs = *fencings
+		}
+		if err := runProfiles(*bin, *profiles, strings.Split(fs, ","), *runs, *parallel); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *clientOverhead != "" {
 		if err := runClientOverhead(*bin, *clientOverhead, *target, *runs, *limit); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
@@ -144,10 +157,20 @@ type runFigures struct {
 	faults             int
 }
 
+// oneRun runs fencecheck once and reads its figures from results.json.
+// nemesis "" and limit 0 leave --nemesis and --time-limit to their defaults
+// (pause-holder, the target's profile).
 func oneRun(bin, dir, target, fencing, nemesis string, extra []string, limit time.Duration, seed uint64) (runFigures, error) {
 	res := filepath.Join(dir, fmt.Sprintf("%s-%d", fencing, seed))
-	args := append([]string{"run", "--target", target, "--workload", "lock-append", "--fencing", fencing,
-		"--nemesis", nemesis, "--time-limit", limit.String(), "--seed", fmt.Sprint(seed), "--results", res, "--quiet"}, extra...)
+	args := []string{"run", "--target", target, "--workload", "lock-append", "--fencing", fencing,
+		"--seed", fmt.Sprint(seed), "--results", res, "--quiet"}
+	if nemesis != "" { // "": the default, pause-holder
+		args = append(args, "--nemesis", nemesis)
+	}
+	if limit > 0 { // 0: the target's profile's
+		args = append(args, "--time-limit", limit.String())
+	}
+	args = append(args, extra...)
 	cmd := exec.Command(bin, args...)
 	start := time.Now()
 	out, err := cmd.CombinedOutput()

@@ -103,20 +103,66 @@ func DefaultNodes(t Target) int {
 	return 3
 }
 
-// TTLDefaulter is implemented by targets whose leases cannot be as short as
-// the usual 2 s (Consul's sessions last at least 10 s).
-type TTLDefaulter interface {
-	DefaultTTL() time.Duration
+// Profile is a target's defaults for a run: the settings with which an
+// unfenced lock-append run under pause-holder, given no flag but --target
+// and --fencing, finds a lost update (5 of 5 seeds, measured by bench
+// -profiles), and a fenced one stays valid. A flag that is given overrides
+// its field; a zero field takes the general default (ProfileOf).
+type Profile struct {
+	// TTL is the lease a run takes (general default 2 s).
+	TTL time.Duration
+	// LockDelay is the lock-delay a run asks for; nil is the target's own
+	// default (Consul's 15 s). Targets without a lock-delay leave it nil.
+	LockDelay *time.Duration
+	// NemesisInterval is the quiet time between two faults (3 s).
+	NemesisInterval time.Duration
+	// TimeLimit is how long clients run operations (30 s).
+	TimeLimit time.Duration
+	// ReadyTimeout is how long the cluster may take to serve (30 s).
+	ReadyTimeout time.Duration
+	// Why says, in a line, what differs from the general defaults and why
+	// ("" for none).
+	Why string
 }
 
-// DefaultTTL is t's DefaultTTL if it has one, else 2 s: the lease a run
-// takes when --ttl is not given.
-func DefaultTTL(t Target) time.Duration {
-	if d, ok := t.(TTLDefaulter); ok {
-		return d.DefaultTTL()
-	}
-	return 2 * time.Second
+// Profiler is implemented by targets whose profile differs from the
+// general defaults: leases that cannot be as short as 2 s (Consul's
+// sessions last at least 10 s), servers slow to start.
+type Profiler interface {
+	Profile() Profile
 }
+
+// The general defaults of a profile.
+const (
+	DefaultProfileTTL          = 2 * time.Second
+	DefaultProfileInterval     = 3 * time.Second
+	DefaultProfileTimeLimit    = 30 * time.Second
+	DefaultProfileReadyTimeout = 30 * time.Second
+)
+
+// ProfileOf is t's profile with every zero field set to the general
+// default: TTL 2 s, nemesis interval 3 s, time limit 30 s, ready timeout
+// 30 s.
+func ProfileOf(t Target) Profile {
+	var p Profile
+	if pr, ok := t.(Profiler); ok {
+		p = pr.Profile()
+	}
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&p.TTL, DefaultProfileTTL)
+	def(&p.NemesisInterval, DefaultProfileInterval)
+	def(&p.TimeLimit, DefaultProfileTimeLimit)
+	def(&p.ReadyTimeout, DefaultProfileReadyTimeout)
+	return p
+}
+
+// DefaultTTL is the TTL of t's profile: the lease a run takes when --ttl is
+// not given.
+func DefaultTTL(t Target) time.Duration { return ProfileOf(t).TTL }
 
 // KV is a key-value store of integer values: the client of the register
 // workload, for targets that offer one.
@@ -135,6 +181,29 @@ type KV interface {
 // the default.
 type ReadModer interface {
 	ReadModes() []string
+}
+
+// LinearizableReader is implemented by targets some of whose read modes
+// promise linearizable reads: a register run in such a mode must be valid
+// (matrix judges it); runs in the other modes show what the weaker modes
+// allow.
+type LinearizableReader interface {
+	LinearizableReadModes() []string
+}
+
+// PromisesLinearizable reports whether t promises linearizable reads in
+// read mode mode.
+func PromisesLinearizable(t Target, mode string) bool {
+	lr, ok := t.(LinearizableReader)
+	if !ok {
+		return false
+	}
+	for _, m := range lr.LinearizableReadModes() {
+		if m == mode {
+			return true
+		}
+	}
+	return false
 }
 
 // Client is one worker's connection to the lock service. A target's client

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -28,7 +29,12 @@ const MatrixFile = "matrix.json"
 type matrixCell struct {
 	// Cell is the cell's position in the whole matrix (0-based), the same
 	// in every shard.
-	Cell     int    `json:"cell"`
+	Cell int `json:"cell"`
+	// Workload is lock-append or register ("" in matrices made before the
+	// register axis: lock-append); ReadMode is a register cell's read mode,
+	// in place of a fencing mode.
+	Workload string `json:"workload,omitempty"`
+	ReadMode string `json:"read_mode,omitempty"`
 	Target   string `json:"target"`
 	Resource string `json:"resource"`
 	Nemesis  string `json:"nemesis"`
@@ -37,9 +43,11 @@ type matrixCell struct {
 	// Verdict is "valid", "invalid" or "unknown"; "error" when the harness
 	// failed (Error says why), "not run" after Ctrl-C.
 	Verdict string `json:"verdict"`
-	// MustBeValid: a fenced cell (or every cell, with --strict). Only these
-	// decide the exit code; an unfenced cell's lost updates are the finding
-	// the matrix exists to show.
+	// MustBeValid: a fenced cell, a register cell whose read mode the
+	// target promises linearizable (or every cell, with --strict). Only
+	// these decide the exit code; an unfenced cell's lost updates, and a
+	// weak read mode's stale reads, are the findings the matrix exists to
+	// show.
 	MustBeValid     bool     `json:"must_be_valid"`
 	Acknowledged    int      `json:"acknowledged"`
 	Lost            int      `json:"lost"`
@@ -85,13 +93,20 @@ func cmdMatrix(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, `Usage: fencecheck matrix [flags]
 
-Runs lock-append on every combination of --target, --nemesis and --fencing,
+Runs every combination of --target, --resource, --nemesis and --fencing,
 one run after another, into one results directory (its index.html lists them
-all; matrix.json sums them up). Fenced cells must be valid: exit 1 if one is
-invalid, 2 if one is unknown, 255 if the harness failed on a cell (the other
-cells still run), 0 otherwise. Unfenced cells are reported, not judged
-(--strict judges them too). Every cell is checked before the first starts:
-bad arguments exit 254 at once.
+all; matrix.json sums them up). Each cell takes its target's profile (TTL,
+lock-delay, nemesis interval, time limit) unless a flag sets it. Fenced cells
+must be valid: exit 1 if one is invalid, 2 if one is unknown, 255 if the
+harness failed on a cell (the other cells still run), 0 otherwise. Unfenced
+cells are reported, not judged (--strict judges them too). Every cell is
+checked before the first starts: bad arguments exit 254 at once.
+
+--workload lock-append,register adds register cells: for them the read mode
+(--read-mode, comma-separated; default every read mode of the target) takes
+the place of the fencing mode, and a cell must be valid when the target
+promises linearizable reads in its mode (etcd linearizable, consul
+consistent); the other modes are reported.
 
 `)
 		fs.PrintDefaults()
@@ -102,9 +117,17 @@ bad arguments exit 254 at once.
 	if fs.NArg() > 0 {
 		return 0, fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
 	}
-	if *o.workload != "lock-append" {
-		return 0, fmt.Errorf("%w: matrix runs the lock-append workload only, not %q", errUsage, *o.workload)
+	var workloadList []string
+	for _, w := range splitList(*o.workload) {
+		if w != "lock-append" && w != "register" {
+			return 0, fmt.Errorf("%w: matrix runs the lock-append and register workloads, not %q", errUsage, w)
+		}
+		workloadList = append(workloadList, w)
 	}
+	if len(workloadList) == 0 {
+		return 0, fmt.Errorf("%w: --workload: empty list", errUsage)
+	}
+	readModes := splitList(*o.readMode)
 	if *runs < 1 || *runs > 100 {
 		return 0, fmt.Errorf("%w: --runs %d: between 1 and 100", errUsage, *runs)
 	}
@@ -130,7 +153,9 @@ bad arguments exit 254 at once.
 	if err != nil {
 		return 0, err
 	}
-	all, skipped, err := matrixCells(o, targetList, resourceList, fencingList, nems, *seed, *runs, *strict, stderr)
+	all, skipped, err := matrixCells(o, matrixAxes{
+		targets: targetList, workloads: workloadList, resources: resourceList, fencings: fencingList, readModes: readModes, nemeses: nems,
+	}, *seed, *runs, *strict, stderr)
 	if err != nil {
 		return 0, err
 	}
@@ -147,7 +172,7 @@ bad arguments exit 254 at once.
 		}
 	}
 	if !judged {
-		return 0, fmt.Errorf("%w: no cell would be judged (unfenced cells are reported, not judged): add a fenced mode (--fencing none,token) or --strict", errUsage)
+		return 0, fmt.Errorf("%w: no cell would be judged (unfenced cells, and register cells in a read mode the target does not promise linearizable, are reported, not judged): add a fenced mode (--fencing none,token) or --strict", errUsage)
 	}
 	if *list {
 		for _, c := range cells {
@@ -155,7 +180,7 @@ bad arguments exit 254 at once.
 			if c.MustBeValid {
 				judge = "must be valid"
 			}
-			fmt.Fprintf(stdout, "%d\t%s\t%s\t%s\t%s\t%d\t%s\n", c.Cell, c.Target, c.Resource, c.Nemesis, c.Fencing, c.Seed, judge)
+			fmt.Fprintf(stdout, "%d\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", c.Cell, c.Target, c.workload(), c.Resource, c.Nemesis, c.mode(), c.Seed, judge)
 		}
 		return exitValid, nil
 	}
@@ -182,7 +207,7 @@ bad arguments exit 254 at once.
 		if ctx.Err() != nil {
 			c.Verdict = "not run"
 		} else {
-			ui.stage("[%d/%d] %s, resource %s, nemesis %s, fencing %s, seed %d", i+1, len(cells), c.Target, c.Resource, c.Nemesis, c.Fencing, c.Seed)
+			ui.stage("[%d/%d] %s %s, resource %s, nemesis %s, %s, seed %d", i+1, len(cells), c.Target, c.workload(), c.Resource, c.Nemesis, c.modeWords(), c.Seed)
 			c.cfg.Stage = ui.stage
 			c.cfg.Progress = ui.update
 			out, err := harness.Run(ctx, c.cfg)
@@ -215,54 +240,85 @@ bad arguments exit 254 at once.
 	return sum.ExitCode, nil
 }
 
+// matrixAxes are the values of each axis of a matrix.
+type matrixAxes struct {
+	targets, workloads, resources, fencings, nemeses []string
+	// readModes are the register cells' read modes (none: every read mode
+	// of each target).
+	readModes []string
+}
+
 // matrixCells builds and validates every cell: any bad one fails them all,
 // before anything starts. A fencing mode that a cell's resource does not
-// offer (the proxy's cas) skips that cell, and says so.
-func matrixCells(o *runFlags, targetNames, resourceSpecs, fencings, nems []string, seed uint64, runs int, strict bool, stderr io.Writer) (cells []matrixCell, skipped []string, err error) {
+// offer (the proxy's cas) skips that cell, and says so; so does a read mode
+// a target lacks, or a target with no key-value store, for register cells.
+func matrixCells(o *runFlags, ax matrixAxes, seed uint64, runs int, strict bool, stderr io.Writer) (cells []matrixCell, skipped []string, err error) {
 	var errs []error
 	seen := map[string]bool{} // one line per distinct problem
-	for _, tn := range targetNames {
+	for _, tn := range ax.targets {
 		t, err := lookupTarget(tn)
 		if err != nil {
 			return nil, nil, err
 		}
-		for _, rspec := range resourceSpecs {
-			rs, err := lookupResources(rspec)
-			if err != nil {
-				return nil, nil, err
-			}
-			for _, nem := range nems {
-				for _, fn := range fencings {
-					f, err := targets.ParseFencing(fn)
-					if err != nil {
-						return nil, nil, err
-					}
-					if r := lacking(rs, f); r != nil {
-						skipped = append(skipped, fmt.Sprintf("%s, resource %s, nemesis %s, fencing %s: %s has no %s fencing (it has %s)",
-							t.Name(), rspec, nem, f, r.Name(), f, resources.FencingNames(r)))
-						continue
-					}
-					for r := 0; r < runs; r++ {
-						name := nameSafe(fmt.Sprintf("%s-%s-%s-%s", t.Name(), nem, rspec, f))
-						if rspec == resourceTable[0].Name() {
-							name = nameSafe(fmt.Sprintf("%s-%s-%s", t.Name(), nem, f))
+		for _, wn := range ax.workloads {
+			for _, rspec := range ax.resources {
+				rs, err := lookupResources(rspec)
+				if err != nil {
+					return nil, nil, err
+				}
+				for _, nem := range ax.nemeses {
+					var points []matrixCell // the cells of this (target, workload, resource, nemesis), but the seed
+					if wn == "register" {
+						modes, why := registerModes(t, ax.readModes)
+						if why != "" {
+							skipped = append(skipped, fmt.Sprintf("%s register, nemesis %s: %s", t.Name(), nem, why))
 						}
-						cfg, err := o.config(t, rspec, string(f), nem, seed+uint64(r), name, stderr) // parses nem too
-						if err != nil {
-							if !seen[err.Error()] {
-								seen[err.Error()] = true
-								where := t.Name()
-								if rspec != resourceTable[0].Name() {
-									where += " " + rspec
-								}
-								errs = append(errs, fmt.Errorf("%s (nemesis %s, fencing %s): %w", where, nem, f, err))
+						for _, m := range modes {
+							points = append(points, matrixCell{Workload: wn, ReadMode: m, Fencing: string(targets.FencingNone),
+								MustBeValid: strict || targets.PromisesLinearizable(t, m)})
+						}
+					} else {
+						for _, fn := range ax.fencings {
+							f, err := targets.ParseFencing(fn)
+							if err != nil {
+								return nil, nil, err
 							}
-							break
+							if r := lacking(rs, f); r != nil {
+								skipped = append(skipped, fmt.Sprintf("%s, resource %s, nemesis %s, fencing %s: %s has no %s fencing (it has %s)",
+									t.Name(), rspec, nem, f, r.Name(), f, resources.FencingNames(r)))
+								continue
+							}
+							points = append(points, matrixCell{Workload: wn, Fencing: string(f), MustBeValid: strict || f != targets.FencingNone})
 						}
-						cells = append(cells, matrixCell{
-							Target: t.Name(), Resource: rspec, Nemesis: nem, Fencing: string(f), Seed: cfg.Seed,
-							MustBeValid: strict || f != targets.FencingNone, cfg: cfg,
-						})
+					}
+					for _, p := range points {
+						for r := 0; r < runs; r++ {
+							name := nameSafe(fmt.Sprintf("%s-%s-%s-%s", t.Name(), nem, rspec, p.mode()))
+							if rspec == resourceTable[0].Name() {
+								name = nameSafe(fmt.Sprintf("%s-%s-%s", t.Name(), nem, p.mode()))
+							}
+							if wn == "register" {
+								name = nameSafe(fmt.Sprintf("%s-register-%s", t.Name(), strings.TrimPrefix(name, t.Name()+"-")))
+							}
+							cfg, err := o.configFor(t, wn, p.ReadMode, rspec, p.Fencing, nem, seed+uint64(r), name, stderr) // parses nem too
+							if err != nil {
+								if !seen[err.Error()] {
+									seen[err.Error()] = true
+									where := t.Name()
+									if wn != "lock-append" {
+										where += " " + wn
+									}
+									if rspec != resourceTable[0].Name() {
+										where += " " + rspec
+									}
+									errs = append(errs, fmt.Errorf("%s (nemesis %s, %s): %w", where, nem, p.modeWords(), err))
+								}
+								break
+							}
+							c := p
+							c.Target, c.Resource, c.Nemesis, c.Seed, c.cfg = t.Name(), rspec, nem, cfg.Seed, cfg
+							cells = append(cells, c)
+						}
 					}
 				}
 			}
@@ -273,6 +329,56 @@ func matrixCells(o *runFlags, targetNames, resourceSpecs, fencings, nems []strin
 		return nil, nil, errors.Join(errs...)
 	}
 	return cells, skipped, nil
+}
+
+// registerModes are the read modes of t's register cells: want, or every
+// read mode of t when want is empty; why says what was left out (modes t
+// lacks, or all when t has no key-value store).
+func registerModes(t targets.Target, want []string) (modes []string, why string) {
+	rm, ok := t.(targets.ReadModer)
+	if !ok {
+		return nil, "the target has no key-value store for registers"
+	}
+	if len(want) == 0 {
+		return rm.ReadModes(), ""
+	}
+	var lacks []string
+	for _, m := range want {
+		if slices.Contains(rm.ReadModes(), m) {
+			modes = append(modes, m)
+		} else {
+			lacks = append(lacks, m)
+		}
+	}
+	if len(lacks) > 0 {
+		why = fmt.Sprintf("no read mode %s (it has %s)", strings.Join(lacks, ", "), strings.Join(rm.ReadModes(), ", "))
+	}
+	return modes, why
+}
+
+// workload is the cell's workload ("lock-append" for cells of matrices
+// made before the register axis).
+func (c matrixCell) workload() string {
+	if c.Workload == "" {
+		return "lock-append"
+	}
+	return c.Workload
+}
+
+// mode is the cell's fencing mode, or a register cell's read mode.
+func (c matrixCell) mode() string {
+	if c.workload() == "register" {
+		return c.ReadMode
+	}
+	return c.Fencing
+}
+
+// modeWords is mode in words: "fencing token", "linearizable reads".
+func (c matrixCell) modeWords() string {
+	if c.workload() == "register" {
+		return c.ReadMode + " reads"
+	}
+	return "fencing " + c.Fencing
 }
 
 // lacking returns the first resource of rs that does not offer f, if any.
@@ -326,20 +432,37 @@ func matrixExit(cells []matrixCell, interrupted bool) int {
 
 // printMatrix prints one line per cell and the outcome.
 func printMatrix(w io.Writer, cells []matrixCell, code int) {
-	withRes := false
+	withRes, withReg := false, false
 	for _, c := range cells {
 		withRes = withRes || c.Resource != resourceTable[0].Name()
+		withReg = withReg || c.workload() == "register"
 	}
 	target := func(c matrixCell) string {
-		if withRes {
-			return c.Target + " " + c.Resource
+		t := c.Target
+		if withReg {
+			t += " " + c.workload()
 		}
-		return c.Target
+		if withRes {
+			t += " " + c.Resource
+		}
+		return t
 	}
-	head := matrixCell{Target: "target", Resource: "resource"}
-	fmt.Fprintf(w, "\n%-16s %-28s %-7s %5s  %-8s %12s %6s %10s\n", target(head), "nemesis", "fencing", "seed", "verdict", "lost", "fenced", "first lost")
-	unfenced, lossy := 0, 0
+	head := matrixCell{Target: "target", Workload: "workload", Resource: "resource", Fencing: "fencing"}
+	if withReg {
+		head.Fencing = "mode"
+	}
+	fmt.Fprintf(w, "\n%-16s %-28s %-12s %5s  %-8s %12s %6s %10s\n", target(head), "nemesis", head.Fencing, "seed", "verdict", "lost", "fenced", "first lost")
+	unfenced, lossy, weak := 0, 0, 0
 	for _, c := range cells {
+		if c.workload() == "register" {
+			verdict := c.Verdict
+			if !c.MustBeValid {
+				verdict += "*"
+				weak++
+			}
+			fmt.Fprintf(w, "%-16s %-28s %-12s %5d  %-8s %12s %6s %10s\n", target(c), c.Nemesis, c.mode(), c.Seed, verdict, "-", "-", "-")
+			continue
+		}
 		first := "-"
 		if c.FirstLostS != nil {
 			first = fmt.Sprintf("%.1fs", *c.FirstLostS)
@@ -352,11 +475,14 @@ func printMatrix(w io.Writer, cells []matrixCell, code int) {
 				lossy++
 			}
 		}
-		fmt.Fprintf(w, "%-16s %-28s %-7s %5d  %-8s %12s %6d %10s\n", target(c), c.Nemesis, c.Fencing, c.Seed, verdict,
+		fmt.Fprintf(w, "%-16s %-28s %-12s %5d  %-8s %12s %6d %10s\n", target(c), c.Nemesis, c.Fencing, c.Seed, verdict,
 			fmt.Sprintf("%d/%d", c.Lost, c.Acknowledged), c.FenceRejections, first)
 	}
 	if unfenced > 0 {
 		fmt.Fprintf(w, "* not judged: unfenced runs show what fencing is for (lost updates in %d of %d)\n", lossy, unfenced)
+	}
+	if weak > 0 {
+		fmt.Fprintf(w, "* not judged: register runs in a read mode the target does not promise linearizable (%d)\n", weak)
 	}
 	outcome := map[int]string{
 		exitValid:   "PASS  every cell that must be valid is",

@@ -47,8 +47,8 @@ func TestMatrixCells(t *testing.T) {
 	if want := (listFlag{"etcd", "redis", "redis-nopersist"}); tl.String() != want.String() {
 		t.Errorf("repeated list flag: %v, want %v", tl, want)
 	}
-	cells, _, err := matrixCells(o, []string{"etcd", "redis"}, []string{"lock-store"}, []string{"none", "token"},
-		[]string{"pause-holder", "kill:leader,partition:halves"}, 7, 2, false, io.Discard)
+	cells, _, err := matrixCells(o, axes([]string{"etcd", "redis"}, []string{"lock-store"}, []string{"none", "token"},
+		[]string{"pause-holder", "kill:leader,partition:halves"}), 7, 2, false, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,21 +70,30 @@ func TestMatrixCells(t *testing.T) {
 			t.Errorf("no run named %s in %v", want, names)
 		}
 	}
-	// Each target gets its own default lease: Consul's sessions last 10s at
-	// least, etcd's default is 2s.
-	mixed, _, err := matrixCells(o, []string{"etcd", "consul"}, []string{"lock-store"}, []string{"token"}, []string{"pause-holder"}, 1, 1, false, io.Discard)
+	// Each target gets its own profile: Consul's sessions last 10s at
+	// least, with lock-delay 0, faults 2s apart and 45s runs; etcd's are
+	// the general defaults.
+	mixed, _, err := matrixCells(o, axes([]string{"etcd", "consul"}, []string{"lock-store"}, []string{"token"}, []string{"pause-holder"}), 1, 1, false, io.Discard)
 	if err != nil || len(mixed) != 2 || mixed[0].cfg.TTL != 2*time.Second || mixed[1].cfg.TTL != 10*time.Second {
 		t.Errorf("etcd and consul with the default --ttl: %v", err)
+	} else {
+		e, c := mixed[0].cfg, mixed[1].cfg
+		if e.TimeLimit != 30*time.Second || e.NemesisInterval != 3*time.Second || e.LockDelay != nil || e.ReadyTimeout != 30*time.Second {
+			t.Errorf("etcd's profile: time limit %s, interval %s, lock-delay %v, ready %s", e.TimeLimit, e.NemesisInterval, e.LockDelay, e.ReadyTimeout)
+		}
+		if c.TimeLimit != 45*time.Second || c.NemesisInterval != 2*time.Second || c.LockDelay == nil || *c.LockDelay != 0 {
+			t.Errorf("consul's profile: time limit %s, interval %s, lock-delay %v", c.TimeLimit, c.NemesisInterval, c.LockDelay)
+		}
 	}
-	strict, _, _ := matrixCells(o, []string{"etcd"}, []string{"lock-store"}, []string{"none"}, []string{"pause-holder"}, 1, 1, true, io.Discard)
+	strict, _, _ := matrixCells(o, axes([]string{"etcd"}, []string{"lock-store"}, []string{"none"}, []string{"pause-holder"}), 1, 1, true, io.Discard)
 	if len(strict) != 1 || !strict[0].MustBeValid {
 		t.Errorf("--strict: %+v", strict)
 	}
 	// The resource axis: a fencing mode a resource lacks (the proxy's cas)
 	// skips that cell and says why; the others run, each named by its
 	// resource.
-	rcells, skipped, err := matrixCells(o, []string{"redis"}, []string{"postgres", "proxy", "postgres,proxy"}, []string{"none", "token", "cas"},
-		[]string{"pause-holder"}, 1, 1, false, io.Discard)
+	rcells, skipped, err := matrixCells(o, axes([]string{"redis"}, []string{"postgres", "proxy", "postgres,proxy"}, []string{"none", "token", "cas"},
+		[]string{"pause-holder"}), 1, 1, false, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,5 +126,96 @@ func TestPrintMatrix(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// axes is a lock-append matrix's axes.
+func axes(targets, resources, fencings, nemeses []string) matrixAxes {
+	return matrixAxes{targets: targets, workloads: []string{"lock-append"}, resources: resources, fencings: fencings, nemeses: nemeses}
+}
+
+// A flag given overrides the profile's field; the others stay the
+// profile's.
+func TestProfileOverride(t *testing.T) {
+	fs := newFlags("run", io.Discard)
+	o := addRunFlags(fs)
+	if err := fs.Parse([]string{"--time-limit", "20s", "--lock-delay", "15s", "--ready-timeout", "5s"}); err != nil {
+		t.Fatal(err)
+	}
+	consul, _ := lookupTarget("consul")
+	cfg, err := o.config(consul, "lock-store", "none", "pause-holder", 1, "", io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.TimeLimit != 20*time.Second || cfg.LockDelay == nil || *cfg.LockDelay != 15*time.Second || cfg.ReadyTimeout != 5*time.Second {
+		t.Errorf("flags: time limit %s, lock-delay %v, ready %s", cfg.TimeLimit, cfg.LockDelay, cfg.ReadyTimeout)
+	}
+	if cfg.TTL != 10*time.Second || cfg.NemesisInterval != 2*time.Second {
+		t.Errorf("profile: TTL %s, interval %s", cfg.TTL, cfg.NemesisInterval)
+	}
+	zk, _ := lookupTarget("zookeeper")
+	fs = newFlags("run", io.Discard)
+	o = addRunFlags(fs)
+	if cfg, err = o.config(zk, "lock-store", "none", "pause-holder", 1, "", io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.ReadyTimeout != 90*time.Second || cfg.TimeLimit != 30*time.Second || cfg.TTL != 2*time.Second {
+		t.Errorf("zookeeper's profile: ready %s, time limit %s, TTL %s", cfg.ReadyTimeout, cfg.TimeLimit, cfg.TTL)
+	}
+}
+
+// The register axis: each target's read modes take the fencing modes'
+// place; a cell must be valid only in a mode the target promises
+// linearizable; a target without registers, or a read mode it lacks, is
+// skipped and said.
+func TestMatrixRegisterCells(t *testing.T) {
+	fs := newFlags("matrix", io.Discard)
+	o := addRunFlags(fs)
+	cells, skipped, err := matrixCells(o, matrixAxes{
+		targets: []string{"etcd", "consul", "zookeeper", "redis"}, workloads: []string{"lock-append", "register"},
+		resources: []string{"lock-store"}, fencings: []string{"none", "token"}, nemeses: []string{"partition:leader"},
+	}, 1, 1, false, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	judged := map[string]bool{}
+	for _, c := range cells {
+		if c.Workload != "register" {
+			continue
+		}
+		judged[c.Target+" "+c.ReadMode] = c.MustBeValid
+		if c.cfg.Workload.Name() != "register" || c.cfg.ReadMode != c.ReadMode || c.Fencing != "none" {
+			t.Errorf("cell %+v: config workload %s read mode %s", c, c.cfg.Workload.Name(), c.cfg.ReadMode)
+		}
+	}
+	want := map[string]bool{
+		"etcd linearizable": true, "etcd serializable": false,
+		"consul default": false, "consul consistent": true, "consul stale": false,
+		"zookeeper sync": false, "zookeeper local": false,
+	}
+	if len(judged) != len(want) {
+		t.Errorf("register cells %v, want %v", judged, want)
+	}
+	for k, v := range want {
+		if got, ok := judged[k]; !ok || got != v {
+			t.Errorf("register cell %s: present %v, must be valid %v; want %v", k, ok, got, v)
+		}
+	}
+	if len(cells) != 4*2+len(want) {
+		t.Errorf("%d cells, want %d", len(cells), 4*2+len(want))
+	}
+	if len(skipped) != 1 || !strings.Contains(skipped[0], "redis register") || !strings.Contains(skipped[0], "no key-value store") {
+		t.Errorf("skipped %q, want redis's register cell", skipped)
+	}
+	// A chosen read mode: targets that lack it say so.
+	cells, skipped, err = matrixCells(o, matrixAxes{
+		targets: []string{"etcd", "consul"}, workloads: []string{"register"}, resources: []string{"lock-store"},
+		readModes: []string{"stale"}, nemeses: []string{"partition:leader"},
+	}, 1, 1, false, io.Discard)
+	if err != nil || len(cells) != 1 || cells[0].Target != "consul" || cells[0].cfg.Name != "consul-register-partition-leader-stale" {
+		t.Errorf("--read-mode stale: %v, %+v", err, cells)
+	}
+	if len(skipped) != 1 || !strings.Contains(skipped[0], "no read mode stale (it has linearizable, serializable)") {
+		t.Errorf("skipped %q", skipped)
 	}
 }

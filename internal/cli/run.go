@@ -105,11 +105,11 @@ func addRunFlags(fs *flag.FlagSet) *runFlags {
 	o.workload = fs.String("workload", workloadTable[0].Name(), "workload: "+workloadNames())
 	o.auditLog = fs.Bool("audit-log", false, "every holder appends \"process P, token T, wrote element E\" to an audit log that checks no token, before its write")
 	o.sideWriter = fs.Bool("side-writer", false, "a batch job writes the first resource every 3s without the lock and without a token")
-	o.interval = fs.Duration("nemesis-interval", 3*time.Second, "quiet time between two faults")
-	o.limit = fs.Duration("time-limit", 30*time.Second, "how long clients run operations")
+	o.interval = fs.Duration("nemesis-interval", 0, "quiet time between two faults (default the target's profile: 3s; consul 2s)")
+	o.limit = fs.Duration("time-limit", 0, "how long clients run operations (default the target's profile: 30s; consul 45s)")
 	o.conc = fs.Int("concurrency", 5, "number of lock clients (one container each)")
-	o.ttl = fs.Duration("ttl", 0, "lease TTL of the lock (default the target's: 2s; consul 10s, its minimum)")
-	fs.Var(&o.lockDelay, "lock-delay", "Consul's lock-delay after a lease ends (default Consul's 15s; 0 for the worst case; other targets have none)")
+	o.ttl = fs.Duration("ttl", 0, "lease TTL of the lock (default the target's profile: 2s; consul 10s, its minimum)")
+	fs.Var(&o.lockDelay, "lock-delay", "Consul's lock-delay after a lease ends (default the target's profile: 0, the worst case; Consul's own default is 15s; other targets have none)")
 	o.nodes = fs.Int("nodes", 0, "number of servers (default: the target's usual cluster: 3; redis 1, redis-sentinel 2, redlock 5)")
 	o.results = fs.String("results", "./results", "results directory")
 	o.work = fs.Duration("work", 250*time.Millisecond, "time between the lease check and the write")
@@ -120,7 +120,7 @@ func addRunFlags(fs *flag.FlagSet) *runFlags {
 	o.check = fs.Duration("check-timeout", 60*time.Second, "time limit of the linearizability check (past it: unknown)")
 	o.keys = fs.Int("keys", 8, "register workload: number of registers")
 	o.readMode = fs.String("read-mode", "", "register workload: the target's read mode (etcd: linearizable, serializable; default the target's first)")
-	o.ready = fs.Duration("ready-timeout", 30*time.Second, "how long the cluster may take to serve (past it: exit 255)")
+	o.ready = fs.Duration("ready-timeout", 0, "how long the cluster may take to serve, past it exit 255 (default the target's profile: 30s; zookeeper 90s)")
 	o.quiet = fs.Bool("quiet", false, "no progress line")
 	o.clientDir = fs.String("client-dir", "", "your own lock client: a directory with client.json and the program, which each worker runs and drives over the client protocol (docs/client-protocol.md)")
 	o.clientCmd = fs.String("client-cmd", "", "with --client-dir: the command that starts the program (run with /bin/sh -c in the directory's copy), instead of client.json's")
@@ -131,11 +131,17 @@ func addRunFlags(fs *flag.FlagSet) *runFlags {
 // config is the run's configuration, with defaults filled in and validated
 // (errors wrap targets.ErrBadConfig or errUsage: exit 254).
 func (o *runFlags) config(t targets.Target, resource, fencing, nem string, seed uint64, name string, stderr io.Writer) (harness.Config, error) {
+	return o.configFor(t, *o.workload, *o.readMode, resource, fencing, nem, seed, name, stderr)
+}
+
+// configFor is config with the workload and read mode given (a matrix
+// cell's) instead of the flags'.
+func (o *runFlags) configFor(t targets.Target, workload, readMode, resource, fencing, nem string, seed uint64, name string, stderr io.Writer) (harness.Config, error) {
 	faults, err := nemesis.Parse(nem)
 	if err != nil {
 		return harness.Config{}, fmt.Errorf("%w: %w", errUsage, err)
 	}
-	w, err := lookupWorkload(*o.workload)
+	w, err := lookupWorkload(workload)
 	if err != nil {
 		return harness.Config{}, err
 	}
@@ -162,7 +168,7 @@ func (o *runFlags) config(t targets.Target, resource, fencing, nem string, seed 
 		Nemesis: nem, Faults: faults,
 		NemesisInterval: *o.interval, TimeLimit: *o.limit, Concurrency: *o.conc, Nodes: *o.nodes,
 		TTL: *o.ttl, LockDelay: o.lockDelay.d, Work: *o.work, Margin: *o.margin, AcquireTimeout: *o.acquire, OpTimeout: *o.op, RPCTimeout: *o.rpc,
-		CheckTimeout: *o.check, ReadyTimeout: *o.ready, Keys: *o.keys, ReadMode: *o.readMode, Seed: seed, Results: *o.results, Name: name, WorkerBinary: self, ClientProgram: prog,
+		CheckTimeout: *o.check, ReadyTimeout: *o.ready, Keys: *o.keys, ReadMode: readMode, Seed: seed, Results: *o.results, Name: name, WorkerBinary: self, ClientProgram: prog,
 		Log: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
 	cfg.Defaults()

@@ -83,15 +83,17 @@ type Config struct {
 	Progress func(Status)
 }
 
-// Defaults fills in the durations left zero: the TTL is the target's
-// (targets.DefaultTTL: 2s, Consul 10s); with L the target's longest lease
+// Defaults fills in the durations left zero: the TTL, lock-delay (when
+// nil), nemesis interval, time limit and ready timeout are the target's
+// profile's (targets.ProfileOf: 2s, 3s, 30s, 30s; Consul TTL 10s, lock-delay
+// 0, 2s, 45s; ZooKeeper ready in 90s); with L the target's longest lease
 // (targets.MaxLease: the TTL for etcd): work 250ms, margin TTL/4,
 // acquire timeout 5 L (longer than a holder pause, so that waiters are still
 // waiting when a paused holder's lease expires), RPC timeout 4 L (longer than
 // any fault, as for a client that waits out a partition: its request, held
 // in its TCP connection, lands when the partition heals), operation timeout
 // long enough for an acquire, the work, the longest pause (3 L) and two
-// RPCs, nemesis interval 3s, check timeout 60s, ready timeout 30s.
+// RPCs, check timeout 60s.
 func (c *Config) Defaults() {
 	def := func(d *time.Duration, v time.Duration) {
 		if *d == 0 {
@@ -101,8 +103,16 @@ func (c *Config) Defaults() {
 	if c.Nodes == 0 && c.Target != nil {
 		c.Nodes = targets.DefaultNodes(c.Target)
 	}
-	if c.TTL == 0 && c.Target != nil {
-		c.TTL = targets.DefaultTTL(c.Target)
+	if c.Target != nil {
+		// The target's profile fills what no flag set.
+		p := targets.ProfileOf(c.Target)
+		def(&c.TTL, p.TTL)
+		if c.LockDelay == nil {
+			c.LockDelay = p.LockDelay
+		}
+		def(&c.NemesisInterval, p.NemesisInterval)
+		def(&c.TimeLimit, p.TimeLimit)
+		def(&c.ReadyTimeout, p.ReadyTimeout)
 	}
 	lease := c.TTL
 	if c.Target != nil {
@@ -113,9 +123,10 @@ func (c *Config) Defaults() {
 	def(&c.AcquireTimeout, 5*lease)
 	def(&c.RPCTimeout, max(2*time.Second, 4*lease))
 	def(&c.OpTimeout, c.AcquireTimeout+c.Work+3*lease+2*c.RPCTimeout+2*time.Second)
-	def(&c.NemesisInterval, 3*time.Second)
+	def(&c.NemesisInterval, targets.DefaultProfileInterval)
+	def(&c.TimeLimit, targets.DefaultProfileTimeLimit)
 	def(&c.CheckTimeout, 60*time.Second)
-	def(&c.ReadyTimeout, 30*time.Second)
+	def(&c.ReadyTimeout, targets.DefaultProfileReadyTimeout)
 	def(&c.SideWriterInterval, 3*time.Second)
 	if len(c.Resources) == 0 && c.LockStore != nil {
 		c.Resources = []resources.Resource{c.LockStore}

@@ -30,9 +30,12 @@ type TestInfo struct {
 	// Resources are what the lock protected, in write order, each with
 	// its fencing mode; AuditLog and SideWriter say whether the run had
 	// them.
-	Resources       []ResourceInfo    `json:"resources,omitempty"`
-	AuditLog        string            `json:"audit_log,omitempty"`
-	SideWriter      bool              `json:"side_writer,omitempty"`
+	Resources  []ResourceInfo `json:"resources,omitempty"`
+	AuditLog   string         `json:"audit_log,omitempty"`
+	SideWriter bool           `json:"side_writer,omitempty"`
+	// Profile says what the target's profile changes from the general
+	// defaults, and why (targets.Profile.Why); flags may override it.
+	Profile         string            `json:"profile,omitempty"`
 	Nemesis         string            `json:"nemesis"`
 	NemesisInterval string            `json:"nemesis_interval"`
 	TimeLimit       string            `json:"time_limit"`

@@ -106,6 +106,11 @@ func (Target) Version() string { return images.ConsulVersion() }
 // quorum first), "stale" (any server, from its own state).
 func (Target) ReadModes() []string { return []string{ModeDefault, ModeConsistent, ModeStale} }
 
+// LinearizableReadModes: only consistent reads are promised linearizable
+// (Consul's documentation: default reads may be stale for a moment after a
+// leader change).
+func (Target) LinearizableReadModes() []string { return []string{ModeConsistent} }
+
 // Nodes returns an n-server cluster, n in 1, 3, 5 (or any n from 1 to 7).
 func (Target) Nodes(n int) ([]targets.NodeSpec, error) {
 	if n < 1 || n > 7 {
@@ -175,9 +180,21 @@ func (Target) Validate(cfg targets.ClientConfig) error {
 	return nil
 }
 
-// DefaultTTL is MinTTL: the shortest lease Consul grants, so that pauses
-// and runs stay as short as Consul allows.
-func (Target) DefaultTTL() time.Duration { return MinTTL }
+// Profile: the TTL is MinTTL, the shortest lease Consul grants, so that
+// pauses and runs stay as short as Consul allows; the lock-delay is 0 (the
+// worst case: with Consul's default 15 s a paused holder's lock stays
+// untaken 20 s longer, so each pause would have to last over a minute);
+// faults come 2 s apart; and a run lasts 45 s: a holder paused at about 3 s
+// loses its session by 24 s (MaxLease 21 s), another client takes the lock
+// and writes, and the paused holder writes when it resumes, at the latest
+// when the time limit heals the pause.
+func (Target) Profile() targets.Profile {
+	zero := time.Duration(0)
+	return targets.Profile{
+		TTL: MinTTL, LockDelay: &zero, NemesisInterval: 2 * time.Second, TimeLimit: 45 * time.Second,
+		Why: "TTL 10s (Consul's minimum), lock-delay 0, faults 2s apart, 45s runs: a pause must outlast 2 TTL + 1s",
+	}
+}
 
 // MaxLease is 2 TTL + 1 s, plus lock-delay + 5 s when the lock-delay is not
 // zero. The leader invalidates the session 2 TTL after the last renewal it

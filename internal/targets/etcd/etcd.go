@@ -476,6 +476,9 @@ func (Target) Election() string {
 // ReadModes are linearizable (the default) and serializable.
 func (Target) ReadModes() []string { return []string{ReadLinearizable, ReadSerializable} }
 
+// LinearizableReadModes: linearizable reads are, by etcd's promise.
+func (Target) LinearizableReadModes() []string { return []string{ReadLinearizable} }
+
 // regKey is a register's key: PREFIX/reg/KEY.
 func (c *client) regKey(key string) string { return c.prefix + "/reg/" + key }
 

@@ -162,6 +162,13 @@ func (Target) Validate(cfg targets.ClientConfig) error {
 	return nil
 }
 
+// Profile gives the ensemble 90 s to serve: three JVMs start and elect a
+// leader in 6 to 17 s on a loaded 2-core machine, and more when several
+// ensembles start at once.
+func (Target) Profile() targets.Profile {
+	return targets.Profile{ReadyTimeout: 90 * time.Second, Why: "90s to become ready (three JVMs start and elect a leader)"}
+}
+
 // MaxLease is TTL + 2 ticks: the leader expires a session at the first tick
 // after the timeout since it last heard of it, and hears of a follower's
 // sessions every half tick.

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+)
+
+// allTargets are the built-in targets, for -profiles all.
+var allTargets = []string{"etcd", "consul", "redis", "redis-nopersist", "redis-sentinel", "redlock", "zookeeper"}
+
+// runProfiles runs every target with its profile: `fencecheck run --target
+// T --fencing F --seed N` and nothing else (pause-holder, the profile's TTL,
+// lock-delay, nemesis interval and time limit), N = 1..runs, parallel runs
+// at once, and prints one row per target and fencing mode.
+func runProfiles(bin, list string, fencings []string, runs, parallel int) error {
+	bin, err := filepath.Abs(bin)
+	if err != nil {
+		return err
+	}
+	targets := strings.Split(list, ",")
+	if list == "all" {
+		targets = allTargets
+	}
+	if parallel < 1 {
+		parallel = 1
+	}
+	dir, err := os.MkdirTemp("", "fencecheck-bench-profiles-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	type job struct {
+		target, fencing string
+		seed            uint64
+	}
+	var jobs []job
+	for _, t := range targets {
+		for _, f := range fencings {
+			for i := 1; i <= runs; i++ {
+				jobs = append(jobs, job{t, f, uint64(i)})
+			}
+		}
+	}
+	results := make([]runFigures, len(jobs))
+	errs := make([]error, len(jobs))
+	start := time.Now()
+	fmt.Printf("fencecheck bench -profiles, %s: %d runs per target and mode, `fencecheck run --target T --fencing F --seed N` (N = 1..%d), %d at once\n\n",
+		time.Now().UTC().Format(time.RFC3339), runs, runs, parallel)
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < parallel; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				j := jobs[i]
+				sub := filepath.Join(dir, j.target)
+				r, err := oneRun(bin, sub, j.target, j.fencing, "", nil, 0, j.seed)
+				results[i], errs[i] = r, err
+				fmt.Fprintf(os.Stderr, "bench: %s %s seed %d: exit %d, %.1fs, %d ok, lost %d of %d, rejections %d (%d/%d done, %s)\n",
+					j.target, j.fencing, j.seed, r.code, r.wall, r.ok, r.lost, r.acked, r.rejections, i+1, len(jobs), time.Since(start).Round(time.Second))
+			}
+		}()
+	}
+	for i := range jobs {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	fmt.Println("| target | fencing | exit codes | wall time | ops ok / fail / info | lost (of acknowledged) | fence rejections | first lost update | check |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|")
+	var failed []string
+	for i := 0; i < len(jobs); i += runs {
+		var rs []runFigures
+		for k := i; k < i+runs; k++ {
+			if errs[k] != nil {
+				failed = append(failed, fmt.Sprintf("%s %s seed %d: %v", jobs[k].target, jobs[k].fencing, jobs[k].seed, errs[k]))
+				continue
+			}
+			rs = append(rs, results[k])
+		}
+		if len(rs) == 0 {
+			continue
+		}
+		fmt.Printf("| %s ", jobs[i].target)
+		printRow(jobs[i].fencing, rs)
+	}
+	fmt.Printf("\n%d runs in %s\n", len(jobs), time.Since(start).Round(time.Second))
+	if len(failed) > 0 {
+		return fmt.Errorf("%d runs failed:\n%s", len(failed), strings.Join(failed, "\n"))
+	}
+	return nil
+}

@@ -1,0 +1,46 @@
+package targets_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/fencecheck/fencecheck/targets"
+)
+
+// bare is a target with no optional behaviour.
+type bare struct{}
+
+func (bare) Name() string                                           { return "bare" }
+func (bare) Image() string                                          { return "" }
+func (bare) Nodes(int) ([]targets.NodeSpec, error)                  { return nil, nil }
+func (bare) Validate(targets.ClientConfig) error                    { return nil }
+func (bare) Ready(context.Context, []targets.Node) error            { return nil }
+func (bare) Leader(context.Context, []targets.Node) (string, error) { return "", nil }
+func (bare) Dial(context.Context, targets.ClientConfig) (targets.Client, error) {
+	return nil, nil
+}
+
+// slow has a profile of its own for some fields.
+type slow struct{ bare }
+
+func (slow) Profile() targets.Profile {
+	return targets.Profile{TTL: 10 * time.Second, TimeLimit: time.Minute}
+}
+
+func TestProfileOf(t *testing.T) {
+	p := targets.ProfileOf(bare{})
+	if p.TTL != 2*time.Second || p.NemesisInterval != 3*time.Second || p.TimeLimit != 30*time.Second || p.ReadyTimeout != 30*time.Second || p.LockDelay != nil {
+		t.Errorf("general defaults: %+v", p)
+	}
+	p = targets.ProfileOf(slow{})
+	if p.TTL != 10*time.Second || p.TimeLimit != time.Minute || p.NemesisInterval != 3*time.Second || p.ReadyTimeout != 30*time.Second {
+		t.Errorf("a profile's zero fields take the general defaults: %+v", p)
+	}
+	if targets.DefaultTTL(slow{}) != 10*time.Second {
+		t.Errorf("DefaultTTL is the profile's")
+	}
+	if targets.PromisesLinearizable(bare{}, "linearizable") {
+		t.Errorf("a target without LinearizableReadModes promises nothing")
+	}
+}
