@@ -108,6 +108,42 @@ func TestMatrixOnEtcd(t *testing.T) {
 	assertRunsGone(t, res)
 }
 
+// The register axis on real etcd: linearizable and serializable reads
+// under partitions of the leader. The linearizable cell must be valid (etcd
+// promises it) and decides the exit code; the serializable one is
+// reported, whatever it finds.
+func TestMatrixRegisterAxis(t *testing.T) {
+	requireDocker(t)
+	t.Parallel()
+	res := t.TempDir()
+	r := runCLI(t, nil, "matrix", "--target", "etcd", "--workload", "register", "--nemesis", "partition:leader",
+		"--nemesis-interval", "1s", "--time-limit", "12s", "--seed", "2", "--results", res, "--quiet")
+	t.Logf("matrix: exit %d in %s\n%s", r.code, r.elapsed.Round(1e9), r.stdout)
+	if r.code != exitValid {
+		t.Errorf("exit %d, want 0 (linearizable reads valid)", r.code)
+	}
+	sum := readMatrix(t, res)
+	modes := map[string]matrixCell{}
+	for _, c := range sum.Cells {
+		modes[c.ReadMode] = c
+		if c.Workload != "register" || c.RunDir == "" {
+			t.Errorf("cell %+v", c)
+			continue
+		}
+		if info := readTestInfo(t, c.RunDir); info.Workload != "register" || info.ReadMode != c.ReadMode {
+			t.Errorf("cell %s: test.json workload %q read mode %q", c.ReadMode, info.Workload, info.ReadMode)
+		}
+	}
+	lin, ser := modes["linearizable"], modes["serializable"]
+	if len(sum.Cells) != 2 || !lin.MustBeValid || ser.MustBeValid || lin.Verdict != "valid" {
+		t.Errorf("cells %+v", sum.Cells)
+	}
+	if !strings.Contains(r.stdout, "linearizable") || !strings.Contains(r.stdout, "not judged: register runs") {
+		t.Errorf("table:\n%s", r.stdout)
+	}
+	assertRunsGone(t, res)
+}
+
 // A fenced cell that is invalid fails the matrix: Redis without persistence,
 // restarted by a crash, hands out tokens again from 1, and the token checker
 // catches the reuse (as TestRedisTokenReuse shows for one run).
