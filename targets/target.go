@@ -68,6 +68,62 @@ type ClientConfig struct {
 	// lease ends (Consul's lock-delay); nil means the target's default.
 	// Targets without one ignore it.
 	LockDelay *time.Duration `json:"lock_delay,omitempty"`
+	// Recipe is the lock recipe Acquire uses, one of the target's Recipes
+	// ("" is its first). Targets with one recipe ignore it.
+	Recipe string `json:"recipe,omitempty"`
+}
+
+// Versioned is implemented by targets that can run more than one server
+// version (--version).
+type Versioned interface {
+	Target
+	// Versions lists the values of --version, the default first.
+	Versions() []string
+	// WithVersion is the target running version v, one of Versions.
+	WithVersion(v string) Target
+}
+
+// WithVersion is t running version v ("" leaves t as it is), or an error
+// wrapping ErrBadConfig that names the versions t has.
+func WithVersion(t Target, v string) (Target, error) {
+	if v == "" {
+		return t, nil
+	}
+	vt, ok := t.(Versioned)
+	if !ok {
+		return nil, fmt.Errorf("%w: target %s runs one version; --version %q is not available", ErrBadConfig, t.Name(), v)
+	}
+	for _, have := range vt.Versions() {
+		if have == v {
+			return vt.WithVersion(v), nil
+		}
+	}
+	return nil, fmt.Errorf("%w: target %s has no version %q (available: %s)", ErrBadConfig, t.Name(), v, strings.Join(vt.Versions(), ", "))
+}
+
+// Reciper is implemented by targets with more than one lock recipe
+// (--recipe).
+type Reciper interface {
+	// Recipes lists the values of --recipe, the default first.
+	Recipes() []string
+}
+
+// CheckRecipe returns nil if t has recipe r ("" is always its default), or
+// an error wrapping ErrBadConfig that names the recipes t has.
+func CheckRecipe(t Target, r string) error {
+	if r == "" {
+		return nil
+	}
+	rt, ok := t.(Reciper)
+	if !ok {
+		return fmt.Errorf("%w: target %s has one lock recipe; --recipe %q is not available", ErrBadConfig, t.Name(), r)
+	}
+	for _, have := range rt.Recipes() {
+		if have == r {
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: target %s has no recipe %q (available: %s)", ErrBadConfig, t.Name(), r, strings.Join(rt.Recipes(), ", "))
 }
 
 // LeaseBounder is implemented by targets whose lock can stay unavailable

@@ -11,17 +11,20 @@ import (
 	"github.com/fencecheck/fencecheck/internal/harness"
 	"github.com/fencecheck/fencecheck/internal/harness/docker"
 	"github.com/fencecheck/fencecheck/internal/images"
+	"github.com/fencecheck/fencecheck/targets"
 )
 
 func cmdImages(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("images", stderr)
 	verbose := fs.Bool("v", false, "show the output of debootstrap and go build")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: fencecheck images [-v] [build|list|prune]\n\n"+
+		fmt.Fprintf(stderr, "Usage: fencecheck images [-v] [build [KIND[@VERSION]...]|list|prune]\n\n"+
 			"build  builds what is missing of the base (debootstrap), etcd and consul (from Go source),\n"+
-			"       zookeeper (Debian's package) and worker images,\n"+
-			"       tagged by content hash; with nothing changed it takes about a second\n"+
-			"list   lists fencecheck's images (* marks those this binary uses)\n"+
+			"       zookeeper (Debian's package) and worker images, each target's default version,\n"+
+			"       tagged by content hash; with nothing changed it takes about a second;\n"+
+			"       given kinds (etcd@3.4.3, etcd@debian), builds those only\n"+
+			"list   lists fencecheck's images (* marks those this binary uses) and the versions\n"+
+			"       each target can run (--version), built or not\n"+
 			"prune  removes fencecheck's images that this binary does not use\n")
 		fs.PrintDefaults()
 	}
@@ -32,8 +35,17 @@ func cmdImages(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if fs.NArg() > 0 {
 		verb = fs.Arg(0)
 	}
-	if fs.NArg() > 1 || (verb != "build" && verb != "list" && verb != "prune") {
-		return fmt.Errorf("%w: images takes build, list or prune", errUsage)
+	kinds := fs.Args()
+	if len(kinds) > 0 {
+		kinds = kinds[1:]
+	}
+	if (verb != "build" && len(kinds) > 0) || (verb != "build" && verb != "list" && verb != "prune") {
+		return fmt.Errorf("%w: images takes build, list or prune (build may name KIND[@VERSION]...)", errUsage)
+	}
+	for _, k := range kinds {
+		if err := images.CheckKind(k); err != nil {
+			return fmt.Errorf("%w: %w", errUsage, err)
+		}
 	}
 	cli, err := docker.Connect(ctx)
 	if err != nil {
@@ -69,14 +81,28 @@ func cmdImages(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%.0f MB\t%s\n", mark, i.Ref, i.Kind, float64(i.Size)/1e6, i.Created.Format(time.DateTime))
 		}
-		return tw.Flush()
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		return listVersions(ctx, stdout, &images.Builder{Docker: cli})
 	}
 	b := &images.Builder{Docker: cli, Log: func(f string, a ...any) { fmt.Fprintf(stderr, "fencecheck: "+f+"\n", a...) }}
 	if *verbose {
 		b.Output = stderr
 	}
 	start := time.Now()
-	refs, err := b.EnsureAll(ctx, self)
+	var refs []string
+	if len(kinds) > 0 {
+		for _, k := range kinds {
+			ref, err := b.Ensure(ctx, k, self)
+			if err != nil {
+				return fmt.Errorf("%w: %w", harness.ErrHarness, err)
+			}
+			refs = append(refs, ref)
+		}
+	} else {
+		refs, err = b.EnsureAll(ctx, self)
+	}
 	if err != nil {
 		return fmt.Errorf("%w: %w", harness.ErrHarness, err)
 	}
@@ -85,4 +111,42 @@ func cmdImages(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	fmt.Fprintf(stderr, "fencecheck: images ready in %.1fs\n", time.Since(start).Seconds())
 	return nil
+}
+
+// listVersions prints the versions each target can run (--version): the
+// version, the server it reports, its image and whether that is built.
+func listVersions(ctx context.Context, w io.Writer, b *images.Builder) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "\nTARGET\t--version\tSERVER\tIMAGE\tBUILT\tSOURCE")
+	for _, t := range targetTable {
+		vt, ok := t.(targets.Versioned)
+		if !ok {
+			continue
+		}
+		for i, name := range vt.Versions() {
+			kind, _ := images.SplitKind(vt.WithVersion(name).Image())
+			v, _ := images.LookupVersion(kind, name)
+			ref, err := images.VersionRef(kind, name)
+			if err != nil {
+				return err
+			}
+			built, err := b.Exists(ctx, ref)
+			if err != nil {
+				return fmt.Errorf("%w: %w", harness.ErrHarness, err)
+			}
+			label := name
+			if i == 0 {
+				label += " (default)"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", t.Name(), label, v.Server, ref, yesNo(built), v.Source)
+		}
+	}
+	return tw.Flush()
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no (built on first use)"
 }

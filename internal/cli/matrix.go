@@ -36,6 +36,8 @@ type matrixCell struct {
 	Workload string `json:"workload,omitempty"`
 	ReadMode string `json:"read_mode,omitempty"`
 	Target   string `json:"target"`
+	// Version is the target's --version ("" its default).
+	Version  string `json:"version,omitempty"`
 	Resource string `json:"resource"`
 	Nemesis  string `json:"nemesis"`
 	Fencing  string `json:"fencing"`
@@ -78,8 +80,9 @@ type matrixSummary struct {
 
 func cmdMatrix(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
 	fs := newFlags("matrix", stderr)
-	var targetList, fencingList listFlag
+	var targetList, fencingList, versionList listFlag
 	fs.Var(&targetList, "target", "systems under test, comma-separated or repeated (default etcd): "+targetNames())
+	fs.Var(&versionList, "version", "server versions of each target that has versions, comma-separated or repeated (default its default; etcd: "+etcdVersionNames()+"); targets with one version run it once")
 	fs.Var(&fencingList, "fencing", "fencing modes, comma-separated or repeated (default none,token,cas)")
 	var nems, resourceList multiFlag
 	fs.Var(&resourceList, "resource", "one cell's resources, comma-separated as run's --resource; repeat the flag for more cells (default lock-store): "+resourceNames())
@@ -154,7 +157,7 @@ consistent); the other modes are reported.
 		return 0, err
 	}
 	all, skipped, err := matrixCells(o, matrixAxes{
-		targets: targetList, workloads: workloadList, resources: resourceList, fencings: fencingList, readModes: readModes, nemeses: nems,
+		targets: targetList, versions: versionList, workloads: workloadList, resources: resourceList, fencings: fencingList, readModes: readModes, nemeses: nems,
 	}, *seed, *runs, *strict, stderr)
 	if err != nil {
 		return 0, err
@@ -180,7 +183,7 @@ consistent); the other modes are reported.
 			if c.MustBeValid {
 				judge = "must be valid"
 			}
-			fmt.Fprintf(stdout, "%d\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", c.Cell, c.Target, c.workload(), c.Resource, c.Nemesis, c.mode(), c.Seed, judge)
+			fmt.Fprintf(stdout, "%d\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", c.Cell, c.targetWords(), c.workload(), c.Resource, c.Nemesis, c.mode(), c.Seed, judge)
 		}
 		return exitValid, nil
 	}
@@ -207,7 +210,7 @@ consistent); the other modes are reported.
 		if ctx.Err() != nil {
 			c.Verdict = "not run"
 		} else {
-			ui.stage("[%d/%d] %s %s, resource %s, nemesis %s, %s, seed %d", i+1, len(cells), c.Target, c.workload(), c.Resource, c.Nemesis, c.modeWords(), c.Seed)
+			ui.stage("[%d/%d] %s %s, resource %s, nemesis %s, %s, seed %d", i+1, len(cells), c.targetWords(), c.workload(), c.Resource, c.Nemesis, c.modeWords(), c.Seed)
 			c.cfg.Stage = ui.stage
 			c.cfg.Progress = ui.update
 			out, err := harness.Run(ctx, c.cfg)
@@ -243,6 +246,9 @@ consistent); the other modes are reported.
 // matrixAxes are the values of each axis of a matrix.
 type matrixAxes struct {
 	targets, workloads, resources, fencings, nemeses []string
+	// versions are the versions of each versioned target (none: its
+	// default); a target with one version runs it once.
+	versions []string
 	// readModes are the register cells' read modes (none: every read mode
 	// of each target).
 	readModes []string
@@ -255,10 +261,33 @@ type matrixAxes struct {
 func matrixCells(o *runFlags, ax matrixAxes, seed uint64, runs int, strict bool, stderr io.Writer) (cells []matrixCell, skipped []string, err error) {
 	var errs []error
 	seen := map[string]bool{} // one line per distinct problem
+	type targetVersion struct {
+		t       targets.Target
+		version string
+	}
+	var tvs []targetVersion // every (target, version)
 	for _, tn := range ax.targets {
 		t, err := lookupTarget(tn)
 		if err != nil {
 			return nil, nil, err
+		}
+		if _, ok := t.(targets.Versioned); !ok || len(ax.versions) == 0 {
+			tvs = append(tvs, targetVersion{t, ""})
+			continue
+		}
+		for _, v := range ax.versions {
+			tv, err := targets.WithVersion(t, v)
+			if err != nil {
+				return nil, nil, err
+			}
+			tvs = append(tvs, targetVersion{tv, v})
+		}
+	}
+	for _, tv := range tvs {
+		t, version := tv.t, tv.version
+		tname := t.Name() // the cell's name's first part
+		if version != "" {
+			tname += "-" + version
 		}
 		for _, wn := range ax.workloads {
 			for _, rspec := range ax.resources {
@@ -293,18 +322,18 @@ func matrixCells(o *runFlags, ax matrixAxes, seed uint64, runs int, strict bool,
 					}
 					for _, p := range points {
 						for r := 0; r < runs; r++ {
-							name := nameSafe(fmt.Sprintf("%s-%s-%s-%s", t.Name(), nem, rspec, p.mode()))
+							name := nameSafe(fmt.Sprintf("%s-%s-%s-%s", tname, nem, rspec, p.mode()))
 							if rspec == resourceTable[0].Name() {
-								name = nameSafe(fmt.Sprintf("%s-%s-%s", t.Name(), nem, p.mode()))
+								name = nameSafe(fmt.Sprintf("%s-%s-%s", tname, nem, p.mode()))
 							}
 							if wn == "register" {
-								name = nameSafe(fmt.Sprintf("%s-register-%s", t.Name(), strings.TrimPrefix(name, t.Name()+"-")))
+								name = nameSafe(fmt.Sprintf("%s-register-%s", tname, strings.TrimPrefix(name, tname+"-")))
 							}
 							cfg, err := o.configFor(t, wn, p.ReadMode, rspec, p.Fencing, nem, seed+uint64(r), name, stderr) // parses nem too
 							if err != nil {
 								if !seen[err.Error()] {
 									seen[err.Error()] = true
-									where := t.Name()
+									where := tname
 									if wn != "lock-append" {
 										where += " " + wn
 									}
@@ -316,7 +345,7 @@ func matrixCells(o *runFlags, ax matrixAxes, seed uint64, runs int, strict bool,
 								break
 							}
 							c := p
-							c.Target, c.Resource, c.Nemesis, c.Seed, c.cfg = t.Name(), rspec, nem, cfg.Seed, cfg
+							c.Target, c.Version, c.Resource, c.Nemesis, c.Seed, c.cfg = t.Name(), version, rspec, nem, cfg.Seed, cfg
 							cells = append(cells, c)
 						}
 					}
@@ -354,6 +383,15 @@ func registerModes(t targets.Target, want []string) (modes []string, why string)
 		why = fmt.Sprintf("no read mode %s (it has %s)", strings.Join(lacks, ", "), strings.Join(rm.ReadModes(), ", "))
 	}
 	return modes, why
+}
+
+// targetWords is the cell's target with its version, if the matrix has a
+// version axis ("etcd 3.4.3").
+func (c matrixCell) targetWords() string {
+	if c.Version == "" {
+		return c.Target
+	}
+	return c.Target + " " + c.Version
 }
 
 // workload is the cell's workload ("lock-append" for cells of matrices
@@ -438,7 +476,7 @@ func printMatrix(w io.Writer, cells []matrixCell, code int) {
 		withReg = withReg || c.workload() == "register"
 	}
 	target := func(c matrixCell) string {
-		t := c.Target
+		t := c.targetWords()
 		if withReg {
 			t += " " + c.workload()
 		}

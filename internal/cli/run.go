@@ -27,6 +27,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 	resource := fs.String("resource", resourceTable[0].Name(), "what the lock protects, comma-separated in write order: "+resourceNames())
 	seed := fs.Uint64("seed", 0, "random seed of the nemesis (0: pick one and record it)")
 	name := fs.String("name", "", "run name (default TARGET-WORKLOAD-FENCING)")
+	version := fs.String("version", "", "the target's server version (etcd: "+etcdVersionNames()+"; default the first)")
 	o := addRunFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: fencecheck run [flags]\n\nRuns a test and checks it. Exit 0 valid, 1 invalid, 2 unknown, 254 bad arguments, 255 harness failure.\n\n")
@@ -40,6 +41,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 	}
 	t, err := lookupTarget(*target)
 	if err != nil {
+		return 0, err
+	}
+	if t, err = targets.WithVersion(t, *version); err != nil {
 		return 0, err
 	}
 	if *seed == 0 {
@@ -95,7 +99,7 @@ type runFlags struct {
 	interval, limit, ttl, work, margin, acquire, rpc, op, check, ready *time.Duration
 	lockDelay                                                          optDuration
 	conc, nodes, keys                                                  *int
-	results, readMode                                                  *string
+	results, readMode, recipe                                          *string
 	quiet                                                              *bool
 	clientDir, clientCmd, clientImage                                  *string
 }
@@ -119,6 +123,7 @@ func addRunFlags(fs *flag.FlagSet) *runFlags {
 	o.op = fs.Duration("op-timeout", 0, "after this an operation is recorded as info (default: enough for acquire, work, the longest pause)")
 	o.check = fs.Duration("check-timeout", 60*time.Second, "time limit of the linearizability check (past it: unknown)")
 	o.keys = fs.Int("keys", 8, "register workload: number of registers")
+	o.recipe = fs.String("recipe", "", "the target's lock recipe (etcd: "+etcdRecipeNames()+"; default the first)")
 	o.readMode = fs.String("read-mode", "", "register workload: the target's read mode (etcd: linearizable, serializable; default the target's first)")
 	o.ready = fs.Duration("ready-timeout", 0, "how long the cluster may take to serve, past it exit 255 (default the target's profile: 30s; zookeeper 90s)")
 	o.quiet = fs.Bool("quiet", false, "no progress line")
@@ -168,7 +173,7 @@ func (o *runFlags) configFor(t targets.Target, workload, readMode, resource, fen
 		Nemesis: nem, Faults: faults,
 		NemesisInterval: *o.interval, TimeLimit: *o.limit, Concurrency: *o.conc, Nodes: *o.nodes,
 		TTL: *o.ttl, LockDelay: o.lockDelay.d, Work: *o.work, Margin: *o.margin, AcquireTimeout: *o.acquire, OpTimeout: *o.op, RPCTimeout: *o.rpc,
-		CheckTimeout: *o.check, ReadyTimeout: *o.ready, Keys: *o.keys, ReadMode: readMode, Seed: seed, Results: *o.results, Name: name, WorkerBinary: self, ClientProgram: prog,
+		CheckTimeout: *o.check, ReadyTimeout: *o.ready, Keys: *o.keys, ReadMode: readMode, Recipe: *o.recipe, Seed: seed, Results: *o.results, Name: name, WorkerBinary: self, ClientProgram: prog,
 		Log: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
 	cfg.Defaults()

@@ -46,7 +46,7 @@ func (s shard) has(i int) bool { return i%s.N == s.I-1 }
 
 // cellKey names a cell for merge's consistency check.
 func cellKey(c matrixCell) string {
-	return fmt.Sprintf("%s|%s|%s|%s|%s|%d", c.Target, c.workload(), c.Resource, c.Nemesis, c.mode(), c.Seed)
+	return fmt.Sprintf("%s|%s|%s|%s|%s|%d", c.targetWords(), c.workload(), c.Resource, c.Nemesis, c.mode(), c.Seed)
 }
 
 // writeMatrixJUnit writes matrix-junit.xml at the root: one suite, one case
@@ -75,7 +75,7 @@ func writeMatrixJUnit(root string, cells []matrixCell) error {
 	}
 	s := suite{Name: "fencecheck matrix", Tests: len(cells)}
 	for _, c := range cells {
-		tc := tcase{Class: "fencecheck.matrix." + c.Target, Name: fmt.Sprintf("%s %s %s %s seed %d", c.Target, c.Resource, c.Nemesis, c.modeWords(), c.Seed)}
+		tc := tcase{Class: "fencecheck.matrix." + c.Target, Name: fmt.Sprintf("%s %s %s %s seed %d", c.targetWords(), c.Resource, c.Nemesis, c.modeWords(), c.Seed)}
 		if d, err := time.ParseDuration(c.Elapsed); err == nil {
 			tc.Time = fmt.Sprintf("%.3f", d.Seconds())
 		}

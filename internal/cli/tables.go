@@ -82,9 +82,14 @@ func lookup[T named](table []T, what, name string) (T, error) {
 	return zero, fmt.Errorf("%w: unknown %s %q (valid: %s)", targets.ErrBadConfig, what, name, names(table))
 }
 
-func targetNames() string   { return names(targetTable) }
-func resourceNames() string { return names(resourceTable) }
-func workloadNames() string { return names(workloadTable) }
+func targetNames() string { return names(targetTable) }
+
+// etcdVersionNames and etcdRecipeNames are the etcd target's, for the
+// flags' help.
+func etcdVersionNames() string { return strings.Join(etcd.Target{}.Versions(), ", ") }
+func etcdRecipeNames() string  { return strings.Join(etcd.Target{}.Recipes(), ", ") }
+func resourceNames() string    { return names(resourceTable) }
+func workloadNames() string    { return names(workloadTable) }
 
 func lookupTarget(name string) (targets.Target, error) { return lookup(targetTable, "target", name) }
 func lookupResource(name string) (resources.Resource, error) {

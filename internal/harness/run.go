@@ -68,9 +68,12 @@ type Config struct {
 	// target's default).
 	Keys     int
 	ReadMode string
-	Seed     uint64
-	Results  string
-	Name     string
+	// Recipe is the target's lock recipe (targets.Reciper; "" its
+	// default), passed to every client in targets.ClientConfig.
+	Recipe  string
+	Seed    uint64
+	Results string
+	Name    string
 	// WorkerBinary is the fencecheck binary that runs in worker containers.
 	WorkerBinary string
 	// ClientProgram, if not nil, is the user's lock client program that the
@@ -294,6 +297,9 @@ func (c *Config) Validate() error {
 	if c.LockDelay != nil && *c.LockDelay < 0 {
 		return bad("--lock-delay must not be negative")
 	}
+	if err := targets.CheckRecipe(c.Target, c.Recipe); err != nil {
+		return err
+	}
 	return c.Target.Validate(c.clientConfig())
 }
 
@@ -315,7 +321,7 @@ func (c *Config) resourceUses() []ResourceUse {
 // clientConfig is the client configuration the workers get (endpoints and
 // prefix are filled in by the cluster).
 func (c *Config) clientConfig() targets.ClientConfig {
-	return targets.ClientConfig{TTL: c.TTL, RPCTimeout: c.RPCTimeout, LockDelay: c.LockDelay}
+	return targets.ClientConfig{TTL: c.TTL, RPCTimeout: c.RPCTimeout, LockDelay: c.LockDelay, Recipe: c.Recipe}
 }
 
 // Status is the progress of a run.

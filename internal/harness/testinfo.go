@@ -43,6 +43,7 @@ func newTestInfo(cfg Config, runID string, cl *Cluster, started time.Time) store
 	if v, ok := cfg.Target.(versioned); ok {
 		t.TargetVersion = v.Version()
 	}
+	t.Recipe = cfg.Recipe
 	if cl == nil {
 		return t
 	}

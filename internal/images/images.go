@@ -4,8 +4,10 @@
 //   - base: Debian (bookworm, minbase) made by debootstrap from Debian's own
 //     mirror, with iptables, iproute2, procps, redis-server and libfaketime,
 //     imported as an image (base/build.sh);
-//   - etcd: the base plus an etcd server built here from the Go module
-//     go.etcd.io/etcd/server/v3 (its etcdmain package; etcd/*.txt);
+//   - etcd: the base plus an etcd server, one image per version of the
+//     etcd version table (versions.go): built here from a Go module
+//     (go.etcd.io/etcd/server/v3's etcdmain package, etcd/VERSION/*.txt), or
+//     Debian's etcd-server package (etcd/debian/Dockerfile.txt);
 //   - consul: the base plus a Consul server built here from the Go module
 //     github.com/hashicorp/consul v1.14.x, the last MPL-2.0 line (the main
 //     package at the module's root; consul/*.txt);
@@ -47,7 +49,7 @@ import (
 	"github.com/docker/docker/client"
 )
 
-//go:embed base/build.sh etcd/go.mod.txt etcd/go.sum.txt etcd/main.go.txt
+//go:embed base/build.sh etcd
 //go:embed consul/go.mod.txt consul/go.sum.txt consul/deps.go.txt
 //go:embed zookeeper/Dockerfile.txt
 var recipes embed.FS
@@ -120,20 +122,11 @@ func BaseRef() string {
 	return "fencecheck/base:" + hashOf(mustRead("base/build.sh"))
 }
 
-// EtcdVersion is the etcd server version the etcd image is built from.
-func EtcdVersion() string {
-	m := regexp.MustCompile(`go\.etcd\.io/etcd/server/v3 v(\S+)`).FindSubmatch(mustRead("etcd/go.mod.txt"))
-	if m == nil {
-		panic("images: etcd/go.mod.txt names no go.etcd.io/etcd/server/v3 version")
-	}
-	return string(m[1])
-}
+// EtcdVersion is the etcd server version of the default etcd image.
+func EtcdVersion() string { return etcdVersions[0].Server }
 
-// EtcdRef is the tag of the etcd image this binary builds.
-func EtcdRef() string {
-	return fmt.Sprintf("fencecheck/etcd:%s-%s", EtcdVersion(), hashOf([]byte(BaseRef()),
-		mustRead("etcd/go.mod.txt"), mustRead("etcd/go.sum.txt"), mustRead("etcd/main.go.txt")))
-}
+// EtcdRef is the tag of the default etcd image this binary builds.
+func EtcdRef() string { return etcdVersions[0].ref(Etcd) }
 
 // ConsulVersion is the Consul server version the consul image is built from.
 func ConsulVersion() string {
@@ -188,9 +181,9 @@ func (b *Builder) EnsureBase(ctx context.Context) (string, error) {
 	return ref, b.ensure(ctx, ref, b.buildBase)
 }
 
-// EnsureEtcd builds the etcd image (and the base) unless it exists.
+// EnsureEtcd builds the default etcd image (and the base) unless it exists.
 func (b *Builder) EnsureEtcd(ctx context.Context) (string, error) {
-	return b.ensureServer(ctx, goServers[Etcd])
+	return b.ensureVersion(ctx, Etcd, etcdVersions[0])
 }
 
 // EnsureConsul builds the consul image (and the base) unless it exists.
@@ -234,8 +227,16 @@ func (b *Builder) EnsureWorker(ctx context.Context, path string) (string, error)
 }
 
 // Ensure builds an image by kind name: base, etcd, consul, zookeeper, or
-// worker (which needs the fencecheck binary's path).
+// worker (which needs the fencecheck binary's path); KIND@VERSION
+// (VersionKind) names a version of a kind's version table.
 func (b *Builder) Ensure(ctx context.Context, kind, workerBinary string) (string, error) {
+	if k, name := SplitKind(kind); name != "" {
+		v, ok := LookupVersion(k, name)
+		if !ok {
+			return "", fmt.Errorf("images: unknown image %q: %s has no version %q (available: %s)", kind, k, name, VersionNames(k))
+		}
+		return b.ensureVersion(ctx, k, v)
+	}
 	switch kind {
 	case Base:
 		return b.EnsureBase(ctx)
@@ -336,12 +337,9 @@ type goServer struct {
 	note    string            // what the log says while it compiles
 }
 
+// goServers are the Go-built servers of the default images, by kind.
 var goServers = map[string]goServer{
-	Etcd: {
-		kind: Etcd, version: EtcdVersion, ref: EtcdRef, pkg: ".",
-		files: map[string]string{"etcd/go.mod.txt": "go.mod", "etcd/go.sum.txt": "go.sum", "etcd/main.go.txt": "main.go"},
-		note:  "from go.etcd.io/etcd/server/v3 (about a minute the first time)",
-	},
+	Etcd: etcdVersions[0].goServer(Etcd),
 	// Consul: a module (consul/go.mod.txt) that requires
 	// github.com/hashicorp/consul, in which `go build` builds the main
 	// package at that module's root. The root module's own replace
@@ -599,6 +597,9 @@ func List(ctx context.Context, cli *client.Client, workerBinary string) ([]Info,
 		return nil, fmt.Errorf("images: list: %w", err)
 	}
 	current := map[string]bool{BaseRef(): true, EtcdRef(): true, ConsulRef(): true, ZooKeeperRef(): true}
+	for _, v := range etcdVersions {
+		current[v.ref(Etcd)] = true
+	}
 	if workerBinary != "" {
 		if ref, err := WorkerRef(workerBinary); err == nil {
 			current[ref] = true

@@ -47,3 +47,75 @@ func TestHashSeparatesParts(t *testing.T) {
 		t.Errorf("hashOf does not separate its parts")
 	}
 }
+
+// Every line of the etcd version table is a recipe that says what it
+// builds: a Go module that requires the version the line names, or a
+// Dockerfile FROM the base; each has its own tag.
+func TestEtcdVersionTable(t *testing.T) {
+	vs := Versions(Etcd)
+	if len(vs) < 5 || vs[0].Name != "3.6.16" || EtcdRef() != vs[0].ref(Etcd) || EtcdVersion() != "3.6.16" {
+		t.Fatalf("table %+v: want 3.6.16 first (the default image)", vs)
+	}
+	refs := map[string]string{}
+	for _, v := range vs {
+		t.Run(v.Name, func(t *testing.T) {
+			ref := v.ref(Etcd)
+			if !regexp.MustCompile(`^fencecheck/etcd:` + regexp.QuoteMeta(v.Name) + `-[0-9a-f]{12}$`).MatchString(ref) {
+				t.Errorf("ref %s", ref)
+			}
+			if other, dup := refs[ref]; dup {
+				t.Errorf("ref %s also %s's", ref, other)
+			}
+			refs[ref] = v.Name
+			var names []string
+			for _, f := range v.files() {
+				names = append(names, filepath.Base(f))
+			}
+			if v.dockerfile() {
+				df := string(mustRead(v.dir + "/Dockerfile.txt"))
+				if !strings.Contains(df, "FROM ${BASE}") || !strings.Contains(df, "/usr/local/bin/etcd") {
+					t.Errorf("%s: %s", v.dir, df)
+				}
+				return
+			}
+			mod := string(mustRead(v.dir + "/go.mod.txt"))
+			want := "go.etcd.io/etcd/server/v3 v" + v.Server
+			if v.Pkg != "." {
+				want = v.Pkg + " " + strings.Fields(v.Source)[1]
+			}
+			if !strings.Contains(mod, "require "+want+"\n") {
+				t.Errorf("%s/go.mod.txt does not require %s", v.dir, want)
+			}
+			if !strings.Contains(v.Source, strings.Fields(want)[1]) {
+				t.Errorf("source %q does not name %s", v.Source, want)
+			}
+			if len(names) != 3 || names[0] != "deps.go.txt" && names[0] != "go.mod.txt" {
+				t.Errorf("%s holds %v: want go.mod, go.sum and main.go or deps.go", v.dir, names)
+			}
+		})
+	}
+}
+
+func TestVersionKinds(t *testing.T) {
+	cases := []struct {
+		kind string
+		ok   bool
+	}{
+		{"etcd", true}, {"etcd@3.4.3", true}, {"etcd@debian", true}, {"worker", true},
+		{"etcd@", false}, {"etcd@3.3.0", false}, {"consul@1.14.11", false}, {"mysql", false},
+	}
+	for _, c := range cases {
+		if err := CheckKind(c.kind); (err == nil) != c.ok {
+			t.Errorf("CheckKind(%q) = %v, want ok %v", c.kind, err, c.ok)
+		}
+	}
+	if VersionKind(Etcd, "3.6.16") != "etcd" || VersionKind(Etcd, "") != "etcd" || VersionKind(Etcd, "3.4.3") != "etcd@3.4.3" {
+		t.Errorf("version kinds %s %s", VersionKind(Etcd, "3.6.16"), VersionKind(Etcd, "3.4.3"))
+	}
+	if k, v := SplitKind("etcd@debian"); k != "etcd" || v != "debian" {
+		t.Errorf("SplitKind: %s %s", k, v)
+	}
+	if _, err := VersionRef(Etcd, "2.3.8"); err == nil {
+		t.Errorf("VersionRef of an unknown version: no error")
+	}
+}

@@ -71,7 +71,7 @@ func bound(in Input) Input {
 // and its concurrency (the number of client lanes), which when absurd is
 // taken from the history's processes, at most maxWorkers.
 func boundTest(t store.TestInfo, events []history.Event) store.TestInfo {
-	for _, s := range []*string{&t.RunID, &t.Name, &t.Fencecheck, &t.Target, &t.TargetVersion, &t.Client, &t.Workload, &t.Fencing,
+	for _, s := range []*string{&t.RunID, &t.Name, &t.Fencecheck, &t.Target, &t.TargetVersion, &t.Recipe, &t.Client, &t.Workload, &t.Fencing,
 		&t.Nemesis, &t.NemesisInterval, &t.TimeLimit, &t.TTL, &t.ReadMode, &t.LockDelay, &t.Work, &t.Margin,
 		&t.AcquireTimeout, &t.OpTimeout, &t.RPCTimeout, &t.CheckTimeout, &t.ClusterReady} {
 		*s = cut(*s, maxName)

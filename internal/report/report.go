@@ -283,6 +283,7 @@ func configCards(t store.TestInfo) []card {
 		target += " " + t.TargetVersion
 	}
 	add("target", target)
+	add("recipe", t.Recipe)
 	if name, _, ok := strings.Cut(t.Client, " ("); ok {
 		add("lock client", name)
 	}
@@ -363,6 +364,7 @@ func configRows(t store.TestInfo) []card {
 	}
 	add("fencecheck", t.Fencecheck)
 	add("target", strings.TrimSpace(t.Target+" "+t.TargetVersion))
+	add("recipe", t.Recipe)
 	add("lock client", t.Client)
 	add("workload", t.Workload)
 	add("fencing", t.Fencing)

@@ -18,6 +18,9 @@ type TestInfo struct {
 	Fencecheck    string    `json:"fencecheck_version"`
 	Target        string    `json:"target"`
 	TargetVersion string    `json:"target_version,omitempty"`
+	// Recipe is the target's lock recipe (--recipe), empty for its only
+	// or default one.
+	Recipe string `json:"recipe,omitempty"`
 	// Client is the user's lock client program (--client-dir): its name
 	// and command; empty: the target's own recipe.
 	Client   string `json:"client,omitempty"`

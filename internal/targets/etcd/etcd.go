@@ -43,16 +43,55 @@ const (
 )
 
 // Target is etcd.
-type Target struct{}
+type Target struct {
+	// Release is the server version the cluster runs, a name of the etcd
+	// image's version table (images.Versions); "" is the default, the
+	// table's first. Every version runs with the same command line and the
+	// same client library (go.etcd.io/etcd/client/v3 of fencecheck's
+	// go.mod), which speaks the v3 API of 3.4 to 3.7 servers.
+	Release string
+}
 
 // Name is "etcd".
 func (Target) Name() string { return "etcd" }
 
-// Image is the etcd image.
-func (Target) Image() string { return images.Etcd }
+// release is the target's version in the image table.
+func (t Target) release() images.ServerVersion {
+	v, ok := images.LookupVersion(images.Etcd, t.Release)
+	if !ok {
+		// WithVersion only sets names of the table.
+		panic(fmt.Sprintf("etcd: no version %q in the image table", t.Release))
+	}
+	return v
+}
 
-// Version is the etcd server version the image runs.
-func (Target) Version() string { return images.EtcdVersion() }
+// Image is the etcd image of the target's version.
+func (t Target) Image() string { return images.VersionKind(images.Etcd, t.release().Name) }
+
+// Version is the etcd server version the image runs, with the version's
+// name when that differs ("debian 3.4.23").
+func (t Target) Version() string {
+	v := t.release()
+	if v.Name != v.Server {
+		return v.Name + " " + v.Server
+	}
+	return v.Server
+}
+
+// Versions are the names of the etcd image's version table (--version).
+func (Target) Versions() []string {
+	var out []string
+	for _, v := range images.Versions(images.Etcd) {
+		out = append(out, v.Name)
+	}
+	return out
+}
+
+// WithVersion is etcd running version v (targets.Versioned).
+func (t Target) WithVersion(v string) targets.Target {
+	t.Release = v
+	return t
+}
 
 // Nodes returns an n-member cluster, n in 1, 3, 5 (or any n from 1 to 7).
 func (Target) Nodes(n int) ([]targets.NodeSpec, error) {
@@ -86,8 +125,21 @@ func (Target) Nodes(n int) ([]targets.NodeSpec, error) {
 	return specs, nil
 }
 
-// Validate rejects lease TTLs that etcd cannot express (whole seconds).
-func (Target) Validate(cfg targets.ClientConfig) error {
+// Lock recipes (--recipe).
+const (
+	// RecipeMutex is clientv3/concurrency's Mutex, run by the client.
+	RecipeMutex = "mutex"
+)
+
+// Recipes are the etcd lock recipes, the default first.
+func (Target) Recipes() []string { return []string{RecipeMutex} }
+
+// Validate rejects lease TTLs that etcd cannot express (whole seconds) and
+// recipes it does not have.
+func (t Target) Validate(cfg targets.ClientConfig) error {
+	if err := targets.CheckRecipe(t, cfg.Recipe); err != nil {
+		return err
+	}
 	if cfg.TTL < time.Second || cfg.TTL%time.Second != 0 {
 		return fmt.Errorf("%w: etcd leases are whole seconds; --ttl %s is not", targets.ErrBadConfig, cfg.TTL)
 	}

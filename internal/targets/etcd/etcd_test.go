@@ -7,8 +7,12 @@ import (
 	"testing"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+
 	"github.com/fencecheck/fencecheck/internal/harness"
 	"github.com/fencecheck/fencecheck/internal/harness/harnesstest"
+	"github.com/fencecheck/fencecheck/internal/images"
 	"github.com/fencecheck/fencecheck/internal/targets/etcd"
 	"github.com/fencecheck/fencecheck/internal/targets/targettest"
 	"github.com/fencecheck/fencecheck/targets"
@@ -18,11 +22,57 @@ import (
 // harness's client of it.
 func startEtcd(t *testing.T, nodes int) (*harness.Cluster, targets.Client) {
 	t.Helper()
+	return startTarget(t, etcd.Target{}, nodes, "")
+}
+
+// startTarget starts a cluster of target (a version of etcd) whose clients
+// use recipe.
+func startTarget(t *testing.T, target etcd.Target, nodes int, recipe string) (*harness.Cluster, targets.Client) {
+	t.Helper()
 	cl := harnesstest.Cluster(t, harness.ClusterConfig{
-		Target: etcd.Target{}, Nodes: nodes,
-		Client: targets.ClientConfig{TTL: 2 * time.Second, RPCTimeout: 2 * time.Second},
+		Target: target, Nodes: nodes,
+		Client: targets.ClientConfig{TTL: 2 * time.Second, RPCTimeout: 2 * time.Second, Recipe: recipe},
 	})
 	return cl, cl.Host().Lock
+}
+
+// Every version of the table runs with the target's command line, reports
+// the server version the table names, and passes the lock contract with
+// the client library of fencecheck's go.mod: one holder at a time, tokens
+// and fencing.
+func TestVersions(t *testing.T) {
+	for _, name := range (etcd.Target{}).Versions() {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			target := etcd.Target{}.WithVersion(name).(etcd.Target)
+			cl, c := startTarget(t, target, 1, "")
+			want, _ := images.LookupVersion(images.Etcd, name)
+			cli, err := clientv3.New(clientv3.Config{Endpoints: []string{cl.Nodes[0].Addr}, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cli.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			st, err := cli.Status(ctx, cl.Nodes[0].Addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Version != want.Server {
+				t.Errorf("server reports version %s, want %s", st.Version, want.Server)
+			}
+			a, err := c.Acquire(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			targettest.Exclusive(t, c, 300*time.Millisecond)
+			b, revs := targettest.Fences(t, c, a)
+			if !revs.AllSet() {
+				t.Errorf("revisions %+v: want an etcd revision for every write", revs)
+			}
+			b.Release(ctx)
+		})
+	}
 }
 
 func TestLockTokensAndFencing(t *testing.T) {
@@ -89,6 +139,44 @@ func TestValidate(t *testing.T) {
 	}
 	if _, err := (etcd.Target{}).Nodes(0); !errors.Is(err, targets.ErrBadConfig) {
 		t.Errorf("0 nodes: %v", err)
+	}
+}
+
+// --version and --recipe take the table's names and nothing else, and a
+// version sets the image and the version test.json records.
+func TestVersionAndRecipeNames(t *testing.T) {
+	versions := []struct {
+		name, image, version string
+		ok                   bool
+	}{
+		{"", "etcd", "3.6.16", true},
+		{"3.6.16", "etcd", "3.6.16", true},
+		{"3.4.3", "etcd@3.4.3", "3.4.3", true},
+		{"debian", "etcd@debian", "debian 3.4.23", true},
+		{"3.3.0", "", "", false},
+		{"v3.6.16", "", "", false},
+	}
+	for _, c := range versions {
+		got, err := targets.WithVersion(etcd.Target{}, c.name)
+		if (err == nil) != c.ok || (err != nil && !errors.Is(err, targets.ErrBadConfig)) {
+			t.Errorf("version %q: %v", c.name, err)
+			continue
+		}
+		if err != nil {
+			continue
+		}
+		if got.Image() != c.image || got.(etcd.Target).Version() != c.version {
+			t.Errorf("version %q: image %s, version %s; want %s, %s", c.name, got.Image(), got.(etcd.Target).Version(), c.image, c.version)
+		}
+	}
+	for _, c := range []struct {
+		recipe string
+		ok     bool
+	}{{"", true}, {etcd.RecipeMutex, true}, {"paxos", false}, {"Mutex", false}} {
+		err := etcd.Target{}.Validate(targets.ClientConfig{TTL: time.Second, Recipe: c.recipe})
+		if (err == nil) != c.ok || (err != nil && !errors.Is(err, targets.ErrBadConfig)) {
+			t.Errorf("recipe %q: %v", c.recipe, err)
+		}
 	}
 }
 
