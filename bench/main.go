@@ -36,7 +36,9 @@ func main() {
 	overhead := flag.Bool("overhead", false, "instead, compare the harness-driven throughput with a bare client loop (same library, same concurrency, no faults)")
 	detection := flag.Bool("detection", false, "instead, measure detection under load: both cores kept busy, -runs runs (default 20) per client fault, unfenced and token-fenced, random seeds")
 	profiles := flag.String("profiles", "", "instead, run each of these targets (comma-separated, or \"all\") with its profile: no flag but --target, --fencing (-fencing, default none,token) and --seed 1..-runs, several at once with -parallel")
-	parallel := flag.Int("parallel", 1, "with -profiles: runs at once")
+	parallel := flag.Int("parallel", 1, "with -profiles or -versions: runs at once")
+	versions := flag.String("versions", "", "instead, run etcd at each of these versions (comma-separated) under pause-holder: `run --target etcd --version V --fencing F --seed N`, F in -fencing (default none,token), N = 1..-runs, several at once with -parallel")
+	recipe := flag.String("recipe", "", "with -versions: the etcd --recipe")
 	clientOverhead := flag.String("client-overhead", "", "instead, compare a client program's critical sections per second (this --client-dir) with -target's built-in recipe: no faults, alternating runs")
 	flag.Parse()
 	if *profiles != "" {
@@ -45,6 +47,17 @@ func main() {
 			fs = *fencings
 		}
 		if err := runProfiles(*bin, *profiles, strings.Split(fs, ","), *runs, *parallel); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if *versions != "" {
+		fs := "none,token"
+		if isSet("fencing") {
+			fs = *fencings
+		}
+		if err := runVersions(*bin, *versions, *recipe, strings.Split(fs, ","), *runs, *parallel); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
 			os.Exit(1)
 		}

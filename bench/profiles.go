@@ -33,44 +33,18 @@ func runProfiles(bin, list string, fencings []string, runs, parallel int) error 
 		return err
 	}
 	defer os.RemoveAll(dir)
-	type job struct {
-		target, fencing string
-		seed            uint64
-	}
 	var jobs []job
 	for _, t := range targets {
 		for _, f := range fencings {
 			for i := 1; i <= runs; i++ {
-				jobs = append(jobs, job{t, f, uint64(i)})
+				jobs = append(jobs, job{label: t, target: t, fencing: f, seed: uint64(i)})
 			}
 		}
 	}
-	results := make([]runFigures, len(jobs))
-	errs := make([]error, len(jobs))
 	start := time.Now()
 	fmt.Printf("fencecheck bench -profiles, %s: %d runs per target and mode, `fencecheck run --target T --fencing F --seed N` (N = 1..%d), %d at once\n\n",
 		time.Now().UTC().Format(time.RFC3339), runs, runs, parallel)
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for w := 0; w < parallel; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				j := jobs[i]
-				sub := filepath.Join(dir, j.target)
-				r, err := oneRun(bin, sub, j.target, j.fencing, "", nil, 0, j.seed)
-				results[i], errs[i] = r, err
-				fmt.Fprintf(os.Stderr, "bench: %s %s seed %d: exit %d, %.1fs, %d ok, lost %d of %d, rejections %d (%d/%d done, %s)\n",
-					j.target, j.fencing, j.seed, r.code, r.wall, r.ok, r.lost, r.acked, r.rejections, i+1, len(jobs), time.Since(start).Round(time.Second))
-			}
-		}()
-	}
-	for i := range jobs {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+	results, errs := runJobs(bin, dir, jobs, parallel)
 	fmt.Println("| target | fencing | exit codes | wall time | ops ok / fail / info | lost (of acknowledged) | fence rejections | first lost update | check |")
 	fmt.Println("|---|---|---|---|---|---|---|---|---|")
 	var failed []string
@@ -86,7 +60,7 @@ func runProfiles(bin, list string, fencings []string, runs, parallel int) error 
 		if len(rs) == 0 {
 			continue
 		}
-		fmt.Printf("| %s ", jobs[i].target)
+		fmt.Printf("| %s ", jobs[i].label)
 		printRow(jobs[i].fencing, rs)
 	}
 	fmt.Printf("\n%d runs in %s\n", len(jobs), time.Since(start).Round(time.Second))
@@ -94,4 +68,55 @@ func runProfiles(bin, list string, fencings []string, runs, parallel int) error 
 		return fmt.Errorf("%d runs failed:\n%s", len(failed), strings.Join(failed, "\n"))
 	}
 	return nil
+}
+
+// job is one run of a series: its row's label, target, fencing mode, seed
+// and further flags.
+type job struct {
+	label, target, fencing string
+	seed                   uint64
+	extra                  []string
+}
+
+// runJobs runs the jobs, parallel at once, each into its own results
+// directory under dir, and returns their figures (or errors) in order.
+func runJobs(bin, dir string, jobs []job, parallel int) ([]runFigures, []error) {
+	if parallel < 1 {
+		parallel = 1
+	}
+	results := make([]runFigures, len(jobs))
+	errs := make([]error, len(jobs))
+	start := time.Now()
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < parallel; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				j := jobs[i]
+				sub := filepath.Join(dir, nameSafe(j.label))
+				r, err := oneRun(bin, sub, j.target, j.fencing, "", j.extra, 0, j.seed)
+				results[i], errs[i] = r, err
+				fmt.Fprintf(os.Stderr, "bench: %s %s seed %d: exit %d, %.1fs, %d ok, lost %d of %d, rejections %d (%d/%d done, %s)\n",
+					j.label, j.fencing, j.seed, r.code, r.wall, r.ok, r.lost, r.acked, r.rejections, i+1, len(jobs), time.Since(start).Round(time.Second))
+			}
+		}()
+	}
+	for i := range jobs {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return results, errs
+}
+
+// nameSafe makes a label a directory name.
+func nameSafe(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '/' || r == ' ' {
+			return '-'
+		}
+		return r
+	}, s)
 }

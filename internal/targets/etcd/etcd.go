@@ -1,6 +1,7 @@
-// Package etcd is the etcd target: a cluster of etcd servers, the
-// clientv3/concurrency Mutex as the lock recipe, and a key in the same
-// cluster as the protected resource.
+// Package etcd is the etcd target: a cluster of etcd servers at one of the
+// etcd image's versions (--version), a lock recipe (--recipe: the
+// clientv3/concurrency Mutex run by the client, or the server's lock RPC),
+// and a key in the same cluster as the protected resource.
 //
 // Lease: a concurrency.Session on a lease of --ttl (etcd counts lease TTLs in
 // whole seconds and raises very short ones to its minimum). Fencing token:
@@ -32,6 +33,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
 	"go.uber.org/zap"
+	"google.golang.org/grpc"
 
 	"github.com/fencecheck/fencecheck/internal/images"
 	"github.com/fencecheck/fencecheck/targets"
@@ -132,7 +134,7 @@ const (
 )
 
 // Recipes are the etcd lock recipes, the default first.
-func (Target) Recipes() []string { return []string{RecipeMutex} }
+func (Target) Recipes() []string { return []string{RecipeMutex, RecipeLockRPC} }
 
 // Validate rejects lease TTLs that etcd cannot express (whole seconds) and
 // recipes it does not have.
@@ -250,7 +252,7 @@ func (t Target) Dial(ctx context.Context, cfg targets.ClientConfig) (targets.Cli
 	if rpc <= 0 {
 		rpc = 5 * time.Second
 	}
-	return &client{cli: cli, ttl: cfg.TTL, rpc: rpc, prefix: cfg.Prefix,
+	return &client{cli: cli, ttl: cfg.TTL, rpc: rpc, prefix: cfg.Prefix, recipe: cfg.Recipe,
 		lockPfx: cfg.Prefix + "/lock", value: cfg.Prefix + "/value", fence: cfg.Prefix + "/fence"}, nil
 }
 
@@ -258,8 +260,12 @@ type client struct {
 	cli                   *clientv3.Client
 	ttl, rpc              time.Duration
 	prefix                string
+	recipe                string // RecipeMutex ("" too) or RecipeLockRPC
 	lockPfx, value, fence string
 }
+
+// grpcForceRaw sends the lock RPCs' messages as the caller encoded them.
+var grpcForceRaw = grpc.ForceCodec(rawCodec{})
 
 func (c *client) Close() error { return c.cli.Close() }
 
@@ -267,8 +273,12 @@ func (c *client) timeout(ctx context.Context) (context.Context, context.CancelFu
 	return context.WithTimeout(ctx, c.rpc)
 }
 
-// Acquire grants a lease, keeps it alive, and locks the mutex on it.
+// Acquire grants a lease, keeps it alive, and takes the lock on it with the
+// client's recipe: the mutex, or the lock RPC (acquireRPC).
 func (c *client) Acquire(ctx context.Context) (targets.Lease, error) {
+	if c.recipe == RecipeLockRPC {
+		return c.acquireRPC(ctx)
+	}
 	l, sess, err := c.session(ctx)
 	if err != nil {
 		return nil, err
@@ -307,27 +317,37 @@ func (c *client) Campaign(ctx context.Context, candidate string) (targets.Lease,
 	return l, nil
 }
 
-// session grants a lease of the client's TTL, keeps it alive until the
-// lease is released or abandoned, and opens a concurrency session on it.
-func (c *client) session(ctx context.Context) (*lease, *concurrency.Session, error) {
+// grant grants a lease of the client's TTL and keeps it alive until the
+// lease is released or abandoned.
+func (c *client) grant(ctx context.Context) (*lease, error) {
 	sent := time.Now()
 	gctx, cancel := c.timeout(ctx)
 	g, err := c.cli.Grant(gctx, int64(c.ttl/time.Second))
 	cancel()
 	if err != nil {
-		return nil, nil, fmt.Errorf("etcd: grant: %w", err)
+		return nil, fmt.Errorf("etcd: grant: %w", err)
 	}
 	// The lease lives until Release (or until it expires): its keepalives
 	// must not stop when the caller's acquire deadline passes.
 	lctx, stop := context.WithCancel(context.Background())
-	l := &lease{c: c, id: g.ID, stop: stop, expiry: sent.Add(time.Duration(g.TTL) * time.Second)}
+	l := &lease{c: c, id: g.ID, ctx: lctx, stop: stop, expiry: sent.Add(time.Duration(g.TTL) * time.Second)}
 	ka, err := c.cli.KeepAlive(lctx, g.ID)
 	if err != nil {
 		l.abandon()
-		return nil, nil, fmt.Errorf("etcd: keepalive: %w", err)
+		return nil, fmt.Errorf("etcd: keepalive: %w", err)
 	}
 	go l.track(ka)
-	sess, err := concurrency.NewSession(c.cli, concurrency.WithLease(g.ID), concurrency.WithContext(lctx))
+	return l, nil
+}
+
+// session grants a kept-alive lease (grant) and opens a concurrency
+// session on it.
+func (c *client) session(ctx context.Context) (*lease, *concurrency.Session, error) {
+	l, err := c.grant(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	sess, err := concurrency.NewSession(c.cli, concurrency.WithLease(l.id), concurrency.WithContext(l.ctx))
 	if err != nil {
 		l.abandon()
 		return nil, nil, fmt.Errorf("etcd: session: %w", err)
@@ -338,6 +358,7 @@ func (c *client) session(ctx context.Context) (*lease, *concurrency.Session, err
 type lease struct {
 	c     *client
 	id    clientv3.LeaseID
+	ctx   context.Context // ends when the keepalives stop
 	stop  context.CancelFunc
 	token int64
 	// key is the lock's or the leader's key, owner the compare that holds

@@ -38,14 +38,15 @@ func startTarget(t *testing.T, target etcd.Target, nodes int, recipe string) (*h
 
 // Every version of the table runs with the target's command line, reports
 // the server version the table names, and passes the lock contract with
-// the client library of fencecheck's go.mod: one holder at a time, tokens
-// and fencing.
+// the client library of fencecheck's go.mod, with each recipe (the lock
+// RPC is the server's own code, of its version): one holder at a time,
+// tokens and fencing.
 func TestVersions(t *testing.T) {
 	for _, name := range (etcd.Target{}).Versions() {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			target := etcd.Target{}.WithVersion(name).(etcd.Target)
-			cl, c := startTarget(t, target, 1, "")
+			cl, _ := startTarget(t, target, 1, "")
 			want, _ := images.LookupVersion(images.Etcd, name)
 			cli, err := clientv3.New(clientv3.Config{Endpoints: []string{cl.Nodes[0].Addr}, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
 			if err != nil {
@@ -61,22 +62,45 @@ func TestVersions(t *testing.T) {
 			if st.Version != want.Server {
 				t.Errorf("server reports version %s, want %s", st.Version, want.Server)
 			}
-			a, err := c.Acquire(ctx)
-			if err != nil {
-				t.Fatal(err)
+			for _, recipe := range target.Recipes() {
+				cfg := cl.ClientConfig()
+				cfg.Recipe = recipe
+				c, err := target.Dial(ctx, cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer c.Close()
+				if err := targettest.LockStore(t, c).Reset(ctx); err != nil {
+					t.Fatal(err)
+				}
+				a, err := c.Acquire(ctx)
+				if err != nil {
+					t.Fatalf("%s: %v", recipe, err)
+				}
+				targettest.Exclusive(t, c, 300*time.Millisecond)
+				b, revs := targettest.Fences(t, c, a)
+				if !revs.AllSet() {
+					t.Errorf("%s: revisions %+v: want an etcd revision for every write", recipe, revs)
+				}
+				if err := b.Release(ctx); err != nil {
+					t.Errorf("%s: release: %v", recipe, err)
+				}
 			}
-			targettest.Exclusive(t, c, 300*time.Millisecond)
-			b, revs := targettest.Fences(t, c, a)
-			if !revs.AllSet() {
-				t.Errorf("revisions %+v: want an etcd revision for every write", revs)
-			}
-			b.Release(ctx)
 		})
 	}
 }
 
 func TestLockTokensAndFencing(t *testing.T) {
-	cl, c := startEtcd(t, 3)
+	for _, recipe := range (etcd.Target{}).Recipes() {
+		t.Run(recipe, func(t *testing.T) {
+			t.Parallel()
+			testLockTokensAndFencing(t, recipe)
+		})
+	}
+}
+
+func testLockTokensAndFencing(t *testing.T, recipe string) {
+	cl, c := startTarget(t, etcd.Target{}, 3, recipe)
 	ctx := context.Background()
 
 	leader, err := cl.Leader(ctx)
@@ -101,9 +125,18 @@ func TestLockTokensAndFencing(t *testing.T) {
 }
 
 // A lease that is not kept alive expires after its TTL and the lock passes
-// on: the basis of every pause scenario.
+// on: the basis of every pause scenario. With either recipe.
 func TestLeaseExpiresWhenHolderStops(t *testing.T) {
-	cl, c := startEtcd(t, 1)
+	for _, recipe := range (etcd.Target{}).Recipes() {
+		t.Run(recipe, func(t *testing.T) {
+			t.Parallel()
+			testLeaseExpiresWhenHolderStops(t, recipe)
+		})
+	}
+}
+
+func testLeaseExpiresWhenHolderStops(t *testing.T, recipe string) {
+	cl, c := startTarget(t, etcd.Target{}, 1, recipe)
 	ctx := context.Background()
 	other, err := etcd.Target{}.Dial(ctx, cl.ClientConfig())
 	if err != nil {
@@ -172,7 +205,7 @@ func TestVersionAndRecipeNames(t *testing.T) {
 	for _, c := range []struct {
 		recipe string
 		ok     bool
-	}{{"", true}, {etcd.RecipeMutex, true}, {"paxos", false}, {"Mutex", false}} {
+	}{{"", true}, {etcd.RecipeMutex, true}, {etcd.RecipeLockRPC, true}, {"paxos", false}, {"Mutex", false}} {
 		err := etcd.Target{}.Validate(targets.ClientConfig{TTL: time.Second, Recipe: c.recipe})
 		if (err == nil) != c.ok || (err != nil && !errors.Is(err, targets.ErrBadConfig)) {
 			t.Errorf("recipe %q: %v", c.recipe, err)
