@@ -38,6 +38,7 @@ func main() {
 	profiles := flag.String("profiles", "", "instead, run each of these targets (comma-separated, or \"all\") with its profile: no flag but --target, --fencing (-fencing, default none,token) and --seed 1..-runs, several at once with -parallel")
 	parallel := flag.Int("parallel", 1, "with -profiles or -versions: runs at once")
 	versions := flag.String("versions", "", "instead, run etcd at each of these versions (comma-separated) under pause-holder: `run --target etcd --version V --fencing F --seed N`, F in -fencing (default none,token), N = 1..-runs, several at once with -parallel")
+	scenario := flag.String("scenario", "", "instead, play this regression scenario -runs times (default 10) on each version of -versions: `run --scenario S --version V`")
 	recipe := flag.String("recipe", "", "with -versions: the etcd --recipe")
 	clientOverhead := flag.String("client-overhead", "", "instead, compare a client program's critical sections per second (this --client-dir) with -target's built-in recipe: no faults, alternating runs")
 	flag.Parse()
@@ -47,6 +48,21 @@ func main() {
 			fs = *fencings
 		}
 		if err := runProfiles(*bin, *profiles, strings.Split(fs, ","), *runs, *parallel); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if *scenario != "" {
+		n := *runs
+		if !isSet("runs") {
+			n = 10
+		}
+		vs := *versions
+		if vs == "" {
+			vs = "3.4.3,3.6.16"
+		}
+		if err := runScenario(*bin, *scenario, vs, n); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
 			os.Exit(1)
 		}

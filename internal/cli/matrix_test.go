@@ -2,10 +2,13 @@ package cli
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fencecheck/fencecheck/targets"
 )
 
 func TestMatrixExit(t *testing.T) {
@@ -217,5 +220,41 @@ func TestMatrixRegisterCells(t *testing.T) {
 	}
 	if len(skipped) != 1 || !strings.Contains(skipped[0], "no read mode stale (it has linearizable, serializable)") {
 		t.Errorf("skipped %q", skipped)
+	}
+}
+
+// The version axis: each version of a versioned target is a cell of its
+// own, named and recorded by its version, running that version's image; a
+// target with one version runs it once.
+func TestMatrixVersionCells(t *testing.T) {
+	fs := newFlags("matrix", io.Discard)
+	o := addRunFlags(fs)
+	if err := fs.Parse(nil); err != nil {
+		t.Fatal(err)
+	}
+	ax := axes([]string{"etcd", "redis"}, []string{"lock-store"}, []string{"none", "token"}, []string{"pause-holder"})
+	ax.versions = []string{"3.4.3", "debian"}
+	cells, _, err := matrixCells(o, ax, 1, 1, false, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cells) != 2*2+2 {
+		t.Fatalf("%d cells, want 6 (2 etcd versions and redis, 2 modes each)", len(cells))
+	}
+	images := map[string]string{}
+	for _, c := range cells {
+		images[c.cfg.Name] = c.cfg.Target.Image()
+		if c.Target == "redis" && c.Version != "" {
+			t.Errorf("redis cell with version %q", c.Version)
+		}
+	}
+	for name, image := range map[string]string{"etcd-3.4.3-pause-holder-none": "etcd@3.4.3", "etcd-debian-pause-holder-token": "etcd@debian", "redis-pause-holder-none": "base"} {
+		if images[name] != image {
+			t.Errorf("cell %s: image %q, want %q (cells %v)", name, images[name], image, images)
+		}
+	}
+	ax.versions = []string{"3.3.0"}
+	if _, _, err := matrixCells(o, ax, 1, 1, false, io.Discard); !errors.Is(err, targets.ErrBadConfig) || !strings.Contains(err.Error(), "available: 3.6.16") {
+		t.Errorf("unknown version: %v", err)
 	}
 }

@@ -27,6 +27,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 	resource := fs.String("resource", resourceTable[0].Name(), "what the lock protects, comma-separated in write order: "+resourceNames())
 	seed := fs.Uint64("seed", 0, "random seed of the nemesis (0: pick one and record it)")
 	name := fs.String("name", "", "run name (default TARGET-WORKLOAD-FENCING)")
+	scen := fs.String("scenario", "", "instead of a generated run, play a named regression scenario: "+scenarioNames()+" (with --target, --version, --fencing, --ttl, --nodes, --results)")
 	version := fs.String("version", "", "the target's server version (etcd: "+etcdVersionNames()+"; default the first)")
 	o := addRunFlags(fs)
 	fs.Usage = func() {
@@ -45,6 +46,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 	}
 	if t, err = targets.WithVersion(t, *version); err != nil {
 		return 0, err
+	}
+	if *scen != "" {
+		return runScenario(ctx, *scen, t, *fencing, o, stdout, stderr)
 	}
 	if *seed == 0 {
 		*seed = rand.Uint64()%1_000_000 + 1

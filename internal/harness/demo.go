@@ -33,6 +33,19 @@ type DemoConfig struct {
 	Stage        func(format string, args ...any)
 	// Out receives the stories' timelines as they happen.
 	Out io.Writer
+	// Script names the script in test.json and the stories' run names
+	// (SCRIPT-FENCING); "" is "demo".
+	Script string
+	// Recipe is the target's lock recipe ("" its default).
+	Recipe string
+}
+
+// script is the script's name: "demo" unless set.
+func (cfg DemoConfig) script() string {
+	if cfg.Script == "" {
+		return "demo"
+	}
+	return cfg.Script
 }
 
 // Story is what one scripted story showed.
@@ -312,7 +325,7 @@ func playStory(ctx context.Context, cl *Cluster, cfg DemoConfig, f targets.Fenci
 // (whose events the script reads as they are recorded), the resource reset,
 // and the workers connected afresh with the resource's fencing f.
 func beginStory(ctx context.Context, cl *Cluster, cfg DemoConfig, f targets.Fencing, work workloads.Config, names map[history.Process]string) (*script, error) {
-	run, err := store.NewRun(cfg.Results, "demo-"+string(f), time.Now())
+	run, err := store.NewRun(cfg.Results, cfg.script()+"-"+string(f), time.Now())
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrHarness, err)
 	}
@@ -368,8 +381,8 @@ func (s *script) finish(ctx context.Context, cfg DemoConfig, f targets.Fencing, 
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: demo: %w", ErrHarness, err)
 	}
-	test := store.TestInfo{RunID: cl.RunID, Name: "demo-" + string(f), Started: rec.Start().UTC(), Fencecheck: Version(),
-		Target: cfg.Target.Name(), Workload: w.Name(), Scripted: "demo", Fencing: string(f), Nemesis: s.nemesis,
+	test := store.TestInfo{RunID: cl.RunID, Name: cfg.script() + "-" + string(f), Started: rec.Start().UTC(), Fencecheck: Version(),
+		Target: cfg.Target.Name(), Recipe: cfg.Recipe, Workload: w.Name(), Scripted: cfg.script(), Fencing: string(f), Nemesis: s.nemesis,
 		Resources:   []store.ResourceInfo{{Name: cfg.Resource.Name(), Fencing: string(f)}},
 		Concurrency: concurrency, Nodes: cfg.Nodes, TTL: cfg.TTL.String(), Work: aWork.String(), Margin: margin.String(),
 		Images: cl.Images, ImageIDs: cl.ImageIDs, ClusterReady: cl.Ready.Round(time.Millisecond).String()}

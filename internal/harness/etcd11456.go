@@ -1,0 +1,224 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"time"
+
+	"github.com/fencecheck/fencecheck/internal/checkers"
+	"github.com/fencecheck/fencecheck/internal/history"
+	"github.com/fencecheck/fencecheck/internal/history/lockappend"
+	"github.com/fencecheck/fencecheck/internal/nemesis"
+	"github.com/fencecheck/fencecheck/internal/store"
+	"github.com/fencecheck/fencecheck/internal/workloads"
+	wlockappend "github.com/fencecheck/fencecheck/internal/workloads/lockappend"
+	"github.com/fencecheck/fencecheck/targets"
+)
+
+// Etcd11456Name is the scenario's name (run --scenario).
+const Etcd11456Name = "etcd-11456"
+
+// Regression is what a regression scenario showed.
+type Regression struct {
+	// Granted: the lock service granted the lock to the waiter whose lease
+	// had expired while it waited (the bug).
+	Granted bool
+	// Final is the list's final value; Valid the checkers' verdict.
+	Final []int64
+	Valid checkers.Validity
+	Run   *store.Run
+}
+
+// Etcd11456 plays etcd issue 11456 on a real cluster, with the lock RPC
+// (the target must be etcd with --recipe lock-rpc: the server's v3lock
+// service runs the mutex for the client, with the server's own code). H
+// takes the lock and holds it (stopped at its failpoint, its lease kept
+// alive); W calls Lock and blocks behind H; W is frozen (SIGSTOP) for 3 TTL,
+// so that its lease expires and the server deletes W's key while W's call
+// waits; W resumes; H writes and releases. A server with the bug (3.4.3:
+// its mutex does not check, once the keys before its own are gone, that its
+// own key still exists) now answers W's call with the lock; a fixed one
+// (3.4.4+, 3.5, 3.6) answers that the session expired. W trusts the grant,
+// as `etcdctl lock` and Jepsen's client do (it does not check its lease), and
+// reads; X then takes the lock, which is free (W's key is gone), reads,
+// writes and releases; W writes last. With the bug and no fencing, W's
+// write overwrites X's acknowledged one: invalid. Fixed, or fenced: valid.
+// One story, fencing f, recorded in RESULTS/etcd-11456-<fencing>/.
+func Etcd11456(ctx context.Context, cfg DemoConfig, f targets.Fencing) (Regression, error) {
+	var reg Regression
+	if cfg.TTL == 0 {
+		cfg.TTL = 2 * time.Second
+	}
+	cfg.Script = Etcd11456Name
+	client := targets.ClientConfig{TTL: cfg.TTL, RPCTimeout: max(2*time.Second, cfg.TTL), Recipe: cfg.Recipe}
+	if err := cfg.Target.Validate(client); err != nil {
+		return reg, err
+	}
+	if cfg.Resource == nil {
+		return reg, fmt.Errorf("%w: the scenario needs a resource", targets.ErrBadConfig)
+	}
+	if cfg.Out == nil {
+		cfg.Out = io.Discard
+	}
+	work := workloads.Config{AcquireTimeout: 5 * cfg.TTL, Margin: cfg.TTL / 4}
+	cl, err := StartCluster(ctx, ClusterConfig{
+		Target: cfg.Target, Nodes: cfg.Nodes, Workers: 3, Client: client,
+		Workload: wlockappend.Workload{}, Config: work,
+		Resources:    []ResourceUse{{Resource: cfg.Resource, Fencing: targets.FencingNone}},
+		WorkerBinary: cfg.WorkerBinary, ReadyTimeout: 30 * time.Second, Log: cfg.Log, Stage: cfg.Stage,
+		FailpointTimeout: time.Minute, // H waits there through W's pause
+	})
+	if err != nil {
+		return reg, err
+	}
+	defer cl.Close("")
+	s, err := beginStory(ctx, cl, cfg, f, work, map[history.Process]string{0: "H", 1: "W", 2: "X"})
+	if err != nil {
+		return reg, err
+	}
+	defer s.rec.Close()
+	reg.Run = s.run
+	s.nemesis = "pause-waiter (scripted)"
+	H, W, X := cl.clients[0], cl.clients[1], cl.clients[2]
+	ttl := cfg.TTL
+	fmt.Fprintf(cfg.Out, "\n%s: fencing %s (%s, %d nodes, lease TTL %s, recipe %s; H=%s W=%s X=%s)\n",
+		Etcd11456Name, f, cfg.Target.Name(), cfg.Nodes, ttl, cfg.Recipe, H.name, W.name, X.name)
+
+	// H takes the lock and holds it at its failpoint.
+	holdH := cl.ArmHolder()
+	ph, err := H.invoke(0, 1, lockappend.FAppend, lockappend.Invoke{Element: 1}, &work)
+	if err != nil {
+		return reg, fmt.Errorf("%w: %w", ErrHarness, err)
+	}
+	acq, _, err := phase[lockappend.Acquired](ctx, s, 0, lockappend.PhaseAcquired, 10*time.Second)
+	if err != nil {
+		return reg, err
+	}
+	s.say("H", "acquires the lock: token %d, and holds it (its lease kept alive)", acq.Token)
+	var hH nemesis.Holder
+	select {
+	case hH = <-holdH:
+	case <-time.After(10 * time.Second):
+		return reg, fmt.Errorf("%w: %s: H never reached its failpoint", ErrHarness, Etcd11456Name)
+	}
+
+	// W calls Lock and waits behind H; frozen, its lease expires.
+	wCfg := work
+	wCfg.AcquireTimeout = 60 * time.Second
+	wCfg.Margin = -time.Hour // W trusts the grant: no lease check
+	pw, err := W.invoke(1, 2, lockappend.FAppend, lockappend.Invoke{Element: 2}, &wCfg)
+	if err != nil {
+		hH.Proceed()
+		return reg, fmt.Errorf("%w: %w", ErrHarness, err)
+	}
+	time.Sleep(time.Second) // W's Lock call is under way, waiting behind H
+	if err := cl.Signal(ctx, W.name, "SIGSTOP"); err != nil {
+		hH.Proceed()
+		return reg, fmt.Errorf("%w: %w", ErrHarness, err)
+	}
+	fault := history.FaultValue{Fault: "pause-waiter", Nodes: []string{W.name}, Params: map[string]string{"process": "1"}}
+	s.rec.Record(history.Nemesis, history.Info, history.FStart, fault)
+	s.say("harness", "SIGSTOP %s: W freezes while its Lock call waits, lease keepalives included", W.name)
+	time.Sleep(3 * ttl)
+	if err := cl.Signal(ctx, W.name, "SIGCONT"); err != nil {
+		hH.Proceed()
+		return reg, fmt.Errorf("%w: %w", ErrHarness, err)
+	}
+	s.rec.Record(history.Nemesis, history.Info, history.FStop, fault)
+	s.say("harness", "SIGCONT %s after %s: W's lease (TTL %s) has expired, and its lock key with it", W.name, 3*ttl, ttl)
+	time.Sleep(time.Second)
+
+	// H writes and releases: the keys before W's are gone.
+	holdW := cl.ArmHolder()
+	hH.Proceed()
+	if typ := H.await(ctx, ph, 15*time.Second); typ != history.Ok {
+		s.say("H", "writes and releases: %s", typ)
+	} else {
+		s.say("H", "writes [1] and releases the lock")
+	}
+	e, err := s.waitAcquiredOrDone(ctx, 1, 20*time.Second)
+	if err != nil {
+		return reg, err
+	}
+	var hW nemesis.Holder
+	if e.Type == history.Phase {
+		reg.Granted = true
+		var a lockappend.Acquired
+		_ = e.Decode(&a)
+		s.say(cfg.Target.Name(), "GRANTS W the lock (token %d) although W's lease expired while it waited: etcd#11456", a.Token)
+		select {
+		case hW = <-holdW:
+			s.say("W", "trusts the grant, reads the value, and is about to write")
+		case <-time.After(10 * time.Second):
+			s.say("W", "never reached its write")
+		}
+	} else {
+		var d lockappend.Completion
+		_ = pw.completion(&d)
+		s.say(cfg.Target.Name(), "refuses W the lock: %s %s", d.Reason, d.Error)
+		// The wait armed for W would catch X: let whoever it catches go.
+		go func() {
+			select {
+			case h := <-holdW:
+				h.Proceed()
+			case <-time.After(time.Minute):
+			}
+		}()
+	}
+
+	// X takes the lock, which is free, and writes.
+	px, err := X.invoke(2, 3, lockappend.FAppend, lockappend.Invoke{Element: 3}, &work)
+	if err != nil {
+		proceed(hW)
+		return reg, fmt.Errorf("%w: %w", ErrHarness, err)
+	}
+	xType := X.await(ctx, px, 5*ttl+10*time.Second)
+	var xDone lockappend.Completion
+	_ = px.completion(&xDone)
+	s.say("X", "acquires, reads %v, writes with element 3: %s %s", xDone.Read, xType, xDone.Reason)
+	if reg.Granted {
+		proceed(hW)
+		wType := W.await(ctx, pw, 15*time.Second)
+		var wDone lockappend.Completion
+		_ = pw.completion(&wDone)
+		s.say("W", "writes %v: %s %s", append(slices.Clone(wDone.Read), 2), wType, wDone.Reason)
+	} else {
+		W.await(ctx, pw, 5*time.Second)
+	}
+
+	final, res, err := s.finish(ctx, cfg, f, wlockappend.Workload{}, 3, work.Work, work.Margin)
+	if err != nil {
+		return reg, err
+	}
+	reg.Final, reg.Valid = final, res.Valid()
+	s.say("check", "final value %v: %s: %s", final, res.Valid(), s.run.Path(store.ReportFile))
+	return reg, nil
+}
+
+// waitAcquiredOrDone returns p's next lock-acquired phase or completion,
+// whichever comes first, failing after d.
+func (s *script) waitAcquiredOrDone(ctx context.Context, p history.Process, d time.Duration) (history.Event, error) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	for {
+		select {
+		case e := <-s.events:
+			if e.Process == p && (e.Type.Completes() || (e.Type == history.Phase && e.F == lockappend.PhaseAcquired)) {
+				return e, nil
+			}
+		case <-t.C:
+			return history.Event{}, fmt.Errorf("%w: %s: neither a grant nor an answer for %s within %s", ErrHarness, Etcd11456Name, s.names[p], d)
+		case <-ctx.Done():
+			return history.Event{}, ctx.Err()
+		}
+	}
+}
+
+// proceed lets a holder go on, if there is one.
+func proceed(h nemesis.Holder) {
+	if h.Proceed != nil {
+		h.Proceed()
+	}
+}
