@@ -54,7 +54,7 @@ func TestBadArguments(t *testing.T) {
 		{"images: an unknown version", []string{"images", "build", "etcd@3.3.0"}, "etcd has no version \"3.3.0\" (available: 3.6.16, 3.7.3, 3.5.35, 3.4.3, debian)"},
 		{"images: an unknown kind", []string{"images", "build", "mysql"}, "unknown image \"mysql\""},
 		{"unknown version", []string{"run", "--version", "3.3.0"}, "target etcd has no version \"3.3.0\" (available: 3.6.16, 3.7.3, 3.5.35, 3.4.3, debian)"},
-		{"a version of a target with one", []string{"run", "--target", "consul", "--version", "1.14.11"}, "target consul runs one version"},
+		{"a version of a target with one", []string{"run", "--target", "redis", "--version", "7.0.15"}, "target redis runs one version"},
 		{"unknown recipe", []string{"run", "--recipe", "paxos"}, "target etcd has no recipe \"paxos\" (available: mutex, lock-rpc)"},
 		{"a recipe of a target with one", []string{"run", "--target", "redis", "--recipe", "mutex"}, "target redis has one lock recipe"},
 		{"matrix: unknown version in the list", []string{"matrix", "--version", "3.6.16,2.3"}, "target etcd has no version \"2.3\""},

@@ -82,7 +82,7 @@ func cmdMatrix(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 	fs := newFlags("matrix", stderr)
 	var targetList, fencingList, versionList listFlag
 	fs.Var(&targetList, "target", "systems under test, comma-separated or repeated (default etcd): "+targetNames())
-	fs.Var(&versionList, "version", "server versions of each target that has versions, comma-separated or repeated (default its default; etcd: "+etcdVersionNames()+"); targets with one version run it once")
+	fs.Var(&versionList, "version", "server versions of each target that has versions, comma-separated or repeated (default its default; "+versionNames()+"); targets with one version run it once")
 	fs.Var(&fencingList, "fencing", "fencing modes, comma-separated or repeated (default none,token,cas)")
 	var nems, resourceList multiFlag
 	fs.Var(&resourceList, "resource", "one cell's resources, comma-separated as run's --resource; repeat the flag for more cells (default lock-store): "+resourceNames())

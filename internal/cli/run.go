@@ -28,7 +28,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 	seed := fs.Uint64("seed", 0, "random seed of the nemesis (0: pick one and record it)")
 	name := fs.String("name", "", "run name (default TARGET-WORKLOAD-FENCING)")
 	scen := fs.String("scenario", "", "instead of a generated run, play a named regression scenario: "+scenarioNames()+" (with --target, --version, --fencing, --ttl, --nodes, --results)")
-	version := fs.String("version", "", "the target's server version (etcd: "+etcdVersionNames()+"; default the first)")
+	version := fs.String("version", "", "the target's server version ("+versionNames()+"; default the first)")
 	o := addRunFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: fencecheck run [flags]\n\nRuns a test and checks it. Exit 0 valid, 1 invalid, 2 unknown, 254 bad arguments, 255 harness failure.\n\n")

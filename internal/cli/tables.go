@@ -84,12 +84,22 @@ func lookup[T named](table []T, what, name string) (T, error) {
 
 func targetNames() string { return names(targetTable) }
 
-// etcdVersionNames and etcdRecipeNames are the etcd target's, for the
-// flags' help.
-func etcdVersionNames() string { return strings.Join(etcd.Target{}.Versions(), ", ") }
-func etcdRecipeNames() string  { return strings.Join(etcd.Target{}.Recipes(), ", ") }
-func resourceNames() string    { return names(resourceTable) }
-func workloadNames() string    { return names(workloadTable) }
+// versionNames lists the versions of each target that has several
+// ("etcd: 3.6.16, ...; consul: ..."), for the flags' help.
+func versionNames() string {
+	var parts []string
+	for _, t := range targetTable {
+		if vt, ok := t.(targets.Versioned); ok {
+			parts = append(parts, t.Name()+": "+strings.Join(vt.Versions(), ", "))
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// etcdRecipeNames are the etcd target's recipes, for the flags' help.
+func etcdRecipeNames() string { return strings.Join(etcd.Target{}.Recipes(), ", ") }
+func resourceNames() string   { return names(resourceTable) }
+func workloadNames() string   { return names(workloadTable) }
 
 func lookupTarget(name string) (targets.Target, error) { return lookup(targetTable, "target", name) }
 func lookupResource(name string) (resources.Resource, error) {

@@ -37,7 +37,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -50,7 +49,7 @@ import (
 )
 
 //go:embed base/build.sh etcd
-//go:embed consul/go.mod.txt consul/go.sum.txt consul/deps.go.txt
+//go:embed consul
 //go:embed zookeeper/Dockerfile.txt
 var recipes embed.FS
 
@@ -128,20 +127,11 @@ func EtcdVersion() string { return etcdVersions[0].Server }
 // EtcdRef is the tag of the default etcd image this binary builds.
 func EtcdRef() string { return etcdVersions[0].ref(Etcd) }
 
-// ConsulVersion is the Consul server version the consul image is built from.
-func ConsulVersion() string {
-	m := regexp.MustCompile(`(?m)^\s*github\.com/hashicorp/consul v(\S+)`).FindSubmatch(mustRead("consul/go.mod.txt"))
-	if m == nil {
-		panic("images: consul/go.mod.txt names no github.com/hashicorp/consul version")
-	}
-	return string(m[1])
-}
+// ConsulVersion is the Consul server version of the default consul image.
+func ConsulVersion() string { return consulVersions[0].Server }
 
-// ConsulRef is the tag of the consul image this binary builds.
-func ConsulRef() string {
-	return fmt.Sprintf("fencecheck/consul:%s-%s", ConsulVersion(), hashOf([]byte(BaseRef()),
-		mustRead("consul/go.mod.txt"), mustRead("consul/go.sum.txt"), mustRead("consul/deps.go.txt")))
-}
+// ConsulRef is the tag of the default consul image this binary builds.
+func ConsulRef() string { return consulVersions[0].ref(Consul) }
 
 // ZooKeeperVersion is the ZooKeeper server version the zookeeper image
 // runs: that of Debian bookworm's zookeeper package (3.8.0-11+deb12u2 when
@@ -186,9 +176,10 @@ func (b *Builder) EnsureEtcd(ctx context.Context) (string, error) {
 	return b.ensureVersion(ctx, Etcd, etcdVersions[0])
 }
 
-// EnsureConsul builds the consul image (and the base) unless it exists.
+// EnsureConsul builds the default consul image (and the base) unless it
+// exists.
 func (b *Builder) EnsureConsul(ctx context.Context) (string, error) {
-	return b.ensureServer(ctx, goServers[Consul])
+	return b.ensureVersion(ctx, Consul, consulVersions[0])
 }
 
 // EnsureZooKeeper builds the zookeeper image (and the base) unless it
@@ -340,17 +331,10 @@ type goServer struct {
 // goServers are the Go-built servers of the default images, by kind.
 var goServers = map[string]goServer{
 	Etcd: etcdVersions[0].goServer(Etcd),
-	// Consul: a module (consul/go.mod.txt) that requires
-	// github.com/hashicorp/consul, in which `go build` builds the main
-	// package at that module's root. The root module's own replace
-	// directives (./api, ./sdk, ./proto-public: directories its proxy zip
-	// does not hold) are ignored outside it, so the nested modules come from
-	// the module proxy at the versions the root go.mod requires.
-	Consul: {
-		kind: Consul, version: ConsulVersion, ref: ConsulRef, pkg: "github.com/hashicorp/consul",
-		files: map[string]string{"consul/go.mod.txt": "go.mod", "consul/go.sum.txt": "go.sum", "consul/deps.go.txt": "deps.go"},
-		note:  "from github.com/hashicorp/consul (3 to 7 minutes on 2 cores the first time)",
-	},
+	// Consul: a module that requires github.com/hashicorp/consul, in which
+	// `go build` builds the main package at that module's root (see
+	// consul/1.14.11/deps.go.txt).
+	Consul: consulVersions[0].goServer(Consul),
 }
 
 // compile builds a Go server's binary.
@@ -597,8 +581,10 @@ func List(ctx context.Context, cli *client.Client, workerBinary string) ([]Info,
 		return nil, fmt.Errorf("images: list: %w", err)
 	}
 	current := map[string]bool{BaseRef(): true, EtcdRef(): true, ConsulRef(): true, ZooKeeperRef(): true}
-	for _, v := range etcdVersions {
-		current[v.ref(Etcd)] = true
+	for _, kind := range []string{Etcd, Consul} {
+		for _, v := range Versions(kind) {
+			current[v.ref(kind)] = true
+		}
 	}
 	if workerBinary != "" {
 		if ref, err := WorkerRef(workerBinary); err == nil {

@@ -89,8 +89,8 @@ func TestEtcdVersionTable(t *testing.T) {
 			if !strings.Contains(v.Source, strings.Fields(want)[1]) {
 				t.Errorf("source %q does not name %s", v.Source, want)
 			}
-			if len(names) != 3 || names[0] != "deps.go.txt" && names[0] != "go.mod.txt" {
-				t.Errorf("%s holds %v: want go.mod, go.sum and main.go or deps.go", v.dir, names)
+			if len(names) != 3 || names[0] != "go.mod.txt" || names[1] != "go.sum.txt" {
+				t.Errorf("%s holds %v: want go.mod, go.sum (hashed first) and main.go or deps.go", v.dir, names)
 			}
 		})
 	}
@@ -102,7 +102,7 @@ func TestVersionKinds(t *testing.T) {
 		ok   bool
 	}{
 		{"etcd", true}, {"etcd@3.4.3", true}, {"etcd@debian", true}, {"worker", true},
-		{"etcd@", false}, {"etcd@3.3.0", false}, {"consul@1.14.11", false}, {"mysql", false},
+		{"consul@1.14.11", true}, {"etcd@", false}, {"etcd@3.3.0", false}, {"zookeeper@3.8.0", false}, {"mysql", false},
 	}
 	for _, c := range cases {
 		if err := CheckKind(c.kind); (err == nil) != c.ok {
@@ -117,5 +117,26 @@ func TestVersionKinds(t *testing.T) {
 	}
 	if _, err := VersionRef(Etcd, "2.3.8"); err == nil {
 		t.Errorf("VersionRef of an unknown version: no error")
+	}
+}
+
+// Every Consul version is a module that requires the Consul it names and
+// builds its root package; the default keeps the tag it always had.
+func TestConsulVersionTable(t *testing.T) {
+	vs := Versions(Consul)
+	if len(vs) == 0 || vs[0].Name != "1.14.11" || ConsulRef() != vs[0].ref(Consul) || ConsulVersion() != "1.14.11" {
+		t.Fatalf("table %+v: want 1.14.11 first (the default image)", vs)
+	}
+	for _, v := range vs {
+		mod := string(mustRead(v.dir + "/go.mod.txt"))
+		if !regexp.MustCompile(`(?m)^\s*(require )?github\.com/hashicorp/consul v` + regexp.QuoteMeta(v.Server) + `$`).MatchString(mod) {
+			t.Errorf("%s/go.mod.txt does not require github.com/hashicorp/consul v%s", v.dir, v.Server)
+		}
+		if v.Pkg != "github.com/hashicorp/consul" || !strings.Contains(v.Source, "v"+v.Server) {
+			t.Errorf("%s: package %s, source %q", v.Name, v.Pkg, v.Source)
+		}
+		if !regexp.MustCompile(`^fencecheck/consul:` + regexp.QuoteMeta(v.Name) + `-[0-9a-f]{12}$`).MatchString(v.ref(Consul)) {
+			t.Errorf("ref %s", v.ref(Consul))
+		}
 	}
 }

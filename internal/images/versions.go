@@ -40,11 +40,22 @@ var etcdVersions = []ServerVersion{
 	{Name: "debian", Server: "3.4.23", Source: "Debian bookworm's etcd-server package", dir: "etcd/debian"},
 }
 
+// consulVersions lists the Consul servers the consul target can run; the
+// first is the default. All are of the MPL-2.0 lines (1.14 and older), each a
+// module that requires github.com/hashicorp/consul and builds its root
+// package (see consul/1.14.11/deps.go.txt).
+var consulVersions = []ServerVersion{
+	{Name: "1.14.11", Server: "1.14.11", Source: "github.com/hashicorp/consul v1.14.11, the last MPL-2.0 line", Pkg: "github.com/hashicorp/consul", dir: "consul/1.14.11"},
+}
+
 // Versions lists the versions of an image kind, the default first; nil for
-// kinds with one version (base, consul, zookeeper, worker).
+// kinds with one version (base, zookeeper, worker).
 func Versions(kind string) []ServerVersion {
-	if kind == Etcd {
+	switch kind {
+	case Etcd:
 		return etcdVersions
+	case Consul:
+		return consulVersions
 	}
 	return nil
 }
@@ -111,18 +122,24 @@ func CheckKind(s string) error {
 	return nil
 }
 
-// files are the recipe's files, sorted: embedded path -> name in the build
-// directory (without .txt).
+// files are the recipe's embedded files in the order their contents are
+// hashed: go.mod.txt and go.sum.txt first, then the others by name (the
+// order the images' tags have always hashed them in).
 func (v ServerVersion) files() []string {
 	ents, err := fs.ReadDir(recipes, v.dir)
 	if err != nil {
 		panic(err) // embedded at build time: cannot be missing
 	}
-	var out []string
-	for _, e := range ents {
-		out = append(out, path.Join(v.dir, e.Name()))
+	var first, rest []string
+	for _, e := range ents { // ReadDir sorts by name
+		p := path.Join(v.dir, e.Name())
+		if e.Name() == "go.mod.txt" || e.Name() == "go.sum.txt" {
+			first = append(first, p)
+		} else {
+			rest = append(rest, p)
+		}
 	}
-	return out // ReadDir sorts by name
+	return append(first, rest...)
 }
 
 // dockerfile reports whether the recipe is a Dockerfile (else a Go module).

@@ -90,16 +90,48 @@ const (
 )
 
 // Target is Consul.
-type Target struct{}
+type Target struct {
+	// Release is the server version the cluster runs, a name of the consul
+	// image's version table (images.Versions); "" is the default, the
+	// table's first. Every version runs with the same command line and the
+	// same client library (github.com/hashicorp/consul/api of fencecheck's
+	// go.mod).
+	Release string
+}
 
 // Name is "consul".
 func (Target) Name() string { return "consul" }
 
-// Image is the consul image.
-func (Target) Image() string { return images.Consul }
+// release is the target's version in the image table.
+func (t Target) release() images.ServerVersion {
+	v, ok := images.LookupVersion(images.Consul, t.Release)
+	if !ok {
+		// WithVersion only sets names of the table.
+		panic(fmt.Sprintf("consul: no version %q in the image table", t.Release))
+	}
+	return v
+}
+
+// Image is the consul image of the target's version.
+func (t Target) Image() string { return images.VersionKind(images.Consul, t.release().Name) }
 
 // Version is the Consul server version the image runs.
-func (Target) Version() string { return images.ConsulVersion() }
+func (t Target) Version() string { return t.release().Server }
+
+// Versions are the names of the consul image's version table (--version).
+func (Target) Versions() []string {
+	var out []string
+	for _, v := range images.Versions(images.Consul) {
+		out = append(out, v.Name)
+	}
+	return out
+}
+
+// WithVersion is Consul running version v (targets.Versioned).
+func (t Target) WithVersion(v string) targets.Target {
+	t.Release = v
+	return t
+}
 
 // ReadModes are the KV's read modes: "default" (served by the leader without
 // a quorum check), "consistent" (the leader confirms its leadership with a
