@@ -46,6 +46,7 @@ var etcdVersions = []ServerVersion{
 // package (see consul/1.14.11/deps.go.txt).
 var consulVersions = []ServerVersion{
 	{Name: "1.14.11", Server: "1.14.11", Source: "github.com/hashicorp/consul v1.14.11, the last MPL-2.0 line", Pkg: "github.com/hashicorp/consul", dir: "consul/1.14.11"},
+	{Name: "1.13.9", Server: "1.13.9", Source: "github.com/hashicorp/consul v1.13.9, the last 1.13 release (MPL-2.0)", Pkg: "github.com/hashicorp/consul", dir: "consul/1.13.9"},
 }
 
 // Versions lists the versions of an image kind, the default first; nil for

@@ -363,3 +363,46 @@ func TestElection(t *testing.T) {
 	defer other.Close()
 	targettest.Elects(t, c, other, 2*time.Second)
 }
+
+// Every version of the table but the default (which the tests above run)
+// serves with the target's command line, reports the version the table
+// names, and passes the lock contract with the client library of
+// fencecheck's go.mod.
+func TestVersions(t *testing.T) {
+	for _, name := range (Target{}).Versions()[1:] {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			target := Target{}.WithVersion(name)
+			cl := harnesstest.Cluster(t, harness.ClusterConfig{
+				Target: target, Nodes: 1,
+				Client: targets.ClientConfig{TTL: testTTL, RPCTimeout: 2 * time.Second, LockDelay: ptr(time.Duration(0))},
+			})
+			c := cl.Host().Lock.(*client)
+			a, err := newAPI(cl.Nodes[0].Addr, 5*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			self, err := a.Agent().Self()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := self["Config"]["Version"]; got != name {
+				t.Errorf("server reports version %v, want %s", got, name)
+			}
+			if target.Image() != images.Consul+"@"+name {
+				t.Errorf("image %s", target.Image())
+			}
+			ctx := context.Background()
+			l, err := c.Acquire(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			targettest.Exclusive(t, c, 500*time.Millisecond)
+			b, revs := targettest.Fences(t, c, l)
+			if revs.Token <= b.Token() || revs.CAS == 0 || revs.Unfenced != 0 {
+				t.Errorf("revisions %+v: want the token write's above the token %d, the cas write's set, none for the plain put", revs, b.Token())
+			}
+			b.Release(ctx)
+		})
+	}
+}
