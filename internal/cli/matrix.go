@@ -265,22 +265,38 @@ func matrixCells(o *runFlags, ax matrixAxes, seed uint64, runs int, strict bool,
 		t       targets.Target
 		version string
 	}
-	var tvs []targetVersion // every (target, version)
+	// Every (target, version): a version applies to the targets that have
+	// it (the others skip it, and say so); one that no target has is an
+	// error.
+	var tvs []targetVersion
+	had := map[string]bool{}     // versions some target has
+	lacked := map[string]error{} // the first target's error for the others
 	for _, tn := range ax.targets {
 		t, err := lookupTarget(tn)
 		if err != nil {
 			return nil, nil, err
 		}
-		if _, ok := t.(targets.Versioned); !ok || len(ax.versions) == 0 {
+		vt, ok := t.(targets.Versioned)
+		if !ok || len(ax.versions) == 0 {
 			tvs = append(tvs, targetVersion{t, ""})
 			continue
 		}
 		for _, v := range ax.versions {
 			tv, err := targets.WithVersion(t, v)
 			if err != nil {
-				return nil, nil, err
+				if lacked[v] == nil {
+					lacked[v] = err
+				}
+				skipped = append(skipped, fmt.Sprintf("%s --version %s: it has %s", t.Name(), v, strings.Join(vt.Versions(), ", ")))
+				continue
 			}
+			had[v] = true
 			tvs = append(tvs, targetVersion{tv, v})
+		}
+	}
+	for _, v := range ax.versions {
+		if !had[v] && lacked[v] != nil {
+			return nil, nil, lacked[v]
 		}
 	}
 	for _, tv := range tvs {

@@ -257,4 +257,14 @@ func TestMatrixVersionCells(t *testing.T) {
 	if _, _, err := matrixCells(o, ax, 1, 1, false, io.Discard); !errors.Is(err, targets.ErrBadConfig) || !strings.Contains(err.Error(), "available: 3.6.16") {
 		t.Errorf("unknown version: %v", err)
 	}
+	// A version applies to the targets that have it; the others skip it.
+	mixed := axes([]string{"etcd", "consul"}, []string{"lock-store"}, []string{"token"}, []string{"pause-holder"})
+	mixed.versions = []string{"3.4.3", "1.13.9"}
+	cells, skipped, err := matrixCells(o, mixed, 1, 1, false, io.Discard)
+	if err != nil || len(cells) != 2 || cells[0].Version != "3.4.3" || cells[1].Version != "1.13.9" || cells[1].cfg.Target.Image() != "consul@1.13.9" {
+		t.Fatalf("etcd and consul, versions 3.4.3 and 1.13.9: %+v, %v", cells, err)
+	}
+	if len(skipped) != 2 || !strings.Contains(skipped[1], "consul --version 3.4.3: it has 1.14.11, 1.13.9") {
+		t.Errorf("skipped %q", skipped)
+	}
 }
