@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -17,10 +19,11 @@ func cmdImages(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs := newFlags("images", stderr)
 	verbose := fs.Bool("v", false, "show the output of debootstrap and go build")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: fencecheck images [-v] [build|list|prune]\n\n"+
+		fmt.Fprint(stderr, "Usage: fencecheck images [-v] [build [KIND...]|list|prune]\n\n"+
 			"build  builds what is missing of the base (debootstrap), etcd and consul (from Go source),\n"+
-			"       zookeeper (Debian's package) and worker images,\n"+
-			"       tagged by content hash; with nothing changed it takes about a second\n"+
+			"       zookeeper (Debian's package) and worker images, or only of the KINDs named (and the\n"+
+			"       base): "+strings.Join(images.Kinds, ", ")+"; tagged by content hash; with nothing\n"+
+			"       changed it takes about a second. A run builds what it needs by itself.\n"+
 			"list   lists fencecheck's images (* marks those this binary uses)\n"+
 			"prune  removes fencecheck's images that this binary does not use\n")
 		fs.PrintDefaults()
@@ -32,8 +35,17 @@ func cmdImages(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if fs.NArg() > 0 {
 		verb = fs.Arg(0)
 	}
-	if fs.NArg() > 1 || (verb != "build" && verb != "list" && verb != "prune") {
-		return fmt.Errorf("%w: images takes build, list or prune", errUsage)
+	if (verb != "build" && fs.NArg() > 1) || (verb != "build" && verb != "list" && verb != "prune") {
+		return fmt.Errorf("%w: images takes build [KIND...], list or prune", errUsage)
+	}
+	var kinds []string
+	if verb == "build" && fs.NArg() > 1 {
+		kinds = fs.Args()[1:]
+		for _, k := range kinds {
+			if !slices.Contains(images.Kinds, k) {
+				return fmt.Errorf("%w: images build: unknown image %q (valid: %s)", errUsage, k, strings.Join(images.Kinds, ", "))
+			}
+		}
 	}
 	cli, err := docker.Connect(ctx)
 	if err != nil {
@@ -76,7 +88,7 @@ func cmdImages(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		b.Output = stderr
 	}
 	start := time.Now()
-	refs, err := b.EnsureAll(ctx, self)
+	refs, err := b.EnsureAll(ctx, self, kinds...)
 	if err != nil {
 		return fmt.Errorf("%w: %w", harness.ErrHarness, err)
 	}
