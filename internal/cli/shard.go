@@ -46,7 +46,11 @@ func (s shard) has(i int) bool { return i%s.N == s.I-1 }
 
 // cellKey names a cell for merge's consistency check.
 func cellKey(c matrixCell) string {
-	return fmt.Sprintf("%s|%s|%s|%s|%d", c.Target, c.Resource, c.Nemesis, c.Fencing, c.Seed)
+	target := c.Target
+	if c.Label != "" {
+		target = c.Label + "=" + c.Target
+	}
+	return fmt.Sprintf("%s|%s|%s|%s|%d", target, c.Resource, c.Nemesis, c.Fencing, c.Seed)
 }
 
 // writeMatrixJUnit writes matrix-junit.xml at the root: one suite, one case
