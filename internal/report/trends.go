@@ -115,7 +115,7 @@ var trendsTmpl = template.Must(template.New("trends").Funcs(template.FuncMap{
 <link rel="icon" href="data:,">
 <title>fencecheck trends: {{.Root}}</title>
 <style>` + css + `
-td,th{white-space:nowrap}td.num{text-align:right;font-variant-numeric:tabular-nums}
+td,th{white-space:nowrap}td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
 .strip{display:flex;gap:2px}.strip a,.strip span{display:inline-block;width:16px;height:18px;border-radius:3px;background:#d0d5dd;text-decoration:none;color:#fff;font-size:11px;font-weight:700;text-align:center;line-height:18px}
 .strip .valid{background:var(--good)}.strip .invalid{background:var(--bad)}.strip .unknown{background:var(--warn)}
 .strip .m{background-color:#98a2b3}.strip .valid.m{background:var(--good)}.strip .invalid.m{background:var(--bad)}.strip .unknown.m{background:var(--warn)}
