@@ -29,8 +29,9 @@ ROOT holds one matrix results directory per night (fencecheck matrix
 (and ROOT/index.html when ROOT holds no runs of its own) and ROOT/trends.json:
 each cell's verdict night by night, the detection rate of unfenced cells,
 the median time to the first lost update and throughput. A cell regressed if,
-against the last earlier night it ran in, it must be valid and turned from
-valid to invalid, or it is unfenced and stopped losing updates. Exit 1 if a
+against the last earlier night it ran in (skipping unknown verdicts of cells
+that must be valid), it must be valid and turned from valid to invalid, or it
+is unfenced and stopped losing updates. Exit 1 if a
 cell regressed on the newest night, 0 if none did, 254 if ROOT holds no night.
 
 `)

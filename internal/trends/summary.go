@@ -20,7 +20,8 @@ type Summary struct {
 	Nights []NightInfo `json:"nights"`
 	Cells  []Trend     `json:"cells"`
 	// Regressions are the newest night's: each of its cells against the
-	// last earlier night in which that cell ran to a verdict.
+	// last earlier night in which that cell ran to a verdict (for a cell
+	// that must be valid, a verdict other than unknown).
 	Regressions []Regression `json:"regressions"`
 }
 
@@ -119,6 +120,12 @@ func Summarize(nights []Night) Summary {
 				continue
 			}
 			t.Runs++
+			// The next night is compared with this one, unless it decided
+			// nothing: a cell that must be valid and is unknown (valid,
+			// unknown, invalid is a fence that failed).
+			if !c.MustBeValid || c.Verdict != Unknown {
+				prev, prevDir = &c, n.Dir
+			}
 			if c.Lost > 0 {
 				detected++
 			}
@@ -128,7 +135,6 @@ func Summarize(nights []Night) Summary {
 			if c.OpsPerS != nil {
 				ops = append(ops, *c.OpsPerS)
 			}
-			prev, prevDir = &c, n.Dir
 		}
 		if !t.MustBeValid && t.Runs > 0 {
 			rate := float64(detected) / float64(t.Runs)

@@ -216,30 +216,36 @@ func TestSummarize(t *testing.T) {
 		return Key{Target: "redis", Resource: "lock-store", Nemesis: "pause-holder,kill", Fencing: fencing, Run: 1}
 	}
 	none, token, cas := k("none"), k("token"), k("cas")
+	// A second fenced cell (run 2): valid, unknown, invalid.
+	token2 := token
+	token2.Run = 2
 	nights := []Night{
 		{Dir: "n1", Cells: []Cell{
 			{Key: none, Verdict: Invalid, Lost: 2, FirstLostS: f(6), OpsPerS: f(3), Run: "r/1"},
 			{Key: token, Verdict: Valid, MustBeValid: true, OpsPerS: f(2)},
 			{Key: cas, Verdict: Valid, MustBeValid: true},
+			{Key: token2, Verdict: Valid, MustBeValid: true},
 		}},
 		{Dir: "n2", Cells: []Cell{
 			{Key: none, Verdict: Invalid, Lost: 1, FirstLostS: f(8), OpsPerS: f(5)},
 			{Key: token, Verdict: Error, MustBeValid: true},
+			{Key: token2, Verdict: Unknown, MustBeValid: true},
 		}},
 		{Dir: "n3", Cells: []Cell{
 			{Key: none, Verdict: Valid, Lost: 0, OpsPerS: f(4)},
 			{Key: token, Verdict: Invalid, Lost: 1, MustBeValid: true, Ran: "redis-nopersist"},
+			{Key: token2, Verdict: Invalid, MustBeValid: true},
 		}},
 	}
 	s := Summarize(nights)
-	if len(s.Nights) != 3 || len(s.Cells) != 3 {
+	if len(s.Nights) != 3 || len(s.Cells) != 4 {
 		t.Fatalf("%d nights, %d cells", len(s.Nights), len(s.Cells))
 	}
 	byKey := map[Key]Trend{}
 	for _, c := range s.Cells {
 		byKey[c.Key] = c
 	}
-	if s.Cells[2].Key != cas {
+	if s.Cells[3].Key != cas {
 		t.Errorf("a cell only older nights have comes last: %v", s.Cells[2].Key)
 	}
 	for _, c := range []struct {
@@ -251,6 +257,7 @@ func TestSummarize(t *testing.T) {
 		{none, "IIV!", 3, f(2.0 / 3), f(7), f(4)},
 		{token, "VEI!", 2, nil, nil, f(2)}, // the error night is skipped: valid on n1 is the baseline
 		{cas, "V--", 1, nil, nil, nil},
+		{token2, "VUI!", 3, nil, nil, nil}, // unknown decides nothing: invalid after valid
 	} {
 		tr := byKey[c.key]
 		if got := tr.StripText(); got != c.strip || tr.Runs != c.runs {
@@ -266,7 +273,7 @@ func TestSummarize(t *testing.T) {
 	if got := byKey[none].Strip[0].Run; got != "n1/r/1" {
 		t.Errorf("run link %q", got)
 	}
-	if len(s.Regressions) != 2 {
+	if len(s.Regressions) != 3 {
 		t.Fatalf("newest night's regressions: %+v", s.Regressions)
 	}
 	for _, r := range s.Regressions {
@@ -275,6 +282,9 @@ func TestSummarize(t *testing.T) {
 		}
 		if r.Key == token && (r.WasDir != "n1" || r.Kind != FenceFailed || !strings.Contains(r.Message, "redis-nopersist")) {
 			t.Errorf("token regression %+v: want from n1, fence-failed, naming the target that ran", r)
+		}
+		if r.Key == token2 && (r.WasDir != "n1" || r.Kind != FenceFailed) {
+			t.Errorf("token run 2 regression %+v: want from n1 (n2 was unknown), fence-failed", r)
 		}
 		if r.Key == none && (r.WasDir != "n2" || r.Kind != StoppedDetecting) {
 			t.Errorf("unfenced regression %+v: want from n2, stopped-detecting", r)
