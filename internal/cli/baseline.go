@@ -11,7 +11,8 @@ import (
 
 // compareBaseline compares the matrix just written in results with the
 // baseline night read from dir (matrix --baseline), prints the outcome,
-// records it in matrix.json and returns the matrix's exit code: 1 on a
+// records it in matrix.json and matrix-junit.xml (a failed case per
+// regression) and returns the matrix's exit code: 1 on a
 // regression, unless the harness failed (255 stays).
 func compareBaseline(w io.Writer, results, dir string, baseline trends.Night, sum *matrixSummary) (int, error) {
 	root, err := os.OpenRoot(results)
@@ -32,6 +33,9 @@ func compareBaseline(w io.Writer, results, dir string, baseline trends.Night, su
 	}
 	sum.ExitCode = code
 	if err := writeMatrix(results, *sum); err != nil {
+		return 0, err
+	}
+	if err := writeMatrixJUnit(results, sum.Cells, cmp.Regressions...); err != nil {
 		return 0, err
 	}
 	printComparison(w, cmp)

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"encoding/xml"
 	"os"
 	"path/filepath"
 	"strings"
@@ -143,6 +144,25 @@ func TestCompareBaseline(t *testing.T) {
 			}
 			if c.regs > 0 && !strings.Contains(out.String(), "REGRESSION  redis lock-store") {
 				t.Errorf("output:\n%s", out.String())
+			}
+			// matrix-junit.xml: a failed case per regression, beside the
+			// cells' own.
+			var junit struct {
+				Tests    int `xml:"tests,attr"`
+				Failures int `xml:"failures,attr"`
+			}
+			jb, err := os.ReadFile(filepath.Join(res, MatrixJUnitFile))
+			if err != nil || xml.Unmarshal(jb, &junit) != nil {
+				t.Fatalf("junit: %v", err)
+			}
+			ownFailures := 0
+			for _, cell := range c.cells {
+				if cell.MustBeValid && cell.Verdict == "invalid" {
+					ownFailures++
+				}
+			}
+			if junit.Tests != len(c.cells)+c.regs || junit.Failures != ownFailures+c.regs {
+				t.Errorf("junit: %d tests, %d failures; want %d, %d", junit.Tests, junit.Failures, len(c.cells)+c.regs, ownFailures+c.regs)
 			}
 		})
 	}
