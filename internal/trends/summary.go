@@ -86,8 +86,10 @@ func Summarize(nights []Night) Summary {
 			}
 		}
 	}
-	for _, n := range nights {
+	byKey := make([]map[Key]Cell, len(nights))
+	for i, n := range nights {
 		s.Nights = append(s.Nights, NightInfo{Dir: n.Dir, Started: n.Started, ExitCode: n.ExitCode, Cells: len(n.Cells), Err: n.Err})
+		byKey[i] = n.byKey()
 	}
 	for _, k := range keys {
 		t := Trend{Key: k, Strip: make([]Mark, len(nights))}
@@ -96,7 +98,7 @@ func Summarize(nights []Night) Summary {
 		var firsts, ops []float64
 		detected := 0
 		for i, n := range nights {
-			c, ok := n.Cell(k)
+			c, ok := byKey[i][k]
 			if !ok {
 				continue
 			}

@@ -46,6 +46,10 @@ const (
 	// MaxScan bounds the nights a root is searched for: the last MaxScan
 	// subdirectories by name.
 	MaxScan = 1000
+	// MaxTotalBytes and MaxTotalCells bound what Scan reads in all, newest
+	// names first: nights past either are listed unread, with the reason.
+	MaxTotalBytes = 256 << 20
+	MaxTotalCells = 200_000
 	// maxName bounds a name read from a file (a target, a nemesis, a
 	// directory, a run path).
 	maxName = 256
@@ -123,14 +127,13 @@ type Night struct {
 	Err string `json:"error,omitempty"`
 }
 
-// Cell returns the night's cell with key k.
-func (n Night) Cell(k Key) (Cell, bool) {
+// byKey indexes the night's cells by key.
+func (n Night) byKey() map[Key]Cell {
+	m := make(map[Key]Cell, len(n.Cells))
 	for _, c := range n.Cells {
-		if c.Key == k {
-			return c, true
-		}
+		m[c.Key] = c
 	}
-	return Cell{}, false
+	return m
 }
 
 // fileCell is the part of a matrix.json cell this package reads. Fields
@@ -225,6 +228,11 @@ func Scan(dir string, keep int) ([]Night, error) {
 
 // ScanRoot is Scan on an open root.
 func ScanRoot(root *os.Root, keep int) ([]Night, error) {
+	return scanRoot(root, keep, MaxTotalBytes, MaxTotalCells)
+}
+
+// scanRoot is ScanRoot with its budgets: what it reads in all.
+func scanRoot(root *os.Root, keep int, maxBytes int64, maxCells int) ([]Night, error) {
 	entries, err := fs.ReadDir(root.FS(), ".")
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrNoMatrix, err)
@@ -239,13 +247,27 @@ func ScanRoot(root *os.Root, keep int) ([]Night, error) {
 		dirs = dirs[len(dirs)-MaxScan:] // ReadDir sorts by name
 	}
 	var nights []Night
-	for _, d := range dirs {
-		n, err := ReadNight(root, d)
-		if errors.Is(err, ErrNoMatrix) {
+	var bytes int64
+	cells := 0
+	for i := len(dirs) - 1; i >= 0; i-- { // newest names first, for the budgets
+		d := dirs[i]
+		st, err := root.Stat(d + "/" + MatrixFile)
+		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
-		if err != nil {
-			n.Err = cutN(err.Error(), 4*maxName)
+		var n Night
+		switch {
+		case err == nil && (bytes+st.Size() > maxBytes || cells >= maxCells):
+			n.Err = fmt.Sprintf("not read: the nights' %s files hold more than %d bytes or %d cells in all", MatrixFile, maxBytes, maxCells)
+		default:
+			if err == nil {
+				bytes += st.Size()
+			}
+			n, err = ReadNight(root, d)
+			if err != nil {
+				n.Err = cutN(err.Error(), 4*maxName)
+			}
+			cells += len(n.Cells)
 		}
 		n.Dir = cut(d)
 		nights = append(nights, n)
@@ -352,8 +374,9 @@ type Comparison struct {
 // Compare compares now with the baseline was, cell by cell (by Key).
 func Compare(was, now Night) Comparison {
 	c := Comparison{BaselineNight: was.Dir, BaselineStarted: was.Started, Regressions: []Regression{}}
+	before, after := was.byKey(), now.byKey()
 	for _, n := range now.Cells {
-		w, ok := was.Cell(n.Key)
+		w, ok := before[n.Key]
 		if !ok {
 			c.New = append(c.New, n.Key)
 			continue
@@ -365,7 +388,7 @@ func Compare(was, now Night) Comparison {
 		}
 	}
 	for _, w := range was.Cells {
-		if _, ok := now.Cell(w.Key); !ok {
+		if _, ok := after[w.Key]; !ok {
 			c.Missing = append(c.Missing, w.Key)
 		}
 	}

@@ -179,6 +179,30 @@ func TestScanAndBaseline(t *testing.T) {
 		t.Errorf("keep 2: %+v", kept)
 	}
 
+	// Past the budgets, the oldest names are listed unread: here two
+	// nights' cells in all.
+	r, _ := os.OpenRoot(root)
+	defer r.Close()
+	budget, err := scanRoot(r, 0, MaxTotalBytes, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unread := 0
+	for _, n := range budget {
+		if strings.HasPrefix(n.Err, "not read") {
+			unread++
+			if n.Dir != "a-second" {
+				t.Errorf("unread night %s: the newest names are read first", n.Dir)
+			}
+		}
+	}
+	if unread != 1 {
+		t.Errorf("%d nights unread, want 1 (a-second): %+v", unread, budget)
+	}
+	if tiny, _ := scanRoot(r, 0, 10, MaxTotalCells); !strings.HasPrefix(tiny[len(tiny)-1].Err, "not read") {
+		t.Errorf("a 10-byte budget read %+v", tiny[len(tiny)-1])
+	}
+
 	for _, c := range []struct {
 		dir     string
 		want    string // the night read, "" for an error
