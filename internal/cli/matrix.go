@@ -391,7 +391,11 @@ func printMatrix(w io.Writer, cells []matrixCell, code int) {
 		return name
 	}
 	head := matrixCell{Target: "target", Resource: "resource"}
-	fmt.Fprintf(w, "\n%-16s %-28s %-7s %5s  %-8s %12s %6s %10s\n", target(head), "nemesis", "fencing", "seed", "verdict", "lost", "fenced", "first lost")
+	width := 16
+	for _, c := range cells {
+		width = max(width, min(len(target(c)), 64))
+	}
+	fmt.Fprintf(w, "\n%-*s %-28s %-7s %5s  %-8s %12s %6s %10s\n", width, target(head), "nemesis", "fencing", "seed", "verdict", "lost", "fenced", "first lost")
 	unfenced, lossy := 0, 0
 	for _, c := range cells {
 		first := "-"
@@ -406,7 +410,7 @@ func printMatrix(w io.Writer, cells []matrixCell, code int) {
 				lossy++
 			}
 		}
-		fmt.Fprintf(w, "%-16s %-28s %-7s %5d  %-8s %12s %6d %10s\n", target(c), c.Nemesis, c.Fencing, c.Seed, verdict,
+		fmt.Fprintf(w, "%-*s %-28s %-7s %5d  %-8s %12s %6d %10s\n", width, target(c), c.Nemesis, c.Fencing, c.Seed, verdict,
 			fmt.Sprintf("%d/%d", c.Lost, c.Acknowledged), c.FenceRejections, first)
 	}
 	if unfenced > 0 {

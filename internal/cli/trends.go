@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 
 	"github.com/fencecheck/fencecheck/internal/harness"
@@ -49,6 +50,9 @@ cell regressed on the newest night, 0 if none did, 254 if ROOT holds no night.
 	root := fs.Arg(0)
 	nights, err := trends.Scan(root, *keep)
 	if err != nil {
+		if _, serr := os.Stat(filepath.Join(root, trends.MatrixFile)); serr == nil {
+			err = fmt.Errorf("%w (%s is one night: give the directory that holds the nights)", err, root)
+		}
 		return 0, fmt.Errorf("%w: %s: %w", errUsage, root, err)
 	}
 	s := trends.Summarize(nights)

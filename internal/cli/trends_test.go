@@ -98,6 +98,11 @@ func TestTrendsCommand(t *testing.T) {
 	if code := run([]string{"trends", "--nights", "1", root}, &out, &errb); code != exitValid {
 		t.Errorf("--nights 1: exit %d", code)
 	}
+	// One night given as the root: 254, saying so.
+	errb.Reset()
+	if code := run([]string{"trends", filepath.Join(root, "2026-12-01")}, &out, &errb); code != exitBadArgs || !strings.Contains(errb.String(), "is one night") {
+		t.Errorf("one night as the root: exit %d: %s", code, errb.String())
+	}
 	for _, args := range [][]string{{"trends", t.TempDir()}, {"trends", filepath.Join(root, "missing")}, {"trends"}, {"trends", "--nights", "0", root}} {
 		if code := run(args, &out, &errb); code != exitBadArgs {
 			t.Errorf("%v: exit %d, want 254", args, code)
