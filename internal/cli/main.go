@@ -41,6 +41,8 @@ Usage:
                                   another; fails when a fenced run is not valid (nightly CI)
   fencecheck merge --results OUT SHARD_DIR...
                                   join the results of a sharded matrix (matrix --shard I/N) into one
+  fencecheck trends ROOT          each matrix cell's verdicts night by night (ROOT/NIGHT/matrix.json),
+                                  detection rates and regressions: trends.html, trends.json
   fencecheck check RUN_DIR        re-run the checkers on a stored run
   fencecheck check --jepsen-history FILE --model cas-register|kv
                                   check a history recorded by Jepsen
@@ -88,6 +90,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		code, err = cmdMatrix(ctx, args[1:], stdout, stderr)
 	case "merge":
 		code, err = cmdMerge(ctx, args[1:], stdout, stderr)
+	case "trends":
+		code, err = cmdTrends(ctx, args[1:], stdout, stderr)
 	case "check":
 		code, err = cmdCheck(ctx, args[1:], stdout, stderr)
 	case "serve":

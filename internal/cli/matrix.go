@@ -19,17 +19,21 @@ import (
 	"github.com/fencecheck/fencecheck/internal/checkers"
 	"github.com/fencecheck/fencecheck/internal/harness"
 	"github.com/fencecheck/fencecheck/internal/resources"
+	"github.com/fencecheck/fencecheck/internal/trends"
 	"github.com/fencecheck/fencecheck/targets"
 )
 
 // MatrixFile is the matrix's summary, at the root of its results directory.
-const MatrixFile = "matrix.json"
+const MatrixFile = trends.MatrixFile
 
 // matrixCell is one run of a matrix, as matrix.json records it.
 type matrixCell struct {
 	// Cell is the cell's position in the whole matrix (0-based), the same
 	// in every shard.
 	Cell int `json:"cell"`
+	// Label is the name the cell's target has in this matrix and across
+	// nights (--target LABEL=TARGET), when it is not the target's own.
+	Label string `json:"label,omitempty"`
 	// Workload is lock-append or register ("" in matrices made before the
 	// register axis: lock-append); ReadMode is a register cell's read mode,
 	// in place of a fencing mode.
@@ -53,8 +57,16 @@ type matrixCell struct {
 	Lost            int      `json:"lost"`
 	FenceRejections int      `json:"fence_rejections"`
 	FirstLostS      *float64 `json:"first_lost_s,omitempty"`
-	Elapsed         string   `json:"elapsed,omitempty"`
-	RunDir          string   `json:"run_dir,omitempty"`
+	// OpsOK, OpsFail and OpsInfo count the run's operations by outcome;
+	// ClientS is how long its clients ran operations (the time limit), so
+	// that OpsOK / ClientS is its throughput. Absent from an interrupted
+	// run, and from matrix.json files written before they were added.
+	OpsOK   *int     `json:"ops_ok,omitempty"`
+	OpsFail *int     `json:"ops_fail,omitempty"`
+	OpsInfo *int     `json:"ops_info,omitempty"`
+	ClientS *float64 `json:"client_s,omitempty"`
+	Elapsed string   `json:"elapsed,omitempty"`
+	RunDir  string   `json:"run_dir,omitempty"`
 	// Run is the run's directory relative to the results directory (merge
 	// finds it there, wherever the shard's directory was moved).
 	Run   string `json:"run,omitempty"`
@@ -74,12 +86,15 @@ type matrixSummary struct {
 	// them this directory holds ("2/4", or how many shards were merged).
 	TotalCells int    `json:"total_cells"`
 	Shard      string `json:"shard,omitempty"`
+	// Baseline is the comparison with --baseline's matrix, when one was
+	// given; ExitCode is then 1 if a cell regressed (255 stays 255).
+	Baseline *trends.Comparison `json:"baseline,omitempty"`
 }
 
 func cmdMatrix(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
 	fs := newFlags("matrix", stderr)
 	var targetList, fencingList listFlag
-	fs.Var(&targetList, "target", "systems under test, comma-separated or repeated (default etcd): "+targetNames())
+	fs.Var(&targetList, "target", "systems under test, comma-separated or repeated (default etcd); NAME=TARGET runs TARGET under the name NAME in matrix.json and across nights: "+targetNames())
 	fs.Var(&fencingList, "fencing", "fencing modes, comma-separated or repeated (default none,token,cas)")
 	var nems, resourceList multiFlag
 	fs.Var(&resourceList, "resource", "one cell's resources, comma-separated as run's --resource; repeat the flag for more cells (default lock-store): "+resourceNames())
@@ -89,6 +104,7 @@ func cmdMatrix(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 	strict := fs.Bool("strict", false, "every cell must be valid, unfenced ones too")
 	shardFlag := fs.String("shard", "1/1", "run only shard I of N: cells I, I+N, I+2N, ... of the matrix (the same split on every machine); `fencecheck merge` joins the shards' results directories")
 	list := fs.Bool("list", false, "print the cells (of --shard) and exit, running nothing")
+	baselineDir := fs.String("baseline", "", "compare each cell with this matrix's results directory, or with the newest night of a root of nights: exit 1 if a cell regressed (a must-be-valid cell valid there and invalid now, an unfenced cell that lost updates there and none now)")
 	o := addRunFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, `Usage: fencecheck matrix [flags]
@@ -99,8 +115,11 @@ all; matrix.json sums them up). Each cell takes its target's profile (TTL,
 lock-delay, nemesis interval, time limit) unless a flag sets it. Fenced cells
 must be valid: exit 1 if one is invalid, 2 if one is unknown, 255 if the
 harness failed on a cell (the other cells still run), 0 otherwise. Unfenced
-cells are reported, not judged (--strict judges them too). Every cell is
-checked before the first starts: bad arguments exit 254 at once.
+cells are reported, not judged (--strict judges them too). With --baseline
+DIR each cell is then compared with the same cell of DIR's matrix: a
+regression exits 1 (see fencecheck trends). Every cell is checked before the
+first starts: bad arguments, or a --baseline without a matrix, exit 254 at
+once.
 
 --workload lock-append,register adds register cells: for them the read mode
 (--read-mode, comma-separated; default every read mode of the target) takes
@@ -153,6 +172,14 @@ consistent); the other modes are reported.
 	if err != nil {
 		return 0, err
 	}
+	var baseline *trends.Night
+	if *baselineDir != "" {
+		b, err := trends.Baseline(*baselineDir)
+		if err != nil {
+			return 0, fmt.Errorf("%w: --baseline: %w", errUsage, err)
+		}
+		baseline = &b
+	}
 	all, skipped, err := matrixCells(o, matrixAxes{
 		targets: targetList, workloads: workloadList, resources: resourceList, fencings: fencingList, readModes: readModes, nemeses: nems,
 	}, *seed, *runs, *strict, stderr)
@@ -180,7 +207,11 @@ consistent); the other modes are reported.
 			if c.MustBeValid {
 				judge = "must be valid"
 			}
-			fmt.Fprintf(stdout, "%d\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", c.Cell, c.Target, c.workload(), c.Resource, c.Nemesis, c.mode(), c.Seed, judge)
+			target := c.Target
+			if c.Label != "" {
+				target = c.Label + "=" + c.Target
+			}
+			fmt.Fprintf(stdout, "%d\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", c.Cell, target, c.workload(), c.Resource, c.Nemesis, c.mode(), c.Seed, judge)
 		}
 		return exitValid, nil
 	}
@@ -236,6 +267,13 @@ consistent); the other modes are reported.
 		}
 	}
 	printMatrix(stdout, cells, sum.ExitCode)
+	if baseline != nil {
+		code, err := compareBaseline(stdout, results, *baselineDir, *baseline, &sum)
+		if err != nil {
+			return 0, fmt.Errorf("%w: %w", harness.ErrHarness, err)
+		}
+		sum.ExitCode = code
+	}
 	fmt.Fprintf(stdout, "  summary  %s\n  junit    %s\n  index    %s\n", filepath.Join(results, MatrixFile), filepath.Join(results, MatrixJUnitFile), filepath.Join(results, "index.html"))
 	return sum.ExitCode, nil
 }
@@ -255,10 +293,19 @@ type matrixAxes struct {
 func matrixCells(o *runFlags, ax matrixAxes, seed uint64, runs int, strict bool, stderr io.Writer) (cells []matrixCell, skipped []string, err error) {
 	var errs []error
 	seen := map[string]bool{} // one line per distinct problem
-	for _, tn := range ax.targets {
+	for _, spec := range ax.targets {
+		label, tn, named := strings.Cut(spec, "=")
+		if !named {
+			label, tn = "", spec
+		} else if label == "" || nameSafe(label) != label {
+			return nil, nil, fmt.Errorf("%w: --target %q: NAME=TARGET wants a name of letters, digits, '.', '-' and '_'", errUsage, spec)
+		}
 		t, err := lookupTarget(tn)
 		if err != nil {
 			return nil, nil, err
+		}
+		if label == t.Name() {
+			label = ""
 		}
 		for _, wn := range ax.workloads {
 			for _, rspec := range ax.resources {
@@ -316,7 +363,7 @@ func matrixCells(o *runFlags, ax matrixAxes, seed uint64, runs int, strict bool,
 								break
 							}
 							c := p
-							c.Target, c.Resource, c.Nemesis, c.Seed, c.cfg = t.Name(), rspec, nem, cfg.Seed, cfg
+							c.Label, c.Target, c.Resource, c.Nemesis, c.Seed, c.cfg = label, t.Name(), rspec, nem, cfg.Seed, cfg
 							cells = append(cells, c)
 						}
 					}
@@ -405,6 +452,10 @@ func (c *matrixCell) fill(out *harness.Outcome) {
 			s := float64(*la.FirstLostUpdateNS) / 1e9
 			c.FirstLostS = &s
 		}
+		if st := la.Checkers.Stats; !out.Interrupted && !r.Interrupted {
+			secs := c.cfg.TimeLimit.Seconds()
+			c.OpsOK, c.OpsFail, c.OpsInfo, c.ClientS = &st.Ok, &st.Fail, &st.Info, &secs
+		}
 	}
 }
 
@@ -438,20 +489,27 @@ func printMatrix(w io.Writer, cells []matrixCell, code int) {
 		withReg = withReg || c.workload() == "register"
 	}
 	target := func(c matrixCell) string {
-		t := c.Target
+		name := c.Target
+		if c.Label != "" {
+			name = c.Label + "=" + c.Target
+		}
 		if withReg {
-			t += " " + c.workload()
+			name += " " + c.workload()
 		}
 		if withRes {
-			t += " " + c.Resource
+			name += " " + c.Resource
 		}
-		return t
+		return name
 	}
 	head := matrixCell{Target: "target", Workload: "workload", Resource: "resource", Fencing: "fencing"}
 	if withReg {
 		head.Fencing = "mode"
 	}
-	fmt.Fprintf(w, "\n%-16s %-28s %-12s %5s  %-8s %12s %6s %10s\n", target(head), "nemesis", head.Fencing, "seed", "verdict", "lost", "fenced", "first lost")
+	width := 16
+	for _, c := range cells {
+		width = max(width, min(len(target(c)), 64))
+	}
+	fmt.Fprintf(w, "\n%-*s %-28s %-12s %5s  %-8s %12s %6s %10s\n", width, target(head), "nemesis", head.Fencing, "seed", "verdict", "lost", "fenced", "first lost")
 	unfenced, lossy, weak := 0, 0, 0
 	for _, c := range cells {
 		if c.workload() == "register" {
@@ -460,7 +518,7 @@ func printMatrix(w io.Writer, cells []matrixCell, code int) {
 				verdict += "*"
 				weak++
 			}
-			fmt.Fprintf(w, "%-16s %-28s %-12s %5d  %-8s %12s %6s %10s\n", target(c), c.Nemesis, c.mode(), c.Seed, verdict, "-", "-", "-")
+			fmt.Fprintf(w, "%-*s %-28s %-12s %5d  %-8s %12s %6s %10s\n", width, target(c), c.Nemesis, c.mode(), c.Seed, verdict, "-", "-", "-")
 			continue
 		}
 		first := "-"
@@ -475,7 +533,7 @@ func printMatrix(w io.Writer, cells []matrixCell, code int) {
 				lossy++
 			}
 		}
-		fmt.Fprintf(w, "%-16s %-28s %-12s %5d  %-8s %12s %6d %10s\n", target(c), c.Nemesis, c.Fencing, c.Seed, verdict,
+		fmt.Fprintf(w, "%-*s %-28s %-12s %5d  %-8s %12s %6d %10s\n", width, target(c), c.Nemesis, c.Fencing, c.Seed, verdict,
 			fmt.Sprintf("%d/%d", c.Lost, c.Acknowledged), c.FenceRejections, first)
 	}
 	if unfenced > 0 {

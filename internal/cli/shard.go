@@ -16,6 +16,7 @@ import (
 	"github.com/fencecheck/fencecheck/internal/checkers"
 	"github.com/fencecheck/fencecheck/internal/harness"
 	"github.com/fencecheck/fencecheck/internal/report"
+	"github.com/fencecheck/fencecheck/internal/trends"
 )
 
 // MatrixJUnitFile is the matrix's JUnit XML, at the root of its results
@@ -46,12 +47,16 @@ func (s shard) has(i int) bool { return i%s.N == s.I-1 }
 
 // cellKey names a cell for merge's consistency check.
 func cellKey(c matrixCell) string {
-	return fmt.Sprintf("%s|%s|%s|%s|%s|%d", c.Target, c.workload(), c.Resource, c.Nemesis, c.mode(), c.Seed)
+	target := c.Target
+	if c.Label != "" {
+		target = c.Label + "=" + c.Target
+	}
+	return fmt.Sprintf("%s|%s|%s|%s|%s|%d", target, c.workload(), c.Resource, c.Nemesis, c.mode(), c.Seed)
 }
 
 // writeMatrixJUnit writes matrix-junit.xml at the root: one suite, one case
-// per cell.
-func writeMatrixJUnit(root string, cells []matrixCell) error {
+// per cell, and one failed case per regression against a baseline.
+func writeMatrixJUnit(root string, cells []matrixCell, regressions ...trends.Regression) error {
 	type problem struct {
 		Type    string `xml:"type,attr"`
 		Message string `xml:"message,attr"`
@@ -98,6 +103,12 @@ func writeMatrixJUnit(root string, cells []matrixCell) error {
 			s.Errors++
 		}
 		s.Cases = append(s.Cases, tc)
+	}
+	for _, r := range regressions {
+		s.Tests++
+		s.Failures++
+		s.Cases = append(s.Cases, tcase{Class: "fencecheck.baseline." + r.Key.Target, Name: "baseline: " + r.Key.String(),
+			Failure: &problem{Type: r.Kind, Message: "the cell regressed against the baseline", Text: r.Message}})
 	}
 	b, err := xml.MarshalIndent(s, "", "  ")
 	if err != nil {
