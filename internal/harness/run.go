@@ -51,19 +51,23 @@ type Config struct {
 	SideWriterInterval time.Duration
 	Nemesis            string // the --nemesis value, as given
 	Faults             []nemesis.Fault
-	NemesisInterval    time.Duration
-	TimeLimit          time.Duration
-	Concurrency        int
-	Nodes              int
-	TTL                time.Duration
-	LockDelay          *time.Duration // nil: the target's default
-	Work               time.Duration
-	Margin             time.Duration
-	AcquireTimeout     time.Duration
-	OpTimeout          time.Duration
-	RPCTimeout         time.Duration
-	CheckTimeout       time.Duration
-	ReadyTimeout       time.Duration
+	// Replay, if not nil, makes the run a rerun of a stored run: the
+	// nemesis replays its recorded schedule instead of drawing faults
+	// (nemesis.Schedule's Steps), and test.json says so.
+	Replay          *Replay
+	NemesisInterval time.Duration
+	TimeLimit       time.Duration
+	Concurrency     int
+	Nodes           int
+	TTL             time.Duration
+	LockDelay       *time.Duration // nil: the target's default
+	Work            time.Duration
+	Margin          time.Duration
+	AcquireTimeout  time.Duration
+	OpTimeout       time.Duration
+	RPCTimeout      time.Duration
+	CheckTimeout    time.Duration
+	ReadyTimeout    time.Duration
 	// Keys and ReadMode are the register workload's (ReadMode "" is the
 	// target's default).
 	Keys     int
@@ -81,6 +85,13 @@ type Config struct {
 	// Stage and Progress, if not nil, tell the user what happens.
 	Stage    func(format string, args ...any)
 	Progress func(Status)
+}
+
+// Replay is the stored run a rerun repeats and its recorded fault schedule.
+type Replay struct {
+	Of    string // the run directory
+	RunID string // its run id
+	Steps []nemesis.Step
 }
 
 // Defaults fills in the durations left zero: the TTL is the target's
@@ -318,6 +329,7 @@ type Status struct {
 // Outcome is what a run produced.
 type Outcome struct {
 	Run         *store.Run
+	Test        store.TestInfo // test.json
 	Results     *store.Results
 	Interrupted bool
 }
@@ -409,6 +421,12 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	}
 
 	sched := &nemesis.Schedule{Faults: cfg.Faults, Interval: cfg.NemesisInterval, Seed: cfg.Seed, Log: log}
+	if cfg.Replay != nil {
+		sched.Steps = cfg.Replay.Steps
+		if sched.Steps == nil {
+			sched.Steps = []nemesis.Step{} // a recorded schedule without faults: none
+		}
+	}
 	stageName := atomic.Value{}
 	stageName.Store("running")
 	status := func() Status {
@@ -510,7 +528,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	if err := WriteResults(run, test, res, events, w); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrHarness, err)
 	}
-	return &Outcome{Run: run, Results: res, Interrupted: interrupted}, nil
+	return &Outcome{Run: run, Test: test, Results: res, Interrupted: interrupted}, nil
 }
 
 // MarkInterrupted marks a run cut short: a partial run that found nothing
