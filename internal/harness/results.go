@@ -88,10 +88,14 @@ func WriteResults(run *store.Run, test store.TestInfo, res *store.Results, event
 	return nil
 }
 
-// absDir is dir made absolute (as it is if that fails).
+// absDir is dir made absolute, links resolved (results/latest: the run it
+// points at), or as it is if that fails.
 func absDir(dir string) string {
 	if abs, err := filepath.Abs(dir); err == nil {
-		return abs
+		dir = abs
+	}
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
 	}
 	return dir
 }
