@@ -35,8 +35,16 @@ func main() {
 	only := flag.String("only", "", "with -findings: only the scenarios whose description contains this")
 	overhead := flag.Bool("overhead", false, "instead, compare the harness-driven throughput with a bare client loop (same library, same concurrency, no faults)")
 	detection := flag.Bool("detection", false, "instead, measure detection under load: both cores kept busy, -runs runs (default 20) per client fault, unfenced and token-fenced, random seeds")
+	rerun := flag.Bool("rerun", false, "instead, measure reproduction: an invalid unfenced etcd pause-holder run, then fencecheck rerun of it with -runs re-runs")
 	clientOverhead := flag.String("client-overhead", "", "instead, compare a client program's critical sections per second (this --client-dir) with -target's built-in recipe: no faults, alternating runs")
 	flag.Parse()
+	if *rerun {
+		if err := runRerun(*bin, *runs, *limit); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *clientOverhead != "" {
 		if err := runClientOverhead(*bin, *clientOverhead, *target, *runs, *limit); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
