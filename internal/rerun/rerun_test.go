@@ -54,7 +54,9 @@ func TestRunArgs(t *testing.T) {
 			ti.Fencing, ti.AuditLog, ti.SideWriter = "postgres=token,proxy=none", "postgres", true
 		}, "--resource postgres,proxy --fencing postgres=token,proxy=none --audit-log --side-writer --nemesis"},
 		{"no nemesis", func(ti *store.TestInfo) { ti.Nemesis = "" }, "--nemesis none"},
-		{"register", func(ti *store.TestInfo) { ti.Workload, ti.Fencing, ti.Keys, ti.ReadMode = "register", "", 8, "serializable" }, "--keys 8 --read-mode serializable --seed 11"},
+		{"register", func(ti *store.TestInfo) {
+			ti.Workload, ti.Fencing, ti.Keys, ti.ReadMode = "register", "", 8, "serializable"
+		}, "--keys 8 --read-mode serializable --seed 11"},
 		{"no seed", func(ti *store.TestInfo) { ti.Seed = 0 }, "records no seed"},
 		{"no target", func(ti *store.TestInfo) { ti.Target = "" }, "names no target"},
 		{"bad duration", func(ti *store.TestInfo) { ti.Work = "1 fortnight" }, `work "1 fortnight" is not a duration`},
