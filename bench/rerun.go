@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/fencecheck/fencecheck/internal/history"
 )
 
 // runRerun measures reproduction: an unfenced etcd run under pause-holder
@@ -60,8 +62,46 @@ func runRerun(bin string, runs int, limit time.Duration) error {
 		return err
 	}
 	fmt.Printf("`fencecheck rerun RUN_DIR --runs %d`: exit %d in %.0fs\n\n", runs, code, time.Since(start).Seconds())
+	want, err := faultStarts(run)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("    original          faults start at %s\n", seconds(want))
 	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		fmt.Printf("    %s\n", strings.ReplaceAll(l, dir, "$TMP"))
+		if f := strings.Fields(l); len(f) > 0 && f[0] == "run" {
+			got, err := faultStarts(f[len(f)-1])
+			if err != nil {
+				return err
+			}
+			fmt.Printf("                      faults start at %s\n", seconds(got))
+		}
 	}
 	return nil
+}
+
+// faultStarts are the start times of a run's faults, from its history.
+func faultStarts(run string) ([]time.Duration, error) {
+	ev, err := history.ReadFile(filepath.Join(run, "history.jsonl"))
+	if err != nil {
+		return nil, err
+	}
+	fs, err := history.Faults(ev)
+	if err != nil {
+		return nil, err
+	}
+	var ts []time.Duration
+	for _, f := range fs {
+		ts = append(ts, time.Duration(f.Start))
+	}
+	return ts, nil
+}
+
+// seconds is "3.301s, 12.114s".
+func seconds(ts []time.Duration) string {
+	var ss []string
+	for _, t := range ts {
+		ss = append(ss, fmt.Sprintf("%.3fs", t.Seconds()))
+	}
+	return strings.Join(ss, ", ")
 }
