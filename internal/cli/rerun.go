@@ -92,21 +92,28 @@ func cmdRerun(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 		}
 		fmt.Fprintf(stdout, "run %d  %-7s  lost %-9s  %s\n", i+1, r.Valid(), lost, out.Run.Dir)
 	}
-	interrupted := ctx.Err() != nil
 	fmt.Fprintf(stdout, "reproduced %d of %d (invalid)", invalid, *runs)
 	if n := *runs - done - failed; n > 0 {
 		fmt.Fprintf(stdout, "; %d not run (interrupted)", n)
 	}
 	fmt.Fprintln(stdout)
+	return rerunExit(invalid, unknown, failed, ctx.Err() != nil), nil
+}
+
+// rerunExit is rerun's exit code: 1 if a re-run was invalid (it
+// reproduced: what it found stands, whatever else happened), else 255 if
+// the harness failed on one, else 2 if one was unknown or the series was
+// interrupted, else 0 (every re-run valid).
+func rerunExit(invalid, unknown, failed int, interrupted bool) int {
 	switch {
 	case invalid > 0:
-		return exitInvalid, nil
+		return exitInvalid
 	case failed > 0:
-		return exitHarness, nil
+		return exitHarness
 	case unknown > 0 || interrupted:
-		return exitUnknown, nil
+		return exitUnknown
 	}
-	return exitValid, nil
+	return exitValid
 }
 
 // rerunConfig is the configuration of a rerun of the run in dir: its

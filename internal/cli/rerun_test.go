@@ -182,3 +182,23 @@ func TestRerunRefuses(t *testing.T) {
 		})
 	}
 }
+
+func TestRerunExit(t *testing.T) {
+	for _, tc := range []struct {
+		invalid, unknown, failed int
+		interrupted              bool
+		want                     int
+	}{
+		{0, 0, 0, false, exitValid},
+		{1, 0, 0, false, exitInvalid},
+		{1, 2, 1, true, exitInvalid}, // a reproduction stands
+		{0, 1, 1, false, exitHarness},
+		{0, 1, 0, false, exitUnknown},
+		{0, 0, 0, true, exitUnknown}, // cut short: nothing proven
+	} {
+		if got := rerunExit(tc.invalid, tc.unknown, tc.failed, tc.interrupted); got != tc.want {
+			t.Errorf("rerunExit(%d invalid, %d unknown, %d failed, interrupted %v) = %d, want %d",
+				tc.invalid, tc.unknown, tc.failed, tc.interrupted, got, tc.want)
+		}
+	}
+}
