@@ -128,3 +128,15 @@ func TestReplayDrawsTheRecordedNodes(t *testing.T) {
 		}
 	}
 }
+
+// An empty recorded schedule injects nothing, whatever the fault list, and
+// returns at once.
+func TestReplayOfNoFaults(t *testing.T) {
+	env := &fakeEnv{}
+	rec := history.NewMemoryRecorder()
+	start := time.Now()
+	(&Schedule{Faults: []Fault{PauseServer{Scope: ScopeAll}}, Interval: time.Millisecond, Seed: 1, Steps: []Step{}}).Run(context.Background(), env, rec)
+	if n := len(rec.Events()); n != 0 || time.Since(start) > time.Second {
+		t.Errorf("%d events in %s, want none at once", n, time.Since(start))
+	}
+}
