@@ -30,8 +30,9 @@ func cmdRerun(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 			"schedule (history.jsonl's nemesis events: the same faults, in order, after the same quiet times,\n"+
 			"held as long; a holder fault on the next lock holder, a :leader fault on the leader of the moment),\n"+
 			"and prints each re-run's verdict and directory, then how many were invalid.\n"+
-			"Exit 1 if one re-run is invalid (reproduced), 2 if one is unknown, 255 if the harness failed\n"+
-			"on one, 0 if all are valid; 254 for a directory that is not a run this binary can repeat.\n\n")
+			"Exit 1 if a re-run is invalid (it reproduced), else 255 if the harness failed on one, else 2 if\n"+
+			"one is unknown or Ctrl-C cut the series short, else 0; 254 for a directory that is not a run\n"+
+			"this binary can repeat.\n\n")
 		fs.PrintDefaults()
 	}
 	// RUN_DIR may come before the flags, as the printed command has it.
