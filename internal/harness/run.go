@@ -51,23 +51,19 @@ type Config struct {
 	SideWriterInterval time.Duration
 	Nemesis            string // the --nemesis value, as given
 	Faults             []nemesis.Fault
-	// Replay, if not nil, makes the run a rerun of a stored run: the
-	// nemesis replays its recorded schedule instead of drawing faults
-	// (nemesis.Schedule's Steps), and test.json says so.
-	Replay          *Replay
-	NemesisInterval time.Duration
-	TimeLimit       time.Duration
-	Concurrency     int
-	Nodes           int
-	TTL             time.Duration
-	LockDelay       *time.Duration // nil: the target's default
-	Work            time.Duration
-	Margin          time.Duration
-	AcquireTimeout  time.Duration
-	OpTimeout       time.Duration
-	RPCTimeout      time.Duration
-	CheckTimeout    time.Duration
-	ReadyTimeout    time.Duration
+	NemesisInterval    time.Duration
+	TimeLimit          time.Duration
+	Concurrency        int
+	Nodes              int
+	TTL                time.Duration
+	LockDelay          *time.Duration // nil: the target's default
+	Work               time.Duration
+	Margin             time.Duration
+	AcquireTimeout     time.Duration
+	OpTimeout          time.Duration
+	RPCTimeout         time.Duration
+	CheckTimeout       time.Duration
+	ReadyTimeout       time.Duration
 	// Keys and ReadMode are the register workload's (ReadMode "" is the
 	// target's default).
 	Keys     int
@@ -80,6 +76,10 @@ type Config struct {
 	// ClientProgram, if not nil, is the user's lock client program that the
 	// workers run instead of the target's recipe (--client-dir).
 	ClientProgram *clientproto.Spec
+	// Replay, if not nil, makes the run a rerun of a stored run: the
+	// nemesis replays its recorded schedule instead of drawing faults
+	// (nemesis.Schedule's Steps), and test.json says so.
+	Replay *Replay
 	// Log receives the harness's log (also written to logs/harness.log).
 	Log *slog.Logger
 	// Stage and Progress, if not nil, tell the user what happens.
