@@ -44,6 +44,9 @@ Usage:
   fencecheck trends ROOT          each matrix cell's verdicts night by night (ROOT/NIGHT/matrix.json),
                                   detection rates and regressions: trends.html, trends.json
   fencecheck check RUN_DIR        re-run the checkers on a stored run
+  fencecheck rerun RUN_DIR [--runs N]
+                                  repeat a stored run N times (default 5) with its configuration, seed and
+                                  recorded fault schedule; prints how many re-runs were invalid
   fencecheck check --jepsen-history FILE --model cas-register|kv
                                   check a history recorded by Jepsen
   fencecheck serve [RESULTS_DIR]  serve the runs' index and reports, read-only (--addr, default 127.0.0.1:8080)
@@ -94,6 +97,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		code, err = cmdTrends(ctx, args[1:], stdout, stderr)
 	case "check":
 		code, err = cmdCheck(ctx, args[1:], stdout, stderr)
+	case "rerun":
+		code, err = cmdRerun(ctx, args[1:], stdout, stderr)
 	case "serve":
 		err = cmdServe(ctx, args[1:], stdout, stderr)
 	case "images":

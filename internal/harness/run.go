@@ -76,11 +76,22 @@ type Config struct {
 	// ClientProgram, if not nil, is the user's lock client program that the
 	// workers run instead of the target's recipe (--client-dir).
 	ClientProgram *clientproto.Spec
+	// Replay, if not nil, makes the run a rerun of a stored run: the
+	// nemesis replays its recorded schedule instead of drawing faults
+	// (nemesis.Schedule's Steps), and test.json says so.
+	Replay *Replay
 	// Log receives the harness's log (also written to logs/harness.log).
 	Log *slog.Logger
 	// Stage and Progress, if not nil, tell the user what happens.
 	Stage    func(format string, args ...any)
 	Progress func(Status)
+}
+
+// Replay is the stored run a rerun repeats and its recorded fault schedule.
+type Replay struct {
+	Of    string // the run directory
+	RunID string // its run id
+	Steps []nemesis.Step
 }
 
 // Defaults fills in the durations left zero: the TTL, lock-delay (when
@@ -329,6 +340,7 @@ type Status struct {
 // Outcome is what a run produced.
 type Outcome struct {
 	Run         *store.Run
+	Test        store.TestInfo // test.json
 	Results     *store.Results
 	Interrupted bool
 }
@@ -420,6 +432,12 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	}
 
 	sched := &nemesis.Schedule{Faults: cfg.Faults, Interval: cfg.NemesisInterval, Seed: cfg.Seed, Log: log}
+	if cfg.Replay != nil {
+		sched.Steps = cfg.Replay.Steps
+		if sched.Steps == nil {
+			sched.Steps = []nemesis.Step{} // a recorded schedule without faults: none
+		}
+	}
 	stageName := atomic.Value{}
 	stageName.Store("running")
 	status := func() Status {
@@ -521,7 +539,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	if err := WriteResults(run, test, res, events, w); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrHarness, err)
 	}
-	return &Outcome{Run: run, Results: res, Interrupted: interrupted}, nil
+	return &Outcome{Run: run, Test: test, Results: res, Interrupted: interrupted}, nil
 }
 
 // MarkInterrupted marks a run cut short: a partial run that found nothing

@@ -40,6 +40,12 @@ func newTestInfo(cfg Config, runID string, cl *Cluster, started time.Time) store
 	if p := cfg.ClientProgram; p != nil {
 		t.Client = p.Name() + " (" + p.Program.String() + ")"
 	}
+	if r := cfg.Replay; r != nil {
+		t.Rerun = &store.RerunInfo{Of: r.Of, RunID: r.RunID, Schedule: "replayed", Faults: []string{}}
+		for _, s := range r.Steps {
+			t.Rerun.Faults = append(t.Rerun.Faults, s.String())
+		}
+	}
 	if v, ok := cfg.Target.(versioned); ok {
 		t.TargetVersion = v.Version()
 	}

@@ -56,6 +56,20 @@ type TestInfo struct {
 	ImageIDs        map[string]string `json:"image_ids,omitempty"`
 	Servers         []NodeInfo        `json:"servers"`
 	ClusterReady    string            `json:"cluster_ready"`
+	// Rerun is set on a run that fencecheck rerun made: the run it repeats
+	// and the fault schedule it replayed.
+	Rerun *RerunInfo `json:"rerun,omitempty"`
+}
+
+// RerunInfo is what a rerun repeats: the run directory (absolute) and run
+// id of the original, and its recorded fault schedule, replayed in order
+// instead of the seeded random choice, one step a line in words
+// (nemesis.Step's String).
+type RerunInfo struct {
+	Of       string   `json:"of"`
+	RunID    string   `json:"run_id,omitempty"`
+	Schedule string   `json:"schedule"` // "replayed"
+	Faults   []string `json:"faults"`
 }
 
 // ResourceInfo is one resource of the run.
