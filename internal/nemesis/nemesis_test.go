@@ -40,9 +40,16 @@ type fakeEnv struct {
 	// stopFails: SIGSTOP takes effect but its call returns an error, as
 	// when the run's context ends while the engine applies it.
 	stopFails bool
+	// lease, if set, is Lease (else the TTL, 100ms).
+	lease time.Duration
 }
 
-func (e *fakeEnv) Lease() time.Duration                   { return 100 * time.Millisecond }
+func (e *fakeEnv) Lease() time.Duration {
+	if e.lease > 0 {
+		return e.lease
+	}
+	return 100 * time.Millisecond
+}
 func (e *fakeEnv) TTL() time.Duration                     { return 100 * time.Millisecond }
 func (e *fakeEnv) Servers() []string                      { return []string{"n1", "n2", "n3"} }
 func (e *fakeEnv) Clients() []string                      { return []string{"w1", "w2"} }
