@@ -48,6 +48,7 @@ func cmdSweep(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	fs.Var(&fencingList, "fencing", "fencing modes, each its own line of the chart (default none,token)")
 	resource := fs.String("resource", resourceTable[0].Name(), "what the lock protects, as run's --resource")
 	seed := fs.Uint64("seed", 1, "seed of each point's first run (the same seeds at every point)")
+	redraw := fs.String("redraw", "", "run nothing: redraw DIR/sweep.svg and print the table from DIR/sweep.json (after a change of the chart)")
 	o := addRunFlags(fs)
 	// The sweep's --margin is a list (each margin its own series), in TTLs
 	// or as durations; run's single duration flag gives way to it.
@@ -78,6 +79,12 @@ are the sweep's to set).
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if *redraw != "" {
+		if len(set) > 1 {
+			return 0, fmt.Errorf("%w: --redraw takes no other flag", errUsage)
+		}
+		return redrawSweep(*redraw, stdout)
+	}
 	for _, n := range []string{"time-limit", "nemesis-interval"} {
 		if set[n] {
 			return 0, fmt.Errorf("%w: --%s: the sweep sets it for each run (one pause a run)", errUsage, n)
@@ -286,6 +293,28 @@ func writeSweep(root string, sum *sweep.Summary, interrupted bool) error {
 	}
 	return errors.Join(os.WriteFile(filepath.Join(root, sweep.File), append(b, '\n'), 0o644),
 		os.WriteFile(filepath.Join(root, sweep.Chart), svg, 0o644))
+}
+
+// redrawSweep reads a sweep's sweep.json, derives its figures from its
+// trials again, rewrites sweep.json and sweep.svg, and prints the table.
+func redrawSweep(dir string, stdout io.Writer) (int, error) {
+	b, err := os.ReadFile(filepath.Join(dir, sweep.File))
+	if err != nil {
+		return 0, fmt.Errorf("%w: --redraw: %w", errUsage, err)
+	}
+	var sum sweep.Summary
+	if err := json.Unmarshal(b, &sum); err != nil {
+		return 0, fmt.Errorf("%w: --redraw: %s: %w", errUsage, sweep.File, err)
+	}
+	for i := range sum.Points {
+		sum.Points[i].Recount()
+	}
+	if err := writeSweep(dir, &sum, false); err != nil {
+		return 0, fmt.Errorf("%w: %w", harness.ErrHarness, err)
+	}
+	sum.WriteTable(stdout)
+	fmt.Fprintf(stdout, "  chart    %s\n", filepath.Join(dir, sweep.Chart))
+	return sum.ExitCode, nil
 }
 
 // stringFlag is a string flag whose value may be left unset ("").

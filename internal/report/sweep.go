@@ -87,8 +87,7 @@ func drawSweep(s *sweep.Summary) figure {
 		text{X: 14, Y: 22, Class: "title", Text: version + ": runs that lost an update, by holder pause"},
 		text{X: 14, Y: 40, Class: "sub", Text: fmt.Sprintf("one lock holder paused per run, after its lease check and before its %s of work and its write",
 			time.Duration(s.WorkMS)*time.Millisecond)},
-		text{X: 14, Y: 56, Class: "sub", Text: fmt.Sprintf("TTL %s, lease %s, %d clients, %d node(s), %d run(s) a point (seeds %d to %d)",
-			ttl, time.Duration(s.LeaseMS)*time.Millisecond, s.Concurrency, s.Nodes, s.Runs, s.Seed, s.Seed+uint64(max(s.Runs, 1))-1)})
+		text{X: 14, Y: 56, Class: "sub", Text: sweepSetup(s)})
 
 	// Grid and axes.
 	for v := 0.0; v <= 1+1e-9; v += 0.25 {
@@ -198,4 +197,24 @@ func drawSweep(s *sweep.Summary) figure {
 			Text: "band: expected threshold of the paused holders, (time left at the lease check + lease − TTL − work) / TTL; dashed: its median"})
 	}
 	return f
+}
+
+// sweepSetup is the chart's second subtitle: what every run shared.
+func sweepSetup(s *sweep.Summary) string {
+	ttl := time.Duration(s.TTLMS) * time.Millisecond
+	out := fmt.Sprintf("TTL %s, lease %s", ttl, time.Duration(s.LeaseMS)*time.Millisecond)
+	margins := map[int64]bool{}
+	for _, p := range s.Points {
+		margins[p.MarginMS] = true
+	}
+	if len(margins) == 1 {
+		for m := range margins {
+			out += fmt.Sprintf(", margin %s", time.Duration(m)*time.Millisecond)
+		}
+	}
+	out += fmt.Sprintf(", %d clients, %d node(s), %d run(s) a point", s.Concurrency, s.Nodes, s.Runs)
+	if s.Runs > 1 {
+		return out + fmt.Sprintf(" (seeds %d to %d)", s.Seed, s.Seed+uint64(s.Runs)-1)
+	}
+	return out + fmt.Sprintf(" (seed %d)", s.Seed)
 }

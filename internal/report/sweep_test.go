@@ -89,6 +89,7 @@ func TestSweepChart(t *testing.T) {
 		"pause 2 TTL (4s), fencing token: 0 of 2 runs lost an update",
 		"measured 0.75",
 		"expected 0.65",
+		"TTL 2s, lease 2s, margin 500ms, 5 clients, 3 node(s), 2 run(s) a point (seeds 1 to 2)",
 	} {
 		if !strings.Contains(svg, want) {
 			t.Errorf("chart lacks %q", want)

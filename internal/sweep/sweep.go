@@ -181,9 +181,10 @@ type Point struct {
 	Runs     int     `json:"runs"`
 	Lossy    int     `json:"lossy_runs"`
 	Fraction float64 `json:"fraction"`
-	// Acknowledged and Lost sum the runs' acknowledged and lost updates.
-	Acknowledged int `json:"acknowledged"`
-	Lost         int `json:"lost"`
+	// Acknowledged, Lost and FenceRejections sum the runs'.
+	Acknowledged    int `json:"acknowledged"`
+	Lost            int `json:"lost"`
+	FenceRejections int `json:"fence_rejections"`
 	// Missed counts runs whose pause did not land as asked (not in Runs),
 	// Unknown fenced runs that lost nothing but could not be judged valid,
 	// Errors runs the harness failed on.
@@ -203,9 +204,13 @@ type Trial struct {
 	Verdict      string `json:"verdict"`
 	Acknowledged int    `json:"acknowledged"`
 	Lost         int    `json:"lost"`
-	// HeldMS is how long the holder stayed paused (the fault's window), 0
-	// when no pause was injected; Hit whether the pause was in place while
-	// the holder waited at its failpoint.
+	// FenceRejections counts the writes (and reads) fencing refused.
+	FenceRejections int `json:"fence_rejections"`
+	// HeldMS is the pause's fault window, 0 when no pause was injected:
+	// from its start (SIGSTOP done) to its stop (SIGCONT done and the
+	// cluster found healthy), so a little longer than the pause itself,
+	// and shorter than asked only when the time limit cut it short. Hit:
+	// the pause was in place while the holder waited at its failpoint.
 	HeldMS int64 `json:"held_ms"`
 	Hit    bool  `json:"hit"`
 	// LeftMS is the time the paused holder believed it had left on its
@@ -252,12 +257,13 @@ func (p *Point) Add(t Trial) {
 // Recount derives the point's figures from its trials (and each trial's
 // MissedWhy from Measured).
 func (p *Point) Recount() {
-	p.Runs, p.Lossy, p.Acknowledged, p.Lost, p.Missed, p.Unknown, p.Errors = 0, 0, 0, 0, 0, 0, 0
+	p.Runs, p.Lossy, p.Acknowledged, p.Lost, p.FenceRejections, p.Missed, p.Unknown, p.Errors = 0, 0, 0, 0, 0, 0, 0, 0
 	for i := range p.Trials {
 		t := &p.Trials[i]
 		_, t.MissedWhy = t.Measured(p.PauseMS)
 		p.Acknowledged += t.Acknowledged
 		p.Lost += t.Lost
+		p.FenceRejections += t.FenceRejections
 		switch {
 		case t.Verdict == "error":
 			p.Errors++
@@ -355,11 +361,18 @@ func (s *Summary) FindThresholds() {
 			}
 			prev = p
 		}
+		th.ExpectedMin, th.ExpectedMedian, th.ExpectedMax = round(th.ExpectedMin), round(th.ExpectedMedian), round(th.ExpectedMax)
+		if th.Half != nil {
+			th.Half = ptr(round(*th.Half))
+		}
 		s.Thresholds = append(s.Thresholds, th)
 	}
 }
 
 func ptr(f float64) *float64 { return &f }
+
+// round rounds to 1/1000 TTL, the sweep's resolution.
+func round(f float64) float64 { return math.Round(f*1000) / 1000 }
 
 // Series groups the points by margin and fencing mode (in that order, the
 // unfenced series of a margin first), each series sorted by pause.

@@ -201,12 +201,12 @@ func TestNewTrial(t *testing.T) {
 		ev(4, 50, 2, history.Phase, "checked", map[string]any{"remaining_ms": 1800, "ok": true}),
 	}
 	res := &store.Results{
-		Result: &checkers.LockAppendResult{Valid: checkers.Invalid, LostUpdates: checkers.LostUpdates{Acknowledged: 30, Lost: 4}},
+		Result: &checkers.LockAppendResult{Valid: checkers.Invalid, LostUpdates: checkers.LostUpdates{Acknowledged: 30, Lost: 4}, FenceRejections: 2},
 		Faults: []history.Fault{{FaultValue: history.FaultValue{Fault: "pause-holder:x1.5",
 			Params: map[string]string{"process": "2", "hit": "true"}}, Start: 35, Stop: 35 + 3_012_000_000}},
 	}
 	tr := NewTrial(7, res, events, "sweep-etcd/x")
-	if tr.Verdict != "invalid" || tr.Lost != 4 || tr.Acknowledged != 30 || tr.HeldMS != 3012 || !tr.Hit || tr.Faults != 1 || tr.Seed != 7 {
+	if tr.Verdict != "invalid" || tr.Lost != 4 || tr.FenceRejections != 2 || tr.Acknowledged != 30 || tr.HeldMS != 3012 || !tr.Hit || tr.Faults != 1 || tr.Seed != 7 {
 		t.Errorf("trial %+v", tr)
 	}
 	if tr.LeftMS == nil || *tr.LeftMS != 1400 {
@@ -228,8 +228,8 @@ func TestWriteTable(t *testing.T) {
 	var b strings.Builder
 	s.WriteTable(&b)
 	for _, want := range []string{
-		"0.25     none     1.5      3s         2/2         8/20",
-		"0.25     token    1.5      3s         0/2         0/20",
+		"0.25     none     1.5      3s         2/2         8/20          0",
+		"0.25     token    1.5      3s         0/2         0/20          0",
 		"threshold, unfenced, margin 0.25 TTL: expected 0.5 to 0.9 TTL (median 0.65, from 4",
 		"measured: first loss at 1.5, none lost at 0.5, half the runs lose at 1\n",
 	} {

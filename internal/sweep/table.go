@@ -12,10 +12,10 @@ func (s *Summary) WriteTable(w io.Writer) {
 	ttl := time.Duration(s.TTLMS) * time.Millisecond
 	fmt.Fprintf(w, "%s: holder paused M TTLs (TTL %s, lease %s, work %s), %d run(s) a point\n",
 		s.Target, ttl, time.Duration(s.LeaseMS)*time.Millisecond, time.Duration(s.WorkMS)*time.Millisecond, s.Runs)
-	fmt.Fprintf(w, "%-8s %-8s %-8s %-10s %-11s %-13s %s\n", "margin", "fencing", "pause M", "pause", "lossy runs", "lost/acked", "not measured")
+	fmt.Fprintf(w, "%-8s %-8s %-8s %-10s %-11s %-13s %-7s %s\n", "margin", "fencing", "pause M", "pause", "lossy runs", "lost/acked", "fenced", "not measured")
 	for _, series := range s.Series() {
 		for _, p := range series {
-			margin := fmt.Sprintf("%s", Format(float64(p.MarginMS)/float64(s.TTLMS)))
+			margin := Format(float64(p.MarginMS) / float64(s.TTLMS))
 			other := ""
 			if p.Missed > 0 {
 				other += fmt.Sprintf("%d missed ", p.Missed)
@@ -26,9 +26,9 @@ func (s *Summary) WriteTable(w io.Writer) {
 			if p.Unknown > 0 {
 				other += fmt.Sprintf("(%d unknown) ", p.Unknown)
 			}
-			fmt.Fprintf(w, "%-8s %-8s %-8s %-10s %-11s %-13s %s\n", margin, p.Fencing, Format(p.Pause),
+			fmt.Fprintf(w, "%-8s %-8s %-8s %-10s %-11s %-13s %-7d %s\n", margin, p.Fencing, Format(p.Pause),
 				(time.Duration(p.PauseMS) * time.Millisecond).String(), fmt.Sprintf("%d/%d", p.Lossy, p.Runs),
-				fmt.Sprintf("%d/%d", p.Lost, p.Acknowledged), other)
+				fmt.Sprintf("%d/%d", p.Lost, p.Acknowledged), p.FenceRejections, other)
 		}
 	}
 	for _, th := range s.Thresholds {

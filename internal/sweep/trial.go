@@ -18,7 +18,7 @@ import (
 func NewTrial(seed uint64, res *store.Results, events []history.Event, run string) Trial {
 	t := Trial{Seed: seed, Verdict: res.Valid().String(), Run: run}
 	if la, ok := res.Result.(*checkers.LockAppendResult); ok {
-		t.Acknowledged, t.Lost = la.LostUpdates.Acknowledged, la.LostUpdates.Lost
+		t.Acknowledged, t.Lost, t.FenceRejections = la.LostUpdates.Acknowledged, la.LostUpdates.Lost, la.FenceRejections
 	}
 	var pause *history.Fault
 	for i, f := range res.Faults {
