@@ -295,8 +295,9 @@ func writeSweep(root string, sum *sweep.Summary, interrupted bool) error {
 		os.WriteFile(filepath.Join(root, sweep.Chart), svg, 0o644))
 }
 
-// redrawSweep reads a sweep's sweep.json, derives its figures from its
-// trials again, rewrites sweep.json and sweep.svg, and prints the table.
+// redrawSweep reads a sweep's sweep.json, derives each trial's timing from
+// its run's history and each point's figures from its trials again,
+// rewrites sweep.json and sweep.svg, and prints the table.
 func redrawSweep(dir string, stdout io.Writer) (int, error) {
 	b, err := os.ReadFile(filepath.Join(dir, sweep.File))
 	if err != nil {
@@ -307,7 +308,21 @@ func redrawSweep(dir string, stdout io.Writer) (int, error) {
 		return 0, fmt.Errorf("%w: --redraw: %s: %w", errUsage, sweep.File, err)
 	}
 	for i := range sum.Points {
-		sum.Points[i].Recount()
+		p := &sum.Points[i]
+		for j := range p.Trials {
+			t := &p.Trials[j]
+			if t.Run == "" {
+				continue
+			}
+			// The history is the record: the timing is derived again, by
+			// this version of the sweep.
+			events, err := history.ReadFile(filepath.Join(dir, t.Run, store.HistoryFile))
+			if err != nil {
+				return 0, fmt.Errorf("%w: --redraw: %w", errUsage, err)
+			}
+			t.Timing(events)
+		}
+		p.Recount()
 	}
 	if err := writeSweep(dir, &sum, false); err != nil {
 		return 0, fmt.Errorf("%w: %w", harness.ErrHarness, err)

@@ -33,6 +33,7 @@ const sweepCSS = `svg{font-family:system-ui,-apple-system,"Segoe UI",Roboto,"Dej
 .tick{font-size:11px;fill:#667085}.axis-label{font-size:12px;fill:#344054}
 .band{fill:#ffb74d;fill-opacity:.22}.exp{stroke:#b45f06;stroke-width:1.4;stroke-dasharray:5 3}
 .exp-label{font-size:11px;fill:#b45f06;font-weight:600}
+.ideal{stroke:#b45f06;stroke-width:1;stroke-dasharray:1 3}.ideal-label{font-size:10.5px;fill:#b45f06}
 .meas{stroke:#7f1d1d;stroke-width:1.6}.meas-label{font-size:11px;fill:#7f1d1d;font-weight:700}
 .ref{stroke:#98a2b3;stroke-width:1;stroke-dasharray:2 3}.ref-label{font-size:10.5px;fill:#667085}
 .line{fill:none;stroke-width:2.2}
@@ -115,14 +116,20 @@ func drawSweep(s *sweep.Summary) figure {
 	// Thresholds: expected band and median, measured line.
 	for i, th := range s.Thresholds {
 		dy := px(i) * 14
-		if th.Holders > 0 {
-			a, b := x(th.ExpectedMin), x(th.ExpectedMax)
+		if th.TimedHolders > 0 {
+			a, b := x(th.TimedMin), x(th.TimedMax)
 			f.Bands = append(f.Bands, shape{X: a, Y: y0, W: max(b-a, 1.5), H: y1 - y0, Class: "band",
-				Title: fmt.Sprintf("expected threshold: %s to %s TTL over %d paused holders", sweep.Format(th.ExpectedMin), sweep.Format(th.ExpectedMax), th.Holders)})
-			m := x(th.ExpectedMedian)
+				Title: fmt.Sprintf("expected threshold, timed: %s to %s TTL over %d paused holders", sweep.Format(th.TimedMin), sweep.Format(th.TimedMax), th.TimedHolders)})
+			m := x(th.TimedMedian)
 			f.Lines = append(f.Lines, line{X1: m, Y1: y0, X2: m, Y2: y1, Class: "exp"})
 			f.Texts = append(f.Texts, text{X: m - 4, Y: y0 - 6 - dy, Class: "exp-label", Anchor: "end",
-				Text: "expected " + sweep.Format(th.ExpectedMedian)})
+				Text: "expected " + sweep.Format(th.TimedMedian)})
+		}
+		if th.Holders > 0 {
+			m := x(th.ExpectedMedian)
+			f.Lines = append(f.Lines, line{X1: m, Y1: y0, X2: m, Y2: y1, Class: "ideal",
+				Title: fmt.Sprintf("expected threshold without the fault's latencies: %s to %s TTL, median %s", sweep.Format(th.ExpectedMin), sweep.Format(th.ExpectedMax), sweep.Format(th.ExpectedMedian))})
+			f.Texts = append(f.Texts, text{X: m + 3, Y: y1 - 20 - dy, Class: "ideal-label", Text: "left − work " + sweep.Format(th.ExpectedMedian)})
 		}
 		if th.Half != nil {
 			h := x(*th.Half)
@@ -194,7 +201,7 @@ func drawSweep(s *sweep.Summary) figure {
 	f.Marks = append(append(f.Marks, fenced...), unfenced...)
 	if len(s.Thresholds) > 0 {
 		f.Texts = append(f.Texts, text{X: 14, Y: 72, Class: "note",
-			Text: "band: expected threshold of the paused holders, (time left at the lease check + lease − TTL − work) / TTL; dashed: its median"})
+			Text: "band: expected threshold of each paused holder, the pause at which its write leaves as its lease ends (from its history); dashed: median"})
 	}
 	return f
 }

@@ -26,6 +26,19 @@
 //
 // with L measured at each paused holder's own lease check (from its run's
 // history). The measured threshold lies above it by H.
+//
+// On a real machine the pause is in place some time after the check
+// (SIGSTOP through the Docker Engine), ends some time after it was due
+// (SIGCONT), and the resumed holder's work takes what it takes: all of it
+// shortens the pause that loses. The timed threshold takes them from each
+// paused holder's own timeline: its slack S is the time its lease had left,
+// by its own estimate, when its write left (negative: after the lease
+// ended), and the pause at which the write would have left just as the
+// lease ended is
+//
+//	(pause + S + MaxLease - TTL) / TTL
+//
+// The measured threshold lies above that by H alone.
 package sweep
 
 import (
@@ -214,8 +227,13 @@ type Trial struct {
 	HeldMS int64 `json:"held_ms"`
 	Hit    bool  `json:"hit"`
 	// LeftMS is the time the paused holder believed it had left on its
-	// lease at its check, from the run's history (absent when not found).
-	LeftMS *int64 `json:"left_ms,omitempty"`
+	// lease at its check; DelayMS how long after its check the pause was in
+	// place; SlackMS the time left by that same estimate when its write
+	// left, once resumed and done with its work (negative: after its lease
+	// ended). From the run's history; absent when not found.
+	LeftMS  *int64 `json:"left_ms,omitempty"`
+	DelayMS *int64 `json:"delay_ms,omitempty"`
+	SlackMS *int64 `json:"slack_ms,omitempty"`
 	// Faults is the number of faults of the run (one, as planned).
 	Faults    int     `json:"faults"`
 	ElapsedS  float64 `json:"elapsed_s,omitempty"`
@@ -296,6 +314,16 @@ type Threshold struct {
 	ExpectedMedian float64 `json:"expected_median"`
 	ExpectedMax    float64 `json:"expected_max"`
 	Holders        int     `json:"holders"`
+	// Timed is the same with the fault's own latencies in: for each paused
+	// holder, the pause at which its write would have left just as its
+	// lease ended, (pause + slack + MaxLease - TTL)/TTL, slack its SlackMS
+	// (the time from its check to the pause in place, the resume, and the
+	// work as it ran all count). TimedHolders is how many runs it is
+	// taken from.
+	TimedMin     float64 `json:"timed_min,omitempty"`
+	TimedMedian  float64 `json:"timed_median,omitempty"`
+	TimedMax     float64 `json:"timed_max,omitempty"`
+	TimedHolders int     `json:"timed_holders,omitempty"`
 	// FirstLoss is the smallest pause at which a run lost an update; Half
 	// the pause at which half the runs first do, interpolated linearly
 	// between the two points around it (absent when no point reaches it).
@@ -324,22 +352,22 @@ func (s *Summary) FindThresholds() {
 			continue
 		}
 		th := Threshold{MarginMS: series[0].MarginMS}
-		var xs []float64
+		var xs, ts []float64
 		for _, p := range series {
 			for _, t := range p.Trials {
-				if t.LeftMS != nil && t.MissedWhy == "" && t.Verdict != "error" {
+				if t.MissedWhy != "" || t.Verdict == "error" {
+					continue
+				}
+				if t.LeftMS != nil {
 					xs = append(xs, Expected(time.Duration(*t.LeftMS)*time.Millisecond, lease, ttl, work))
+				}
+				if t.SlackMS != nil {
+					ts = append(ts, float64(p.PauseMS+*t.SlackMS+s.LeaseMS-s.TTLMS)/float64(s.TTLMS))
 				}
 			}
 		}
-		if len(xs) > 0 {
-			slices.Sort(xs)
-			th.ExpectedMin, th.ExpectedMax, th.Holders = xs[0], xs[len(xs)-1], len(xs)
-			th.ExpectedMedian = xs[len(xs)/2]
-			if len(xs)%2 == 0 {
-				th.ExpectedMedian = (xs[len(xs)/2-1] + xs[len(xs)/2]) / 2
-			}
-		}
+		th.Holders, th.ExpectedMin, th.ExpectedMedian, th.ExpectedMax = spread(xs)
+		th.TimedHolders, th.TimedMin, th.TimedMedian, th.TimedMax = spread(ts)
 		var prev *Point
 		for i := range series {
 			p := &series[i]
@@ -361,7 +389,6 @@ func (s *Summary) FindThresholds() {
 			}
 			prev = p
 		}
-		th.ExpectedMin, th.ExpectedMedian, th.ExpectedMax = round(th.ExpectedMin), round(th.ExpectedMedian), round(th.ExpectedMax)
 		if th.Half != nil {
 			th.Half = ptr(round(*th.Half))
 		}
@@ -370,6 +397,19 @@ func (s *Summary) FindThresholds() {
 }
 
 func ptr(f float64) *float64 { return &f }
+
+// spread is the number, smallest, median and largest of xs, rounded.
+func spread(xs []float64) (n int, lo, median, hi float64) {
+	if len(xs) == 0 {
+		return 0, 0, 0, 0
+	}
+	slices.Sort(xs)
+	median = xs[len(xs)/2]
+	if len(xs)%2 == 0 {
+		median = (xs[len(xs)/2-1] + xs[len(xs)/2]) / 2
+	}
+	return len(xs), round(xs[0]), round(median), round(xs[len(xs)-1])
+}
 
 // round rounds to 1/1000 TTL, the sweep's resolution.
 func round(f float64) float64 { return math.Round(f*1000) / 1000 }

@@ -150,6 +150,18 @@ func TestThresholds(t *testing.T) {
 	if h := s.Thresholds[0].Half; h == nil || *h != 1.5 {
 		t.Errorf("half %v, want 1.5", deref(h))
 	}
+	// Timed: (pause + slack + lease - TTL)/TTL per holder.
+	s = summary(Point{Pause: 1, PauseMS: 2000, Fencing: "none", Trials: []Trial{
+		{Verdict: "valid", Faults: 1, Hit: true, HeldMS: 2100, SlackMS: ptr64(-200)},
+		{Verdict: "invalid", Lost: 1, Faults: 1, Hit: true, HeldMS: 2100, SlackMS: ptr64(100)},
+		{Verdict: "invalid", Lost: 1, Faults: 1, Hit: true, HeldMS: 2100, SlackMS: ptr64(-50)},
+		{Verdict: "valid", Faults: 1, Hit: false, HeldMS: 2100, SlackMS: ptr64(-1000)}, // missed: not counted
+	}})
+	s.LeaseMS = 3000
+	s.FindThresholds()
+	if th := s.Thresholds[0]; th.TimedHolders != 3 || th.TimedMin != 1.4 || th.TimedMedian != 1.475 || th.TimedMax != 1.55 || th.Holders != 0 {
+		t.Errorf("timed %v..%v median %v over %d (and %d untimed); want 1.4..1.55 median 1.475 over 3", th.TimedMin, th.TimedMax, th.TimedMedian, th.TimedHolders, th.Holders)
+	}
 	// Consul: the lease is 2 TTL + 1s + lock-delay; its expected threshold
 	// is past it by the time left.
 	if got := Expected(8*time.Second, 36*time.Second, 10*time.Second, 250*time.Millisecond); got != 3.375 {
@@ -186,36 +198,60 @@ func TestExitCode(t *testing.T) {
 	}
 }
 
-// NewTrial takes the run's lost updates, its first pause's hold and hit,
-// and the paused holder's time left at its own last check before the pause.
+// NewTrial takes the run's lost updates and fence rejections; from the
+// history, its first pause's window and hit, and the paused holder's
+// timeline: its own last check before the pause (time left, delay to the
+// pause) and its first write after it (slack).
 func TestNewTrial(t *testing.T) {
-	ev := func(i int, at int64, p history.Process, typ history.Type, f string, v any) history.Event {
+	const ms = int64(time.Millisecond)
+	i := 0
+	ev := func(at int64, p history.Process, typ history.Type, f string, v any) history.Event {
 		b, _ := json.Marshal(v)
-		return history.Event{Index: i, Time: at, Process: p, Type: typ, F: f, Value: b}
+		i++
+		return history.Event{Index: i, Time: at * ms, Process: p, Type: typ, F: f, Value: b}
 	}
+	checked := func(left int) map[string]any { return map[string]any{"remaining_ms": left, "ok": true} }
+	pause := history.FaultValue{Fault: "pause-holder:x1.5", Nodes: []string{"w3"}, Params: map[string]string{"process": "2", "hit": "true"}}
 	events := []history.Event{
-		ev(0, 10, 2, history.Phase, "checked", map[string]any{"remaining_ms": 1900, "ok": true}),
-		ev(1, 20, 1, history.Phase, "checked", map[string]any{"remaining_ms": 1200, "ok": true}),
-		ev(2, 30, 2, history.Phase, "checked", map[string]any{"remaining_ms": 1400, "ok": true}),
-		ev(3, 40, 1, history.Phase, "checked", map[string]any{"remaining_ms": 1000, "ok": true}),
-		ev(4, 50, 2, history.Phase, "checked", map[string]any{"remaining_ms": 1800, "ok": true}),
+		ev(10, 2, history.Phase, "checked", checked(1900)),
+		ev(20, 1, history.Phase, "checked", checked(1200)),
+		ev(30, 2, history.Phase, "checked", checked(1400)),
+		ev(35, history.Nemesis, history.Info, history.FStart, pause),
+		ev(40, 1, history.Phase, "checked", checked(1000)),
+		ev(45, 1, history.Phase, "write-sent", nil),
+		ev(3047, history.Nemesis, history.Info, history.FStop, pause),
+		ev(3300, 2, history.Phase, "write-sent", nil),
+		ev(3400, 2, history.Phase, "checked", checked(1800)),
+		ev(3500, 2, history.Phase, "write-sent", nil),
 	}
 	res := &store.Results{
 		Result: &checkers.LockAppendResult{Valid: checkers.Invalid, LostUpdates: checkers.LostUpdates{Acknowledged: 30, Lost: 4}, FenceRejections: 2},
-		Faults: []history.Fault{{FaultValue: history.FaultValue{Fault: "pause-holder:x1.5",
-			Params: map[string]string{"process": "2", "hit": "true"}}, Start: 35, Stop: 35 + 3_012_000_000}},
 	}
 	tr := NewTrial(7, res, events, "sweep-etcd/x")
 	if tr.Verdict != "invalid" || tr.Lost != 4 || tr.FenceRejections != 2 || tr.Acknowledged != 30 || tr.HeldMS != 3012 || !tr.Hit || tr.Faults != 1 || tr.Seed != 7 {
 		t.Errorf("trial %+v", tr)
 	}
-	if tr.LeftMS == nil || *tr.LeftMS != 1400 {
-		t.Errorf("left %v, want 1400 (process 2's check before the pause at 35)", tr.LeftMS)
+	// Checked at 30 ms with 1400 ms left: the lease ends at 1430 ms; the
+	// pause is in place at 35 ms; the write leaves at 3300 ms.
+	if tr.LeftMS == nil || *tr.LeftMS != 1400 || tr.DelayMS == nil || *tr.DelayMS != 5 || tr.SlackMS == nil || *tr.SlackMS != -1870 {
+		t.Errorf("left %v, delay %v, slack %v; want 1400, 5, -1870", deref64(tr.LeftMS), deref64(tr.DelayMS), deref64(tr.SlackMS))
 	}
-	res.Faults = nil
-	if tr := NewTrial(7, res, events, ""); tr.Faults != 0 || tr.LeftMS != nil {
+	if tr := NewTrial(7, res, events[:3], ""); tr.Faults != 0 || tr.LeftMS != nil || tr.HeldMS != 0 {
 		t.Errorf("no pause: %+v", tr)
 	}
+	// A holder whose write never left has no slack.
+	if tr := NewTrial(7, res, events[:7], ""); tr.LeftMS == nil || tr.SlackMS != nil {
+		t.Errorf("no write after the pause: left %v, slack %v", deref64(tr.LeftMS), deref64(tr.SlackMS))
+	}
+}
+
+func ptr64(v int64) *int64 { return &v }
+
+func deref64(p *int64) any {
+	if p == nil {
+		return nil
+	}
+	return *p
 }
 
 func TestWriteTable(t *testing.T) {

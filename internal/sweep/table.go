@@ -43,6 +43,9 @@ func (th Threshold) Describe() string {
 		exp = fmt.Sprintf("expected %s to %s TTL (median %s, from %d paused holders' time left at their lease check)",
 			Format(th.ExpectedMin), Format(th.ExpectedMax), Format(th.ExpectedMedian), th.Holders)
 	}
+	if th.TimedHolders > 0 {
+		exp += fmt.Sprintf("; timed, with the fault's latencies: %s to %s TTL (median %s)", Format(th.TimedMin), Format(th.TimedMax), Format(th.TimedMedian))
+	}
 	meas := "measured: no run lost an update"
 	if th.FirstLoss != nil {
 		meas = "measured: first loss at " + Format(*th.FirstLoss)

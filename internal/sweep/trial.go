@@ -11,56 +11,90 @@ import (
 )
 
 // NewTrial is a finished lock-append run as a trial: its verdict, its
-// acknowledged and lost updates, its first holder pause (how long it held,
-// whether it hit) and the time that holder believed it had left at its
-// lease check, which it finds in events (the run's history). run is the
-// run's directory, as the sweep records it.
+// acknowledged and lost updates and fence rejections, and the timing of its
+// first holder pause from events (the run's history, see Timing). run is
+// the run's directory, as the sweep records it.
 func NewTrial(seed uint64, res *store.Results, events []history.Event, run string) Trial {
 	t := Trial{Seed: seed, Verdict: res.Valid().String(), Run: run}
 	if la, ok := res.Result.(*checkers.LockAppendResult); ok {
 		t.Acknowledged, t.Lost, t.FenceRejections = la.LostUpdates.Acknowledged, la.LostUpdates.Lost, la.FenceRejections
 	}
+	t.Timing(events)
+	return t
+}
+
+// Timing sets what the trial knows from the run's history: how many holder
+// pauses it had, and of the first one how long its window held, whether it
+// hit, and the paused holder's timeline: the time it believed it had left
+// at its lease check (LeftMS), how long after the check the pause was in
+// place (DelayMS), and the time left by that same estimate when its write
+// left once resumed (SlackMS). Fields it cannot find stay unset.
+func (t *Trial) Timing(events []history.Event) {
+	t.Faults, t.HeldMS, t.Hit, t.LeftMS, t.DelayMS, t.SlackMS = 0, 0, false, nil, nil, nil
+	faults, err := history.Faults(events)
+	if err != nil {
+		return
+	}
 	var pause *history.Fault
-	for i, f := range res.Faults {
+	for i, f := range faults {
 		if strings.HasPrefix(f.Fault, "pause-holder") {
 			t.Faults++
 			if pause == nil {
-				pause = &res.Faults[i]
+				pause = &faults[i]
 			}
 		}
 	}
 	if pause == nil {
-		return t
+		return
 	}
 	if pause.Stop >= pause.Start {
 		t.HeldMS = (pause.Stop - pause.Start) / 1e6
 	}
 	t.Hit, _ = strconv.ParseBool(pause.Params["hit"])
-	if p, err := strconv.Atoi(pause.Params["process"]); err == nil {
-		if left, ok := LeftAtCheck(events, history.Process(p), pause.Start); ok {
-			t.LeftMS = &left
-		}
+	p, err := strconv.Atoi(pause.Params["process"])
+	if err != nil {
+		return
 	}
-	return t
+	tl := holderTimeline(events, history.Process(p), pause.Start)
+	if !tl.checked {
+		return
+	}
+	t.LeftMS = &tl.left
+	delay := (pause.Start - tl.checkAt) / 1e6
+	t.DelayMS = &delay
+	if tl.wrote {
+		slack := (tl.checkAt + tl.left*1e6 - tl.writeAt) / 1e6
+		t.SlackMS = &slack
+	}
 }
 
-// LeftAtCheck is the time (ms) process p believed it had left on its lease
-// at its last lease check before time at: the checked phase of the
-// critical section a pause caught at its failpoint.
-func LeftAtCheck(events []history.Event, p history.Process, at int64) (int64, bool) {
-	var left int64
-	found := false
+// timeline is a paused holder's critical section: its last lease check
+// before the pause (when, and the time it believed it had left, ms), and
+// when its write left after the pause.
+type timeline struct {
+	checked, wrote   bool
+	checkAt, writeAt int64
+	left             int64
+}
+
+// holderTimeline finds process p's last lease check before time at and its
+// first write sent after it.
+func holderTimeline(events []history.Event, p history.Process, at int64) timeline {
+	var tl timeline
 	for _, e := range events {
-		if e.Time > at {
-			break
-		}
-		if e.Process != p || e.Type != history.Phase || e.F != la.PhaseChecked {
+		if e.Process != p || e.Type != history.Phase {
 			continue
 		}
-		var c la.Checked
-		if e.Decode(&c) == nil {
-			left, found = c.RemainingMS, true
+		switch {
+		case e.F == la.PhaseChecked && e.Time <= at:
+			var c la.Checked
+			if e.Decode(&c) == nil {
+				tl.checked, tl.checkAt, tl.left = true, e.Time, c.RemainingMS
+				tl.wrote = false
+			}
+		case e.F == la.PhaseWriteSent && e.Time > at && tl.checked && !tl.wrote:
+			tl.wrote, tl.writeAt = true, e.Time
 		}
 	}
-	return left, found
+	return tl
 }
