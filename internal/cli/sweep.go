@@ -267,8 +267,12 @@ func describeTrial(p sweep.Point, t sweep.Trial, ttlMS int64, took time.Duration
 	if t.LeftMS != nil {
 		left = (time.Duration(*t.LeftMS) * time.Millisecond).String()
 	}
-	s := fmt.Sprintf("%s %s, lost %d/%d, held %s (%s left at the check), %s, %s", head, strings.ToUpper(t.Verdict), t.Lost, t.Acknowledged,
-		time.Duration(t.HeldMS)*time.Millisecond, left, took.Round(100*time.Millisecond), t.Run)
+	stop := ""
+	if t.StopTookMS != nil {
+		stop = fmt.Sprintf(" after a SIGSTOP of %s", time.Duration(*t.StopTookMS)*time.Millisecond)
+	}
+	s := fmt.Sprintf("%s %s, lost %d/%d, window %s%s (%s left at the check), %s, %s", head, strings.ToUpper(t.Verdict), t.Lost, t.Acknowledged,
+		time.Duration(t.HeldMS)*time.Millisecond, stop, left, took.Round(100*time.Millisecond), t.Run)
 	if t.MissedWhy != "" {
 		s += " (not counted: " + t.MissedWhy + ")"
 	}

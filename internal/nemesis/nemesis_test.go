@@ -42,6 +42,8 @@ type fakeEnv struct {
 	stopFails bool
 	// lease, if set, is Lease (else the TTL, 100ms).
 	lease time.Duration
+	// stopTakes is how long a SIGSTOP call takes.
+	stopTakes time.Duration
 }
 
 func (e *fakeEnv) Lease() time.Duration {
@@ -83,6 +85,9 @@ func (e *fakeEnv) Signal(_ context.Context, node, sig string) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.signals = append(e.signals, sig+" "+node)
+	if sig == "SIGSTOP" {
+		time.Sleep(e.stopTakes)
+	}
 	if e.stopFails && sig == "SIGSTOP" {
 		return context.Canceled
 	}

@@ -22,11 +22,15 @@ import (
 // and the resumed holder then writes with a stale lease. The pause is in
 // place before the holder's write leaves, however slow the machine.
 //
-// With a TTL multiple (pause-holder:xM, TTLMultiple M > 0) the hold is
-// exactly M TTLs (Env.TTL, not the lease), so that a pause can also be
-// shorter than the lease: the sweep varies M to find where a pause starts
-// losing updates. The multiple is recorded in the fault's params
-// (ttl_multiple).
+// With a TTL multiple (pause-holder:xM, TTLMultiple M > 0) the holder is
+// held for exactly M TTLs (Env.TTL, not the lease) from the moment it was
+// found at its failpoint, so that a pause can also be shorter than the
+// lease: the sweep varies M to find where a pause starts losing updates.
+// The time SIGSTOP took is part of the M TTLs, since the holder waited at
+// its failpoint meanwhile, its lease running (on a loaded machine the
+// engine can take more than half a second); the schedule holds the rest.
+// The multiple is recorded in the fault's params (ttl_multiple), with the
+// time SIGSTOP took (stop_took).
 type PauseHolder struct {
 	TTLMultiple float64 // 0: a random hold of 1.5-3 leases
 }
@@ -77,6 +81,7 @@ func (p PauseHolder) Inject(ctx context.Context, env Env, r *rand.Rand) (*Inject
 	if err != nil {
 		return nil, err
 	}
+	found := time.Now()
 	hold := p.hold(env, r)
 	if err := env.Signal(ctx, h.Node, "SIGSTOP"); err != nil {
 		// A call that failed (the run's time limit cancelled it, the
@@ -88,11 +93,14 @@ func (p PauseHolder) Inject(ctx context.Context, env Env, r *rand.Rand) (*Inject
 	params := map[string]string{
 		"process": h.Process.String(),
 		"token":   strconv.FormatInt(h.Token, 10),
-		"hold":    hold.Round(time.Millisecond).String(),
 	}
 	if p.TTLMultiple > 0 {
+		took := time.Since(found)
+		hold = max(hold-took, 0)
 		params["ttl_multiple"] = strconv.FormatFloat(p.TTLMultiple, 'f', -1, 64)
+		params["stop_took"] = took.Round(time.Millisecond).String()
 	}
+	params["hold"] = hold.Round(time.Millisecond).String()
 	h.hit(params)
 	return &Injection{
 		Nodes:  []string{h.Node},

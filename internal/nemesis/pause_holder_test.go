@@ -56,20 +56,25 @@ func TestPauseHolderParam(t *testing.T) {
 	}
 }
 
-// With a TTL multiple the hold is exactly M TTLs, the lease (longer here)
-// notwithstanding, and the multiple is in the params; without one it is
-// 1.5-3 leases.
+// With a TTL multiple the holder is held exactly M TTLs from the moment it
+// was found at its failpoint (the lease, longer here, notwithstanding): the
+// time SIGSTOP took counts, the schedule holds the rest; the multiple is in
+// the params. Without one the hold is 1.5-3 leases, after SIGSTOP.
 func TestPauseHolderHold(t *testing.T) {
+	const slack = 15 * time.Millisecond // the test's own scheduling
 	for _, c := range []struct {
-		f        PauseHolder
-		min, max time.Duration
-		multiple string
+		f         PauseHolder
+		stopTakes time.Duration
+		min, max  time.Duration
+		multiple  string
 	}{
-		{PauseHolder{TTLMultiple: 0.5}, 50 * time.Millisecond, 50 * time.Millisecond, "0.5"},
-		{PauseHolder{TTLMultiple: 2.25}, 225 * time.Millisecond, 225 * time.Millisecond, "2.25"},
-		{PauseHolder{}, 450 * time.Millisecond, 900 * time.Millisecond, ""},
+		{PauseHolder{TTLMultiple: 0.5}, 0, 50*time.Millisecond - slack, 50 * time.Millisecond, "0.5"},
+		{PauseHolder{TTLMultiple: 2.25}, 0, 225*time.Millisecond - slack, 225 * time.Millisecond, "2.25"},
+		{PauseHolder{TTLMultiple: 2.25}, 60 * time.Millisecond, 165*time.Millisecond - slack, 165 * time.Millisecond, "2.25"},
+		{PauseHolder{TTLMultiple: 0.5}, 80 * time.Millisecond, 0, 0, "0.5"},
+		{PauseHolder{}, 60 * time.Millisecond, 450 * time.Millisecond, 900 * time.Millisecond, ""},
 	} {
-		env := &fakeEnv{holders: make(chan Holder, 1), lease: 300 * time.Millisecond}
+		env := &fakeEnv{holders: make(chan Holder, 1), lease: 300 * time.Millisecond, stopTakes: c.stopTakes}
 		env.holders <- env.holder("w1", 0, 7)
 		inj, err := c.f.Inject(context.Background(), env, rand.New(rand.NewPCG(1, 1)))
 		if err != nil {
@@ -80,6 +85,9 @@ func TestPauseHolderHold(t *testing.T) {
 		}
 		if got := inj.Params["ttl_multiple"]; got != c.multiple {
 			t.Errorf("%s: ttl_multiple %q, want %q", c.f.Name(), got, c.multiple)
+		}
+		if took, err := time.ParseDuration(inj.Params["stop_took"]); c.multiple != "" && (err != nil || took < c.stopTakes) {
+			t.Errorf("%s: stop_took %q, want at least %s", c.f.Name(), inj.Params["stop_took"], c.stopTakes)
 		}
 		if err := inj.Recover(context.Background()); err != nil {
 			t.Fatal(err)

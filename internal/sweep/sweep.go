@@ -226,6 +226,11 @@ type Trial struct {
 	// the pause was in place while the holder waited at its failpoint.
 	HeldMS int64 `json:"held_ms"`
 	Hit    bool  `json:"hit"`
+	// StopTookMS is how long SIGSTOP took after the holder was found at
+	// its failpoint (part of its pause: it waited there), HoldMS the rest
+	// of the pause, which the schedule held (params stop_took and hold).
+	StopTookMS *int64 `json:"stop_took_ms,omitempty"`
+	HoldMS     *int64 `json:"hold_ms,omitempty"`
 	// LeftMS is the time the paused holder believed it had left on its
 	// lease at its check; DelayMS how long after its check the pause was in
 	// place; SlackMS the time left by that same estimate when its write
@@ -243,7 +248,9 @@ type Trial struct {
 }
 
 // Measured says whether the trial measured its point and, when not, why:
-// a pause of at least the asked length, in place while the holder waited.
+// a pause held in full (its window at least the hold the schedule was
+// given, or the point's pause for a run that does not say), in place while
+// the holder waited.
 // A run that lost an update counts whatever its pause did: the loss
 // happened. A run the harness failed on measured nothing (it is counted as
 // an error, with no why).
@@ -257,8 +264,10 @@ func (t Trial) Measured(pauseMS int64) (bool, string) {
 		return false, "no pause was injected"
 	case !t.Hit:
 		return false, "the pause missed the critical section"
-	case t.HeldMS < pauseMS:
-		return false, fmt.Sprintf("the pause lasted %d ms of %d (cut short by the time limit)", t.HeldMS, pauseMS)
+	case t.HoldMS != nil && t.HeldMS < *t.HoldMS:
+		return false, fmt.Sprintf("the pause's window lasted %d ms of %d (cut short by the time limit)", t.HeldMS, *t.HoldMS)
+	case t.HoldMS == nil && t.HeldMS < pauseMS:
+		return false, fmt.Sprintf("the pause's window lasted %d ms of %d (cut short by the time limit)", t.HeldMS, pauseMS)
 	}
 	return true, ""
 }

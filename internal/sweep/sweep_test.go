@@ -76,14 +76,17 @@ func TestPointCounts(t *testing.T) {
 		{Verdict: "unknown", Acknowledged: 9},                                      // no pause
 		{Verdict: "invalid", Lost: 1, Acknowledged: 8, Faults: 1, Hit: true, HeldMS: 900},
 		{Verdict: "error", Error: "docker"},
+		// SIGSTOP took 600 ms of the 2000: the schedule held 1400, in full.
+		{Verdict: "valid", Acknowledged: 5, Faults: 1, Hit: true, HeldMS: 1450, StopTookMS: ptr64(600), HoldMS: ptr64(1400)},
+		{Verdict: "valid", Acknowledged: 5, Faults: 1, Hit: true, HeldMS: 1300, StopTookMS: ptr64(600), HoldMS: ptr64(1400)}, // cut short
 	} {
 		p.Add(tr)
 	}
-	if p.Runs != 3 || p.Lossy != 2 || p.Missed != 3 || p.Errors != 1 || p.Lost != 3 || p.Acknowledged != 57 {
-		t.Errorf("runs %d lossy %d missed %d errors %d lost %d/%d; want 3 2 3 1 3/57", p.Runs, p.Lossy, p.Missed, p.Errors, p.Lost, p.Acknowledged)
+	if p.Runs != 4 || p.Lossy != 2 || p.Missed != 4 || p.Errors != 1 || p.Lost != 3 || p.Acknowledged != 67 {
+		t.Errorf("runs %d lossy %d missed %d errors %d lost %d/%d; want 4 2 4 1 3/67", p.Runs, p.Lossy, p.Missed, p.Errors, p.Lost, p.Acknowledged)
 	}
-	if p.Fraction != 2.0/3 {
-		t.Errorf("fraction %v, want 2/3", p.Fraction)
+	if p.Fraction != 0.5 {
+		t.Errorf("fraction %v, want 1/2", p.Fraction)
 	}
 	if !strings.Contains(p.Trials[2].MissedWhy, "1400 ms of 2000") || p.Trials[3].MissedWhy == "" || p.Trials[4].MissedWhy == "" || p.Trials[0].MissedWhy != "" {
 		t.Errorf("missed why: %q", []string{p.Trials[0].MissedWhy, p.Trials[2].MissedWhy, p.Trials[3].MissedWhy, p.Trials[4].MissedWhy})
@@ -211,7 +214,7 @@ func TestNewTrial(t *testing.T) {
 		return history.Event{Index: i, Time: at * ms, Process: p, Type: typ, F: f, Value: b}
 	}
 	checked := func(left int) map[string]any { return map[string]any{"remaining_ms": left, "ok": true} }
-	pause := history.FaultValue{Fault: "pause-holder:x1.5", Nodes: []string{"w3"}, Params: map[string]string{"process": "2", "hit": "true"}}
+	pause := history.FaultValue{Fault: "pause-holder:x1.5", Nodes: []string{"w3"}, Params: map[string]string{"process": "2", "hit": "true", "stop_took": "5ms", "hold": "2.995s"}}
 	events := []history.Event{
 		ev(10, 2, history.Phase, "checked", checked(1900)),
 		ev(20, 1, history.Phase, "checked", checked(1200)),
@@ -230,6 +233,9 @@ func TestNewTrial(t *testing.T) {
 	tr := NewTrial(7, res, events, "sweep-etcd/x")
 	if tr.Verdict != "invalid" || tr.Lost != 4 || tr.FenceRejections != 2 || tr.Acknowledged != 30 || tr.HeldMS != 3012 || !tr.Hit || tr.Faults != 1 || tr.Seed != 7 {
 		t.Errorf("trial %+v", tr)
+	}
+	if tr.StopTookMS == nil || *tr.StopTookMS != 5 || tr.HoldMS == nil || *tr.HoldMS != 2995 {
+		t.Errorf("stop took %v, hold %v; want 5, 2995", deref64(tr.StopTookMS), deref64(tr.HoldMS))
 	}
 	// Checked at 30 ms with 1400 ms left: the lease ends at 1430 ms; the
 	// pause is in place at 35 ms; the write leaves at 3300 ms.

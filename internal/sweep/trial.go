@@ -3,6 +3,7 @@ package sweep
 import (
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/fencecheck/fencecheck/internal/checkers"
 	"github.com/fencecheck/fencecheck/internal/history"
@@ -30,7 +31,7 @@ func NewTrial(seed uint64, res *store.Results, events []history.Event, run strin
 // place (DelayMS), and the time left by that same estimate when its write
 // left once resumed (SlackMS). Fields it cannot find stay unset.
 func (t *Trial) Timing(events []history.Event) {
-	t.Faults, t.HeldMS, t.Hit, t.LeftMS, t.DelayMS, t.SlackMS = 0, 0, false, nil, nil, nil
+	t.Faults, t.HeldMS, t.Hit, t.LeftMS, t.DelayMS, t.SlackMS, t.StopTookMS, t.HoldMS = 0, 0, false, nil, nil, nil, nil, nil
 	faults, err := history.Faults(events)
 	if err != nil {
 		return
@@ -51,6 +52,7 @@ func (t *Trial) Timing(events []history.Event) {
 		t.HeldMS = (pause.Stop - pause.Start) / 1e6
 	}
 	t.Hit, _ = strconv.ParseBool(pause.Params["hit"])
+	t.StopTookMS, t.HoldMS = paramMS(pause.Params, "stop_took"), paramMS(pause.Params, "hold")
 	p, err := strconv.Atoi(pause.Params["process"])
 	if err != nil {
 		return
@@ -97,4 +99,14 @@ func holderTimeline(events []history.Event, p history.Process, at int64) timelin
 		}
 	}
 	return tl
+}
+
+// paramMS is a duration parameter of a fault in ms, nil when absent.
+func paramMS(params map[string]string, key string) *int64 {
+	d, err := time.ParseDuration(params[key])
+	if err != nil {
+		return nil
+	}
+	ms := d.Milliseconds()
+	return &ms
 }
