@@ -333,6 +333,11 @@ type Threshold struct {
 	TimedMedian  float64 `json:"timed_median,omitempty"`
 	TimedMax     float64 `json:"timed_max,omitempty"`
 	TimedHolders int     `json:"timed_holders,omitempty"`
+	// Predicted counts the timed runs whose outcome their own timed
+	// threshold foretold (lost an update exactly when its pause was past
+	// it); a run that did not lose although past it is one whose next
+	// holder took longer to hand over (H) than it had.
+	Predicted int `json:"predicted,omitempty"`
 	// FirstLoss is the smallest pause at which a run lost an update; Half
 	// the pause at which half the runs first do, interpolated linearly
 	// between the two points around it (absent when no point reaches it).
@@ -371,7 +376,11 @@ func (s *Summary) FindThresholds() {
 					xs = append(xs, Expected(time.Duration(*t.LeftMS)*time.Millisecond, lease, ttl, work))
 				}
 				if t.SlackMS != nil {
-					ts = append(ts, float64(p.PauseMS+*t.SlackMS+s.LeaseMS-s.TTLMS)/float64(s.TTLMS))
+					x := float64(p.PauseMS+*t.SlackMS+s.LeaseMS-s.TTLMS) / float64(s.TTLMS)
+					ts = append(ts, x)
+					if (p.Pause > x) == (t.Lost > 0) {
+						th.Predicted++
+					}
 				}
 			}
 		}

@@ -165,6 +165,11 @@ func TestThresholds(t *testing.T) {
 	if th := s.Thresholds[0]; th.TimedHolders != 3 || th.TimedMin != 1.4 || th.TimedMedian != 1.475 || th.TimedMax != 1.55 || th.Holders != 0 {
 		t.Errorf("timed %v..%v median %v over %d (and %d untimed); want 1.4..1.55 median 1.475 over 3", th.TimedMin, th.TimedMax, th.TimedMedian, th.TimedHolders, th.Holders)
 	}
+	// At pause 1 every run is below its own timed threshold: the clean one
+	// was foretold, the two that lost were not.
+	if th := s.Thresholds[0]; th.Predicted != 1 {
+		t.Errorf("foretold %d runs, want 1", th.Predicted)
+	}
 	// Consul: the lease is 2 TTL + 1s + lock-delay; its expected threshold
 	// is past it by the time left.
 	if got := Expected(8*time.Second, 36*time.Second, 10*time.Second, 250*time.Millisecond); got != 3.375 {

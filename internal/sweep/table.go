@@ -44,7 +44,8 @@ func (th Threshold) Describe() string {
 			Format(th.ExpectedMin), Format(th.ExpectedMax), Format(th.ExpectedMedian), th.Holders)
 	}
 	if th.TimedHolders > 0 {
-		exp += fmt.Sprintf("; timed, with the fault's latencies: %s to %s TTL (median %s)", Format(th.TimedMin), Format(th.TimedMax), Format(th.TimedMedian))
+		exp += fmt.Sprintf("; timed, with the fault's latencies: %s to %s TTL (median %s; it foretold %d of %d runs)",
+			Format(th.TimedMin), Format(th.TimedMax), Format(th.TimedMedian), th.Predicted, th.TimedHolders)
 	}
 	meas := "measured: no run lost an update"
 	if th.FirstLoss != nil {
