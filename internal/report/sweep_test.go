@@ -98,3 +98,45 @@ func TestSweepChart(t *testing.T) {
 		}
 	}
 }
+
+// With two margins each series is drawn on its own (dashed for the second
+// margin), each unfenced series with its own thresholds, and the legend
+// names the margins.
+func TestSweepChartMargins(t *testing.T) {
+	s := loadSweep(t)
+	n := len(s.Points)
+	for i := range n {
+		p := s.Points[i]
+		p.MarginMS = 1500
+		p.Trials = append([]sweep.Trial(nil), p.Trials...)
+		p.Recount()
+		s.Points = append(s.Points, p)
+	}
+	s.FindThresholds()
+	if len(s.Thresholds) != 2 {
+		t.Fatalf("%d thresholds, want 2", len(s.Thresholds))
+	}
+	b, err := SweepChart(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svg := string(b)
+	for _, c := range []struct {
+		what string
+		n    int
+	}{
+		{`<path class="line c-none`, 2}, {`<path class="line c-token`, 2}, {`class="line c-none m1"`, 2}, {`class="meas"`, 2}, {`class="band"`, 2},
+	} {
+		if got := strings.Count(svg, c.what); got != c.n {
+			t.Errorf("%s: %d, want %d", c.what, got, c.n)
+		}
+	}
+	for _, want := range []string{"fencing none, margin 0.25 TTL", "fencing token, margin 0.75 TTL"} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("chart lacks %q", want)
+		}
+	}
+	if strings.Contains(svg, "margin 500ms, 5 clients") {
+		t.Errorf("the subtitle names one margin, with two")
+	}
+}
