@@ -41,8 +41,12 @@ func TestSweep(t *testing.T) {
 			t.Fatalf("%s: %d measured runs of %d, margin %d ms; want 1 of 1, 1500: %+v", name, p.Runs, len(p.Trials), p.MarginMS, p.Trials)
 		}
 		tr := p.Trials[0]
-		if tr.Faults != 1 || !tr.Hit || tr.HeldMS < p.PauseMS || tr.LeftMS == nil || *tr.LeftMS <= 1500 {
-			t.Errorf("%s: %d pauses, hit %v, held %d ms of %d, left %v; want one pause in full, hit, more than the margin left", name, tr.Faults, tr.Hit, tr.HeldMS, p.PauseMS, tr.LeftMS)
+		// The pause is the SIGSTOP's time and the schedule's hold: M TTLs
+		// from the holder's failpoint, its window at least the hold.
+		if tr.Faults != 1 || !tr.Hit || tr.MissedWhy != "" || tr.HoldMS == nil || tr.StopTookMS == nil ||
+			tr.HeldMS < *tr.HoldMS || *tr.StopTookMS+*tr.HoldMS < p.PauseMS-1 || tr.LeftMS == nil || *tr.LeftMS <= 1500 {
+			t.Errorf("%s: %d pauses, hit %v, %q, window %d ms, stop and hold %v+%v ms of %d, left %v; want one pause in full, hit, more than the margin left",
+				name, tr.Faults, tr.Hit, tr.MissedWhy, tr.HeldMS, deref(tr.StopTookMS), deref(tr.HoldMS), p.PauseMS, deref(tr.LeftMS))
 		}
 		wantLossy := !p.Fenced && p.Pause == 2.5
 		if (p.Lossy == 1) != wantLossy || (p.Lost > 0) != wantLossy {
@@ -92,4 +96,11 @@ func TestSweep(t *testing.T) {
 		}
 	}
 	assertRunsGone(t, res)
+}
+
+func deref(p *int64) any {
+	if p == nil {
+		return nil
+	}
+	return *p
 }
