@@ -104,9 +104,18 @@ func drawSweep(s *sweep.Summary) figure {
 		text{X: (x0 + x1) / 2, Y: sweepH - 14, Class: "axis-label", Anchor: "middle", Text: fmt.Sprintf("holder pause / TTL (TTL %s)", ttl)})
 
 	// Reference lines: the TTL, and the lease when it is longer.
+	// right places a label to the right of a vertical line at X, or to
+	// its left near the plot's right edge.
+	right := func(t text, X px) text {
+		t.X = X + 4
+		if X > x1-90 {
+			t.X, t.Anchor = X-4, "end"
+		}
+		return t
+	}
 	ref := func(v float64, label string) {
 		f.Lines = append(f.Lines, line{X1: x(v), Y1: y0, X2: x(v), Y2: y1, Class: "ref"})
-		f.Texts = append(f.Texts, text{X: x(v) + 3, Y: y1 - 6, Class: "ref-label", Text: label})
+		f.Texts = append(f.Texts, right(text{Y: y1 - 6, Class: "ref-label", Text: label}, x(v)))
 	}
 	ref(1, "pause = TTL")
 	if lease > 1.001 {
@@ -129,13 +138,13 @@ func drawSweep(s *sweep.Summary) figure {
 			m := x(th.ExpectedMedian)
 			f.Lines = append(f.Lines, line{X1: m, Y1: y0, X2: m, Y2: y1, Class: "ideal",
 				Title: fmt.Sprintf("expected threshold without the fault's latencies: %s to %s TTL, median %s", sweep.Format(th.ExpectedMin), sweep.Format(th.ExpectedMax), sweep.Format(th.ExpectedMedian))})
-			f.Texts = append(f.Texts, text{X: m + 3, Y: y1 - 20 - dy, Class: "ideal-label", Text: "left − work " + sweep.Format(th.ExpectedMedian)})
+			f.Texts = append(f.Texts, right(text{Y: y1 - 20 - dy, Class: "ideal-label", Text: "left − work " + sweep.Format(th.ExpectedMedian)}, m))
 		}
 		if th.Half != nil {
 			h := x(*th.Half)
 			f.Lines = append(f.Lines, line{X1: h, Y1: y0, X2: h, Y2: y1, Class: "meas",
 				Title: fmt.Sprintf("measured threshold: half the runs lose at %s TTL", sweep.Format(*th.Half))})
-			f.Texts = append(f.Texts, text{X: h + 4, Y: y0 - 6 - dy, Class: "meas-label", Text: "measured " + sweep.Format(*th.Half)})
+			f.Texts = append(f.Texts, right(text{Y: y0 - 6 - dy, Class: "meas-label", Text: "measured " + sweep.Format(*th.Half)}, h))
 		}
 	}
 
