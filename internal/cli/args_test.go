@@ -20,7 +20,9 @@ func TestBadArguments(t *testing.T) {
 		{"unknown workload", []string{"run", "--workload", "queue"}, "valid: lock-append"},
 		{"unknown fencing", []string{"run", "--fencing", "hope"}, "valid: none, token, cas"},
 		{"unknown nemesis", []string{"run", "--nemesis", "pause-holder,meteor"}, "valid: none, clock-skew[:client|server], kill"},
-		{"nemesis scope", []string{"run", "--nemesis", "pause-holder:all"}, "takes no scope"},
+		{"nemesis scope", []string{"run", "--nemesis", "pause-client:all"}, "takes no scope"},
+		{"pause-holder parameter", []string{"run", "--nemesis", "pause-holder:all"}, "pause-holder takes xM (hold M TTLs"},
+		{"pause-holder multiple", []string{"run", "--nemesis", "pause-holder:x0"}, "the TTL multiple must be a number in (0, 50]"},
 		{"bad nemesis scope", []string{"run", "--nemesis", "partition:everything"}, "valid: one, leader, halves, majorities-ring, bridge, resource"},
 		{"unknown resource", []string{"run", "--resource", "s3"}, "unknown resource \"s3\" (valid: lock-store, postgres, proxy, proxy-volatile)"},
 		{"a fencing mode the resource lacks", []string{"run", "--resource", "proxy", "--fencing", "cas"}, "resource proxy has no fencing \"cas\" (valid: none, token)"},
@@ -61,6 +63,16 @@ func TestBadArguments(t *testing.T) {
 		{"matrix: no runs", []string{"matrix", "--runs", "0"}, "between 1 and 100"},
 		{"matrix: empty list", []string{"matrix", "--fencing", ","}, "empty list"},
 		{"matrix: nothing judged", []string{"matrix", "--fencing", "none"}, "no cell would be judged"},
+		{"sweep: a range going down", []string{"sweep", "--pause", "3..0.25"}, "the range must go up"},
+		{"sweep: one step", []string{"sweep", "--steps", "1"}, "a range takes 2 to 100 steps"},
+		{"sweep: a pause past the bound", []string{"sweep", "--pause", "0.5,80"}, "80 is not in (0, 50] TTLs"},
+		{"sweep: a margin of a whole TTL", []string{"sweep", "--margin", "0.25,1"}, "a TTL multiple must be in [0, 1)"},
+		{"sweep: a margin past the TTL", []string{"sweep", "--margin", "3s"}, "--margin 3s must be in [0, --ttl 2s)"},
+		{"sweep: its own time limit", []string{"sweep", "--time-limit", "10s"}, "--time-limit: the sweep sets it"},
+		{"sweep: unknown fencing", []string{"sweep", "--fencing", "none,hope"}, "valid: none, token, cas"},
+		{"sweep: a target's bad ttl", []string{"sweep", "--target", "consul", "--ttl", "2s"}, "consul sessions have a TTL of at least 10s"},
+		{"sweep: no runs", []string{"sweep", "--runs", "0"}, "between 1 and 100"},
+		{"sweep: register workload", []string{"sweep", "--workload", "register"}, "lock-append workload only"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

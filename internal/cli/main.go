@@ -39,6 +39,9 @@ Usage:
   fencecheck demo [flags]         the seed story on real etcd: a paused lock holder, unfenced then fenced
   fencecheck matrix [flags]       every combination of targets, faults and fencing modes, one run after
                                   another; fails when a fenced run is not valid (nightly CI)
+  fencecheck sweep [flags]        pause one lock holder a run for M TTLs, M over a range, unfenced and fenced:
+                                  the fraction of runs that lost an update against M (sweep.svg, sweep.json);
+                                  fails when a fenced run lost one
   fencecheck merge --results OUT SHARD_DIR...
                                   join the results of a sharded matrix (matrix --shard I/N) into one
   fencecheck trends ROOT          each matrix cell's verdicts night by night (ROOT/NIGHT/matrix.json),
@@ -91,6 +94,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		code, err = cmdDemo(ctx, args[1:], stdout, stderr)
 	case "matrix":
 		code, err = cmdMatrix(ctx, args[1:], stdout, stderr)
+	case "sweep":
+		code, err = cmdSweep(ctx, args[1:], stdout, stderr)
 	case "merge":
 		code, err = cmdMerge(ctx, args[1:], stdout, stderr)
 	case "trends":

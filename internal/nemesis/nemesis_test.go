@@ -40,9 +40,18 @@ type fakeEnv struct {
 	// stopFails: SIGSTOP takes effect but its call returns an error, as
 	// when the run's context ends while the engine applies it.
 	stopFails bool
+	// lease, if set, is Lease (else the TTL, 100ms).
+	lease time.Duration
+	// stopTakes is how long a SIGSTOP call takes.
+	stopTakes time.Duration
 }
 
-func (e *fakeEnv) Lease() time.Duration                   { return 100 * time.Millisecond }
+func (e *fakeEnv) Lease() time.Duration {
+	if e.lease > 0 {
+		return e.lease
+	}
+	return 100 * time.Millisecond
+}
 func (e *fakeEnv) TTL() time.Duration                     { return 100 * time.Millisecond }
 func (e *fakeEnv) Servers() []string                      { return []string{"n1", "n2", "n3"} }
 func (e *fakeEnv) Clients() []string                      { return []string{"w1", "w2"} }
@@ -76,6 +85,9 @@ func (e *fakeEnv) Signal(_ context.Context, node, sig string) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.signals = append(e.signals, sig+" "+node)
+	if sig == "SIGSTOP" {
+		time.Sleep(e.stopTakes)
+	}
 	if e.stopFails && sig == "SIGSTOP" {
 		return context.Canceled
 	}

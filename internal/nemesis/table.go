@@ -6,9 +6,10 @@ import "fmt"
 // one row here.
 var table = []entry{
 	{
-		Name: "pause-holder",
-		Doc:  "SIGSTOP the lock holder's client inside its critical section for 1.5-3 leases, then SIGCONT",
-		New:  noScope(PauseHolder{}),
+		Name:   "pause-holder",
+		Doc:    "SIGSTOP the lock holder's client inside its critical section for 1.5-3 leases (:xM: exactly M TTLs), then SIGCONT",
+		Scopes: []string{"xM"},
+		New:    parsePauseHolder,
 	},
 	{
 		Name: "pause-client",
