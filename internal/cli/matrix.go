@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -292,7 +293,8 @@ type matrixAxes struct {
 // a target lacks, or a target with no key-value store, for register cells.
 func matrixCells(o *runFlags, ax matrixAxes, seed uint64, runs int, strict bool, stderr io.Writer) (cells []matrixCell, skipped []string, err error) {
 	var errs []error
-	seen := map[string]bool{} // one line per distinct problem
+	seen := map[string]bool{}    // one line per distinct problem
+	names := map[string]string{} // a cell's target name (its label, or the target's) -> the spec that gave it
 	for _, spec := range ax.targets {
 		label, tn, named := strings.Cut(spec, "=")
 		if !named {
@@ -307,11 +309,31 @@ func matrixCells(o *runFlags, ax matrixAxes, seed uint64, runs int, strict bool,
 		if label == t.Name() {
 			label = ""
 		}
+		// Cells are known across nights by their target's name: two specs
+		// of one name would make one cell of two targets.
+		name := cmp.Or(label, t.Name())
+		if prev, dup := names[name]; dup {
+			return nil, nil, fmt.Errorf("%w: --target %q and %q both name cells %q", errUsage, prev, spec, name)
+		}
+		names[name] = spec
 		for _, wn := range ax.workloads {
-			for _, rspec := range ax.resources {
+			for ri, rspec := range ax.resources {
 				rs, err := lookupResources(rspec)
 				if err != nil {
 					return nil, nil, err
+				}
+				if wn == "register" {
+					// Registers live in the target's own store: one set of
+					// cells, whatever the resource axis, and none with the
+					// lock-append workload's audit log or side writer.
+					if ri > 0 {
+						continue
+					}
+					if *o.auditLog || *o.sideWriter {
+						skipped = append(skipped, fmt.Sprintf("%s register: --audit-log and --side-writer go with lock-append cells only", t.Name()))
+						continue
+					}
+					rspec = resourceTable[0].Name()
 				}
 				for _, nem := range ax.nemeses {
 					var points []matrixCell // the cells of this (target, workload, resource, nemesis), but the seed

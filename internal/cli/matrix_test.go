@@ -218,4 +218,41 @@ func TestMatrixRegisterCells(t *testing.T) {
 	if len(skipped) != 1 || !strings.Contains(skipped[0], "no read mode stale (it has linearizable, serializable)") {
 		t.Errorf("skipped %q", skipped)
 	}
+	// The resource axis multiplies lock-append cells, not register cells,
+	// which use the target's own store.
+	cells, _, err = matrixCells(o, matrixAxes{
+		targets: []string{"etcd"}, workloads: []string{"lock-append", "register"}, resources: []string{"lock-store", "proxy"},
+		fencings: []string{"token"}, nemeses: []string{"pause-holder"},
+	}, 1, 1, false, io.Discard)
+	if err != nil || len(cells) != 2+2 {
+		t.Errorf("two resources: %v, %d cells, want 2 lock-append and 2 register", err, len(cells))
+	}
+	// An audit log is lock-append's: register cells are skipped, said so.
+	fs = newFlags("matrix", io.Discard)
+	o = addRunFlags(fs)
+	if err := fs.Parse([]string{"--audit-log"}); err != nil {
+		t.Fatal(err)
+	}
+	cells, skipped, err = matrixCells(o, matrixAxes{
+		targets: []string{"etcd"}, workloads: []string{"lock-append", "register"}, resources: []string{"postgres"},
+		fencings: []string{"token"}, nemeses: []string{"pause-holder"},
+	}, 1, 1, false, io.Discard)
+	if err != nil || len(cells) != 1 || len(skipped) != 1 || !strings.Contains(skipped[0], "--audit-log") {
+		t.Errorf("--audit-log: %v, %d cells, skipped %q", err, len(cells), skipped)
+	}
+}
+
+// Two --target specs that give cells the same name would make one cell of
+// two targets across nights: refused.
+func TestMatrixLabelCollision(t *testing.T) {
+	o := addRunFlags(newFlags("matrix", io.Discard))
+	for _, ts := range [][]string{{"redis", "redis=redis-nopersist"}, {"a=etcd", "a=consul"}, {"etcd", "etcd"}} {
+		_, _, err := matrixCells(o, axes(ts, []string{"lock-store"}, []string{"token"}, []string{"pause-holder"}), 1, 1, false, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), "both name cells") {
+			t.Errorf("--target %v: %v, want a refusal", ts, err)
+		}
+	}
+	if _, _, err := matrixCells(o, axes([]string{"redis", "old=redis-nopersist"}, []string{"lock-store"}, []string{"token"}, []string{"pause-holder"}), 1, 1, false, io.Discard); err != nil {
+		t.Errorf("distinct names: %v", err)
+	}
 }

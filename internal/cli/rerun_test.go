@@ -57,8 +57,8 @@ func TestRecordedSchedules(t *testing.T) {
 				switch {
 				case s.Role == nemesis.RoleHolder && (s.After > gap || s.After < gap-time.Second):
 					t.Errorf("step %d: after %s; its holder reached its failpoint within a second before the fault began %s after the last stop", i+1, s.After, gap)
-				case s.Role != nemesis.RoleHolder && s.After != gap:
-					t.Errorf("step %d: after %s, want the recorded quiet time %s", i+1, s.After, gap)
+				case s.Role != nemesis.RoleHolder && s.After != max(0, gap-healthCheck(faults[i].Params)):
+					t.Errorf("step %d: after %s, want the recorded quiet time %s less its health check %q", i+1, s.After, gap, faults[i].Params["healthy_before"])
 				}
 				prev = faults[i].Stop
 			}
@@ -201,4 +201,10 @@ func TestRerunExit(t *testing.T) {
 				tc.invalid, tc.unknown, tc.failed, tc.interrupted, got, tc.want)
 		}
 	}
+}
+
+// healthCheck is a fault's recorded health check time ("after 15ms").
+func healthCheck(params map[string]string) time.Duration {
+	d, _ := time.ParseDuration(strings.TrimPrefix(params["healthy_before"], "after "))
+	return d
 }

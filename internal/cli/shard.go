@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"encoding/xml"
@@ -80,7 +81,11 @@ func writeMatrixJUnit(root string, cells []matrixCell, regressions ...trends.Reg
 	}
 	s := suite{Name: "fencecheck matrix", Tests: len(cells)}
 	for _, c := range cells {
-		tc := tcase{Class: "fencecheck.matrix." + c.Target, Name: fmt.Sprintf("%s %s %s %s seed %d", c.Target, c.Resource, c.Nemesis, c.modeWords(), c.Seed)}
+		target := c.Target
+		if c.Label != "" {
+			target = c.Label + "=" + c.Target
+		}
+		tc := tcase{Class: "fencecheck.matrix." + cmp.Or(c.Label, c.Target), Name: fmt.Sprintf("%s %s %s %s %s seed %d", target, c.workload(), c.Resource, c.Nemesis, c.modeWords(), c.Seed)}
 		if d, err := time.ParseDuration(c.Elapsed); err == nil {
 			tc.Time = fmt.Sprintf("%.3f", d.Seconds())
 		}

@@ -22,7 +22,7 @@ func newTestInfo(cfg Config, runID string, cl *Cluster, started time.Time) store
 		Nemesis:    cfg.Nemesis, NemesisInterval: cfg.NemesisInterval.String(), TimeLimit: cfg.TimeLimit.String(),
 		Concurrency: cfg.Concurrency, Nodes: cfg.Nodes, TTL: cfg.TTL.String(), Work: cfg.Work.String(),
 		Margin: cfg.Margin.String(), AcquireTimeout: cfg.AcquireTimeout.String(), OpTimeout: cfg.OpTimeout.String(),
-		RPCTimeout: cfg.RPCTimeout.String(), CheckTimeout: cfg.CheckTimeout.String(), Seed: cfg.Seed,
+		RPCTimeout: cfg.RPCTimeout.String(), CheckTimeout: cfg.CheckTimeout.String(), ReadyTimeout: cfg.ReadyTimeout.String(), Seed: cfg.Seed,
 	}
 	for _, r := range cfg.Resources {
 		t.Resources = append(t.Resources, store.ResourceInfo{Name: r.Name(), Fencing: string(cfg.Fencings[r.Name()])})

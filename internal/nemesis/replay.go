@@ -86,7 +86,17 @@ func Recorded(events []history.Event) ([]Step, error) {
 			st.Role = RoleLeader
 		}
 		st.After = time.Duration(max(0, at-origin))
+		// The recorded quiet time includes the original's health check
+		// before the fault; the replay makes its own.
+		st.After = max(0, st.After-healthCheckTime(f.Params))
 		for _, k := range []string{"hold", "down"} {
+			if _, timed := f.Params["ttl_multiple"]; timed {
+				// pause-holder:xM holds M TTLs from the moment it found
+				// the holder, its SIGSTOP's time included: the recorded
+				// hold is what was left after that SIGSTOP, and the
+				// replayed fault computes its own.
+				break
+			}
 			if v, ok := f.Params[k]; ok {
 				d, err := time.ParseDuration(v)
 				if err != nil || d < 0 {
@@ -138,4 +148,14 @@ func failpointTime(events []history.Event, f history.Fault) (int64, bool) {
 		}
 	}
 	return 0, false
+}
+
+// healthCheckTime is how long the health check before a fault took, as its
+// params recorded it ("healthy_before": "after 15ms"); 0 when they did not.
+func healthCheckTime(params map[string]string) time.Duration {
+	d, err := time.ParseDuration(strings.TrimPrefix(params["healthy_before"], "after "))
+	if err != nil || d < 0 {
+		return 0
+	}
+	return d
 }

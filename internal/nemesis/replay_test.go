@@ -2,6 +2,7 @@ package nemesis
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -138,5 +139,40 @@ func TestReplayOfNoFaults(t *testing.T) {
 	(&Schedule{Faults: []Fault{PauseServer{Scope: ScopeAll}}, Interval: time.Millisecond, Seed: 1, Steps: []Step{}}).Run(context.Background(), env, rec)
 	if n := len(rec.Events()); n != 0 || time.Since(start) > time.Second {
 		t.Errorf("%d events in %s, want none at once", n, time.Since(start))
+	}
+}
+
+// A replayed pause-holder:xM computes its own hold (M TTLs from finding the
+// holder, its SIGSTOP included): the recorded hold is what was left after
+// the original's SIGSTOP and is not replayed. A recorded health check is
+// taken off the quiet time before the fault, since the replay makes its
+// own.
+func TestRecordedTimedPause(t *testing.T) {
+	ev := func(i int, at time.Duration, f string, params map[string]string) history.Event {
+		raw, _ := json.Marshal(history.FaultValue{Fault: "pause-holder:x1.5", Nodes: []string{"w2"}, Params: params})
+		return history.Event{Index: i, Time: int64(at), Process: history.Nemesis, Type: history.Info, F: f, Value: raw}
+	}
+	events := []history.Event{
+		{Index: 0, Time: 0, Process: 0, Type: history.Invoke, F: "append"},
+		ev(1, 3*time.Second, history.FStart, map[string]string{"hit": "true", "process": "1", "token": "7",
+			"ttl_multiple": "1.5", "hold": "2.4s", "stop_took": "600ms"}),
+		ev(2, 6*time.Second, history.FStop, nil),
+		ev(3, 10*time.Second, history.FStart, map[string]string{"hold": "2s", "healthy_before": "after 250ms"}),
+		ev(4, 12*time.Second, history.FStop, nil),
+	}
+	// The second fault shares the first's name here only to keep the
+	// helper short; it is not a holder fault (no hit).
+	steps, err := Recorded(events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(steps) != 2 {
+		t.Fatalf("steps %v", steps)
+	}
+	if steps[0].Hold != 0 || steps[0].Role != RoleHolder {
+		t.Errorf("timed pause: hold %s role %q, want 0 (the fault's own) on the holder", steps[0].Hold, steps[0].Role)
+	}
+	if steps[1].Hold != 2*time.Second || steps[1].After != 4*time.Second-250*time.Millisecond {
+		t.Errorf("second step: hold %s after %s, want 2s after 3.75s", steps[1].Hold, steps[1].After)
 	}
 }

@@ -44,7 +44,7 @@ func RenderTrends(w io.Writer, root string, s trends.Summary) error {
 		p.Newest = s.Nights[n-1].Dir
 	}
 	for _, c := range s.Cells {
-		if c.Detected != nil {
+		if c.Detected != nil && c.Key.Workload == "" { // unfenced lock-append cells
 			p.Unfenced++
 			if last := c.Strip[len(c.Strip)-1]; last.Lost > 0 {
 				p.Detecting++

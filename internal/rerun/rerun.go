@@ -77,6 +77,7 @@ func RunArgs(t store.TestInfo) ([]string, error) {
 		{"--rpc-timeout", t.RPCTimeout},
 		{"--op-timeout", t.OpTimeout},
 		{"--check-timeout", t.CheckTimeout},
+		{"--ready-timeout", t.ReadyTimeout},
 	} {
 		if d.v == "" {
 			continue // an older test.json: the default

@@ -51,6 +51,7 @@ type TestInfo struct {
 	OpTimeout       string            `json:"op_timeout"`
 	RPCTimeout      string            `json:"rpc_timeout"`
 	CheckTimeout    string            `json:"check_timeout"`
+	ReadyTimeout    string            `json:"ready_timeout,omitempty"`
 	Seed            uint64            `json:"seed"`
 	Images          map[string]string `json:"images"`
 	ImageIDs        map[string]string `json:"image_ids,omitempty"`

@@ -44,7 +44,8 @@ type Trend struct {
 	// Runs counts the nights the cell ran to a verdict.
 	Runs int `json:"runs"`
 	// Detected counts, for a cell that is not judged (unfenced), the
-	// nights it lost updates; DetectionRate is Detected / Runs.
+	// nights it lost updates (a register cell in a weak read mode: the
+	// nights it was invalid); DetectionRate is Detected / Runs.
 	Detected      *int     `json:"detected,omitempty"`
 	DetectionRate *float64 `json:"detection_rate,omitempty"`
 	// MedianFirstLostS is the median time to the first lost update over
@@ -128,7 +129,10 @@ func Summarize(nights []Night) Summary {
 			if !c.MustBeValid || c.Verdict != Unknown {
 				prev, prevDir = &c, n.Dir
 			}
-			if c.Lost > 0 {
+			// What an unjudged cell detects: lost updates (lock-append),
+			// or, for a register cell in a weak read mode, reads the
+			// model cannot explain (an invalid verdict).
+			if c.Lost > 0 || (c.Key.Workload != "" && c.Verdict == Invalid) {
 				detected++
 			}
 			if c.FirstLostS != nil {
