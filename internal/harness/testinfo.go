@@ -6,6 +6,7 @@ import (
 
 	"github.com/fencecheck/fencecheck/internal/resources"
 	"github.com/fencecheck/fencecheck/internal/store"
+	"github.com/fencecheck/fencecheck/targets"
 )
 
 // versioned is implemented by targets that know their server version.
@@ -35,6 +36,7 @@ func newTestInfo(cfg Config, runID string, cl *Cluster, started time.Time) store
 	if cfg.LockDelay != nil {
 		t.LockDelay = cfg.LockDelay.String()
 	}
+	t.MaxLease = targets.MaxLease(cfg.Target, cfg.clientConfig()).String()
 	if p := cfg.ClientProgram; p != nil {
 		t.Client = p.Name() + " (" + p.Program.String() + ")"
 	}
