@@ -309,14 +309,18 @@ func orDash(s string) string {
 	return s
 }
 
-// commonSections are every report's last sections: faults, configuration,
-// files.
+// commonSections are every report's last sections: liveness (when the run
+// measured it), faults, configuration, files.
 func commonSections(in *Input) []section {
-	return []section{
+	var out []section
+	if s, ok := livenessSection(in); ok {
+		out = append(out, s)
+	}
+	return append(out, []section{
 		{ID: "faults", Title: "Faults", tmpl: "faults", data: faultRows(in)},
 		{ID: "config", Title: "Configuration", tmpl: "config", data: configRows(in.Test)},
 		{ID: "files", Title: "Files", tmpl: "files", data: in.Files},
-	}
+	}...)
 }
 
 type faultRow struct {
