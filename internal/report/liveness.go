@@ -21,7 +21,7 @@ func livenessSection(in *Input) (section, bool) {
 		"Server kill (kill:SCOPE): from the fault's start to the first grant to any client; " +
 		"excess is that minus the normal gap between grants. Informational: it never changes the verdict."}
 	if l.Message != "" {
-		intro = append(intro, l.Message+".")
+		intro = append(intro, strings.ToUpper(l.Message[:1])+l.Message[1:]+".")
 	}
 	if l.Error != "" {
 		intro = append(intro, "Not measured: "+l.Error)
