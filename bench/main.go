@@ -6,6 +6,7 @@
 // all measured in one invocation.
 //
 //	go run ./bench -bin bin/fencecheck -runs 5 [-cold]
+//	go run ./bench -bin bin/fencecheck -liveness [-runs 1] [-parallel 2] [-only TARGET]
 package main
 
 import (
@@ -35,8 +36,21 @@ func main() {
 	only := flag.String("only", "", "with -findings: only the scenarios whose description contains this")
 	overhead := flag.Bool("overhead", false, "instead, compare the harness-driven throughput with a bare client loop (same library, same concurrency, no faults)")
 	detection := flag.Bool("detection", false, "instead, measure detection under load: both cores kept busy, -runs runs (default 20) per client fault, unfenced and token-fenced, random seeds")
+	liveness := flag.Bool("liveness", false, "instead, measure liveness: every target under kill-holder and the kill of its leader, -runs seeds (default 1) a cell, -parallel at a time (-only: the targets whose name contains it)")
+	parallel := flag.Int("parallel", 2, "with -liveness: runs at a time")
 	clientOverhead := flag.String("client-overhead", "", "instead, compare a client program's critical sections per second (this --client-dir) with -target's built-in recipe: no faults, alternating runs")
 	flag.Parse()
+	if *liveness {
+		n := *runs
+		if !isSet("runs") {
+			n = 1
+		}
+		if err := runLiveness(*bin, n, *limit, *only, *parallel); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *clientOverhead != "" {
 		if err := runClientOverhead(*bin, *clientOverhead, *target, *runs, *limit); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
