@@ -13,8 +13,9 @@ import (
 // Judge decides whether the run tested what it claims, from its
 // configuration and its history, and fills in res.FaultHits, res.Workers
 // and res.Liveness (checkers.CheckLiveness, in the run's TTL and
-// test.MaxLease; informational, it never changes the verdict). A run that found nothing wrong (valid) becomes unknown, with
-// the reason in res.Note, when:
+// test.MaxLease; informational, it never changes the verdict). A run that
+// found nothing wrong (valid) becomes unknown, with the reason in res.Note,
+// when:
 //
 //   - a nemesis was asked for (not "none") and no fault was injected;
 //   - every fault was aimed at a critical section (pause-holder,

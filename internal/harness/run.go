@@ -535,8 +535,9 @@ type generator struct {
 // process is retired and the worker continues under process p+n, once it is
 // done with the operation that timed out; a worker whose connection ended
 // (its container was killed) continues once it is connected again (its
-// container restarted), and stops at the time limit if it never is. Each worker draws from its own
-// random source, seeded from the run's seed and the worker's first process.
+// container restarted), and stops at the time limit if it never is. Each
+// worker draws from its own random source, seeded from the run's seed and
+// the worker's first process.
 func (g *generator) drive(ctx, limit context.Context, c *client, p history.Process, n int, opTimeout time.Duration, log *slog.Logger) {
 	r := rand.New(rand.NewPCG(g.seed, uint64(p)+1))
 	for limit.Err() == nil {
