@@ -50,6 +50,8 @@ type LivenessResult struct {
 	// no fault was in effect nor being recovered from (nil: too few such
 	// grants): the wait that is normal under the run's contention.
 	NormalGapS *float64 `json:"normal_gap_s,omitempty"`
+
+	granted bool // the history has a grant
 }
 
 // LivenessEvent is one measured fault.
@@ -123,8 +125,9 @@ func livenessKind(fault string) string {
 
 // CheckLiveness measures the lock's liveness after each kill-holder and
 // each kill of lock-service servers in a history (see LivenessEvent for
-// the definitions). It returns nil when the history has no such fault.
-// Grants are the acquired phases of client processes.
+// the definitions). Grants are the acquired phases of client processes. It
+// returns nil when the history has no such fault, or no grant at all (a
+// workload that takes no lock, such as register).
 func CheckLiveness(events []history.Event, cfg LivenessConfig) *LivenessResult {
 	faults, ferr := history.Faults(events)
 	var measured []history.Fault
@@ -146,6 +149,9 @@ func CheckLiveness(events []history.Event, cfg LivenessConfig) *LivenessResult {
 		}
 		return checkLiveness(ops, events, measured, faults, cfg)
 	})
+	if res.Error == "" && len(res.Events) > 0 && !res.granted {
+		return nil
+	}
 	return &res
 }
 
@@ -173,7 +179,7 @@ func checkLiveness(ops []history.Op, events []history.Event, measured, all []his
 		end = max(end, e.Time)
 	}
 
-	res := LivenessResult{Events: []LivenessEvent{}}
+	res := LivenessResult{Events: []LivenessEvent{}, granted: len(grants) > 0}
 	// quiet: the windows of the faults and of the recoveries from them,
 	// which the normal gap leaves out.
 	var quiet [][2]int64

@@ -192,6 +192,14 @@ func TestCheckLiveness(t *testing.T) {
 			},
 		},
 		{
+			name: "no grant at all (a workload that takes no lock): no block",
+			build: func(h *timed) {
+				h.add(0, 0, history.Invoke, "read", nil).fault(5, "kill:leader", true, nil).
+					fault(900, "kill:leader", false, nil).add(1000, 0, history.Ok, "read", nil)
+			},
+			nil_: true,
+		},
+		{
 			name: "kill of the resource is not the lock's",
 			build: func(h *timed) {
 				h.invoke(0, 0).fault(5, "kill:resource", true, nil).fault(900, "kill:resource", false, nil).done(1000, 0, history.Ok)
