@@ -6,6 +6,7 @@
 // all measured in one invocation.
 //
 //	go run ./bench -bin bin/fencecheck -runs 5 [-cold]
+//	go run ./bench -bin bin/fencecheck -liveness [-runs 1] [-parallel 2] [-only TARGET]
 package main
 
 import (
@@ -36,8 +37,9 @@ func main() {
 	overhead := flag.Bool("overhead", false, "instead, compare the harness-driven throughput with a bare client loop (same library, same concurrency, no faults)")
 	detection := flag.Bool("detection", false, "instead, measure detection under load: both cores kept busy, -runs runs (default 20) per client fault, unfenced and token-fenced, random seeds")
 	profiles := flag.String("profiles", "", "instead, run each of these targets (comma-separated, or \"all\") with its profile: no flag but --target, --fencing (-fencing, default none,token) and --seed 1..-runs, several at once with -parallel")
-	parallel := flag.Int("parallel", 1, "with -profiles: runs at once")
 	rerun := flag.Bool("rerun", false, "instead, measure reproduction: an invalid unfenced etcd pause-holder run, then fencecheck rerun of it with -runs re-runs")
+	liveness := flag.Bool("liveness", false, "instead, measure liveness: every target under kill-holder and the kill of its leader, -runs seeds (default 1) a cell, -parallel at a time (-only: the targets whose name contains it)")
+	parallel := flag.Int("parallel", 2, "with -profiles and -liveness: runs at a time")
 	clientOverhead := flag.String("client-overhead", "", "instead, compare a client program's critical sections per second (this --client-dir) with -target's built-in recipe: no faults, alternating runs")
 	flag.Parse()
 	if *profiles != "" {
@@ -46,6 +48,17 @@ func main() {
 			fs = *fencings
 		}
 		if err := runProfiles(*bin, *profiles, strings.Split(fs, ","), *runs, *parallel); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if *liveness {
+		n := *runs
+		if !isSet("runs") {
+			n = 1
+		}
+		if err := runLiveness(*bin, n, *limit, *only, *parallel); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
 			os.Exit(1)
 		}

@@ -66,8 +66,14 @@ type matrixCell struct {
 	OpsFail *int     `json:"ops_fail,omitempty"`
 	OpsInfo *int     `json:"ops_info,omitempty"`
 	ClientS *float64 `json:"client_s,omitempty"`
-	Elapsed string   `json:"elapsed,omitempty"`
-	RunDir  string   `json:"run_dir,omitempty"`
+	// RecoveryS and RecoveryTTLs are the cell's liveness (results.json's
+	// liveness): the median time until the lock was granted again after
+	// a holder crash (kill-holder), or else after a server kill, in
+	// seconds and TTLs; nil when the cell measured none.
+	RecoveryS    *float64 `json:"recovery_s,omitempty"`
+	RecoveryTTLs *float64 `json:"recovery_ttls,omitempty"`
+	Elapsed      string   `json:"elapsed,omitempty"`
+	RunDir       string   `json:"run_dir,omitempty"`
 	// Run is the run's directory relative to the results directory (merge
 	// finds it there, wherever the shard's directory was moved).
 	Run   string `json:"run,omitempty"`
@@ -479,6 +485,15 @@ func (c *matrixCell) fill(out *harness.Outcome) {
 			c.OpsOK, c.OpsFail, c.OpsInfo, c.ClientS = &st.Ok, &st.Fail, &st.Info, &secs
 		}
 	}
+	if l := r.Liveness; l != nil {
+		for _, sum := range []*checkers.LivenessSummary{l.HolderCrash, l.ServerKill} {
+			if sum != nil && sum.Count > 0 {
+				s, ttls := sum.MedianS, sum.MedianTTLs
+				c.RecoveryS, c.RecoveryTTLs = &s, &ttls
+				break
+			}
+		}
+	}
 }
 
 // matrixExit is the matrix's exit code: 255 if the harness failed on a cell,
@@ -503,7 +518,8 @@ func matrixExit(cells []matrixCell, interrupted bool) int {
 	return code
 }
 
-// printMatrix prints one line per cell and the outcome.
+// printMatrix prints one line per cell and the outcome. Its recovery
+// column is the cell's median liveness, in seconds and TTLs.
 func printMatrix(w io.Writer, cells []matrixCell, code int) {
 	withRes, withReg := false, false
 	for _, c := range cells {
@@ -531,7 +547,7 @@ func printMatrix(w io.Writer, cells []matrixCell, code int) {
 	for _, c := range cells {
 		width = max(width, min(len(target(c)), 64))
 	}
-	fmt.Fprintf(w, "\n%-*s %-28s %-12s %5s  %-8s %12s %6s %10s\n", width, target(head), "nemesis", head.Fencing, "seed", "verdict", "lost", "fenced", "first lost")
+	fmt.Fprintf(w, "\n%-*s %-28s %-12s %5s  %-8s %12s %6s %10s %14s\n", width, target(head), "nemesis", head.Fencing, "seed", "verdict", "lost", "fenced", "first lost", "recovery")
 	unfenced, lossy, weak := 0, 0, 0
 	for _, c := range cells {
 		if c.workload() == "register" {
@@ -540,7 +556,7 @@ func printMatrix(w io.Writer, cells []matrixCell, code int) {
 				verdict += "*"
 				weak++
 			}
-			fmt.Fprintf(w, "%-*s %-28s %-12s %5d  %-8s %12s %6s %10s\n", width, target(c), c.Nemesis, c.mode(), c.Seed, verdict, "-", "-", "-")
+			fmt.Fprintf(w, "%-*s %-28s %-12s %5d  %-8s %12s %6s %10s %14s\n", width, target(c), c.Nemesis, c.mode(), c.Seed, verdict, "-", "-", "-", "-")
 			continue
 		}
 		first := "-"
@@ -555,8 +571,12 @@ func printMatrix(w io.Writer, cells []matrixCell, code int) {
 				lossy++
 			}
 		}
-		fmt.Fprintf(w, "%-*s %-28s %-12s %5d  %-8s %12s %6d %10s\n", width, target(c), c.Nemesis, c.Fencing, c.Seed, verdict,
-			fmt.Sprintf("%d/%d", c.Lost, c.Acknowledged), c.FenceRejections, first)
+		recovery := "-"
+		if c.RecoveryS != nil && c.RecoveryTTLs != nil {
+			recovery = fmt.Sprintf("%.1fs %.2fTTL", *c.RecoveryS, *c.RecoveryTTLs)
+		}
+		fmt.Fprintf(w, "%-*s %-28s %-12s %5d  %-8s %12s %6d %10s %14s\n", width, target(c), c.Nemesis, c.Fencing, c.Seed, verdict,
+			fmt.Sprintf("%d/%d", c.Lost, c.Acknowledged), c.FenceRejections, first, recovery)
 	}
 	if unfenced > 0 {
 		fmt.Fprintf(w, "* not judged: unfenced runs show what fencing is for (lost updates in %d of %d)\n", lossy, unfenced)

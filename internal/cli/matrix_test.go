@@ -6,6 +6,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fencecheck/fencecheck/internal/checkers"
+	"github.com/fencecheck/fencecheck/internal/harness"
+	"github.com/fencecheck/fencecheck/internal/store"
 )
 
 func TestMatrixExit(t *testing.T) {
@@ -115,14 +119,15 @@ func TestMatrixCells(t *testing.T) {
 }
 
 func TestPrintMatrix(t *testing.T) {
-	first := 7.6
+	first, rec, ttls := 7.6, 2.13, 1.07
 	var b bytes.Buffer
 	printMatrix(&b, []matrixCell{
 		{Target: "etcd", Nemesis: "pause-holder", Fencing: "none", Seed: 1, Verdict: "invalid", Acknowledged: 97, Lost: 4, FirstLostS: &first},
 		{Target: "etcd", Nemesis: "pause-holder", Fencing: "token", Seed: 1, Verdict: "valid", MustBeValid: true, Acknowledged: 95, FenceRejections: 4},
+		{Target: "etcd", Nemesis: "kill-holder", Fencing: "token", Seed: 1, Verdict: "valid", MustBeValid: true, Acknowledged: 30, RecoveryS: &rec, RecoveryTTLs: &ttls},
 	}, exitValid)
 	out := b.String()
-	for _, want := range []string{"invalid*", "4/97", "7.6s", "lost updates in 1 of 1", "PASS"} {
+	for _, want := range []string{"invalid*", "4/97", "7.6s", "lost updates in 1 of 1", "PASS", "recovery", "2.1s 1.07TTL"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}
@@ -256,3 +261,34 @@ func TestMatrixLabelCollision(t *testing.T) {
 		t.Errorf("distinct names: %v", err)
 	}
 }
+
+// A cell takes its recovery column from the run's liveness block: the
+// holder crashes' median if it measured any, else the server kills'.
+func TestMatrixCellRecovery(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		liveness *checkers.LivenessResult
+		want     *float64
+	}{
+		{"none", nil, nil},
+		{"holder crash", &checkers.LivenessResult{HolderCrash: &checkers.LivenessSummary{Count: 2, MedianS: 2.5, MedianTTLs: 1.25},
+			ServerKill: &checkers.LivenessSummary{Count: 1, MedianS: 9, MedianTTLs: 4.5}}, ptr(2.5)},
+		{"server kill only", &checkers.LivenessResult{HolderCrash: &checkers.LivenessSummary{Unrecovered: 1},
+			ServerKill: &checkers.LivenessSummary{Count: 1, MedianS: 9, MedianTTLs: 4.5}}, ptr(9.0)},
+		{"nothing measured", &checkers.LivenessResult{ServerKill: &checkers.LivenessSummary{NotWaited: 1}}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var c matrixCell
+			c.fill(&harness.Outcome{Run: &store.Run{Dir: t.TempDir()},
+				Results: &store.Results{Result: &checkers.LockAppendResult{Valid: checkers.Valid}, Liveness: tc.liveness}})
+			switch {
+			case tc.want == nil && c.RecoveryS != nil:
+				t.Errorf("recovery %v, want none", *c.RecoveryS)
+			case tc.want != nil && (c.RecoveryS == nil || *c.RecoveryS != *tc.want || c.RecoveryTTLs == nil || *c.RecoveryTTLs != *tc.want/2):
+				t.Errorf("recovery %v / %v TTLs, want %v s, %v TTLs", c.RecoveryS, c.RecoveryTTLs, *tc.want, *tc.want/2)
+			}
+		})
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -562,14 +562,20 @@ type generator struct {
 
 // drive runs one worker's operations until the time limit. After an info the
 // process is retired and the worker continues under process p+n, once it is
-// done with the operation that timed out. Each worker draws from its own
-// random source, seeded from the run's seed and the worker's first process.
+// done with the operation that timed out; a worker whose connection ended
+// (its container was killed) continues once it is connected again (its
+// container restarted), and stops at the time limit if it never is. Each
+// worker draws from its own random source, seeded from the run's seed and
+// the worker's first process.
 func (g *generator) drive(ctx, limit context.Context, c *client, p history.Process, n int, opTimeout time.Duration, log *slog.Logger) {
 	r := rand.New(rand.NewPCG(g.seed, uint64(p)+1))
 	for limit.Err() == nil {
 		id := g.n.Add(1)
 		f, value := g.w.Next(r, g.cfg, id)
 		pend, err := c.invoke(p, id, f, value, nil)
+		if errors.Is(err, errDead) && c.awaitUp(limit) {
+			continue // its worker was killed between operations, and restarted
+		}
 		if err != nil {
 			log.Warn("worker unusable", "worker", c.name, "err", err)
 			return
@@ -590,7 +596,9 @@ func (g *generator) drive(ctx, limit context.Context, c *client, p history.Proce
 			log.Warn("worker never finished its operation; leaving it idle", "worker", c.name, "op", id)
 			return
 		}
-		if c.isDead() {
+		// A worker killed in its operation (kill-holder) continues once
+		// it is restarted.
+		if c.isDead() && !c.awaitUp(limit) {
 			return
 		}
 	}

@@ -37,6 +37,7 @@ func newTestInfo(cfg Config, runID string, cl *Cluster, started time.Time) store
 		t.LockDelay = cfg.LockDelay.String()
 	}
 	t.Profile = targets.ProfileOf(cfg.Target).Why
+	t.MaxLease = targets.MaxLease(cfg.Target, cfg.clientConfig()).String()
 	if p := cfg.ClientProgram; p != nil {
 		t.Client = p.Name() + " (" + p.Program.String() + ")"
 	}

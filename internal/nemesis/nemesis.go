@@ -90,8 +90,11 @@ type Processes interface {
 	// Signal sends a signal (SIGSTOP, SIGCONT, ...) to the process of a
 	// node: a server or a client container.
 	Signal(ctx context.Context, node string, sig string) error
-	// Kill sends SIGKILL to a server and waits until its container stopped;
-	// Restart starts it again on its data, at its address.
+	// Kill sends SIGKILL to a node's container (a server, a resource or a
+	// client) and waits until it stopped; Restart starts it again on its
+	// data, at its address. A killed client's operation in flight
+	// completes info at once; once restarted, the harness reconnects to it
+	// and its next operations run under a fresh process.
 	Kill(ctx context.Context, node string) error
 	Restart(ctx context.Context, node string) error
 }

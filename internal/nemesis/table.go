@@ -12,6 +12,11 @@ var table = []entry{
 		New:    parsePauseHolder,
 	},
 	{
+		Name: "kill-holder",
+		Doc:  "SIGKILL the lock holder's whole client container inside its critical section, keep it down 1-2 leases, restart it (a fresh process continues)",
+		New:  noScope(KillHolder{}),
+	},
+	{
 		Name: "pause-client",
 		Doc:  "SIGSTOP a random client, whatever it does, for 1.5-3 leases, then SIGCONT",
 		New:  noScope(PauseClient{}),

@@ -314,11 +314,15 @@ func orDash(s string) string {
 }
 
 // commonSections are every report's last sections: reproduce (an invalid
-// run's), faults, configuration, files.
+// run's), liveness (when the run measured it), faults, configuration,
+// files.
 func commonSections(in *Input) []section {
 	var ss []section
 	if r := reproduceRows(in); r != nil {
 		ss = append(ss, section{ID: "reproduce", Title: "Reproduce", tmpl: "reproduce", data: r})
+	}
+	if s, ok := livenessSection(in); ok {
+		ss = append(ss, s)
 	}
 	return append(ss,
 		section{ID: "faults", Title: "Faults", tmpl: "faults", data: faultRows(in)},

@@ -45,6 +45,7 @@ type TestInfo struct {
 	Keys            int               `json:"keys,omitempty"`
 	ReadMode        string            `json:"read_mode,omitempty"`
 	LockDelay       string            `json:"lock_delay,omitempty"`
+	MaxLease        string            `json:"max_lease,omitempty"` // targets.MaxLease with this TTL and lock-delay
 	Work            string            `json:"work"`
 	Margin          string            `json:"margin"`
 	AcquireTimeout  string            `json:"acquire_timeout"`
@@ -112,6 +113,10 @@ type Results struct {
 	// Workers says how many clients kept completing operations once the
 	// faults began.
 	Workers *Workers `json:"workers,omitempty"`
+	// Liveness is how long the lock stayed unavailable after each
+	// kill-holder and server kill (nil: the run had none). It is
+	// informational: it never changes the verdict.
+	Liveness *checkers.LivenessResult `json:"liveness,omitempty"`
 	// Events is the number of history events; CheckTime how long the
 	// checkers took.
 	Events    int    `json:"events"`
@@ -191,7 +196,7 @@ func (r *Results) UnmarshalJSON(b []byte) error {
 }
 
 // ownKeys are the JSON names of Results's own fields.
-var ownKeys = []string{"workload", "faults", "fault_hits", "workers", "events", "check_time", "elapsed", "interrupted", "note"}
+var ownKeys = []string{"workload", "faults", "fault_hits", "workers", "liveness", "events", "check_time", "elapsed", "interrupted", "note"}
 
 // FaultHits counts the faults aimed at a critical section (pause-holder,
 // partition-client): Hit were in place while the holder waited at its
