@@ -7,7 +7,7 @@ GO      ?= go
 BIN     := bin/fencecheck
 export CGO_ENABLED := 0
 
-.PHONY: all build deps images demo test unit fuzz bench findings clean
+.PHONY: all build deps deps-demo images demo test unit fuzz bench findings clean
 
 all: build
 
@@ -23,7 +23,15 @@ deps:
 images: build deps
 	$(BIN) images build
 
-demo: images
+# What the demo needs, and nothing more: debootstrap (no browser), and the
+# base, etcd and worker images (etcd compiles while debootstrap makes the
+# base; Consul and ZooKeeper are not built).
+deps-demo:
+	./scripts/deps.sh debootstrap
+	./scripts/docker-up.sh
+
+demo: build deps-demo
+	$(BIN) images build etcd worker
 	$(BIN) demo
 
 # Everything: vet, unit tests, and the integration tests on real containers.

@@ -6,6 +6,7 @@
 // all measured in one invocation.
 //
 //	go run ./bench -bin bin/fencecheck -runs 5 [-cold]
+//	go run ./bench -bin bin/fencecheck -liveness [-runs 1] [-parallel 2] [-only TARGET]
 package main
 
 import (
@@ -36,10 +37,12 @@ func main() {
 	overhead := flag.Bool("overhead", false, "instead, compare the harness-driven throughput with a bare client loop (same library, same concurrency, no faults)")
 	detection := flag.Bool("detection", false, "instead, measure detection under load: both cores kept busy, -runs runs (default 20) per client fault, unfenced and token-fenced, random seeds")
 	profiles := flag.String("profiles", "", "instead, run each of these targets (comma-separated, or \"all\") with its profile: no flag but --target, --fencing (-fencing, default none,token) and --seed 1..-runs, several at once with -parallel")
-	parallel := flag.Int("parallel", 1, "with -profiles or -versions: runs at once")
+	parallel := flag.Int("parallel", 1, "with -profiles, -versions and -liveness: runs at once")
 	versions := flag.String("versions", "", "instead, run etcd at each of these versions (comma-separated) under pause-holder: `run --target etcd --version V --fencing F --seed N`, F in -fencing (default none,token), N = 1..-runs, several at once with -parallel")
 	scenario := flag.String("scenario", "", "instead, play this regression scenario -runs times (default 10) on each version of -versions: `run --scenario S --version V`")
 	recipe := flag.String("recipe", "", "with -versions: the etcd --recipe")
+	rerun := flag.Bool("rerun", false, "instead, measure reproduction: an invalid unfenced etcd pause-holder run, then fencecheck rerun of it with -runs re-runs")
+	liveness := flag.Bool("liveness", false, "instead, measure liveness: every target under kill-holder and the kill of its leader, -runs seeds (default 1) a cell, -parallel at a time (-only: the targets whose name contains it)")
 	clientOverhead := flag.String("client-overhead", "", "instead, compare a client program's critical sections per second (this --client-dir) with -target's built-in recipe: no faults, alternating runs")
 	flag.Parse()
 	if *profiles != "" {
@@ -68,12 +71,30 @@ func main() {
 		}
 		return
 	}
+	if *liveness {
+		n := *runs
+		if !isSet("runs") {
+			n = 1
+		}
+		if err := runLiveness(*bin, n, *limit, *only, *parallel); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *versions != "" {
 		fs := "none,token"
 		if isSet("fencing") {
 			fs = *fencings
 		}
 		if err := runVersions(*bin, *versions, *recipe, strings.Split(fs, ","), *runs, *parallel); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if *rerun {
+		if err := runRerun(*bin, *runs, *limit); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
 			os.Exit(1)
 		}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -89,6 +90,7 @@ func runJobs(bin, dir string, jobs []job, parallel int) ([]runFigures, []error) 
 	start := time.Now()
 	next := make(chan int)
 	var wg sync.WaitGroup
+	var done atomic.Int32
 	for w := 0; w < parallel; w++ {
 		wg.Add(1)
 		go func() {
@@ -99,7 +101,7 @@ func runJobs(bin, dir string, jobs []job, parallel int) ([]runFigures, []error) 
 				r, err := oneRun(bin, sub, j.target, j.fencing, "", j.extra, 0, j.seed)
 				results[i], errs[i] = r, err
 				fmt.Fprintf(os.Stderr, "bench: %s %s seed %d: exit %d, %.1fs, %d ok, lost %d of %d, rejections %d (%d/%d done, %s)\n",
-					j.label, j.fencing, j.seed, r.code, r.wall, r.ok, r.lost, r.acked, r.rejections, i+1, len(jobs), time.Since(start).Round(time.Second))
+					j.label, j.fencing, j.seed, r.code, r.wall, r.ok, r.lost, r.acked, r.rejections, done.Add(1), len(jobs), time.Since(start).Round(time.Second))
 			}
 		}()
 	}

@@ -3,11 +3,17 @@
 # lacks: debootstrap (to build the base image) and chromium (the report's
 # integration test renders report.html in it, headless). Go and the Docker
 # Engine are expected to be there already.
+#
+#   deps.sh              both
+#   deps.sh debootstrap  only what is named (make demo needs no browser)
 set -euo pipefail
 
+want=("$@")
+[ ${#want[@]} -eq 0 ] && want=(debootstrap chromium)
 need=()
-command -v debootstrap >/dev/null 2>&1 || need+=(debootstrap)
-command -v chromium >/dev/null 2>&1 || need+=(chromium)
+for p in "${want[@]}"; do
+	command -v "$p" >/dev/null 2>&1 || need+=("$p")
+done
 [ ${#need[@]} -eq 0 ] && exit 0
 
 if [ "$(id -u)" != 0 ]; then

@@ -70,7 +70,7 @@ func TestServerFaultsWithTokenFencing(t *testing.T) {
 // faultsToStop lists one --nemesis value per fault, for the Ctrl-C and
 // crash tests.
 var faultsToStop = []string{
-	"pause-holder", "pause-client", "pause-server:majority", "kill:one", "partition:halves",
+	"pause-holder", "kill-holder", "pause-client", "pause-server:majority", "kill:one", "partition:halves",
 	"partition-client", "clock-skew:server", "clock-skew:client", "netem:delay", "netem:loss",
 }
 

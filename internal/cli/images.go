@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -18,11 +19,12 @@ func cmdImages(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs := newFlags("images", stderr)
 	verbose := fs.Bool("v", false, "show the output of debootstrap and go build")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: fencecheck images [-v] [build [KIND[@VERSION]...]|list|prune]\n\n"+
+		fmt.Fprint(stderr, "Usage: fencecheck images [-v] [build [KIND[@VERSION]...]|list|prune]\n\n"+
 			"build  builds what is missing of the base (debootstrap), etcd and consul (from Go source),\n"+
 			"       zookeeper (Debian's package) and worker images, each target's default version,\n"+
-			"       tagged by content hash; with nothing changed it takes about a second;\n"+
-			"       given kinds (etcd@3.4.3, etcd@debian), builds those only\n"+
+			"       tagged by content hash; with nothing changed it takes about a second; given\n"+
+			"       kinds ("+strings.Join(images.Kinds, ", ")+", or a version: etcd@3.4.3, etcd@debian),\n"+
+			"       builds those only, and the base. A run builds what it needs by itself.\n"+
 			"list   lists fencecheck's images (* marks those this binary uses) and the versions\n"+
 			"       each target can run (--version), built or not\n"+
 			"prune  removes fencecheck's images that this binary does not use\n")
@@ -91,17 +93,28 @@ func cmdImages(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		b.Output = stderr
 	}
 	start := time.Now()
-	var refs []string
-	if len(kinds) > 0 {
-		for _, k := range kinds {
-			ref, err := b.Ensure(ctx, k, self)
-			if err != nil {
-				return fmt.Errorf("%w: %w", harness.ErrHarness, err)
-			}
-			refs = append(refs, ref)
+	// Kinds at their default versions build at once, overlapped (etcd
+	// compiles while debootstrap makes the base); other versions after.
+	var plain, versioned []string
+	for _, k := range kinds {
+		if strings.Contains(k, "@") {
+			versioned = append(versioned, k)
+		} else {
+			plain = append(plain, k)
 		}
-	} else {
-		refs, err = b.EnsureAll(ctx, self)
+	}
+	var refs []string
+	if len(kinds) == 0 || len(plain) > 0 {
+		if refs, err = b.EnsureAll(ctx, self, plain...); err != nil {
+			return fmt.Errorf("%w: %w", harness.ErrHarness, err)
+		}
+	}
+	for _, k := range versioned {
+		ref, err := b.Ensure(ctx, k, self)
+		if err != nil {
+			return fmt.Errorf("%w: %w", harness.ErrHarness, err)
+		}
+		refs = append(refs, ref)
 	}
 	if err != nil {
 		return fmt.Errorf("%w: %w", harness.ErrHarness, err)

@@ -386,6 +386,20 @@ func startRunNemesis(t *testing.T, results, nemesis string) (*exec.Cmd, *bytes.B
 	return cmd, &out
 }
 
+// images build KIND... builds (or finds) only the named images and the
+// base: make demo builds the base, etcd and worker images and nothing else.
+func TestImagesBuildNamed(t *testing.T) {
+	requireDocker(t)
+	r := runCLI(t, nil, "images", "build", "etcd", "worker")
+	if r.code != exitValid {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	refs := strings.Fields(r.stdout)
+	if len(refs) != 3 || !strings.HasPrefix(refs[0], "fencecheck/base:") || !strings.HasPrefix(refs[1], "fencecheck/etcd:") || !strings.HasPrefix(refs[2], "fencecheck/worker:") {
+		t.Errorf("built %q, want the base, etcd and worker images only", refs)
+	}
+}
+
 func TestInterruptDuringPause(t *testing.T) {
 	requireDocker(t)
 	res := t.TempDir()

@@ -39,9 +39,17 @@ Usage:
   fencecheck demo [flags]         the seed story on real etcd: a paused lock holder, unfenced then fenced
   fencecheck matrix [flags]       every combination of targets, faults and fencing modes, one run after
                                   another; fails when a fenced run is not valid (nightly CI)
+  fencecheck sweep [flags]        pause one lock holder a run for M TTLs, M over a range, unfenced and fenced:
+                                  the fraction of runs that lost an update against M (sweep.svg, sweep.json);
+                                  fails when a fenced run lost one
   fencecheck merge --results OUT SHARD_DIR...
                                   join the results of a sharded matrix (matrix --shard I/N) into one
+  fencecheck trends ROOT          each matrix cell's verdicts night by night (ROOT/NIGHT/matrix.json),
+                                  detection rates and regressions: trends.html, trends.json
   fencecheck check RUN_DIR        re-run the checkers on a stored run
+  fencecheck rerun RUN_DIR [--runs N]
+                                  repeat a stored run N times (default 5) with its configuration, seed and
+                                  recorded fault schedule; prints how many re-runs were invalid
   fencecheck check --jepsen-history FILE --model cas-register|kv
                                   check a history recorded by Jepsen
   fencecheck serve [RESULTS_DIR]  serve the runs' index and reports, read-only (--addr, default 127.0.0.1:8080)
@@ -86,10 +94,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 		code, err = cmdDemo(ctx, args[1:], stdout, stderr)
 	case "matrix":
 		code, err = cmdMatrix(ctx, args[1:], stdout, stderr)
+	case "sweep":
+		code, err = cmdSweep(ctx, args[1:], stdout, stderr)
 	case "merge":
 		code, err = cmdMerge(ctx, args[1:], stdout, stderr)
+	case "trends":
+		code, err = cmdTrends(ctx, args[1:], stdout, stderr)
 	case "check":
 		code, err = cmdCheck(ctx, args[1:], stdout, stderr)
+	case "rerun":
+		code, err = cmdRerun(ctx, args[1:], stdout, stderr)
 	case "serve":
 		err = cmdServe(ctx, args[1:], stdout, stderr)
 	case "images":

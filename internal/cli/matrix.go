@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -19,17 +20,21 @@ import (
 	"github.com/fencecheck/fencecheck/internal/checkers"
 	"github.com/fencecheck/fencecheck/internal/harness"
 	"github.com/fencecheck/fencecheck/internal/resources"
+	"github.com/fencecheck/fencecheck/internal/trends"
 	"github.com/fencecheck/fencecheck/targets"
 )
 
 // MatrixFile is the matrix's summary, at the root of its results directory.
-const MatrixFile = "matrix.json"
+const MatrixFile = trends.MatrixFile
 
 // matrixCell is one run of a matrix, as matrix.json records it.
 type matrixCell struct {
 	// Cell is the cell's position in the whole matrix (0-based), the same
 	// in every shard.
 	Cell int `json:"cell"`
+	// Label is the name the cell's target has in this matrix and across
+	// nights (--target LABEL=TARGET), when it is not the target's own.
+	Label string `json:"label,omitempty"`
 	// Workload is lock-append or register ("" in matrices made before the
 	// register axis: lock-append); ReadMode is a register cell's read mode,
 	// in place of a fencing mode.
@@ -55,8 +60,22 @@ type matrixCell struct {
 	Lost            int      `json:"lost"`
 	FenceRejections int      `json:"fence_rejections"`
 	FirstLostS      *float64 `json:"first_lost_s,omitempty"`
-	Elapsed         string   `json:"elapsed,omitempty"`
-	RunDir          string   `json:"run_dir,omitempty"`
+	// OpsOK, OpsFail and OpsInfo count the run's operations by outcome;
+	// ClientS is how long its clients ran operations (the time limit), so
+	// that OpsOK / ClientS is its throughput. Absent from an interrupted
+	// run, and from matrix.json files written before they were added.
+	OpsOK   *int     `json:"ops_ok,omitempty"`
+	OpsFail *int     `json:"ops_fail,omitempty"`
+	OpsInfo *int     `json:"ops_info,omitempty"`
+	ClientS *float64 `json:"client_s,omitempty"`
+	// RecoveryS and RecoveryTTLs are the cell's liveness (results.json's
+	// liveness): the median time until the lock was granted again after
+	// a holder crash (kill-holder), or else after a server kill, in
+	// seconds and TTLs; nil when the cell measured none.
+	RecoveryS    *float64 `json:"recovery_s,omitempty"`
+	RecoveryTTLs *float64 `json:"recovery_ttls,omitempty"`
+	Elapsed      string   `json:"elapsed,omitempty"`
+	RunDir       string   `json:"run_dir,omitempty"`
 	// Run is the run's directory relative to the results directory (merge
 	// finds it there, wherever the shard's directory was moved).
 	Run   string `json:"run,omitempty"`
@@ -76,12 +95,15 @@ type matrixSummary struct {
 	// them this directory holds ("2/4", or how many shards were merged).
 	TotalCells int    `json:"total_cells"`
 	Shard      string `json:"shard,omitempty"`
+	// Baseline is the comparison with --baseline's matrix, when one was
+	// given; ExitCode is then 1 if a cell regressed (255 stays 255).
+	Baseline *trends.Comparison `json:"baseline,omitempty"`
 }
 
 func cmdMatrix(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
 	fs := newFlags("matrix", stderr)
 	var targetList, fencingList, versionList listFlag
-	fs.Var(&targetList, "target", "systems under test, comma-separated or repeated (default etcd): "+targetNames())
+	fs.Var(&targetList, "target", "systems under test, comma-separated or repeated (default etcd); NAME=TARGET runs TARGET under the name NAME in matrix.json and across nights: "+targetNames())
 	fs.Var(&versionList, "version", "server versions of each target that has versions, comma-separated or repeated (default its default; "+versionNames()+"); targets with one version run it once")
 	fs.Var(&fencingList, "fencing", "fencing modes, comma-separated or repeated (default none,token,cas)")
 	var nems, resourceList multiFlag
@@ -92,6 +114,7 @@ func cmdMatrix(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 	strict := fs.Bool("strict", false, "every cell must be valid, unfenced ones too")
 	shardFlag := fs.String("shard", "1/1", "run only shard I of N: cells I, I+N, I+2N, ... of the matrix (the same split on every machine); `fencecheck merge` joins the shards' results directories")
 	list := fs.Bool("list", false, "print the cells (of --shard) and exit, running nothing")
+	baselineDir := fs.String("baseline", "", "compare each cell with this matrix's results directory, or with the newest night of a root of nights: exit 1 if a cell regressed (a must-be-valid cell valid there and invalid now, an unfenced cell that lost updates there and none now)")
 	o := addRunFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, `Usage: fencecheck matrix [flags]
@@ -102,8 +125,11 @@ all; matrix.json sums them up). Each cell takes its target's profile (TTL,
 lock-delay, nemesis interval, time limit) unless a flag sets it. Fenced cells
 must be valid: exit 1 if one is invalid, 2 if one is unknown, 255 if the
 harness failed on a cell (the other cells still run), 0 otherwise. Unfenced
-cells are reported, not judged (--strict judges them too). Every cell is
-checked before the first starts: bad arguments exit 254 at once.
+cells are reported, not judged (--strict judges them too). With --baseline
+DIR each cell is then compared with the same cell of DIR's matrix: a
+regression exits 1 (see fencecheck trends). Every cell is checked before the
+first starts: bad arguments, or a --baseline without a matrix, exit 254 at
+once.
 
 --workload lock-append,register adds register cells: for them the read mode
 (--read-mode, comma-separated; default every read mode of the target) takes
@@ -155,6 +181,14 @@ consistent); the other modes are reported.
 	sh, err := parseShard(*shardFlag)
 	if err != nil {
 		return 0, err
+	}
+	var baseline *trends.Night
+	if *baselineDir != "" {
+		b, err := trends.Baseline(*baselineDir)
+		if err != nil {
+			return 0, fmt.Errorf("%w: --baseline: %w", errUsage, err)
+		}
+		baseline = &b
 	}
 	all, skipped, err := matrixCells(o, matrixAxes{
 		targets: targetList, versions: versionList, workloads: workloadList, resources: resourceList, fencings: fencingList, readModes: readModes, nemeses: nems,
@@ -239,6 +273,13 @@ consistent); the other modes are reported.
 		}
 	}
 	printMatrix(stdout, cells, sum.ExitCode)
+	if baseline != nil {
+		code, err := compareBaseline(stdout, results, *baselineDir, *baseline, &sum)
+		if err != nil {
+			return 0, fmt.Errorf("%w: %w", harness.ErrHarness, err)
+		}
+		sum.ExitCode = code
+	}
 	fmt.Fprintf(stdout, "  summary  %s\n  junit    %s\n  index    %s\n", filepath.Join(results, MatrixFile), filepath.Join(results, MatrixJUnitFile), filepath.Join(results, "index.html"))
 	return sum.ExitCode, nil
 }
@@ -260,10 +301,11 @@ type matrixAxes struct {
 // a target lacks, or a target with no key-value store, for register cells.
 func matrixCells(o *runFlags, ax matrixAxes, seed uint64, runs int, strict bool, stderr io.Writer) (cells []matrixCell, skipped []string, err error) {
 	var errs []error
-	seen := map[string]bool{} // one line per distinct problem
+	seen := map[string]bool{}    // one line per distinct problem
+	names := map[string]string{} // a cell's target name (its label, or the target's) -> the spec that gave it
 	type targetVersion struct {
-		t       targets.Target
-		version string
+		t              targets.Target
+		label, version string
 	}
 	// Every (target, version): a version applies to the targets that have
 	// it (the others skip it, and say so); one that no target has is an
@@ -271,14 +313,30 @@ func matrixCells(o *runFlags, ax matrixAxes, seed uint64, runs int, strict bool,
 	var tvs []targetVersion
 	had := map[string]bool{}     // versions some target has
 	lacked := map[string]error{} // the first target's error for the others
-	for _, tn := range ax.targets {
+	for _, spec := range ax.targets {
+		label, tn, named := strings.Cut(spec, "=")
+		if !named {
+			label, tn = "", spec
+		} else if label == "" || nameSafe(label) != label {
+			return nil, nil, fmt.Errorf("%w: --target %q: NAME=TARGET wants a name of letters, digits, '.', '-' and '_'", errUsage, spec)
+		}
 		t, err := lookupTarget(tn)
 		if err != nil {
 			return nil, nil, err
 		}
+		if label == t.Name() {
+			label = ""
+		}
+		// Cells are known across nights by their target's name: two specs
+		// of one name would make one cell of two targets.
+		name := cmp.Or(label, t.Name())
+		if prev, dup := names[name]; dup {
+			return nil, nil, fmt.Errorf("%w: --target %q and %q both name cells %q", errUsage, prev, spec, name)
+		}
+		names[name] = spec
 		vt, ok := t.(targets.Versioned)
 		if !ok || len(ax.versions) == 0 {
-			tvs = append(tvs, targetVersion{t, ""})
+			tvs = append(tvs, targetVersion{t, label, ""})
 			continue
 		}
 		for _, v := range ax.versions {
@@ -291,7 +349,7 @@ func matrixCells(o *runFlags, ax matrixAxes, seed uint64, runs int, strict bool,
 				continue
 			}
 			had[v] = true
-			tvs = append(tvs, targetVersion{tv, v})
+			tvs = append(tvs, targetVersion{tv, label, v})
 		}
 	}
 	for _, v := range ax.versions {
@@ -300,16 +358,29 @@ func matrixCells(o *runFlags, ax matrixAxes, seed uint64, runs int, strict bool,
 		}
 	}
 	for _, tv := range tvs {
-		t, version := tv.t, tv.version
+		t, label, version := tv.t, tv.label, tv.version
 		tname := t.Name() // the cell's name's first part
 		if version != "" {
 			tname += "-" + version
 		}
 		for _, wn := range ax.workloads {
-			for _, rspec := range ax.resources {
+			for ri, rspec := range ax.resources {
 				rs, err := lookupResources(rspec)
 				if err != nil {
 					return nil, nil, err
+				}
+				if wn == "register" {
+					// Registers live in the target's own store: one set of
+					// cells, whatever the resource axis, and none with the
+					// lock-append workload's audit log or side writer.
+					if ri > 0 {
+						continue
+					}
+					if *o.auditLog || *o.sideWriter {
+						skipped = append(skipped, fmt.Sprintf("%s register: --audit-log and --side-writer go with lock-append cells only", t.Name()))
+						continue
+					}
+					rspec = resourceTable[0].Name()
 				}
 				for _, nem := range ax.nemeses {
 					var points []matrixCell // the cells of this (target, workload, resource, nemesis), but the seed
@@ -361,7 +432,7 @@ func matrixCells(o *runFlags, ax matrixAxes, seed uint64, runs int, strict bool,
 								break
 							}
 							c := p
-							c.Target, c.Version, c.Resource, c.Nemesis, c.Seed, c.cfg = t.Name(), version, rspec, nem, cfg.Seed, cfg
+							c.Label, c.Target, c.Version, c.Resource, c.Nemesis, c.Seed, c.cfg = label, t.Name(), version, rspec, nem, cfg.Seed, cfg
 							cells = append(cells, c)
 						}
 					}
@@ -401,13 +472,18 @@ func registerModes(t targets.Target, want []string) (modes []string, why string)
 	return modes, why
 }
 
-// targetWords is the cell's target with its version, if the matrix has a
-// version axis ("etcd 3.4.3").
+// targetWords is the cell's target as tables print it: with its name when
+// the matrix gave it one (NAME=TARGET) and its version when the matrix has
+// a version axis ("prod=etcd 3.4.3").
 func (c matrixCell) targetWords() string {
-	if c.Version == "" {
-		return c.Target
+	t := c.Target
+	if c.Label != "" {
+		t = c.Label + "=" + c.Target
 	}
-	return c.Target + " " + c.Version
+	if c.Version != "" {
+		t += " " + c.Version
+	}
+	return t
 }
 
 // workload is the cell's workload ("lock-append" for cells of matrices
@@ -459,6 +535,19 @@ func (c *matrixCell) fill(out *harness.Outcome) {
 			s := float64(*la.FirstLostUpdateNS) / 1e9
 			c.FirstLostS = &s
 		}
+		if st := la.Checkers.Stats; !out.Interrupted && !r.Interrupted {
+			secs := c.cfg.TimeLimit.Seconds()
+			c.OpsOK, c.OpsFail, c.OpsInfo, c.ClientS = &st.Ok, &st.Fail, &st.Info, &secs
+		}
+	}
+	if l := r.Liveness; l != nil {
+		for _, sum := range []*checkers.LivenessSummary{l.HolderCrash, l.ServerKill} {
+			if sum != nil && sum.Count > 0 {
+				s, ttls := sum.MedianS, sum.MedianTTLs
+				c.RecoveryS, c.RecoveryTTLs = &s, &ttls
+				break
+			}
+		}
 	}
 }
 
@@ -484,7 +573,8 @@ func matrixExit(cells []matrixCell, interrupted bool) int {
 	return code
 }
 
-// printMatrix prints one line per cell and the outcome.
+// printMatrix prints one line per cell and the outcome. Its recovery
+// column is the cell's median liveness, in seconds and TTLs.
 func printMatrix(w io.Writer, cells []matrixCell, code int) {
 	withRes, withReg := false, false
 	for _, c := range cells {
@@ -492,20 +582,24 @@ func printMatrix(w io.Writer, cells []matrixCell, code int) {
 		withReg = withReg || c.workload() == "register"
 	}
 	target := func(c matrixCell) string {
-		t := c.targetWords()
+		name := c.targetWords()
 		if withReg {
-			t += " " + c.workload()
+			name += " " + c.workload()
 		}
 		if withRes {
-			t += " " + c.Resource
+			name += " " + c.Resource
 		}
-		return t
+		return name
 	}
 	head := matrixCell{Target: "target", Workload: "workload", Resource: "resource", Fencing: "fencing"}
 	if withReg {
 		head.Fencing = "mode"
 	}
-	fmt.Fprintf(w, "\n%-16s %-28s %-12s %5s  %-8s %12s %6s %10s\n", target(head), "nemesis", head.Fencing, "seed", "verdict", "lost", "fenced", "first lost")
+	width := 16
+	for _, c := range cells {
+		width = max(width, min(len(target(c)), 64))
+	}
+	fmt.Fprintf(w, "\n%-*s %-28s %-12s %5s  %-8s %12s %6s %10s %14s\n", width, target(head), "nemesis", head.Fencing, "seed", "verdict", "lost", "fenced", "first lost", "recovery")
 	unfenced, lossy, weak := 0, 0, 0
 	for _, c := range cells {
 		if c.workload() == "register" {
@@ -514,7 +608,7 @@ func printMatrix(w io.Writer, cells []matrixCell, code int) {
 				verdict += "*"
 				weak++
 			}
-			fmt.Fprintf(w, "%-16s %-28s %-12s %5d  %-8s %12s %6s %10s\n", target(c), c.Nemesis, c.mode(), c.Seed, verdict, "-", "-", "-")
+			fmt.Fprintf(w, "%-*s %-28s %-12s %5d  %-8s %12s %6s %10s %14s\n", width, target(c), c.Nemesis, c.mode(), c.Seed, verdict, "-", "-", "-", "-")
 			continue
 		}
 		first := "-"
@@ -529,8 +623,12 @@ func printMatrix(w io.Writer, cells []matrixCell, code int) {
 				lossy++
 			}
 		}
-		fmt.Fprintf(w, "%-16s %-28s %-12s %5d  %-8s %12s %6d %10s\n", target(c), c.Nemesis, c.Fencing, c.Seed, verdict,
-			fmt.Sprintf("%d/%d", c.Lost, c.Acknowledged), c.FenceRejections, first)
+		recovery := "-"
+		if c.RecoveryS != nil && c.RecoveryTTLs != nil {
+			recovery = fmt.Sprintf("%.1fs %.2fTTL", *c.RecoveryS, *c.RecoveryTTLs)
+		}
+		fmt.Fprintf(w, "%-*s %-28s %-12s %5d  %-8s %12s %6d %10s %14s\n", width, target(c), c.Nemesis, c.Fencing, c.Seed, verdict,
+			fmt.Sprintf("%d/%d", c.Lost, c.Acknowledged), c.FenceRejections, first, recovery)
 	}
 	if unfenced > 0 {
 		fmt.Fprintf(w, "* not judged: unfenced runs show what fencing is for (lost updates in %d of %d)\n", lossy, unfenced)

@@ -8,6 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fencecheck/fencecheck/internal/checkers"
+	"github.com/fencecheck/fencecheck/internal/harness"
+	"github.com/fencecheck/fencecheck/internal/store"
 	"github.com/fencecheck/fencecheck/targets"
 )
 
@@ -118,14 +121,15 @@ func TestMatrixCells(t *testing.T) {
 }
 
 func TestPrintMatrix(t *testing.T) {
-	first := 7.6
+	first, rec, ttls := 7.6, 2.13, 1.07
 	var b bytes.Buffer
 	printMatrix(&b, []matrixCell{
 		{Target: "etcd", Nemesis: "pause-holder", Fencing: "none", Seed: 1, Verdict: "invalid", Acknowledged: 97, Lost: 4, FirstLostS: &first},
 		{Target: "etcd", Nemesis: "pause-holder", Fencing: "token", Seed: 1, Verdict: "valid", MustBeValid: true, Acknowledged: 95, FenceRejections: 4},
+		{Target: "etcd", Nemesis: "kill-holder", Fencing: "token", Seed: 1, Verdict: "valid", MustBeValid: true, Acknowledged: 30, RecoveryS: &rec, RecoveryTTLs: &ttls},
 	}, exitValid)
 	out := b.String()
-	for _, want := range []string{"invalid*", "4/97", "7.6s", "lost updates in 1 of 1", "PASS"} {
+	for _, want := range []string{"invalid*", "4/97", "7.6s", "lost updates in 1 of 1", "PASS", "recovery", "2.1s 1.07TTL"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}
@@ -221,6 +225,28 @@ func TestMatrixRegisterCells(t *testing.T) {
 	if len(skipped) != 1 || !strings.Contains(skipped[0], "no read mode stale (it has linearizable, serializable)") {
 		t.Errorf("skipped %q", skipped)
 	}
+	// The resource axis multiplies lock-append cells, not register cells,
+	// which use the target's own store.
+	cells, _, err = matrixCells(o, matrixAxes{
+		targets: []string{"etcd"}, workloads: []string{"lock-append", "register"}, resources: []string{"lock-store", "proxy"},
+		fencings: []string{"token"}, nemeses: []string{"pause-holder"},
+	}, 1, 1, false, io.Discard)
+	if err != nil || len(cells) != 2+2 {
+		t.Errorf("two resources: %v, %d cells, want 2 lock-append and 2 register", err, len(cells))
+	}
+	// An audit log is lock-append's: register cells are skipped, said so.
+	fs = newFlags("matrix", io.Discard)
+	o = addRunFlags(fs)
+	if err := fs.Parse([]string{"--audit-log"}); err != nil {
+		t.Fatal(err)
+	}
+	cells, skipped, err = matrixCells(o, matrixAxes{
+		targets: []string{"etcd"}, workloads: []string{"lock-append", "register"}, resources: []string{"postgres"},
+		fencings: []string{"token"}, nemeses: []string{"pause-holder"},
+	}, 1, 1, false, io.Discard)
+	if err != nil || len(cells) != 1 || len(skipped) != 1 || !strings.Contains(skipped[0], "--audit-log") {
+		t.Errorf("--audit-log: %v, %d cells, skipped %q", err, len(cells), skipped)
+	}
 }
 
 // The version axis: each version of a versioned target is a cell of its
@@ -268,3 +294,49 @@ func TestMatrixVersionCells(t *testing.T) {
 		t.Errorf("skipped %q", skipped)
 	}
 }
+
+// Two --target specs that give cells the same name would make one cell of
+// two targets across nights: refused.
+func TestMatrixLabelCollision(t *testing.T) {
+	o := addRunFlags(newFlags("matrix", io.Discard))
+	for _, ts := range [][]string{{"redis", "redis=redis-nopersist"}, {"a=etcd", "a=consul"}, {"etcd", "etcd"}} {
+		_, _, err := matrixCells(o, axes(ts, []string{"lock-store"}, []string{"token"}, []string{"pause-holder"}), 1, 1, false, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), "both name cells") {
+			t.Errorf("--target %v: %v, want a refusal", ts, err)
+		}
+	}
+	if _, _, err := matrixCells(o, axes([]string{"redis", "old=redis-nopersist"}, []string{"lock-store"}, []string{"token"}, []string{"pause-holder"}), 1, 1, false, io.Discard); err != nil {
+		t.Errorf("distinct names: %v", err)
+	}
+}
+
+// A cell takes its recovery column from the run's liveness block: the
+// holder crashes' median if it measured any, else the server kills'.
+func TestMatrixCellRecovery(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		liveness *checkers.LivenessResult
+		want     *float64
+	}{
+		{"none", nil, nil},
+		{"holder crash", &checkers.LivenessResult{HolderCrash: &checkers.LivenessSummary{Count: 2, MedianS: 2.5, MedianTTLs: 1.25},
+			ServerKill: &checkers.LivenessSummary{Count: 1, MedianS: 9, MedianTTLs: 4.5}}, ptr(2.5)},
+		{"server kill only", &checkers.LivenessResult{HolderCrash: &checkers.LivenessSummary{Unrecovered: 1},
+			ServerKill: &checkers.LivenessSummary{Count: 1, MedianS: 9, MedianTTLs: 4.5}}, ptr(9.0)},
+		{"nothing measured", &checkers.LivenessResult{ServerKill: &checkers.LivenessSummary{NotWaited: 1}}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var c matrixCell
+			c.fill(&harness.Outcome{Run: &store.Run{Dir: t.TempDir()},
+				Results: &store.Results{Result: &checkers.LockAppendResult{Valid: checkers.Valid}, Liveness: tc.liveness}})
+			switch {
+			case tc.want == nil && c.RecoveryS != nil:
+				t.Errorf("recovery %v, want none", *c.RecoveryS)
+			case tc.want != nil && (c.RecoveryS == nil || *c.RecoveryS != *tc.want || c.RecoveryTTLs == nil || *c.RecoveryTTLs != *tc.want/2):
+				t.Errorf("recovery %v / %v TTLs, want %v s, %v TTLs", c.RecoveryS, c.RecoveryTTLs, *tc.want, *tc.want/2)
+			}
+		})
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

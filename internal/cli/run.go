@@ -10,17 +10,46 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/fencecheck/fencecheck/internal/checkers"
 	"github.com/fencecheck/fencecheck/internal/harness"
 	"github.com/fencecheck/fencecheck/internal/nemesis"
+	"github.com/fencecheck/fencecheck/internal/rerun"
 	"github.com/fencecheck/fencecheck/internal/resources"
 	"github.com/fencecheck/fencecheck/targets"
 )
 
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
-	fs := newFlags("run", stderr)
+	cfg, quiet, scenario, err := runConfig(args, stderr, stderr)
+	if err != nil {
+		return 0, err
+	}
+	if scenario != nil {
+		return scenario(ctx, stdout)
+	}
+	ui := newProgress(stderr, quiet)
+	cfg.Stage = ui.stage
+	cfg.Progress = ui.update
+	ui.stage("%s %s, %s, nemesis %s, %d clients, %d nodes, TTL %s, %s, seed %d",
+		cfg.Target.Name(), cfg.Workload.Name(), how(cfg), cfg.Nemesis, cfg.Concurrency, cfg.Nodes, cfg.TTL, cfg.TimeLimit, cfg.Seed)
+	out, err := harness.Run(ctx, cfg)
+	ui.done()
+	if err != nil {
+		return 0, err
+	}
+	printSummary(stdout, cfg, out)
+	return exitCode(out.Results.Valid()), nil
+}
+
+// runConfig parses run's flags into a validated configuration (errors wrap
+// errUsage or targets.ErrBadConfig: exit 254) and --quiet; with --scenario
+// it returns instead the scenario to play, and no configuration. Flag
+// errors and usage go to flagOut, the configuration's log to stderr.
+func runConfig(args []string, flagOut, stderr io.Writer) (harness.Config, bool, func(ctx context.Context, stdout io.Writer) (int, error), error) {
+	fs := newFlags("run", flagOut)
 	target := fs.String("target", "etcd", "lock service under test: "+targetNames())
 	fencing := fs.String("fencing", "none", "how writes are fenced at the resource: none, token, cas (as the resource offers), or RESOURCE=MODE,... for each")
 	nem := fs.String("nemesis", "pause-holder", "faults, comma-separated: "+nemesis.Names())
@@ -31,44 +60,32 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 	version := fs.String("version", "", "the target's server version ("+versionNames()+"; default the first)")
 	o := addRunFlags(fs)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: fencecheck run [flags]\n\nRuns a test and checks it. Exit 0 valid, 1 invalid, 2 unknown, 254 bad arguments, 255 harness failure.\n\n")
+		fmt.Fprintf(flagOut, "Usage: fencecheck run [flags]\n\nRuns a test and checks it. Exit 0 valid, 1 invalid, 2 unknown, 254 bad arguments, 255 harness failure.\n\n")
 		fs.PrintDefaults()
 	}
 	if err := parse(fs, args); err != nil {
-		return 0, err
+		return harness.Config{}, false, nil, err
 	}
 	if fs.NArg() > 0 {
-		return 0, fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+		return harness.Config{}, false, nil, fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
 	}
 	t, err := lookupTarget(*target)
 	if err != nil {
-		return 0, err
+		return harness.Config{}, false, nil, err
 	}
 	if t, err = targets.WithVersion(t, *version); err != nil {
-		return 0, err
+		return harness.Config{}, false, nil, err
 	}
 	if *scen != "" {
-		return runScenario(ctx, *scen, t, *fencing, o, stdout, stderr)
+		return harness.Config{}, *o.quiet, func(ctx context.Context, stdout io.Writer) (int, error) {
+			return runScenario(ctx, *scen, t, *fencing, o, stdout, stderr)
+		}, nil
 	}
 	if *seed == 0 {
 		*seed = rand.Uint64()%1_000_000 + 1
 	}
 	cfg, err := o.config(t, *resource, *fencing, *nem, *seed, *name, stderr)
-	if err != nil {
-		return 0, err
-	}
-	ui := newProgress(stderr, *o.quiet)
-	cfg.Stage = ui.stage
-	cfg.Progress = ui.update
-	ui.stage("%s %s, %s, nemesis %s, %d clients, %d nodes, TTL %s, %s, seed %d",
-		t.Name(), cfg.Workload.Name(), how(cfg), *nem, cfg.Concurrency, cfg.Nodes, cfg.TTL, cfg.TimeLimit, cfg.Seed)
-	out, err := harness.Run(ctx, cfg)
-	ui.done()
-	if err != nil {
-		return 0, err
-	}
-	printSummary(stdout, cfg, out)
-	return exitCode(out.Results.Valid()), nil
+	return cfg, *o.quiet, nil, err
 }
 
 // how is a run's resources and fencing in words ("fencing token",
@@ -277,6 +294,16 @@ func printSummary(w io.Writer, cfg harness.Config, out *harness.Outcome) {
 	}
 	fmt.Fprint(w, harness.Summary(cfg.Workload, r))
 	fmt.Fprintf(w, "  report           %s\n", out.Run.Path("report.html"))
+	if r.Valid() == checkers.Invalid {
+		dir, err := filepath.Abs(out.Run.Dir)
+		if err != nil {
+			dir = out.Run.Dir
+		}
+		fmt.Fprintf(w, "  reproduce        %s\n", rerun.Command(dir))
+		if c := rerun.RunCommand(out.Test); c != "" {
+			fmt.Fprintf(w, "  run again        %s\n", c)
+		}
+	}
 }
 
 // optDuration is a duration flag that can be left unset (nil).

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"encoding/xml"
@@ -16,6 +17,7 @@ import (
 	"github.com/fencecheck/fencecheck/internal/checkers"
 	"github.com/fencecheck/fencecheck/internal/harness"
 	"github.com/fencecheck/fencecheck/internal/report"
+	"github.com/fencecheck/fencecheck/internal/trends"
 )
 
 // MatrixJUnitFile is the matrix's JUnit XML, at the root of its results
@@ -50,8 +52,8 @@ func cellKey(c matrixCell) string {
 }
 
 // writeMatrixJUnit writes matrix-junit.xml at the root: one suite, one case
-// per cell.
-func writeMatrixJUnit(root string, cells []matrixCell) error {
+// per cell, and one failed case per regression against a baseline.
+func writeMatrixJUnit(root string, cells []matrixCell, regressions ...trends.Regression) error {
 	type problem struct {
 		Type    string `xml:"type,attr"`
 		Message string `xml:"message,attr"`
@@ -75,7 +77,7 @@ func writeMatrixJUnit(root string, cells []matrixCell) error {
 	}
 	s := suite{Name: "fencecheck matrix", Tests: len(cells)}
 	for _, c := range cells {
-		tc := tcase{Class: "fencecheck.matrix." + c.Target, Name: fmt.Sprintf("%s %s %s %s seed %d", c.targetWords(), c.Resource, c.Nemesis, c.modeWords(), c.Seed)}
+		tc := tcase{Class: "fencecheck.matrix." + cmp.Or(c.Label, c.Target), Name: fmt.Sprintf("%s %s %s %s %s seed %d", c.targetWords(), c.workload(), c.Resource, c.Nemesis, c.modeWords(), c.Seed)}
 		if d, err := time.ParseDuration(c.Elapsed); err == nil {
 			tc.Time = fmt.Sprintf("%.3f", d.Seconds())
 		}
@@ -98,6 +100,12 @@ func writeMatrixJUnit(root string, cells []matrixCell) error {
 			s.Errors++
 		}
 		s.Cases = append(s.Cases, tc)
+	}
+	for _, r := range regressions {
+		s.Tests++
+		s.Failures++
+		s.Cases = append(s.Cases, tcase{Class: "fencecheck.baseline." + r.Key.Target, Name: "baseline: " + r.Key.String(),
+			Failure: &problem{Type: r.Kind, Message: "the cell regressed against the baseline", Text: r.Message}})
 	}
 	b, err := xml.MarshalIndent(s, "", "  ")
 	if err != nil {

@@ -16,7 +16,8 @@ import (
 // fencecheck commands are the ones the tests run: each shard's matrix
 // command parses and lists its cells (matrix --list), the shards together
 // hold every cell of the unsharded matrix exactly once, and the merge
-// command names the shards' results directories.
+// command names the shards' results directories; the trends command's root
+// of nights receives the merged results as a night.
 func TestNightlyWorkflows(t *testing.T) {
 	for _, tc := range []struct {
 		file   string
@@ -36,10 +37,15 @@ func TestNightlyWorkflows(t *testing.T) {
 			if err := yaml.Unmarshal(b, &doc); err != nil {
 				t.Fatalf("not valid YAML: %v", err)
 			}
-			var matrixLine string
+			var matrixLine, trendsRoot string
 			var mergeCmd []string
+			var lines []string
 			walkStrings(doc, func(s string) {
 				for _, line := range strings.Split(s, "\n") {
+					lines = append(lines, strings.TrimSpace(line))
+					if _, rest, ok := strings.Cut(line, "fencecheck trends "); ok {
+						trendsRoot = strings.TrimSpace(rest)
+					}
 					if _, rest, ok := strings.Cut(line, "fencecheck matrix "); ok {
 						matrixLine = strings.TrimSuffix(strings.TrimSpace(rest), "|| true")
 					}
@@ -94,6 +100,12 @@ func TestNightlyWorkflows(t *testing.T) {
 				if !strings.HasSuffix(mergeCmd[2+k], d) {
 					t.Errorf("merge's directory %d is %s, the shard wrote %s", k+1, mergeCmd[2+k], d)
 				}
+			}
+			// The trends step keeps each night's merged results as a
+			// directory of its root of nights.
+			keep := "cp -r " + mergeCmd[1] + " " + trendsRoot + "/"
+			if trendsRoot == "" || !slices.ContainsFunc(lines, func(l string) bool { return strings.Contains(l, keep) }) {
+				t.Errorf("trends of %q: no step copies the merged results into it (%q)", trendsRoot, keep)
 			}
 		})
 	}

@@ -65,6 +65,9 @@ func Summary(w workloads.Workload, res *store.Results) string {
 		fmt.Fprintf(&b, " (%d aimed at a critical section: %d hit, %d missed)", h.Aimed, h.Hit, h.Missed)
 	}
 	fmt.Fprintln(&b)
+	if l := res.Liveness; l != nil && (l.Message != "" || l.Error != "") {
+		fmt.Fprintf(&b, "  liveness         %s\n", strings.TrimSpace(l.Message+" "+l.Error))
+	}
 	if wk := res.Workers; wk != nil && wk.Idle > 0 {
 		fmt.Fprintf(&b, "  idle clients     %d of %d completed no operation after the first fault\n", wk.Idle, wk.Count)
 	}

@@ -19,10 +19,14 @@ import (
 // and the operation in flight. The history is recorded here, on the
 // harness's clock: the invocation just before the operation is sent, each
 // phase and the completion as they arrive.
+//
+// A worker whose connection ended (its container was killed) is dead until
+// revive gives it a new connection (its container was restarted): the
+// operation in flight when it died completes info, and the generator
+// continues on it under a fresh process once it is up again (awaitUp).
 type client struct {
 	name      string
 	container *docker.Container
-	conn      *conn
 	rec       *history.Recorder
 	workload  workloads.Workload
 	// onFailpoint is told when the worker waits at its failpoint; it must
@@ -34,8 +38,10 @@ type client struct {
 	// gaveUpAt: the ops whose worker gave up waiting at its failpoint.
 	gaveUpAt map[int64]bool
 	cur      *pending
-	dead     error // set when the connection ended
-	gone     chan struct{}
+	conn     *conn
+	dead     error         // set when the connection ended, nil again once revived
+	gone     chan struct{} // closed when the current connection's reader ended
+	up       chan struct{} // closed while a connection is up; a new, open one once dead
 }
 
 // pending is the operation in flight on a client.
@@ -101,24 +107,28 @@ func dialWorker(ctx context.Context, c *docker.Container, setup Setup) (*conn, e
 func newClient(name string, c *docker.Container, cn *conn, rec *history.Recorder, w workloads.Workload,
 	onFailpoint func(*client, history.Process, int64, int64)) *client {
 	cl := &client{name: name, container: c, conn: cn, rec: rec, workload: w, onFailpoint: onFailpoint,
-		procs: map[int64]history.Process{}, gaveUpAt: map[int64]bool{}, gone: make(chan struct{})}
-	go cl.read()
+		procs: map[int64]history.Process{}, gaveUpAt: map[int64]bool{}, gone: make(chan struct{}), up: make(chan struct{})}
+	close(cl.up)
+	go cl.read(cn, cl.gone)
 	return cl
 }
 
-// read records what the worker reports, until the connection ends.
-func (c *client) read() {
+// read records what the worker reports on cn, until the connection ends;
+// then it marks the client dead, ends the operation in flight, and closes
+// gone.
+func (c *client) read(cn *conn, gone chan struct{}) {
 	for {
-		m, err := c.conn.recv()
+		m, err := cn.recv()
 		if err != nil {
 			c.mu.Lock()
 			c.dead = err
+			c.up = make(chan struct{})
 			if p := c.cur; p != nil {
 				c.cur = nil
 				close(p.done)
 			}
 			c.mu.Unlock()
-			close(c.gone)
+			close(gone)
 			return
 		}
 		switch m.Kind {
@@ -181,7 +191,15 @@ func (c *client) gaveUp(id int64) bool {
 // proceed lets the worker go on from its failpoint in operation id; it
 // reports whether the message was sent.
 func (c *client) proceed(id int64) bool {
-	return c.conn.send(message{Kind: kindProceed, ID: id}) == nil
+	return c.send(message{Kind: kindProceed, ID: id}) == nil
+}
+
+// send sends m on the current connection.
+func (c *client) send(m message) error {
+	c.mu.Lock()
+	cn := c.conn
+	c.mu.Unlock()
+	return cn.send(m)
 }
 
 // errDead: the worker's connection ended.
@@ -207,7 +225,7 @@ func (c *client) invoke(p history.Process, id int64, f string, value any, overri
 	c.procs[id] = p
 	c.rec.Record(p, history.Invoke, f, json.RawMessage(raw))
 	c.mu.Unlock()
-	if err := c.conn.send(message{Kind: kindOp, ID: id, Process: p, F: f, Value: raw, Override: override}); err != nil {
+	if err := c.send(message{Kind: kindOp, ID: id, Process: p, F: f, Value: raw, Override: override}); err != nil {
 		// The worker may or may not have it: the outcome is unknown.
 		c.giveUp(pend, "send: "+err.Error())
 		return pend, nil
@@ -268,8 +286,44 @@ func (c *client) isDead() bool {
 	return c.dead != nil
 }
 
-// close ends the connection; the worker cancels what it runs.
+// close ends the connection and waits until its reader is done; the
+// worker cancels what it runs. The client is dead until revive.
 func (c *client) close() {
-	c.conn.close()
-	<-c.gone
+	c.mu.Lock()
+	cn, gone := c.conn, c.gone
+	c.mu.Unlock()
+	cn.close()
+	<-gone
+}
+
+// revive gives a dead client a new connection to its worker (restarted);
+// awaitUp returns from then on. It closes cn when the client is not dead
+// (a connection is up already).
+func (c *client) revive(cn *conn) {
+	c.mu.Lock()
+	if c.dead == nil {
+		c.mu.Unlock()
+		cn.close()
+		return
+	}
+	gone := make(chan struct{})
+	up := c.up
+	c.conn, c.dead, c.gone = cn, nil, gone
+	c.mu.Unlock()
+	go c.read(cn, gone)
+	close(up)
+}
+
+// awaitUp waits until the client is connected (at once if it is), and
+// reports whether it is; false when ctx ends first.
+func (c *client) awaitUp(ctx context.Context) bool {
+	c.mu.Lock()
+	up := c.up
+	c.mu.Unlock()
+	select {
+	case <-up:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }

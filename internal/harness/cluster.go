@@ -563,22 +563,55 @@ func (c *Cluster) Signal(ctx context.Context, node, sig string) error {
 	return c.rt.Signal(ctx, ct, sig)
 }
 
-// Kill kills a server and waits until its container stopped (nemesis.Env).
+// Kill kills a node's container with SIGKILL and waits until it stopped
+// (nemesis.Env). For a client it then ends the harness's connection to the
+// worker, so that the operation in flight completes info at once (whether
+// or not the peer's end of the connection was seen to close) and the
+// client is dead until Restart.
 func (c *Cluster) Kill(ctx context.Context, node string) error {
 	ct, err := c.node(node)
 	if err != nil {
 		return err
 	}
-	return c.rt.Kill(ctx, ct)
+	err = c.rt.Kill(ctx, ct)
+	if cl := c.client(node); cl != nil {
+		cl.close()
+	}
+	return err
 }
 
-// Restart starts a killed server again on its data (nemesis.Env).
+// Restart starts a killed node's container again, on its file system and
+// at its address (nemesis.Env). For a client it then connects to the new
+// worker and sets it up, like Connect; the generator continues on it under
+// a fresh process.
 func (c *Cluster) Restart(ctx context.Context, node string) error {
 	ct, err := c.node(node)
 	if err != nil {
 		return err
 	}
-	return c.rt.Restart(ctx, ct)
+	if err := c.rt.Restart(ctx, ct); err != nil {
+		return err
+	}
+	cl := c.client(node)
+	if cl == nil || !cl.isDead() {
+		return nil // not a client, or one whose kill never took
+	}
+	cn, err := dialWorker(ctx, ct, c.setup)
+	if err != nil {
+		return fmt.Errorf("harness: reconnect %s: %w", node, err)
+	}
+	cl.revive(cn)
+	return nil
+}
+
+// client is the harness's client of a worker node, nil for other nodes.
+func (c *Cluster) client(node string) *client {
+	for _, cl := range c.clients {
+		if cl.name == node {
+			return cl
+		}
+	}
+	return nil
 }
 
 // Exec runs a command in a node's container (nemesis.Env).
@@ -669,10 +702,8 @@ func (c *Cluster) SkewServerClock(ctx context.Context, node string, offset time.
 
 // SkewClientClock sets a client's lease-clock offset (nemesis.Env).
 func (c *Cluster) SkewClientClock(ctx context.Context, node string, offset time.Duration) error {
-	for _, cl := range c.clients {
-		if cl.name == node {
-			return cl.conn.send(message{Kind: kindSkew, Skew: offset})
-		}
+	if cl := c.client(node); cl != nil {
+		return cl.send(message{Kind: kindSkew, Skew: offset})
 	}
 	return fmt.Errorf("harness: no client %q", node)
 }

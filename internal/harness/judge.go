@@ -3,6 +3,7 @@ package harness
 import (
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/fencecheck/fencecheck/internal/checkers"
 	"github.com/fencecheck/fencecheck/internal/history"
@@ -10,9 +11,11 @@ import (
 )
 
 // Judge decides whether the run tested what it claims, from its
-// configuration and its history, and fills in res.FaultHits and
-// res.Workers. A run that found nothing wrong (valid) becomes unknown, with
-// the reason in res.Note, when:
+// configuration and its history, and fills in res.FaultHits, res.Workers
+// and res.Liveness (checkers.CheckLiveness, in the run's TTL and
+// test.MaxLease; informational, it never changes the verdict). A run that
+// found nothing wrong (valid) becomes unknown, with the reason in res.Note,
+// when:
 //
 //   - a nemesis was asked for (not "none") and no fault was injected;
 //   - every fault was aimed at a critical section (pause-holder,
@@ -43,6 +46,7 @@ func Judge(test store.TestInfo, events []history.Event, res *store.Results) {
 	if len(res.Faults) > 0 && test.Concurrency > 0 {
 		res.Workers = activity(events, res.Faults[0].Start, test.Concurrency)
 	}
+	res.Liveness = checkers.CheckLiveness(events, livenessConfig(test))
 	if test.Scripted != "" || res.Valid() != checkers.Valid {
 		return
 	}
@@ -80,4 +84,15 @@ func activity(events []history.Event, from int64, n int) *store.Workers {
 		}
 	}
 	return w
+}
+
+// livenessConfig is the TTL and longest lease of a run, as test.json
+// records them (a run recorded before max_lease: the TTL).
+func livenessConfig(test store.TestInfo) checkers.LivenessConfig {
+	ttl, _ := time.ParseDuration(test.TTL)
+	lease, err := time.ParseDuration(test.MaxLease)
+	if err != nil {
+		lease = ttl
+	}
+	return checkers.LivenessConfig{TTL: ttl, Lease: lease}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/fencecheck/fencecheck/internal/history"
 	"github.com/fencecheck/fencecheck/internal/report"
@@ -38,7 +39,7 @@ func WriteResults(run *store.Run, test store.TestInfo, res *store.Results, event
 	resJSON = append(resJSON, '\n')
 	files := report.RunFiles(run.Dir, map[string]int64{store.ResultsFile: int64(len(resJSON)), store.LinFile: vizSize})
 	var page bytes.Buffer
-	if err := report.Render(&page, report.Input{Test: test, Results: res, Events: events, Files: files, View: w.View()}); err != nil {
+	if err := report.Render(&page, report.Input{Test: test, Results: res, Events: events, Files: files, View: w.View(), Dir: absDir(run.Dir)}); err != nil {
 		return err
 	}
 	junit, err := report.JUnit(test, res, run.Path(store.ReportFile))
@@ -85,4 +86,16 @@ func WriteResults(run *store.Run, test store.TestInfo, res *store.Results, event
 		return err
 	}
 	return nil
+}
+
+// absDir is dir made absolute, links resolved (results/latest: the run it
+// points at), or as it is if that fails.
+func absDir(dir string) string {
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
+	return dir
 }

@@ -79,11 +79,22 @@ type Config struct {
 	// ClientProgram, if not nil, is the user's lock client program that the
 	// workers run instead of the target's recipe (--client-dir).
 	ClientProgram *clientproto.Spec
+	// Replay, if not nil, makes the run a rerun of a stored run: the
+	// nemesis replays its recorded schedule instead of drawing faults
+	// (nemesis.Schedule's Steps), and test.json says so.
+	Replay *Replay
 	// Log receives the harness's log (also written to logs/harness.log).
 	Log *slog.Logger
 	// Stage and Progress, if not nil, tell the user what happens.
 	Stage    func(format string, args ...any)
 	Progress func(Status)
+}
+
+// Replay is the stored run a rerun repeats and its recorded fault schedule.
+type Replay struct {
+	Of    string // the run directory
+	RunID string // its run id
+	Steps []nemesis.Step
 }
 
 // Defaults fills in the durations left zero: the TTL, lock-delay (when
@@ -335,6 +346,7 @@ type Status struct {
 // Outcome is what a run produced.
 type Outcome struct {
 	Run         *store.Run
+	Test        store.TestInfo // test.json
 	Results     *store.Results
 	Interrupted bool
 }
@@ -426,6 +438,12 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	}
 
 	sched := &nemesis.Schedule{Faults: cfg.Faults, Interval: cfg.NemesisInterval, Seed: cfg.Seed, Log: log}
+	if cfg.Replay != nil {
+		sched.Steps = cfg.Replay.Steps
+		if sched.Steps == nil {
+			sched.Steps = []nemesis.Step{} // a recorded schedule without faults: none
+		}
+	}
 	stageName := atomic.Value{}
 	stageName.Store("running")
 	status := func() Status {
@@ -527,7 +545,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	if err := WriteResults(run, test, res, events, w); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrHarness, err)
 	}
-	return &Outcome{Run: run, Results: res, Interrupted: interrupted}, nil
+	return &Outcome{Run: run, Test: test, Results: res, Interrupted: interrupted}, nil
 }
 
 // MarkInterrupted marks a run cut short: a partial run that found nothing
@@ -550,14 +568,20 @@ type generator struct {
 
 // drive runs one worker's operations until the time limit. After an info the
 // process is retired and the worker continues under process p+n, once it is
-// done with the operation that timed out. Each worker draws from its own
-// random source, seeded from the run's seed and the worker's first process.
+// done with the operation that timed out; a worker whose connection ended
+// (its container was killed) continues once it is connected again (its
+// container restarted), and stops at the time limit if it never is. Each
+// worker draws from its own random source, seeded from the run's seed and
+// the worker's first process.
 func (g *generator) drive(ctx, limit context.Context, c *client, p history.Process, n int, opTimeout time.Duration, log *slog.Logger) {
 	r := rand.New(rand.NewPCG(g.seed, uint64(p)+1))
 	for limit.Err() == nil {
 		id := g.n.Add(1)
 		f, value := g.w.Next(r, g.cfg, id)
 		pend, err := c.invoke(p, id, f, value, nil)
+		if errors.Is(err, errDead) && c.awaitUp(limit) {
+			continue // its worker was killed between operations, and restarted
+		}
 		if err != nil {
 			log.Warn("worker unusable", "worker", c.name, "err", err)
 			return
@@ -578,7 +602,9 @@ func (g *generator) drive(ctx, limit context.Context, c *client, p history.Proce
 			log.Warn("worker never finished its operation; leaving it idle", "worker", c.name, "op", id)
 			return
 		}
-		if c.isDead() {
+		// A worker killed in its operation (kill-holder) continues once
+		// it is restarted.
+		if c.isDead() && !c.awaitUp(limit) {
 			return
 		}
 	}

@@ -22,7 +22,7 @@ func newTestInfo(cfg Config, runID string, cl *Cluster, started time.Time) store
 		Nemesis:    cfg.Nemesis, NemesisInterval: cfg.NemesisInterval.String(), TimeLimit: cfg.TimeLimit.String(),
 		Concurrency: cfg.Concurrency, Nodes: cfg.Nodes, TTL: cfg.TTL.String(), Work: cfg.Work.String(),
 		Margin: cfg.Margin.String(), AcquireTimeout: cfg.AcquireTimeout.String(), OpTimeout: cfg.OpTimeout.String(),
-		RPCTimeout: cfg.RPCTimeout.String(), CheckTimeout: cfg.CheckTimeout.String(), Seed: cfg.Seed,
+		RPCTimeout: cfg.RPCTimeout.String(), CheckTimeout: cfg.CheckTimeout.String(), ReadyTimeout: cfg.ReadyTimeout.String(), Seed: cfg.Seed,
 	}
 	for _, r := range cfg.Resources {
 		t.Resources = append(t.Resources, store.ResourceInfo{Name: r.Name(), Fencing: string(cfg.Fencings[r.Name()])})
@@ -37,8 +37,15 @@ func newTestInfo(cfg Config, runID string, cl *Cluster, started time.Time) store
 		t.LockDelay = cfg.LockDelay.String()
 	}
 	t.Profile = targets.ProfileOf(cfg.Target).Why
+	t.MaxLease = targets.MaxLease(cfg.Target, cfg.clientConfig()).String()
 	if p := cfg.ClientProgram; p != nil {
 		t.Client = p.Name() + " (" + p.Program.String() + ")"
+	}
+	if r := cfg.Replay; r != nil {
+		t.Rerun = &store.RerunInfo{Of: r.Of, RunID: r.RunID, Schedule: "replayed", Faults: []string{}}
+		for _, s := range r.Steps {
+			t.Rerun.Faults = append(t.Rerun.Faults, s.String())
+		}
 	}
 	if v, ok := cfg.Target.(versioned); ok {
 		t.TargetVersion = v.Version()

@@ -37,6 +37,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -387,18 +388,27 @@ func (b *Builder) ensureServer(ctx context.Context, s goServer) (string, error) 
 	})
 }
 
-// EnsureAll builds what is missing of every image, overlapping the slow
-// steps: the Go servers compile while debootstrap makes the base. It
-// returns the tags in Kinds order.
-func (b *Builder) EnsureAll(ctx context.Context, workerBinary string) ([]string, error) {
+// EnsureAll builds what is missing of the images of kinds (every kind when
+// none is given) and of the base they stand on, overlapping the slow steps:
+// the Go servers compile while debootstrap makes the base. It returns the
+// tags in Kinds order (the base first). An unknown kind is an error, before
+// anything is built.
+func (b *Builder) EnsureAll(ctx context.Context, workerBinary string, kinds ...string) ([]string, error) {
 	type built struct {
 		s   goServer
 		bin []byte
 	}
+	want := map[string]bool{Base: true}
+	for _, k := range kinds {
+		if !slices.Contains(Kinds, k) {
+			return nil, fmt.Errorf("images: unknown image %q (valid: %s)", k, strings.Join(Kinds, ", "))
+		}
+		want[k] = true
+	}
 	var missing []goServer
 	for _, kind := range Kinds {
 		s, ok := goServers[kind]
-		if !ok {
+		if !ok || (len(kinds) > 0 && !want[kind]) {
 			continue
 		}
 		exists, err := b.Exists(ctx, s.ref())
@@ -437,6 +447,9 @@ func (b *Builder) EnsureAll(ctx context.Context, workerBinary string) ([]string,
 	}
 	var refs []string
 	for _, kind := range Kinds {
+		if len(kinds) > 0 && !want[kind] {
+			continue
+		}
 		ref, err := b.Ensure(ctx, kind, workerBinary)
 		if err != nil {
 			return nil, err

@@ -336,6 +336,60 @@ func TestFaultsOnRealContainers(t *testing.T) {
 		healthy(t, cl)
 	})
 
+	t.Run("kill-holder", func(t *testing.T) {
+		// Worker 0 runs critical sections (alone: each gets the lock)
+		// until one is caught at its failpoint and its container killed.
+		type end struct {
+			err error
+			at  time.Time
+		}
+		done := make(chan end, 1)
+		go func() {
+			for {
+				if err := cl.RunOne(ctx, 0, 500*time.Millisecond); err != nil {
+					done <- end{err, time.Now()}
+					return
+				}
+			}
+		}()
+		inj := inject(t, cl, nemesis.KillHolder{})
+		injected := time.Now()
+		node := inj.Nodes[0]
+		if node != "w1" || inj.Params["process"] != "0" || inj.Params["hit"] != "true" || inj.Params["ttl"] != "2s" {
+			t.Errorf("killed %s, params %v: want w1, process 0, hit, ttl 2s", node, inj.Params)
+		}
+		if st, _ := cl.ProcessState(ctx, node); st != "" {
+			t.Errorf("killed holder's container has a process in state %q", st)
+		}
+		// Its operation ended as info when its connection did (the
+		// container's stop can take longer on a loaded machine).
+		e := <-done
+		if !strings.Contains(e.err.Error(), "info") {
+			t.Errorf("the killed holder's critical section gave %v, want info", e.err)
+		}
+		killed := e.at
+		t.Logf("the holder's operation ended %s before the kill returned", injected.Sub(killed).Round(time.Millisecond))
+		// The other client gets the lock once the dead holder's lease
+		// expires: not at once, and within about a TTL.
+		if err := cl.RunOne(ctx, 1, 0); err != nil {
+			t.Fatalf("the other client after the kill: %v", err)
+		}
+		waited := time.Since(killed)
+		t.Logf("the other client's critical section ended %s after the kill (TTL 2s)", waited.Round(time.Millisecond))
+		if waited < 500*time.Millisecond || waited > 4*time.Second {
+			t.Errorf("lock passed on %s after the holder's kill, want after its lease expires (TTL 2s)", waited)
+		}
+		// Restarted, the worker serves again.
+		recover(t, inj)
+		if st, _ := cl.ProcessState(ctx, node); st == "" || st == "T" {
+			t.Errorf("restarted %s in state %q", node, st)
+		}
+		if err := cl.RunOne(ctx, 0, 0); err != nil {
+			t.Errorf("the restarted worker: %v", err)
+		}
+		healthy(t, cl)
+	})
+
 	t.Run("clock-skew:client", func(t *testing.T) {
 		// A client whose lease clock runs 10 s ahead believes its fresh
 		// 2 s lease has already expired: its careful check refuses to write.

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -89,8 +90,11 @@ type Processes interface {
 	// Signal sends a signal (SIGSTOP, SIGCONT, ...) to the process of a
 	// node: a server or a client container.
 	Signal(ctx context.Context, node string, sig string) error
-	// Kill sends SIGKILL to a server and waits until its container stopped;
-	// Restart starts it again on its data, at its address.
+	// Kill sends SIGKILL to a node's container (a server, a resource or a
+	// client) and waits until it stopped; Restart starts it again on its
+	// data, at its address. A killed client's operation in flight
+	// completes info at once; once restarted, the harness reconnects to it
+	// and its next operations run under a fresh process.
 	Kill(ctx context.Context, node string) error
 	Restart(ctx context.Context, node string) error
 }
@@ -145,10 +149,22 @@ type Recorder interface {
 
 // Schedule runs faults one at a time: wait Interval, pick a fault at random
 // (seeded), inject it, hold it, recover it; again until the context ends.
+//
+// With Steps it replays a recorded schedule instead (see Recorded): for each
+// step in order it waits the step's After, injects the step's fault (a
+// holder fault on the next holder, a :leader fault on the leader of the
+// moment), holds it for the step's Hold, and recovers it; after the last
+// step it injects nothing more. Every random choice else (the nodes of a
+// random scope, a clock's offset) is drawn from the seeded source as the
+// original schedule drew it, the draw that picked each fault included, so
+// that a replay with the run's seed and fault list picks the recorded nodes
+// again; each replayed fault records which step it is (param "replay") and,
+// when its nodes differ from the recorded ones, both.
 type Schedule struct {
 	Faults   []Fault
 	Interval time.Duration
 	Seed     uint64
+	Steps    []Step
 	Log      *slog.Logger
 
 	mu     sync.Mutex
@@ -170,10 +186,10 @@ func (s *Schedule) Active() (string, []string, bool) {
 	return s.active.fault, s.active.inj.Nodes, true
 }
 
-// Run runs the schedule until ctx ends. When it returns, no fault it injected
-// is in effect.
+// Run runs the schedule until ctx ends (or, replaying, until its last step
+// is healed). When it returns, no fault it injected is in effect.
 func (s *Schedule) Run(ctx context.Context, env Env, rec Recorder) {
-	if len(s.Faults) == 0 {
+	if len(s.Faults) == 0 && len(s.Steps) == 0 {
 		return
 	}
 	r := rand.New(rand.NewPCG(s.Seed, s.Seed^0x5eed))
@@ -182,48 +198,117 @@ func (s *Schedule) Run(ctx context.Context, env Env, rec Recorder) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	defer s.heal(env, rec, log) // on every return, nothing stays broken
+	if s.Steps != nil {
+		s.replay(ctx, env, rec, r, log)
+		return
+	}
 	for {
-		select {
-		case <-ctx.Done():
+		if sleep(ctx, s.Interval) != nil {
 			return
-		case <-time.After(s.Interval):
 		}
 		f := s.Faults[r.IntN(len(s.Faults))]
-		// Health before: a fault lands on a cluster that serves.
-		start := time.Now()
-		hctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		herr := env.Healthy(hctx)
-		cancel()
+		if !s.inject(ctx, env, rec, r, log, f, nil) {
+			continue
+		}
+		sleep(ctx, s.activeHold())
+		s.heal(env, rec, log)
+	}
+}
+
+// replay runs the recorded steps.
+func (s *Schedule) replay(ctx context.Context, env Env, rec Recorder, r *rand.Rand, log *slog.Logger) {
+	for i, st := range s.Steps {
+		if sleep(ctx, st.After) != nil {
+			return
+		}
+		if len(s.Faults) > 0 {
+			r.IntN(len(s.Faults)) // the original's pick: the fault's own draws follow it
+		}
+		fs, err := Parse(st.Fault)
+		if err != nil || len(fs) != 1 {
+			log.Warn("replayed fault not known; skipped", "step", i+1, "fault", st.Fault, "err", err)
+			continue
+		}
+		label := fmt.Sprintf("step %d of %d", i+1, len(s.Steps))
+		ok := s.inject(ctx, env, rec, r, log, fs[0], func(inj *Injection) {
+			if st.Hold > 0 {
+				inj.Hold = st.Hold
+				for _, k := range []string{"hold", "down"} {
+					if _, ok := inj.Params[k]; ok {
+						inj.Params[k] = ms(st.Hold)
+					}
+				}
+			}
+			if st.Role == "" && !sameNodes(inj.Nodes, st.Nodes) {
+				label += fmt.Sprintf(": nodes %s, recorded %s", strings.Join(inj.Nodes, ","), strings.Join(st.Nodes, ","))
+			}
+			inj.Params["replay"] = label
+		})
 		if ctx.Err() != nil {
 			return
 		}
-		before := fmt.Sprintf("after %s", time.Since(start).Round(time.Millisecond))
-		if herr != nil {
-			before = "no: " + herr.Error()
-			log.Warn("cluster unhealthy before a fault", "fault", f.Name(), "err", herr)
+		if ok {
+			sleep(ctx, s.activeHold())
+			s.heal(env, rec, log)
 		}
-		inj, err := f.Inject(ctx, env, r)
-		if err != nil {
-			if ctx.Err() == nil {
-				log.Warn("fault not injected", "fault", f.Name(), "err", err)
-			}
-			continue
-		}
-		if inj.Params == nil {
-			inj.Params = map[string]string{}
-		}
-		inj.Params["healthy_before"] = before
-		s.mu.Lock()
-		s.active = &active{fault: f.Name(), inj: inj}
-		s.mu.Unlock()
-		rec.Record(history.Nemesis, history.Info, history.FStart,
-			history.FaultValue{Fault: f.Name(), Nodes: inj.Nodes, Params: inj.Params})
-		select {
-		case <-ctx.Done():
-		case <-time.After(inj.Hold):
-		}
-		s.heal(env, rec, log)
 	}
+}
+
+// sameNodes tells whether a and b hold the same nodes, in any order.
+func sameNodes(a, b []string) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(a, b)
+}
+
+// inject checks the cluster's health, injects f (adjust, if not nil, may
+// change the injection before it is recorded), makes it the active fault and
+// records its start. It returns whether f is in effect.
+func (s *Schedule) inject(ctx context.Context, env Env, rec Recorder, r *rand.Rand, log *slog.Logger, f Fault, adjust func(*Injection)) bool {
+	// Health before: a fault lands on a cluster that serves.
+	start := time.Now()
+	hctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	herr := env.Healthy(hctx)
+	cancel()
+	if ctx.Err() != nil {
+		return false
+	}
+	before := fmt.Sprintf("after %s", time.Since(start).Round(time.Millisecond))
+	if herr != nil {
+		before = "no: " + herr.Error()
+		log.Warn("cluster unhealthy before a fault", "fault", f.Name(), "err", herr)
+	}
+	inj, err := f.Inject(ctx, env, r)
+	if err != nil {
+		if ctx.Err() == nil {
+			log.Warn("fault not injected", "fault", f.Name(), "err", err)
+		}
+		return false
+	}
+	if inj.Params == nil {
+		inj.Params = map[string]string{}
+	}
+	inj.Params["healthy_before"] = before
+	if adjust != nil {
+		adjust(inj)
+	}
+	s.mu.Lock()
+	s.active = &active{fault: f.Name(), inj: inj}
+	s.mu.Unlock()
+	rec.Record(history.Nemesis, history.Info, history.FStart,
+		history.FaultValue{Fault: f.Name(), Nodes: inj.Nodes, Params: inj.Params})
+	return true
+}
+
+// activeHold is how long the active fault is to be held.
+func (s *Schedule) activeHold() time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.active == nil {
+		return 0
+	}
+	return s.active.inj.Hold
 }
 
 // heal recovers the active fault, if any, waits until the cluster serves

@@ -40,18 +40,42 @@ type fakeEnv struct {
 	// stopFails: SIGSTOP takes effect but its call returns an error, as
 	// when the run's context ends while the engine applies it.
 	stopFails bool
+	// lease, if set, is Lease (else the TTL, 100ms).
+	lease time.Duration
+	// stopTakes is how long a SIGSTOP call takes.
+	stopTakes time.Duration
+	// killFails: a kill takes effect but its call returns an error.
+	killFails bool
 }
 
-func (e *fakeEnv) Lease() time.Duration                   { return 100 * time.Millisecond }
+func (e *fakeEnv) Lease() time.Duration {
+	if e.lease > 0 {
+		return e.lease
+	}
+	return 100 * time.Millisecond
+}
 func (e *fakeEnv) TTL() time.Duration                     { return 100 * time.Millisecond }
 func (e *fakeEnv) Servers() []string                      { return []string{"n1", "n2", "n3"} }
 func (e *fakeEnv) Clients() []string                      { return []string{"w1", "w2"} }
 func (e *fakeEnv) Resources() []string                    { return []string{"pg"} }
 func (e *fakeEnv) Leader(context.Context) (string, error) { return "n2", nil }
 func (e *fakeEnv) Healthy(context.Context) error          { return nil }
-func (e *fakeEnv) Kill(context.Context, string) error     { return nil }
-func (e *fakeEnv) Restart(context.Context, string) error  { return nil }
-func (e *fakeEnv) Addr(node string) string                { return "10.0.0." + node[1:] }
+func (e *fakeEnv) Kill(_ context.Context, node string) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.signals = append(e.signals, "kill "+node)
+	if e.killFails {
+		return context.Canceled
+	}
+	return nil
+}
+func (e *fakeEnv) Restart(_ context.Context, node string) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.signals = append(e.signals, "restart "+node)
+	return nil
+}
+func (e *fakeEnv) Addr(node string) string { return "10.0.0." + node[1:] }
 func (e *fakeEnv) Exec(_ context.Context, node string, cmd ...string) (string, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -76,6 +100,9 @@ func (e *fakeEnv) Signal(_ context.Context, node, sig string) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.signals = append(e.signals, sig+" "+node)
+	if sig == "SIGSTOP" {
+		time.Sleep(e.stopTakes)
+	}
 	if e.stopFails && sig == "SIGSTOP" {
 		return context.Canceled
 	}
@@ -262,5 +289,49 @@ func TestPausesResumeWhatTheyMayHaveStopped(t *testing.T) {
 		if len(stopped) == 0 || !slices.Equal(stopped, resumed) {
 			t.Errorf("%s: stopped %v, resumed %v; want every stopped node resumed", f.Name(), stopped, resumed)
 		}
+	}
+}
+
+// kill-holder kills the holder before it lets it proceed (its write never
+// leaves), restarts it on recovery, and restarts it at once when the kill's
+// call failed (it may have killed it all the same).
+func TestKillHolder(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		killFails bool
+		want      []string
+	}{
+		{"kill, then proceed; restart on recovery", false, []string{"kill w2", "proceed w2", "restart w2"}},
+		{"a failed kill restarts at once", true, []string{"kill w2", "proceed w2", "restart w2"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := &fakeEnv{holders: make(chan Holder, 1), killFails: tc.killFails}
+			env.holders <- env.holder("w2", 1, 77)
+			inj, err := KillHolder{}.Inject(context.Background(), env, rand.New(rand.NewPCG(1, 1)))
+			if tc.killFails {
+				if err == nil {
+					t.Fatal("injected although the kill failed")
+				}
+			} else {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if inj.Params["process"] != "1" || inj.Params["token"] != "77" || inj.Params["hit"] != "true" ||
+					inj.Params["ttl"] != "100ms" || inj.Params["lease"] != "100ms" {
+					t.Errorf("params %v", inj.Params)
+				}
+				if inj.Hold < env.Lease() || inj.Hold > 2*env.Lease() {
+					t.Errorf("down %s, want 1-2 leases", inj.Hold)
+				}
+				if err := inj.Recover(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			env.mu.Lock()
+			defer env.mu.Unlock()
+			if !slices.Equal(env.signals, tc.want) {
+				t.Errorf("calls %v, want %v", env.signals, tc.want)
+			}
+		})
 	}
 }

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -19,18 +21,68 @@ import (
 // lease expires meanwhile; another client can acquire the lock and write,
 // and the resumed holder then writes with a stale lease. The pause is in
 // place before the holder's write leaves, however slow the machine.
-type PauseHolder struct{}
+//
+// With a TTL multiple (pause-holder:xM, TTLMultiple M > 0) the holder is
+// held for exactly M TTLs (Env.TTL, not the lease) from the moment it was
+// found at its failpoint, so that a pause can also be shorter than the
+// lease: the sweep varies M to find where a pause starts losing updates.
+// The time SIGSTOP took is part of the M TTLs, since the holder waited at
+// its failpoint meanwhile, its lease running (on a loaded machine the
+// engine can take more than half a second); the schedule holds the rest.
+// The multiple is recorded in the fault's params (ttl_multiple), with the
+// time SIGSTOP took (stop_took).
+type PauseHolder struct {
+	TTLMultiple float64 // 0: a random hold of 1.5-3 leases
+}
 
-// Name is "pause-holder".
-func (PauseHolder) Name() string { return "pause-holder" }
+// MaxTTLMultiple bounds pause-holder:xM: a pause of 50 TTLs is already far
+// past any lease (Consul's 2 TTL + lock-delay included).
+const MaxTTLMultiple = 50
+
+// pauseHolderParam is the prefix of pause-holder's TTL multiple parameter.
+const pauseHolderParam = "x"
+
+// Name is "pause-holder", or "pause-holder:xM" with a TTL multiple.
+func (p PauseHolder) Name() string {
+	if p.TTLMultiple == 0 {
+		return "pause-holder"
+	}
+	return "pause-holder:" + pauseHolderParam + strconv.FormatFloat(p.TTLMultiple, 'f', -1, 64)
+}
+
+// parsePauseHolder is pause-holder's constructor: no parameter (random
+// holds), or xM, M a decimal number in (0, MaxTTLMultiple].
+func parsePauseHolder(param string) (Fault, error) {
+	if param == "" {
+		return PauseHolder{}, nil
+	}
+	num, ok := strings.CutPrefix(param, pauseHolderParam)
+	if !ok {
+		return nil, fmt.Errorf("pause-holder takes xM (hold M TTLs, as in pause-holder:x1.25), not %q", param)
+	}
+	m, err := strconv.ParseFloat(num, 64)
+	if err != nil || math.IsNaN(m) || m <= 0 || m > MaxTTLMultiple {
+		return nil, fmt.Errorf("pause-holder:x%s: the TTL multiple must be a number in (0, %d]", num, MaxTTLMultiple)
+	}
+	return PauseHolder{TTLMultiple: m}, nil
+}
+
+// hold is how long the holder stays paused.
+func (p PauseHolder) hold(env Env, r *rand.Rand) time.Duration {
+	if p.TTLMultiple > 0 {
+		return time.Duration(p.TTLMultiple * float64(env.TTL()))
+	}
+	return time.Duration((1.5 + 1.5*r.Float64()) * float64(env.Lease()))
+}
 
 // Inject waits for the next holder and pauses it.
-func (PauseHolder) Inject(ctx context.Context, env Env, r *rand.Rand) (*Injection, error) {
+func (p PauseHolder) Inject(ctx context.Context, env Env, r *rand.Rand) (*Injection, error) {
 	h, err := env.NextHolder(ctx)
 	if err != nil {
 		return nil, err
 	}
-	hold := time.Duration((1.5 + 1.5*r.Float64()) * float64(env.Lease()))
+	found := time.Now()
+	hold := p.hold(env, r)
 	if err := env.Signal(ctx, h.Node, "SIGSTOP"); err != nil {
 		// A call that failed (the run's time limit cancelled it, the
 		// engine's answer was lost) may have stopped the holder all the
@@ -41,8 +93,14 @@ func (PauseHolder) Inject(ctx context.Context, env Env, r *rand.Rand) (*Injectio
 	params := map[string]string{
 		"process": h.Process.String(),
 		"token":   strconv.FormatInt(h.Token, 10),
-		"hold":    hold.Round(time.Millisecond).String(),
 	}
+	if p.TTLMultiple > 0 {
+		took := time.Since(found)
+		hold = max(hold-took, 0)
+		params["ttl_multiple"] = strconv.FormatFloat(p.TTLMultiple, 'f', -1, 64)
+		params["stop_took"] = took.Round(time.Millisecond).String()
+	}
+	params["hold"] = hold.Round(time.Millisecond).String()
 	h.hit(params)
 	return &Injection{
 		Nodes:  []string{h.Node},

@@ -6,9 +6,15 @@ import "fmt"
 // one row here.
 var table = []entry{
 	{
-		Name: "pause-holder",
-		Doc:  "SIGSTOP the lock holder's client inside its critical section for 1.5-3 leases, then SIGCONT",
-		New:  noScope(PauseHolder{}),
+		Name:   "pause-holder",
+		Doc:    "SIGSTOP the lock holder's client inside its critical section for 1.5-3 leases (:xM: exactly M TTLs), then SIGCONT",
+		Scopes: []string{"xM"},
+		New:    parsePauseHolder,
+	},
+	{
+		Name: "kill-holder",
+		Doc:  "SIGKILL the lock holder's whole client container inside its critical section, keep it down 1-2 leases, restart it (a fresh process continues)",
+		New:  noScope(KillHolder{}),
 	},
 	{
 		Name: "pause-client",

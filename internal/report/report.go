@@ -29,6 +29,7 @@ import (
 
 	"github.com/fencecheck/fencecheck/internal/checkers"
 	"github.com/fencecheck/fencecheck/internal/history"
+	"github.com/fencecheck/fencecheck/internal/rerun"
 	"github.com/fencecheck/fencecheck/internal/store"
 )
 
@@ -45,6 +46,9 @@ type Input struct {
 	// View is the workload's page (workloads.Workload's View); nil is
 	// GenericView.
 	View View
+	// Dir is the run directory (absolute), which the commands that
+	// reproduce an invalid run name; "": the report shows none.
+	Dir string
 }
 
 // View makes a workload's page: its headline, cards and sections. Faults,
@@ -81,7 +85,7 @@ func humanSize(n int64) string {
 // configuration and results. A history that cannot be read still gives a
 // report, of the results alone, that says so.
 func Write(run *store.Run, test store.TestInfo, res *store.Results, view View) error {
-	in := Input{Test: test, Results: res, Files: RunFiles(run.Dir, nil), View: view}
+	in := Input{Test: test, Results: res, Files: RunFiles(run.Dir, nil), View: view, Dir: run.Dir}
 	ev, err := history.ReadFile(run.Path(store.HistoryFile))
 	if err != nil {
 		in.HistoryErr = err.Error()
@@ -310,14 +314,39 @@ func orDash(s string) string {
 	return s
 }
 
-// commonSections are every report's last sections: faults, configuration,
+// commonSections are every report's last sections: reproduce (an invalid
+// run's), liveness (when the run measured it), faults, configuration,
 // files.
 func commonSections(in *Input) []section {
-	return []section{
-		{ID: "faults", Title: "Faults", tmpl: "faults", data: faultRows(in)},
-		{ID: "config", Title: "Configuration", tmpl: "config", data: configRows(in.Test)},
-		{ID: "files", Title: "Files", tmpl: "files", data: in.Files},
+	var ss []section
+	if r := reproduceRows(in); r != nil {
+		ss = append(ss, section{ID: "reproduce", Title: "Reproduce", tmpl: "reproduce", data: r})
 	}
+	if s, ok := livenessSection(in); ok {
+		ss = append(ss, s)
+	}
+	return append(ss,
+		section{ID: "faults", Title: "Faults", tmpl: "faults", data: faultRows(in)},
+		section{ID: "config", Title: "Configuration", tmpl: "config", data: configRows(in.Test)},
+		section{ID: "files", Title: "Files", tmpl: "files", data: in.Files},
+	)
+}
+
+// reproduceRows are the commands that repeat an invalid run: fencecheck
+// rerun (configuration, seed and the recorded fault schedule) and, when
+// test.json allows it, fencecheck run with the run's flags and seed (the
+// faults drawn again from the seed). nil for a run that is not invalid or
+// whose directory is not known.
+func reproduceRows(in *Input) []card {
+	if in.Dir == "" || in.Results.Valid() != checkers.Invalid {
+		return nil
+	}
+	rows := []card{{Label: "rerun", Value: rerun.Command(in.Dir),
+		Note: "the same configuration, seed and recorded faults (the same faults, held as long, after the same quiet times; a holder fault on the next lock holder), 5 times: prints how many re-runs are invalid"}}
+	if c := rerun.RunCommand(in.Test); c != "" {
+		rows = append(rows, card{Label: "run", Value: c, Note: "the same configuration and seed; the faults are drawn from the seed again, at the times the run's own timing gives"})
+	}
+	return rows
 }
 
 type faultRow struct {
@@ -374,6 +403,9 @@ func configRows(t store.TestInfo) []card {
 	add("lease", strings.Join(nonEmpty("TTL "+t.TTL, ifSet("margin ", t.Margin), ifSet("work ", t.Work)), " · "))
 	add("timeouts", strings.Join(nonEmpty(ifSet("acquire ", t.AcquireTimeout), ifSet("operation ", t.OpTimeout), ifSet("rpc ", t.RPCTimeout), ifSet("check ", t.CheckTimeout)), " · "))
 	add("seed", fmt.Sprint(t.Seed))
+	if r := t.Rerun; r != nil {
+		add("rerun of", fmt.Sprintf("%s (%s schedule: %s)", r.Of, r.Schedule, strings.Join(r.Faults, "; ")))
+	}
 	var srv []string
 	for _, s := range t.Servers {
 		srv = append(srv, s.Name+" "+s.Addr)

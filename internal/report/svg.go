@@ -1,6 +1,7 @@
 package report
 
 import (
+	"html/template"
 	"math"
 	"strconv"
 )
@@ -24,6 +25,10 @@ type figure struct {
 	Class string
 	Label string // aria-label
 	W, H  px
+	// Style and Sized make a figure that stands alone, as a file of its
+	// own: its style inside it, its width and height set.
+	Style template.CSS
+	Sized bool
 	// Drawn in this order: bands, rects, lines, paths, marks, texts.
 	Bands []shape
 	Rects []shape
@@ -136,7 +141,7 @@ func formatTick(v, step float64) string {
 
 // figureSrc draws a figure (template "figure"). Numbers print through
 // px.String; strings are escaped by html/template.
-const figureSrc = `{{define "figure"}}<svg xmlns="http://www.w3.org/2000/svg" {{with .ID}}id="{{.}}" {{end}}class="fig {{.Class}}" viewBox="0 0 {{.W}} {{.H}}" role="img" aria-label="{{.Label}}">
+const figureSrc = `{{define "figure"}}<svg xmlns="http://www.w3.org/2000/svg" {{with .ID}}id="{{.}}" {{end}}class="fig {{.Class}}" {{if .Sized}}width="{{.W}}" height="{{.H}}" {{end}}viewBox="0 0 {{.W}} {{.H}}" role="img" aria-label="{{.Label}}">{{with .Style}}<style>{{.}}</style>{{end}}
 {{range .Bands}}<rect class="{{.Class}}" x="{{.X}}" y="{{.Y}}" width="{{.W}}" height="{{.H}}">{{with .Title}}<title>{{.}}</title>{{end}}</rect>
 {{end}}{{range .Rects}}{{if .Href}}<a href="{{.Href}}">{{end}}<rect class="{{.Class}}" x="{{.X}}" y="{{.Y}}" width="{{.W}}" height="{{.H}}">{{with .Title}}<title>{{.}}</title>{{end}}</rect>{{if .Href}}</a>{{end}}
 {{end}}{{range .Lines}}<line class="{{.Class}}" x1="{{.X1}}" y1="{{.Y1}}" x2="{{.X2}}" y2="{{.Y2}}">{{with .Title}}<title>{{.}}</title>{{end}}</line>

@@ -224,6 +224,7 @@ const pageSrc = `{{define "head"}}<!DOCTYPE html>
 {{else}}<p>No fault was injected.</p>{{end}}
 {{end}}
 
+{{define "reproduce"}}<table>{{range .}}<tr><th>{{.Label}}</th><td><code>{{.Value}}</code><br><span class="muted">{{.Note}}</span></td></tr>{{end}}</table>{{end}}
 {{define "config"}}<table>{{range .}}<tr><th>{{.Label}}</th><td>{{.Value}}</td></tr>{{end}}</table>{{end}}
 
 {{define "files"}}<ul>{{range .}}<li>{{if ge .Size 0}}<a href="{{.Name}}">{{.Name}}</a> <span class="muted">{{.HumanSize}}</span>{{else}}{{.Name}}{{end}}</li>{{end}}</ul>{{end}}

@@ -48,17 +48,33 @@ type TestInfo struct {
 	Keys            int               `json:"keys,omitempty"`
 	ReadMode        string            `json:"read_mode,omitempty"`
 	LockDelay       string            `json:"lock_delay,omitempty"`
+	MaxLease        string            `json:"max_lease,omitempty"` // targets.MaxLease with this TTL and lock-delay
 	Work            string            `json:"work"`
 	Margin          string            `json:"margin"`
 	AcquireTimeout  string            `json:"acquire_timeout"`
 	OpTimeout       string            `json:"op_timeout"`
 	RPCTimeout      string            `json:"rpc_timeout"`
 	CheckTimeout    string            `json:"check_timeout"`
+	ReadyTimeout    string            `json:"ready_timeout,omitempty"`
 	Seed            uint64            `json:"seed"`
 	Images          map[string]string `json:"images"`
 	ImageIDs        map[string]string `json:"image_ids,omitempty"`
 	Servers         []NodeInfo        `json:"servers"`
 	ClusterReady    string            `json:"cluster_ready"`
+	// Rerun is set on a run that fencecheck rerun made: the run it repeats
+	// and the fault schedule it replayed.
+	Rerun *RerunInfo `json:"rerun,omitempty"`
+}
+
+// RerunInfo is what a rerun repeats: the run directory (absolute) and run
+// id of the original, and its recorded fault schedule, replayed in order
+// instead of the seeded random choice, one step a line in words
+// (nemesis.Step's String).
+type RerunInfo struct {
+	Of       string   `json:"of"`
+	RunID    string   `json:"run_id,omitempty"`
+	Schedule string   `json:"schedule"` // "replayed"
+	Faults   []string `json:"faults"`
 }
 
 // ResourceInfo is one resource of the run.
@@ -100,6 +116,10 @@ type Results struct {
 	// Workers says how many clients kept completing operations once the
 	// faults began.
 	Workers *Workers `json:"workers,omitempty"`
+	// Liveness is how long the lock stayed unavailable after each
+	// kill-holder and server kill (nil: the run had none). It is
+	// informational: it never changes the verdict.
+	Liveness *checkers.LivenessResult `json:"liveness,omitempty"`
 	// Events is the number of history events; CheckTime how long the
 	// checkers took.
 	Events    int    `json:"events"`
@@ -179,7 +199,7 @@ func (r *Results) UnmarshalJSON(b []byte) error {
 }
 
 // ownKeys are the JSON names of Results's own fields.
-var ownKeys = []string{"workload", "faults", "fault_hits", "workers", "events", "check_time", "elapsed", "interrupted", "note"}
+var ownKeys = []string{"workload", "faults", "fault_hits", "workers", "liveness", "events", "check_time", "elapsed", "interrupted", "note"}
 
 // FaultHits counts the faults aimed at a critical section (pause-holder,
 // partition-client): Hit were in place while the holder waited at its

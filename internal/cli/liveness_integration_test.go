@@ -1,0 +1,138 @@
+package cli
+
+// Liveness end to end, on real etcd clusters: kill-holder (a holder's
+// container killed inside its critical section) and kill:leader.
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/fencecheck/fencecheck/internal/checkers"
+	"github.com/fencecheck/fencecheck/internal/history"
+)
+
+// livenessOf reads results.json's liveness block.
+func livenessOf(t *testing.T, dir string) *checkers.LivenessResult {
+	t.Helper()
+	var r struct {
+		Liveness *checkers.LivenessResult `json:"liveness"`
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Liveness == nil {
+		t.Fatalf("results.json has no liveness block")
+	}
+	return r.Liveness
+}
+
+// kill-holder with token fencing stays valid: each killed holder's
+// operation ends info, a fresh process continues on its restarted worker,
+// and the lock passes on once the dead holder's lease expires (about a TTL:
+// etcd renews every TTL/3). kill:leader: etcd elects another leader and the
+// lock is granted again, within 8 leases. Both runs are measured in
+// results.json's liveness block.
+func TestLiveness(t *testing.T) {
+	requireDocker(t)
+	fencecheckBinary(t)
+	for _, tc := range []struct {
+		nemesis string
+		check   func(t *testing.T, l *checkers.LivenessResult)
+	}{
+		{"kill-holder", func(t *testing.T, l *checkers.LivenessResult) {
+			s := l.HolderCrash
+			if s == nil || s.Count < 2 || s.Unrecovered != 0 || l.ServerKill != nil {
+				t.Fatalf("holder crashes %+v, server kills %+v: want 2 or more measured, all recovered", s, l.ServerKill)
+			}
+			// etcd expires a lease at most a TTL after its last renewal
+			// (checked every 500 ms), and the waiter then takes the lock
+			// (seen: 0.71-1.21 TTLs).
+			if s.MedianTTLs < 0.5 || s.MedianTTLs > 1.5 || s.MaxTTLs > 2 {
+				t.Errorf("recovery after a holder crash: median %.2f TTLs, max %.2f: want about 1 TTL (median 0.5-1.5, none past 2)", s.MedianTTLs, s.MaxTTLs)
+			}
+		}},
+		{"kill:leader", func(t *testing.T, l *checkers.LivenessResult) {
+			s := l.ServerKill
+			if s == nil || s.Count < 1 || s.Unrecovered != 0 || l.HolderCrash != nil {
+				t.Fatalf("server kills %+v, holder crashes %+v: want 1 or more measured, all recovered", s, l.HolderCrash)
+			}
+			// Bounded by the 2 L a killed server stays down, the 4 L RPC
+			// timeout of a holder's request stuck on it, and 2 L for the
+			// election and a dead holder's lease (seen: 1-10.3 s).
+			if s.MaxS > 16 || s.MedianExcess == nil {
+				t.Errorf("unavailability after a leader kill: max %.2fs, excess measured %v: want within 8 leases (16 s), with an excess", s.MaxS, s.MedianExcess != nil)
+			}
+		}},
+	} {
+		t.Run(tc.nemesis, func(t *testing.T) {
+			t.Parallel()
+			dir, got, r := seededRun(t, "--target", "etcd", "--fencing", "token", "--nemesis", tc.nemesis,
+				"--nemesis-interval", "2s", "--time-limit", "20s")
+			if r.code != exitValid || got.Valid != true || got.LostUpdates.Lost != 0 {
+				t.Fatalf("exit %d, valid %v, lost %d: want a valid run", r.code, got.Valid, got.LostUpdates.Lost)
+			}
+			for _, f := range got.Faults {
+				if f.Stop < 0 || f.Error != "" {
+					t.Errorf("fault %s on %v: stop %d, error %q", f.Fault, f.Nodes, f.Stop, f.Error)
+				}
+			}
+			l := livenessOf(t, dir)
+			t.Logf("liveness: %s", l.Message)
+			if l.Valid != checkers.Valid {
+				t.Errorf("liveness %s: %s %s", l.Valid, l.Message, l.Error)
+			}
+			tc.check(t, l)
+			if tc.nemesis == "kill-holder" {
+				killedContinue(t, dir, 5)
+			}
+		})
+	}
+}
+
+// killedContinue checks a kill-holder run's history: every killed
+// holder's operation ended info, and a fresh process completed operations
+// on its worker after the restart.
+func killedContinue(t *testing.T, dir string, workers int) {
+	t.Helper()
+	events, err := history.ReadFile(filepath.Join(dir, "history.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops, err := history.Pair(events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	faults, err := history.Faults(events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range faults {
+		var p history.Process
+		if err := json.Unmarshal([]byte(f.Params["process"]), &p); err != nil {
+			t.Fatalf("fault %v: process %q", f.Nodes, f.Params["process"])
+		}
+		var last *history.Op
+		later := false
+		for i := range ops {
+			o := &ops[i]
+			if o.Process == p {
+				last = o
+			}
+			if int(o.Process)%workers == int(p)%workers && o.Process > p && o.Type() == history.Ok && o.Invoke.Time > f.Stop {
+				later = true
+			}
+		}
+		if last == nil || last.Type() != history.Info {
+			t.Errorf("killed process %d: its last operation %v, want info", p, last)
+		}
+		if !later && f.Stop < events[len(events)-1].Time-int64(5e9) {
+			t.Errorf("worker of killed process %d: no fresh process completed an operation after its restart at %d", p, f.Stop)
+		}
+	}
+}

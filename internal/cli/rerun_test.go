@@ -1,0 +1,210 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fencecheck/fencecheck/internal/history"
+	"github.com/fencecheck/fencecheck/internal/nemesis"
+	"github.com/fencecheck/fencecheck/internal/resources"
+	"github.com/fencecheck/fencecheck/internal/store"
+)
+
+// The schedules of runs recorded on real clusters, as rerun reads them: the
+// faults in order, aimed at a role where they were (the holder, the
+// leader), with their recorded holds, and quiet times that end where each
+// fault began (a holder fault: where its holder reached its failpoint).
+func TestRecordedSchedules(t *testing.T) {
+	for _, tc := range []struct {
+		dir   string
+		fault string
+		role  string
+		holds []string
+	}{
+		{"etcd-none-pause-holder", "pause-holder", nemesis.RoleHolder, []string{"5.583s", "4.75s", "4.707s", "5.145s"}},
+		{"consul-none-pause-holder", "pause-holder", nemesis.RoleHolder, []string{"34.132s", "51.483s", "1m2.559s"}},
+		{"consul-register-default-partition", "partition:leader", nemesis.RoleLeader, []string{"1m0.671s", "27.04s"}},
+		{"redis-nopersist-token-kill", "kill:one", "", []string{"2.954s", "3.395s", "2.798s", "2.48s", "3.309s"}},
+	} {
+		t.Run(tc.dir, func(t *testing.T) {
+			dir := copyRun(t, filepath.Join("testdata", "runs", tc.dir))
+			events, err := history.ReadFile(filepath.Join(dir, store.HistoryFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			steps, err := nemesis.Recorded(events)
+			if err != nil {
+				t.Fatal(err)
+			}
+			faults, _ := history.Faults(events)
+			if len(steps) != len(tc.holds) || len(faults) != len(steps) {
+				t.Fatalf("%d steps of %d faults, want %d: %v", len(steps), len(faults), len(tc.holds), steps)
+			}
+			prev := events[0].Time
+			for i, s := range steps {
+				if s.Fault != tc.fault || s.Role != tc.role || s.Hold.String() != tc.holds[i] {
+					t.Errorf("step %d: %s, want %s on role %q held %s", i+1, s, tc.fault, tc.role, tc.holds[i])
+				}
+				if strings.Join(s.Nodes, ",") != strings.Join(faults[i].Nodes, ",") {
+					t.Errorf("step %d: nodes %v, recorded %v", i+1, s.Nodes, faults[i].Nodes)
+				}
+				gap := time.Duration(faults[i].Start - prev)
+				switch {
+				case s.Role == nemesis.RoleHolder && (s.After > gap || s.After < gap-time.Second):
+					t.Errorf("step %d: after %s; its holder reached its failpoint within a second before the fault began %s after the last stop", i+1, s.After, gap)
+				case s.Role != nemesis.RoleHolder && s.After != max(0, gap-healthCheck(faults[i].Params)):
+					t.Errorf("step %d: after %s, want the recorded quiet time %s less its health check %q", i+1, s.After, gap, faults[i].Params["healthy_before"])
+				}
+				prev = faults[i].Stop
+			}
+		})
+	}
+}
+
+// A recorded run's test.json, made into run flags and parsed by run, gives
+// back the configuration it records, and the schedule to replay.
+func TestRerunConfigFromTestJSON(t *testing.T) {
+	for _, rr := range recordedRuns {
+		t.Run(rr.dir, func(t *testing.T) {
+			dir := copyRun(t, filepath.Join("testdata", "runs", rr.dir))
+			var test store.TestInfo
+			b, err := os.ReadFile(filepath.Join(dir, store.TestFile))
+			if err != nil || json.Unmarshal(b, &test) != nil {
+				t.Fatalf("test.json: %v", err)
+			}
+			cfg, err := rerunConfig(t.Context(), dir, t.TempDir(), true, os.Stderr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lockDelay := ""
+			if cfg.LockDelay != nil {
+				lockDelay = cfg.LockDelay.String()
+			}
+			for _, c := range []struct{ what, got, want string }{
+				{"target", cfg.Target.Name(), test.Target},
+				{"workload", cfg.Workload.Name(), test.Workload},
+				{"nemesis", cfg.Nemesis, test.Nemesis},
+				{"nemesis interval", cfg.NemesisInterval.String(), test.NemesisInterval},
+				{"time limit", cfg.TimeLimit.String(), test.TimeLimit},
+				{"ttl", cfg.TTL.String(), test.TTL},
+				{"lock delay", lockDelay, test.LockDelay},
+				{"work", cfg.Work.String(), test.Work},
+				{"margin", cfg.Margin.String(), test.Margin},
+				{"acquire timeout", cfg.AcquireTimeout.String(), test.AcquireTimeout},
+				{"op timeout", cfg.OpTimeout.String(), test.OpTimeout},
+				{"rpc timeout", cfg.RPCTimeout.String(), test.RPCTimeout},
+				{"check timeout", cfg.CheckTimeout.String(), test.CheckTimeout},
+				{"concurrency", strconv.Itoa(cfg.Concurrency), strconv.Itoa(test.Concurrency)},
+				{"nodes", strconv.Itoa(cfg.Nodes), strconv.Itoa(test.Nodes)},
+				{"seed", strconv.Itoa(int(cfg.Seed)), strconv.Itoa(int(test.Seed))},
+				{"name", cfg.Name, test.Name + "-rerun"},
+			} {
+				if c.got != c.want {
+					t.Errorf("%s: %q, test.json says %q", c.what, c.got, c.want)
+				}
+			}
+			if test.Workload == "register" {
+				if cfg.Keys != test.Keys || cfg.ReadMode != test.ReadMode {
+					t.Errorf("register: %d keys, %s reads; test.json: %d, %s", cfg.Keys, cfg.ReadMode, test.Keys, test.ReadMode)
+				}
+			} else if f := resources.DescribeFencings(cfg.Resources, cfg.Fencings); f != test.Fencing {
+				t.Errorf("fencing %q, test.json says %q", f, test.Fencing)
+			}
+			events, _ := history.ReadFile(filepath.Join(dir, store.HistoryFile))
+			faults, _ := history.Faults(events)
+			if cfg.Replay == nil || len(cfg.Replay.Steps) != len(faults) || cfg.Replay.RunID != test.RunID {
+				t.Fatalf("replay %+v, want the %d recorded faults of run %s", cfg.Replay, len(faults), test.RunID)
+			}
+		})
+	}
+}
+
+// rerun refuses, with the reason and exit 254 before anything starts, what
+// it cannot repeat.
+func TestRerunRefuses(t *testing.T) {
+	edit := func(t *testing.T, file string, from, to string) string {
+		dir := copyRun(t, filepath.Join("testdata", "runs", "etcd-none-pause-holder"))
+		p := filepath.Join(dir, file)
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), from) {
+			t.Fatalf("%s has no %q", file, from)
+		}
+		if err := os.WriteFile(p, []byte(strings.ReplaceAll(string(b), from, to)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	for _, tc := range []struct {
+		name string
+		dir  func(t *testing.T) string
+		args []string
+		want string
+	}{
+		{"not a run", func(t *testing.T) string { return t.TempDir() }, nil, "has no history.jsonl"},
+		{"no runs", func(t *testing.T) string {
+			return copyRun(t, filepath.Join("testdata", "runs", "etcd-none-pause-holder"))
+		}, []string{"--runs", "0"}, "--runs must be at least 1"},
+		{"unknown target", func(t *testing.T) string { return edit(t, store.TestFile, `"target": "etcd"`, `"target": "etcd9"`) }, nil, `unknown target "etcd9"`},
+		{"unknown resource", func(t *testing.T) string {
+			return edit(t, store.TestFile, `"fencing": "none",`, `"fencing": "none", "resources": [{"name": "mongo", "fencing": "none"}],`)
+		}, nil, `unknown resource "mongo"`},
+		{"unknown fault in test.json", func(t *testing.T) string {
+			return edit(t, store.TestFile, `"nemesis": "pause-holder"`, `"nemesis": "meteor"`)
+		}, nil, `unknown nemesis "meteor"`},
+		{"unknown fault in the history", func(t *testing.T) string {
+			return edit(t, store.HistoryFile, `"fault":"pause-holder","nodes":["w3"]`, `"fault":"meteor","nodes":["w3"]`)
+		}, nil, `the recorded fault "meteor"`},
+		{"bad duration", func(t *testing.T) string { return edit(t, store.TestFile, `"ttl": "2s"`, `"ttl": "two"`) }, nil, `ttl "two" is not a duration`},
+		{"scripted demo", func(t *testing.T) string {
+			return edit(t, store.TestFile, `"workload": "lock-append",`, `"workload": "lock-append", "scripted": "seed story",`)
+		}, nil, "run fencecheck demo"},
+		{"client program", func(t *testing.T) string {
+			return edit(t, store.TestFile, `"workload": "lock-append",`, `"workload": "lock-append", "client": "redis-py (python3 client.py)",`)
+		}, nil, "does not record its --client-dir"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			start := time.Now()
+			code, stdout, stderr := runInProcess(append([]string{"rerun", tc.dir(t), "--results", t.TempDir()}, tc.args...)...)
+			if code != exitBadArgs || !strings.Contains(stderr, tc.want) {
+				t.Errorf("exit %d, stderr %q; want 254 and %q\nstdout: %s", code, stderr, tc.want, stdout)
+			}
+			if time.Since(start) > 5*time.Second {
+				t.Errorf("took %s to refuse", time.Since(start))
+			}
+		})
+	}
+}
+
+func TestRerunExit(t *testing.T) {
+	for _, tc := range []struct {
+		invalid, unknown, failed int
+		interrupted              bool
+		want                     int
+	}{
+		{0, 0, 0, false, exitValid},
+		{1, 0, 0, false, exitInvalid},
+		{1, 2, 1, true, exitInvalid}, // a reproduction stands
+		{0, 1, 1, false, exitHarness},
+		{0, 1, 0, false, exitUnknown},
+		{0, 0, 0, true, exitUnknown}, // cut short: nothing proven
+	} {
+		if got := rerunExit(tc.invalid, tc.unknown, tc.failed, tc.interrupted); got != tc.want {
+			t.Errorf("rerunExit(%d invalid, %d unknown, %d failed, interrupted %v) = %d, want %d",
+				tc.invalid, tc.unknown, tc.failed, tc.interrupted, got, tc.want)
+		}
+	}
+}
+
+// healthCheck is a fault's recorded health check time ("after 15ms").
+func healthCheck(params map[string]string) time.Duration {
+	d, _ := time.ParseDuration(strings.TrimPrefix(params["healthy_before"], "after "))
+	return d
+}

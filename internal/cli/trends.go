@@ -1,0 +1,109 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/fencecheck/fencecheck/internal/harness"
+	"github.com/fencecheck/fencecheck/internal/report"
+	"github.com/fencecheck/fencecheck/internal/trends"
+)
+
+// cmdTrends is `fencecheck trends ROOT`: ROOT is a root of nights (each
+// subdirectory a matrix's results directory). It writes ROOT/trends.html
+// and ROOT/trends.json (and ROOT/index.html, the same page, when ROOT holds
+// no runs of its own), prints each cell's strip and the newest night's
+// regressions, and exits 1 if there is one, 0 if not, 254 if ROOT holds
+// no night.
+func cmdTrends(_ context.Context, args []string, stdout, stderr io.Writer) (int, error) {
+	fs := newFlags("trends", stderr)
+	keep := fs.Int("nights", 30, "follow the newest N nights (by their matrix's start)")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, `Usage: fencecheck trends [--nights N] ROOT
+
+ROOT holds one matrix results directory per night (fencecheck matrix
+--results ROOT/NIGHT, or merge --results ROOT/NIGHT). Writes ROOT/trends.html
+(and ROOT/index.html when ROOT holds no runs of its own) and ROOT/trends.json:
+each cell's verdict night by night, the detection rate of unfenced cells,
+the median time to the first lost update and throughput. A cell regressed if,
+against the last earlier night it ran in (skipping unknown verdicts of cells
+that must be valid), it must be valid and turned from valid to invalid, or it
+is unfenced and stopped losing updates. Exit 1 if a
+cell regressed on the newest night, 0 if none did, 254 if ROOT holds no night.
+
+`)
+		fs.PrintDefaults()
+	}
+	if err := parse(fs, args); err != nil {
+		return 0, err
+	}
+	if fs.NArg() != 1 {
+		return 0, fmt.Errorf("%w: trends needs one ROOT directory", errUsage)
+	}
+	if *keep < 1 || *keep > trends.MaxScan {
+		return 0, fmt.Errorf("%w: --nights %d: between 1 and %d", errUsage, *keep, trends.MaxScan)
+	}
+	root := fs.Arg(0)
+	nights, err := trends.Scan(root, *keep)
+	if err != nil {
+		if _, serr := os.Stat(filepath.Join(root, trends.MatrixFile)); serr == nil {
+			err = fmt.Errorf("%w (%s is one night: give the directory that holds the nights)", err, root)
+		}
+		return 0, fmt.Errorf("%w: %s: %w", errUsage, root, err)
+	}
+	s := trends.Summarize(nights)
+	runs, err := report.ScanRuns(root)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %w", harness.ErrHarness, err)
+	}
+	if err := errors.Join(trends.WriteJSON(root, s), report.WriteTrends(root, s, len(runs) == 0)); err != nil {
+		return 0, fmt.Errorf("%w: %w", harness.ErrHarness, err)
+	}
+	printTrends(stdout, s)
+	abs, _ := filepath.Abs(root)
+	fmt.Fprintf(stdout, "  trends   %s\n  summary  %s\n", filepath.Join(abs, report.TrendsFile), filepath.Join(abs, trends.JSONFile))
+	if len(s.Regressions) > 0 {
+		return exitInvalid, nil
+	}
+	return exitValid, nil
+}
+
+// printTrends prints the nights, one line per cell and the newest night's
+// regressions.
+func printTrends(w io.Writer, s trends.Summary) {
+	fmt.Fprintf(w, "%d nights, oldest first:", len(s.Nights))
+	for _, n := range s.Nights {
+		fmt.Fprintf(w, " %s", n.Dir)
+		if n.Err != "" {
+			fmt.Fprintf(w, " (unreadable)")
+		}
+	}
+	fmt.Fprintf(w, "\n\n%-16s %-12s %-24s %-7s %3s  %-12s %12s %10s %6s\n", "target", "resource", "nemesis", "fencing", "run", "nights", "detection", "first lost", "ops/s")
+	for _, c := range s.Cells {
+		detection, first, ops := "-", "-", "-"
+		if c.DetectionRate != nil {
+			detection = fmt.Sprintf("%d/%d", *c.Detected, c.Runs)
+		}
+		if c.MedianFirstLostS != nil {
+			first = fmt.Sprintf("%.1fs", *c.MedianFirstLostS)
+		}
+		if c.MedianOpsPerS != nil {
+			ops = fmt.Sprintf("%.1f", *c.MedianOpsPerS)
+		}
+		fmt.Fprintf(w, "%-16s %-12s %-24s %-7s %3d  %-12s %12s %10s %6s\n", c.Key.Target, c.Key.Resource, c.Key.Nemesis, c.Key.Fencing, c.Key.Run,
+			c.StripText(), detection, first, ops)
+	}
+	fmt.Fprintf(w, "nights: V valid, I invalid, U unknown, E error, - not run; ! a regression\n")
+	for _, r := range s.Regressions {
+		fmt.Fprintf(w, "REGRESSION  %s: %s (%s -> %s)\n", r.Key, r.Message, r.WasDir, r.NowDir)
+	}
+	if len(s.Regressions) == 0 {
+		fmt.Fprintf(w, "PASS  no cell regressed on the newest night\n")
+		return
+	}
+	fmt.Fprintf(w, "FAIL  %d cells regressed on the newest night\n", len(s.Regressions))
+}

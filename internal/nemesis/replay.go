@@ -1,0 +1,161 @@
+package nemesis
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/fencecheck/fencecheck/internal/history"
+)
+
+// Roles a replayed fault is aimed at, instead of nodes: in a new cluster the
+// leader, and the client that holds the lock, may be other nodes.
+const (
+	// RoleHolder: the next client to reach its failpoint (pause-holder,
+	// partition-client).
+	RoleHolder = "holder"
+	// RoleLeader: the server that leads when the fault comes (:leader).
+	RoleLeader = "leader"
+)
+
+// Step is one fault of a recorded schedule, as Recorded reads it from a
+// history and a replaying Schedule injects it again.
+type Step struct {
+	// Fault is the fault's name with its scope ("pause-holder",
+	// "kill:leader"), as the table parses it.
+	Fault string
+	// After is the quiet time before the fault: from the previous fault's
+	// stop (for the first, from the first event of the history: the start
+	// of the clients and of the schedule) until the fault was injected,
+	// or, for a fault aimed at the holder, until its holder reached its
+	// failpoint (its last phase before the fault began). A replay waits
+	// After, then injects: a holder fault takes the next client to reach
+	// its failpoint from then on.
+	After time.Duration
+	// Hold is how long the fault was held (its "hold" or "down"
+	// parameter); 0 when the history does not say, and the fault draws it.
+	Hold time.Duration
+	// Role is RoleHolder or RoleLeader for a fault aimed at a role, ""
+	// for one whose nodes were picked at random (or fixed: :resource).
+	Role string
+	// Nodes are the nodes the fault hit in the recorded run.
+	Nodes []string
+}
+
+// String is the step in words: "pause-holder on the holder (was w1) after
+// 3.2s, held 5.583s".
+func (s Step) String() string {
+	on := strings.Join(s.Nodes, ",")
+	if s.Role != "" {
+		on = fmt.Sprintf("the %s (was %s)", s.Role, on)
+	}
+	hold := "held as drawn"
+	if s.Hold > 0 {
+		hold = "held " + s.Hold.String()
+	}
+	return fmt.Sprintf("%s on %s after %s, %s", s.Fault, on, s.After.Round(time.Millisecond), hold)
+}
+
+// Recorded reads the schedule a history recorded: one step per fault that
+// started (nemesis start events; the stop gives the next quiet time), in
+// order. A history without nemesis events has no steps (nil, no error).
+func Recorded(events []history.Event) ([]Step, error) {
+	faults, err := history.Faults(events)
+	if err != nil {
+		return nil, err
+	}
+	if len(faults) == 0 {
+		return nil, nil
+	}
+	origin := events[0].Time
+	var steps []Step
+	for _, f := range faults {
+		if f.Fault == "" {
+			return nil, fmt.Errorf("nemesis: a fault at %s has no name", time.Duration(f.Start))
+		}
+		st := Step{Fault: f.Fault, Nodes: slices.Clone(f.Nodes)}
+		at := f.Start
+		switch {
+		case isHolderFault(f.Params):
+			st.Role = RoleHolder
+			if t, ok := failpointTime(events, f); ok {
+				at = t
+			}
+		case strings.HasSuffix(f.Fault, ":"+ScopeLeader):
+			st.Role = RoleLeader
+		}
+		st.After = time.Duration(max(0, at-origin))
+		// The recorded quiet time includes the original's health check
+		// before the fault; the replay makes its own.
+		st.After = max(0, st.After-healthCheckTime(f.Params))
+		for _, k := range []string{"hold", "down"} {
+			if _, timed := f.Params["ttl_multiple"]; timed {
+				// pause-holder:xM holds M TTLs from the moment it found
+				// the holder, its SIGSTOP's time included: the recorded
+				// hold is what was left after that SIGSTOP, and the
+				// replayed fault computes its own.
+				break
+			}
+			if v, ok := f.Params[k]; ok {
+				d, err := time.ParseDuration(v)
+				if err != nil || d < 0 {
+					return nil, fmt.Errorf("nemesis: fault %s at %s: %s %q is not a duration", f.Fault, time.Duration(f.Start), k, v)
+				}
+				st.Hold = d
+				break
+			}
+		}
+		steps = append(steps, st)
+		if f.Stop < 0 {
+			break // the history ends inside it: nothing followed
+		}
+		origin = f.Stop
+	}
+	return steps, nil
+}
+
+// isHolderFault tells a fault that took a holder at its failpoint by what
+// it recorded: its hit, or (histories from before hits were recorded) the
+// holder's process and token.
+func isHolderFault(params map[string]string) bool {
+	if _, ok := params["hit"]; ok {
+		return true
+	}
+	_, p := params["process"]
+	_, t := params["token"]
+	return p && t
+}
+
+// failpointTime is when the holder of a holder fault reached its failpoint:
+// the time of its process's last phase event before the fault's start (its
+// lease check; the failpoint follows it).
+func failpointTime(events []history.Event, f history.Fault) (int64, bool) {
+	var p history.Process
+	if err := p.UnmarshalJSON([]byte(f.Params["process"])); err != nil {
+		return 0, false
+	}
+	for i := len(events) - 1; i >= 0; i-- {
+		e := events[i]
+		if e.Time > f.Start {
+			continue
+		}
+		if e.Process == p && e.Type == history.Phase {
+			return e.Time, true
+		}
+		if e.Process == p && e.Type == history.Invoke {
+			return 0, false // its operation began after any phase: none of this section
+		}
+	}
+	return 0, false
+}
+
+// healthCheckTime is how long the health check before a fault took, as its
+// params recorded it ("healthy_before": "after 15ms"); 0 when they did not.
+func healthCheckTime(params map[string]string) time.Duration {
+	d, err := time.ParseDuration(strings.TrimPrefix(params["healthy_before"], "after "))
+	if err != nil || d < 0 {
+		return 0
+	}
+	return d
+}

@@ -1,0 +1,236 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"html/template"
+	"math"
+	"time"
+
+	"github.com/fencecheck/fencecheck/internal/sweep"
+)
+
+// The sweep's chart: the fraction of runs that lost an update (y) against
+// the holder's pause in TTLs (x), one line per fencing mode (and margin),
+// the expected threshold as a band (its median dashed) and the measured
+// one (where half the runs lose) as a line. It is a file of its own
+// (sweep.svg), readable as an image: its style is inside it.
+
+const (
+	sweepW     px = 760
+	sweepH     px = 460
+	sweepLeft  px = 64
+	sweepRight px = 32
+	sweepTop   px = 118
+	sweepBot   px = 56
+)
+
+// sweepCSS is the chart's style.
+const sweepCSS = `svg{font-family:system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;background:#fff}
+.bg{fill:#fff}
+.title{font-size:15px;font-weight:700;fill:#1d2330}.sub{font-size:11.5px;fill:#475467}
+.grid{stroke:#eceef2;stroke-width:1}.axis{stroke:#98a2b3;stroke-width:1}
+.tick{font-size:11px;fill:#667085}.axis-label{font-size:12px;fill:#344054}
+.band{fill:#ffb74d;fill-opacity:.22}.exp{stroke:#b45f06;stroke-width:1.4;stroke-dasharray:5 3}
+.exp-label{font-size:11px;fill:#b45f06;font-weight:600}
+.ideal{stroke:#b45f06;stroke-width:1;stroke-dasharray:1 3}.ideal-label{font-size:10.5px;fill:#b45f06}
+.meas{stroke:#7f1d1d;stroke-width:1.6}.meas-label{font-size:11px;fill:#7f1d1d;font-weight:700}
+.ref{stroke:#98a2b3;stroke-width:1;stroke-dasharray:2 3}.ref-label{font-size:10.5px;fill:#667085}
+.line{fill:none;stroke-width:2.2}
+.c-none{stroke:#c62828}.c-token{stroke:#2e7d32}.c-cas{stroke:#1565c0}
+.m1{stroke-dasharray:7 4}.m2{stroke-dasharray:2 3}.m3{stroke-dasharray:9 3 2 3}
+.pt{stroke:#fff;stroke-width:1.2}.pt.f-none{fill:#c62828}.pt.f-token{fill:#2e7d32}.pt.f-cas{fill:#1565c0}
+.pt.fenced{fill:#fff;stroke-width:2}.pt.fenced.f-token{stroke:#2e7d32}.pt.fenced.f-cas{stroke:#1565c0}
+.legend{font-size:11.5px;fill:#344054}
+.note{font-size:10.5px;fill:#667085}`
+
+// SweepChart draws a sweep's chart as a standalone SVG document.
+func SweepChart(s *sweep.Summary) ([]byte, error) {
+	f := drawSweep(s)
+	var b bytes.Buffer
+	if err := sweepTmpl.ExecuteTemplate(&b, "figure", f); err != nil {
+		return nil, fmt.Errorf("sweep chart: %w", err)
+	}
+	b.WriteByte('\n')
+	return b.Bytes(), nil
+}
+
+var sweepTmpl = template.Must(template.New("sweep").Parse(figureSrc))
+
+func drawSweep(s *sweep.Summary) figure {
+	f := figure{Class: "sweep", W: sweepW, H: sweepH, Style: template.CSS(sweepCSS), Sized: true,
+		Label: fmt.Sprintf("%s: fraction of runs that lost an update against the holder's pause in TTLs", s.Target)}
+	ttl := time.Duration(s.TTLMS) * time.Millisecond
+	lease := float64(s.LeaseMS) / float64(max(s.TTLMS, 1))
+	f.Bands = append(f.Bands, shape{X: 0, Y: 0, W: sweepW, H: sweepH, Class: "bg"})
+
+	// The x range: from 0 to past the last pause and the lease.
+	xmax := lease
+	for _, p := range s.Points {
+		xmax = max(xmax, p.Pause)
+	}
+	for _, th := range s.Thresholds {
+		xmax = max(xmax, th.ExpectedMax)
+	}
+	step := niceStep(xmax, 8)
+	xmax = math.Ceil(xmax/step-1e-9) * step
+	x0, x1 := sweepLeft, sweepW-sweepRight
+	y0, y1 := sweepTop, sweepH-sweepBot // top and bottom of the plot
+	x := func(v float64) px { return x0 + px(v/xmax)*(x1-x0) }
+	y := func(frac float64) px { return y1 - px(frac)*(y1-y0) }
+
+	// Title.
+	version := s.Target
+	if s.TargetVersion != "" {
+		version += " " + s.TargetVersion
+	}
+	f.Texts = append(f.Texts,
+		text{X: 14, Y: 22, Class: "title", Text: version + ": runs that lost an update, by holder pause"},
+		text{X: 14, Y: 40, Class: "sub", Text: fmt.Sprintf("one lock holder paused per run, after its lease check and before its %s of work and its write",
+			time.Duration(s.WorkMS)*time.Millisecond)},
+		text{X: 14, Y: 56, Class: "sub", Text: sweepSetup(s)})
+
+	// Grid and axes.
+	for v := 0.0; v <= 1+1e-9; v += 0.25 {
+		f.Lines = append(f.Lines, line{X1: x0, Y1: y(v), X2: x1, Y2: y(v), Class: "grid"})
+		f.Texts = append(f.Texts, text{X: x0 - 6, Y: y(v) + 4, Text: fmt.Sprintf("%.0f%%", v*100), Class: "tick", Anchor: "end"})
+	}
+	for v := 0.0; v <= xmax+1e-9; v += step {
+		f.Lines = append(f.Lines, line{X1: x(v), Y1: y0, X2: x(v), Y2: y1, Class: "grid"})
+		f.Texts = append(f.Texts, text{X: x(v), Y: y1 + 16, Text: formatTick(v, step), Class: "tick", Anchor: "middle"})
+	}
+	f.Lines = append(f.Lines, line{X1: x0, Y1: y1, X2: x1, Y2: y1, Class: "axis"}, line{X1: x0, Y1: y0, X2: x0, Y2: y1, Class: "axis"})
+	f.Texts = append(f.Texts,
+		text{X: (x0 + x1) / 2, Y: sweepH - 14, Class: "axis-label", Anchor: "middle", Text: fmt.Sprintf("holder pause / TTL (TTL %s)", ttl)})
+
+	// Reference lines: the TTL, and the lease when it is longer.
+	// right places a label to the right of a vertical line at X, or to
+	// its left near the plot's right edge.
+	right := func(t text, X px) text {
+		t.X = X + 4
+		if X > x1-90 {
+			t.X, t.Anchor = X-4, "end"
+		}
+		return t
+	}
+	ref := func(v float64, label string) {
+		f.Lines = append(f.Lines, line{X1: x(v), Y1: y0, X2: x(v), Y2: y1, Class: "ref"})
+		f.Texts = append(f.Texts, right(text{Y: y1 - 6, Class: "ref-label", Text: label}, x(v)))
+	}
+	ref(1, "pause = TTL")
+	if lease > 1.001 {
+		ref(lease, fmt.Sprintf("pause = lease (%s)", time.Duration(s.LeaseMS)*time.Millisecond))
+	}
+
+	// Thresholds: expected band and median, measured line.
+	for i, th := range s.Thresholds {
+		dy := px(i) * 14
+		if th.TimedHolders > 0 {
+			a, b := x(th.TimedMin), x(th.TimedMax)
+			f.Bands = append(f.Bands, shape{X: a, Y: y0, W: max(b-a, 1.5), H: y1 - y0, Class: "band",
+				Title: fmt.Sprintf("expected threshold, timed: %s to %s TTL over %d paused holders", sweep.Format(th.TimedMin), sweep.Format(th.TimedMax), th.TimedHolders)})
+			m := x(th.TimedMedian)
+			f.Lines = append(f.Lines, line{X1: m, Y1: y0, X2: m, Y2: y1, Class: "exp"})
+			f.Texts = append(f.Texts, text{X: m - 4, Y: y0 - 6 - dy, Class: "exp-label", Anchor: "end",
+				Text: "expected " + sweep.Format(th.TimedMedian)})
+		}
+		if th.Holders > 0 {
+			m := x(th.ExpectedMedian)
+			f.Lines = append(f.Lines, line{X1: m, Y1: y0, X2: m, Y2: y1, Class: "ideal",
+				Title: fmt.Sprintf("expected threshold without the fault's latencies: %s to %s TTL, median %s", sweep.Format(th.ExpectedMin), sweep.Format(th.ExpectedMax), sweep.Format(th.ExpectedMedian))})
+			f.Texts = append(f.Texts, right(text{Y: y1 - 20 - dy, Class: "ideal-label", Text: "left − work " + sweep.Format(th.ExpectedMedian)}, m))
+		}
+		if th.Half != nil {
+			h := x(*th.Half)
+			f.Lines = append(f.Lines, line{X1: h, Y1: y0, X2: h, Y2: y1, Class: "meas",
+				Title: fmt.Sprintf("measured threshold: half the runs lose at %s TTL", sweep.Format(*th.Half))})
+			f.Texts = append(f.Texts, right(text{Y: y0 - 6 - dy, Class: "meas-label", Text: "measured " + sweep.Format(*th.Half)}, h))
+		}
+	}
+
+	// The series, with a legend above the plot.
+	margins := map[int64]int{}
+	for _, p := range s.Points {
+		if _, ok := margins[p.MarginMS]; !ok {
+			margins[p.MarginMS] = len(margins)
+		}
+	}
+	lx := x0
+	var fenced, unfenced []mark
+	for _, series := range s.Series() {
+		first := series[0]
+		class := "c-" + first.Fencing
+		if mi := margins[first.MarginMS]; mi > 0 {
+			class += fmt.Sprintf(" m%d", min(mi, 3))
+		}
+		name := "fencing " + first.Fencing
+		if len(margins) > 1 {
+			name += ", margin " + sweep.Format(float64(first.MarginMS)/float64(max(s.TTLMS, 1))) + " TTL"
+		}
+		d := ""
+		for _, p := range series {
+			if p.Runs == 0 {
+				continue
+			}
+			cmd := "L"
+			if d == "" {
+				cmd = "M"
+			}
+			d += cmd + x(p.Pause).String() + " " + y(p.Fraction).String() + " "
+		}
+		if d != "" {
+			// Fenced lines first, so that an unfenced one at zero shows.
+			if first.Fenced {
+				f.Paths = append([]svgPath{{D: d, Class: "line " + class, Title: name}}, f.Paths...)
+			} else {
+				f.Paths = append(f.Paths, svgPath{D: d, Class: "line " + class, Title: name})
+			}
+		}
+		for _, p := range series {
+			if p.Runs == 0 {
+				continue
+			}
+			pc, r := "pt f-"+first.Fencing, px(3.5)
+			if p.Fenced {
+				pc, r = pc+" fenced", 5.5
+			}
+			m := mark{X: x(p.Pause), Y: y(p.Fraction), R: r, Shape: "dot", Class: pc,
+				Title: fmt.Sprintf("pause %s TTL (%s), %s: %d of %d runs lost an update (%d of %d acknowledged updates lost)",
+					sweep.Format(p.Pause), time.Duration(p.PauseMS)*time.Millisecond, name, p.Lossy, p.Runs, p.Lost, p.Acknowledged)}
+			if p.Fenced {
+				fenced = append(fenced, m) // under the unfenced marks: a ring around a dot where both are
+			} else {
+				unfenced = append(unfenced, m)
+			}
+		}
+		f.Lines = append(f.Lines, line{X1: lx, Y1: 86, X2: lx + 22, Y2: 86, Class: "line " + class})
+		f.Texts = append(f.Texts, text{X: lx + 27, Y: 90, Class: "legend", Text: name})
+		lx += 27 + px(7*len(name)) + 18
+	}
+	f.Marks = append(append(f.Marks, fenced...), unfenced...)
+	if len(s.Thresholds) > 0 {
+		f.Texts = append(f.Texts, text{X: 14, Y: 72, Class: "note",
+			Text: "band: expected threshold of each paused holder, the pause at which its write leaves as its lease ends (from its history); dashed: median"})
+	}
+	return f
+}
+
+// sweepSetup is the chart's second subtitle: what every run shared.
+func sweepSetup(s *sweep.Summary) string {
+	ttl := time.Duration(s.TTLMS) * time.Millisecond
+	out := fmt.Sprintf("TTL %s, lease %s", ttl, time.Duration(s.LeaseMS)*time.Millisecond)
+	margins := map[int64]bool{}
+	for _, p := range s.Points {
+		margins[p.MarginMS] = true
+	}
+	if len(margins) == 1 {
+		for m := range margins {
+			out += fmt.Sprintf(", margin %s", time.Duration(m)*time.Millisecond)
+		}
+	}
+	out += fmt.Sprintf(", %d clients, %d node(s), %d run(s) a point", s.Concurrency, s.Nodes, s.Runs)
+	if s.Runs > 1 {
+		return out + fmt.Sprintf(" (seeds %d to %d)", s.Seed, s.Seed+uint64(s.Runs)-1)
+	}
+	return out + fmt.Sprintf(" (seed %d)", s.Seed)
+}
