@@ -13,15 +13,11 @@ import (
 // faults, no work time, 5 clients; the two alternate, runs times each;
 // medians and their ratio.
 func runClientOverhead(bin, clientDir, target string, runs int, limit time.Duration) error {
-	bin, err := filepath.Abs(bin)
+	bin, dir, cleanup, err := workDir(bin, "fencecheck-client-overhead-")
 	if err != nil {
 		return err
 	}
-	dir, err := os.MkdirTemp("", "fencecheck-client-overhead-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(dir)
+	defer cleanup()
 	const concurrency = 5
 	var builtin, program []float64
 	for i := 0; i < runs; i++ {

@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -74,52 +73,33 @@ type summary struct {
 // per seed 1..runs, parallel at a time, with token fencing and the nemesis
 // every 2 s, and prints the README's Markdown table.
 func runLiveness(bin string, runs int, limit time.Duration, only string, parallel int) error {
-	bin, err := filepath.Abs(bin)
+	bin, dir, cleanup, err := workDir(bin, "fencecheck-liveness-")
 	if err != nil {
 		return err
 	}
-	dir, err := os.MkdirTemp("", "fencecheck-liveness-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(dir)
+	defer cleanup()
 	var cells []livenessCell
 	for _, c := range livenessCells(limit) {
 		if strings.Contains(c.target, only) {
 			cells = append(cells, c)
 		}
 	}
-	type job struct{ cell, seed int }
 	figs := make([][]livenessFigures, len(cells))
-	errs := make([]error, len(cells))
+	errs := make([]error, len(cells)*runs)
 	for i := range figs {
 		figs[i] = make([]livenessFigures, runs)
 	}
-	jobs := make(chan job)
-	var wg sync.WaitGroup
-	for w := 0; w < max(1, parallel); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range jobs {
-				c := cells[j.cell]
-				f, err := livenessRun(bin, dir, c, uint64(j.seed+1))
-				if err != nil {
-					errs[j.cell] = err
-					continue
-				}
-				figs[j.cell][j.seed] = f
-				fmt.Fprintf(os.Stderr, "bench: %s %s %s seed %d: exit %d\n", c.target, c.nemesis, c.note, j.seed+1, f.code)
-			}
-		}()
-	}
-	for i := range cells {
-		for s := 0; s < runs; s++ {
-			jobs <- job{i, s}
+	inParallel(len(cells)*runs, parallel, func(k int) {
+		i, seed := k/runs, k%runs
+		c := cells[i]
+		f, err := livenessRun(bin, dir, c, uint64(seed+1))
+		if err != nil {
+			errs[k] = err
+			return
 		}
-	}
-	close(jobs)
-	wg.Wait()
+		figs[i][seed] = f
+		fmt.Fprintf(os.Stderr, "bench: %s %s %s seed %d: exit %d\n", c.target, c.nemesis, c.note, seed+1, f.code)
+	})
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}

@@ -395,15 +395,11 @@ func consulRegister(mode string) []string {
 
 // runFindings runs each finding's scenario once and prints a Markdown table.
 func runFindings(bin string, limit time.Duration, only string) error {
-	bin, err := filepath.Abs(bin)
+	bin, dir, cleanup, err := workDir(bin, "fencecheck-findings-")
 	if err != nil {
 		return err
 	}
-	dir, err := os.MkdirTemp("", "fencecheck-findings-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(dir)
+	defer cleanup()
 	fmt.Printf("fencecheck findings, %s; each `fencecheck run --target etcd --nemesis-interval 2s --time-limit %s --seed 1` plus (later flags win):\n\n", time.Now().UTC().Format(time.RFC3339), limit)
 	fmt.Println("| scenario | flags | exit | verdict | ops ok / fail / info | lost (of acknowledged) |")
 	fmt.Println("|---|---|---|---|---|---|")
@@ -451,4 +447,17 @@ func runFindings(bin string, limit time.Duration, only string) error {
 			v.Checkers.Stats.Ok, v.Checkers.Stats.Fail, v.Checkers.Stats.Info, lost)
 	}
 	return nil
+}
+
+// workDir is bin made absolute (the runs change directory) and a new
+// temporary directory for a measurement's runs, named by prefix, which
+// cleanup removes.
+func workDir(bin, prefix string) (abs, dir string, cleanup func(), err error) {
+	if abs, err = filepath.Abs(bin); err != nil {
+		return "", "", nil, err
+	}
+	if dir, err = os.MkdirTemp("", prefix); err != nil {
+		return "", "", nil, err
+	}
+	return abs, dir, func() { os.RemoveAll(dir) }, nil
 }

@@ -28,15 +28,11 @@ import (
 // cluster of the same shape. No faults, no work time; each side runs limit,
 // runs times, alternating; medians.
 func runOverhead(bin string, runs int, limit time.Duration) error {
-	bin, err := filepath.Abs(bin)
+	bin, dir, cleanup, err := workDir(bin, "fencecheck-overhead-")
 	if err != nil {
 		return err
 	}
-	dir, err := os.MkdirTemp("", "fencecheck-overhead-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(dir)
+	defer cleanup()
 	const concurrency = 5
 	var harnessed, bare []float64
 	for i := 0; i < runs; i++ {

@@ -18,22 +18,15 @@ var allTargets = []string{"etcd", "consul", "redis", "redis-nopersist", "redis-s
 // lock-delay, nemesis interval and time limit), N = 1..runs, parallel runs
 // at once, and prints one row per target and fencing mode.
 func runProfiles(bin, list string, fencings []string, runs, parallel int) error {
-	bin, err := filepath.Abs(bin)
+	bin, dir, cleanup, err := workDir(bin, "fencecheck-bench-profiles-")
 	if err != nil {
 		return err
 	}
+	defer cleanup()
 	targets := strings.Split(list, ",")
 	if list == "all" {
 		targets = allTargets
 	}
-	if parallel < 1 {
-		parallel = 1
-	}
-	dir, err := os.MkdirTemp("", "fencecheck-bench-profiles-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(dir)
 	var jobs []job
 	for _, t := range targets {
 		for _, f := range fencings {
@@ -46,14 +39,21 @@ func runProfiles(bin, list string, fencings []string, runs, parallel int) error 
 	fmt.Printf("fencecheck bench -profiles, %s: %d runs per target and mode, `fencecheck run --target T --fencing F --seed N` (N = 1..%d), %d at once\n\n",
 		time.Now().UTC().Format(time.RFC3339), runs, runs, parallel)
 	results, errs := runJobs(bin, dir, jobs, parallel)
-	fmt.Println("| target | fencing | exit codes | wall time | ops ok / fail / info | lost (of acknowledged) | fence rejections | first lost update | check |")
+	return printSeries("target", jobs, results, errs, runs, start)
+}
+
+// printSeries prints one Markdown row per runs consecutive jobs (a label
+// and a fencing mode; first names the label's column), then the time since
+// start, and returns an error listing the runs that failed.
+func printSeries(first string, jobs []job, results []runFigures, errs []error, runs int, start time.Time) error {
+	fmt.Printf("| %s | fencing | exit codes | wall time | ops ok / fail / info | lost (of acknowledged) | fence rejections | first lost update | check |\n", first)
 	fmt.Println("|---|---|---|---|---|---|---|---|---|")
 	var failed []string
 	for i := 0; i < len(jobs); i += runs {
 		var rs []runFigures
-		for k := i; k < i+runs; k++ {
+		for k := i; k < i+runs && k < len(jobs); k++ {
 			if errs[k] != nil {
-				failed = append(failed, fmt.Sprintf("%s %s seed %d: %v", jobs[k].target, jobs[k].fencing, jobs[k].seed, errs[k]))
+				failed = append(failed, fmt.Sprintf("%s %s seed %d: %v", jobs[k].label, jobs[k].fencing, jobs[k].seed, errs[k]))
 				continue
 			}
 			rs = append(rs, results[k])
@@ -82,34 +82,18 @@ type job struct {
 // runJobs runs the jobs, parallel at once, each into its own results
 // directory under dir, and returns their figures (or errors) in order.
 func runJobs(bin, dir string, jobs []job, parallel int) ([]runFigures, []error) {
-	if parallel < 1 {
-		parallel = 1
-	}
 	results := make([]runFigures, len(jobs))
 	errs := make([]error, len(jobs))
 	start := time.Now()
-	next := make(chan int)
-	var wg sync.WaitGroup
 	var done atomic.Int32
-	for w := 0; w < parallel; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				j := jobs[i]
-				sub := filepath.Join(dir, nameSafe(j.label))
-				r, err := oneRun(bin, sub, j.target, j.fencing, "", j.extra, 0, j.seed)
-				results[i], errs[i] = r, err
-				fmt.Fprintf(os.Stderr, "bench: %s %s seed %d: exit %d, %.1fs, %d ok, lost %d of %d, rejections %d (%d/%d done, %s)\n",
-					j.label, j.fencing, j.seed, r.code, r.wall, r.ok, r.lost, r.acked, r.rejections, done.Add(1), len(jobs), time.Since(start).Round(time.Second))
-			}
-		}()
-	}
-	for i := range jobs {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+	inParallel(len(jobs), parallel, func(i int) {
+		j := jobs[i]
+		sub := filepath.Join(dir, nameSafe(j.label))
+		r, err := oneRun(bin, sub, j.target, j.fencing, "", j.extra, 0, j.seed)
+		results[i], errs[i] = r, err
+		fmt.Fprintf(os.Stderr, "bench: %s %s seed %d: exit %d, %.1fs, %d ok, lost %d of %d, rejections %d (%d/%d done, %s)\n",
+			j.label, j.fencing, j.seed, r.code, r.wall, r.ok, r.lost, r.acked, r.rejections, done.Add(1), len(jobs), time.Since(start).Round(time.Second))
+	})
 	return results, errs
 }
 
@@ -121,4 +105,25 @@ func nameSafe(s string) string {
 		}
 		return r
 	}, s)
+}
+
+// inParallel calls f(0), ..., f(n-1), parallel calls at a time (at least
+// one), and returns when all have returned.
+func inParallel(n, parallel int, f func(i int)) {
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < max(1, parallel); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				f(i)
+			}
+		}()
+	}
+	for i := 0; i < n; i++ {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
 }

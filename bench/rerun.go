@@ -19,15 +19,11 @@ import (
 //
 //	go run ./bench -rerun [-runs 5] [-time-limit 15s]
 func runRerun(bin string, runs int, limit time.Duration) error {
-	bin, err := filepath.Abs(bin)
+	bin, dir, cleanup, err := workDir(bin, "fencecheck-bench-rerun-")
 	if err != nil {
 		return err
 	}
-	dir, err := os.MkdirTemp("", "fencecheck-bench-rerun-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(dir)
+	defer cleanup()
 	fmt.Printf("fencecheck bench -rerun, %s\n\n", time.Now().UTC().Format(time.RFC3339))
 	var orig runFigures
 	var seed uint64

@@ -15,15 +15,11 @@ import (
 // prints per version how often the history was invalid (the reproduction
 // rate) and how long a run took.
 func runScenario(bin, name, list string, runs int) error {
-	bin, err := filepath.Abs(bin)
+	bin, dir, cleanup, err := workDir(bin, "fencecheck-bench-scenario-")
 	if err != nil {
 		return err
 	}
-	dir, err := os.MkdirTemp("", "fencecheck-bench-scenario-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(dir)
+	defer cleanup()
 	fmt.Printf("fencecheck bench -scenario %s, %s: %d runs per version, `fencecheck run --scenario %s --version V` (fencing none)\n\n",
 		name, time.Now().UTC().Format(time.RFC3339), runs, name)
 	fmt.Println("| version | invalid (reproduced) | valid | other exits | wall time (median) |")
