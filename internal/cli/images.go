@@ -93,29 +93,9 @@ func cmdImages(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		b.Output = stderr
 	}
 	start := time.Now()
-	// Kinds at their default versions build at once, overlapped (etcd
-	// compiles while debootstrap makes the base); other versions after.
-	var plain, versioned []string
-	for _, k := range kinds {
-		if strings.Contains(k, "@") {
-			versioned = append(versioned, k)
-		} else {
-			plain = append(plain, k)
-		}
-	}
-	var refs []string
-	if len(kinds) == 0 || len(plain) > 0 {
-		if refs, err = b.EnsureAll(ctx, self, plain...); err != nil {
-			return fmt.Errorf("%w: %w", harness.ErrHarness, err)
-		}
-	}
-	for _, k := range versioned {
-		ref, err := b.Ensure(ctx, k, self)
-		if err != nil {
-			return fmt.Errorf("%w: %w", harness.ErrHarness, err)
-		}
-		refs = append(refs, ref)
-	}
+	// Every kind at once, overlapped: etcd (any version) compiles while
+	// debootstrap makes the base.
+	refs, err := b.EnsureAll(ctx, self, kinds...)
 	if err != nil {
 		return fmt.Errorf("%w: %w", harness.ErrHarness, err)
 	}

@@ -37,7 +37,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -388,29 +387,38 @@ func (b *Builder) ensureServer(ctx context.Context, s goServer) (string, error) 
 	})
 }
 
-// EnsureAll builds what is missing of the images of kinds (every kind when
-// none is given) and of the base they stand on, overlapping the slow steps:
-// the Go servers compile while debootstrap makes the base. It returns the
-// tags in Kinds order (the base first). An unknown kind is an error, before
-// anything is built.
+// EnsureAll builds what is missing of the images of kinds (every kind at
+// its default version when none is given; KIND@VERSION names another
+// version) and of the base they stand on, overlapping the slow steps: the
+// Go servers compile while debootstrap makes the base. It returns the
+// base's tag, then the kinds' in the order given (in Kinds order when none
+// is given). An unknown kind or version is an error, before anything is
+// built.
 func (b *Builder) EnsureAll(ctx context.Context, workerBinary string, kinds ...string) ([]string, error) {
 	type built struct {
 		s   goServer
 		bin []byte
 	}
-	want := map[string]bool{Base: true}
-	for _, k := range kinds {
-		if !slices.Contains(Kinds, k) {
-			return nil, fmt.Errorf("images: unknown image %q (valid: %s)", k, strings.Join(Kinds, ", "))
+	order := kinds
+	if len(order) == 0 {
+		order = Kinds
+	}
+	var servers []goServer // the Go servers among them, compiled beside the base
+	for _, k := range order {
+		if err := CheckKind(k); err != nil {
+			return nil, err
 		}
-		want[k] = true
+		kind, name := SplitKind(k)
+		if name == "" {
+			if s, ok := goServers[kind]; ok {
+				servers = append(servers, s)
+			}
+		} else if v, ok := LookupVersion(kind, name); ok && !v.dockerfile() {
+			servers = append(servers, v.goServer(kind))
+		}
 	}
 	var missing []goServer
-	for _, kind := range Kinds {
-		s, ok := goServers[kind]
-		if !ok || (len(kinds) > 0 && !want[kind]) {
-			continue
-		}
+	for _, s := range servers {
 		exists, err := b.Exists(ctx, s.ref())
 		if err != nil {
 			return nil, err
@@ -446,10 +454,10 @@ func (b *Builder) EnsureAll(ctx context.Context, workerBinary string, kinds ...s
 		b.markReady(x.s.ref())
 	}
 	var refs []string
-	for _, kind := range Kinds {
-		if len(kinds) > 0 && !want[kind] {
-			continue
-		}
+	if order[0] != Base {
+		order = append([]string{Base}, order...)
+	}
+	for _, kind := range order {
 		ref, err := b.Ensure(ctx, kind, workerBinary)
 		if err != nil {
 			return nil, err
