@@ -81,6 +81,8 @@ type Versioned interface {
 	Versions() []string
 	// WithVersion is the target running version v, one of Versions.
 	WithVersion(v string) Target
+	// VersionName is the value of --version it runs (one of Versions).
+	VersionName() string
 }
 
 // WithVersion is t running version v ("" leaves t as it is), or an error

@@ -152,16 +152,6 @@ func rerunConfig(ctx context.Context, dir, results string, quiet bool, stderr io
 			return harness.Config{}, fmt.Errorf("%w: %s: the recorded fault %q: %w", errUsage, run.Path(store.HistoryFile), s.Fault, err)
 		}
 	}
-	// The server version and the lock recipe, for targets that have a
-	// choice of them (a target with one records its version all the same).
-	if t, err := lookupTarget(test.Target); err == nil {
-		if _, ok := t.(targets.Versioned); ok && test.TargetVersion != "" {
-			args = append(args, "--version", test.TargetVersion)
-		}
-		if _, ok := t.(targets.Reciper); ok && test.Recipe != "" {
-			args = append(args, "--recipe", test.Recipe)
-		}
-	}
 	name := test.Name
 	if !strings.HasSuffix(name, "-rerun") {
 		name += "-rerun"

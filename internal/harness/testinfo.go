@@ -51,6 +51,9 @@ func newTestInfo(cfg Config, runID string, cl *Cluster, started time.Time) store
 		t.TargetVersion = v.Version()
 	}
 	t.Recipe = cfg.Recipe
+	if vt, ok := cfg.Target.(targets.Versioned); ok {
+		t.Version = vt.VersionName()
+	}
 	if cl == nil {
 		return t
 	}

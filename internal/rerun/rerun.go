@@ -99,6 +99,12 @@ func RunArgs(t store.TestInfo) ([]string, error) {
 	if t.ReadMode != "" {
 		args = append(args, "--read-mode", t.ReadMode)
 	}
+	if t.Version != "" {
+		args = append(args, "--version", t.Version)
+	}
+	if t.Recipe != "" {
+		args = append(args, "--recipe", t.Recipe)
+	}
 	return append(args, "--seed", strconv.FormatUint(t.Seed, 10)), nil
 }
 

@@ -57,6 +57,9 @@ func TestRunArgs(t *testing.T) {
 		{"register", func(ti *store.TestInfo) {
 			ti.Workload, ti.Fencing, ti.Keys, ti.ReadMode = "register", "", 8, "serializable"
 		}, "--keys 8 --read-mode serializable --seed 11"},
+		{"a version and a recipe", func(ti *store.TestInfo) {
+			ti.TargetVersion, ti.Version, ti.Recipe = "debian 3.4.23", "debian", "lock-rpc"
+		}, "--nodes 3 --version debian --recipe lock-rpc --seed 11"},
 		{"no seed", func(ti *store.TestInfo) { ti.Seed = 0 }, "records no seed"},
 		{"no target", func(ti *store.TestInfo) { ti.Target = "" }, "names no target"},
 		{"bad duration", func(ti *store.TestInfo) { ti.Work = "1 fortnight" }, `work "1 fortnight" is not a duration`},

@@ -18,6 +18,10 @@ type TestInfo struct {
 	Fencecheck    string    `json:"fencecheck_version"`
 	Target        string    `json:"target"`
 	TargetVersion string    `json:"target_version,omitempty"`
+	// Version is the --version the target ran ("debian"), for targets
+	// that have a choice of versions; TargetVersion is what its servers
+	// report ("3.4.23").
+	Version string `json:"version,omitempty"`
 	// Recipe is the target's lock recipe (--recipe), empty for its only
 	// or default one.
 	Recipe string `json:"recipe,omitempty"`

@@ -133,6 +133,9 @@ func (t Target) WithVersion(v string) targets.Target {
 	return t
 }
 
+// VersionName is the --version it runs (targets.Versioned).
+func (t Target) VersionName() string { return t.release().Name }
+
 // ReadModes are the KV's read modes: "default" (served by the leader without
 // a quorum check), "consistent" (the leader confirms its leadership with a
 // quorum first), "stale" (any server, from its own state).

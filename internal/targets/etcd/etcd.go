@@ -95,6 +95,9 @@ func (t Target) WithVersion(v string) targets.Target {
 	return t
 }
 
+// VersionName is the --version it runs (targets.Versioned).
+func (t Target) VersionName() string { return t.release().Name }
+
 // Nodes returns an n-member cluster, n in 1, 3, 5 (or any n from 1 to 7).
 func (Target) Nodes(n int) ([]targets.NodeSpec, error) {
 	if n < 1 || n > 7 {
