@@ -73,6 +73,22 @@ type ClientConfig struct {
 	Recipe string `json:"recipe,omitempty"`
 }
 
+// ImageRunner is implemented by targets whose servers can run from a user's
+// own image (--image target=REF): each node's command is the server binary
+// with flags, and needs nothing else from fencecheck's image (no shell, no
+// file). The harness runs that command as the container's PID 1, in place of
+// the image's entry point, with the binary found as the image names it.
+type ImageRunner interface {
+	Target
+	// ServerBinary is the server binary's file name ("etcd"). The harness
+	// runs the path the image's entry point or command gives a file of
+	// that name, else the name itself, looked up on the image's PATH.
+	ServerBinary() string
+	// ServerVersion asks the running servers which version they run, for
+	// test.json: a user's image says nothing of it.
+	ServerVersion(ctx context.Context, nodes []Node) (string, error)
+}
+
 // Versioned is implemented by targets that can run more than one server
 // version (--version).
 type Versioned interface {

@@ -19,7 +19,7 @@ func cmdImages(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs := newFlags("images", stderr)
 	verbose := fs.Bool("v", false, "show the output of debootstrap and go build")
 	fs.Usage = func() {
-		fmt.Fprint(stderr, "Usage: fencecheck images [-v] [build [KIND[@VERSION]...]|list|prune]\n\n"+
+		fmt.Fprint(stderr, "Usage: fencecheck images [-v] [build [KIND[@VERSION]...]|scratch KIND[@VERSION]...|list|prune]\n\n"+
 			"build  builds what is missing of the base (debootstrap), etcd and consul (from Go source),\n"+
 			"       zookeeper (Debian's package) and worker images, each target's default version,\n"+
 			"       tagged by content hash; with nothing changed it takes about a second; given\n"+
@@ -27,6 +27,9 @@ func cmdImages(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			"       builds those only, and the base. A run builds what it needs by itself.\n"+
 			"list   lists fencecheck's images (* marks those this binary uses) and the versions\n"+
 			"       each target can run (--version), built or not\n"+
+			"scratch builds, from the etcd or consul image, one FROM scratch with only the server's\n"+
+			"       static binary (no shell, no iptables: like the official distroless images), and\n"+
+			"       prints its tag, to try --image target=TAG without a registry\n"+
 			"prune  removes fencecheck's images that this binary does not use\n")
 		fs.PrintDefaults()
 	}
@@ -41,8 +44,11 @@ func cmdImages(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if len(kinds) > 0 {
 		kinds = kinds[1:]
 	}
-	if (verb != "build" && len(kinds) > 0) || (verb != "build" && verb != "list" && verb != "prune") {
-		return fmt.Errorf("%w: images takes build, list or prune (build may name KIND[@VERSION]...)", errUsage)
+	if (verb != "build" && verb != "scratch" && len(kinds) > 0) || (verb != "build" && verb != "scratch" && verb != "list" && verb != "prune") {
+		return fmt.Errorf("%w: images takes build, scratch, list or prune (build and scratch name KIND[@VERSION]...)", errUsage)
+	}
+	if verb == "scratch" && len(kinds) == 0 {
+		return fmt.Errorf("%w: images scratch names the server: etcd, etcd@VERSION or consul", errUsage)
 	}
 	for _, k := range kinds {
 		if err := images.CheckKind(k); err != nil {
@@ -57,6 +63,20 @@ func cmdImages(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	self, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("%w: %w", harness.ErrHarness, err)
+	}
+	if verb == "scratch" {
+		b := &images.Builder{Docker: cli, Log: func(f string, a ...any) { fmt.Fprintf(stderr, "fencecheck: "+f+"\n", a...) }}
+		if *verbose {
+			b.Output = stderr
+		}
+		for _, k := range kinds {
+			ref, err := b.BuildScratch(ctx, k)
+			if err != nil {
+				return fmt.Errorf("%w: %w", harness.ErrHarness, err)
+			}
+			fmt.Fprintln(stdout, ref)
+		}
+		return nil
 	}
 	if verb == "prune" {
 		removed, err := images.Prune(ctx, cli, self)

@@ -344,6 +344,14 @@ func TestDemo(t *testing.T) {
 // not stopped.
 func waitForActiveFault(t *testing.T, results string, within time.Duration) {
 	t.Helper()
+	if !waitForFaults(results, within, func(fs []history.Fault) bool { return len(fs) > 0 && fs[len(fs)-1].Stop < 0 }) {
+		t.Fatalf("no fault became active within %s", within)
+	}
+}
+
+// waitForFaults polls the runs' histories under results until the fault
+// windows of one satisfy ok, and reports whether one did within the time.
+func waitForFaults(results string, within time.Duration, ok func([]history.Fault) bool) bool {
 	deadline := time.Now().Add(within)
 	for time.Now().Before(deadline) {
 		paths, _ := filepath.Glob(filepath.Join(results, "*", "*", "history.jsonl"))
@@ -352,14 +360,13 @@ func waitForActiveFault(t *testing.T, results string, within time.Duration) {
 			if err != nil {
 				continue
 			}
-			faults, err := history.Faults(events)
-			if err == nil && len(faults) > 0 && faults[len(faults)-1].Stop < 0 {
-				return
+			if faults, err := history.Faults(events); err == nil && ok(faults) {
+				return true
 			}
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	t.Fatalf("no fault became active within %s", within)
+	return false
 }
 
 func startRun(t *testing.T, results string) (*exec.Cmd, *bytes.Buffer) {

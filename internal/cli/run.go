@@ -123,10 +123,11 @@ type runFlags struct {
 	results, readMode, recipe                                          *string
 	quiet                                                              *bool
 	clientDir, clientCmd, clientImage                                  *string
+	images                                                             imageFlag
 }
 
 func addRunFlags(fs *flag.FlagSet) *runFlags {
-	o := &runFlags{}
+	o := &runFlags{images: imageFlag{}}
 	o.workload = fs.String("workload", workloadTable[0].Name(), "workload: "+workloadNames())
 	o.auditLog = fs.Bool("audit-log", false, "every holder appends \"process P, token T, wrote element E\" to an audit log that checks no token, before its write")
 	o.sideWriter = fs.Bool("side-writer", false, "a batch job writes the first resource every 3s without the lock and without a token")
@@ -151,6 +152,7 @@ func addRunFlags(fs *flag.FlagSet) *runFlags {
 	o.clientDir = fs.String("client-dir", "", "your own lock client: a directory with client.json and the program, which each worker runs and drives over the client protocol (docs/client-protocol.md)")
 	o.clientCmd = fs.String("client-cmd", "", "with --client-dir: the command that starts the program (run with /bin/sh -c in the directory's copy), instead of client.json's")
 	o.clientImage = fs.String("client-image", "", "with --client-dir: an image of yours to run the program in (fencecheck adds its worker binary), instead of fencecheck's worker image")
+	fs.Var(o.images, "image", "your own image, from the local Docker Engine, as KIND=IMAGE: target=IMAGE runs the servers from it ("+imageRunnerNames()+"; an image with no shell and no iptables will do: faults act from outside)")
 	return o
 }
 
@@ -189,13 +191,19 @@ func (o *runFlags) configFor(t targets.Target, workload, readMode, resource, fen
 	if err != nil {
 		return harness.Config{}, err
 	}
+	if ref := o.images["target"]; ref != "" {
+		if _, ok := t.(targets.ImageRunner); !ok {
+			return harness.Config{}, fmt.Errorf("%w: --image target=%s: target %s cannot run from your image (only %s can)", targets.ErrBadConfig, ref, t.Name(), imageRunnerNames())
+		}
+	}
 	cfg := harness.Config{
 		Target: t, Workload: w, Resources: rs, LockStore: resourceTable[0], Fencing: fencing, Audit: audit, SideWriter: *o.sideWriter,
 		Nemesis: nem, Faults: faults,
 		NemesisInterval: *o.interval, TimeLimit: *o.limit, Concurrency: *o.conc, Nodes: *o.nodes,
 		TTL: *o.ttl, LockDelay: o.lockDelay.d, Work: *o.work, Margin: *o.margin, AcquireTimeout: *o.acquire, OpTimeout: *o.op, RPCTimeout: *o.rpc,
 		CheckTimeout: *o.check, ReadyTimeout: *o.ready, Keys: *o.keys, ReadMode: readMode, Recipe: *o.recipe, Seed: seed, Results: *o.results, Name: name, WorkerBinary: self, ClientProgram: prog,
-		Log: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		TargetImage: o.images["target"],
+		Log:         slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
 	cfg.Defaults()
 	return cfg, cfg.Validate()

@@ -71,7 +71,7 @@ func runScenario(ctx context.Context, name string, t targets.Target, fencing str
 	ui := newProgress(stderr, *o.quiet)
 	cfg := harness.DemoConfig{
 		Target: t, Resource: resourceTable[0], Nodes: nodes, TTL: ttl, Results: *o.results, WorkerBinary: self,
-		Recipe: sc.recipe, Log: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Recipe: sc.recipe, TargetImage: o.images["target"], Log: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		Stage: ui.stage, Out: stdout,
 	}
 	reg, err := sc.play(ctx, cfg, f)

@@ -84,6 +84,18 @@ func lookup[T named](table []T, what, name string) (T, error) {
 
 func targetNames() string { return names(targetTable) }
 
+// imageRunnerNames lists the targets that run from a user's image
+// (--image target=REF).
+func imageRunnerNames() string {
+	var ns []string
+	for _, t := range targetTable {
+		if _, ok := t.(targets.ImageRunner); ok {
+			ns = append(ns, t.Name())
+		}
+	}
+	return strings.Join(ns, ", ")
+}
+
 // versionNames lists the versions of each target that has several
 // ("etcd: 3.6.16, ...; consul: ..."), for the flags' help.
 func versionNames() string {

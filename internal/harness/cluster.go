@@ -67,6 +67,11 @@ type ClusterConfig struct {
 	// their lock client (package clientproto).
 	ClientProgram *clientproto.Spec
 	ReadyTimeout  time.Duration
+	// TargetImage, if not empty, is the user's own server image (--image
+	// target=REF), from the local Engine, instead of fencecheck's image of
+	// the target: the target must be a targets.ImageRunner. Faults need
+	// nothing inside it (see docker.Runtime.NetExec).
+	TargetImage string
 	// LogsDir receives the containers' logs when the set-up fails.
 	LogsDir string
 	Log     *slog.Logger
@@ -85,6 +90,10 @@ type Cluster struct {
 	Images   map[string]string // kind -> tag
 	ImageIDs map[string]string // kind -> image id
 	Ready    time.Duration     // time from the first server start to ready
+	// ServerVersion is what the servers of a user's image (TargetImage)
+	// say they run; "" for fencecheck's own images, whose version the
+	// target knows.
+	ServerVersion string
 	// ResourceNodes are the containers of each resource with nodes of its
 	// own, by resource name.
 	ResourceNodes map[string][]targets.Node
@@ -146,7 +155,18 @@ func StartCluster(ctx context.Context, cfg ClusterConfig) (c *Cluster, err error
 		return nil, fmt.Errorf("%w: %w", ErrHarness, err)
 	}
 	b := &images.Builder{Docker: cli, Log: func(f string, a ...any) { c.stage(f, a...) }}
-	if c.Images[cfg.Target.Image()], err = b.Ensure(ctx, cfg.Target.Image(), ""); err != nil {
+	serverImage, serverCmd := cfg.Target.Image(), func(cmd []string) []string { return cmd }
+	if cfg.TargetImage != "" {
+		if serverCmd, err = userImage(ctx, cli, cfg.Target, cfg.TargetImage); err != nil {
+			return nil, err
+		}
+		serverImage = UserImageKind
+		c.Images[UserImageKind] = cfg.TargetImage
+	} else if c.Images[serverImage], err = b.Ensure(ctx, serverImage, ""); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrHarness, err)
+	}
+	// The base image is the network helpers' (docker.Runtime.NetExec).
+	if c.Images[images.Base], err = b.Ensure(ctx, images.Base, ""); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrHarness, err)
 	}
 	rnodes := cfg.resourceNodes()
@@ -188,6 +208,7 @@ func StartCluster(ctx context.Context, cfg ClusterConfig) (c *Cluster, err error
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrHarness, err)
 	}
+	c.rt.HelperImage = c.Images[images.Base]
 	defer func() {
 		if err != nil {
 			c.teardown(cfg.LogsDir)
@@ -198,7 +219,10 @@ func StartCluster(ctx context.Context, cfg ClusterConfig) (c *Cluster, err error
 	start := time.Now()
 	dspecs := make([]docker.Spec, len(specs))
 	for i, s := range specs {
-		dspecs[i] = docker.Spec{Name: s.Name, Role: docker.RoleServer, Image: c.Images[cfg.Target.Image()], Cmd: s.Cmd, Env: s.Env}
+		dspecs[i] = docker.Spec{Name: s.Name, Role: docker.RoleServer, Image: c.Images[serverImage], Cmd: serverCmd(s.Cmd), Env: s.Env}
+		if cfg.TargetImage != "" {
+			dspecs[i].Entrypoint = []string{} // the server binary is PID 1, not the image's wrapper
+		}
 	}
 	for _, n := range rnodes {
 		dspecs = append(dspecs, docker.Spec{Name: n.spec.Name, Role: docker.RoleResource, Image: c.Images[n.spec.Image], Cmd: n.spec.Cmd, Env: n.spec.Env})
@@ -231,6 +255,15 @@ func StartCluster(ctx context.Context, cfg ClusterConfig) (c *Cluster, err error
 	}
 	c.Ready = time.Since(start)
 	c.stage("cluster ready in %.1fs", c.Ready.Seconds())
+	if ir, ok := cfg.Target.(targets.ImageRunner); ok && cfg.TargetImage != "" {
+		vctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		c.ServerVersion, err = ir.ServerVersion(vctx, c.Nodes)
+		cancel()
+		if err != nil {
+			return c, fmt.Errorf("%w: the servers of %s: %w", ErrHarness, cfg.TargetImage, err)
+		}
+		c.stage("%s runs %s %s", cfg.TargetImage, cfg.Target.Name(), c.ServerVersion)
+	}
 
 	c.cfg.Client.Endpoints = nil
 	for _, n := range c.Nodes {
@@ -623,6 +656,17 @@ func (c *Cluster) Exec(ctx context.Context, node string, cmd ...string) (string,
 	return c.rt.Exec(ctx, ct, cmd...)
 }
 
+// NetExec runs a command in a node's network namespace, from the node's
+// network helper (docker.Runtime.NetExec), so that it needs nothing in the
+// node's image (nemesis.Env).
+func (c *Cluster) NetExec(ctx context.Context, node string, cmd ...string) (string, error) {
+	ct, err := c.node(node)
+	if err != nil {
+		return "", err
+	}
+	return c.rt.NetExec(ctx, ct, cmd...)
+}
+
 // Addr is a node's address (nemesis.Env).
 func (c *Cluster) Addr(node string) string {
 	if ct, ok := c.byNode[node]; ok {
@@ -653,7 +697,7 @@ func (c *Cluster) Delay(ctx context.Context, node string, delay, jitter time.Dur
 	if err != nil {
 		return err
 	}
-	if _, err := c.rt.Exec(ctx, ct, "sh", "-c", "iptables -w -A "+delayRule); err != nil {
+	if _, err := c.rt.NetExec(ctx, ct, "sh", "-c", "iptables -w -A "+delayRule); err != nil {
 		return errors.Join(err, d.Stop())
 	}
 	c.mu.Lock()
@@ -676,7 +720,7 @@ func (c *Cluster) Undelay(ctx context.Context, node string) error {
 	if err != nil {
 		return errors.Join(err, d.Stop())
 	}
-	_, err = c.rt.Exec(ctx, ct, "sh", "-c", "iptables -w -D "+delayRule)
+	_, err = c.rt.NetExec(ctx, ct, "sh", "-c", "iptables -w -D "+delayRule)
 	return errors.Join(err, d.Stop())
 }
 

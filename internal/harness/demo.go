@@ -38,6 +38,9 @@ type DemoConfig struct {
 	Script string
 	// Recipe is the target's lock recipe ("" its default).
 	Recipe string
+	// TargetImage is the user's server image ("": fencecheck's), as in
+	// ClusterConfig.
+	TargetImage string
 }
 
 // script is the script's name: "demo" unless set.
@@ -388,6 +391,9 @@ func (s *script) finish(ctx context.Context, cfg DemoConfig, f targets.Fencing, 
 		Images: cl.Images, ImageIDs: cl.ImageIDs, ClusterReady: cl.Ready.Round(time.Millisecond).String()}
 	if v, ok := cfg.Target.(versioned); ok {
 		test.TargetVersion = v.Version()
+	}
+	if cl.ServerVersion != "" {
+		test.TargetVersion = cl.ServerVersion
 	}
 	if err := run.WriteJSON(store.TestFile, test); err != nil {
 		return nil, nil, err

@@ -68,6 +68,7 @@ func Etcd11456(ctx context.Context, cfg DemoConfig, f targets.Fencing) (Regressi
 		Workload: wlockappend.Workload{}, Config: work,
 		Resources:    []ResourceUse{{Resource: cfg.Resource, Fencing: targets.FencingNone}},
 		WorkerBinary: cfg.WorkerBinary, ReadyTimeout: 30 * time.Second, Log: cfg.Log, Stage: cfg.Stage,
+		TargetImage:      cfg.TargetImage,
 		FailpointTimeout: time.Minute, // H waits there through W's pause
 	})
 	if err != nil {

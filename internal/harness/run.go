@@ -70,10 +70,13 @@ type Config struct {
 	ReadMode string
 	// Recipe is the target's lock recipe (targets.Reciper; "" its
 	// default), passed to every client in targets.ClientConfig.
-	Recipe  string
-	Seed    uint64
-	Results string
-	Name    string
+	Recipe string
+	// TargetImage is the user's own server image (--image target=REF; ""
+	// for fencecheck's image of the target): see ClusterConfig.
+	TargetImage string
+	Seed        uint64
+	Results     string
+	Name        string
 	// WorkerBinary is the fencecheck binary that runs in worker containers.
 	WorkerBinary string
 	// ClientProgram, if not nil, is the user's lock client program that the
@@ -395,7 +398,8 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		Workload: cfg.Workload, Resources: cfg.resourceUses(), Audit: cfg.Audit, Config: cfg.workloadConfig(),
 		FailpointTimeout: cfg.OpTimeout + time.Minute,
 		WorkerBinary:     cfg.WorkerBinary, ClientProgram: cfg.ClientProgram, ReadyTimeout: cfg.ReadyTimeout,
-		LogsDir: run.Path(store.LogsDir), Log: log, Stage: cfg.Stage,
+		TargetImage: cfg.TargetImage,
+		LogsDir:     run.Path(store.LogsDir), Log: log, Stage: cfg.Stage,
 	})
 	if err != nil {
 		if ctx.Err() != nil {

@@ -58,6 +58,9 @@ func newTestInfo(cfg Config, runID string, cl *Cluster, started time.Time) store
 		return t
 	}
 	t.Images, t.ImageIDs, t.ClusterReady = cl.Images, cl.ImageIDs, cl.Ready.Round(time.Millisecond).String()
+	if cl.ServerVersion != "" {
+		t.TargetVersion = cl.ServerVersion // what the user's image runs
+	}
 	for _, n := range cl.Nodes {
 		t.Servers = append(t.Servers, store.NodeInfo{Name: n.Name, Addr: n.Addr})
 	}

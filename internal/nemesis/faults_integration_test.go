@@ -2,7 +2,11 @@ package nemesis_test
 
 // Every fault against a real etcd cluster and real worker containers: it
 // takes effect, and once recovered the cluster serves again. One cluster
-// serves all the subtests, in order; each leaves it healthy.
+// serves all the subtests, in order; each leaves it healthy. The servers run
+// twice, concurrently: from fencecheck's etcd image, and from a FROM-scratch
+// image with nothing but the static etcd binary (no shell, no iptables), as
+// a user's distroless image would be: every fault acts from outside the
+// server's image (network helpers, the Engine, the host's /proc).
 
 import (
 	"context"
@@ -28,10 +32,10 @@ import (
 	la "github.com/fencecheck/fencecheck/internal/history/lockappend"
 )
 
-func startCluster(t *testing.T) *harness.Cluster {
+func startCluster(t *testing.T, image string) *harness.Cluster {
 	t.Helper()
 	cl := harnesstest.Cluster(t, harness.ClusterConfig{
-		Target: etcd.Target{}, Nodes: 3, Workers: 2, Workload: lockappend.Workload{},
+		Target: etcd.Target{}, TargetImage: image, Nodes: 3, Workers: 2, Workload: lockappend.Workload{},
 		Config:       workloads.Config{AcquireTimeout: 10 * time.Second, Margin: 500 * time.Millisecond},
 		Client:       targets.ClientConfig{TTL: 2 * time.Second, RPCTimeout: 2 * time.Second},
 		WorkerBinary: harnesstest.WorkerBinary(t),
@@ -111,8 +115,53 @@ func recover(t *testing.T, inj *nemesis.Injection) {
 }
 
 func TestFaultsOnRealContainers(t *testing.T) {
-	cl := startCluster(t)
+	harnesstest.RequireDocker(t)
+	t.Run("fencecheck-image", func(t *testing.T) {
+		t.Parallel()
+		everyFault(t, startCluster(t, ""))
+	})
+	t.Run("scratch-image", func(t *testing.T) {
+		t.Parallel()
+		cl := startCluster(t, harnesstest.ScratchImage(t, "etcd"))
+		// The servers' image has no shell and no iptables: nothing runs
+		// in their containers but etcd.
+		for _, cmd := range [][]string{{"sh", "-c", "true"}, {"iptables", "-S"}} {
+			if out, err := cl.Exec(context.Background(), "n1", cmd...); err == nil {
+				t.Fatalf("%q ran in the scratch image: %s", cmd, out)
+			}
+		}
+		everyFault(t, cl)
+	})
+}
+
+func everyFault(t *testing.T, cl *harness.Cluster) {
 	ctx := context.Background()
+
+	t.Run("network helper follows a restart", func(t *testing.T) {
+		// A chain made in n1's namespace, from its helper; n1 killed and
+		// restarted gets a fresh namespace, and NetExec a fresh helper in
+		// it: the chain is gone and the rules work.
+		if _, err := cl.NetExec(ctx, "n1", "iptables", "-w", "-N", "fencecheck-mark"); err != nil {
+			t.Fatal(err)
+		}
+		if out, err := cl.NetExec(ctx, "n1", "iptables", "-w", "-S"); err != nil || !strings.Contains(out, "fencecheck-mark") {
+			t.Fatalf("chain not made: %v %s", err, out)
+		}
+		if err := cl.Kill(ctx, "n1"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cl.NetExec(ctx, "n1", "true"); err == nil {
+			t.Errorf("NetExec on a killed node succeeded")
+		}
+		if err := cl.Restart(ctx, "n1"); err != nil {
+			t.Fatal(err)
+		}
+		out, err := cl.NetExec(ctx, "n1", "iptables", "-w", "-S")
+		if err != nil || strings.Contains(out, "fencecheck-mark") {
+			t.Errorf("after the restart: %v %s", err, out)
+		}
+		healthy(t, cl)
+	})
 
 	t.Run("pause-server:leader", func(t *testing.T) {
 		old, err := cl.Leader(ctx)
@@ -229,7 +278,7 @@ func TestFaultsOnRealContainers(t *testing.T) {
 		if after > 100*time.Millisecond {
 			t.Errorf("after recovery status still takes %s", after)
 		}
-		if out, _ := cl.Exec(ctx, node, "tc", "qdisc", "show", "dev", "eth0"); strings.Contains(out, "netem") {
+		if out, _ := cl.NetExec(ctx, node, "tc", "qdisc", "show", "dev", "eth0"); strings.Contains(out, "netem") {
 			t.Errorf("qdisc left: %s", out)
 		}
 		healthy(t, cl)
@@ -238,7 +287,7 @@ func TestFaultsOnRealContainers(t *testing.T) {
 	t.Run("netem:loss", func(t *testing.T) {
 		inj := inject(t, cl, nemesis.Netem{Scope: nemesis.NetemLoss})
 		node := inj.Nodes[0]
-		if out, _ := cl.Exec(ctx, node, "iptables", "-w", "-S", "OUTPUT"); !strings.Contains(out, "statistic") {
+		if out, _ := cl.NetExec(ctx, node, "iptables", "-w", "-S", "OUTPUT"); !strings.Contains(out, "statistic") {
 			t.Errorf("no loss rule in %s: %s", node, out)
 		}
 		var worst time.Duration
@@ -252,7 +301,7 @@ func TestFaultsOnRealContainers(t *testing.T) {
 		if worst < 150*time.Millisecond {
 			t.Errorf("30%% loss never showed: slowest request %s", worst)
 		}
-		if out, _ := cl.Exec(ctx, node, "iptables", "-w", "-S", "OUTPUT"); strings.Contains(out, "statistic") {
+		if out, _ := cl.NetExec(ctx, node, "iptables", "-w", "-S", "OUTPUT"); strings.Contains(out, "statistic") {
 			t.Errorf("loss rule left in %s: %s", node, out)
 		}
 		healthy(t, cl)
@@ -320,7 +369,7 @@ func TestFaultsOnRealContainers(t *testing.T) {
 		close(injected)
 		node := inj.Nodes[0]
 		reach := func() error {
-			_, err := cl.Exec(ctx, node, "timeout", "1", "bash", "-c", "</dev/tcp/"+cl.Addr(cl.Servers()[0])+"/2379")
+			_, err := cl.NetExec(ctx, node, "timeout", "1", "bash", "-c", "</dev/tcp/"+cl.Addr(cl.Servers()[0])+"/2379")
 			return err
 		}
 		if reach() == nil {

@@ -99,10 +99,13 @@ type Processes interface {
 	Restart(ctx context.Context, node string) error
 }
 
-// Network changes the network inside node containers.
+// Network changes the network of node containers, in their namespaces.
 type Network interface {
-	// Exec runs a command inside a node's container (iptables, tc).
-	Exec(ctx context.Context, node string, cmd ...string) (string, error)
+	// NetExec runs a command (iptables, tc) in a node's network
+	// namespace, from a helper container of fencecheck's base image that
+	// shares it: it needs nothing inside the node's own image, which may
+	// have no shell and no iptables.
+	NetExec(ctx context.Context, node string, cmd ...string) (string, error)
 	// Addr is a node's IP address on the run's network.
 	Addr(node string) string
 	// Delay holds every packet a node sends for delay ± jitter (normally

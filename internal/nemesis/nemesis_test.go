@@ -76,7 +76,7 @@ func (e *fakeEnv) Restart(_ context.Context, node string) error {
 	return nil
 }
 func (e *fakeEnv) Addr(node string) string { return "10.0.0." + node[1:] }
-func (e *fakeEnv) Exec(_ context.Context, node string, cmd ...string) (string, error) {
+func (e *fakeEnv) NetExec(_ context.Context, node string, cmd ...string) (string, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.signals = append(e.signals, "exec "+node+" "+strings.Join(cmd, " "))

@@ -20,7 +20,7 @@ const (
 //
 // It is tc netem's effect without tc netem, which needs a kernel built with
 // sch_netem (this project's CI machines have none): delay is an NFQUEUE rule
-// inside the container whose packets the harness releases late
+// in the container's network namespace whose packets the harness releases late
 // (harness/netdelay), loss an iptables statistic-match rule.
 type Netem struct{ Scope string }
 
@@ -44,11 +44,11 @@ func (f Netem) Inject(ctx context.Context, env Env, r *rand.Rand) (*Injection, e
 	case NetemLoss:
 		params["loss"] = "30%"
 		on = func(ctx context.Context, n string) error {
-			_, err := env.Exec(ctx, n, "sh", "-c", "iptables -w -A "+lossRule)
+			_, err := env.NetExec(ctx, n, "sh", "-c", "iptables -w -A "+lossRule)
 			return err
 		}
 		off = func(ctx context.Context, n string) error {
-			_, err := env.Exec(ctx, n, "sh", "-c", "iptables -w -D "+lossRule)
+			_, err := env.NetExec(ctx, n, "sh", "-c", "iptables -w -D "+lossRule)
 			return err
 		}
 	default:

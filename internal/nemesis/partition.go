@@ -90,9 +90,9 @@ func MajoritiesRing(all []string) Grudge {
 	return g
 }
 
-// Partition cuts the servers apart as a grudge says, with iptables rules
-// inside each server's container (never on the host), for one to three
-// leases, then flushes the rules.
+// Partition cuts the servers apart as a grudge says, with iptables rules in
+// each server's network namespace (from its network helper, never on the
+// host's firewall), for one to three leases, then flushes the rules.
 type Partition struct{ Scope string }
 
 // Name is "partition:SCOPE".
@@ -155,7 +155,7 @@ func (f Partition) Inject(ctx context.Context, env Env, r *rand.Rand) (*Injectio
 }
 
 // cutResource cuts the resource's containers off from every server and
-// client, with rules inside the resource's containers: requests in flight
+// client, with rules in the resource's network namespaces: requests in flight
 // wait, and land (or time out) when the partition heals.
 func (f Partition) cutResource(ctx context.Context, env Env, r *rand.Rand) (*Injection, error) {
 	rs := env.Resources()
@@ -184,7 +184,7 @@ func drop(ctx context.Context, env Env, node string, peers []string) error {
 	for _, p := range peers {
 		rules = append(rules, "iptables -w -A INPUT -s "+env.Addr(p)+" -j DROP")
 	}
-	_, err := env.Exec(ctx, node, "sh", "-c", strings.Join(rules, " && "))
+	_, err := env.NetExec(ctx, node, "sh", "-c", strings.Join(rules, " && "))
 	return err
 }
 
@@ -195,15 +195,15 @@ func dropBoth(ctx context.Context, env Env, node string, peers []string) error {
 		rules = append(rules, "iptables -w -A INPUT -s "+env.Addr(p)+" -j DROP",
 			"iptables -w -A OUTPUT -d "+env.Addr(p)+" -j DROP")
 	}
-	_, err := env.Exec(ctx, node, "sh", "-c", strings.Join(rules, " && "))
+	_, err := env.NetExec(ctx, node, "sh", "-c", strings.Join(rules, " && "))
 	return err
 }
 
-// flush removes every rule fencecheck added inside the nodes' containers.
+// flush removes every rule fencecheck added in the nodes' namespaces.
 func flush(ctx context.Context, env Env, nodes []string) error {
 	var errs []error
 	for _, n := range nodes {
-		if _, err := env.Exec(ctx, n, "sh", "-c", "iptables -w -F INPUT && iptables -w -F OUTPUT"); err != nil {
+		if _, err := env.NetExec(ctx, n, "sh", "-c", "iptables -w -F INPUT && iptables -w -F OUTPUT"); err != nil {
 			errs = append(errs, err)
 		}
 	}

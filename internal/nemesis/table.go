@@ -35,7 +35,7 @@ var table = []entry{
 	},
 	{
 		Name:   "partition",
-		Doc:    "partition the servers (a grudge applied as iptables rules inside the containers), or cut the resource off from everyone (:resource), for 1-3 leases",
+		Doc:    "partition the servers (a grudge applied as iptables rules in the servers' network namespaces), or cut the resource off from everyone (:resource), for 1-3 leases",
 		Scopes: partitionScopes,
 		New:    scoped(partitionScopes, func(s string) Fault { return Partition{Scope: s} }),
 	},

@@ -105,6 +105,9 @@ func RunArgs(t store.TestInfo) ([]string, error) {
 	if t.Recipe != "" {
 		args = append(args, "--recipe", t.Recipe)
 	}
+	if ref := t.Images[store.ImageTarget]; ref != "" {
+		args = append(args, "--image", store.ImageTarget+"="+ref)
+	}
 	return append(args, "--seed", strconv.FormatUint(t.Seed, 10)), nil
 }
 

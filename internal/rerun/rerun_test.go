@@ -60,6 +60,9 @@ func TestRunArgs(t *testing.T) {
 		{"a version and a recipe", func(ti *store.TestInfo) {
 			ti.TargetVersion, ti.Version, ti.Recipe = "debian 3.4.23", "debian", "lock-rpc"
 		}, "--nodes 3 --version debian --recipe lock-rpc --seed 11"},
+		{"the user's image", func(ti *store.TestInfo) {
+			ti.Images = map[string]string{"base": "fencecheck/base:1", store.ImageTarget: "registry.example/etcd:v3.6.16"}
+		}, "--nodes 3 --image target=registry.example/etcd:v3.6.16 --seed 11"},
 		{"no seed", func(ti *store.TestInfo) { ti.Seed = 0 }, "records no seed"},
 		{"no target", func(ti *store.TestInfo) { ti.Target = "" }, "names no target"},
 		{"bad duration", func(ti *store.TestInfo) { ti.Work = "1 fortnight" }, `work "1 fortnight" is not a duration`},

@@ -10,6 +10,11 @@ import (
 )
 
 // TestInfo is test.json: the whole configuration, the seed, the target's
+
+// ImageTarget is the key of TestInfo.Images that holds the user's own
+// server image (--image target=REF), when the run had one.
+const ImageTarget = "target"
+
 // version and the images the run used.
 type TestInfo struct {
 	RunID         string    `json:"run_id"`
@@ -42,29 +47,32 @@ type TestInfo struct {
 	SideWriter bool           `json:"side_writer,omitempty"`
 	// Profile says what the target's profile changes from the general
 	// defaults, and why (targets.Profile.Why); flags may override it.
-	Profile         string            `json:"profile,omitempty"`
-	Nemesis         string            `json:"nemesis"`
-	NemesisInterval string            `json:"nemesis_interval"`
-	TimeLimit       string            `json:"time_limit"`
-	Concurrency     int               `json:"concurrency"`
-	Nodes           int               `json:"nodes"`
-	TTL             string            `json:"ttl"`
-	Keys            int               `json:"keys,omitempty"`
-	ReadMode        string            `json:"read_mode,omitempty"`
-	LockDelay       string            `json:"lock_delay,omitempty"`
-	MaxLease        string            `json:"max_lease,omitempty"` // targets.MaxLease with this TTL and lock-delay
-	Work            string            `json:"work"`
-	Margin          string            `json:"margin"`
-	AcquireTimeout  string            `json:"acquire_timeout"`
-	OpTimeout       string            `json:"op_timeout"`
-	RPCTimeout      string            `json:"rpc_timeout"`
-	CheckTimeout    string            `json:"check_timeout"`
-	ReadyTimeout    string            `json:"ready_timeout,omitempty"`
-	Seed            uint64            `json:"seed"`
-	Images          map[string]string `json:"images"`
-	ImageIDs        map[string]string `json:"image_ids,omitempty"`
-	Servers         []NodeInfo        `json:"servers"`
-	ClusterReady    string            `json:"cluster_ready"`
+	Profile         string `json:"profile,omitempty"`
+	Nemesis         string `json:"nemesis"`
+	NemesisInterval string `json:"nemesis_interval"`
+	TimeLimit       string `json:"time_limit"`
+	Concurrency     int    `json:"concurrency"`
+	Nodes           int    `json:"nodes"`
+	TTL             string `json:"ttl"`
+	Keys            int    `json:"keys,omitempty"`
+	ReadMode        string `json:"read_mode,omitempty"`
+	LockDelay       string `json:"lock_delay,omitempty"`
+	MaxLease        string `json:"max_lease,omitempty"` // targets.MaxLease with this TTL and lock-delay
+	Work            string `json:"work"`
+	Margin          string `json:"margin"`
+	AcquireTimeout  string `json:"acquire_timeout"`
+	OpTimeout       string `json:"op_timeout"`
+	RPCTimeout      string `json:"rpc_timeout"`
+	CheckTimeout    string `json:"check_timeout"`
+	ReadyTimeout    string `json:"ready_timeout,omitempty"`
+	Seed            uint64 `json:"seed"`
+	// Images are the image tags the run used, by kind (base, etcd,
+	// worker, ...); a user's own server image (--image target=REF) is
+	// under ImageTarget.
+	Images       map[string]string `json:"images"`
+	ImageIDs     map[string]string `json:"image_ids,omitempty"`
+	Servers      []NodeInfo        `json:"servers"`
+	ClusterReady string            `json:"cluster_ready"`
 	// Rerun is set on a run that fencecheck rerun made: the run it repeats
 	// and the fault schedule it replayed.
 	Rerun *RerunInfo `json:"rerun,omitempty"`

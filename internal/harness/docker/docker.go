@@ -3,9 +3,10 @@
 // A Runtime owns the containers and the private network of one run. Every
 // container and network it creates carries the label fencecheck=1 and
 // fencecheck.run=<run id>, so that Clean can find what a crashed run left
-// behind and touch nothing else on the machine. Containers get NET_ADMIN, so
-// faults can change the network inside a container (iptables, tc) without
-// touching the host's firewall. A server or worker runs as its container's
+// behind and touch nothing else on the machine. Faults change a container's
+// network (iptables, tc) from its network helper (NetExec), a container of
+// fencecheck's base image in the same network namespace, never on the
+// host's firewall and with nothing needed inside the container's image. A server or worker runs as its container's
 // PID 1, so that signalling the container signals the process itself.
 package docker
 
@@ -94,8 +95,13 @@ type Spec struct {
 	Name  string // node name, unique in the run: n1, w1, ...
 	Role  string // "server" or "worker"
 	Image string
-	Cmd   []string
-	Env   []string
+	// Entrypoint, when not nil, replaces the image's entry point (an
+	// empty slice clears it, so that Cmd runs as given): a user's image
+	// whose entry point is a wrapper script still runs the server itself
+	// as PID 1.
+	Entrypoint []string
+	Cmd        []string
+	Env        []string
 }
 
 // Roles.
@@ -103,6 +109,9 @@ const (
 	RoleServer   = "server"
 	RoleWorker   = "worker"
 	RoleResource = "resource"
+	// RoleNet is a node's network helper (NetExec): a container of
+	// fencecheck's base image in the node's network namespace.
+	RoleNet = "net"
 )
 
 // Container is a started container.
@@ -120,9 +129,21 @@ type Runtime struct {
 	network string
 	subnet  netip.Prefix
 
+	// HelperImage is the image of network helpers (NetExec): fencecheck's
+	// base image, which has iptables, tc, a shell and sleep.
+	HelperImage string
+
 	mu         sync.Mutex
 	containers []*Container
 	next       map[string]int // role -> containers of that role so far
+	helpers    map[string]*helper
+}
+
+// helper is a node's network helper and the network namespace it joined.
+type helper struct {
+	mu    sync.Mutex
+	id    string // "" until started
+	netns string // "" until it is known to be in its node's namespace
 }
 
 // New makes the run's private bridge network and returns its runtime. The
@@ -162,7 +183,7 @@ func New(ctx context.Context, cli *client.Client, runID string) (*Runtime, error
 	if err != nil {
 		return nil, fmt.Errorf("docker: create network %s on %s: %w", name, subnet, err)
 	}
-	return &Runtime{cli: cli, runID: runID, network: name, subnet: subnet, next: map[string]int{}}, nil
+	return &Runtime{cli: cli, runID: runID, network: name, subnet: subnet, next: map[string]int{}, helpers: map[string]*helper{}}, nil
 }
 
 // address returns the next fixed address for a role.
@@ -200,10 +221,11 @@ func (r *Runtime) Start(ctx context.Context, s Spec) (*Container, error) {
 func (r *Runtime) start(ctx context.Context, s Spec, ip string) (*Container, error) {
 	cname := fmt.Sprintf("fencecheck-%s-%s", r.runID, s.Name)
 	cfg := &container.Config{
-		Image:    s.Image,
-		Cmd:      s.Cmd,
-		Env:      s.Env,
-		Hostname: s.Name,
+		Image:      s.Image,
+		Entrypoint: s.Entrypoint,
+		Cmd:        s.Cmd,
+		Env:        s.Env,
+		Hostname:   s.Name,
 		Labels: map[string]string{
 			LabelManaged: "1", LabelRun: r.runID, LabelRole: s.Role, LabelNode: s.Name,
 		},
@@ -442,6 +464,107 @@ func (r *Runtime) Exec(ctx context.Context, c *Container, cmd ...string) (string
 		return out.String(), fmt.Errorf("docker: %s in %s exited %d: %s", strings.Join(cmd, " "), c.Name, st.ExitCode, strings.TrimSpace(out.String()))
 	}
 	return out.String(), nil
+}
+
+// NetExec runs a command in c's network namespace, in c's network helper: a
+// container of HelperImage that joined the namespace (network mode
+// container:ID, with NET_ADMIN) and only sleeps. So a fault changes a node's
+// network (iptables, tc) with nothing inside the node's image: no shell, no
+// iptables, as in a distroless or FROM-scratch image. The helper starts on
+// first use and is replaced when c was restarted since, because a restarted
+// container gets a fresh namespace (and the old one's rules went with it).
+// It carries the run's labels, so Teardown and Clean remove it. c must be
+// running.
+func (r *Runtime) NetExec(ctx context.Context, c *Container, cmd ...string) (string, error) {
+	h, err := r.netHelper(ctx, c)
+	if err != nil {
+		return "", err
+	}
+	return r.Exec(ctx, &Container{ID: h.id, Name: c.Name + "'s network helper"}, cmd...)
+}
+
+// netns is the network namespace of a running container's process, as the
+// host's /proc names it ("net:[4026532]").
+func (r *Runtime) netns(ctx context.Context, id, name string) (string, error) {
+	pid, err := r.Pid(ctx, &Container{ID: id, Name: name})
+	if err != nil {
+		return "", err
+	}
+	if pid == 0 {
+		return "", fmt.Errorf("docker: %s is not running", name)
+	}
+	ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/net", pid))
+	if err != nil {
+		return "", fmt.Errorf("docker: network namespace of %s: %w", name, err)
+	}
+	return ns, nil
+}
+
+// netHelper returns c's network helper in c's current namespace, starting
+// (or replacing) it as needed. Helpers of different nodes start
+// concurrently; one node's are serialised.
+func (r *Runtime) netHelper(ctx context.Context, c *Container) (*helper, error) {
+	ns, err := r.netns(ctx, c.ID, c.Name)
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	if r.helpers == nil {
+		r.helpers = map[string]*helper{}
+	}
+	h := r.helpers[c.Name]
+	if h == nil {
+		h = &helper{}
+		r.helpers[c.Name] = h
+	}
+	r.mu.Unlock()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.id != "" && h.netns == ns {
+		return h, nil
+	}
+	if r.HelperImage == "" {
+		return nil, fmt.Errorf("docker: no network helper image for %s", c.Name)
+	}
+	cname := fmt.Sprintf("fencecheck-%s-%s-net", r.runID, c.Name)
+	if h.id != "" {
+		// c restarted: its old namespace is gone, and the helper with it.
+		if err := r.cli.ContainerRemove(ctx, h.id, container.RemoveOptions{Force: true}); err != nil && !client.IsErrNotFound(err) {
+			return nil, fmt.Errorf("docker: remove %s: %w", cname, err)
+		}
+		h.id, h.netns = "", ""
+	}
+	cfg := &container.Config{
+		Image:      r.HelperImage,
+		Entrypoint: []string{"sleep"},
+		Cmd:        []string{"infinity"},
+		Labels: map[string]string{
+			LabelManaged: "1", LabelRun: r.runID, LabelRole: RoleNet, LabelNode: c.Name,
+		},
+	}
+	host := &container.HostConfig{
+		NetworkMode: container.NetworkMode("container:" + c.ID),
+		CapAdd:      []string{"NET_ADMIN", "NET_RAW"},
+		LogConfig:   container.LogConfig{Type: "json-file"},
+	}
+	created, err := r.cli.ContainerCreate(ctx, cfg, host, nil, nil, cname)
+	if err != nil {
+		return nil, fmt.Errorf("docker: create %s: %w", cname, err)
+	}
+	h.id = created.ID
+	if err := r.cli.ContainerStart(ctx, created.ID, container.StartOptions{}); err != nil {
+		return nil, fmt.Errorf("docker: start %s: %w", cname, err)
+	}
+	got, err := r.netns(ctx, created.ID, cname)
+	if err != nil {
+		return nil, err
+	}
+	if got != ns {
+		// c restarted while the helper started: the next call replaces it.
+		return nil, fmt.Errorf("docker: %s restarted while its network helper started", c.Name)
+	}
+	h.netns = ns
+	return h, nil
 }
 
 // Teardown resumes any stopped process, then removes every container of the

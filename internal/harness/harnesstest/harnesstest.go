@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/fencecheck/fencecheck/internal/harness"
+	"github.com/fencecheck/fencecheck/internal/harness/docker"
+	"github.com/fencecheck/fencecheck/internal/images"
 )
 
 // RequireDocker skips the test under -short or FENCECHECK_SKIP_DOCKER=1.
@@ -91,3 +93,23 @@ type buildError struct {
 }
 
 func (e *buildError) Error() string { return e.err.Error() + "\n" + e.out }
+
+// ScratchImage builds (unless it exists) the FROM-scratch image of a Go
+// server (images.Builder.BuildScratch: the static binary and nothing else)
+// and returns its tag, for tests that run a user's kind of image.
+func ScratchImage(t testing.TB, kind string) string {
+	t.Helper()
+	RequireDocker(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	cli, err := docker.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	ref, err := (&images.Builder{Docker: cli}).BuildScratch(ctx, kind)
+	if err != nil {
+		t.Fatalf("scratch image of %s: %v", kind, err)
+	}
+	return ref
+}

@@ -23,6 +23,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -208,6 +209,34 @@ func ready(ctx context.Context, cli *clientv3.Client, nodes []targets.Node) erro
 		leader = st.Leader
 	}
 	return nil
+}
+
+// ServerBinary is "etcd" (targets.ImageRunner): the command Nodes gives is
+// the etcd binary and its flags.
+func (Target) ServerBinary() string { return "etcd" }
+
+// ServerVersion is the version the members report in Status, each distinct
+// one once, in node order ("3.6.16"; "3.5.35, 3.6.16" mid-upgrade)
+// (targets.ImageRunner).
+func (Target) ServerVersion(ctx context.Context, nodes []targets.Node) (string, error) {
+	cli, err := newClient(ctx, endpoints(nodes))
+	if err != nil {
+		return "", err
+	}
+	defer cli.Close()
+	var seen []string
+	for _, n := range nodes {
+		sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		st, err := cli.Status(sctx, n.Addr)
+		cancel()
+		if err != nil {
+			return "", fmt.Errorf("etcd: version of %s: %w", n.Name, err)
+		}
+		if !slices.Contains(seen, st.Version) {
+			seen = append(seen, st.Version)
+		}
+	}
+	return strings.Join(seen, ", "), nil
 }
 
 // Leader returns the name of the member that leads, as the members report.

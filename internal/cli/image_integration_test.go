@@ -1,0 +1,146 @@
+package cli
+
+// A user's own server image (--image target=REF), end to end: a FROM-scratch
+// image with nothing but the static etcd binary, under every fault.
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fencecheck/fencecheck/internal/history"
+	"github.com/fencecheck/fencecheck/internal/images"
+)
+
+// scratchEtcd builds the scratch image with `fencecheck images scratch` and
+// returns its tag.
+func scratchEtcd(t *testing.T) string {
+	t.Helper()
+	r := runCLI(t, nil, "images", "scratch", "etcd")
+	ref := strings.TrimSpace(r.stdout)
+	if r.code != 0 || !strings.HasPrefix(ref, "fencecheck/etcd-scratch:") {
+		t.Fatalf("images scratch etcd: exit %d, %q: %s", r.code, r.stdout, r.stderr)
+	}
+	return ref
+}
+
+// Each fault on servers run from the scratch image: one window heals by
+// itself (the cluster is healthy after it), then Ctrl-C during the next
+// heals it too, and nothing of the run is left behind, its network helpers
+// included.
+func TestScratchImageEveryFault(t *testing.T) {
+	requireDocker(t)
+	ref := scratchEtcd(t)
+	for _, nem := range []string{"pause-server", "kill", "partition", "partition-client", "clock-skew:server", "netem:delay", "netem:loss"} {
+		t.Run(nem, func(t *testing.T) {
+			t.Parallel()
+			res := t.TempDir()
+			cmd := exec.Command(fencecheckBinary(t), "run", "--image", "target="+ref, "--fencing", "none",
+				"--nemesis", nem, "--nemesis-interval", "1s", "--time-limit", "90s", "--results", res)
+			var out bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &out
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			waitForHealedThenActive(t, res, 90*time.Second, &out)
+			start := time.Now()
+			cmd.Process.Signal(os.Interrupt)
+			err := cmd.Wait()
+			t.Logf("Ctrl-C during the second %s: exit after %s (%v)", nem, time.Since(start).Round(time.Millisecond), err)
+			if time.Since(start) > 45*time.Second {
+				t.Errorf("Ctrl-C took %s", time.Since(start))
+			}
+			got := readResults(t, filepath.Join(res, "latest"))
+			if !got.Interrupted || len(got.Faults) < 2 {
+				t.Fatalf("interrupted %v, %d faults:\n%s", got.Interrupted, len(got.Faults), lastLines(out.String(), 20))
+			}
+			for i, f := range got.Faults {
+				if f.Stop < 0 || f.Error != "" {
+					t.Errorf("fault %s on %v: stop %d, error %q", f.Fault, f.Nodes, f.Stop, f.Error)
+				}
+				if after := f.Params["healthy_after"]; i == 0 && (after == "" || strings.HasPrefix(after, "no")) {
+					t.Errorf("fault %s: cluster not healthy after it: %q", f.Fault, after)
+				}
+			}
+			var test struct {
+				Images        map[string]string `json:"images"`
+				TargetVersion string            `json:"target_version"`
+			}
+			b, err := os.ReadFile(filepath.Join(res, "latest", "test.json"))
+			if err != nil || json.Unmarshal(b, &test) != nil {
+				t.Fatalf("test.json: %v", err)
+			}
+			if test.Images["target"] != ref || test.TargetVersion != images.EtcdVersion() {
+				t.Errorf("test.json: images %v, target_version %q; want target %s running %s", test.Images, test.TargetVersion, ref, images.EtcdVersion())
+			}
+			assertRunsGone(t, res)
+		})
+	}
+}
+
+// waitForHealedThenActive waits until the run's first fault has stopped and
+// a second one is in effect.
+func waitForHealedThenActive(t *testing.T, results string, within time.Duration, out *bytes.Buffer) {
+	t.Helper()
+	if !waitForFaults(results, within, func(fs []history.Fault) bool {
+		return len(fs) >= 2 && fs[0].Stop >= 0 && fs[len(fs)-1].Stop < 0
+	}) {
+		t.Fatalf("no second fault within %s:\n%s", within, lastLines(out.String(), 20))
+	}
+}
+
+// A user's image that is not in the local Engine: exit 254 at once, naming
+// it; nothing starts.
+func TestImageNotInEngine(t *testing.T) {
+	requireDocker(t)
+	res := t.TempDir()
+	r := runCLI(t, nil, "run", "--image", "target=fencecheck-test/no-such-etcd:0.0", "--results", res, "--quiet")
+	if r.code != exitBadArgs || !strings.Contains(r.stderr, "fencecheck-test/no-such-etcd:0.0: no such image in the local Docker Engine") {
+		t.Errorf("exit %d: %s", r.code, r.stderr)
+	}
+	if r.elapsed > time.Second {
+		t.Errorf("took %s, want under 1s", r.elapsed)
+	}
+	assertRunsGone(t, res)
+}
+
+// A rerun of a run made with --image uses the same image, and the
+// etcd-11456 scenario runs on it too (3.6.16, fixed: exit 0).
+func TestScratchImageRerun(t *testing.T) {
+	requireDocker(t)
+	ref := scratchEtcd(t)
+	res := t.TempDir()
+	r := runCLI(t, nil, "run", "--image", "target="+ref, "--nemesis", "pause-holder", "--time-limit", "10s", "--results", res, "--seed", "4", "--quiet")
+	if r.code != exitInvalid && r.code != exitValid {
+		t.Fatalf("run: exit %d: %s", r.code, lastLines(r.stderr, 10))
+	}
+	dir, err := filepath.EvalSymlinks(filepath.Join(res, "latest"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rr := runCLI(t, nil, "rerun", dir, "--runs", "1", "--results", res)
+	if rr.code != exitInvalid && rr.code != exitValid {
+		t.Fatalf("rerun: exit %d: %s", rr.code, lastLines(rr.stderr, 10))
+	}
+	var test struct {
+		Images map[string]string `json:"images"`
+		Rerun  *struct{}         `json:"rerun"`
+	}
+	b, err := os.ReadFile(filepath.Join(res, "latest", "test.json"))
+	if err != nil || json.Unmarshal(b, &test) != nil {
+		t.Fatalf("test.json: %v", err)
+	}
+	if test.Rerun == nil || test.Images["target"] != ref {
+		t.Errorf("the rerun's test.json: rerun %v, images %v; want a rerun on %s", test.Rerun != nil, test.Images, ref)
+	}
+	sc := runCLI(t, nil, "run", "--scenario", "etcd-11456", "--image", "target="+ref, "--results", res)
+	if sc.code != exitValid || !strings.Contains(sc.stderr+sc.stdout, ref+" runs etcd "+images.EtcdVersion()) {
+		t.Errorf("scenario on %s: exit %d:\n%s", ref, sc.code, lastLines(sc.stderr+sc.stdout, 15))
+	}
+	assertRunsGone(t, res)
+}

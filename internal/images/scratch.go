@@ -1,0 +1,88 @@
+package images
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"debug/elf"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"strings"
+
+	"github.com/docker/docker/api/types/container"
+)
+
+// ScratchRef is the tag of the FROM-scratch image of a server image (see
+// BuildScratch): fencecheck/KIND-scratch with the server image's tag.
+func ScratchRef(serverRef string) string {
+	repo, tag, _ := strings.Cut(serverRef, ":")
+	return repo + "-scratch:" + tag
+}
+
+// BuildScratch builds, unless it exists, an image in the style of the
+// official distroless ones from the image of kind (KIND or KIND@VERSION, a
+// Go-built server): FROM scratch, with nothing but the server's static
+// binary at /usr/local/bin/KIND, no shell, no iptables, no libc. It is a
+// stand-in for a user's image (--image target=REF) on a machine without a
+// registry, and what the tests run every fault against. It returns the
+// image's tag (ScratchRef). The binary must be static: a server image whose
+// binary links libc (Debian's package) is refused.
+func (b *Builder) BuildScratch(ctx context.Context, kind string) (string, error) {
+	k, _ := SplitKind(kind)
+	if k != Etcd && k != Consul {
+		return "", fmt.Errorf("images: a scratch image needs a Go-built server (etcd, consul), not %q", kind)
+	}
+	from, err := b.Ensure(ctx, kind, "")
+	if err != nil {
+		return "", err
+	}
+	ref := ScratchRef(from)
+	bin := "/usr/local/bin/" + k
+	return ref, b.ensure(ctx, ref, func(ctx context.Context, ref string) error {
+		data, err := b.copyOut(ctx, from, bin)
+		if err != nil {
+			return err
+		}
+		f, err := elf.NewFile(bytes.NewReader(data))
+		if err != nil {
+			return fmt.Errorf("images: %s in %s is not an ELF binary: %w", bin, from, err)
+		}
+		for _, p := range f.Progs {
+			if p.Type == elf.PT_INTERP {
+				return fmt.Errorf("images: %s in %s is linked dynamically; a scratch image needs a static binary", bin, from)
+			}
+		}
+		dockerfile := fmt.Sprintf("FROM scratch\nCOPY %s %s\nWORKDIR /var/lib\nCMD [%q]\n", k, bin, bin)
+		return b.buildContext(ctx, ref, dockerfile, map[string][]byte{k: data}, nil)
+	})
+}
+
+// copyOut reads one file from an image, through a container created (never
+// started) from it and removed again.
+func (b *Builder) copyOut(ctx context.Context, image, file string) ([]byte, error) {
+	c, err := b.Docker.ContainerCreate(ctx, &container.Config{Image: image, Cmd: []string{"none"}, Labels: map[string]string{"fencecheck": "1"}}, nil, nil, nil, "")
+	if err != nil {
+		return nil, fmt.Errorf("images: copy %s out of %s: %w", file, image, err)
+	}
+	defer b.Docker.ContainerRemove(context.Background(), c.ID, container.RemoveOptions{Force: true})
+	rc, _, err := b.Docker.CopyFromContainer(ctx, c.ID, file)
+	if err != nil {
+		return nil, fmt.Errorf("images: copy %s out of %s: %w", file, image, err)
+	}
+	defer rc.Close()
+	tr := tar.NewReader(rc)
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("images: %s not found in %s", file, image)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("images: copy %s out of %s: %w", file, image, err)
+		}
+		if h.Typeflag == tar.TypeReg && path.Base(h.Name) == path.Base(file) {
+			return io.ReadAll(tr)
+		}
+	}
+}
