@@ -60,7 +60,7 @@ func TestBadArguments(t *testing.T) {
 		{"image: malformed reference", []string{"run", "--image", "target=Etcd::v3"}, "target=Etcd::v3: not an image reference"},
 		{"image: upper case repository", []string{"run", "--image", "target=MyEtcd:3.6"}, "not an image reference"},
 		{"image: given twice", []string{"run", "--image", "target=etcd:3.5", "--image", "target=etcd:3.6"}, "target= given twice"},
-		{"image: a target that needs fencecheck's", []string{"run", "--target", "zookeeper", "--image", "target=zookeeper:3.8"}, "target zookeeper cannot run from your image (only etcd can)"},
+		{"image: a target that needs fencecheck's", []string{"run", "--target", "zookeeper", "--image", "target=zookeeper:3.8"}, "target zookeeper cannot run from your image (only etcd, consul can)"},
 		{"image: matrix, a target that needs fencecheck's", []string{"matrix", "--target", "etcd,redis", "--image", "target=etcd:3.6"}, "target redis cannot run from your image"},
 		{"image: scenario, malformed", []string{"run", "--scenario", "etcd-11456", "--image", "target=a b"}, "not an image reference"},
 		{"images: an unknown version", []string{"images", "build", "etcd@3.3.0"}, "etcd has no version \"3.3.0\" (available: 3.6.16, 3.7.3, 3.5.35, 3.4.3, debian)"},

@@ -113,6 +113,7 @@ func TestImageNotInEngine(t *testing.T) {
 // etcd-11456 scenario runs on it too (3.6.16, fixed: exit 0).
 func TestScratchImageRerun(t *testing.T) {
 	requireDocker(t)
+	t.Parallel()
 	ref := scratchEtcd(t)
 	res := t.TempDir()
 	r := runCLI(t, nil, "run", "--image", "target="+ref, "--nemesis", "pause-holder", "--time-limit", "10s", "--results", res, "--seed", "4", "--quiet")
@@ -141,6 +142,46 @@ func TestScratchImageRerun(t *testing.T) {
 	sc := runCLI(t, nil, "run", "--scenario", "etcd-11456", "--image", "target="+ref, "--results", res)
 	if sc.code != exitValid || !strings.Contains(sc.stderr+sc.stdout, ref+" runs etcd "+images.EtcdVersion()) {
 		t.Errorf("scenario on %s: exit %d:\n%s", ref, sc.code, lastLines(sc.stderr+sc.stdout, 15))
+	}
+	assertRunsGone(t, res)
+}
+
+// Consul from a FROM-scratch image (the static consul binary only), under
+// server faults with token fencing: valid, every fault healed, the version
+// the agents report recorded.
+func TestScratchImageConsul(t *testing.T) {
+	requireDocker(t)
+	t.Parallel()
+	r := runCLI(t, nil, "images", "scratch", "consul")
+	ref := strings.TrimSpace(r.stdout)
+	if r.code != 0 || !strings.HasPrefix(ref, "fencecheck/consul-scratch:") {
+		t.Fatalf("images scratch consul: exit %d, %q: %s", r.code, r.stdout, r.stderr)
+	}
+	res := t.TempDir()
+	run := runCLI(t, nil, "run", "--target", "consul", "--image", "target="+ref, "--fencing", "token",
+		"--nemesis", "pause-server,kill,partition", "--time-limit", "30s", "--results", res, "--seed", "2", "--quiet")
+	if run.code != exitValid {
+		t.Fatalf("exit %d, want 0: %s", run.code, lastLines(run.stderr, 15))
+	}
+	got := readResults(t, filepath.Join(res, "latest"))
+	if len(got.Faults) == 0 {
+		t.Errorf("no fault in 30s")
+	}
+	for _, f := range got.Faults {
+		if f.Stop < 0 || f.Error != "" {
+			t.Errorf("fault %s on %v: stop %d, error %q", f.Fault, f.Nodes, f.Stop, f.Error)
+		}
+	}
+	var test struct {
+		Images        map[string]string `json:"images"`
+		TargetVersion string            `json:"target_version"`
+	}
+	b, err := os.ReadFile(filepath.Join(res, "latest", "test.json"))
+	if err != nil || json.Unmarshal(b, &test) != nil {
+		t.Fatalf("test.json: %v", err)
+	}
+	if test.Images["target"] != ref || test.TargetVersion != images.ConsulVersion() {
+		t.Errorf("test.json: images %v, target_version %q; want target %s running %s", test.Images, test.TargetVersion, ref, images.ConsulVersion())
 	}
 	assertRunsGone(t, res)
 }

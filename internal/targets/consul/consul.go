@@ -50,6 +50,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -337,6 +338,34 @@ func (Target) Leader(ctx context.Context, nodes []targets.Node) (string, error) 
 		errs = append(errs, fmt.Errorf("%s: no leader in the raft configuration", n.Name))
 	}
 	return "", fmt.Errorf("consul: no leader found: %w", errors.Join(errs...))
+}
+
+// ServerBinary is "consul" (targets.ImageRunner): the command Nodes gives
+// is the consul binary and its flags.
+func (Target) ServerBinary() string { return "consul" }
+
+// ServerVersion is the version each agent reports in /v1/agent/self, each
+// distinct one once, in node order (targets.ImageRunner).
+func (Target) ServerVersion(ctx context.Context, nodes []targets.Node) (string, error) {
+	var seen []string
+	for _, n := range nodes {
+		c, err := newAPI(n.Addr, 2*time.Second)
+		if err != nil {
+			return "", err
+		}
+		self, err := c.Agent().Self()
+		if err != nil {
+			return "", fmt.Errorf("consul: version of %s: %w", n.Name, err)
+		}
+		v, _ := self["Config"]["Version"].(string)
+		if v == "" {
+			return "", fmt.Errorf("consul: %s reports no version", n.Name)
+		}
+		if !slices.Contains(seen, v) {
+			seen = append(seen, v)
+		}
+	}
+	return strings.Join(seen, ", "), nil
 }
 
 // Dial returns a client of one server, picked at random from the endpoints
