@@ -221,7 +221,10 @@ func StartCluster(ctx context.Context, cfg ClusterConfig) (c *Cluster, err error
 	for i, s := range specs {
 		dspecs[i] = docker.Spec{Name: s.Name, Role: docker.RoleServer, Image: c.Images[serverImage], Cmd: serverCmd(s.Cmd), Env: s.Env}
 		if cfg.TargetImage != "" {
-			dspecs[i].Entrypoint = []string{} // the server binary is PID 1, not the image's wrapper
+			// The server binary is PID 1, not the image's wrapper: [""]
+			// clears the image's entry point (an empty list would be
+			// omitted, and the image's kept).
+			dspecs[i].Entrypoint = []string{""}
 		}
 	}
 	for _, n := range rnodes {

@@ -14,20 +14,29 @@ import (
 	"github.com/docker/docker/api/types/container"
 )
 
-// ScratchRef is the tag of the FROM-scratch image of a server image (see
-// BuildScratch): fencecheck/KIND-scratch with the server image's tag.
-func ScratchRef(serverRef string) string {
+// scratchRef is the tag of the FROM-scratch image of a server image (see
+// BuildScratch): fencecheck/KIND-scratch with the server image's tag and a
+// hash of the Dockerfile.
+func scratchRef(serverRef, dockerfile string) string {
 	repo, tag, _ := strings.Cut(serverRef, ":")
-	return repo + "-scratch:" + tag
+	return repo + "-scratch:" + tag + "-" + hashOf([]byte(dockerfile))[:6]
 }
+
+// scratchStart is how each scratch image starts its server, in the layouts
+// of the official images: etcd's runs it as CMD, Consul's has an ENTRYPOINT
+// (there a wrapper script). So the tests cover both: a command found in
+// CMD, and an entry point that must be cleared for the target's own command
+// line to run.
+var scratchStart = map[string]string{Etcd: "CMD", Consul: "ENTRYPOINT"}
 
 // BuildScratch builds, unless it exists, an image in the style of the
 // official distroless ones from the image of kind (KIND or KIND@VERSION, a
 // Go-built server): FROM scratch, with nothing but the server's static
-// binary at /usr/local/bin/KIND, no shell, no iptables, no libc. It is a
+// binary at /usr/local/bin/KIND, no shell, no iptables, no libc, started as
+// scratchStart says. It is a
 // stand-in for a user's image (--image target=REF) on a machine without a
 // registry, and what the tests run every fault against. It returns the
-// image's tag (ScratchRef). The binary must be static: a server image whose
+// image's tag (fencecheck/KIND-scratch:...). The binary must be static: a server image whose
 // binary links libc (Debian's package) is refused.
 func (b *Builder) BuildScratch(ctx context.Context, kind string) (string, error) {
 	k, _ := SplitKind(kind)
@@ -38,8 +47,9 @@ func (b *Builder) BuildScratch(ctx context.Context, kind string) (string, error)
 	if err != nil {
 		return "", err
 	}
-	ref := ScratchRef(from)
 	bin := "/usr/local/bin/" + k
+	dockerfile := fmt.Sprintf("FROM scratch\nCOPY %s %s\nWORKDIR /var/lib\n%s [%q]\n", k, bin, scratchStart[k], bin)
+	ref := scratchRef(from, dockerfile)
 	return ref, b.ensure(ctx, ref, func(ctx context.Context, ref string) error {
 		data, err := b.copyOut(ctx, from, bin)
 		if err != nil {
@@ -54,7 +64,6 @@ func (b *Builder) BuildScratch(ctx context.Context, kind string) (string, error)
 				return fmt.Errorf("images: %s in %s is linked dynamically; a scratch image needs a static binary", bin, from)
 			}
 		}
-		dockerfile := fmt.Sprintf("FROM scratch\nCOPY %s %s\nWORKDIR /var/lib\nCMD [%q]\n", k, bin, bin)
 		return b.buildContext(ctx, ref, dockerfile, map[string][]byte{k: data}, nil)
 	})
 }

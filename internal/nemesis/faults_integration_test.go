@@ -150,12 +150,16 @@ func everyFault(t *testing.T, cl *harness.Cluster) {
 		// A chain made in n1's namespace, from its helper; n1 killed and
 		// restarted gets a fresh namespace, and NetExec a fresh helper in
 		// it: the chain is gone and the rules work.
+		start := time.Now()
 		if _, err := cl.NetExec(ctx, "n1", "iptables", "-w", "-N", "fencecheck-mark"); err != nil {
 			t.Fatal(err)
 		}
+		first := time.Since(start)
+		start = time.Now()
 		if out, err := cl.NetExec(ctx, "n1", "iptables", "-w", "-S"); err != nil || !strings.Contains(out, "fencecheck-mark") {
 			t.Fatalf("chain not made: %v %s", err, out)
 		}
+		t.Logf("NetExec on n1: %s with the helper's start, %s once it runs", first.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
 		if err := cl.Kill(ctx, "n1"); err != nil {
 			t.Fatal(err)
 		}

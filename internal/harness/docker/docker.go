@@ -95,10 +95,10 @@ type Spec struct {
 	Name  string // node name, unique in the run: n1, w1, ...
 	Role  string // "server" or "worker"
 	Image string
-	// Entrypoint, when not nil, replaces the image's entry point (an
-	// empty slice clears it, so that Cmd runs as given): a user's image
-	// whose entry point is a wrapper script still runs the server itself
-	// as PID 1.
+	// Entrypoint, when not empty, replaces the image's entry point;
+	// []string{""} clears it (as docker run --entrypoint ""), so that Cmd
+	// runs as given: a user's image whose entry point is a wrapper script
+	// still runs the server itself as PID 1.
 	Entrypoint []string
 	Cmd        []string
 	Env        []string
