@@ -44,7 +44,19 @@ func main() {
 	rerun := flag.Bool("rerun", false, "instead, measure reproduction: an invalid unfenced etcd pause-holder run, then fencecheck rerun of it with -runs re-runs")
 	liveness := flag.Bool("liveness", false, "instead, measure liveness: every target under kill-holder and the kill of its leader, -runs seeds (default 1) a cell, -parallel at a time (-only: the targets whose name contains it)")
 	clientOverhead := flag.String("client-overhead", "", "instead, compare a client program's critical sections per second (this --client-dir) with -target's built-in recipe: no faults, alternating runs")
+	imagesBench := flag.Bool("images", false, "instead, run etcd from fencecheck's image and from a FROM-scratch image (images scratch etcd) under -nemesis, -fencing (default none,token), seeds 1..-runs, -parallel at a time")
 	flag.Parse()
+	if *imagesBench {
+		fs := "none,token"
+		if isSet("fencing") {
+			fs = *fencings
+		}
+		if err := runImages(*bin, *nemesis, strings.Split(fs, ","), *runs, *parallel); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *profiles != "" {
 		fs := "none,token"
 		if isSet("fencing") {
