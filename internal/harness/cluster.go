@@ -237,6 +237,10 @@ func StartCluster(ctx context.Context, cfg ClusterConfig) (c *Cluster, err error
 	c.stage("starting %s (run %s)", what, c.RunID)
 	started, err := c.rt.StartAll(ctx, dspecs)
 	if err != nil {
+		if cfg.TargetImage != "" && strings.Contains(err.Error(), "unable to start container process") {
+			// The user's image has no such binary, or it cannot run there.
+			return c, fmt.Errorf("%w: --image target=%s: the %s server does not start from it: %w", targets.ErrBadConfig, cfg.TargetImage, cfg.Target.Name(), err)
+		}
 		return c, fmt.Errorf("%w: %w", ErrHarness, err)
 	}
 	c.servers = started[:len(specs)]
@@ -650,7 +654,8 @@ func (c *Cluster) client(node string) *client {
 	return nil
 }
 
-// Exec runs a command in a node's container (nemesis.Env).
+// Exec runs a command in a node's container: it needs the tool in the
+// node's image (faults use NetExec instead).
 func (c *Cluster) Exec(ctx context.Context, node string, cmd ...string) (string, error) {
 	ct, err := c.node(node)
 	if err != nil {
@@ -668,6 +673,21 @@ func (c *Cluster) NetExec(ctx context.Context, node string, cmd ...string) (stri
 		return "", err
 	}
 	return c.rt.NetExec(ctx, ct, cmd...)
+}
+
+// WarmNet starts the network helpers of the nodes at once (see
+// docker.Runtime.WarmHelpers), before a schedule whose faults will change
+// their network.
+func (c *Cluster) WarmNet(ctx context.Context, nodes []string) error {
+	var cs []*docker.Container
+	for _, n := range nodes {
+		ct, err := c.node(n)
+		if err != nil {
+			return err
+		}
+		cs = append(cs, ct)
+	}
+	return c.rt.WarmHelpers(ctx, cs)
 }
 
 // Addr is a node's address (nemesis.Env).

@@ -20,7 +20,7 @@ import (
 // ElectionDemo plays the seed's Raft example on a real cluster, once per
 // fencing mode (default none, term): A is elected leader with term Ta,
 // reads the log and, inside its leader work, is partitioned from the
-// cluster (iptables in its container, as partition-client does); its
+// cluster (iptables in its network namespace, as partition-client does); its
 // leadership lapses and B, campaigning, is elected with term Tb > Ta and
 // appends entry Tb.1; the partition heals and A, still believing it
 // leads, appends its entry Ta.1. Unfenced the log accepts it after Tb.1
@@ -55,6 +55,7 @@ func ElectionDemo(ctx context.Context, cfg DemoConfig) ([]Story, error) {
 		Workload: election.Workload{}, Config: work,
 		Resources:    []ResourceUse{{Resource: cfg.Resource, Fencing: targets.FencingNone}},
 		WorkerBinary: cfg.WorkerBinary, ReadyTimeout: 30 * time.Second, Log: log, Stage: cfg.Stage,
+		TargetImage: cfg.TargetImage,
 	})
 	if err != nil {
 		return nil, err

@@ -440,6 +440,15 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		rec.Close()
 		return nil, err
 	}
+	if nodes := nemesis.NetNodes(cfg.Faults, cl); len(nodes) > 0 {
+		wctx, cancel := context.WithTimeout(ctx, time.Minute)
+		err := cl.WarmNet(wctx, nodes)
+		cancel()
+		if err != nil {
+			rec.Close()
+			return nil, fmt.Errorf("%w: network helpers: %w", ErrHarness, err)
+		}
+	}
 
 	sched := &nemesis.Schedule{Faults: cfg.Faults, Interval: cfg.NemesisInterval, Seed: cfg.Seed, Log: log}
 	if cfg.Replay != nil {

@@ -124,6 +124,30 @@ type Clocks interface {
 	SkewClientClock(ctx context.Context, node string, offset time.Duration) error
 }
 
+// NetFault is a fault that changes the network of nodes (through
+// Network.NetExec). NetNodes names every node it may change, so that the
+// harness can start their network helpers before the schedule begins.
+type NetFault interface {
+	Fault
+	NetNodes(c Cluster) []string
+}
+
+// NetNodes is every node the faults may change the network of, once each,
+// in the order the faults name them.
+func NetNodes(faults []Fault, c Cluster) []string {
+	var out []string
+	for _, f := range faults {
+		if nf, ok := f.(NetFault); ok {
+			for _, n := range nf.NetNodes(c) {
+				if !slices.Contains(out, n) {
+					out = append(out, n)
+				}
+			}
+		}
+	}
+	return out
+}
+
 // Fault is one kind of failure.
 type Fault interface {
 	// Name is the fault's name as --nemesis takes it, with its scope.

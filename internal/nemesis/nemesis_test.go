@@ -335,3 +335,27 @@ func TestKillHolder(t *testing.T) {
 		})
 	}
 }
+
+// The nodes whose network helpers a schedule needs: each fault that changes
+// the network names its nodes, once each; the other faults none.
+func TestNetNodes(t *testing.T) {
+	env := &fakeEnv{}
+	for _, tc := range []struct {
+		nemesis string
+		want    string
+	}{
+		{"pause-holder,kill,clock-skew:server", ""},
+		{"partition:leader", "n1,n2,n3"},
+		{"partition:resource", "pg"},
+		{"partition-client,netem:loss", "w1,w2,n1,n2,n3"},
+		{"netem:delay,partition:halves,partition-client", "n1,n2,n3,w1,w2"},
+	} {
+		faults, err := Parse(tc.nemesis)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(NetNodes(faults, env), ","); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.nemesis, got, tc.want)
+		}
+	}
+}

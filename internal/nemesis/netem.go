@@ -27,6 +27,9 @@ type Netem struct{ Scope string }
 // Name is "netem:SCOPE".
 func (f Netem) Name() string { return "netem:" + f.Scope }
 
+// NetNodes are the servers (NetFault).
+func (Netem) NetNodes(c Cluster) []string { return c.Servers() }
+
 const lossRule = "OUTPUT -o eth0 -m statistic --mode random --probability 0.3 -j DROP"
 
 // Inject degrades the network.

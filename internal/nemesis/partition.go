@@ -98,6 +98,15 @@ type Partition struct{ Scope string }
 // Name is "partition:SCOPE".
 func (f Partition) Name() string { return "partition:" + f.Scope }
 
+// NetNodes are the servers, or the resource's nodes for :resource
+// (NetFault).
+func (f Partition) NetNodes(c Cluster) []string {
+	if f.Scope == PartResource {
+		return c.Resources()
+	}
+	return c.Servers()
+}
+
 // grudge computes the scope's grudge.
 func (f Partition) grudge(ctx context.Context, env Env, r *rand.Rand) (Grudge, error) {
 	all := slices.Clone(env.Servers())

@@ -19,6 +19,9 @@ type PartitionClient struct{}
 // Name is "partition-client".
 func (PartitionClient) Name() string { return "partition-client" }
 
+// NetNodes are the clients: any may be the holder it cuts off (NetFault).
+func (PartitionClient) NetNodes(c Cluster) []string { return c.Clients() }
+
 // Inject waits for the next holder and cuts it off.
 func (PartitionClient) Inject(ctx context.Context, env Env, r *rand.Rand) (*Injection, error) {
 	h, err := env.NextHolder(ctx)

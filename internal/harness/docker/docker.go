@@ -232,8 +232,8 @@ func (r *Runtime) start(ctx context.Context, s Spec, ip string) (*Container, err
 	}
 	host := &container.HostConfig{
 		NetworkMode: container.NetworkMode(r.network),
-		CapAdd:      []string{"NET_ADMIN"},
-		LogConfig:   container.LogConfig{Type: "json-file"},
+		// No NET_ADMIN: network faults act from the node's helper.
+		LogConfig: container.LogConfig{Type: "json-file"},
 	}
 	netcfg := &network.NetworkingConfig{EndpointsConfig: map[string]*network.EndpointSettings{
 		r.network: {Aliases: []string{s.Name}, IPAMConfig: &network.EndpointIPAMConfig{IPv4Address: ip}},
@@ -361,10 +361,21 @@ func (r *Runtime) Kill(ctx context.Context, c *Container) error {
 }
 
 // Restart starts a stopped container again, on its own file system and at
-// its fixed address.
+// its fixed address, and replaces its network helper, if it had one.
 func (r *Runtime) Restart(ctx context.Context, c *Container) error {
 	if err := r.cli.ContainerStart(ctx, c.ID, container.StartOptions{}); err != nil {
 		return fmt.Errorf("docker: restart %s: %w", c.Name, err)
+	}
+	r.mu.Lock()
+	h := r.helpers[c.Name]
+	r.mu.Unlock()
+	if h != nil {
+		// It had a network helper: one in the new namespace now, so the
+		// next fault does not wait for it. Failing here is not the
+		// restart's failure: NetExec tries again.
+		h.mu.Lock()
+		_ = r.ensureHelper(ctx, c, h)
+		h.mu.Unlock()
 	}
 	return nil
 }
@@ -476,11 +487,50 @@ func (r *Runtime) Exec(ctx context.Context, c *Container, cmd ...string) (string
 // It carries the run's labels, so Teardown and Clean remove it. c must be
 // running.
 func (r *Runtime) NetExec(ctx context.Context, c *Container, cmd ...string) (string, error) {
-	h, err := r.netHelper(ctx, c)
-	if err != nil {
+	h := r.helperOf(c.Name)
+	// Held through the exec: a helper replaced meanwhile would otherwise
+	// take the rules into a namespace that is gone.
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err := r.ensureHelper(ctx, c, h); err != nil {
 		return "", err
 	}
 	return r.Exec(ctx, &Container{ID: h.id, Name: c.Name + "'s network helper"}, cmd...)
+}
+
+// WarmHelpers starts the network helpers of cs at once, so that a network
+// fault's first rules do not wait for container starts, one node after
+// another, inside the fault's window.
+func (r *Runtime) WarmHelpers(ctx context.Context, cs []*Container) error {
+	errs := make([]error, len(cs))
+	var wg sync.WaitGroup
+	for i, c := range cs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			h := r.helperOf(c.Name)
+			h.mu.Lock()
+			defer h.mu.Unlock()
+			errs[i] = r.ensureHelper(ctx, c, h)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// helperOf is the helper record of a node (made empty on first use).
+func (r *Runtime) helperOf(node string) *helper {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.helpers == nil {
+		r.helpers = map[string]*helper{}
+	}
+	h := r.helpers[node]
+	if h == nil {
+		h = &helper{}
+		r.helpers[node] = h
+	}
+	return h
 }
 
 // netns is the network namespace of a running container's process, as the
@@ -500,37 +550,38 @@ func (r *Runtime) netns(ctx context.Context, id, name string) (string, error) {
 	return ns, nil
 }
 
-// netHelper returns c's network helper in c's current namespace, starting
-// (or replacing) it as needed. Helpers of different nodes start
-// concurrently; one node's are serialised.
-func (r *Runtime) netHelper(ctx context.Context, c *Container) (*helper, error) {
+// ensureHelper makes h, held by the caller, c's network helper in c's
+// current namespace: it starts one, or replaces one whose namespace is gone
+// (c restarted). A restart of c while the helper starts is retried once.
+func (r *Runtime) ensureHelper(ctx context.Context, c *Container, h *helper) error {
+	var err error
+	for attempt := 0; attempt < 2; attempt++ {
+		var again bool
+		if again, err = r.startHelper(ctx, c, h); !again {
+			return err
+		}
+	}
+	return err
+}
+
+// startHelper is one attempt of ensureHelper; again reports that c
+// restarted while its helper started.
+func (r *Runtime) startHelper(ctx context.Context, c *Container, h *helper) (again bool, err error) {
 	ns, err := r.netns(ctx, c.ID, c.Name)
 	if err != nil {
-		return nil, err
+		return false, err
 	}
-	r.mu.Lock()
-	if r.helpers == nil {
-		r.helpers = map[string]*helper{}
-	}
-	h := r.helpers[c.Name]
-	if h == nil {
-		h = &helper{}
-		r.helpers[c.Name] = h
-	}
-	r.mu.Unlock()
-	h.mu.Lock()
-	defer h.mu.Unlock()
 	if h.id != "" && h.netns == ns {
-		return h, nil
+		return false, nil
 	}
 	if r.HelperImage == "" {
-		return nil, fmt.Errorf("docker: no network helper image for %s", c.Name)
+		return false, fmt.Errorf("docker: no network helper image for %s", c.Name)
 	}
 	cname := fmt.Sprintf("fencecheck-%s-%s-net", r.runID, c.Name)
 	if h.id != "" {
 		// c restarted: its old namespace is gone, and the helper with it.
 		if err := r.cli.ContainerRemove(ctx, h.id, container.RemoveOptions{Force: true}); err != nil && !client.IsErrNotFound(err) {
-			return nil, fmt.Errorf("docker: remove %s: %w", cname, err)
+			return false, fmt.Errorf("docker: remove %s: %w", cname, err)
 		}
 		h.id, h.netns = "", ""
 	}
@@ -549,22 +600,22 @@ func (r *Runtime) netHelper(ctx context.Context, c *Container) (*helper, error) 
 	}
 	created, err := r.cli.ContainerCreate(ctx, cfg, host, nil, nil, cname)
 	if err != nil {
-		return nil, fmt.Errorf("docker: create %s: %w", cname, err)
+		return false, fmt.Errorf("docker: create %s: %w", cname, err)
 	}
 	h.id = created.ID
 	if err := r.cli.ContainerStart(ctx, created.ID, container.StartOptions{}); err != nil {
-		return nil, fmt.Errorf("docker: start %s: %w", cname, err)
+		return false, fmt.Errorf("docker: start %s: %w", cname, err)
 	}
 	got, err := r.netns(ctx, created.ID, cname)
 	if err != nil {
-		return nil, err
+		return false, err
 	}
 	if got != ns {
-		// c restarted while the helper started: the next call replaces it.
-		return nil, fmt.Errorf("docker: %s restarted while its network helper started", c.Name)
+		// h.netns stays empty: the next attempt replaces the helper.
+		return true, fmt.Errorf("docker: %s restarted while its network helper started", c.Name)
 	}
 	h.netns = ns
-	return h, nil
+	return false, nil
 }
 
 // Teardown resumes any stopped process, then removes every container of the

@@ -1,5 +1,6 @@
 // Package netdelay delays the packets a container sends, from the host,
-// without tc netem: an iptables NFQUEUE rule inside the container hands every
+// without tc netem: an iptables NFQUEUE rule in the container's network
+// namespace (made by the caller, from the node's network helper) hands every
 // outgoing packet to a netfilter queue, and this package, holding a netlink
 // socket opened in the container's network namespace, accepts each packet
 // only after its delay (the mean plus normally distributed jitter). Kernels

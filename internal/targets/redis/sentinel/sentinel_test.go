@@ -109,7 +109,7 @@ func TestFailoverToALaggingReplicaReusesTokens(t *testing.T) {
 	ctx := context.Background()
 	synced := appendOnce(t, c, 1)
 	time.Sleep(100 * time.Millisecond)
-	if _, err := cl.Exec(ctx, "n2", "iptables", "-w", "-A", "INPUT", "-s", cl.Addr("n1"), "-j", "DROP"); err != nil {
+	if _, err := cl.NetExec(ctx, "n2", "iptables", "-w", "-A", "INPUT", "-s", cl.Addr("n1"), "-j", "DROP"); err != nil {
 		t.Fatal(err)
 	}
 	var lost []int64
@@ -117,7 +117,7 @@ func TestFailoverToALaggingReplicaReusesTokens(t *testing.T) {
 		lost = append(lost, appendOnce(t, c, i))
 	}
 	killAndWaitFailover(t, cl)
-	if _, err := cl.Exec(ctx, "n2", "iptables", "-w", "-F", "INPUT"); err != nil {
+	if _, err := cl.NetExec(ctx, "n2", "iptables", "-w", "-F", "INPUT"); err != nil {
 		t.Fatal(err)
 	}
 	again := appendOnce(t, c, 5)
