@@ -50,6 +50,13 @@ func cmdImages(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if verb == "scratch" && len(kinds) == 0 {
 		return fmt.Errorf("%w: images scratch names the server: etcd, etcd@VERSION or consul", errUsage)
 	}
+	if verb == "scratch" {
+		for _, k := range kinds {
+			if err := images.CheckScratch(k); err != nil {
+				return fmt.Errorf("%w: %w", errUsage, err)
+			}
+		}
+	}
 	for _, k := range kinds {
 		if err := images.CheckKind(k); err != nil {
 			return fmt.Errorf("%w: %w", errUsage, err)

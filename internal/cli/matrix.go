@@ -300,6 +300,11 @@ type matrixAxes struct {
 // offer (the proxy's cas) skips that cell, and says so; so does a read mode
 // a target lacks, or a target with no key-value store, for register cells.
 func matrixCells(o *runFlags, ax matrixAxes, seed uint64, runs int, strict bool, stderr io.Writer) (cells []matrixCell, skipped []string, err error) {
+	if ref := o.images["target"]; ref != "" && (len(ax.targets) > 1 || len(ax.versions) > 1) {
+		// One image is one build of one server: a target or version axis
+		// would run it under names it is not.
+		return nil, nil, fmt.Errorf("%w: --image target=%s runs one server build: give one --target and at most one --version", targets.ErrBadConfig, ref)
+	}
 	var errs []error
 	seen := map[string]bool{}    // one line per distinct problem
 	names := map[string]string{} // a cell's target name (its label, or the target's) -> the spec that gave it

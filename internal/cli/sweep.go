@@ -206,8 +206,8 @@ func planSweep(o *runFlags, t targets.Target, resource string, fencings []string
 		Started: time.Now().UTC(), Target: t.Name(), TTLMS: base.TTL.Milliseconds(), LeaseMS: lease.Milliseconds(),
 		WorkMS: base.Work.Milliseconds(), Concurrency: base.Concurrency, Nodes: base.Nodes, Runs: runs, Seed: seed,
 	}
-	if v, ok := t.(interface{ Version() string }); ok {
-		sum.TargetVersion = v.Version()
+	if v, ok := t.(interface{ Version() string }); ok && base.TargetImage == "" {
+		sum.TargetVersion = v.Version() // a user's image reports its own, in each run's test.json
 	}
 	index := map[string]int{}
 	for _, m := range margins {

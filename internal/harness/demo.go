@@ -111,6 +111,7 @@ func Demo(ctx context.Context, cfg DemoConfig) ([]Story, error) {
 		Workload: wlockappend.Workload{}, Config: work,
 		Resources:    []ResourceUse{{Resource: cfg.Resource, Fencing: targets.FencingNone}},
 		WorkerBinary: cfg.WorkerBinary, ReadyTimeout: 30 * time.Second, Log: log, Stage: cfg.Stage,
+		TargetImage: cfg.TargetImage,
 	})
 	if err != nil {
 		return nil, err

@@ -55,6 +55,11 @@ func newTestInfo(cfg Config, runID string, cl *Cluster, started time.Time) store
 		t.Version = vt.VersionName()
 	}
 	if cl == nil {
+		if cfg.TargetImage != "" {
+			// Set-up failed: still say whose image it was, and claim no
+			// version for it.
+			t.Images, t.TargetVersion = map[string]string{store.ImageTarget: cfg.TargetImage}, ""
+		}
 		return t
 	}
 	t.Images, t.ImageIDs, t.ClusterReady = cl.Images, cl.ImageIDs, cl.Ready.Round(time.Millisecond).String()

@@ -39,10 +39,10 @@ var scratchStart = map[string]string{Etcd: "CMD", Consul: "ENTRYPOINT"}
 // image's tag (fencecheck/KIND-scratch:...). The binary must be static: a server image whose
 // binary links libc (Debian's package) is refused.
 func (b *Builder) BuildScratch(ctx context.Context, kind string) (string, error) {
-	k, _ := SplitKind(kind)
-	if k != Etcd && k != Consul {
-		return "", fmt.Errorf("images: a scratch image needs a Go-built server (etcd, consul), not %q", kind)
+	if err := CheckScratch(kind); err != nil {
+		return "", err
 	}
+	k, _ := SplitKind(kind)
 	from, err := b.Ensure(ctx, kind, "")
 	if err != nil {
 		return "", err
@@ -66,6 +66,26 @@ func (b *Builder) BuildScratch(ctx context.Context, kind string) (string, error)
 		}
 		return b.buildContext(ctx, ref, dockerfile, map[string][]byte{k: data}, nil)
 	})
+}
+
+// CheckScratch says whether BuildScratch can build kind, at once: etcd or
+// consul, at a version built from Go source (not Debian's package).
+func CheckScratch(kind string) error {
+	k, name := SplitKind(kind)
+	if k != Etcd && k != Consul {
+		return fmt.Errorf("images: a scratch image needs a Go-built server (etcd, consul), not %q", kind)
+	}
+	if name == "" {
+		return nil
+	}
+	v, ok := LookupVersion(k, name)
+	if !ok {
+		return fmt.Errorf("images: %s has no version %q (available: %s)", k, name, VersionNames(k))
+	}
+	if v.Pkg == "" {
+		return fmt.Errorf("images: %s is %s, not built from Go source: no static binary for a scratch image", kind, v.Source)
+	}
+	return nil
 }
 
 // copyOut reads one file from an image, through a container created (never

@@ -6,6 +6,7 @@
 package rerun
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"strconv"
@@ -105,7 +106,9 @@ func RunArgs(t store.TestInfo) ([]string, error) {
 	if t.Recipe != "" {
 		args = append(args, "--recipe", t.Recipe)
 	}
-	if ref := t.Images[store.ImageTarget]; ref != "" {
+	// The user's image by its id where recorded: a tag may have moved to
+	// another build since.
+	if ref := cmp.Or(t.ImageIDs[store.ImageTarget], t.Images[store.ImageTarget]); ref != "" {
 		args = append(args, "--image", store.ImageTarget+"="+ref)
 	}
 	return append(args, "--seed", strconv.FormatUint(t.Seed, 10)), nil

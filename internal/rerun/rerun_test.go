@@ -63,6 +63,10 @@ func TestRunArgs(t *testing.T) {
 		{"the user's image", func(ti *store.TestInfo) {
 			ti.Images = map[string]string{"base": "fencecheck/base:1", store.ImageTarget: "registry.example/etcd:v3.6.16"}
 		}, "--nodes 3 --image target=registry.example/etcd:v3.6.16 --seed 11"},
+		{"the user's image, by its id", func(ti *store.TestInfo) {
+			ti.Images = map[string]string{store.ImageTarget: "registry.example/etcd:v3.6.16"}
+			ti.ImageIDs = map[string]string{store.ImageTarget: "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}
+		}, "--image target=sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef --seed 11"},
 		{"no seed", func(ti *store.TestInfo) { ti.Seed = 0 }, "records no seed"},
 		{"no target", func(ti *store.TestInfo) { ti.Target = "" }, "names no target"},
 		{"bad duration", func(ti *store.TestInfo) { ti.Work = "1 fortnight" }, `work "1 fortnight" is not a duration`},

@@ -9,12 +9,11 @@ import (
 	"github.com/fencecheck/fencecheck/internal/history"
 )
 
-// TestInfo is test.json: the whole configuration, the seed, the target's
-
 // ImageTarget is the key of TestInfo.Images that holds the user's own
 // server image (--image target=REF), when the run had one.
 const ImageTarget = "target"
 
+// TestInfo is test.json: the whole configuration, the seed, the target's
 // version and the images the run used.
 type TestInfo struct {
 	RunID         string    `json:"run_id"`
