@@ -131,16 +131,19 @@ func TestConsulBadArguments(t *testing.T) {
 }
 
 type testInfoJSON struct {
-	RunID         string `json:"run_id"`
-	Target        string `json:"target"`
-	TargetVersion string `json:"target_version"`
-	TTL           string `json:"ttl"`
-	Workload      string `json:"workload"`
-	ReadMode      string `json:"read_mode"`
-	LockDelay     string `json:"lock_delay"`
-	TimeLimit     string `json:"time_limit"`
-	Interval      string `json:"nemesis_interval"`
-	Profile       string `json:"profile"`
+	RunID         string            `json:"run_id"`
+	Target        string            `json:"target"`
+	TargetVersion string            `json:"target_version"`
+	TTL           string            `json:"ttl"`
+	Workload      string            `json:"workload"`
+	ReadMode      string            `json:"read_mode"`
+	LockDelay     string            `json:"lock_delay"`
+	TimeLimit     string            `json:"time_limit"`
+	Interval      string            `json:"nemesis_interval"`
+	Profile       string            `json:"profile"`
+	Images        map[string]string `json:"images"`
+	ImageIDs      map[string]string `json:"image_ids"`
+	Rerun         *struct{}         `json:"rerun"`
 }
 
 func readTestInfo(t *testing.T, dir string) testInfoJSON {

@@ -5,7 +5,6 @@ package cli
 
 import (
 	"bytes"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -67,14 +66,7 @@ func TestScratchImageEveryFault(t *testing.T) {
 					t.Errorf("fault %s: cluster not healthy after it: %q", f.Fault, after)
 				}
 			}
-			var test struct {
-				Images        map[string]string `json:"images"`
-				TargetVersion string            `json:"target_version"`
-			}
-			b, err := os.ReadFile(filepath.Join(res, "latest", "test.json"))
-			if err != nil || json.Unmarshal(b, &test) != nil {
-				t.Fatalf("test.json: %v", err)
-			}
+			test := readTestInfo(t, filepath.Join(res, "latest"))
 			if test.Images["target"] != ref || test.TargetVersion != images.EtcdVersion() {
 				t.Errorf("test.json: images %v, target_version %q; want target %s running %s", test.Images, test.TargetVersion, ref, images.EtcdVersion())
 			}
@@ -134,20 +126,7 @@ func TestScratchImageRerun(t *testing.T) {
 	if rr.code != exitInvalid && rr.code != exitValid {
 		t.Fatalf("rerun: exit %d: %s", rr.code, lastLines(rr.stderr, 10))
 	}
-	type testJSON struct {
-		Images   map[string]string `json:"images"`
-		ImageIDs map[string]string `json:"image_ids"`
-		Rerun    *struct{}         `json:"rerun"`
-	}
-	read := func(dir string) testJSON {
-		var test testJSON
-		b, err := os.ReadFile(filepath.Join(dir, "test.json"))
-		if err != nil || json.Unmarshal(b, &test) != nil {
-			t.Fatalf("test.json: %v", err)
-		}
-		return test
-	}
-	orig, again := read(dir), read(filepath.Join(res, "latest"))
+	orig, again := readTestInfo(t, dir), readTestInfo(t, filepath.Join(res, "latest"))
 	id := orig.ImageIDs["target"]
 	if orig.Images["target"] != ref || !strings.HasPrefix(id, "sha256:") {
 		t.Fatalf("the run's test.json: images %v, image ids %v", orig.Images, orig.ImageIDs)
@@ -189,14 +168,7 @@ func TestScratchImageConsul(t *testing.T) {
 			t.Errorf("fault %s on %v: stop %d, error %q", f.Fault, f.Nodes, f.Stop, f.Error)
 		}
 	}
-	var test struct {
-		Images        map[string]string `json:"images"`
-		TargetVersion string            `json:"target_version"`
-	}
-	b, err := os.ReadFile(filepath.Join(res, "latest", "test.json"))
-	if err != nil || json.Unmarshal(b, &test) != nil {
-		t.Fatalf("test.json: %v", err)
-	}
+	test := readTestInfo(t, filepath.Join(res, "latest"))
 	if test.Images["target"] != ref || test.TargetVersion != images.ConsulVersion() {
 		t.Errorf("test.json: images %v, target_version %q; want target %s running %s", test.Images, test.TargetVersion, ref, images.ConsulVersion())
 	}

@@ -192,8 +192,8 @@ func (o *runFlags) configFor(t targets.Target, workload, readMode, resource, fen
 		return harness.Config{}, err
 	}
 	if ref := o.images["target"]; ref != "" {
-		if _, ok := t.(targets.ImageRunner); !ok {
-			return harness.Config{}, fmt.Errorf("%w: --image target=%s: target %s cannot run from your image (only %s can)", targets.ErrBadConfig, ref, t.Name(), imageRunnerNames())
+		if err := harness.CheckImage(t, ref); err != nil {
+			return harness.Config{}, fmt.Errorf("%w (only %s can)", err, imageRunnerNames())
 		}
 	}
 	cfg := harness.Config{

@@ -390,12 +390,7 @@ func (s *script) finish(ctx context.Context, cfg DemoConfig, f targets.Fencing, 
 		Resources:   []store.ResourceInfo{{Name: cfg.Resource.Name(), Fencing: string(f)}},
 		Concurrency: concurrency, Nodes: cfg.Nodes, TTL: cfg.TTL.String(), Work: aWork.String(), Margin: margin.String(),
 		Images: cl.Images, ImageIDs: cl.ImageIDs, ClusterReady: cl.Ready.Round(time.Millisecond).String()}
-	if v, ok := cfg.Target.(versioned); ok {
-		test.TargetVersion = v.Version()
-	}
-	if cl.ServerVersion != "" {
-		test.TargetVersion = cl.ServerVersion
-	}
+	test.TargetVersion = targetVersion(cfg.Target, cfg.TargetImage, cl)
 	if err := run.WriteJSON(store.TestFile, test); err != nil {
 		return nil, nil, err
 	}

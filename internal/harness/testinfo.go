@@ -12,6 +12,22 @@ import (
 // versioned is implemented by targets that know their server version.
 type versioned interface{ Version() string }
 
+// targetVersion is test.json's target_version: what the servers of a user's
+// image (image not empty) reported (none before the cluster ran), else the
+// version the target knows it runs.
+func targetVersion(t targets.Target, image string, cl *Cluster) string {
+	if image != "" {
+		if cl == nil {
+			return ""
+		}
+		return cl.ServerVersion
+	}
+	if v, ok := t.(versioned); ok {
+		return v.Version()
+	}
+	return ""
+}
+
 // newTestInfo is test.json: the configuration, and once the cluster runs
 // (cl not nil) its images and servers.
 func newTestInfo(cfg Config, runID string, cl *Cluster, started time.Time) store.TestInfo {
@@ -47,25 +63,19 @@ func newTestInfo(cfg Config, runID string, cl *Cluster, started time.Time) store
 			t.Rerun.Faults = append(t.Rerun.Faults, s.String())
 		}
 	}
-	if v, ok := cfg.Target.(versioned); ok {
-		t.TargetVersion = v.Version()
-	}
+	t.TargetVersion = targetVersion(cfg.Target, cfg.TargetImage, cl)
 	t.Recipe = cfg.Recipe
 	if vt, ok := cfg.Target.(targets.Versioned); ok {
 		t.Version = vt.VersionName()
 	}
 	if cl == nil {
 		if cfg.TargetImage != "" {
-			// Set-up failed: still say whose image it was, and claim no
-			// version for it.
-			t.Images, t.TargetVersion = map[string]string{store.ImageTarget: cfg.TargetImage}, ""
+			// Set-up failed: still say whose image it was.
+			t.Images = map[string]string{store.ImageTarget: cfg.TargetImage}
 		}
 		return t
 	}
 	t.Images, t.ImageIDs, t.ClusterReady = cl.Images, cl.ImageIDs, cl.Ready.Round(time.Millisecond).String()
-	if cl.ServerVersion != "" {
-		t.TargetVersion = cl.ServerVersion // what the user's image runs
-	}
 	for _, n := range cl.Nodes {
 		t.Servers = append(t.Servers, store.NodeInfo{Name: n.Name, Addr: n.Addr})
 	}

@@ -23,10 +23,10 @@ const UserImageKind = store.ImageTarget
 // else the bare name, looked up on the image's PATH. Errors wrap
 // targets.ErrBadConfig (exit 254) or ErrHarness.
 func userImage(ctx context.Context, cli *dockerclient.Client, t targets.Target, ref string) (func([]string) []string, error) {
-	ir, ok := t.(targets.ImageRunner)
-	if !ok {
-		return nil, fmt.Errorf("%w: --image target=%s: target %s cannot run from your image (its servers need fencecheck's own)", targets.ErrBadConfig, ref, t.Name())
+	if err := CheckImage(t, ref); err != nil {
+		return nil, err
 	}
+	ir := t.(targets.ImageRunner)
 	insp, err := cli.ImageInspect(ctx, ref)
 	if dockerclient.IsErrNotFound(err) {
 		return nil, fmt.Errorf("%w: --image target=%s: no such image in the local Docker Engine (fencecheck pulls nothing: docker pull, load or build it first)", targets.ErrBadConfig, ref)
@@ -42,6 +42,16 @@ func userImage(ctx context.Context, cli *dockerclient.Client, t targets.Target, 
 	return func(cmd []string) []string {
 		return ServerCommand(cmd, bin, named)
 	}, nil
+}
+
+// CheckImage says, before anything starts, whether target t can run from a
+// user's image ref (targets.ImageRunner), with an error wrapping
+// targets.ErrBadConfig.
+func CheckImage(t targets.Target, ref string) error {
+	if _, ok := t.(targets.ImageRunner); ok {
+		return nil
+	}
+	return fmt.Errorf("%w: --image target=%s: target %s cannot run from your image", targets.ErrBadConfig, ref, t.Name())
 }
 
 // ServerCommand is cmd (the target's server binary and its flags) with its
