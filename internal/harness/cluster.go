@@ -35,6 +35,13 @@ import (
 // code 255.
 var ErrHarness = errors.New("harness failure")
 
+// ErrNotSetUp: a scripted scenario (a demo story, a regression scenario, a
+// scripted test) did not take place as scripted: the holder was not frozen
+// at its failpoint, a fault missed, or the phases came in another order.
+// Its verdict says nothing about what it set out to show, so none is given;
+// the script may play the scenario again. It is a harness failure (255).
+var ErrNotSetUp = fmt.Errorf("%w: scenario not set up", ErrHarness)
+
 // ResourceUse is a resource of a run with its fencing mode.
 type ResourceUse struct {
 	Resource resources.Resource

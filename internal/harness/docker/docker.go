@@ -291,7 +291,15 @@ func (r *Runtime) Containers() []*Container {
 }
 
 // Signal sends a signal (SIGSTOP, SIGCONT, SIGKILL, ...) to the container's
-// PID 1.
+// PID 1; SIGSTOP and SIGCONT go to every process of the container.
+//
+// A SIGSTOP returns only once every thread of every process in the
+// container is stopped (WaitStopped): kill(2) returns as soon as the
+// signal is queued, and a stop takes effect only when each thread next
+// passes through the kernel, so a caller that let a frozen client go on
+// right after the call (pause-holder's Proceed) could see that client's
+// write leave before the stop landed. ErrNotStopped when that does not
+// happen within StopTimeout.
 func (r *Runtime) Signal(ctx context.Context, c *Container, sig string) error {
 	if err := r.cli.ContainerKill(ctx, c.ID, sig); err != nil {
 		return fmt.Errorf("docker: %s %s: %w", sig, c.Name, err)
@@ -310,24 +318,69 @@ func (r *Runtime) Signal(ctx context.Context, c *Container, sig string) error {
 	if sig == "SIGCONT" {
 		n = syscall.SIGCONT
 	}
-	if err := SignalNamespace(pid, n); err != nil {
+	pids, err := NamespacePids(pid)
+	if err != nil {
+		return fmt.Errorf("docker: %s %s: %w", sig, c.Name, err)
+	}
+	if err := signalPids(pids, pid, n); err != nil {
+		return fmt.Errorf("docker: %s %s: %w", sig, c.Name, err)
+	}
+	if n != syscall.SIGSTOP {
+		return nil
+	}
+	wctx, cancel := context.WithTimeout(ctx, StopTimeout)
+	defer cancel()
+	if err := WaitStopped(wctx, pids...); err != nil {
 		return fmt.Errorf("docker: %s %s: %w", sig, c.Name, err)
 	}
 	return nil
 }
 
+// StopTimeout bounds how long Signal waits for a SIGSTOP to land on every
+// thread of a container (a thread in uninterruptible sleep, waiting on a
+// disk, stops only when that ends).
+const StopTimeout = 10 * time.Second
+
+// ErrNotStopped: a process did not stop within the wait after SIGSTOP.
+var ErrNotStopped = errors.New("not stopped after SIGSTOP")
+
 // SignalNamespace sends sig to every process in the PID namespace of the
 // host process pid (the processes of one container), as seen from the
-// host's /proc. Processes that end meanwhile are skipped.
+// host's /proc, but pid itself. Processes that end meanwhile are skipped.
 func SignalNamespace(pid int, sig syscall.Signal) error {
-	ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", pid))
+	pids, err := NamespacePids(pid)
 	if err != nil {
 		return err
+	}
+	return signalPids(pids, pid, sig)
+}
+
+// signalPids sends sig to each of pids but skip; processes that ended
+// meanwhile are skipped.
+func signalPids(pids []int, skip int, sig syscall.Signal) error {
+	for _, p := range pids {
+		if p == skip {
+			continue
+		}
+		if err := syscall.Kill(p, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
+			return fmt.Errorf("signal %d: %w", p, err)
+		}
+	}
+	return nil
+}
+
+// NamespacePids lists the host pids of every process in the PID namespace
+// of the host process pid, pid included.
+func NamespacePids(pid int) ([]int, error) {
+	ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", pid))
+	if err != nil {
+		return nil, err
 	}
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
-		return err
+		return nil, err
 	}
+	pids := []int{pid}
 	for _, e := range ents {
 		p, err := strconv.Atoi(e.Name())
 		if err != nil || p == pid {
@@ -336,11 +389,61 @@ func SignalNamespace(pid int, sig syscall.Signal) error {
 		if other, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", p)); err != nil || other != ns {
 			continue
 		}
-		if err := syscall.Kill(p, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
-			return fmt.Errorf("signal %d: %w", p, err)
+		pids = append(pids, p)
+	}
+	return pids, nil
+}
+
+// WaitStopped waits until every thread of each process in pids is stopped
+// (state T or t) or gone (Z, X, or no longer in /proc), polling /proc; it
+// returns ErrNotStopped, naming a thread still running, when ctx ends
+// first.
+func WaitStopped(ctx context.Context, pids ...int) error {
+	delay := 200 * time.Microsecond
+	for {
+		running := ""
+		for _, p := range pids {
+			if tid, st := runningThread(p); tid != 0 {
+				running = fmt.Sprintf("process %d thread %d in state %s", p, tid, st)
+				break
+			}
+		}
+		if running == "" {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w: %s", ErrNotStopped, running)
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, 20*time.Millisecond)
+	}
+}
+
+// runningThread returns a thread of process pid that is neither stopped
+// nor gone, with its state letter, or 0 when there is none.
+func runningThread(pid int) (int, string) {
+	dir := fmt.Sprintf("/proc/%d/task", pid)
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, "" // the process is gone
+	}
+	for _, e := range ents {
+		tid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		st, err := statState(filepath.Join(dir, e.Name(), "stat"))
+		if err != nil {
+			continue // the thread ended meanwhile
+		}
+		switch st {
+		case "T", "t", "Z", "X", "x":
+		default:
+			return tid, st
 		}
 	}
-	return nil
+	return 0, ""
 }
 
 // Kill sends SIGKILL to the container's process and waits until the
@@ -417,14 +520,19 @@ func (r *Runtime) ProcessState(ctx context.Context, c *Container) (string, error
 
 // ProcState reads a host process's state letter from /proc/PID/stat.
 func ProcState(pid int) (string, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	return statState(fmt.Sprintf("/proc/%d/stat", pid))
+}
+
+// statState reads the state letter from a /proc stat file.
+func statState(path string) (string, error) {
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return "", err
 	}
 	// pid (comm) S ...: comm may hold spaces, so cut after the last ')'.
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 || i+2 >= len(b) {
-		return "", fmt.Errorf("docker: malformed /proc/%d/stat", pid)
+		return "", fmt.Errorf("docker: malformed %s", path)
 	}
 	return string(b[i+2]), nil
 }

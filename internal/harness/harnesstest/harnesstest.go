@@ -7,6 +7,7 @@ package harnesstest
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -112,4 +113,26 @@ func ScratchImage(t testing.TB, kind string) string {
 		t.Fatalf("scratch image of %s: %v", kind, err)
 	}
 	return ref
+}
+
+// Scenario plays a scripted scenario up to attempts times: again while
+// play returns an error wrapping harness.ErrNotSetUp (the scenario did not
+// take place as scripted, so no verdict about it may be asserted), and the
+// test fails, saying "scenario not set up", when no attempt set it up.
+// Any other error fails the test at once. Each attempt that missed is
+// logged with its reason.
+func Scenario(t testing.TB, attempts int, play func() error) {
+	t.Helper()
+	for i := 1; ; i++ {
+		err := play()
+		switch {
+		case err == nil:
+			return
+		case !errors.Is(err, harness.ErrNotSetUp):
+			t.Fatal(err)
+		case i >= attempts:
+			t.Fatalf("attempt %d of %d: %v", i, attempts, err)
+		}
+		t.Logf("attempt %d of %d: %v; playing it again", i, attempts, err)
+	}
 }

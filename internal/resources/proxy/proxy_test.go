@@ -2,6 +2,8 @@ package proxy_test
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -36,7 +38,8 @@ func TestContract(t *testing.T) {
 // A acquires the lock and is frozen at its failpoint; B waits for A's
 // lease to expire, reads through the proxy (raising its fence to B's
 // token) and writes; the proxy is SIGKILLed and restarted; A resumes and
-// writes with its older token.
+// writes with its older token. The verdict is asserted only once the
+// history shows that this is what happened (harnesstest.Scenario).
 func TestProxyRestartUnderAStaleHolder(t *testing.T) {
 	for _, c := range []struct {
 		r     proxy.Resource
@@ -44,61 +47,114 @@ func TestProxyRestartUnderAStaleHolder(t *testing.T) {
 	}{{proxy.Resource{}, checkers.Valid}, {proxy.Resource{Volatile: true}, checkers.Invalid}} {
 		t.Run(c.r.Name(), func(t *testing.T) {
 			t.Parallel()
-			name := c.r.Name()
-			cl := harnesstest.Cluster(t, harness.ClusterConfig{
-				Target: redis.Target{}, Nodes: 1, Workers: 2, Workload: lockappend.Workload{},
-				Resources: []harness.ResourceUse{{Resource: c.r, Fencing: targets.FencingToken}},
-				Config: workloads.Config{Fencings: map[string]targets.Fencing{name: targets.FencingToken},
-					AcquireTimeout: 20 * time.Second, Margin: 500 * time.Millisecond},
-				Client:       targets.ClientConfig{TTL: 2 * time.Second, RPCTimeout: 8 * time.Second},
-				WorkerBinary: harnesstest.WorkerBinary(t),
+			var got staleHolder
+			harnesstest.Scenario(t, 3, func() (err error) {
+				got, err = playStaleHolder(t, c.r)
+				return err
 			})
-			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-			defer cancel()
-			rec := history.NewMemoryRecorder()
-			if err := cl.Connect(ctx, rec); err != nil {
-				t.Fatal(err)
-			}
-			holder := cl.ArmHolder()
-			aDone := make(chan error, 1)
-			go func() { aDone <- cl.RunOne(ctx, 0, 0) }()
-			var h = <-holder
-			if err := cl.Signal(ctx, h.Node, "SIGSTOP"); err != nil {
-				t.Fatal(err)
-			}
-			h.Proceed()
-			if err := cl.RunOne(ctx, 1, 0); err != nil {
-				t.Fatalf("B's critical section: %v", err)
-			}
-			if err := cl.Kill(ctx, "proxy"); err != nil {
-				t.Fatal(err)
-			}
-			if err := cl.Restart(ctx, "proxy"); err != nil {
-				t.Fatal(err)
-			}
-			if err := cl.Healthy(ctx); err != nil {
-				t.Fatal(err)
-			}
-			if err := cl.Signal(ctx, h.Node, "SIGCONT"); err != nil {
-				t.Fatal(err)
-			}
-			aErr := <-aDone
-			t.Logf("A's stale write: %v", aErr)
-			rec.Record(harness.FinalReadProcess, history.Invoke, la.FFinalRead, nil)
-			st, err := cl.Host().Resources[0].Store.Read(ctx, resources.Access{Fencing: targets.FencingNone})
-			if err != nil {
-				t.Fatal(err)
-			}
-			rec.Record(harness.FinalReadProcess, history.Ok, la.FFinalRead, la.ReadValue{Value: st.List})
-			res := checkers.CheckLockAppend(rec.Events(), checkers.Options{Timeout: 10 * time.Second})
-			t.Logf("final list %v; %s: %d of %d lost, %d fence rejections", st.List, res.Valid,
-				res.LostUpdates.Lost, res.LostUpdates.Acknowledged, res.FenceRejections)
+			res := got.res
+			t.Logf("final list %v; %s: %d of %d lost, %d fence rejections; A: %v", got.final, res.Valid,
+				res.LostUpdates.Lost, res.LostUpdates.Acknowledged, res.FenceRejections, got.aErr)
 			if res.Valid != c.valid {
-				t.Errorf("verdict %s, want %s", res.Valid, c.valid)
+				t.Errorf("verdict %s, want %s; history:\n%s", res.Valid, c.valid, history.Format(got.events))
 			}
-			if (aErr == nil) != (c.valid == checkers.Invalid) {
-				t.Errorf("A's stale write: %v; want it accepted only by the volatile proxy", aErr)
+			if c.valid == checkers.Valid {
+				if got.aErr == nil || !strings.Contains(got.aErr.Error(), la.ReasonFenced) || res.FenceRejections != 1 {
+					t.Errorf("A's stale write: %v with %d fence rejections; want it fenced by the durable proxy", got.aErr, res.FenceRejections)
+				}
+			} else if got.aErr != nil {
+				t.Errorf("A's stale write: %v; want it accepted by the volatile proxy", got.aErr)
 			}
 		})
 	}
+}
+
+type staleHolder struct {
+	res    checkers.LockAppendResult
+	final  []int64
+	aErr   error
+	events []history.Event
+}
+
+// playStaleHolder plays the scenario once, on a cluster of its own. It
+// returns an error wrapping harness.ErrNotSetUp when the scenario did
+// not take place as scripted.
+func playStaleHolder(t *testing.T, r proxy.Resource) (staleHolder, error) {
+	var out staleHolder
+	name := r.Name()
+	cl := harnesstest.Cluster(t, harness.ClusterConfig{
+		Target: redis.Target{}, Nodes: 1, Workers: 2, Workload: lockappend.Workload{},
+		Resources: []harness.ResourceUse{{Resource: r, Fencing: targets.FencingToken}},
+		Config: workloads.Config{Fencings: map[string]targets.Fencing{name: targets.FencingToken},
+			AcquireTimeout: 20 * time.Second, Margin: 500 * time.Millisecond},
+		Client:       targets.ClientConfig{TTL: 2 * time.Second, RPCTimeout: 8 * time.Second},
+		WorkerBinary: harnesstest.WorkerBinary(t),
+	})
+	defer cl.Close("")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	rec := history.NewMemoryRecorder()
+	if err := cl.Connect(ctx, rec); err != nil {
+		t.Fatal(err)
+	}
+	fault := func(f, node string) {
+		rec.Record(history.Nemesis, history.Info, f, history.FaultValue{Fault: node, Nodes: []string{node}})
+	}
+	holder := cl.ArmHolder()
+	aDone := make(chan error, 1)
+	go func() { aDone <- cl.RunOne(ctx, 0, 0) }()
+	h := <-holder
+	if err := cl.Signal(ctx, h.Node, "SIGSTOP"); err != nil {
+		t.Fatal(err)
+	}
+	fault(history.FStart, h.Node)
+	state, err := cl.ProcessState(ctx, h.Node)
+	waiting := h.Proceed()
+	if err != nil || state != "T" || !waiting {
+		cl.Signal(ctx, h.Node, "SIGCONT")
+		<-aDone
+		return out, fmt.Errorf("%w: A (%s) in state %q (%v) after SIGSTOP, still at its failpoint: %v", harness.ErrNotSetUp,
+			h.Node, state, err, waiting)
+	}
+	if err := cl.RunOne(ctx, 1, 0); err != nil {
+		t.Fatalf("B's critical section: %v", err)
+	}
+	fault(history.FStart, "proxy")
+	if err := cl.Kill(ctx, "proxy"); err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.Restart(ctx, "proxy"); err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.Healthy(ctx); err != nil {
+		t.Fatal(err)
+	}
+	fault(history.FStop, "proxy")
+	fault(history.FStop, h.Node)
+	if err := cl.Signal(ctx, h.Node, "SIGCONT"); err != nil {
+		t.Fatal(err)
+	}
+	out.aErr = <-aDone
+	rec.Record(harness.FinalReadProcess, history.Invoke, la.FFinalRead, nil)
+	st, err := cl.Host().Resources[0].Store.Read(ctx, resources.Access{Fencing: targets.FencingNone})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.Record(harness.FinalReadProcess, history.Ok, la.FFinalRead, la.ReadValue{Value: st.List})
+	out.final, out.events = st.List, rec.Events()
+	// A frozen after its lease check; B's whole critical section and the
+	// proxy's restart while A is frozen; A's write only after.
+	if err := history.CheckOrder(out.events,
+		history.Step{Name: "A checks its lease", Process: 0, Type: history.Phase, F: la.PhaseChecked},
+		history.Step{Name: "A frozen", Process: history.Nemesis, Type: history.Info, F: history.FStart},
+		history.Step{Name: "B acquires", Process: 1, Type: history.Phase, F: la.PhaseAcquired},
+		history.Step{Name: "B reads", Process: 1, Type: history.Phase, F: la.PhaseRead},
+		history.Step{Name: "B's write acknowledged", Process: 1, Type: history.Ok, F: la.FAppend},
+		history.Step{Name: "the proxy restarted", Process: history.Nemesis, Type: history.Info, F: history.FStop},
+		history.Step{Name: "A writes", Process: 0, Type: history.Phase, F: la.PhaseWriteSent},
+	); err != nil {
+		return out, fmt.Errorf("%w: %w\n%s", harness.ErrNotSetUp, err, history.Format(out.events))
+	}
+	out.res = checkers.CheckLockAppend(out.events, checkers.Options{Timeout: 10 * time.Second})
+	return out, nil
 }
