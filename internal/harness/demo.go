@@ -119,7 +119,10 @@ func Demo(ctx context.Context, cfg DemoConfig) ([]Story, error) {
 	defer cl.Close("")
 	var stories []Story
 	for _, f := range cfg.Fencings {
-		s, err := playStory(ctx, cl, cfg, f, work, log)
+		s, err := replay(ctx, cl, cfg.Out, func() (Story, *store.Run, error) {
+			st, err := playStory(ctx, cl, cfg, f, work, log)
+			return st, st.Run, err
+		})
 		if err != nil {
 			return stories, err
 		}
@@ -233,12 +236,19 @@ func playStory(ctx context.Context, cl *Cluster, cfg DemoConfig, f targets.Fenci
 		h.Proceed()
 		return st, fmt.Errorf("%w: %w", ErrHarness, err)
 	}
-	h.Proceed() // read by A once it resumes
+	// The story goes on only with A frozen while it waits at its
+	// failpoint; else it is played again (replay).
+	if err := cl.frozen(ctx, A.name, "A"); err != nil {
+		h.Proceed()
+		return st, err
+	}
+	if err := letGo(h, "A"); err != nil { // read by A once it resumes
+		return st, err
+	}
 	paused := rec.Since()
 	rec.Record(history.Nemesis, history.Info, history.FStart, history.FaultValue{Fault: "pause-holder", Nodes: []string{A.name},
 		Params: map[string]string{"process": "0", "token": fmt.Sprint(acq.Token), "hit": "true", "phase": nemesis.PhaseFailpoint}})
-	state, _ := cl.ProcessState(ctx, A.name)
-	s.say("harness", "SIGSTOP %s: A freezes inside its critical section (process state %s), lease keepalives included", A.name, state)
+	s.say("harness", "SIGSTOP %s: A freezes inside its critical section (process state T), lease keepalives included", A.name)
 
 	// C is refused while A's lease still lives.
 	cCfg := work
@@ -250,12 +260,11 @@ func playStory(ctx context.Context, cl *Cluster, cfg DemoConfig, f targets.Fenci
 	cType := C.await(ctx, pc, 10*time.Second)
 	var cDone lockappend.Completion
 	_ = pc.completion(&cDone)
-	if cType == history.Fail && cDone.Reason == lockappend.ReasonNotAcquired {
-		st.CRefused = true
-		s.say("C", "tries to acquire for %s: refused, A's lease is still live", cCfg.AcquireTimeout)
-	} else {
-		s.say("C", "tries to acquire: %s (%s), not refused as expected", cType, cDone.Reason)
+	if cType != history.Fail || cDone.Reason != lockappend.ReasonNotAcquired {
+		return st, notSetUp("C was not refused while A's lease should still live: %s %s %s", cType, cDone.Reason, cDone.Error)
 	}
+	st.CRefused = true
+	s.say("C", "tries to acquire for %s: refused, A's lease is still live", cCfg.AcquireTimeout)
 
 	// B waits for the lock; it gets it once A's lease expires.
 	bCfg := work
@@ -304,6 +313,20 @@ func playStory(ctx context.Context, cl *Cluster, cfg DemoConfig, f targets.Fenci
 		s.say("A", "writes %v: %s %s %s", written, st.AResult, st.AReason, aDone.Error)
 	}
 
+	// The story took place only if the history says so: A frozen after
+	// its lease check, C refused and B's whole critical section while A
+	// was frozen, A's write after it resumed.
+	if err := inOrder(rec.Events(),
+		history.Step{Name: "A checks its lease", Process: 0, Type: history.Phase, F: lockappend.PhaseChecked},
+		history.Step{Name: "A frozen", Process: history.Nemesis, Type: history.Info, F: history.FStart},
+		history.Step{Name: "C refused", Process: 2, Type: history.Fail, F: lockappend.FAppend},
+		history.Step{Name: "B acquires", Process: 1, Type: history.Phase, F: lockappend.PhaseAcquired},
+		history.Step{Name: "B's write acknowledged", Process: 1, Type: history.Ok, F: lockappend.FAppend},
+		history.Step{Name: "A resumed", Process: history.Nemesis, Type: history.Info, F: history.FStop},
+		history.Step{Name: "A writes", Process: 0, Type: history.Phase, F: lockappend.PhaseWriteSent},
+	); err != nil {
+		return st, err
+	}
 	final, res, err := s.finish(ctx, cfg, f, wlockappend.Workload{}, 3, aCfg.Work, work.Margin)
 	if err != nil {
 		return st, err

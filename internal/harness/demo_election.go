@@ -63,7 +63,10 @@ func ElectionDemo(ctx context.Context, cfg DemoConfig) ([]Story, error) {
 	defer cl.Close("")
 	var stories []Story
 	for _, f := range cfg.Fencings {
-		s, err := playElection(ctx, cl, cfg, f, work, lease)
+		s, err := replay(ctx, cl, cfg.Out, func() (Story, *store.Run, error) {
+			st, err := playElection(ctx, cl, cfg, f, work, lease)
+			return st, st.Run, err
+		})
 		if err != nil {
 			return stories, err
 		}
@@ -133,6 +136,9 @@ func playElection(ctx context.Context, cl *Cluster, cfg DemoConfig, f targets.Fe
 	}()
 	cut := s.rec.Since()
 	s.rec.Record(history.Nemesis, history.Info, history.FStart, history.FaultValue{Fault: "partition-client", Nodes: inj.Nodes, Params: inj.Params})
+	if inj.Params["hit"] != "true" {
+		return st, notSetUp("the partition missed A: it had given up waiting at its failpoint")
+	}
 	s.say("harness", "cuts %s off from every server (iptables): A's leadership can no longer be renewed", A.name)
 
 	// B campaigns and wins once A's leadership lapses.
@@ -172,6 +178,18 @@ func playElection(ctx context.Context, cl *Cluster, cfg DemoConfig, f targets.Fe
 		s.say("A", "appends entry %d.1: %s %s %s", st.TokenA, st.AResult, st.AReason, aDone.Error)
 	}
 
+	// The story took place only if A's write left after the heal, with
+	// B's whole term inside the partition.
+	if err := inOrder(s.rec.Events(),
+		history.Step{Name: "A checks its leadership", Process: 0, Type: history.Phase, F: election.PhaseChecked},
+		history.Step{Name: "A cut off", Process: history.Nemesis, Type: history.Info, F: history.FStart},
+		history.Step{Name: "B elected", Process: 1, Type: history.Phase, F: election.PhaseElected},
+		history.Step{Name: "B's entry acknowledged", Process: 1, Type: history.Ok, F: election.FLead},
+		history.Step{Name: "the partition healed", Process: history.Nemesis, Type: history.Info, F: history.FStop},
+		history.Step{Name: "A writes", Process: 0, Type: history.Phase, F: election.PhaseWriteSent},
+	); err != nil {
+		return st, err
+	}
 	final, res, err := s.finish(ctx, cfg, f, election.Workload{}, 2, aCfg.Work, work.Margin)
 	if err != nil {
 		return st, err

@@ -75,6 +75,19 @@ func Etcd11456(ctx context.Context, cfg DemoConfig, f targets.Fencing) (Regressi
 		return reg, err
 	}
 	defer cl.Close("")
+	return replay(ctx, cl, cfg.Out, func() (Regression, *store.Run, error) {
+		reg, err := playEtcd11456(ctx, cl, cfg, f, work)
+		return reg, reg.Run, err
+	})
+}
+
+// playEtcd11456 plays the scenario once on cl. It returns ErrNotSetUp when
+// the scenario did not take place as scripted: W's Lock call answered
+// before H released (it had not reached the server before W froze), W not
+// frozen, H or W no longer waiting at its failpoint, or the phases in
+// another order than the script's.
+func playEtcd11456(ctx context.Context, cl *Cluster, cfg DemoConfig, f targets.Fencing, work workloads.Config) (Regression, error) {
+	var reg Regression
 	s, err := beginStory(ctx, cl, cfg, f, work, map[history.Process]string{0: "H", 1: "W", 2: "X"})
 	if err != nil {
 		return reg, err
@@ -115,9 +128,17 @@ func Etcd11456(ctx context.Context, cfg DemoConfig, f targets.Fencing) (Regressi
 		return reg, fmt.Errorf("%w: %w", ErrHarness, err)
 	}
 	time.Sleep(time.Second) // W's Lock call is under way, waiting behind H
+	if e, done := answered(s.rec.Events(), 1, lockappend.PhaseAcquired); done {
+		hH.Proceed()
+		return reg, notSetUp("W's Lock call was answered (%s %s) while H held the lock, before W froze", e.Type, e.F)
+	}
 	if err := cl.Signal(ctx, W.name, "SIGSTOP"); err != nil {
 		hH.Proceed()
 		return reg, fmt.Errorf("%w: %w", ErrHarness, err)
+	}
+	if err := cl.frozen(ctx, W.name, "W"); err != nil {
+		hH.Proceed()
+		return reg, err
 	}
 	fault := history.FaultValue{Fault: "pause-waiter", Nodes: []string{W.name}, Params: map[string]string{"process": "1"}}
 	s.rec.Record(history.Nemesis, history.Info, history.FStart, fault)
@@ -130,10 +151,19 @@ func Etcd11456(ctx context.Context, cfg DemoConfig, f targets.Fencing) (Regressi
 	s.rec.Record(history.Nemesis, history.Info, history.FStop, fault)
 	s.say("harness", "SIGCONT %s after %s: W's lease (TTL %s) has expired, and its lock key with it", W.name, 3*ttl, ttl)
 	time.Sleep(time.Second)
+	// W's call must still wait behind H: answered now, it reached the
+	// server only after W's lease had expired (a loaded machine), which is
+	// not the bug's scenario.
+	if e, done := answered(s.rec.Events(), 1, lockappend.PhaseAcquired); done {
+		hH.Proceed()
+		return reg, notSetUp("W's Lock call was answered (%s %s) before H released: it had not reached the server before W froze", e.Type, e.F)
+	}
 
 	// H writes and releases: the keys before W's are gone.
 	holdW := cl.ArmHolder()
-	hH.Proceed()
+	if err := letGo(hH, "H"); err != nil {
+		return reg, err
+	}
 	if typ := H.await(ctx, ph, 15*time.Second); typ != history.Ok {
 		s.say("H", "writes and releases: %s", typ)
 	} else {
@@ -153,7 +183,7 @@ func Etcd11456(ctx context.Context, cfg DemoConfig, f targets.Fencing) (Regressi
 		case hW = <-holdW:
 			s.say("W", "trusts the grant, reads the value, and is about to write")
 		case <-time.After(10 * time.Second):
-			s.say("W", "never reached its write")
+			return reg, notSetUp("W was granted the lock but never reached its write")
 		}
 	} else {
 		var d lockappend.Completion
@@ -180,7 +210,9 @@ func Etcd11456(ctx context.Context, cfg DemoConfig, f targets.Fencing) (Regressi
 	_ = px.completion(&xDone)
 	s.say("X", "acquires, reads %v, writes with element 3: %s %s", xDone.Read, xType, xDone.Reason)
 	if reg.Granted {
-		proceed(hW)
+		if err := letGo(hW, "W"); err != nil {
+			return reg, err
+		}
 		wType := W.await(ctx, pw, 15*time.Second)
 		var wDone lockappend.Completion
 		_ = pw.completion(&wDone)
@@ -189,6 +221,29 @@ func Etcd11456(ctx context.Context, cfg DemoConfig, f targets.Fencing) (Regressi
 		W.await(ctx, pw, 5*time.Second)
 	}
 
+	// The scenario took place only if the history says so: W frozen and
+	// resumed while H held the lock, H's write and release after that,
+	// then W's answer, X's write, and W's write last if W was granted.
+	steps := []history.Step{
+		{Name: "H acquires", Process: 0, Type: history.Phase, F: lockappend.PhaseAcquired},
+		{Name: "W frozen", Process: history.Nemesis, Type: history.Info, F: history.FStart},
+		{Name: "W resumed", Process: history.Nemesis, Type: history.Info, F: history.FStop},
+		{Name: "H writes", Process: 0, Type: history.Phase, F: lockappend.PhaseWriteSent},
+		{Name: "H's write acknowledged", Process: 0, Type: history.Ok, F: lockappend.FAppend},
+	}
+	if reg.Granted {
+		steps = append(steps,
+			history.Step{Name: "W granted", Process: 1, Type: history.Phase, F: lockappend.PhaseAcquired},
+			history.Step{Name: "X's write acknowledged", Process: 2, Type: history.Ok, F: lockappend.FAppend},
+			history.Step{Name: "W writes", Process: 1, Type: history.Phase, F: lockappend.PhaseWriteSent})
+	} else {
+		steps = append(steps,
+			history.Step{Name: "W refused", Process: 1, Type: history.Fail, F: lockappend.FAppend},
+			history.Step{Name: "X's write acknowledged", Process: 2, Type: history.Ok, F: lockappend.FAppend})
+	}
+	if err := inOrder(s.rec.Events(), steps...); err != nil {
+		return reg, err
+	}
 	final, res, err := s.finish(ctx, cfg, f, wlockappend.Workload{}, 3, work.Work, work.Margin)
 	if err != nil {
 		return reg, err

@@ -381,6 +381,9 @@ func everyFault(t *testing.T, cl *harness.Cluster) {
 		inj := inject(t, cl, nemesis.PartitionClient{})
 		close(injected)
 		node := inj.Nodes[0]
+		if inj.Params["hit"] != "true" {
+			t.Fatalf("partition-client missed its holder (params %v): the holder gave up waiting at its failpoint, so the partition says nothing about a critical section", inj.Params)
+		}
 		reach := func() error {
 			_, err := cl.NetExec(ctx, node, "timeout", "1", "bash", "-c", "</dev/tcp/"+cl.Addr(cl.Servers()[0])+"/2379")
 			return err

@@ -359,3 +359,27 @@ func TestNetNodes(t *testing.T) {
 		}
 	}
 }
+
+// A holder that had given up waiting at its failpoint before its fault
+// was in place is recorded as missed (hit false), so that no verdict is
+// read into a fault that did not land inside a critical section.
+func TestMissedHolderIsRecordedAsMissed(t *testing.T) {
+	for _, f := range []Fault{PauseHolder{}, PartitionClient{}} {
+		t.Run(f.Name(), func(t *testing.T) {
+			env := &fakeEnv{holders: make(chan Holder, 1)}
+			h := env.holder("w1", 0, 5)
+			h.Proceed = func() bool { return false } // it went on without us
+			env.holders <- h
+			inj, err := f.Inject(context.Background(), env, rand.New(rand.NewPCG(1, 1)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if inj.Params["hit"] != "false" {
+				t.Errorf("params %v: want hit false", inj.Params)
+			}
+			if err := inj.Recover(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
