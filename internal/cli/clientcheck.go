@@ -1,13 +1,14 @@
 package cli
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -18,8 +19,54 @@ import (
 )
 
 // stepPrefix marks a conformance step in client-probe's output (its log
-// lines are mixed in).
-const stepPrefix = "STEP "
+// lines are mixed in); endPrefix its last line, with the number of steps
+// it reported, so that a report cut short is never read as a shorter one.
+const (
+	stepPrefix = "STEP "
+	endPrefix  = "END "
+)
+
+// errProbeReport: client-probe's report could not be read whole.
+var errProbeReport = errors.New("client-probe's report is incomplete")
+
+// parseProbe reads client-probe's output: the steps it reported, in order,
+// and its other lines (the program's stderr and the probe's log). It fails
+// with errProbeReport unless every step line decodes and the END line
+// counts exactly the steps read: a step with no result is never taken for
+// a pass.
+func parseProbe(out string) ([]clientproto.Step, []string, error) {
+	var steps []clientproto.Step
+	var logs []string
+	end := -1
+	for _, line := range strings.Split(out, "\n") {
+		if rest, ok := strings.CutPrefix(line, stepPrefix); ok {
+			var s clientproto.Step
+			if err := json.Unmarshal([]byte(rest), &s); err != nil {
+				return steps, logs, fmt.Errorf("%w: step %d (%d bytes) does not decode: %v", errProbeReport, len(steps)+1, len(rest), err)
+			}
+			steps = append(steps, s)
+			continue
+		}
+		if rest, ok := strings.CutPrefix(line, endPrefix); ok {
+			n, err := strconv.Atoi(strings.TrimSpace(rest))
+			if err != nil || end >= 0 {
+				return steps, logs, fmt.Errorf("%w: a malformed or second end line %q", errProbeReport, clip(line, 80))
+			}
+			end = n
+			continue
+		}
+		if line != "" {
+			logs = append(logs, line)
+		}
+	}
+	switch {
+	case end < 0:
+		return steps, logs, fmt.Errorf("%w: it ended after %d steps without its end line", errProbeReport, len(steps))
+	case end != len(steps):
+		return steps, logs, fmt.Errorf("%w: it reported %d steps, %d were read", errProbeReport, end, len(steps))
+	}
+	return steps, logs, nil
+}
 
 // cmdClientCheck is `fencecheck client-check`: a client program's
 // conformance run against a real single-node lock service. Exit 0 when
@@ -108,23 +155,15 @@ func cmdClientCheck(ctx context.Context, args []string, stdout, stderr io.Writer
 	defer cancel()
 	out, perr := cl.Exec(pctx, "w1", "/usr/local/bin/fencecheck", "client-probe",
 		"--program", string(progJSON), "--init", string(initJSON), "--timeout", timeout.String())
-	var steps []clientproto.Step
-	var logs []string
-	sc := bufio.NewScanner(strings.NewReader(out))
-	sc.Buffer(make([]byte, 64*1024), 16<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if rest, ok := strings.CutPrefix(line, stepPrefix); ok {
-			var s clientproto.Step
-			if err := json.Unmarshal([]byte(rest), &s); err == nil {
-				steps = append(steps, s)
-				continue
-			}
+	steps, logs, err := parseProbe(out)
+	if err != nil || len(steps) == 0 {
+		if err == nil {
+			err = fmt.Errorf("%w: it reported nothing", errProbeReport)
 		}
-		logs = append(logs, line)
-	}
-	if len(steps) == 0 {
-		return 0, fmt.Errorf("%w: the probe in the worker container reported nothing: %v; %s", harness.ErrHarness, perr, strings.Join(logs, " | "))
+		for _, l := range logs[max(0, len(logs)-10):] {
+			fmt.Fprintf(stderr, "  %s\n", clip(l, 400))
+		}
+		return 0, fmt.Errorf("%w: the probe in the worker container: %w (exec: %v)", harness.ErrHarness, err, perr)
 	}
 	failed := 0
 	for _, s := range steps {
@@ -171,9 +210,10 @@ func cmdClientProbe(ctx context.Context, args []string, stdout, stderr io.Writer
 		return fmt.Errorf("%w: --init: %v", errUsage, err)
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
-	clientproto.Conform(ctx, prog, init, clientproto.ConformOptions{Timeout: *timeout}, log, func(s clientproto.Step) {
+	steps := clientproto.Conform(ctx, prog, init, clientproto.ConformOptions{Timeout: *timeout}, log, func(s clientproto.Step) {
 		b, _ := json.Marshal(s)
 		fmt.Fprintf(stdout, "%s%s\n", stepPrefix, b)
 	})
+	fmt.Fprintf(stdout, "%s%d\n", endPrefix, len(steps))
 	return nil
 }

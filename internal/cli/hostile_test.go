@@ -12,6 +12,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -486,6 +487,35 @@ func TestCheckCannotJudgeKeepsResults(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A history that pairs but whose completion is timed before its
+// invocation breaks an assumption of the checkers: unknown (2), the reason
+// on stdout, and every stored file as it was (the README says so beside
+// the 254 of a history that does not pair).
+func TestCheckBrokenAssumptionIsUnknown(t *testing.T) {
+	root := t.TempDir()
+	dir := newRoot(t, root, "etcd-none-pause-holder")
+	if r := runHostile(t, time.Minute, "check", dir); r.code != exitInvalid {
+		t.Fatalf("first check: exit %d, want 1", r.code)
+	}
+	editLines(t, filepath.Join(dir, store.HistoryFile), func(l []string) []string {
+		// The first invocation, timed after everything else.
+		var e map[string]any
+		if err := json.Unmarshal([]byte(l[0]), &e); err != nil {
+			t.Fatal(err)
+		}
+		e["time_ns"] = int64(1e15)
+		b, _ := json.Marshal(e)
+		l[0] = string(b)
+		return l
+	})
+	before := snapshot(t, root)
+	r := runHostile(t, time.Minute, "check", dir)
+	if r.code != exitUnknown || !strings.Contains(r.stdout, "cannot check, nothing written") || !strings.Contains(r.stdout, "before its invocation") {
+		t.Errorf("exit %d, stdout %q: want 2 and the broken assumption", r.code, r.stdout)
+	}
+	unchanged(t, before, root)
 }
 
 // A check that can judge replaces every output, linearizability.html

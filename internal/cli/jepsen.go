@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fencecheck/fencecheck/internal/checkers"
+	"github.com/fencecheck/fencecheck/internal/harness"
 	"github.com/fencecheck/fencecheck/internal/history/jepsen"
 )
 
@@ -49,7 +50,7 @@ func (e inputError) Unwrap() []error { return []error{errUsage, e.err} }
 
 // errInterrupted: Ctrl-C or SIGTERM ended reading the input; nothing was
 // checked or written (exit 2, unknown).
-var errInterrupted = errors.New("interrupted")
+var errInterrupted = harness.ErrInterrupted
 
 // readFailed is the outcome of a history that could not be read: bad
 // input (exit 254), unless ctx ended the reading.

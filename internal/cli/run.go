@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"github.com/fencecheck/fencecheck/internal/clientproto"
@@ -38,6 +39,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 	out, err := harness.Run(ctx, cfg)
 	ui.done()
 	if err != nil {
+		if errors.Is(err, harness.ErrInterrupted) {
+			return exitUnknown, err
+		}
 		return 0, err
 	}
 	printSummary(stdout, cfg, out)

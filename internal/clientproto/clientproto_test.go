@@ -256,7 +256,8 @@ func TestLoadManifest(t *testing.T) {
 	if err != nil || !s.Program.Shell || s.Program.Cmd[0] != "python3 x.py" {
 		t.Fatalf("--client-cmd: %+v %v", s, err)
 	}
-	for _, bad := range []string{`{"protocol":1}`, `{"protocol":2,"command":["x"]}`, `{"protocol":1,"command":["x"],"packages":["a b"]}`, `{"protocol":1,"command":["x"],"colour":"red"}`, `not json`} {
+	for _, bad := range []string{`{"protocol":1}`, `{"protocol":2,"command":["x"]}`, `{"protocol":1,"command":["x"],"packages":["a b"]}`, `{"protocol":1,"command":["x"],"colour":"red"}`, `not json`,
+		`{"protocol":1,"command":["x"]}{"junk":true}`, `{"protocol":1,"command":["x"]} 7`} {
 		os.WriteFile(filepath.Join(dir, ManifestFile), []byte(bad), 0o644)
 		if _, err := Load(dir, "", ""); !errors.Is(err, targets.ErrBadConfig) {
 			t.Errorf("%s: %v", bad, err)

@@ -7,10 +7,14 @@ import (
 	"log/slog"
 	"slices"
 	"time"
+	"unicode/utf8"
 )
 
 // Step is one check of the conformance run: its name, whether it passed,
-// what was seen, and the offending line of a malformed reply.
+// what was seen, and the offending line of a malformed reply. Detail and
+// Line hold at most MaxDetail bytes each (a longer one is cut, saying how
+// much was left out), so that a program's megabyte of error text cannot
+// make the step's report too long to read.
 type Step struct {
 	Name    string        `json:"name"`
 	OK      bool          `json:"ok"`
@@ -55,6 +59,7 @@ func Conform(ctx context.Context, prog Program, init Init, o ConformOptions, log
 				s.Line = e.Line
 			}
 		}
+		s = ClipStep(s)
 		steps = append(steps, s)
 		if report != nil {
 			report(s)
@@ -196,4 +201,26 @@ func deref(p *int64) int64 {
 		return 0
 	}
 	return *p
+}
+
+// MaxDetail bounds a Step's Detail and Line, in bytes.
+const MaxDetail = 4 << 10
+
+// ClipStep returns s with its Detail and Line cut to MaxDetail bytes.
+func ClipStep(s Step) Step {
+	s.Detail, s.Line = clipDetail(s.Detail), clipDetail(s.Line)
+	return s
+}
+
+// clipDetail cuts s to MaxDetail bytes (on a rune boundary), saying how
+// many bytes were left out.
+func clipDetail(s string) string {
+	if len(s) <= MaxDetail {
+		return s
+	}
+	cut := MaxDetail
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (%d bytes more)", s[:cut], len(s)-cut)
 }

@@ -90,6 +90,9 @@ func Load(dir, cmd, image string) (Spec, error) {
 		if err := dec.Decode(&m); err != nil {
 			return bad("%s: %v", ManifestFile, err)
 		}
+		if _, err := dec.Token(); err != io.EOF {
+			return bad("%s: more after the object (one JSON object, nothing after it)", ManifestFile)
+		}
 	}
 	if m.Protocol != Version {
 		return bad("%s: protocol %d (this fencecheck speaks %d)", ManifestFile, m.Protocol, Version)

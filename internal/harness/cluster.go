@@ -35,6 +35,11 @@ import (
 // code 255.
 var ErrHarness = errors.New("harness failure")
 
+// ErrInterrupted: Ctrl-C or SIGTERM ended the run before it had anything
+// to judge (during set-up). It is not a harness failure: the verdict is
+// unknown (exit 2).
+var ErrInterrupted = errors.New("interrupted")
+
 // ErrNotSetUp: a scripted scenario (a demo story, a regression scenario, a
 // scripted test) did not take place as scripted: the holder was not frozen
 // at its failpoint, a fault missed, or the phases came in another order.

@@ -403,7 +403,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	})
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, fmt.Errorf("%w: interrupted during set-up: %w", ErrHarness, err)
+			return nil, fmt.Errorf("%w (%v) during set-up: no operation ran, so there is no verdict", ErrInterrupted, context.Cause(ctx))
 		}
 		return nil, err
 	}

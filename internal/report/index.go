@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -86,12 +88,43 @@ func ScanRuns(root string) ([]RunSummary, error) {
 // leads the index out of it, and only regular files are read (a FIFO
 // would block).
 func ScanRoot(root *os.Root) ([]RunSummary, error) {
+	return scanRoot(root, nil)
+}
+
+// indexCache keeps each run's summary with the files it was made from, so
+// that an index request reads only the runs that changed since the last
+// one (a server's index is made for every request).
+type indexCache struct {
+	mu   sync.Mutex
+	runs map[string]cachedSummary
+}
+
+type cachedSummary struct {
+	key string
+	sum RunSummary
+}
+
+// runKey identifies what a run's summary is made from: the size, time and
+// type of each file summarize looks at.
+func runKey(root *os.Root, dir string) string {
+	var b strings.Builder
+	for _, f := range []string{store.TestFile, store.ResultsFile, store.ReportFile} {
+		if st, err := root.Lstat(dir + "/" + f); err == nil {
+			fmt.Fprintf(&b, "%s:%d:%d:%s;", f, st.Size(), st.ModTime().UnixNano(), st.Mode().Type())
+		}
+	}
+	return b.String()
+}
+
+// scanRoot is ScanRoot with a cache (nil: none).
+func scanRoot(root *os.Root, cache *indexCache) ([]RunSummary, error) {
 	fsys := root.FS()
 	names, err := fs.ReadDir(fsys, ".")
 	if err != nil {
 		return nil, fmt.Errorf("report: %w", err)
 	}
 	var runs []RunSummary
+	seen := map[string]cachedSummary{}
 	for _, n := range names {
 		if !n.IsDir() || n.Name() == store.Latest || store.ValidName(n.Name()) != nil {
 			continue
@@ -108,8 +141,25 @@ func ScanRoot(root *os.Root) ([]RunSummary, error) {
 			if !isRunDir(root, dir) {
 				continue
 			}
-			runs = append(runs, summarize(root, dir, n.Name(), s.Name()))
+			if cache == nil {
+				runs = append(runs, summarize(root, dir, n.Name(), s.Name()))
+				continue
+			}
+			key := runKey(root, dir)
+			cache.mu.Lock()
+			c, ok := cache.runs[dir]
+			cache.mu.Unlock()
+			if !ok || c.key != key {
+				c = cachedSummary{key: key, sum: summarize(root, dir, n.Name(), s.Name())}
+			}
+			seen[dir] = c
+			runs = append(runs, c.sum)
 		}
+	}
+	if cache != nil {
+		cache.mu.Lock()
+		cache.runs = seen // runs removed since are forgotten
+		cache.mu.Unlock()
 	}
 	slices.SortStableFunc(runs, func(a, b RunSummary) int {
 		if c := cmp.Compare(b.Stamp, a.Stamp); c != 0 {
@@ -131,10 +181,18 @@ func isRunDir(root *os.Root, dir string) bool {
 	return false
 }
 
-// readIn reads a regular file through root, without blocking on anything
-// else.
+// MaxIndexRead bounds what the index reads of one file (a run's test.json
+// or results.json): a larger one is listed with an error, not read.
+var MaxIndexRead int64 = 32 << 20
+
+// indexReads counts the files readIn read (tests check the cache with it).
+var indexReads atomic.Int64
+
+// readIn reads a regular file of at most MaxIndexRead bytes through root,
+// without blocking on anything else (a FIFO is refused, not opened for a
+// writer to come).
 func readIn(root *os.Root, name string) ([]byte, error) {
-	f, err := root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, err := openRegular(root, name)
 	if err != nil {
 		return nil, err
 	}
@@ -143,15 +201,40 @@ func readIn(root *os.Root, name string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	if st.Size() > MaxIndexRead {
+		return nil, fmt.Errorf("%d bytes, more than the index reads (%d)", st.Size(), MaxIndexRead)
+	}
+	indexReads.Add(1)
+	b, err := io.ReadAll(io.LimitReader(f, MaxIndexRead+1))
+	if err == nil && int64(len(b)) > MaxIndexRead {
+		err = fmt.Errorf("grew past %d bytes while read", MaxIndexRead)
+	}
+	return b, err
+}
+
+// openRegular opens a regular file through root without blocking: a FIFO
+// or a device is refused (open(2) of a FIFO waits for a writer, and a
+// request that waits holds a file descriptor).
+func openRegular(root *os.Root, name string) (*os.File, error) {
+	f, err := root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
 	if !st.Mode().IsRegular() {
+		f.Close()
 		return nil, fmt.Errorf("not a regular file (%s)", st.Mode().Type())
 	}
-	return io.ReadAll(f)
+	return f, nil
 }
 
 func summarize(root *os.Root, dir, name, stamp string) RunSummary {
 	r := RunSummary{Path: name + "/" + stamp, Name: name, Stamp: cut(stamp, maxName), Verdict: "running"}
-	if t, err := time.Parse("20060102T150405.000Z", stamp); err == nil {
+	if t, err := time.Parse(store.StampLayout, stamp); err == nil {
 		r.Started = t
 	}
 	var test store.TestInfo

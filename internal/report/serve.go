@@ -17,9 +17,13 @@ import (
 // else; /latest/... redirects to the newest run. Only GET and HEAD are
 // allowed. Files, those the index reads included, are opened through an
 // os.Root, so that no path, "..", or symbolic link reaches outside the
-// directory.
+// directory, and only regular files are served, opened without blocking
+// (a FIFO in a run directory is a 404, never a request that waits). The
+// index reads at most MaxIndexRead bytes of a file, and keeps each run's
+// summary until the run's files change.
 type Server struct {
-	root *os.Root
+	root  *os.Root
+	cache indexCache
 }
 
 // NewServer returns a Server for the results directory dir.
@@ -134,7 +138,7 @@ func (s *Server) redirectLatest(w http.ResponseWriter, r *http.Request, rest []s
 }
 
 func (s *Server) serveIndex(w http.ResponseWriter, r *http.Request) {
-	runs, err := ScanRoot(s.root)
+	runs, err := scanRoot(s.root, &s.cache)
 	if err != nil {
 		http.Error(w, "cannot read the results directory", http.StatusInternalServerError)
 		return
@@ -161,14 +165,14 @@ var contentTypes = map[string]string{
 }
 
 func (s *Server) serveFile(w http.ResponseWriter, r *http.Request, rel string) {
-	f, err := s.root.Open(rel)
+	f, err := openRegular(s.root, rel)
 	if err != nil {
 		http.NotFound(w, r)
 		return
 	}
 	defer f.Close()
 	st, err := f.Stat()
-	if err != nil || !st.Mode().IsRegular() {
+	if err != nil {
 		http.NotFound(w, r)
 		return
 	}

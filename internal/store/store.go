@@ -9,10 +9,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -54,14 +56,30 @@ type Run struct {
 }
 
 // NewRun creates RESULTS/NAME/<UTC timestamp>/ (and logs/ in it) and points
-// RESULTS/latest at it.
+// RESULTS/latest at it. The directory is new: it is created exclusively,
+// and when a run of the same name already has that millisecond's stamp
+// (two runs started at once) the next free millisecond is taken, so that
+// no run ever writes into another's directory.
 func NewRun(root, name string, now time.Time) (*Run, error) {
 	if err := ValidName(name); err != nil {
 		return nil, err
 	}
-	stamp := now.UTC().Format("20060102T150405.000Z")
-	dir := filepath.Join(root, name, stamp)
-	if err := os.MkdirAll(filepath.Join(dir, LogsDir), 0o755); err != nil {
+	parent := filepath.Join(root, name)
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	var dir string
+	for i := 0; ; i++ {
+		dir = filepath.Join(parent, now.Add(time.Duration(i)*time.Millisecond).UTC().Format(StampLayout))
+		err := os.Mkdir(dir, 0o755)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, fs.ErrExist) || i >= maxStampTries {
+			return nil, fmt.Errorf("store: %w", err)
+		}
+	}
+	if err := os.Mkdir(filepath.Join(dir, LogsDir), 0o755); err != nil {
 		return nil, fmt.Errorf("store: %w", err)
 	}
 	r := &Run{Root: root, Name: name, Dir: dir}
@@ -70,6 +88,14 @@ func NewRun(root, name string, now time.Time) (*Run, error) {
 	}
 	return r, nil
 }
+
+// StampLayout is the layout of a run directory's name: its start, in UTC,
+// to the millisecond.
+const StampLayout = "20060102T150405.000Z"
+
+// maxStampTries bounds how many later milliseconds NewRun tries when a
+// run's stamp is taken.
+const maxStampTries = 1000
 
 // Open returns the run stored in dir.
 func Open(dir string) (*Run, error) {
@@ -86,6 +112,9 @@ func Open(dir string) (*Run, error) {
 // Path is the path of a file in the run directory.
 func (r *Run) Path(name string) string { return filepath.Join(r.Dir, name) }
 
+// tmpSeq numbers pointLatest's temporary links within the process.
+var tmpSeq atomic.Int64
+
 // pointLatest makes RESULTS/latest a relative symlink to this run.
 func (r *Run) pointLatest() error {
 	link := filepath.Join(r.Root, Latest)
@@ -93,8 +122,9 @@ func (r *Run) pointLatest() error {
 	if err != nil {
 		return fmt.Errorf("store: %w", err)
 	}
-	tmp := link + ".tmp"
-	_ = os.Remove(tmp)
+	// A temporary link of this run's own, so that two runs pointing
+	// latest at once never remove each other's.
+	tmp := fmt.Sprintf("%s.tmp.%d.%d", link, os.Getpid(), tmpSeq.Add(1))
 	if err := os.Symlink(rel, tmp); err != nil {
 		return fmt.Errorf("store: %w", err)
 	}

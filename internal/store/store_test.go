@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -54,5 +55,48 @@ func TestValidName(t *testing.T) {
 		if err := ValidName(name); (err == nil) != ok {
 			t.Errorf("ValidName(%q) = %v", name, err)
 		}
+	}
+}
+
+// Runs of one name started in the same millisecond get directories of
+// their own (issue: the second truncated the first's history), and every
+// one of them exists with its logs/ directory.
+func TestNewRunNeverSharesADirectory(t *testing.T) {
+	root := t.TempDir()
+	now := time.Date(2026, 12, 2, 6, 0, 0, 0, time.UTC)
+	const n = 20
+	dirs := make([]string, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r, err := NewRun(root, "same", now)
+			if err == nil {
+				dirs[i] = r.Dir
+			}
+			errs[i] = err
+		}()
+	}
+	wg.Wait()
+	seen := map[string]bool{}
+	for i, d := range dirs {
+		if errs[i] != nil {
+			t.Fatalf("run %d: %v", i, errs[i])
+		}
+		if seen[d] {
+			t.Fatalf("two runs share %s", d)
+		}
+		seen[d] = true
+		if fi, err := os.Stat(filepath.Join(d, LogsDir)); err != nil || !fi.IsDir() {
+			t.Errorf("%s: no logs directory: %v", d, err)
+		}
+	}
+	if target, err := os.Readlink(filepath.Join(root, Latest)); err != nil || !seen[filepath.Join(root, target)] {
+		t.Errorf("latest -> %q (%v), not one of the runs", target, err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(root, Latest+".tmp*")); len(left) > 0 {
+		t.Errorf("temporary links left: %v", left)
 	}
 }
