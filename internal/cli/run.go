@@ -42,6 +42,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 		if errors.Is(err, harness.ErrInterrupted) {
 			return exitUnknown, err
 		}
+		if out != nil && errors.Is(err, harness.ErrNotWritten) {
+			return notWritten(stdout, cfg, out, err)
+		}
 		return 0, err
 	}
 	printSummary(stdout, cfg, out)
@@ -296,6 +299,18 @@ func (p *progress) update(s harness.Status) {
 }
 
 func (p *progress) done() { p.clear() }
+
+// notWritten prints the verdict of a run whose results could not be
+// written (a full disk), and says so: exit 1 when it lost updates (found
+// is found, and a nightly job must see it), else the harness failure.
+func notWritten(stdout io.Writer, cfg harness.Config, out *harness.Outcome, err error) (int, error) {
+	printSummary(stdout, cfg, out)
+	fmt.Fprintf(stdout, "  NOT WRITTEN      results.json, report.html and junit.xml: %v\n", out.NotWritten)
+	if out.Results.Valid() == checkers.Invalid {
+		return exitInvalid, nil
+	}
+	return 0, err
+}
 
 func printSummary(w io.Writer, cfg harness.Config, out *harness.Outcome) {
 	r := out.Results

@@ -352,11 +352,21 @@ type Outcome struct {
 	Test        store.TestInfo // test.json
 	Results     *store.Results
 	Interrupted bool
+	// NotWritten, if not nil, is why results.json and the reports could
+	// not be written (Run then also returns an error wrapping
+	// ErrNotWritten, with this Outcome).
+	NotWritten error
 }
+
+// ErrNotWritten: the run was checked, but its results and reports could not
+// be written (a full disk): the Outcome still holds the verdict.
+var ErrNotWritten = errors.New("results not written")
 
 // Run runs the test end to end and checks it. The returned error wraps
 // targets.ErrBadConfig for a configuration that cannot run, ErrHarness when
-// the harness failed; the verdict is in Outcome.Results. On Ctrl-C (ctx
+// the harness failed; the verdict is in Outcome.Results. When only writing
+// the results failed, the error wraps ErrNotWritten and the Outcome, with
+// its verdict, is returned too. On Ctrl-C (ctx
 // cancelled) it heals, tears down, checks what was recorded, and marks the
 // outcome interrupted.
 func Run(ctx context.Context, cfg Config) (*Outcome, error) {
@@ -555,10 +565,18 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	if interrupted {
 		MarkInterrupted(res)
 	}
-	if err := WriteResults(run, test, res, events, w); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrHarness, err)
+	return writeOutcome(&Outcome{Run: run, Test: test, Results: res, Interrupted: interrupted}, events, w)
+}
+
+// writeOutcome writes out's results and reports. When that fails (a full
+// disk) the verdict is known all the same and is not thrown away: out is
+// returned with NotWritten set, and an error wrapping ErrNotWritten.
+func writeOutcome(out *Outcome, events []history.Event, w workloads.Workload) (*Outcome, error) {
+	if err := WriteResults(out.Run, out.Test, out.Results, events, w); err != nil {
+		out.NotWritten = err
+		return out, fmt.Errorf("%w: %w: %w", ErrHarness, ErrNotWritten, err)
 	}
-	return &Outcome{Run: run, Test: test, Results: res, Interrupted: interrupted}, nil
+	return out, nil
 }
 
 // MarkInterrupted marks a run cut short: a partial run that found nothing
