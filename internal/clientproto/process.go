@@ -71,6 +71,7 @@ type running struct {
 	lines                  chan []byte   // stdout's lines; closed at EOF
 	quit                   chan struct{} // closed by retire: the reader stops sending
 	exited                 chan struct{} // closed once Wait returned
+	stderrDone             chan struct{} // closed once stderr was read to its end
 	state                  string        // the exit status: read only after exited
 	stderr                 *tailBuffer
 }
@@ -269,7 +270,7 @@ func (p *Process) start() error {
 	outW.Close()
 	errW.Close()
 	r := &running{cmd: cmd, stdin: inW, stdout: outR, stderrR: errR, lines: make(chan []byte, 16),
-		quit: make(chan struct{}), exited: make(chan struct{}), stderr: &tailBuffer{max: 4096}}
+		quit: make(chan struct{}), exited: make(chan struct{}), stderrDone: make(chan struct{}), stderr: &tailBuffer{max: 4096}}
 	p.gen++
 	p.log.Info("client program started", "cmd", p.prog.String(), "pid", cmd.Process.Pid, "gen", p.gen)
 	go func() {
@@ -294,6 +295,7 @@ func (p *Process) start() error {
 		}
 	}()
 	go func() {
+		defer close(r.stderrDone)
 		w := &logWriter{log: p.log, tail: r.stderr}
 		_, _ = io.Copy(w, r.stderrR)
 	}()
@@ -394,6 +396,12 @@ func (p *Process) exitMessage(r *running, werr error) string {
 	select {
 	case <-r.exited:
 		msg = "the program exited: " + r.state
+		// What it wrote to stderr last is read on another goroutine:
+		// wait for its end (bounded: a child it left may hold it open).
+		select {
+		case <-r.stderrDone:
+		case <-time.After(time.Second):
+		}
 	default:
 	}
 	if werr != nil {
