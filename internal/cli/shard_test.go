@@ -4,11 +4,15 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/fencecheck/fencecheck/internal/store"
 )
 
 func TestParseShard(t *testing.T) {
@@ -47,9 +51,10 @@ func TestParseShard(t *testing.T) {
 	}
 }
 
-// writeShard writes a shard's results directory: matrix.json with cells
-// and, for each cell that ran, a run directory at its Run path.
-func writeShard(t *testing.T, total int, cells ...matrixCell) string {
+// writeShard writes a shard's results directory as matrix --shard sh
+// writes it ("" for a whole matrix): matrix.json with cells and, for each
+// cell that ran, a run directory at its Run path.
+func writeShard(t *testing.T, sh string, total int, cells ...matrixCell) string {
 	t.Helper()
 	dir := t.TempDir()
 	for _, c := range cells {
@@ -60,7 +65,7 @@ func writeShard(t *testing.T, total int, cells ...matrixCell) string {
 			os.WriteFile(filepath.Join(dir, c.Run, "test.json"), []byte(`{"name":"`+c.Target+`"}`), 0o644)
 		}
 	}
-	if err := writeMatrix(dir, matrixSummary{Args: []string{"--shard", "x", "--target", "etcd"}, Cells: cells, TotalCells: total}); err != nil {
+	if err := writeMatrix(dir, matrixSummary{Args: []string{"--shard", "x", "--target", "etcd"}, Cells: cells, TotalCells: total, Shard: sh}); err != nil {
 		t.Fatal(err)
 	}
 	return dir
@@ -68,14 +73,14 @@ func writeShard(t *testing.T, total int, cells ...matrixCell) string {
 
 func cell(i int, fencing, verdict string) matrixCell {
 	return matrixCell{Cell: i, Target: "etcd", Resource: "lock-store", Nemesis: "pause-holder", Fencing: fencing, Seed: 1,
-		Verdict: verdict, MustBeValid: fencing != "none", Run: "etcd-" + fencing + "/r" + string(rune('0'+i))}
+		Verdict: verdict, MustBeValid: fencing != "none", Run: "etcd-" + fencing + "/" + stampN(i)}
 }
 
 func TestMergeShards(t *testing.T) {
-	a := writeShard(t, 4, cell(0, "none", "invalid"), cell(2, "cas", "valid"))
-	b := writeShard(t, 4, cell(1, "token", "valid"), cell(3, "token", "valid"))
+	a := writeShard(t, "1/2", 4, cell(0, "none", "invalid"), cell(2, "cas", "valid"))
+	b := writeShard(t, "2/2", 4, cell(1, "token", "valid"), cell(3, "token", "valid"))
 	out := filepath.Join(t.TempDir(), "merged")
-	m, err := mergeShards(out, []string{b, a})
+	m, err := mergeShards(out, []string{b, a}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,28 +116,52 @@ func TestMergeShards(t *testing.T) {
 	}
 
 	// A fenced cell that is invalid fails the merged matrix and its JUnit.
-	c := writeShard(t, 4, cell(1, "token", "invalid"), cell(3, "token", "valid"))
-	m, err = mergeShards(t.TempDir(), []string{a, c})
+	c := writeShard(t, "2/2", 4, cell(1, "token", "invalid"), cell(3, "token", "valid"))
+	m, err = mergeShards(t.TempDir(), []string{a, c}, io.Discard)
 	if err != nil || m.ExitCode != exitInvalid {
 		t.Fatalf("invalid fenced cell: exit %d, %v", m.ExitCode, err)
 	}
 
 	// A shard that is missing leaves its cells not run: unknown.
-	m, err = mergeShards(t.TempDir(), []string{a})
+	m, err = mergeShards(t.TempDir(), []string{a}, io.Discard)
 	if err != nil || m.ExitCode != exitUnknown || m.Cells[1].Verdict != "not run" {
 		t.Fatalf("missing shard: exit %d, %+v, %v", m.ExitCode, m.Cells, err)
 	}
 
+	// A merged directory is a shard too: its cells no shard ran are filled
+	// in by the shard that has them.
+	half := filepath.Join(t.TempDir(), "half")
+	if m, err = mergeShards(half, []string{a}, io.Discard); err != nil || m.ExitCode != exitUnknown {
+		t.Fatalf("half: exit %d, %v", m.ExitCode, err)
+	}
+	m, err = mergeShards(t.TempDir(), []string{half, b}, io.Discard)
+	if err != nil || m.ExitCode != exitValid || m.Cells[1].Verdict != "valid" || m.Cells[0].Verdict != "invalid" {
+		t.Fatalf("a merged directory and the other shard: exit %d, %+v, %v", m.ExitCode, m.Cells, err)
+	}
+
 	// Shards of different matrices are refused.
-	other := writeShard(t, 6, cell(1, "token", "valid"))
-	if _, err := mergeShards(t.TempDir(), []string{a, other}); !errors.Is(err, errUsage) || !strings.Contains(err.Error(), "not shards of one matrix") {
+	other := writeShard(t, "2/6", 6, cell(1, "token", "valid"))
+	if _, err := mergeShards(t.TempDir(), []string{a, other}, io.Discard); !errors.Is(err, errUsage) || !strings.Contains(err.Error(), "not shards of one matrix") {
 		t.Fatalf("different matrices: %v", err)
 	}
-	clash := writeShard(t, 4, cell(0, "token", "valid"))
-	if _, err := mergeShards(t.TempDir(), []string{a, clash}); !errors.Is(err, errUsage) {
+	clash := writeShard(t, "1/4", 4, cell(0, "token", "valid"))
+	if _, err := mergeShards(t.TempDir(), []string{a, clash}, io.Discard); !errors.Is(err, errUsage) || !strings.Contains(err.Error(), "not shards of one matrix") {
 		t.Fatalf("clashing cells: %v", err)
 	}
-	if _, err := mergeShards(t.TempDir(), []string{t.TempDir()}); !errors.Is(err, errUsage) {
+	if _, err := mergeShards(t.TempDir(), []string{t.TempDir()}, io.Discard); !errors.Is(err, errUsage) {
 		t.Fatalf("no matrix.json: %v", err)
+	}
+}
+
+// merge's run stamps are the stamps store.NewRun gives runs.
+func TestRunStampLayout(t *testing.T) {
+	root := t.TempDir()
+	r, err := store.NewRun(root, "etcd-x", time.Date(2026, 12, 1, 2, 17, 0, 123e6, time.FixedZone("x", 3600)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, _ := filepath.Rel(root, r.Dir)
+	if name, stamp, err := splitRunPath(filepath.ToSlash(rel)); err != nil || name != "etcd-x" || stamp != "20261201T011700.123Z" {
+		t.Errorf("%s: %q %q %v", rel, name, stamp, err)
 	}
 }

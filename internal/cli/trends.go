@@ -18,7 +18,10 @@ import (
 // and ROOT/trends.json (and ROOT/index.html, the same page, when ROOT holds
 // no runs of its own), prints each cell's strip and the newest night's
 // regressions, and exits 1 if there is one, 0 if not, 254 if ROOT holds
-// no night.
+// no night, and 2 (unknown) if the newest night cannot be judged
+// (trends.Unjudged: its matrix.json cannot be read or lists no cell that
+// ran, or a night that cannot be read has a name after the newest's),
+// naming that night; the pages are written all the same.
 func cmdTrends(_ context.Context, args []string, stdout, stderr io.Writer) (int, error) {
 	fs := newFlags("trends", stderr)
 	keep := fs.Int("nights", 30, "follow the newest N nights (by their matrix's start)")
@@ -33,7 +36,10 @@ the median time to the first lost update and throughput. A cell regressed if,
 against the last earlier night it ran in (skipping unknown verdicts of cells
 that must be valid), it must be valid and turned from valid to invalid, or it
 is unfenced and stopped losing updates. Exit 1 if a
-cell regressed on the newest night, 0 if none did, 254 if ROOT holds no night.
+cell regressed on the newest night, 0 if none did, 254 if ROOT holds no night,
+2 if the newest night cannot be judged: its matrix.json cannot be read or
+lists no cell that ran, or a night that cannot be read (so has no start to
+order it by) has a name that sorts after the newest's.
 
 `)
 		fs.PrintDefaults()
@@ -48,14 +54,21 @@ cell regressed on the newest night, 0 if none did, 254 if ROOT holds no night.
 		return 0, fmt.Errorf("%w: --nights %d: between 1 and %d", errUsage, *keep, trends.MaxScan)
 	}
 	root := fs.Arg(0)
-	nights, err := trends.Scan(root, *keep)
+	nights, err := trends.Scan(root, 0) // all: whether the newest can be judged depends on them all
 	if err != nil {
 		if _, serr := os.Stat(filepath.Join(root, trends.MatrixFile)); serr == nil {
 			err = fmt.Errorf("%w (%s is one night: give the directory that holds the nights)", err, root)
 		}
 		return 0, fmt.Errorf("%w: %s: %w", errUsage, root, err)
 	}
+	unjudged := trends.Unjudged(nights)
+	if len(nights) > *keep {
+		nights = nights[len(nights)-*keep:]
+	}
 	s := trends.Summarize(nights)
+	if unjudged != nil {
+		s.Unjudged = unjudged.Error()
+	}
 	runs, err := report.ScanRuns(root)
 	if err != nil {
 		return 0, fmt.Errorf("%w: %w", harness.ErrHarness, err)
@@ -66,14 +79,18 @@ cell regressed on the newest night, 0 if none did, 254 if ROOT holds no night.
 	printTrends(stdout, s)
 	abs, _ := filepath.Abs(root)
 	fmt.Fprintf(stdout, "  trends   %s\n  summary  %s\n", filepath.Join(abs, report.TrendsFile), filepath.Join(abs, trends.JSONFile))
-	if len(s.Regressions) > 0 {
+	switch {
+	case s.Unjudged != "":
+		return exitUnknown, nil
+	case len(s.Regressions) > 0:
 		return exitInvalid, nil
 	}
 	return exitValid, nil
 }
 
-// printTrends prints the nights, one line per cell and the newest night's
-// regressions.
+// printTrends prints the nights, one line per cell, the newest night's
+// regressions and the outcome: UNKNOWN (naming the night) when the newest
+// night cannot be judged, else FAIL or PASS.
 func printTrends(w io.Writer, s trends.Summary) {
 	fmt.Fprintf(w, "%d nights, oldest first:", len(s.Nights))
 	for _, n := range s.Nights {
@@ -100,6 +117,10 @@ func printTrends(w io.Writer, s trends.Summary) {
 	fmt.Fprintf(w, "nights: V valid, I invalid, U unknown, E error, - not run; ! a regression\n")
 	for _, r := range s.Regressions {
 		fmt.Fprintf(w, "REGRESSION  %s: %s (%s -> %s)\n", r.Key, r.Message, r.WasDir, r.NowDir)
+	}
+	if s.Unjudged != "" {
+		fmt.Fprintf(w, "UNKNOWN  %s\n", s.Unjudged)
+		return
 	}
 	if len(s.Regressions) == 0 {
 		fmt.Fprintf(w, "PASS  no cell regressed on the newest night\n")

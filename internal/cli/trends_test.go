@@ -16,7 +16,7 @@ import (
 
 // writeNight writes a night's matrix.json (as matrix writes it) under
 // root/name.
-func writeNight(t *testing.T, root, name string, started time.Time, cells ...matrixCell) string {
+func writeNight(t testing.TB, root, name string, started time.Time, cells ...matrixCell) string {
 	t.Helper()
 	dir := filepath.Join(root, name)
 	for i := range cells {
@@ -86,7 +86,7 @@ func TestTrendsCommand(t *testing.T) {
 	// The first two nights alone: no regression.
 	two := t.TempDir()
 	for _, n := range []string{"2026-12-01", "2026-12-02"} {
-		if err := copyTree(filepath.Join(root, n), filepath.Join(two, n)); err != nil {
+		if err := os.CopyFS(filepath.Join(two, n), os.DirFS(filepath.Join(root, n))); err != nil {
 			t.Fatal(err)
 		}
 	}

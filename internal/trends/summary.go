@@ -23,6 +23,10 @@ type Summary struct {
 	// last earlier night in which that cell ran to a verdict (for a cell
 	// that must be valid, a verdict other than unknown).
 	Regressions []Regression `json:"regressions"`
+	// Unjudged says why the newest night cannot be judged (Unjudged's
+	// error), when it cannot: the regressions are then the last readable
+	// night's, and trends exits 2.
+	Unjudged string `json:"unjudged,omitempty"`
 }
 
 // NightInfo is one night as the summary lists it.

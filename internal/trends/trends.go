@@ -30,10 +30,12 @@ import (
 const MatrixFile = "matrix.json"
 
 // Errors. ErrNoMatrix: a directory holds no matrix.json and no night;
-// ErrBadMatrix: a matrix.json that cannot be read as one.
+// ErrBadMatrix: a matrix.json that cannot be read as one; ErrUnjudged:
+// the newest night of a root cannot be judged (see Unjudged).
 var (
 	ErrNoMatrix  = errors.New("no matrix")
 	ErrBadMatrix = errors.New("bad matrix.json")
+	ErrUnjudged  = errors.New("the newest night cannot be judged")
 )
 
 // Bounds on what is read.
@@ -234,7 +236,10 @@ func ReadNight(root *os.Root, dir string) (Night, error) {
 // link) that holds a matrix.json is one, ordered by its matrix's start
 // (then by name), oldest first; the newest keep nights are returned (all
 // with keep <= 0). A night whose matrix.json cannot be read is returned
-// with its Err. The error wraps ErrNoMatrix when there is no night at all.
+// with its Err; it has no start, so it sorts first, whenever it ran: a
+// caller that judges the newest night must ask Unjudged (on all the
+// nights, keep <= 0) whether the last one is the newest. The error wraps
+// ErrNoMatrix when there is no night at all.
 func Scan(dir string, keep int) ([]Night, error) {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
@@ -300,6 +305,45 @@ func scanRoot(root *os.Root, keep int, maxBytes int64, maxCells int) ([]Night, e
 		nights = nights[len(nights)-keep:]
 	}
 	return nights, nil
+}
+
+// Unjudged returns nil when the last of nights (a root's nights as Scan
+// orders them, oldest first, none left out for keep) can be judged as the
+// newest night, else an error wrapping ErrUnjudged that names the night
+// and says why:
+//
+//   - the last night has no cell to judge: its matrix.json could not be
+//     read (then no night could), lists no cell, or only cells no shard
+//     ran;
+//   - a night without a start (its matrix.json unreadable, or without
+//     "started") has a name that sorts after the last night's. Nights are
+//     ordered by their start, and such a night has none; by its name it
+//     is newer (nights are named as they run: nights/<UTC stamp>), so the
+//     last night may not be the newest, and the newest cannot be read.
+//
+// A night without a start whose name sorts before the last night's is an
+// older night that went bad: it does not stop the newest being judged.
+func Unjudged(nights []Night) error {
+	if len(nights) == 0 {
+		return fmt.Errorf("%w: there is no night", ErrUnjudged)
+	}
+	last := nights[len(nights)-1]
+	switch {
+	case last.Err != "":
+		return fmt.Errorf("%w: night %s: %s", ErrUnjudged, last.Dir, last.Err)
+	case len(last.Cells) == 0:
+		return fmt.Errorf("%w: night %s has no cell that ran (its %s lists none, or only cells no shard ran)", ErrUnjudged, last.Dir, MatrixFile)
+	}
+	for _, n := range nights {
+		if (n.Err != "" || n.Started.IsZero()) && n.Dir > last.Dir {
+			why := n.Err
+			if why == "" {
+				why = MatrixFile + " has no start"
+			}
+			return fmt.Errorf("%w: night %s, whose name sorts after %s (the newest night that can be read), cannot be placed: %s", ErrUnjudged, n.Dir, last.Dir, why)
+		}
+	}
+	return nil
 }
 
 // Baseline reads the matrix a new one is compared with: dir's own
