@@ -49,7 +49,9 @@ unit:
 	$(GO) test -count=1 -short ./...
 
 # Each fuzz target for FUZZTIME (a minute), one after another: the JSONL
-# history reader, the EDN reader, and Jepsen's two history parsers. Their
+# history reader, the EDN reader, Jepsen's two history parsers, the fencing
+# proxy's request handling, client.json, test.json as rerun reads it, and
+# merge's and trends' inputs (a shard's and a night's matrix.json). Their
 # seeds also run in every go test.
 FUZZTIME ?= 60s
 fuzz:
@@ -57,6 +59,11 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseEDN$$' -fuzztime $(FUZZTIME) ./internal/history/jepsen/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseKV$$' -fuzztime $(FUZZTIME) ./internal/history/jepsen/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseRegisterLog$$' -fuzztime $(FUZZTIME) ./internal/history/jepsen/
+	$(GO) test -run '^$$' -fuzz '^FuzzProxyRequest$$' -fuzztime $(FUZZTIME) ./internal/resources/proxy/
+	$(GO) test -run '^$$' -fuzz '^FuzzLoadManifest$$' -fuzztime $(FUZZTIME) ./internal/clientproto/
+	$(GO) test -run '^$$' -fuzz '^FuzzRunArgs$$' -fuzztime $(FUZZTIME) ./internal/rerun/
+	$(GO) test -run '^$$' -fuzz '^FuzzMergeInput$$' -fuzztime $(FUZZTIME) ./internal/cli/
+	$(GO) test -run '^$$' -fuzz '^FuzzTrendsNight$$' -fuzztime $(FUZZTIME) ./internal/cli/
 
 # The README's figures: cold and warm image builds (the cold build removes
 # fencecheck's images and rebuilds them), 5 runs per fencing mode on etcd, the
@@ -65,7 +72,7 @@ fuzz:
 bench: images
 	$(GO) run ./bench -bin $(BIN) -runs 5 -cold
 	$(GO) run ./bench -bin $(BIN) -overhead -runs 3 -time-limit 20s
-	$(GO) test -run '^$$' -bench . -benchtime 3x ./internal/checkers/ ./internal/report/
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 3x ./internal/checkers/ ./internal/report/
 
 # The scenarios behind the README's findings, once each.
 findings: images

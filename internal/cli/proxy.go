@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"time"
 
 	"github.com/fencecheck/fencecheck/internal/resources/proxy"
 )
@@ -45,7 +44,7 @@ func cmdProxy(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
+	srv := s.HTTPServer() // with its deadlines: no client can hold it up
 	go func() {
 		<-ctx.Done()
 		srv.Close()

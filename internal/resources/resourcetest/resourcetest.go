@@ -133,6 +133,7 @@ func Tokens() Holders {
 // harness's store of r. Everything goes at the test's end.
 func Start(t *testing.T, r resources.Resource) (*harness.Cluster, resources.Store) {
 	t.Helper()
+	harnesstest.RequireDocker(t) // before the worker binary is built
 	cl := harnesstest.Cluster(t, harness.ClusterConfig{
 		Target: redis.Target{}, Nodes: 1,
 		Resources: []harness.ResourceUse{{Resource: r, Fencing: targets.FencingNone}},
