@@ -33,39 +33,73 @@ type span struct {
 	call     int64
 	ret      int64
 	returned bool
-	what     string // for messages: "append of element 12 (event 40)"
+}
+
+// spans are the operations checkSpans checks: n of them, the i-th being
+// at(i), named what(i) in messages ("append of element 12 (event 40)").
+// They are read through functions so that a long history is not copied.
+type spans struct {
+	n    int
+	at   func(i int) span
+	what func(i int) string
 }
 
 // checkSpans checks the assumptions every checker shares: each operation
 // completes after its invocation, and a process has one operation
 // outstanding at a time (the next is invoked after the previous returned;
-// after one that never returned, none).
-func checkSpans(spans []span) error {
-	for _, s := range spans {
-		if s.returned && s.ret < s.call {
-			return fmt.Errorf("%w: %s completes at %s, before its invocation at %s", ErrAssumption, s.what, at(s.ret), at(s.call))
+// after one that never returned, none). Its memory is two int32s an
+// operation, and one map entry a process (and key).
+func checkSpans(ss spans) error {
+	for i := range ss.n {
+		if s := ss.at(i); s.returned && s.ret < s.call {
+			return fmt.Errorf("%w: %s completes at %s, before its invocation at %s", ErrAssumption, ss.what(i), at(s.ret), at(s.call))
 		}
 	}
+	// Group the operations by lane (process and key), keeping their order
+	// (a counting sort), then order each lane by invocation.
 	type lane struct {
 		process int
 		key     string
 	}
-	byProcess := map[lane][]span{}
-	for _, s := range spans {
+	ids := map[lane]int32{}
+	of := make([]int32, ss.n)
+	var count []int32
+	for i := range ss.n {
+		s := ss.at(i)
 		l := lane{s.process, s.key}
-		byProcess[l] = append(byProcess[l], s)
+		id, ok := ids[l]
+		if !ok {
+			id = int32(len(count))
+			ids[l] = id
+			count = append(count, 0)
+		}
+		of[i] = id
+		count[id]++
 	}
-	for l, ss := range byProcess {
-		p := l.process
-		slices.SortStableFunc(ss, func(a, b span) int { return cmp.Compare(a.call, b.call) })
-		for i := 1; i < len(ss); i++ {
-			prev, next := ss[i-1], ss[i]
+	first := make([]int32, len(count)+1) // lane id's operations are order[first[id]:first[id+1]]
+	for id, c := range count {
+		first[id+1] = first[id] + c
+	}
+	next := slices.Clone(first[:len(count)])
+	order := make([]int32, ss.n)
+	for i, id := range of {
+		order[next[id]] = int32(i)
+		next[id]++
+	}
+	callOf := func(i int32) int64 { return ss.at(int(i)).call }
+	for id := range count {
+		ops := order[first[id]:first[id+1]]
+		if !slices.IsSortedFunc(ops, func(a, b int32) int { return cmp.Compare(callOf(a), callOf(b)) }) {
+			slices.SortStableFunc(ops, func(a, b int32) int { return cmp.Compare(callOf(a), callOf(b)) })
+		}
+		for k := 1; k < len(ops); k++ {
+			prev, next := ss.at(int(ops[k-1])), ss.at(int(ops[k]))
 			if !prev.returned {
 				continue
 			}
 			if next.call < prev.ret {
 				return fmt.Errorf("%w: process %d has two operations outstanding at once: %s (until %s) and %s (from %s)",
-					ErrAssumption, p, prev.what, at(prev.ret), next.what, at(next.call))
+					ErrAssumption, prev.process, ss.what(int(ops[k-1])), at(prev.ret), ss.what(int(ops[k])), at(next.call))
 			}
 		}
 	}
@@ -77,17 +111,22 @@ func at(ns int64) string { return time.Duration(ns).String() }
 // opSpans are a recorded history's operations as spans. An operation that
 // never completed never returned, and its process must invoke nothing
 // after it (history.Pair refuses that already).
-func opSpans(ops []history.Op) []span {
-	out := make([]span, 0, len(ops))
-	for i := range ops {
-		o := &ops[i]
-		s := span{process: int(o.Process), call: o.Invoke.Time, what: fmt.Sprintf("%s of process %s (event %d)", o.F, o.Process, o.Invoke.Index)}
-		if o.Complete != nil {
-			s.ret, s.returned = o.Complete.Time, true
-		}
-		out = append(out, s)
+func opSpans(ops []history.Op) spans {
+	return spans{
+		n: len(ops),
+		at: func(i int) span {
+			o := &ops[i]
+			s := span{process: int(o.Process), call: o.Invoke.Time}
+			if o.Complete != nil {
+				s.ret, s.returned = o.Complete.Time, true
+			}
+			return s
+		},
+		what: func(i int) string {
+			o := &ops[i]
+			return fmt.Sprintf("%s of process %s (event %d)", o.F, o.Process, o.Invoke.Index)
+		},
 	}
-	return out
 }
 
 // checkLockAppendAssumptions checks what the lock-append checkers rely on

@@ -2,6 +2,8 @@ package checkers
 
 import (
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -85,7 +87,31 @@ func TestKeyedAssumptions(t *testing.T) {
 	if res := CheckRegister(ops, Options{}); res.Valid == Unknown && strings.Contains(res.Error, "outstanding") {
 		t.Errorf("two keys: %s %q", res.Valid, res.Error)
 	}
-	if err := checkSpans([]span{{process: 1, call: 5, ret: 3, returned: true, what: "x"}}); !errors.Is(err, ErrAssumption) {
+	one := spans{n: 1, at: func(int) span { return span{process: 1, call: 5, ret: 3, returned: true} }, what: func(int) string { return "x" }}
+	if err := checkSpans(one); !errors.Is(err, ErrAssumption) || !strings.Contains(err.Error(), "x completes at 3ns, before its invocation at 5ns") {
 		t.Errorf("checkSpans: %v", err)
+	}
+}
+
+// checkSpans orders each process's (and key's) operations by invocation,
+// whatever their order in the history.
+func TestCheckSpansOrdersLanes(t *testing.T) {
+	check := func(ss []span) error {
+		return checkSpans(spans{n: len(ss), at: func(i int) span { return ss[i] }, what: func(i int) string { return fmt.Sprintf("op %d", i) }})
+	}
+	fine := []span{
+		{process: 1, key: "a", call: 20, ret: 30, returned: true},
+		{process: 2, key: "a", call: 0, ret: 100, returned: true},
+		{process: 1, key: "a", call: 0, ret: 10, returned: true},
+		{process: 1, key: "b", call: 5, ret: 25, returned: true}, // another key: its own lane
+		{process: 1, key: "a", call: 40},                         // never returned, last
+	}
+	if err := check(fine); err != nil {
+		t.Errorf("no overlap: %v", err)
+	}
+	overlap := append(slices.Clone(fine), span{process: 1, key: "a", call: 25, ret: 35, returned: true})
+	err := check(overlap)
+	if !errors.Is(err, ErrAssumption) || !strings.Contains(err.Error(), "process 1 has two operations outstanding at once: op 0 (until 30ns) and op 5 (from 25ns)") {
+		t.Errorf("overlap: %v", err)
 	}
 }

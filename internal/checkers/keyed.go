@@ -22,8 +22,9 @@ import (
 // several at a time.
 //
 // Valid is Valid only when every key was checked to the end and found
-// linearizable and some operation completed ok; a timeout gives Unknown, and
-// one failing key gives Invalid even when others were not checked.
+// linearizable and some operation completed ok; a timeout or the memory
+// budget (Options.MemoryBudget) gives Unknown, and one failing key gives
+// Invalid even when others were not checked.
 type KeyedResult struct {
 	Verdict
 	// Model names the model: "cas-register" or "kv".
@@ -66,27 +67,45 @@ type keyedCheck struct {
 	// build returns key p's operations for Porcupine. With meta, each
 	// carries metadata for the visualization.
 	build func(p int, meta bool) []porcupine.Operation
+	// size is how many operations key p has; pos is an operation's
+	// position among its key's, from its Porcupine input.
+	size func(p int) int
+	pos  func(input any) int
+	// guard is the check's memory budget (nil: none).
+	guard *memGuard
 }
 
 // keyOutcome is what checking one key found.
 type keyOutcome struct {
-	// result is Porcupine's: Ok, Illegal or Unknown (timed out); "" when
-	// the key was not checked to the end because another key failed first.
+	// result is Porcupine's: Ok, Illegal or Unknown (timed out, or stopped
+	// by the memory budget); "" when the key was not checked to the end
+	// because another key failed first.
 	result porcupine.CheckResult
 	took   time.Duration
+	// memory: the key was not checked, or not to the end, because the
+	// memory budget was exceeded; reached is how many of its operations
+	// (in order) its search got to.
+	memory  bool
+	reached int
 }
 
 // run checks every key, several at a time in key order, within
-// opts.Timeout in all, and fills res's verdict and key figures. There are
-// at least four workers even on fewer cores, so that one key whose search
-// explodes does not hold up every other one (Go's scheduler shares the
-// cores between them).
+// opts.Timeout in all and the memory budget, and fills res's verdict and
+// key figures. There are at least four workers even on fewer cores, so that
+// one key whose search explodes does not hold up every other one (Go's
+// scheduler shares the cores between them).
 //
 // As in Porcupine, the first key found failing stops the check: keys not
 // started are left out, and keys being checked are cut short (their model
 // steps fail from then on, which makes Porcupine's search unwind at once;
 // the result of a key cut short is discarded). So FailingKey is the first
 // failing key found, not necessarily the first in key order.
+//
+// The memory budget (c.guard) stops the check the same way, but its keys
+// end Unknown, like keys past the time limit: a key whose search was cut
+// short by the budget is never reported failing. Keys checked to the end
+// before keep their verdict, so one failing key still makes the history
+// Invalid; otherwise the result is Unknown, saying why.
 func (c *keyedCheck) run(res *KeyedResult, opts Options, start time.Time) {
 	n := len(c.keys)
 	res.Keys = n
@@ -105,6 +124,10 @@ func (c *keyedCheck) run(res *KeyedResult, opts Options, start time.Time) {
 				if p >= n || stop.Load() {
 					return
 				}
+				if c.guard.tripped() {
+					out[p] = keyOutcome{result: porcupine.Unknown, memory: true}
+					continue
+				}
 				var limit time.Duration
 				if !deadline.IsZero() {
 					if limit = time.Until(deadline); limit <= 0 {
@@ -112,46 +135,48 @@ func (c *keyedCheck) run(res *KeyedResult, opts Options, start time.Time) {
 						continue
 					}
 				}
-				// cut is set when a step of this key failed because
-				// another key failed: then an Illegal result means
-				// nothing. It is atomic because Porcupine may still be
-				// stepping after it returned on a timeout.
-				var cut atomic.Bool
-				m := c.model
-				m.Step = func(state, input, output any) (bool, any) {
-					if stop.Load() {
-						cut.Store(true)
-						return false, state
-					}
-					return c.model.Step(state, input, output)
-				}
+				// The search's steps fail once another key failed (cut)
+				// or the budget is exceeded (aborted): then an Illegal
+				// result means nothing.
+				s := &search{g: c.guard, stop: &stop, pos: c.pos}
 				t := time.Now()
-				r := porcupine.CheckOperationsTimeout(m, c.build(p, false), limit)
+				r := porcupine.CheckOperationsTimeout(s.model(c.model), c.build(p, false), limit)
+				o := keyOutcome{took: time.Since(t), reached: int(s.reached.Load())}
 				switch {
-				case r == porcupine.Illegal && cut.Load():
+				case r != porcupine.Ok && s.aborted.Load():
+					r, o.memory = porcupine.Unknown, true
+				case r == porcupine.Illegal && s.cut.Load():
 					r = ""
 				case r == porcupine.Illegal:
 					stop.Store(true)
 				}
-				out[p] = keyOutcome{result: r, took: time.Since(t)}
+				o.result = r
+				out[p] = o
 			}
 		})
 	}
 	wg.Wait()
 
 	var failing []int
-	var unfinished int
+	var unfinished, memory int
 	var slowest time.Duration
+	var checked int // operations of keys checked to the end, or as far as the budget let them
 	for p, o := range out {
 		switch o.result {
 		case porcupine.Ok:
 			res.KeysChecked++
+			checked += c.size(p)
 		case porcupine.Illegal:
 			res.KeysChecked++
 			failing = append(failing, p)
 			slowest = max(slowest, o.took)
+			checked += c.size(p)
 		case porcupine.Unknown:
 			unfinished++
+			if o.memory {
+				memory++
+				checked += o.reached
+			}
 		}
 	}
 	switch {
@@ -169,8 +194,11 @@ func (c *keyedCheck) run(res *KeyedResult, opts Options, start time.Time) {
 		}
 		if n > 1 {
 			res.Message += fmt.Sprintf("; %d of %s checked", res.KeysChecked, plural(n, "key"))
-			if unfinished > 0 {
-				res.Message += fmt.Sprintf(", %d timed out", unfinished)
+			if unfinished > memory {
+				res.Message += fmt.Sprintf(", %d timed out", unfinished-memory)
+			}
+			if memory > 0 {
+				res.Message += fmt.Sprintf(", %d stopped by the memory budget", memory)
 			}
 			if res.KeysChecked+unfinished < n {
 				res.Message += ", checking stopped at the first failing key"
@@ -178,6 +206,12 @@ func (c *keyedCheck) run(res *KeyedResult, opts Options, start time.Time) {
 		}
 		if opts.VisualizationPath != "" {
 			c.visualize(res, failing, opts, deadline, slowest)
+		}
+	case memory > 0:
+		res.Valid = Unknown
+		res.Message = c.guard.reason(checked, res.Checked)
+		if n > 1 {
+			res.Message += fmt.Sprintf("; %d of %s checked to the end, none failing; %d not finished", res.KeysChecked, plural(n, "key"), unfinished)
 		}
 	case unfinished > 0:
 		res.Valid = Unknown
@@ -210,7 +244,8 @@ func (c *keyedCheck) visualize(res *KeyedResult, failing []int, opts Options, de
 		parts[i] = c.build(p, true)
 		all = append(all, parts[i]...)
 	}
-	m := c.model
+	s := &search{g: c.guard}
+	m := s.model(c.model)
 	// The history given is the parts concatenated, so the parts are its
 	// partition.
 	m.Partition = func([]porcupine.Operation) [][]porcupine.Operation { return parts }
@@ -219,6 +254,10 @@ func (c *keyedCheck) visualize(res *KeyedResult, failing []int, opts Options, de
 		limit = max(time.Until(deadline), 2*slowest+100*time.Millisecond)
 	}
 	r, info := porcupine.CheckOperationsVerbose(m, all, limit)
+	if s.aborted.Load() {
+		res.Error = "checkers: visualization not written: replaying the failing keys exceeded the memory budget"
+		return
+	}
 	if r != porcupine.Illegal {
 		res.Error = fmt.Sprintf("checkers: visualization not written: replaying the failing keys gave %s", r)
 		return
@@ -313,12 +352,8 @@ type opView struct {
 func tally(res *KeyedResult, n int, view func(i int) opView) (keep, maybe []bool, err error) {
 	keep = make([]bool, n)
 	maybe = make([]bool, n)
-	spans := make([]span, n)
 	for i := range n {
 		o := view(i)
-		// Only an ok operation's return time is known to be its own (an
-		// imported fail or info may carry none).
-		spans[i] = span{process: o.process, key: o.key, call: o.call, ret: o.ret, returned: o.t == history.Ok, what: fmt.Sprintf("operation %d on key %q", i, o.key)}
 		var k, m bool
 		switch {
 		case !o.known:
@@ -343,7 +378,17 @@ func tally(res *KeyedResult, n int, view func(i int) opView) (keep, maybe []bool
 			res.Info++
 		}
 	}
-	if err := checkSpans(spans); err != nil {
+	ss := spans{
+		n: n,
+		at: func(i int) span {
+			// Only an ok operation's return time is known to be its own
+			// (an imported fail or info may carry none).
+			o := view(i)
+			return span{process: o.process, key: o.key, call: o.call, ret: o.ret, returned: o.t == history.Ok}
+		},
+		what: func(i int) string { return fmt.Sprintf("operation %d on key %q", i, view(i).key) },
+	}
+	if err := checkSpans(ss); err != nil {
 		res.Verdict = assumptionBroken(err)
 		return nil, nil, err
 	}

@@ -135,13 +135,16 @@ var kvModel = porcupine.Model{
 // CheckKV checks with Porcupine that ops are linearizable on a string
 // key-value store with get, put and append, whose keys start as "". Each
 // key is checked on its own (see KeyedResult), several at once; ops are
-// treated as in CheckRegister, and so are opts.
+// treated as in CheckRegister, and so are opts (time limit, memory budget,
+// visualization).
 func CheckKV(ops []KVOp, opts Options) KeyedResult {
 	return Protect(ModelKV, func() KeyedResult { return checkKV(ops, opts) })
 }
 
 func checkKV(ops []KVOp, opts Options) KeyedResult {
 	start := time.Now()
+	g := startGuard(opts)
+	defer g.stop()
 	res := KeyedResult{Model: ModelKV, Ops: len(ops)}
 	keep, maybe, err := tally(&res, len(ops), func(i int) opView {
 		o := &ops[i]
@@ -160,6 +163,9 @@ func checkKV(ops []KVOp, opts Options) KeyedResult {
 		build: func(p int, meta bool) []porcupine.Operation {
 			return buildKV(ops, parts[p], maybe, meta)
 		},
+		size:  func(p int) int { return len(parts[p]) },
+		pos:   func(input any) int { return int(input.(*kvStep).index) },
+		guard: g,
 	}
 	c.run(&res, opts, start)
 	res.Elapsed = time.Since(start)

@@ -50,6 +50,7 @@ const (
 // state is one small comparable int.
 type listInput struct {
 	kind     stepKind
+	pos      int32 // in the check's operations, for progress
 	from, to int
 	element  int64
 	inferred bool
@@ -265,8 +266,12 @@ func mix(x uint64) uint64 {
 // no verdict.
 //
 // opts.Timeout bounds the search (0: no bound); when it runs out the result
-// is Unknown, never Valid. When the history is illegal and
-// opts.VisualizationPath is set, Porcupine's visualization is written there.
+// is Unknown, never Valid. opts.MemoryBudget bounds the process's memory
+// while it checks (0: no bound); past it the search stops and the result is
+// Unknown, never Valid nor Invalid, saying why, with the peak measured. When
+// the history is illegal and opts.VisualizationPath is set, Porcupine's
+// visualization is written there (unless the budget stops the search for
+// the part to draw: then res.VisualizationWindow says so).
 func CheckLinearizable(ops []history.Op, opts Options) LinearizableResult {
 	h, err := parseLockAppend(ops)
 	if err != nil {
@@ -276,6 +281,8 @@ func CheckLinearizable(ops []history.Op, opts Options) LinearizableResult {
 }
 
 func checkLinearizable(h *lockAppendHistory, opts Options) LinearizableResult {
+	g := startGuard(opts)
+	defer g.stop()
 	var res LinearizableResult
 	t := newListTable()
 	inf := h.last + 1
@@ -301,7 +308,7 @@ func checkLinearizable(h *lockAppendHistory, opts Options) LinearizableResult {
 			from, to := t.appended(a.comp.Read, a.element)
 			pops = append(pops, porcupine.Operation{
 				ClientId: clientID(a.op.Process),
-				Input:    listInput{kind: stepAppend, from: from, to: to, element: a.element},
+				Input:    listInput{kind: stepAppend, pos: int32(len(pops)), from: from, to: to, element: a.element},
 				Call:     a.op.Invoke.Time,
 				Return:   a.op.Complete.Time,
 				Metadata: meta(a),
@@ -320,7 +327,7 @@ func checkLinearizable(h *lockAppendHistory, opts Options) LinearizableResult {
 			from, to := t.appended(read, a.element)
 			pops = append(pops, porcupine.Operation{
 				ClientId: clientID(a.op.Process),
-				Input:    listInput{kind: stepMaybe, from: from, to: to, element: a.element, inferred: !known},
+				Input:    listInput{kind: stepMaybe, pos: int32(len(pops)), from: from, to: to, element: a.element, inferred: !known},
 				Call:     a.op.Invoke.Time,
 				Return:   inf,
 				Metadata: meta(a),
@@ -331,7 +338,7 @@ func checkLinearizable(h *lockAppendHistory, opts Options) LinearizableResult {
 	for _, f := range h.finals {
 		pops = append(pops, porcupine.Operation{
 			ClientId: clientID(f.op.Process),
-			Input:    listInput{kind: stepRead, from: t.read(f.list)},
+			Input:    listInput{kind: stepRead, pos: int32(len(pops)), from: t.read(f.list)},
 			Call:     f.op.Invoke.Time,
 			Return:   f.op.Complete.Time,
 			Metadata: listMeta{process: f.op.Process, event: f.op.Invoke.Index},
@@ -341,18 +348,23 @@ func checkLinearizable(h *lockAppendHistory, opts Options) LinearizableResult {
 	denseClients(pops)
 
 	model := t.model()
+	s := &search{g: g, pos: func(input any) int { return int(input.(listInput).pos) }}
 	var result porcupine.CheckResult
 	var info porcupine.LinearizationInfo
 	if opts.VisualizationPath != "" {
-		result, info = porcupine.CheckOperationsVerbose(model, pops, opts.Timeout)
+		result, info = porcupine.CheckOperationsVerbose(s.model(model), pops, opts.Timeout)
 	} else {
-		result = porcupine.CheckOperationsTimeout(model, pops, opts.Timeout)
+		result = porcupine.CheckOperationsTimeout(s.model(model), pops, opts.Timeout)
 	}
-	switch result {
-	case porcupine.Ok:
+	switch {
+	case result != porcupine.Ok && s.aborted.Load():
+		// The budget cut the search short: its Illegal means nothing.
+		res.Valid = Unknown
+		res.Message = fmt.Sprintf("%s (%d info)", g.reason(int(s.reached.Load()), res.Ops), res.Info)
+	case result == porcupine.Ok:
 		res.Valid = Valid
 		res.Message = fmt.Sprintf("linearizable: %d operations (%d of them info), %d info appends left out as no-ops", res.Ops, res.Info, res.NoEffect)
-	case porcupine.Illegal:
+	case result == porcupine.Illegal:
 		res.Valid = Invalid
 		res.Message = fmt.Sprintf("not linearizable: no order of the %d operations explains every list read", res.Ops)
 		if opts.VisualizationPath != "" {
@@ -361,9 +373,11 @@ func checkLinearizable(h *lockAppendHistory, opts Options) LinearizableResult {
 				// Porcupine's page grows with the history: show a window
 				// around the first failure instead.
 				var ok bool
-				vmodel, vinfo, res.VisualizationWindow, ok = failingWindow(t, pops, info, opts.Timeout)
+				vmodel, vinfo, res.VisualizationWindow, ok = failingWindow(t, pops, info, opts.Timeout, g)
 				if !ok {
-					res.VisualizationWindow = fmt.Sprintf("no visualization: %d operations are too many to draw, and no window around the failure fails on its own", len(pops))
+					if res.VisualizationWindow == "" {
+						res.VisualizationWindow = fmt.Sprintf("no visualization: %d operations are too many to draw, and no window around the failure fails on its own", len(pops))
+					}
 					break
 				}
 			}
@@ -418,8 +432,10 @@ var (
 // from W on are in it, and so are those invoked earlier that are still open
 // when W is invoked, unless the list W read already holds their element
 // (their effect is in the starting state). It returns the window's model and
-// linearization info when the window fails on its own.
-func failingWindow(t *listTable, pops []porcupine.Operation, info porcupine.LinearizationInfo, timeout time.Duration) (porcupine.Model, porcupine.LinearizationInfo, string, bool) {
+// linearization info when the window fails on its own. The window's check
+// is under the guard g: when the budget stops it, the description says so
+// and ok is false.
+func failingWindow(t *listTable, pops []porcupine.Operation, info porcupine.LinearizationInfo, timeout time.Duration, g *memGuard) (porcupine.Model, porcupine.LinearizationInfo, string, bool) {
 	var none porcupine.LinearizationInfo
 	partials := info.PartialLinearizations()
 	if len(partials) == 0 {
@@ -483,7 +499,11 @@ func failingWindow(t *listTable, pops []porcupine.Operation, info porcupine.Line
 		window = append(window, o)
 	}
 	m := t.modelFrom(init)
-	result, winfo := porcupine.CheckOperationsVerbose(m, window, timeout)
+	s := &search{g: g}
+	result, winfo := porcupine.CheckOperationsVerbose(s.model(m), window, timeout)
+	if s.aborted.Load() {
+		return porcupine.Model{}, none, "no visualization: checking the part around the failure exceeded the memory budget", false
+	}
 	if result != porcupine.Illegal {
 		return porcupine.Model{}, none, "", false
 	}

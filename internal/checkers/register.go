@@ -96,15 +96,21 @@ type RegisterOp struct {
 // no operation completed ok shows nothing: Unknown.
 //
 // opts.Timeout bounds the whole check (0: no bound); past it the result is
-// Unknown, never Valid, and says how many keys were checked. When the
-// history is not linearizable and opts.VisualizationPath is set, Porcupine's
-// visualization of the failing keys is written there.
+// Unknown, never Valid, and says how many keys were checked.
+// opts.MemoryBudget bounds the process's memory while it checks (0: no
+// bound); past it the result is Unknown, never Valid nor Invalid unless a
+// key checked to the end failed, and says why, with the peak measured and
+// how many operations were checked. When the history is not linearizable
+// and opts.VisualizationPath is set, Porcupine's visualization of the
+// failing keys is written there.
 func CheckRegister(ops []RegisterOp, opts Options) KeyedResult {
 	return Protect(ModelCASRegister, func() KeyedResult { return checkRegister(ops, opts) })
 }
 
 func checkRegister(ops []RegisterOp, opts Options) KeyedResult {
 	start := time.Now()
+	g := startGuard(opts)
+	defer g.stop()
 	res := KeyedResult{Model: ModelCASRegister, Ops: len(ops)}
 	keep, maybe, err := tally(&res, len(ops), func(i int) opView {
 		o := &ops[i]
@@ -123,6 +129,9 @@ func checkRegister(ops []RegisterOp, opts Options) KeyedResult {
 		build: func(p int, meta bool) []porcupine.Operation {
 			return buildRegister(ops, parts[p], maybe, meta)
 		},
+		size:  func(p int) int { return len(parts[p]) },
+		pos:   func(input any) int { return int(input.(*regStep).pos) },
+		guard: g,
 	}
 	c.run(&res, opts, start)
 	res.Elapsed = time.Since(start)

@@ -37,7 +37,8 @@ const (
 // the key's operations are built.
 type regStep struct {
 	kind  regKind
-	maybe bool // an info write or cas
+	maybe bool  // an info write or cas
+	pos   int32 // among the key's operations, for progress
 	want  *regState
 	next  *regState
 	op    *RegisterOp
@@ -124,7 +125,7 @@ func buildRegister(ops []RegisterOp, idx []int32, maybe []bool, meta bool) []por
 	for j, i := range idx {
 		o := &ops[i]
 		s := &steps[j]
-		*s = regStep{maybe: maybe[i], op: o, index: int(i)}
+		*s = regStep{maybe: maybe[i], pos: int32(j), op: o, index: int(i)}
 		switch o.F {
 		case RegisterRead:
 			s.kind, s.want = regRead, state(o.Value)

@@ -39,6 +39,7 @@ type jepsenCheck struct {
 	file, model, viz string
 	force            bool
 	timeout          time.Duration
+	memory           uint64 // the check's memory budget in bytes (0: none)
 }
 
 // inputError is bad input: exit 254 like a usage error, but the message is
@@ -81,7 +82,7 @@ func (c jepsenCheck) run(ctx context.Context, stdout io.Writer) (int, error) {
 	if fi.IsDir() {
 		return 0, fmt.Errorf("%w: %s is a directory, not a Jepsen history", errUsage, c.file)
 	}
-	opts := checkers.Options{Timeout: c.timeout}
+	opts := checkers.Options{Timeout: c.timeout, MemoryBudget: c.memory}
 	var viz *vizFile
 	if c.viz != "" {
 		if viz, err = newVizFile(c.viz, c.file, fi, c.force); err != nil {

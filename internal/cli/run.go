@@ -131,6 +131,7 @@ type runFlags struct {
 	quiet                                                              *bool
 	clientDir, clientCmd, clientImage                                  *string
 	images                                                             imageFlag
+	checkMemory                                                        *byteSize
 }
 
 func addRunFlags(fs *flag.FlagSet) *runFlags {
@@ -151,6 +152,7 @@ func addRunFlags(fs *flag.FlagSet) *runFlags {
 	o.rpc = fs.Duration("rpc-timeout", 0, "a client's limit on each request (default 4 leases: longer than any fault, so a cut-off client's request lands when the network heals)")
 	o.op = fs.Duration("op-timeout", 0, "after this an operation is recorded as info (default: enough for acquire, work, the longest pause)")
 	o.check = fs.Duration("check-timeout", 60*time.Second, "time limit of the linearizability check (past it: unknown)")
+	o.checkMemory = checkMemoryFlag(fs)
 	o.keys = fs.Int("keys", 8, "register workload: number of registers")
 	o.recipe = fs.String("recipe", "", "the target's lock recipe (etcd: "+etcdRecipeNames()+"; default the first)")
 	o.readMode = fs.String("read-mode", "", "register workload: the target's read mode (etcd: linearizable, serializable; default the target's first)")
@@ -212,6 +214,7 @@ func (o *runFlags) configFor(t targets.Target, workload, readMode, resource, fen
 		TargetImage: o.images["target"],
 		Log:         slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
+	cfg.CheckMemory = (*uint64)(o.checkMemory)
 	cfg.Defaults()
 	return cfg, cfg.Validate()
 }

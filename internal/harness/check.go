@@ -13,18 +13,27 @@ import (
 	"github.com/fencecheck/fencecheck/internal/workloads"
 )
 
-// Check runs the workload's checkers on a run's history. Porcupine's
-// visualization goes to stagedViz when the history is not linearizable;
-// WriteResults puts it in place as linearizability.html. When the checkers
-// could not judge the history at all, the error says why: it wraps
-// checkers.ErrBadHistory (the history could not be read) or
-// checkers.ErrAssumption (it breaks an assumption of the checkers), and
-// comes with the result (unknown, with the reason).
+// Check is CheckWithin with the default memory budget
+// (checkers.DefaultMemoryBudget).
 func Check(run *store.Run, w workloads.Workload, events []history.Event, timeout time.Duration) (*store.Results, error) {
+	return CheckWithin(run, w, events, timeout, checkers.DefaultMemoryBudget())
+}
+
+// CheckWithin runs the workload's checkers on a run's history. timeout
+// bounds the linearizability check's time (0: no bound) and memory, in
+// bytes, the process's memory while it searches (0: no bound): past either
+// its verdict is unknown, saying which, never valid (see
+// checkers.Options). Porcupine's visualization goes to stagedViz when the
+// history is not linearizable; WriteResults puts it in place as
+// linearizability.html. When the checkers could not judge the history at
+// all, the error says why: it wraps checkers.ErrBadHistory (the history
+// could not be read) or checkers.ErrAssumption (it breaks an assumption of
+// the checkers), and comes with the result (unknown, with the reason).
+func CheckWithin(run *store.Run, w workloads.Workload, events []history.Event, timeout time.Duration, memory uint64) (*store.Results, error) {
 	start := time.Now()
 	viz := stagedViz(run)
 	_ = os.Remove(viz)
-	r := w.Check(events, checkers.Options{Timeout: timeout, VisualizationPath: viz, VisualizationName: store.LinFile})
+	r := w.Check(events, checkers.Options{Timeout: timeout, MemoryBudget: memory, VisualizationPath: viz, VisualizationName: store.LinFile})
 	res := &store.Results{Workload: w.Name(), Result: r, Events: len(events), Faults: faults(events)}
 	res.CheckTime = time.Since(start).Round(time.Microsecond).String()
 	if e, ok := r.(interface{ Err() error }); ok && e.Err() != nil {
@@ -32,6 +41,15 @@ func Check(run *store.Run, w workloads.Workload, events []history.Event, timeout
 		return res, e.Err()
 	}
 	return res, nil
+}
+
+// checkMemory is the memory budget of the run's check in bytes (0: no
+// bound): c.CheckMemory, or checkers.DefaultMemoryBudget when it is nil.
+func (c *Config) checkMemory() uint64 {
+	if c.CheckMemory == nil {
+		return checkers.DefaultMemoryBudget()
+	}
+	return *c.CheckMemory
 }
 
 // IsBadInput reports whether err is Check's error for a history that could

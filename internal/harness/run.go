@@ -64,6 +64,9 @@ type Config struct {
 	RPCTimeout         time.Duration
 	CheckTimeout       time.Duration
 	ReadyTimeout       time.Duration
+	// CheckMemory is the check's memory budget in bytes (--check-memory;
+	// 0: no bound; nil: checkers.DefaultMemoryBudget).
+	CheckMemory *uint64
 	// Keys and ReadMode are the register workload's (ReadMode "" is the
 	// target's default).
 	Keys     int
@@ -559,7 +562,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	stage("checking %d events", len(events))
 	// A history the checkers cannot judge still gets its results, unknown
 	// with the reason: the run's own record is all there is.
-	res, _ := Check(run, w, events, cfg.CheckTimeout)
+	res, _ := CheckWithin(run, w, events, cfg.CheckTimeout, cfg.checkMemory())
 	Judge(test, events, res)
 	res.Elapsed = time.Since(started).Round(time.Millisecond).String()
 	if interrupted {

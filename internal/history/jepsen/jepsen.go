@@ -102,36 +102,86 @@ type op struct {
 	complete *event
 }
 
-// pairer pairs events into operations by process.
-type pairer struct {
-	ops  []op
-	open map[int]int // process -> index in ops of its outstanding operation
+// pairer pairs events into operations by process, and converts each
+// operation (conv) as soon as it is complete, or, for one that never
+// completes, at the end (done): only outstanding operations keep their
+// events, so that a long history is held once, as conv's output, in
+// invocation order.
+type pairer[O any] struct {
+	out  []O
+	open map[int]openOp // process -> its outstanding operation
+	conv func(o *op) (O, *lineError)
+	// err is the conversion error of the earliest operation (by
+	// invocation, at errAt in out) that could not be converted.
+	err   *lineError
+	errAt int
+	// cur and comp are the operation being converted and its completion,
+	// kept here so that converting allocates nothing.
+	cur  op
+	comp event
 }
 
-func newPairer() *pairer { return &pairer{open: map[int]int{}} }
+// openOp is an outstanding operation: its invocation, and its place in out.
+type openOp struct {
+	at     int
+	invoke event
+}
+
+func newPairer[O any](conv func(o *op) (O, *lineError)) *pairer[O] {
+	return &pairer[O]{open: map[int]openOp{}, conv: conv}
+}
 
 // add adds an event: an invocation opens an operation of its process, a
-// completion closes it.
-func (p *pairer) add(e event) error {
-	i, outstanding := p.open[e.process]
+// completion closes it and converts it.
+func (p *pairer[O]) add(e event) error {
+	o, outstanding := p.open[e.process]
 	if e.typ == history.Invoke {
 		if outstanding {
-			o := p.ops[i].invoke
-			return fmt.Errorf("process %d invokes :%s while its :%s of line %d is outstanding", e.process, e.f, o.f, o.line)
+			return fmt.Errorf("process %d invokes :%s while its :%s of line %d is outstanding", e.process, e.f, o.invoke.f, o.invoke.line)
 		}
-		p.open[e.process] = len(p.ops)
-		p.ops = append(p.ops, op{invoke: e})
+		p.open[e.process] = openOp{at: len(p.out), invoke: e}
+		var zero O
+		p.out = append(p.out, zero)
 		return nil
 	}
 	if !outstanding {
 		return fmt.Errorf("process %d completes :%s (:%s) with nothing outstanding", e.process, e.f, e.typ)
 	}
-	if inv := p.ops[i].invoke; inv.f != e.f {
-		return fmt.Errorf("process %d completes :%s, but it invoked :%s on line %d", e.process, e.f, inv.f, inv.line)
+	if o.invoke.f != e.f {
+		return fmt.Errorf("process %d completes :%s, but it invoked :%s on line %d", e.process, e.f, o.invoke.f, o.invoke.line)
 	}
-	p.ops[i].complete = &e
 	delete(p.open, e.process)
+	p.comp = e
+	p.convert(o.at, o.invoke, &p.comp)
 	return nil
+}
+
+// convert converts the operation at in out.
+func (p *pairer[O]) convert(at int, invoke event, complete *event) {
+	p.cur = op{invoke: invoke, complete: complete}
+	v, err := p.conv(&p.cur)
+	p.cur = op{}
+	if err != nil {
+		if p.err == nil || at < p.errAt {
+			p.err, p.errAt = err, at
+		}
+		return
+	}
+	p.out[at] = v
+}
+
+// done converts the operations that never completed, and returns every
+// operation in invocation order, or the error of the earliest that could
+// not be converted, as a ParseError of name.
+func (p *pairer[O]) done(name string) ([]O, error) {
+	for _, o := range p.open {
+		p.convert(o.at, o.invoke, nil)
+	}
+	clear(p.open)
+	if p.err != nil {
+		return nil, &ParseError{File: name, Line: p.err.line, Err: p.err.err}
+	}
+	return p.out, nil
 }
 
 // outcome is the operation's type: its completion's, or Info when it never

@@ -38,7 +38,7 @@ func ReadKVContext(ctx context.Context, path string) ([]checkers.KVOp, error) {
 // :index, :error ...) are ignored. Blank lines and lines holding only a
 // comment are skipped; every other line must be one such map.
 func ParseKV(r io.Reader, name string) ([]checkers.KVOp, error) {
-	p := newPairer()
+	p := newPairer(kvOp)
 	err := eachLine(r, name, func(line string, n int) error {
 		if t := strings.TrimSpace(line); t == "" || t[0] == ';' {
 			return nil
@@ -52,30 +52,30 @@ func ParseKV(r io.Reader, name string) ([]checkers.KVOp, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]checkers.KVOp, 0, len(p.ops))
-	for i := range p.ops {
-		o := &p.ops[i]
-		inv := o.invoke
-		kop := checkers.KVOp{Process: inv.process, Key: keyString(inv.key), Type: o.outcome(), Value: inv.value.s}
-		kop.Call, kop.Return = o.times()
-		switch inv.f {
-		case "get":
-			kop.F, kop.Value = checkers.KVGet, ""
-			if c := o.complete; c != nil && c.typ == history.Ok {
-				kop.Value = c.value.s
-			}
-		case "put":
-			kop.F = checkers.KVPut
-		case "append":
-			kop.F = checkers.KVAppend
+	return p.done(name)
+}
+
+// kvOp converts a paired operation.
+func kvOp(o *op) (checkers.KVOp, *lineError) {
+	inv := o.invoke
+	kop := checkers.KVOp{Process: inv.process, Key: keyString(inv.key), Type: o.outcome(), Value: inv.value.s}
+	kop.Call, kop.Return = o.times()
+	switch inv.f {
+	case "get":
+		kop.F, kop.Value = checkers.KVGet, ""
+		if c := o.complete; c != nil && c.typ == history.Ok {
+			kop.Value = c.value.s
 		}
-		if c := o.complete; c != nil && keyString(c.key) != kop.Key {
-			return nil, &ParseError{File: name, Line: c.line, Err: fmt.Errorf("process %d completes :%s on key %s, but it invoked it on key %s on line %d",
-				inv.process, inv.f, c.key.short(), inv.key.short(), inv.line)}
-		}
-		out = append(out, kop)
+	case "put":
+		kop.F = checkers.KVPut
+	case "append":
+		kop.F = checkers.KVAppend
 	}
-	return out, nil
+	if c := o.complete; c != nil && keyString(c.key) != kop.Key {
+		return kop, &lineError{c.line, fmt.Errorf("process %d completes :%s on key %s, but it invoked it on key %s on line %d",
+			inv.process, inv.f, c.key.short(), inv.key.short(), inv.line)}
+	}
+	return kop, nil
 }
 
 // mapEvent parses a line holding one operation map.

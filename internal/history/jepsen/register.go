@@ -43,7 +43,7 @@ func ReadRegisterLogContext(ctx context.Context, path string) ([]checkers.Regist
 // jepsen.util lines are skipped; a jepsen.util line that does not parse is
 // an error.
 func ParseRegisterLog(r io.Reader, name string) ([]checkers.RegisterOp, error) {
-	p := newPairer()
+	p := newPairer(registerOp)
 	err := eachLine(r, name, func(line string, n int) error {
 		m := opLine.FindStringIndex(line)
 		if m == nil {
@@ -58,15 +58,7 @@ func ParseRegisterLog(r io.Reader, name string) ([]checkers.RegisterOp, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]checkers.RegisterOp, 0, len(p.ops))
-	for i := range p.ops {
-		o, err := registerOp(&p.ops[i])
-		if err != nil {
-			return nil, &ParseError{File: name, Line: err.line, Err: err.err}
-		}
-		out = append(out, o)
-	}
-	return out, nil
+	return p.done(name)
 }
 
 // logEvent parses the fields of a jepsen.util line, from byte from on.
@@ -86,7 +78,8 @@ func logEvent(text string, from, line int) (e event, skip bool, err error) {
 	if e.process, nemesis, err = process(p); err != nil || nemesis {
 		return e, nemesis, err
 	}
-	vs := []ednValue{p}
+	var fields [5]ednValue // as many as a valid line has: no allocation
+	vs := append(fields[:0], p)
 	for !r.done() {
 		v, err := r.value()
 		if err != nil {
