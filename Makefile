@@ -65,16 +65,16 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzMergeInput$$' -fuzztime $(FUZZTIME) ./internal/cli/
 	$(GO) test -run '^$$' -fuzz '^FuzzTrendsNight$$' -fuzztime $(FUZZTIME) ./internal/cli/
 
-# The README's figures: cold and warm image builds (the cold build removes
+# The figures of docs/figures.md: cold and warm image builds (the cold build removes
 # fencecheck's images and rebuilds them), 5 runs per fencing mode on etcd, the
 # harness's overhead, and the checker and report benchmarks. The other
-# targets' tables: go run ./bench -target T (see the README).
+# targets' tables: go run ./bench -target T (see docs/figures.md).
 bench: images
 	$(GO) run ./bench -bin $(BIN) -runs 5 -cold
 	$(GO) run ./bench -bin $(BIN) -overhead -runs 3 -time-limit 20s
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 3x ./internal/checkers/ ./internal/report/
 
-# The scenarios behind the README's findings, once each.
+# The scenarios behind the findings in docs/, once each.
 findings: images
 	$(GO) run ./bench -bin $(BIN) -findings
 

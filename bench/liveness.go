@@ -19,7 +19,7 @@ type livenessCell struct {
 	note            string
 }
 
-// livenessCells are the README's liveness table: each target under
+// livenessCells are docs/faults.md's liveness table: each target under
 // kill-holder and under the kill of its leader (kill:one for the single
 // Redis, whose one server is all there is). Consul's TTL is 10 s at least,
 // so its runs are longer, with lock-delay 0 and with its default 15 s.
@@ -71,7 +71,7 @@ type summary struct {
 
 // runLiveness runs every liveness cell (whose target contains only) once
 // per seed 1..runs, parallel at a time, with token fencing and the nemesis
-// every 2 s, and prints the README's Markdown table.
+// every 2 s, and prints docs/faults.md's Markdown table.
 func runLiveness(bin string, runs int, limit time.Duration, only string, parallel int) error {
 	bin, dir, cleanup, err := workDir(bin, "fencecheck-liveness-")
 	if err != nil {

@@ -1,5 +1,5 @@
 // Command bench measures fencecheck end to end, the way a user runs it, and
-// prints the figures the README quotes as a Markdown table: image build time
+// prints the figures docs/figures.md quotes as a Markdown table: image build time
 // (cold and warm), and for each fencing mode over N runs the exit codes, the
 // wall time of a run, operations per run, lost updates, fence rejections, the
 // time to the first lost update and the checker's time. Medians throughout,
@@ -32,7 +32,7 @@ func main() {
 	workloadFlag := flag.String("workload", "lock-append", "--workload of each run (lock-append, election)")
 	extra := flag.String("args", "", "more flags for each run, space-separated (e.g. \"--ttl 10s --lock-delay 0\")")
 	cold := flag.Bool("cold", false, "also measure a cold image build: remove fencecheck's images and build them all with empty Go caches (downloads the etcd and Consul modules again)")
-	findings := flag.Bool("findings", false, "instead, run the scenarios behind the README's findings once each and print their verdicts")
+	findings := flag.Bool("findings", false, "instead, run the scenarios behind the findings in docs/ once each and print their verdicts")
 	only := flag.String("only", "", "with -findings: only the scenarios whose description contains this")
 	overhead := flag.Bool("overhead", false, "instead, compare the harness-driven throughput with a bare client loop (same library, same concurrency, no faults)")
 	detection := flag.Bool("detection", false, "instead, measure detection under load: both cores kept busy, -runs runs (default 20) per client fault, unfenced and token-fenced, random seeds")
@@ -375,7 +375,7 @@ func median(xs []float64) float64 {
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
-// finding is one scenario behind a README finding.
+// finding is one scenario behind a finding in docs/.
 type finding struct {
 	what string
 	args []string
