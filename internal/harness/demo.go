@@ -236,12 +236,9 @@ func playStory(ctx context.Context, cl *Cluster, cfg DemoConfig, f targets.Fenci
 		h.Proceed()
 		return st, fmt.Errorf("%w: %w", ErrHarness, err)
 	}
-	// The story goes on only with A frozen while it waits at its
-	// failpoint; else it is played again (replay).
-	if err := cl.frozen(ctx, A.name, "A"); err != nil {
-		h.Proceed()
-		return st, err
-	}
+	// A is frozen now (Signal returns once every thread is stopped); the
+	// story goes on only if A still waited at its failpoint, else it is
+	// played again (replay).
 	if err := letGo(h, "A"); err != nil { // read by A once it resumes
 		return st, err
 	}

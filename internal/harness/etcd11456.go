@@ -136,10 +136,6 @@ func playEtcd11456(ctx context.Context, cl *Cluster, cfg DemoConfig, f targets.F
 		hH.Proceed()
 		return reg, fmt.Errorf("%w: %w", ErrHarness, err)
 	}
-	if err := cl.frozen(ctx, W.name, "W"); err != nil {
-		hH.Proceed()
-		return reg, err
-	}
 	fault := history.FaultValue{Fault: "pause-waiter", Nodes: []string{W.name}, Params: map[string]string{"process": "1"}}
 	s.rec.Record(history.Nemesis, history.Info, history.FStart, fault)
 	s.say("harness", "SIGSTOP %s: W freezes while its Lock call waits, lease keepalives included", W.name)

@@ -21,17 +21,33 @@ func notSetUp(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrNotSetUp, fmt.Sprintf(format, args...))
 }
 
-// replay plays a story up to ScenarioAttempts times: again while it
-// returns ErrNotSetUp. A story that missed says why on out, and its run
-// directory is removed (its history is not a run of the scenario); every
-// client is resumed and every armed wait for a holder withdrawn before the
-// next attempt, which reconnects the workers (beginStory).
-func replay[T any](ctx context.Context, cl *Cluster, out io.Writer, play func() (T, *store.Run, error)) (T, error) {
+// Attempts plays a scripted scenario up to attempts times: again while play
+// returns an error wrapping ErrNotSetUp, telling missed of each attempt
+// that did not take place. It returns nil, the first other error, or the
+// last attempt's ErrNotSetUp.
+func Attempts(attempts int, play func() error, missed func(attempt int, err error)) error {
 	for i := 1; ; i++ {
-		v, run, err := play()
-		if err == nil || !errors.Is(err, ErrNotSetUp) || i >= ScenarioAttempts {
-			return v, err
+		err := play()
+		if err == nil || !errors.Is(err, ErrNotSetUp) || i >= attempts {
+			return err
 		}
+		missed(i, err)
+	}
+}
+
+// replay plays a story up to ScenarioAttempts times (Attempts). A story
+// that missed and is played again says why on out, and its run directory is
+// removed (its
+// history is not a run of the scenario); every client is resumed and every
+// armed wait for a holder withdrawn before the next attempt, which
+// reconnects the workers (beginStory).
+func replay[T any](ctx context.Context, cl *Cluster, out io.Writer, play func() (T, *store.Run, error)) (T, error) {
+	var v T
+	var run *store.Run
+	err := Attempts(ScenarioAttempts, func() (err error) {
+		v, run, err = play()
+		return err
+	}, func(i int, err error) {
 		fmt.Fprintf(out, "  attempt %d of %d: %v; playing the story again\n", i, ScenarioAttempts, err)
 		if run != nil {
 			_ = os.RemoveAll(run.Dir)
@@ -40,7 +56,8 @@ func replay[T any](ctx context.Context, cl *Cluster, out io.Writer, play func() 
 		for _, c := range cl.clients {
 			_ = cl.Signal(context.WithoutCancel(ctx), c.name, "SIGCONT")
 		}
-	}
+	})
+	return v, err
 }
 
 // disarm withdraws every armed wait for a holder; a holder already handed
@@ -57,19 +74,6 @@ func (c *Cluster) disarm() {
 		default:
 		}
 	}
-}
-
-// frozen returns nil when node's process is stopped (state T), else an
-// ErrNotSetUp naming its state.
-func (c *Cluster) frozen(ctx context.Context, node, who string) error {
-	st, err := c.ProcessState(ctx, node)
-	if err != nil {
-		return fmt.Errorf("%w: %w", ErrHarness, err)
-	}
-	if st != "T" {
-		return notSetUp("%s (%s) is in state %q after SIGSTOP, not frozen", who, node, st)
-	}
-	return nil
 }
 
 // letGo lets a frozen holder proceed (it reads that once resumed) and

@@ -318,7 +318,7 @@ func (r *Runtime) Signal(ctx context.Context, c *Container, sig string) error {
 	if sig == "SIGCONT" {
 		n = syscall.SIGCONT
 	}
-	pids, err := NamespacePids(pid)
+	pids, err := namespacePids(pid)
 	if err != nil {
 		return fmt.Errorf("docker: %s %s: %w", sig, c.Name, err)
 	}
@@ -344,17 +344,6 @@ const StopTimeout = 10 * time.Second
 // ErrNotStopped: a process did not stop within the wait after SIGSTOP.
 var ErrNotStopped = errors.New("not stopped after SIGSTOP")
 
-// SignalNamespace sends sig to every process in the PID namespace of the
-// host process pid (the processes of one container), as seen from the
-// host's /proc, but pid itself. Processes that end meanwhile are skipped.
-func SignalNamespace(pid int, sig syscall.Signal) error {
-	pids, err := NamespacePids(pid)
-	if err != nil {
-		return err
-	}
-	return signalPids(pids, pid, sig)
-}
-
 // signalPids sends sig to each of pids but skip; processes that ended
 // meanwhile are skipped.
 func signalPids(pids []int, skip int, sig syscall.Signal) error {
@@ -369,9 +358,9 @@ func signalPids(pids []int, skip int, sig syscall.Signal) error {
 	return nil
 }
 
-// NamespacePids lists the host pids of every process in the PID namespace
+// namespacePids lists the host pids of every process in the PID namespace
 // of the host process pid, pid included.
-func NamespacePids(pid int) ([]int, error) {
+func namespacePids(pid int) ([]int, error) {
 	ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", pid))
 	if err != nil {
 		return nil, err

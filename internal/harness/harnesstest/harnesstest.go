@@ -7,7 +7,6 @@ package harnesstest
 
 import (
 	"context"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -115,24 +114,18 @@ func ScratchImage(t testing.TB, kind string) string {
 	return ref
 }
 
-// Scenario plays a scripted scenario up to attempts times: again while
-// play returns an error wrapping harness.ErrNotSetUp (the scenario did not
-// take place as scripted, so no verdict about it may be asserted), and the
-// test fails, saying "scenario not set up", when no attempt set it up.
-// Any other error fails the test at once. Each attempt that missed is
-// logged with its reason.
+// Scenario plays a scripted scenario up to attempts times
+// (harness.Attempts): again while play returns an error wrapping
+// harness.ErrNotSetUp (the scenario did not take place as scripted, so no
+// verdict about it may be asserted), logging each attempt that missed; the
+// test fails, saying "scenario not set up", when no attempt set it up, and
+// at once on any other error.
 func Scenario(t testing.TB, attempts int, play func() error) {
 	t.Helper()
-	for i := 1; ; i++ {
-		err := play()
-		switch {
-		case err == nil:
-			return
-		case !errors.Is(err, harness.ErrNotSetUp):
-			t.Fatal(err)
-		case i >= attempts:
-			t.Fatalf("attempt %d of %d: %v", i, attempts, err)
-		}
+	err := harness.Attempts(attempts, play, func(i int, err error) {
 		t.Logf("attempt %d of %d: %v; playing it again", i, attempts, err)
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
