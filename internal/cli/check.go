@@ -2,12 +2,9 @@ package cli
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
-	"math"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -15,13 +12,15 @@ import (
 	"github.com/fencecheck/fencecheck/internal/harness"
 	"github.com/fencecheck/fencecheck/internal/history"
 	"github.com/fencecheck/fencecheck/internal/report"
+	"github.com/fencecheck/fencecheck/internal/spec"
 	"github.com/fencecheck/fencecheck/internal/store"
 )
 
 func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
 	fs := newFlags("check", stderr)
 	timeout := fs.Duration("check-timeout", 60*time.Second, "time limit of the linearizability check (past it: unknown)")
-	memory := checkMemoryFlag(fs)
+	var sp spec.Spec // --check-memory, as run takes it
+	sp.Flags(fs, func(k spec.Knob) bool { return k.Flag == "check-memory" }, nil)
 	var jc jepsenCheck
 	fs.StringVar(&jc.file, "jepsen-history", "", "check this history recorded by Jepsen instead of a run (with --model)")
 	fs.StringVar(&jc.model, "model", "", "the model of --jepsen-history: "+jepsenModelNames())
@@ -46,7 +45,7 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	case jc.file != "" && fs.NArg() > 0:
 		return 0, fmt.Errorf("%w: check takes RUN_DIR or --jepsen-history, not both", errUsage)
 	case jc.file != "":
-		jc.timeout, jc.memory = *timeout, uint64(*memory)
+		jc.timeout, jc.memory = *timeout, checkMemory(sp)
 		return jc.run(ctx, stdout)
 	case jc.model != "" || jc.viz != "" || jc.force:
 		return 0, fmt.Errorf("%w: --model, --viz and --force go with --jepsen-history", errUsage)
@@ -73,7 +72,7 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	if err != nil {
 		return 0, fmt.Errorf("%w: %s: %w", errUsage, store.TestFile, err)
 	}
-	res, err := harness.CheckWithin(run, w, events, *timeout, uint64(*memory))
+	res, err := harness.CheckWithin(run, w, events, *timeout, checkMemory(sp))
 	switch {
 	case harness.IsBadInput(err):
 		// Nothing can be read: bad input, and the stored results stay as
@@ -107,64 +106,11 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	return exitCode(res.Valid()), nil
 }
 
-// byteSize is a number of bytes, as a flag: an integer or a decimal number
-// with a unit, binary (KiB, MiB, GiB, TiB) or decimal (kB, MB, GB, TB; K, M,
-// G and T are binary), as in "6GiB", "1.5 GB", "512MiB", "1000000".
-type byteSize uint64
-
-// checkMemoryFlag defines --check-memory, the memory budget of the check
-// (default checkers.DefaultMemoryBudget).
-func checkMemoryFlag(fs *flag.FlagSet) *byteSize {
-	b := byteSize(checkers.DefaultMemoryBudget())
-	fs.Var(&b, "check-memory", "memory budget of the linearizability check, with a unit (6GiB, 512MiB; 0: no limit; default a quarter of the machine's memory); past it: unknown")
-	return &b
+// checkMemory is the --check-memory budget, by default a quarter of the
+// machine's memory (checkers.DefaultMemoryBudget).
+func checkMemory(sp spec.Spec) uint64 {
+	if sp.CheckMemory == nil {
+		return checkers.DefaultMemoryBudget()
+	}
+	return *sp.CheckMemory
 }
-
-var byteUnits = map[string]float64{
-	"": 1, "b": 1,
-	"k": 1 << 10, "kib": 1 << 10, "kb": 1e3,
-	"m": 1 << 20, "mib": 1 << 20, "mb": 1e6,
-	"g": 1 << 30, "gib": 1 << 30, "gb": 1e9,
-	"t": 1 << 40, "tib": 1 << 40, "tb": 1e12,
-}
-
-// Set reads a size (see byteSize).
-func (b *byteSize) Set(s string) error {
-	t := strings.TrimSpace(s)
-	i := strings.IndexFunc(t, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
-	if i < 0 {
-		i = len(t)
-	}
-	num, unit := t[:i], strings.ToLower(strings.TrimSpace(t[i:]))
-	mult, ok := byteUnits[unit]
-	if !ok || num == "" {
-		return fmt.Errorf("size %q: want a number of bytes with a unit, such as 6GiB or 512MiB (0: no limit)", s)
-	}
-	if !strings.Contains(num, ".") && mult == 1 {
-		n, err := strconv.ParseUint(num, 10, 64)
-		if err != nil {
-			return fmt.Errorf("size %q: %w", s, err)
-		}
-		*b = byteSize(n)
-		return nil
-	}
-	v, err := strconv.ParseFloat(num, 64)
-	if err != nil {
-		return fmt.Errorf("size %q: want a number of bytes with a unit, such as 6GiB or 512MiB (0: no limit)", s)
-	}
-	if v *= mult; v >= math.MaxUint64 {
-		return fmt.Errorf("size %q: too large", s)
-	}
-	*b = byteSize(v)
-	return nil
-}
-
-// String writes the size as checkers.FormatBytes does ("0" for no limit).
-func (b *byteSize) String() string {
-	if b == nil || *b == 0 {
-		return "0"
-	}
-	return checkers.FormatBytes(uint64(*b))
-}
-
-var _ flag.Value = (*byteSize)(nil)

@@ -12,37 +12,6 @@ import (
 	"time"
 )
 
-func TestByteSizeFlag(t *testing.T) {
-	for _, c := range []struct {
-		in   string
-		want uint64
-	}{
-		{"0", 0}, {"1048576", 1 << 20}, {"512B", 512}, {"6GiB", 6 << 30}, {"6 GiB", 6 << 30}, {"6gib", 6 << 30},
-		{"1.5GiB", 3 << 29}, {"512MiB", 512 << 20}, {"4G", 4 << 30}, {"64k", 64 << 10}, {"2KiB", 2048},
-		{"1GB", 1e9}, {"2.5MB", 2.5e6}, {"1kB", 1000}, {"1TiB", 1 << 40},
-	} {
-		var b byteSize
-		if err := b.Set(c.in); err != nil || uint64(b) != c.want {
-			t.Errorf("Set(%q) = %d, %v; want %d", c.in, b, err, c.want)
-		}
-	}
-	for _, in := range []string{"", "GiB", "-1GiB", "6 gigs", "1e9", "1.2.3GiB", "99999999999999999999", "20000000TiB", "0x10"} {
-		var b byteSize
-		if err := b.Set(in); err == nil {
-			t.Errorf("Set(%q) = %d, want an error", in, b)
-		}
-	}
-	for b, want := range map[byteSize]string{0: "0", 6 << 30: "6.0 GiB", 1536 << 20: "1.5 GiB"} {
-		if got := b.String(); got != want {
-			t.Errorf("String(%d) = %q, want %q", uint64(b), got, want)
-		}
-		var back byteSize
-		if err := back.Set(want); err != nil || back != b {
-			t.Errorf("Set(String(%d)) = %d, %v", uint64(b), back, err)
-		}
-	}
-}
-
 var budgetExceeded = regexp.MustCompile(`memory budget 1\.0 KiB exceeded \(peak \d+\.\d [KMG]iB\) after checking 0 of \d+ operations`)
 
 // --check-memory stops the check past its budget, in both forms of check:

@@ -13,6 +13,7 @@ import (
 	"github.com/fencecheck/fencecheck/internal/harness"
 	"github.com/fencecheck/fencecheck/internal/history"
 	la "github.com/fencecheck/fencecheck/internal/history/lockappend"
+	"github.com/fencecheck/fencecheck/internal/spec"
 	"github.com/fencecheck/fencecheck/internal/store"
 	"github.com/fencecheck/fencecheck/internal/workloads/lockappend"
 )
@@ -42,7 +43,7 @@ func TestNotWrittenKeepsTheVerdict(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := harness.Config{Target: target, Workload: lockappend.Workload{}, Nemesis: "pause-holder", Seed: 1}
+	cfg := harness.Config{Target: target, Workload: lockappend.Workload{}, Spec: spec.Spec{Nemesis: "pause-holder", Seed: 1}}
 	for _, c := range []struct {
 		v     checkers.Validity
 		final []int64

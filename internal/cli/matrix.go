@@ -20,6 +20,7 @@ import (
 	"github.com/fencecheck/fencecheck/internal/checkers"
 	"github.com/fencecheck/fencecheck/internal/harness"
 	"github.com/fencecheck/fencecheck/internal/resources"
+	"github.com/fencecheck/fencecheck/internal/spec"
 	"github.com/fencecheck/fencecheck/internal/trends"
 	"github.com/fencecheck/fencecheck/targets"
 )
@@ -115,7 +116,7 @@ func cmdMatrix(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 	shardFlag := fs.String("shard", "1/1", "run only shard I of N: cells I, I+N, I+2N, ... of the matrix (the same split on every machine); `fencecheck merge` joins the shards' results directories")
 	list := fs.Bool("list", false, "print the cells (of --shard) and exit, running nothing")
 	baselineDir := fs.String("baseline", "", "compare each cell with this matrix's results directory, or with the newest night of a root of nights: exit 1 if a cell regressed (a must-be-valid cell valid there and invalid now, an unfenced cell that lost updates there and none now)")
-	o := addRunFlags(fs)
+	o := addRunFlags(fs, matrixKnob)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, `Usage: fencecheck matrix [flags]
 
@@ -147,7 +148,7 @@ consistent); the other modes are reported.
 		return 0, fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
 	}
 	var workloadList []string
-	for _, w := range splitList(*o.workload) {
+	for _, w := range splitList(o.sp.Workload) {
 		if w != "lock-append" && w != "register" {
 			return 0, fmt.Errorf("%w: matrix runs the lock-append and register workloads, not %q", errUsage, w)
 		}
@@ -156,7 +157,7 @@ consistent); the other modes are reported.
 	if len(workloadList) == 0 {
 		return 0, fmt.Errorf("%w: --workload: empty list", errUsage)
 	}
-	readModes := splitList(*o.readMode)
+	readModes := splitList(o.sp.ReadMode)
 	if *runs < 1 || *runs > 100 {
 		return 0, fmt.Errorf("%w: --runs %d: between 1 and 100", errUsage, *runs)
 	}
@@ -221,7 +222,7 @@ consistent); the other modes are reported.
 		}
 		return exitValid, nil
 	}
-	results, err := filepath.Abs(*o.results)
+	results, err := filepath.Abs(o.sp.Results)
 	if err != nil {
 		return 0, fmt.Errorf("%w: --results: %w", errUsage, err)
 	}
@@ -284,6 +285,17 @@ consistent); the other modes are reported.
 	return sum.ExitCode, nil
 }
 
+// matrixKnob says which knobs matrix takes as run does: all but those it
+// takes as lists of its own (target, version, fencing, resource, nemesis),
+// its own seed and the cells' names.
+func matrixKnob(k spec.Knob) bool {
+	switch k.Flag {
+	case "target", "version", "fencing", "resource", "nemesis", "seed", "name":
+		return false
+	}
+	return true
+}
+
 // matrixAxes are the values of each axis of a matrix.
 type matrixAxes struct {
 	targets, workloads, resources, fencings, nemeses []string
@@ -300,7 +312,7 @@ type matrixAxes struct {
 // offer (the proxy's cas) skips that cell, and says so; so does a read mode
 // a target lacks, or a target with no key-value store, for register cells.
 func matrixCells(o *runFlags, ax matrixAxes, seed uint64, runs int, strict bool, stderr io.Writer) (cells []matrixCell, skipped []string, err error) {
-	if ref := o.images["target"]; ref != "" && (len(ax.targets) > 1 || len(ax.versions) > 1) {
+	if ref := o.sp.Image["target"]; ref != "" && (len(ax.targets) > 1 || len(ax.versions) > 1) {
 		// One image is one build of one server: a target or version axis
 		// would run it under names it is not.
 		return nil, nil, fmt.Errorf("%w: --image target=%s runs one server build: give one --target and at most one --version", targets.ErrBadConfig, ref)
@@ -381,7 +393,7 @@ func matrixCells(o *runFlags, ax matrixAxes, seed uint64, runs int, strict bool,
 					if ri > 0 {
 						continue
 					}
-					if *o.auditLog || *o.sideWriter {
+					if o.sp.AuditLog || o.sp.SideWriter {
 						skipped = append(skipped, fmt.Sprintf("%s register: --audit-log and --side-writer go with lock-append cells only", t.Name()))
 						continue
 					}

@@ -44,7 +44,7 @@ func TestMatrixExit(t *testing.T) {
 
 func TestMatrixCells(t *testing.T) {
 	fs := newFlags("matrix", io.Discard)
-	o := addRunFlags(fs)
+	o := addRunFlags(fs, matrixKnob)
 	var tl listFlag
 	fs.Var(&tl, "target", "")
 	if err := fs.Parse([]string{"--target", "etcd", "--target", "redis,redis-nopersist"}); err != nil {
@@ -145,7 +145,7 @@ func axes(targets, resources, fencings, nemeses []string) matrixAxes {
 // profile's.
 func TestProfileOverride(t *testing.T) {
 	fs := newFlags("run", io.Discard)
-	o := addRunFlags(fs)
+	o := addRunFlags(fs, matrixKnob)
 	if err := fs.Parse([]string{"--time-limit", "20s", "--lock-delay", "15s", "--ready-timeout", "5s"}); err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +162,7 @@ func TestProfileOverride(t *testing.T) {
 	}
 	zk, _ := lookupTarget("zookeeper")
 	fs = newFlags("run", io.Discard)
-	o = addRunFlags(fs)
+	o = addRunFlags(fs, matrixKnob)
 	if cfg, err = o.config(zk, "lock-store", "none", "pause-holder", 1, "", io.Discard); err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +177,7 @@ func TestProfileOverride(t *testing.T) {
 // skipped and said.
 func TestMatrixRegisterCells(t *testing.T) {
 	fs := newFlags("matrix", io.Discard)
-	o := addRunFlags(fs)
+	o := addRunFlags(fs, matrixKnob)
 	cells, skipped, err := matrixCells(o, matrixAxes{
 		targets: []string{"etcd", "consul", "zookeeper", "redis"}, workloads: []string{"lock-append", "register"},
 		resources: []string{"lock-store"}, fencings: []string{"none", "token"}, nemeses: []string{"partition:leader"},
@@ -236,7 +236,7 @@ func TestMatrixRegisterCells(t *testing.T) {
 	}
 	// An audit log is lock-append's: register cells are skipped, said so.
 	fs = newFlags("matrix", io.Discard)
-	o = addRunFlags(fs)
+	o = addRunFlags(fs, matrixKnob)
 	if err := fs.Parse([]string{"--audit-log"}); err != nil {
 		t.Fatal(err)
 	}
@@ -254,7 +254,7 @@ func TestMatrixRegisterCells(t *testing.T) {
 // target with one version runs it once.
 func TestMatrixVersionCells(t *testing.T) {
 	fs := newFlags("matrix", io.Discard)
-	o := addRunFlags(fs)
+	o := addRunFlags(fs, matrixKnob)
 	if err := fs.Parse(nil); err != nil {
 		t.Fatal(err)
 	}
@@ -298,7 +298,7 @@ func TestMatrixVersionCells(t *testing.T) {
 // Two --target specs that give cells the same name would make one cell of
 // two targets across nights: refused.
 func TestMatrixLabelCollision(t *testing.T) {
-	o := addRunFlags(newFlags("matrix", io.Discard))
+	o := addRunFlags(newFlags("matrix", io.Discard), matrixKnob)
 	for _, ts := range [][]string{{"redis", "redis=redis-nopersist"}, {"a=etcd", "a=consul"}, {"etcd", "etcd"}} {
 		_, _, err := matrixCells(o, axes(ts, []string{"lock-store"}, []string{"token"}, []string{"pause-holder"}), 1, 1, false, io.Discard)
 		if err == nil || !strings.Contains(err.Error(), "both name cells") {

@@ -32,6 +32,7 @@ import (
 	"github.com/fencecheck/fencecheck/internal/checkers"
 	"github.com/fencecheck/fencecheck/internal/harness"
 	"github.com/fencecheck/fencecheck/internal/history"
+	"github.com/fencecheck/fencecheck/internal/spec"
 	"github.com/fencecheck/fencecheck/internal/store"
 	"github.com/fencecheck/fencecheck/internal/workloads/lockappend"
 )
@@ -348,7 +349,7 @@ func TestServeBinary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	test := store.TestInfo{Name: "etcd-lock-append-none", Target: "etcd", Workload: "lock-append", Fencing: "none", Concurrency: 1}
+	test := store.TestInfo{Spec: spec.Spec{Name: "etcd-lock-append-none", Target: "etcd", Workload: "lock-append", Fencing: "none", Concurrency: 1}}
 	if err := run.WriteJSON(store.TestFile, test); err != nil {
 		t.Fatal(err)
 	}

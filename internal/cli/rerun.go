@@ -117,10 +117,10 @@ func rerunExit(invalid, unknown, failed int, interrupted bool) int {
 	return exitValid
 }
 
-// rerunConfig is the configuration of a rerun of the run in dir: its
-// test.json made into run flags (rerun.RunArgs) and parsed as run parses
-// them, stored under results as NAME-rerun, with its recorded schedule to
-// replay. A dir that is not a run, or names a target, resource, workload or
+// rerunConfig is the configuration of a rerun of the run in dir: the Spec
+// its test.json records (checked by rerun.RunArgs: a run that can be
+// repeated), built as run builds its flags', stored under results as
+// NAME-rerun, with its recorded schedule to replay. A dir that is not a run, or names a target, resource, workload or
 // fault this binary lacks, is bad input (exit 254).
 func rerunConfig(ctx context.Context, dir, results string, quiet bool, stderr io.Writer) (harness.Config, error) {
 	run, err := store.Open(dir)
@@ -134,8 +134,7 @@ func rerunConfig(ctx context.Context, dir, results string, quiet bool, stderr io
 	if err := run.ReadJSON(store.TestFile, &test); err != nil {
 		return harness.Config{}, fmt.Errorf("%w: %w", errUsage, err)
 	}
-	args, err := rerun.RunArgs(test)
-	if err != nil {
+	if _, err := rerun.RunArgs(test); err != nil {
 		return harness.Config{}, fmt.Errorf("%w: %s: %w", errUsage, run.Dir, err)
 	}
 	events, err := history.ReadFileContext(ctx, run.Path(store.HistoryFile))
@@ -156,13 +155,18 @@ func rerunConfig(ctx context.Context, dir, results string, quiet bool, stderr io
 	if !strings.HasSuffix(name, "-rerun") {
 		name += "-rerun"
 	}
-	args = append(args, "--results", results, "--name", name)
-	if quiet {
-		args = append(args, "--quiet")
+	sp := test.Spec
+	if id := test.ImageIDs[store.ImageTarget]; id != "" {
+		sp.Image = map[string]string{store.ImageTarget: id} // a tag may have moved since
 	}
-	cfg, _, _, err := runConfig(args, io.Discard, stderr)
+	sp.Results, sp.Name = results, name
+	if sp.Nemesis == "" {
+		sp.Nemesis = "none"
+	}
+	o := &runFlags{sp: sp, quiet: &quiet}
+	cfg, err := o.build(sp, stderr)
 	if err != nil {
-		return harness.Config{}, fmt.Errorf("%s: test.json as run flags (%s): %w", run.Dir, rerun.Join(args), err)
+		return harness.Config{}, fmt.Errorf("%s: test.json: %w", run.Dir, err)
 	}
 	cfg.Replay = &harness.Replay{Of: run.Dir, RunID: test.RunID, Steps: steps}
 	return cfg, nil

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/fencecheck/fencecheck/internal/history"
 	"github.com/fencecheck/fencecheck/internal/nemesis"
 	"github.com/fencecheck/fencecheck/internal/resources"
+	"github.com/fencecheck/fencecheck/internal/spec"
 	"github.com/fencecheck/fencecheck/internal/store"
 )
 
@@ -81,31 +81,22 @@ func TestRerunConfigFromTestJSON(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			lockDelay := ""
-			if cfg.LockDelay != nil {
-				lockDelay = cfg.LockDelay.String()
-			}
 			for _, c := range []struct{ what, got, want string }{
 				{"target", cfg.Target.Name(), test.Target},
 				{"workload", cfg.Workload.Name(), test.Workload},
-				{"nemesis", cfg.Nemesis, test.Nemesis},
-				{"nemesis interval", cfg.NemesisInterval.String(), test.NemesisInterval},
-				{"time limit", cfg.TimeLimit.String(), test.TimeLimit},
-				{"ttl", cfg.TTL.String(), test.TTL},
-				{"lock delay", lockDelay, test.LockDelay},
-				{"work", cfg.Work.String(), test.Work},
-				{"margin", cfg.Margin.String(), test.Margin},
-				{"acquire timeout", cfg.AcquireTimeout.String(), test.AcquireTimeout},
-				{"op timeout", cfg.OpTimeout.String(), test.OpTimeout},
-				{"rpc timeout", cfg.RPCTimeout.String(), test.RPCTimeout},
-				{"check timeout", cfg.CheckTimeout.String(), test.CheckTimeout},
-				{"concurrency", strconv.Itoa(cfg.Concurrency), strconv.Itoa(test.Concurrency)},
-				{"nodes", strconv.Itoa(cfg.Nodes), strconv.Itoa(test.Nodes)},
-				{"seed", strconv.Itoa(int(cfg.Seed)), strconv.Itoa(int(test.Seed))},
 				{"name", cfg.Name, test.Name + "-rerun"},
 			} {
 				if c.got != c.want {
 					t.Errorf("%s: %q, test.json says %q", c.what, c.got, c.want)
+				}
+			}
+			// Every knob test.json records comes back as recorded.
+			for _, k := range spec.Knobs {
+				if k.Key == "" || k.Flag == "name" || k.IsZero(&test.Spec) {
+					continue
+				}
+				if got, want := k.Value(&cfg.Spec).String(), k.Value(&test.Spec).String(); got != want {
+					t.Errorf("--%s: %q, test.json says %q", k.Flag, got, want)
 				}
 			}
 			if test.Workload == "register" {
@@ -162,7 +153,7 @@ func TestRerunRefuses(t *testing.T) {
 		{"unknown fault in the history", func(t *testing.T) string {
 			return edit(t, store.HistoryFile, `"fault":"pause-holder","nodes":["w3"]`, `"fault":"meteor","nodes":["w3"]`)
 		}, nil, `the recorded fault "meteor"`},
-		{"bad duration", func(t *testing.T) string { return edit(t, store.TestFile, `"ttl": "2s"`, `"ttl": "two"`) }, nil, `ttl "two" is not a duration`},
+		{"bad duration", func(t *testing.T) string { return edit(t, store.TestFile, `"ttl": "2s"`, `"ttl": "two"`) }, nil, `ttl: "two" is not a value of --ttl`},
 		{"scripted demo", func(t *testing.T) string {
 			return edit(t, store.TestFile, `"workload": "lock-append",`, `"workload": "lock-append", "scripted": "seed story",`)
 		}, nil, "run fencecheck demo"},

@@ -20,6 +20,7 @@ import (
 	"github.com/fencecheck/fencecheck/internal/nemesis"
 	"github.com/fencecheck/fencecheck/internal/rerun"
 	"github.com/fencecheck/fencecheck/internal/resources"
+	"github.com/fencecheck/fencecheck/internal/spec"
 	"github.com/fencecheck/fencecheck/targets"
 )
 
@@ -57,15 +58,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 // errors and usage go to flagOut, the configuration's log to stderr.
 func runConfig(args []string, flagOut, stderr io.Writer) (harness.Config, bool, func(ctx context.Context, stdout io.Writer) (int, error), error) {
 	fs := newFlags("run", flagOut)
-	target := fs.String("target", "etcd", "lock service under test: "+targetNames())
-	fencing := fs.String("fencing", "none", "how writes are fenced at the resource: none, token, cas (as the resource offers), or RESOURCE=MODE,... for each")
-	nem := fs.String("nemesis", "pause-holder", "faults, comma-separated: "+nemesis.Names())
-	resource := fs.String("resource", resourceTable[0].Name(), "what the lock protects, comma-separated in write order: "+resourceNames())
-	seed := fs.Uint64("seed", 0, "random seed of the nemesis (0: pick one and record it)")
-	name := fs.String("name", "", "run name (default TARGET-WORKLOAD-FENCING)")
 	scen := fs.String("scenario", "", "instead of a generated run, play a named regression scenario: "+scenarioNames()+" (with --target, --version, --fencing, --ttl, --nodes, --results)")
-	version := fs.String("version", "", "the target's server version ("+versionNames()+"; default the first)")
-	o := addRunFlags(fs)
+	o := addRunFlags(fs, nil)
 	fs.Usage = func() {
 		fmt.Fprintf(flagOut, "Usage: fencecheck run [flags]\n\nRuns a test and checks it. Exit 0 valid, 1 invalid, 2 unknown, 254 bad arguments, 255 harness failure.\n\n")
 		fs.PrintDefaults()
@@ -76,22 +70,19 @@ func runConfig(args []string, flagOut, stderr io.Writer) (harness.Config, bool, 
 	if fs.NArg() > 0 {
 		return harness.Config{}, false, nil, fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
 	}
-	t, err := lookupTarget(*target)
-	if err != nil {
-		return harness.Config{}, false, nil, err
-	}
-	if t, err = targets.WithVersion(t, *version); err != nil {
-		return harness.Config{}, false, nil, err
-	}
 	if *scen != "" {
+		t, err := o.target()
+		if err != nil {
+			return harness.Config{}, false, nil, err
+		}
 		return harness.Config{}, *o.quiet, func(ctx context.Context, stdout io.Writer) (int, error) {
-			return runScenario(ctx, *scen, t, *fencing, o, stdout, stderr)
+			return runScenario(ctx, *scen, t, o.sp.Fencing, o, stdout, stderr)
 		}, nil
 	}
-	if *seed == 0 {
-		*seed = rand.Uint64()%1_000_000 + 1
+	if o.sp.Seed == 0 {
+		o.sp.Seed = rand.Uint64()%1_000_000 + 1
 	}
-	cfg, err := o.config(t, *resource, *fencing, *nem, *seed, *name, stderr)
+	cfg, err := o.build(o.sp, stderr)
 	return cfg, *o.quiet, nil, err
 }
 
@@ -119,75 +110,87 @@ func how(cfg harness.Config) string {
 	return strings.Join(parts, ", ")
 }
 
-// runFlags are the flags of one run that run and matrix share: everything
-// but what a matrix varies (target, fencing, nemesis, seed, name).
+// runFlags are the flags of one run: the knobs of spec.Knobs (all, or
+// those a command takes), bound to a Spec, and --quiet.
 type runFlags struct {
-	workload                                                           *string
-	auditLog, sideWriter                                               *bool
-	interval, limit, ttl, work, margin, acquire, rpc, op, check, ready *time.Duration
-	lockDelay                                                          optDuration
-	conc, nodes, keys                                                  *int
-	results, readMode, recipe                                          *string
-	quiet                                                              *bool
-	clientDir, clientCmd, clientImage                                  *string
-	images                                                             imageFlag
-	checkMemory                                                        *byteSize
+	sp    spec.Spec
+	quiet *bool
 }
 
-func addRunFlags(fs *flag.FlagSet) *runFlags {
-	o := &runFlags{images: imageFlag{}}
-	o.workload = fs.String("workload", workloadTable[0].Name(), "workload: "+workloadNames())
-	o.auditLog = fs.Bool("audit-log", false, "every holder appends \"process P, token T, wrote element E\" to an audit log that checks no token, before its write")
-	o.sideWriter = fs.Bool("side-writer", false, "a batch job writes the first resource every 3s without the lock and without a token")
-	o.interval = fs.Duration("nemesis-interval", 0, "quiet time between two faults (default the target's profile: 3s; consul 2s)")
-	o.limit = fs.Duration("time-limit", 0, "how long clients run operations (default the target's profile: 30s; consul 45s)")
-	o.conc = fs.Int("concurrency", 5, "number of lock clients (one container each)")
-	o.ttl = fs.Duration("ttl", 0, "lease TTL of the lock (default the target's profile: 2s; consul 10s, its minimum)")
-	fs.Var(&o.lockDelay, "lock-delay", "Consul's lock-delay after a lease ends (default the target's profile: 0, the worst case; Consul's own default is 15s; other targets have none)")
-	o.nodes = fs.Int("nodes", 0, "number of servers (default: the target's usual cluster: 3; redis 1, redis-sentinel 2, redlock 5)")
-	o.results = fs.String("results", "./results", "results directory")
-	o.work = fs.Duration("work", 250*time.Millisecond, "time between the lease check and the write")
-	o.margin = fs.Duration("margin", 0, "lease time a client wants left before it writes (default TTL/4)")
-	o.acquire = fs.Duration("acquire-timeout", 0, "how long a client waits for the lock (default 5 TTL)")
-	o.rpc = fs.Duration("rpc-timeout", 0, "a client's limit on each request (default 4 leases: longer than any fault, so a cut-off client's request lands when the network heals)")
-	o.op = fs.Duration("op-timeout", 0, "after this an operation is recorded as info (default: enough for acquire, work, the longest pause)")
-	o.check = fs.Duration("check-timeout", 60*time.Second, "time limit of the linearizability check (past it: unknown)")
-	o.checkMemory = checkMemoryFlag(fs)
-	o.keys = fs.Int("keys", 8, "register workload: number of registers")
-	o.recipe = fs.String("recipe", "", "the target's lock recipe (etcd: "+etcdRecipeNames()+"; default the first)")
-	o.readMode = fs.String("read-mode", "", "register workload: the target's read mode (etcd: linearizable, serializable; default the target's first)")
-	o.ready = fs.Duration("ready-timeout", 0, "how long the cluster may take to serve, past it exit 255 (default the target's profile: 30s; zookeeper 90s)")
+// addRunFlags adds the knobs that only accepts (all when nil) to fs, with
+// spec.Default's values, and --quiet.
+func addRunFlags(fs *flag.FlagSet, only func(spec.Knob) bool) *runFlags {
+	o := &runFlags{sp: spec.Default()}
+	o.sp.Flags(fs, only, knobChoices())
 	o.quiet = fs.Bool("quiet", false, "no progress line")
-	o.clientDir = fs.String("client-dir", "", "your own lock client: a directory with client.json and the program, which each worker runs and drives over the client protocol (docs/client-protocol.md)")
-	o.clientCmd = fs.String("client-cmd", "", "with --client-dir: the command that starts the program (run with /bin/sh -c in the directory's copy), instead of client.json's")
-	o.clientImage = fs.String("client-image", "", "with --client-dir: an image of yours to run the program in (fencecheck adds its worker binary), instead of fencecheck's worker image")
-	fs.Var(o.images, "image", "your own image, from the local Docker Engine, as KIND=IMAGE: target=IMAGE runs the servers from it ("+imageRunnerNames()+"; an image with no shell and no iptables will do: faults act from outside)")
 	return o
 }
 
-// config is the run's configuration, with defaults filled in and validated
-// (errors wrap targets.ErrBadConfig or errUsage: exit 254).
+// knobChoices are the lists of names the knobs' helps refer to
+// (spec.Knob.Choices), from the tables.
+func knobChoices() map[string]string {
+	return map[string]string{
+		"targets": targetNames(), "versions": versionNames(), "recipes": "etcd: " + etcdRecipeNames(),
+		"workloads": workloadNames(), "resources": resourceNames(), "faults": nemesis.Names(),
+		"image runners": imageRunnerNames(),
+	}
+}
+
+// target is the flags' target at its version.
+func (o *runFlags) target() (targets.Target, error) {
+	t, err := lookupTarget(o.sp.Target)
+	if err != nil {
+		return nil, err
+	}
+	return targets.WithVersion(t, o.sp.Version)
+}
+
+// config is the run's configuration from the flags with the target, the
+// resources, fencing, faults, seed and name given (a sweep's), defaults
+// filled in and validated (errors wrap targets.ErrBadConfig or errUsage:
+// exit 254).
 func (o *runFlags) config(t targets.Target, resource, fencing, nem string, seed uint64, name string, stderr io.Writer) (harness.Config, error) {
-	return o.configFor(t, *o.workload, *o.readMode, resource, fencing, nem, seed, name, stderr)
+	return o.configFor(t, o.sp.Workload, o.sp.ReadMode, resource, fencing, nem, seed, name, stderr)
 }
 
 // configFor is config with the workload and read mode given (a matrix
 // cell's) instead of the flags'.
 func (o *runFlags) configFor(t targets.Target, workload, readMode, resource, fencing, nem string, seed uint64, name string, stderr io.Writer) (harness.Config, error) {
-	faults, err := nemesis.Parse(nem)
-	if err != nil {
-		return harness.Config{}, fmt.Errorf("%w: %w", errUsage, err)
-	}
-	w, err := lookupWorkload(workload)
+	sp := o.sp
+	sp.Workload, sp.ReadMode, sp.Fencing, sp.Nemesis, sp.Seed, sp.Name = workload, readMode, fencing, nem, seed, name
+	(listSetter{&sp.Resource}).set(resource)
+	return o.buildWith(t, sp, stderr)
+}
+
+// build is the configuration of sp: its names looked up in the tables,
+// defaults filled in (harness.Config.Defaults) and validated.
+func (o *runFlags) build(sp spec.Spec, stderr io.Writer) (harness.Config, error) {
+	o.sp = sp
+	t, err := o.target()
 	if err != nil {
 		return harness.Config{}, err
 	}
-	rs, err := lookupResources(resource)
+	return o.buildWith(t, sp, stderr)
+}
+
+func (o *runFlags) buildWith(t targets.Target, sp spec.Spec, stderr io.Writer) (harness.Config, error) {
+	faults, err := nemesis.Parse(sp.Nemesis)
+	if err != nil {
+		return harness.Config{}, fmt.Errorf("%w: %w", errUsage, err)
+	}
+	w, err := lookupWorkload(sp.Workload)
+	if err != nil {
+		return harness.Config{}, err
+	}
+	if len(sp.Resource) == 0 {
+		sp.Resource = []string{resourceTable[0].Name()}
+	}
+	rs, err := lookupResources(strings.Join(sp.Resource, ","))
 	if err != nil {
 		return harness.Config{}, err
 	}
 	var audit resources.AuditLogger
-	if *o.auditLog {
+	if sp.AuditLog {
 		if audit = auditLogger(); audit == nil {
 			return harness.Config{}, fmt.Errorf("%w: no resource can keep an audit log", targets.ErrBadConfig)
 		}
@@ -196,34 +199,41 @@ func (o *runFlags) configFor(t targets.Target, workload, readMode, resource, fen
 	if err != nil {
 		return harness.Config{}, fmt.Errorf("%w: cannot find my own binary for the worker image: %w", harness.ErrHarness, err)
 	}
-	prog, err := o.clientProgram(w, stderr)
+	prog, err := clientProgram(sp, w, stderr)
 	if err != nil {
 		return harness.Config{}, err
 	}
-	if ref := o.images["target"]; ref != "" {
+	if ref := sp.Image["target"]; ref != "" {
 		if err := harness.CheckImage(t, ref); err != nil {
 			return harness.Config{}, fmt.Errorf("%w (only %s can)", err, imageRunnerNames())
 		}
 	}
 	cfg := harness.Config{
-		Target: t, Workload: w, Resources: rs, LockStore: resourceTable[0], Fencing: fencing, Audit: audit, SideWriter: *o.sideWriter,
-		Nemesis: nem, Faults: faults,
-		NemesisInterval: *o.interval, TimeLimit: *o.limit, Concurrency: *o.conc, Nodes: *o.nodes,
-		TTL: *o.ttl, LockDelay: o.lockDelay.d, Work: *o.work, Margin: *o.margin, AcquireTimeout: *o.acquire, OpTimeout: *o.op, RPCTimeout: *o.rpc,
-		CheckTimeout: *o.check, ReadyTimeout: *o.ready, Keys: *o.keys, ReadMode: readMode, Recipe: *o.recipe, Seed: seed, Results: *o.results, Name: name, WorkerBinary: self, ClientProgram: prog,
-		TargetImage: o.images["target"],
-		Log:         slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Spec: sp, Target: t, Workload: w, Resources: rs, LockStore: resourceTable[0], Audit: audit,
+		Faults: faults, WorkerBinary: self, ClientProgram: prog,
+		Log: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
-	cfg.CheckMemory = (*uint64)(o.checkMemory)
 	cfg.Defaults()
 	return cfg, cfg.Validate()
 }
 
+// listSetter sets a list knob from its comma-separated text.
+type listSetter struct{ p *[]string }
+
+func (l listSetter) set(s string) {
+	*l.p = nil
+	for _, x := range strings.Split(s, ",") {
+		if x = strings.TrimSpace(x); x != "" {
+			*l.p = append(*l.p, x)
+		}
+	}
+}
+
 // clientProgram is the --client-dir program (nil without the flag), its
 // build command run.
-func (o *runFlags) clientProgram(w workloads.Workload, stderr io.Writer) (*clientproto.Spec, error) {
-	if *o.clientDir == "" {
-		if *o.clientCmd != "" || *o.clientImage != "" {
+func clientProgram(sp spec.Spec, w workloads.Workload, stderr io.Writer) (*clientproto.Spec, error) {
+	if sp.ClientDir == "" {
+		if sp.ClientCmd != "" || sp.ClientImage != "" {
 			return nil, fmt.Errorf("%w: --client-cmd and --client-image go with --client-dir", errUsage)
 		}
 		return nil, nil
@@ -231,17 +241,17 @@ func (o *runFlags) clientProgram(w workloads.Workload, stderr io.Writer) (*clien
 	if w.Name() != workloadTable[0].Name() {
 		return nil, fmt.Errorf("%w: a client program runs the %s workload, not %s", targets.ErrBadConfig, workloadTable[0].Name(), w.Name())
 	}
-	spec, err := clientproto.Load(*o.clientDir, *o.clientCmd, *o.clientImage)
+	prog, err := clientproto.Load(sp.ClientDir, sp.ClientCmd, sp.ClientImage)
 	if err != nil {
 		return nil, err
 	}
-	if spec.Manifest.Build != "" {
-		fmt.Fprintf(stderr, "fencecheck: building the client: %s\n", spec.Manifest.Build)
-		if err := spec.RunBuild(context.Background(), stderr); err != nil {
+	if prog.Manifest.Build != "" {
+		fmt.Fprintf(stderr, "fencecheck: building the client: %s\n", prog.Manifest.Build)
+		if err := prog.RunBuild(context.Background(), stderr); err != nil {
 			return nil, err
 		}
 	}
-	return &spec, nil
+	return &prog, nil
 }
 
 // progress draws the one-line status on a terminal (rewritten in place), or
@@ -334,23 +344,4 @@ func printSummary(w io.Writer, cfg harness.Config, out *harness.Outcome) {
 			fmt.Fprintf(w, "  run again        %s\n", c)
 		}
 	}
-}
-
-// optDuration is a duration flag that can be left unset (nil).
-type optDuration struct{ d *time.Duration }
-
-func (o *optDuration) String() string {
-	if o.d == nil {
-		return ""
-	}
-	return o.d.String()
-}
-
-func (o *optDuration) Set(s string) error {
-	d, err := time.ParseDuration(s)
-	if err != nil {
-		return err
-	}
-	o.d = &d
-	return nil
 }

@@ -43,7 +43,7 @@ func runScenario(ctx context.Context, name string, t targets.Target, fencing str
 	if t.Name() != sc.target {
 		return 0, fmt.Errorf("%w: scenario %s runs on target %s, not %s", targets.ErrBadConfig, sc.name, sc.target, t.Name())
 	}
-	if r := *o.recipe; r != "" && r != sc.recipe {
+	if r := o.sp.Recipe; r != "" && r != sc.recipe {
 		return 0, fmt.Errorf("%w: scenario %s runs with --recipe %s, not %s", targets.ErrBadConfig, sc.name, sc.recipe, r)
 	}
 	f, err := targets.ParseFencing(fencing)
@@ -53,14 +53,14 @@ func runScenario(ctx context.Context, name string, t targets.Target, fencing str
 	if strings.Contains(fencing, "=") || f == targets.FencingTerm {
 		return 0, fmt.Errorf("%w: scenario %s takes one fencing mode of the lock-store (none, token, cas), not %q", targets.ErrBadConfig, sc.name, fencing)
 	}
-	nodes := *o.nodes
+	nodes := o.sp.Nodes
 	if nodes == 0 {
 		nodes = targets.DefaultNodes(t)
 	}
 	if _, err := t.Nodes(nodes); err != nil {
 		return 0, err
 	}
-	ttl := *o.ttl
+	ttl := o.sp.TTL
 	if ttl == 0 {
 		ttl = 2 * time.Second
 	}
@@ -70,8 +70,8 @@ func runScenario(ctx context.Context, name string, t targets.Target, fencing str
 	}
 	ui := newProgress(stderr, *o.quiet)
 	cfg := harness.DemoConfig{
-		Target: t, Resource: resourceTable[0], Nodes: nodes, TTL: ttl, Results: *o.results, WorkerBinary: self,
-		Recipe: sc.recipe, TargetImage: o.images["target"], Log: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Target: t, Resource: resourceTable[0], Nodes: nodes, TTL: ttl, Results: o.sp.Results, WorkerBinary: self,
+		Recipe: sc.recipe, TargetImage: o.sp.Image["target"], Log: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		Stage: ui.stage, Out: stdout,
 	}
 	reg, err := sc.play(ctx, cfg, f)

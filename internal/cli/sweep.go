@@ -17,6 +17,7 @@ import (
 	"github.com/fencecheck/fencecheck/internal/history"
 	"github.com/fencecheck/fencecheck/internal/nemesis"
 	"github.com/fencecheck/fencecheck/internal/report"
+	"github.com/fencecheck/fencecheck/internal/spec"
 	"github.com/fencecheck/fencecheck/internal/store"
 	"github.com/fencecheck/fencecheck/internal/sweep"
 	"github.com/fencecheck/fencecheck/targets"
@@ -49,7 +50,13 @@ func cmdSweep(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	resource := fs.String("resource", resourceTable[0].Name(), "what the lock protects, as run's --resource")
 	seed := fs.Uint64("seed", 1, "seed of each point's first run (the same seeds at every point)")
 	redraw := fs.String("redraw", "", "run nothing: redraw DIR/sweep.svg and print the table from DIR/sweep.json (after a change of the chart)")
-	o := addRunFlags(fs)
+	o := addRunFlags(fs, func(k spec.Knob) bool {
+		switch k.Flag {
+		case "target", "fencing", "resource", "nemesis", "seed", "name":
+			return false // the sweep's own
+		}
+		return true
+	})
 	// The sweep's --margin is a list (each margin its own series), in TTLs
 	// or as durations; run's single duration flag gives way to it.
 	var marginSpec stringFlag
@@ -90,8 +97,8 @@ are the sweep's to set).
 			return 0, fmt.Errorf("%w: --%s: the sweep sets it for each run (one pause a run)", errUsage, n)
 		}
 	}
-	if *o.workload != "lock-append" {
-		return 0, fmt.Errorf("%w: the sweep runs the lock-append workload only, not %q", errUsage, *o.workload)
+	if o.sp.Workload != "lock-append" {
+		return 0, fmt.Errorf("%w: the sweep runs the lock-append workload only, not %q", errUsage, o.sp.Workload)
 	}
 	if *runs < 1 || *runs > 100 {
 		return 0, fmt.Errorf("%w: --runs %d: between 1 and 100", errUsage, *runs)
@@ -111,13 +118,13 @@ are the sweep's to set).
 		fencingList = listFlag{"none", "token"}
 	}
 	if !set["results"] {
-		*o.results = filepath.Join(*o.results, "sweep-"+t.Name())
+		o.sp.Results = filepath.Join(o.sp.Results, "sweep-"+t.Name())
 	}
-	results, err := filepath.Abs(*o.results)
+	results, err := filepath.Abs(o.sp.Results)
 	if err != nil {
 		return 0, fmt.Errorf("%w: --results: %w", errUsage, err)
 	}
-	*o.results = results
+	o.sp.Results = results
 
 	sum, plan, err := planSweep(o, t, *resource, fencingList, marginSpec.s, pauses, *runs, *seed, stderr)
 	if err != nil {
@@ -206,7 +213,7 @@ func planSweep(o *runFlags, t targets.Target, resource string, fencings []string
 		Started: time.Now().UTC(), Target: t.Name(), TTLMS: base.TTL.Milliseconds(), LeaseMS: lease.Milliseconds(),
 		WorkMS: base.Work.Milliseconds(), Concurrency: base.Concurrency, Nodes: base.Nodes, Runs: runs, Seed: seed,
 	}
-	if v, ok := t.(interface{ Version() string }); ok && base.TargetImage == "" {
+	if v, ok := t.(interface{ Version() string }); ok && base.Image["target"] == "" {
 		sum.TargetVersion = v.Version() // a user's image reports its own, in each run's test.json
 	}
 	index := map[string]int{}
@@ -240,7 +247,7 @@ func planSweep(o *runFlags, t targets.Target, resource string, fencings []string
 					cfg.Margin = m
 					cfg.NemesisInterval = sweepInterval
 					cfg.TimeLimit = sweepInterval + pauseFor + sweepTail
-					if *o.op == 0 {
+					if o.sp.OpTimeout == 0 {
 						// Long enough for an acquire, the work, this pause and
 						// two requests, however long the pause.
 						cfg.OpTimeout = max(cfg.OpTimeout, cfg.AcquireTimeout+cfg.Work+pauseFor+2*cfg.RPCTimeout+2*time.Second)

@@ -13,6 +13,7 @@ import (
 	"github.com/fencecheck/fencecheck/internal/history/lockappend"
 	"github.com/fencecheck/fencecheck/internal/nemesis"
 	"github.com/fencecheck/fencecheck/internal/resources"
+	"github.com/fencecheck/fencecheck/internal/spec"
 	"github.com/fencecheck/fencecheck/internal/store"
 	"github.com/fencecheck/fencecheck/internal/workloads"
 	wlockappend "github.com/fencecheck/fencecheck/internal/workloads/lockappend"
@@ -405,11 +406,13 @@ func (s *script) finish(ctx context.Context, cfg DemoConfig, f targets.Fencing, 
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: demo: %w", ErrHarness, err)
 	}
-	test := store.TestInfo{RunID: cl.RunID, Name: cfg.script() + "-" + string(f), Started: rec.Start().UTC(), Fencecheck: Version(),
-		Target: cfg.Target.Name(), Recipe: cfg.Recipe, Workload: w.Name(), Scripted: cfg.script(), Fencing: string(f), Nemesis: s.nemesis,
-		Resources:   []store.ResourceInfo{{Name: cfg.Resource.Name(), Fencing: string(f)}},
-		Concurrency: concurrency, Nodes: cfg.Nodes, TTL: cfg.TTL.String(), Work: aWork.String(), Margin: margin.String(),
-		Images: cl.Images, ImageIDs: cl.ImageIDs, ClusterReady: cl.Ready.Round(time.Millisecond).String()}
+	test := store.TestInfo{
+		Spec: spec.Spec{Name: cfg.script() + "-" + string(f), Target: cfg.Target.Name(), Recipe: cfg.Recipe, Workload: w.Name(),
+			Fencing: string(f), Nemesis: s.nemesis, Resource: []string{cfg.Resource.Name()},
+			Concurrency: concurrency, Nodes: cfg.Nodes, TTL: cfg.TTL, Work: aWork, Margin: margin},
+		Found: store.Found{RunID: cl.RunID, Started: rec.Start().UTC(), Fencecheck: Version(), Scripted: cfg.script(),
+			Resources: []store.ResourceInfo{{Name: cfg.Resource.Name(), Fencing: string(f)}},
+			Images:    cl.Images, ImageIDs: cl.ImageIDs, ClusterReady: cl.Ready.Round(time.Millisecond).String()}}
 	test.TargetVersion = targetVersion(cfg.Target, cfg.TargetImage, cl)
 	if err := run.WriteJSON(store.TestFile, test); err != nil {
 		return nil, nil, err

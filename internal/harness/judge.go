@@ -89,7 +89,7 @@ func activity(events []history.Event, from int64, n int) *store.Workers {
 // livenessConfig is the TTL and longest lease of a run, as test.json
 // records them (a run recorded before max_lease: the TTL).
 func livenessConfig(test store.TestInfo) checkers.LivenessConfig {
-	ttl, _ := time.ParseDuration(test.TTL)
+	ttl := test.TTL
 	lease, err := time.ParseDuration(test.MaxLease)
 	if err != nil {
 		lease = ttl

@@ -7,6 +7,7 @@ import (
 
 	"github.com/fencecheck/fencecheck/internal/checkers"
 	"github.com/fencecheck/fencecheck/internal/history"
+	"github.com/fencecheck/fencecheck/internal/spec"
 	"github.com/fencecheck/fencecheck/internal/store"
 )
 
@@ -26,7 +27,7 @@ func okAt(p history.Process, t int64) []history.Event {
 
 // A run that tested nothing says so: unknown, never valid.
 func TestJudge(t *testing.T) {
-	test := store.TestInfo{Nemesis: "pause-holder", Concurrency: 2}
+	test := store.TestInfo{Spec: spec.Spec{Nemesis: "pause-holder", Concurrency: 2}}
 	var busy []history.Event
 	for _, p := range []history.Process{0, 1} {
 		busy = append(busy, okAt(p, 50)...)
@@ -41,7 +42,7 @@ func TestJudge(t *testing.T) {
 	})
 	t.Run("--nemesis none asked for", func(t *testing.T) {
 		res := valid()
-		Judge(store.TestInfo{Nemesis: "none", Concurrency: 2}, busy, res)
+		Judge(store.TestInfo{Spec: spec.Spec{Nemesis: "none", Concurrency: 2}}, busy, res)
 		if res.Valid() != checkers.Valid {
 			t.Errorf("%s: %q", res.Valid(), res.Note)
 		}
@@ -68,7 +69,7 @@ func TestJudge(t *testing.T) {
 	t.Run("a server fault has no aim", func(t *testing.T) {
 		res := valid()
 		res.Faults = []history.Fault{fault("kill:leader", 10, 20, nil)}
-		Judge(store.TestInfo{Nemesis: "kill:leader", Concurrency: 2}, busy, res)
+		Judge(store.TestInfo{Spec: spec.Spec{Nemesis: "kill:leader", Concurrency: 2}}, busy, res)
 		if res.Valid() != checkers.Valid || res.FaultHits != nil {
 			t.Errorf("%s: %q %+v", res.Valid(), res.Note, res.FaultHits)
 		}
@@ -76,7 +77,7 @@ func TestJudge(t *testing.T) {
 	t.Run("clients idle after the first fault", func(t *testing.T) {
 		res := valid()
 		res.Faults = []history.Fault{fault("kill:all", 60, 70, nil)}
-		Judge(store.TestInfo{Nemesis: "kill:all", Concurrency: 2}, busy, res)
+		Judge(store.TestInfo{Spec: spec.Spec{Nemesis: "kill:all", Concurrency: 2}}, busy, res)
 		if res.Valid() != checkers.Unknown || !strings.Contains(res.Note, "dead or idle") || res.Workers.Idle != 2 {
 			t.Errorf("%s: %q %+v", res.Valid(), res.Note, res.Workers)
 		}

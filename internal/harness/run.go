@@ -25,61 +25,35 @@ import (
 	"github.com/fencecheck/fencecheck/internal/history"
 	"github.com/fencecheck/fencecheck/internal/nemesis"
 	"github.com/fencecheck/fencecheck/internal/resources"
+	"github.com/fencecheck/fencecheck/internal/spec"
 	"github.com/fencecheck/fencecheck/internal/store"
 	"github.com/fencecheck/fencecheck/internal/workloads"
 	"github.com/fencecheck/fencecheck/targets"
 )
 
-// Config is a test. Durations of zero take the defaults of Defaults.
+// Config is a test: its Spec (the knobs, as plain values; test.json
+// records it resolved) and the parts the Spec's names resolve to. Durations
+// of zero take the defaults of Defaults. The Spec's names (target,
+// workload, resources) are set from the parts by Defaults.
 type Config struct {
+	spec.Spec
 	Target   targets.Target
 	Workload workloads.Workload
 	// Resources are what the lock protects, in the order a critical
 	// section writes them (none: Defaults takes the lock-store); Fencings
-	// is each one's fencing mode by name (resources.ParseFencings), and
-	// Fencing the --fencing value as given.
+	// is each one's fencing mode by name (resources.ParseFencings, from
+	// the Spec's Fencing).
 	Resources []resources.Resource
 	Fencings  map[string]targets.Fencing
-	Fencing   string
 	// LockStore is the default resource (the lock service's own store).
 	LockStore resources.Resource
 	// Audit keeps the audit log (--audit-log); nil: none.
 	Audit resources.AuditLogger
-	// SideWriter runs a batch job that writes the first resource without
-	// the lock and without a token every SideWriterInterval (--side-writer).
-	SideWriter         bool
+	// SideWriterInterval is how often the side writer (--side-writer)
+	// writes the first resource without the lock and without a token.
 	SideWriterInterval time.Duration
-	Nemesis            string // the --nemesis value, as given
-	Faults             []nemesis.Fault
-	NemesisInterval    time.Duration
-	TimeLimit          time.Duration
-	Concurrency        int
-	Nodes              int
-	TTL                time.Duration
-	LockDelay          *time.Duration // nil: the target's default
-	Work               time.Duration
-	Margin             time.Duration
-	AcquireTimeout     time.Duration
-	OpTimeout          time.Duration
-	RPCTimeout         time.Duration
-	CheckTimeout       time.Duration
-	ReadyTimeout       time.Duration
-	// CheckMemory is the check's memory budget in bytes (--check-memory;
-	// 0: no bound; nil: checkers.DefaultMemoryBudget).
-	CheckMemory *uint64
-	// Keys and ReadMode are the register workload's (ReadMode "" is the
-	// target's default).
-	Keys     int
-	ReadMode string
-	// Recipe is the target's lock recipe (targets.Reciper; "" its
-	// default), passed to every client in targets.ClientConfig.
-	Recipe string
-	// TargetImage is the user's own server image (--image target=REF; ""
-	// for fencecheck's image of the target): see ClusterConfig.
-	TargetImage string
-	Seed        uint64
-	Results     string
-	Name        string
+	// Faults are the Spec's Nemesis, parsed.
+	Faults []nemesis.Fault
 	// WorkerBinary is the fencecheck binary that runs in worker containers.
 	WorkerBinary string
 	// ClientProgram, if not nil, is the user's lock client program that the
@@ -161,11 +135,28 @@ func (c *Config) Defaults() {
 	if c.Keys == 0 {
 		c.Keys = 8
 	}
+	if c.Locks == 0 {
+		c.Locks = 1
+	}
 	if rm, ok := c.Target.(targets.ReadModer); ok && c.ReadMode == "" {
 		c.ReadMode = rm.ReadModes()[0]
 	}
 	if c.Name == "" && c.Target != nil && c.Workload != nil {
 		c.Name = c.defaultName()
+	}
+	// The Spec names what runs.
+	if c.Target != nil {
+		c.Spec.Target = c.Target.Name()
+	}
+	if c.Workload != nil {
+		c.Spec.Workload = c.Workload.Name()
+	}
+	c.Resource = nil
+	for _, r := range c.Resources {
+		c.Resource = append(c.Resource, r.Name())
+	}
+	if vt, ok := c.Target.(targets.Versioned); ok {
+		c.Version = vt.VersionName()
 	}
 }
 
@@ -187,18 +178,6 @@ func (c *Config) defaultName() string {
 }
 
 var nameUnsafe = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
-
-// Bounds of the durations, checked by Validate.
-const (
-	// MaxTTL bounds --ttl: a lease of an hour is already beyond any test
-	// (and defaults derived from a huge TTL would overflow).
-	MaxTTL = time.Hour
-	// MinTimeout is the least --rpc-timeout and --ready-timeout: below a
-	// millisecond no request and no cluster could make it.
-	MinTimeout = time.Millisecond
-	// MaxDuration bounds the other durations but --time-limit: a week.
-	MaxDuration = 7 * 24 * time.Hour
-)
 
 // validResults checks that the results directory is one, or can be made:
 // what exists of its path is made of directories.
@@ -253,45 +232,13 @@ func (c *Config) Validate() error {
 		return err
 	}
 	c.Fencings = fs
-	if c.Concurrency < 1 {
-		return bad("--concurrency must be at least 1, not %d", c.Concurrency)
+	// The TTL comes before the durations derived from it (5 leases,
+	// ...): when it is absurd they overflow, and must not take the blame.
+	if err := c.Spec.CheckBounds(); err != nil {
+		return fmt.Errorf("%w: %w", targets.ErrBadConfig, err)
 	}
-	if c.Concurrency > 64 {
-		return bad("--concurrency %d: at most 64 workers", c.Concurrency)
-	}
-	if c.TimeLimit <= 0 {
-		return bad("--time-limit must be positive")
-	}
-	// The TTL first: the defaults derived from it (5 leases, ...)
-	// overflow when it is absurd, and must not take the blame. Then the
-	// given durations, in a fixed order, each named, before the one
-	// derived from them (--op-timeout).
-	if c.TTL <= 0 {
-		return bad("--ttl must be positive, not %s", c.TTL)
-	}
-	if c.TTL > MaxTTL {
-		return bad("--ttl %s: at most %s", c.TTL, MaxTTL)
-	}
-	for _, d := range []struct {
-		name     string
-		v, least time.Duration
-	}{
-		{"--work", c.Work, 1},
-		{"--nemesis-interval", c.NemesisInterval, 1},
-		{"--acquire-timeout", c.AcquireTimeout, 1},
-		{"--rpc-timeout", c.RPCTimeout, MinTimeout},
-		{"--ready-timeout", c.ReadyTimeout, MinTimeout},
-		{"--check-timeout", c.CheckTimeout, 1},
-		{"--op-timeout", c.OpTimeout, 1},
-	} {
-		switch {
-		case d.v <= 0:
-			return bad("%s must be positive, not %s", d.name, d.v)
-		case d.v < d.least:
-			return bad("%s %s: at least %s", d.name, d.v, d.least)
-		case d.v > MaxDuration:
-			return bad("%s %s: at most %s", d.name, d.v, MaxDuration)
-		}
+	if c.Workload.Name() == "lock-append" && c.Locks > c.Concurrency {
+		return bad("--locks %d: more locks than --concurrency %d clients, some would have none", c.Locks, c.Concurrency)
 	}
 	if c.Margin < 0 || c.Margin >= c.TTL {
 		return bad("--margin %s must be in [0, --ttl %s)", c.Margin, c.TTL)
@@ -411,7 +358,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		Workload: cfg.Workload, Resources: cfg.resourceUses(), Audit: cfg.Audit, Config: cfg.workloadConfig(),
 		FailpointTimeout: cfg.OpTimeout + time.Minute,
 		WorkerBinary:     cfg.WorkerBinary, ClientProgram: cfg.ClientProgram, ReadyTimeout: cfg.ReadyTimeout,
-		TargetImage: cfg.TargetImage,
+		TargetImage: cfg.Image[store.ImageTarget],
 		LogsDir:     run.Path(store.LogsDir), Log: log, Stage: cfg.Stage,
 	})
 	if err != nil {

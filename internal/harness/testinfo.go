@@ -28,29 +28,20 @@ func targetVersion(t targets.Target, image string, cl *Cluster) string {
 	return ""
 }
 
-// newTestInfo is test.json: the configuration, and once the cluster runs
+// newTestInfo is test.json: the resolved Spec, and once the cluster runs
 // (cl not nil) its images and servers.
 func newTestInfo(cfg Config, runID string, cl *Cluster, started time.Time) store.TestInfo {
-	t := store.TestInfo{
-		RunID: runID, Name: cfg.Name, Started: started.UTC(), Fencecheck: Version(),
-		Target: cfg.Target.Name(), Workload: cfg.Workload.Name(), Fencing: resources.DescribeFencings(cfg.Resources, cfg.Fencings),
-		SideWriter: cfg.SideWriter,
-		Nemesis:    cfg.Nemesis, NemesisInterval: cfg.NemesisInterval.String(), TimeLimit: cfg.TimeLimit.String(),
-		Concurrency: cfg.Concurrency, Nodes: cfg.Nodes, TTL: cfg.TTL.String(), Work: cfg.Work.String(),
-		Margin: cfg.Margin.String(), AcquireTimeout: cfg.AcquireTimeout.String(), OpTimeout: cfg.OpTimeout.String(),
-		RPCTimeout: cfg.RPCTimeout.String(), CheckTimeout: cfg.CheckTimeout.String(), ReadyTimeout: cfg.ReadyTimeout.String(), Seed: cfg.Seed,
-	}
+	t := store.TestInfo{Spec: cfg.Spec.ForWorkload(), Found: store.Found{RunID: runID, Started: started.UTC(), Fencecheck: Version()}}
+	t.Fencing = resources.DescribeFencings(cfg.Resources, cfg.Fencings)
+	t.Results, t.ClientDir, t.ClientCmd, t.ClientImage = "", "", "", ""
 	for _, r := range cfg.Resources {
 		t.Resources = append(t.Resources, store.ResourceInfo{Name: r.Name(), Fencing: string(cfg.Fencings[r.Name()])})
 	}
 	if cfg.Audit != nil {
-		t.AuditLog = cfg.Audit.Name()
+		t.AuditLogName = cfg.Audit.Name()
 	}
 	if cfg.Workload.Name() == "register" {
-		t.Keys, t.ReadMode, t.Fencing, t.Resources = cfg.Keys, cfg.ReadMode, "", nil
-	}
-	if cfg.LockDelay != nil {
-		t.LockDelay = cfg.LockDelay.String()
+		t.Fencing, t.Resource, t.Resources = "", nil, nil
 	}
 	t.Profile = targets.ProfileOf(cfg.Target).Why
 	t.MaxLease = targets.MaxLease(cfg.Target, cfg.clientConfig()).String()
@@ -63,15 +54,11 @@ func newTestInfo(cfg Config, runID string, cl *Cluster, started time.Time) store
 			t.Rerun.Faults = append(t.Rerun.Faults, s.String())
 		}
 	}
-	t.TargetVersion = targetVersion(cfg.Target, cfg.TargetImage, cl)
-	t.Recipe = cfg.Recipe
-	if vt, ok := cfg.Target.(targets.Versioned); ok {
-		t.Version = vt.VersionName()
-	}
+	t.TargetVersion = targetVersion(cfg.Target, cfg.Image[store.ImageTarget], cl)
 	if cl == nil {
-		if cfg.TargetImage != "" {
+		if ref := cfg.Image[store.ImageTarget]; ref != "" {
 			// Set-up failed: still say whose image it was.
-			t.Images = map[string]string{store.ImageTarget: cfg.TargetImage}
+			t.Images = map[string]string{store.ImageTarget: ref}
 		}
 		return t
 	}

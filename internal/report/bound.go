@@ -71,11 +71,17 @@ func bound(in Input) Input {
 // and its concurrency (the number of client lanes), which when absurd is
 // taken from the history's processes, at most maxWorkers.
 func boundTest(t store.TestInfo, events []history.Event) store.TestInfo {
-	for _, s := range []*string{&t.RunID, &t.Name, &t.Fencecheck, &t.Target, &t.TargetVersion, &t.Recipe, &t.Client, &t.Workload, &t.Fencing,
-		&t.Nemesis, &t.NemesisInterval, &t.TimeLimit, &t.TTL, &t.ReadMode, &t.LockDelay, &t.Work, &t.Margin,
-		&t.AcquireTimeout, &t.OpTimeout, &t.RPCTimeout, &t.CheckTimeout, &t.ClusterReady} {
+	for _, s := range []*string{&t.RunID, &t.Name, &t.Fencecheck, &t.Target, &t.Version, &t.TargetVersion, &t.Recipe, &t.Client, &t.Workload, &t.Fencing,
+		&t.Nemesis, &t.ReadMode, &t.ClusterReady, &t.MaxLease, &t.Profile, &t.Scripted, &t.AuditLogName} {
 		*s = cut(*s, maxName)
 	}
+	if len(t.Resource) > maxItems {
+		t.Resource = slices.Clip(t.Resource[:maxItems])
+	}
+	for i := range t.Resource {
+		t.Resource[i] = cut(t.Resource[i], maxName)
+	}
+	t.Image = boundMap(t.Image, maxName)
 	if len(t.Servers) > maxItems {
 		t.Servers = slices.Clip(t.Servers[:maxItems])
 	}

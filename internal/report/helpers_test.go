@@ -3,10 +3,12 @@ package report
 import (
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/fencecheck/fencecheck/internal/checkers"
 	"github.com/fencecheck/fencecheck/internal/history"
 	"github.com/fencecheck/fencecheck/internal/history/lockappend"
+	"github.com/fencecheck/fencecheck/internal/spec"
 	"github.com/fencecheck/fencecheck/internal/store"
 )
 
@@ -110,9 +112,11 @@ func storiesOf(t *testing.T, ev []history.Event, fencing string, workers int) (l
 }
 
 func testInfo(fencing string, workers int) store.TestInfo {
-	return store.TestInfo{Name: "test", RunID: "r1", Target: "etcd", TargetVersion: "3.6.16", Workload: "lock-append", Fencing: fencing,
-		Nemesis: "pause-holder", Concurrency: workers, Nodes: 3, TTL: "2s", Margin: "500ms", TimeLimit: "20s",
-		Servers: []store.NodeInfo{{Name: "n1", Addr: "10.0.0.1:2379"}, {Name: "n2", Addr: "10.0.0.2:2379"}, {Name: "n3", Addr: "10.0.0.3:2379"}}}
+	return store.TestInfo{
+		Spec: spec.Spec{Name: "test", Target: "etcd", Workload: "lock-append", Fencing: fencing,
+			Nemesis: "pause-holder", Concurrency: workers, Nodes: 3, TTL: 2 * time.Second, Margin: 500 * time.Millisecond, TimeLimit: 20 * time.Second},
+		Found: store.Found{RunID: "r1", TargetVersion: "3.6.16",
+			Servers: []store.NodeInfo{{Name: "n1", Addr: "10.0.0.1:2379"}, {Name: "n2", Addr: "10.0.0.2:2379"}, {Name: "n3", Addr: "10.0.0.3:2379"}}}}
 }
 
 // laResult is a lock-append run's checker result.

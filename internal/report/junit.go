@@ -82,8 +82,8 @@ func JUnit(test store.TestInfo, res *store.Results, reportPath string) ([]byte, 
 	props := [][2]string{
 		{"run_id", test.RunID}, {"target", test.Target}, {"target_version", test.TargetVersion},
 		{"workload", test.Workload}, {"fencing", test.Fencing}, {"nemesis", test.Nemesis},
-		{"time_limit", test.TimeLimit}, {"concurrency", fmt.Sprint(test.Concurrency)},
-		{"nodes", fmt.Sprint(test.Nodes)}, {"ttl", test.TTL}, {"seed", fmt.Sprint(test.Seed)},
+		{"time_limit", dstr(test.TimeLimit)}, {"concurrency", fmt.Sprint(test.Concurrency)},
+		{"nodes", fmt.Sprint(test.Nodes)}, {"ttl", dstr(test.TTL)}, {"seed", fmt.Sprint(test.Seed)},
 		{"verdict", res.Valid().String()},
 	}
 	for _, p := range props {

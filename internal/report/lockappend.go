@@ -124,7 +124,7 @@ func LockAppendView(in *Input) (*Page, error) {
 		p.Notes = append(p.Notes, fmt.Sprintf("%d operations of the history have values that do not decode; the report leaves them out (see the checkers).", m.skipped))
 	}
 	workers := in.Test.Concurrency
-	cfg := storyConfig{Fencing: in.Test.Fencing, TTL: in.Test.TTL, Margin: in.Test.Margin, Workers: workers}
+	cfg := storyConfig{Fencing: in.Test.Fencing, TTL: dstr(in.Test.TTL), Margin: dstr(in.Test.Margin), Workers: workers}
 	if storyRes != "" {
 		cfg.Fencing = resourceFencing(in.Test, storyRes)
 	}

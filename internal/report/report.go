@@ -296,8 +296,8 @@ func configCards(t store.TestInfo) []card {
 	add("nemesis", t.Nemesis)
 	add("clients", fmt.Sprint(t.Concurrency))
 	add("nodes", fmt.Sprint(t.Nodes))
-	add("lease TTL", t.TTL)
-	add("time limit", t.TimeLimit)
+	add("lease TTL", dstr(t.TTL))
+	add("time limit", dstr(t.TimeLimit))
 	if t.Seed != 0 {
 		add("seed", fmt.Sprint(t.Seed))
 	}
@@ -392,17 +392,13 @@ func configRows(t store.TestInfo) []card {
 		add("started", t.Started.UTC().Format(time.RFC3339Nano))
 	}
 	add("fencecheck", t.Fencecheck)
-	add("target", strings.TrimSpace(t.Target+" "+t.TargetVersion))
-	add("recipe", t.Recipe)
+	add("target version", t.TargetVersion)
 	add("lock client", t.Client)
-	add("workload", t.Workload)
-	add("fencing", t.Fencing)
-	add("nemesis", strings.TrimSpace(t.Nemesis+" "+ifSet("every ", t.NemesisInterval)))
-	add("time limit", t.TimeLimit)
-	add("clients / nodes", fmt.Sprintf("%d / %d", t.Concurrency, t.Nodes))
-	add("lease", strings.Join(nonEmpty("TTL "+t.TTL, ifSet("margin ", t.Margin), ifSet("work ", t.Work)), " · "))
-	add("timeouts", strings.Join(nonEmpty(ifSet("acquire ", t.AcquireTimeout), ifSet("operation ", t.OpTimeout), ifSet("rpc ", t.RPCTimeout), ifSet("check ", t.CheckTimeout)), " · "))
-	add("seed", fmt.Sprint(t.Seed))
+	add("max lease", t.MaxLease)
+	// Every knob that is set, by its flag (spec.Knobs).
+	for _, r := range t.Spec.Rows() {
+		add("--"+r.Flag, r.Value)
+	}
 	if r := t.Rerun; r != nil {
 		add("rerun of", fmt.Sprintf("%s (%s schedule: %s)", r.Of, r.Schedule, strings.Join(r.Faults, "; ")))
 	}
@@ -542,4 +538,12 @@ type charts struct {
 func chartsData(samples []opSample, faults []history.Fault, last int64) charts {
 	in := chartInput{samples: samples, faults: faults, from: 0, to: last}
 	return charts{Throughput: drawThroughput(in), Latency: drawLatency(in)}
+}
+
+// dstr is a duration as test.json wrote it ("2s"), "" for none.
+func dstr(d time.Duration) string {
+	if d == 0 {
+		return ""
+	}
+	return d.String()
 }

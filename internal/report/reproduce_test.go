@@ -20,7 +20,7 @@ func TestReportShowsHowToReproduce(t *testing.T) {
 	test := testInfo("none", 3)
 	test.Seed = 11
 	rerunCmd := "fencecheck rerun &#39;/tmp/my results/etcd/1&#39; --runs 5"
-	runCmd := "fencecheck run --target etcd --workload lock-append --fencing none --nemesis pause-holder --time-limit 20s --ttl 2s --margin 500ms --concurrency 3 --nodes 3 --seed 11"
+	runCmd := "fencecheck run --target etcd --workload lock-append --fencing none --nemesis pause-holder --concurrency 3 --nodes 3 --time-limit 20s --ttl 2s --margin 500ms --seed 11"
 	for _, tc := range []struct {
 		name  string
 		ev    []history.Event

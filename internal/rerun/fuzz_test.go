@@ -2,9 +2,11 @@ package rerun
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/fencecheck/fencecheck/internal/spec"
 	"github.com/fencecheck/fencecheck/internal/store"
 )
 
@@ -64,6 +66,10 @@ func FuzzRunArgs(f *testing.F) {
 			if !ok || got != a {
 				t.Fatalf("argument %q is printed as %q, read back as %q (%v)", a, Quote(a), got, ok)
 			}
+		}
+		// The command reads back as the same knobs.
+		if back, err := spec.Parse(args); err != nil || !slices.Equal(back.Args(), args) {
+			t.Fatalf("%q reads back as %q (%v)", args, back.Args(), err)
 		}
 		if cmd := RunCommand(ti); !strings.HasPrefix(cmd, "fencecheck run ") {
 			t.Fatalf("RunCommand %q", cmd)

@@ -6,13 +6,11 @@
 package rerun
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
-	"time"
 
+	"github.com/fencecheck/fencecheck/internal/spec"
 	"github.com/fencecheck/fencecheck/internal/store"
 )
 
@@ -25,13 +23,14 @@ const Runs = 5
 var ErrCannot = errors.New("cannot be re-run")
 
 // RunArgs are the `fencecheck run` flags (without "run") that repeat the
-// run test.json describes: its target, workload, resources and fencing,
-// nemesis, every duration as recorded (derived defaults included, so that
-// a later default does not change the run), sizes and seed. Where it is
-// stored (--results, --name) is left out. A scripted run (the demo) and a
-// run of a user's client program (--client-dir, whose directory test.json
-// does not record) are ErrCannot, and so is a test.json without a target,
-// workload or seed, or with a duration that does not parse.
+// run test.json describes: its recorded Spec's replayable knobs
+// (spec.Spec.Args: every duration as recorded, derived defaults included,
+// so that a later default does not change the run), with the user's image
+// by its id where recorded (a tag may have moved to another build since).
+// Where it is stored (--results, --name) is left out. A scripted run (the
+// demo) and a run of a user's client program (--client-dir, whose
+// directory test.json does not record) are ErrCannot, and so is a
+// test.json without a target, workload or seed.
 func RunArgs(t store.TestInfo) ([]string, error) {
 	switch {
 	case t.Scripted != "":
@@ -45,73 +44,18 @@ func RunArgs(t store.TestInfo) ([]string, error) {
 	case t.Seed == 0:
 		return nil, fmt.Errorf("%w: test.json records no seed", ErrCannot)
 	}
-	args := []string{"--target", t.Target, "--workload", t.Workload}
-	if len(t.Resources) > 0 {
-		var rs []string
-		for _, r := range t.Resources {
-			rs = append(rs, r.Name)
-		}
-		args = append(args, "--resource", strings.Join(rs, ","))
+	s := t.Spec
+	if id := t.ImageIDs[store.ImageTarget]; id != "" {
+		s.Image = map[string]string{store.ImageTarget: id}
 	}
-	if t.Fencing != "" {
-		args = append(args, "--fencing", t.Fencing)
+	args := s.Args()
+	// What test.json holds must read back as it was written (a value a
+	// flag cannot take, such as an image "a,b", is refused here rather
+	// than in the printed command).
+	if _, err := spec.Parse(args); err != nil {
+		return nil, fmt.Errorf("%w: test.json: %w", ErrCannot, err)
 	}
-	if t.AuditLog != "" {
-		args = append(args, "--audit-log")
-	}
-	if t.SideWriter {
-		args = append(args, "--side-writer")
-	}
-	nem := t.Nemesis
-	if nem == "" {
-		nem = "none"
-	}
-	args = append(args, "--nemesis", nem)
-	for _, d := range []struct{ flag, v string }{
-		{"--nemesis-interval", t.NemesisInterval},
-		{"--time-limit", t.TimeLimit},
-		{"--ttl", t.TTL},
-		{"--lock-delay", t.LockDelay},
-		{"--work", t.Work},
-		{"--margin", t.Margin},
-		{"--acquire-timeout", t.AcquireTimeout},
-		{"--rpc-timeout", t.RPCTimeout},
-		{"--op-timeout", t.OpTimeout},
-		{"--check-timeout", t.CheckTimeout},
-		{"--ready-timeout", t.ReadyTimeout},
-	} {
-		if d.v == "" {
-			continue // an older test.json: the default
-		}
-		if _, err := time.ParseDuration(d.v); err != nil {
-			return nil, fmt.Errorf("%w: test.json: %s %q is not a duration", ErrCannot, strings.TrimPrefix(d.flag, "--"), d.v)
-		}
-		args = append(args, d.flag, d.v)
-	}
-	if t.Concurrency > 0 {
-		args = append(args, "--concurrency", strconv.Itoa(t.Concurrency))
-	}
-	if t.Nodes > 0 {
-		args = append(args, "--nodes", strconv.Itoa(t.Nodes))
-	}
-	if t.Keys > 0 {
-		args = append(args, "--keys", strconv.Itoa(t.Keys))
-	}
-	if t.ReadMode != "" {
-		args = append(args, "--read-mode", t.ReadMode)
-	}
-	if t.Version != "" {
-		args = append(args, "--version", t.Version)
-	}
-	if t.Recipe != "" {
-		args = append(args, "--recipe", t.Recipe)
-	}
-	// The user's image by its id where recorded: a tag may have moved to
-	// another build since.
-	if ref := cmp.Or(t.ImageIDs[store.ImageTarget], t.Images[store.ImageTarget]); ref != "" {
-		args = append(args, "--image", store.ImageTarget+"="+ref)
-	}
-	return append(args, "--seed", strconv.FormatUint(t.Seed, 10)), nil
+	return args, nil
 }
 
 // RunCommand is the `fencecheck run ...` command line of RunArgs, quoted for

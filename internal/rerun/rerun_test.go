@@ -3,9 +3,12 @@ package rerun
 import (
 	"errors"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/fencecheck/fencecheck/internal/spec"
 	"github.com/fencecheck/fencecheck/internal/store"
 )
 
@@ -42,34 +45,40 @@ func TestQuote(t *testing.T) {
 // A test.json that does not say how to make the run again is refused, with
 // the reason; one that does gives the run's flags, seed last.
 func TestRunArgs(t *testing.T) {
-	ok := store.TestInfo{Target: "etcd", Workload: "lock-append", Fencing: "none", Nemesis: "pause-holder", TimeLimit: "10s", TTL: "2s", Concurrency: 5, Nodes: 3, Seed: 11}
+	ok := store.TestInfo{Spec: spec.Spec{Target: "etcd", Workload: "lock-append", Fencing: "none", Nemesis: "pause-holder", TimeLimit: 10 * time.Second, TTL: 2 * time.Second, Concurrency: 5, Nodes: 3, Seed: 11}}
 	for _, tc := range []struct {
 		name string
 		edit func(*store.TestInfo)
 		want string // the command, or the error
 	}{
-		{"plain", func(*store.TestInfo) {}, "fencecheck run --target etcd --workload lock-append --fencing none --nemesis pause-holder --time-limit 10s --ttl 2s --concurrency 5 --nodes 3 --seed 11"},
+		{"plain", func(*store.TestInfo) {}, "fencecheck run --target etcd --workload lock-append --fencing none --nemesis pause-holder --concurrency 5 --nodes 3 --time-limit 10s --ttl 2s --seed 11"},
 		{"resources", func(ti *store.TestInfo) {
-			ti.Resources = []store.ResourceInfo{{Name: "postgres"}, {Name: "proxy"}}
-			ti.Fencing, ti.AuditLog, ti.SideWriter = "postgres=token,proxy=none", "postgres", true
+			ti.Resource = []string{"postgres", "proxy"}
+			ti.Fencing, ti.AuditLog, ti.SideWriter = "postgres=token,proxy=none", true, true
 		}, "--resource postgres,proxy --fencing postgres=token,proxy=none --audit-log --side-writer --nemesis"},
 		{"no nemesis", func(ti *store.TestInfo) { ti.Nemesis = "" }, "--nemesis none"},
 		{"register", func(ti *store.TestInfo) {
 			ti.Workload, ti.Fencing, ti.Keys, ti.ReadMode = "register", "", 8, "serializable"
-		}, "--keys 8 --read-mode serializable --seed 11"},
+		}, "--keys 8 --read-mode serializable --time-limit"},
 		{"a version and a recipe", func(ti *store.TestInfo) {
 			ti.TargetVersion, ti.Version, ti.Recipe = "debian 3.4.23", "debian", "lock-rpc"
-		}, "--nodes 3 --version debian --recipe lock-rpc --seed 11"},
+		}, "--target etcd --version debian --recipe lock-rpc --workload"},
 		{"the user's image", func(ti *store.TestInfo) {
-			ti.Images = map[string]string{"base": "fencecheck/base:1", store.ImageTarget: "registry.example/etcd:v3.6.16"}
-		}, "--nodes 3 --image target=registry.example/etcd:v3.6.16 --seed 11"},
+			ti.Image = map[string]string{store.ImageTarget: "registry.example/etcd:v3.6.16"}
+		}, "--fencing none --image target=registry.example/etcd:v3.6.16 --nemesis"},
 		{"the user's image, by its id", func(ti *store.TestInfo) {
-			ti.Images = map[string]string{store.ImageTarget: "registry.example/etcd:v3.6.16"}
+			ti.Image = map[string]string{store.ImageTarget: "registry.example/etcd:v3.6.16"}
 			ti.ImageIDs = map[string]string{store.ImageTarget: "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}
-		}, "--image target=sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef --seed 11"},
+		}, "--image target=sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef --nemesis"},
+		{"an image that reads back otherwise", func(ti *store.TestInfo) {
+			ti.Image = map[string]string{store.ImageTarget: "a,b"}
+		}, "flag -image"},
+		{"the check's memory", func(ti *store.TestInfo) {
+			m := uint64(512 << 20)
+			ti.CheckMemory = &m
+		}, "--check-memory 512MiB --seed 11"},
 		{"no seed", func(ti *store.TestInfo) { ti.Seed = 0 }, "records no seed"},
 		{"no target", func(ti *store.TestInfo) { ti.Target = "" }, "names no target"},
-		{"bad duration", func(ti *store.TestInfo) { ti.Work = "1 fortnight" }, `work "1 fortnight" is not a duration`},
 		{"demo", func(ti *store.TestInfo) { ti.Scripted = "seed story" }, "run fencecheck demo"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -85,6 +94,10 @@ func TestRunArgs(t *testing.T) {
 			}
 			if !strings.Contains(got, tc.want) || got != "fencecheck run "+Join(args) {
 				t.Errorf("command %q, want it to hold %q", got, tc.want)
+			}
+			back, err := spec.Parse(args)
+			if err != nil || !slices.Equal(back.Args(), args) {
+				t.Errorf("the command reads back as %q (%v), want %q", back.Args(), err, args)
 			}
 		})
 	}

@@ -7,64 +7,48 @@ import (
 
 	"github.com/fencecheck/fencecheck/internal/checkers"
 	"github.com/fencecheck/fencecheck/internal/history"
+	"github.com/fencecheck/fencecheck/internal/spec"
 )
 
 // ImageTarget is the key of TestInfo.Images that holds the user's own
 // server image (--image target=REF), when the run had one.
 const ImageTarget = "target"
 
-// TestInfo is test.json: the whole configuration, the seed, the target's
-// version and the images the run used.
+// TestInfo is test.json: the run's resolved configuration (the Spec, every
+// knob under its key, spec.Knobs) and what the run found (Found: its id, the
+// target's version, images, servers).
+//
+// Its JSON is one object, the Spec's keys and Found's side by side. It reads
+// the test.json of every earlier version: the knobs had the same keys, and
+// the three that were recorded only in Found (the resources, the audit log,
+// the user's image) are taken from there when the Spec's own keys are
+// missing.
 type TestInfo struct {
+	spec.Spec
+	Found
+}
+
+// Found is what a run records besides its configuration.
+type Found struct {
 	RunID         string    `json:"run_id"`
-	Name          string    `json:"name"`
 	Started       time.Time `json:"started"`
 	Fencecheck    string    `json:"fencecheck_version"`
-	Target        string    `json:"target"`
 	TargetVersion string    `json:"target_version,omitempty"`
-	// Version is the --version the target ran ("debian"), for targets
-	// that have a choice of versions; TargetVersion is what its servers
-	// report ("3.4.23").
-	Version string `json:"version,omitempty"`
-	// Recipe is the target's lock recipe (--recipe), empty for its only
-	// or default one.
-	Recipe string `json:"recipe,omitempty"`
 	// Client is the user's lock client program (--client-dir): its name
 	// and command; empty: the target's own recipe.
-	Client   string `json:"client,omitempty"`
-	Workload string `json:"workload"`
+	Client string `json:"client,omitempty"`
 	// Scripted names the script of a scripted run (the demo), empty for
 	// a run of the generator.
 	Scripted string `json:"scripted,omitempty"`
-	// Fencing is the --fencing value: one mode, or one per resource.
-	Fencing string `json:"fencing"`
 	// Resources are what the lock protected, in write order, each with
-	// its fencing mode; AuditLog and SideWriter say whether the run had
-	// them.
-	Resources  []ResourceInfo `json:"resources,omitempty"`
-	AuditLog   string         `json:"audit_log,omitempty"`
-	SideWriter bool           `json:"side_writer,omitempty"`
+	// its fencing mode and containers; AuditLogName the audit log's
+	// resource ("" without --audit-log).
+	Resources    []ResourceInfo `json:"resources,omitempty"`
+	AuditLogName string         `json:"audit_log,omitempty"`
 	// Profile says what the target's profile changes from the general
 	// defaults, and why (targets.Profile.Why); flags may override it.
-	Profile         string `json:"profile,omitempty"`
-	Nemesis         string `json:"nemesis"`
-	NemesisInterval string `json:"nemesis_interval"`
-	TimeLimit       string `json:"time_limit"`
-	Concurrency     int    `json:"concurrency"`
-	Nodes           int    `json:"nodes"`
-	TTL             string `json:"ttl"`
-	Keys            int    `json:"keys,omitempty"`
-	ReadMode        string `json:"read_mode,omitempty"`
-	LockDelay       string `json:"lock_delay,omitempty"`
-	MaxLease        string `json:"max_lease,omitempty"` // targets.MaxLease with this TTL and lock-delay
-	Work            string `json:"work"`
-	Margin          string `json:"margin"`
-	AcquireTimeout  string `json:"acquire_timeout"`
-	OpTimeout       string `json:"op_timeout"`
-	RPCTimeout      string `json:"rpc_timeout"`
-	CheckTimeout    string `json:"check_timeout"`
-	ReadyTimeout    string `json:"ready_timeout,omitempty"`
-	Seed            uint64 `json:"seed"`
+	Profile  string `json:"profile,omitempty"`
+	MaxLease string `json:"max_lease,omitempty"` // targets.MaxLease with this TTL and lock-delay
 	// Images are the image tags the run used, by kind (base, etcd,
 	// worker, ...); a user's own server image (--image target=REF) is
 	// under ImageTarget.
@@ -75,6 +59,48 @@ type TestInfo struct {
 	// Rerun is set on a run that fencecheck rerun made: the run it repeats
 	// and the fault schedule it replayed.
 	Rerun *RerunInfo `json:"rerun,omitempty"`
+}
+
+// MarshalJSON writes the Spec's keys and Found's in one object.
+func (t TestInfo) MarshalJSON() ([]byte, error) {
+	sp, err := json.Marshal(t.Spec)
+	if err != nil {
+		return nil, err
+	}
+	fd, err := json.Marshal(t.Found)
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]json.RawMessage{}
+	for _, b := range [][]byte{sp, fd} {
+		if err := json.Unmarshal(b, &m); err != nil {
+			return nil, err
+		}
+	}
+	return json.Marshal(m)
+}
+
+// UnmarshalJSON reads test.json, this version's or an earlier one's.
+func (t *TestInfo) UnmarshalJSON(b []byte) error {
+	var f Found
+	if err := json.Unmarshal(b, &f); err != nil {
+		return err
+	}
+	var s spec.Spec
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	if len(s.Resource) == 0 {
+		for _, r := range f.Resources {
+			s.Resource = append(s.Resource, r.Name)
+		}
+	}
+	s.AuditLog = s.AuditLog || f.AuditLogName != ""
+	if ref := f.Images[ImageTarget]; ref != "" && len(s.Image) == 0 {
+		s.Image = map[string]string{ImageTarget: ref}
+	}
+	t.Spec, t.Found = s, f
+	return nil
 }
 
 // RerunInfo is what a rerun repeats: the run directory (absolute) and run

@@ -1,12 +1,17 @@
 package store
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/fencecheck/fencecheck/internal/spec"
 )
 
 func TestNewRunPointsLatest(t *testing.T) {
@@ -98,5 +103,37 @@ func TestNewRunNeverSharesADirectory(t *testing.T) {
 	}
 	if left, _ := filepath.Glob(filepath.Join(root, Latest+".tmp*")); len(left) > 0 {
 		t.Errorf("temporary links left: %v", left)
+	}
+}
+
+// test.json is the Spec and Found side by side, and reads back whole; the
+// test.json of the version before the knob table reads into the same Spec
+// (its resources, audit log and image recorded in Found only).
+func TestTestInfoJSON(t *testing.T) {
+	ti := TestInfo{
+		Spec: spec.Spec{Target: "etcd", Workload: "lock-append", Resource: []string{"postgres"}, Fencing: "token", AuditLog: true,
+			Image: map[string]string{ImageTarget: "my/etcd:1"}, Nemesis: "pause-holder", TTL: 2 * time.Second, Concurrency: 5, Seed: 9},
+		Found: Found{RunID: "r", AuditLogName: "postgres", Resources: []ResourceInfo{{Name: "postgres", Fencing: "token"}},
+			Images: map[string]string{ImageTarget: "my/etcd:1"}, Servers: []NodeInfo{{Name: "n1", Addr: "a"}}},
+	}
+	b, err := json.Marshal(ti)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back TestInfo
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(back, ti) {
+		t.Errorf("%s\n got %+v\nwant %+v", b, back, ti)
+	}
+	old := `{"run_id":"r","target":"etcd","workload":"lock-append","fencing":"token","audit_log":"postgres",
+	"resources":[{"name":"postgres","fencing":"token"}],"images":{"target":"my/etcd:1"},"ttl":"2s","seed":9}`
+	var o TestInfo
+	if err := json.Unmarshal([]byte(old), &o); err != nil {
+		t.Fatal(err)
+	}
+	if !o.AuditLog || !slices.Equal(o.Resource, []string{"postgres"}) || o.Image[ImageTarget] != "my/etcd:1" || o.TTL != 2*time.Second || o.Seed != 9 {
+		t.Errorf("an earlier test.json read as %+v", o.Spec)
 	}
 }

@@ -1,0 +1,211 @@
+package spec
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/distribution/reference"
+)
+
+// Knob is one setting of a run: one field of Spec, one flag, one test.json
+// key, one row of the report, one line of the docs' flag reference.
+type Knob struct {
+	// Flag is the flag's name, without dashes.
+	Flag string
+	// Key is its test.json key ("": not recorded, as --results).
+	Key string
+	// Help is the flag's help; where Choices names a list, the command
+	// that adds the flags appends it (": etcd, consul, ...").
+	Help    string
+	Choices string
+	// Axis: matrix can vary it (a comma-separated list, one cell each).
+	Axis bool
+	// Replay: part of the command line that runs a stored run again
+	// (Args); where the run is stored and the client program are not.
+	Replay bool
+	// Least and Most bound a duration or a count (0: no bound); Positive
+	// asks for more than zero. CheckBounds checks them in table order,
+	// naming the flag.
+	Positive    bool
+	Least, Most int64
+	// Unset, for Args, is what an empty value stands for ("none").
+	Unset string
+	// Workload, if set, is the only workload the knob applies to; a run
+	// of another records it unset (Spec.ForWorkload).
+	Workload string
+
+	field func(*Spec) value
+}
+
+// Bounds of the durations.
+const (
+	// MaxTTL bounds --ttl: a lease of an hour is already beyond any test
+	// (and defaults derived from a huge TTL would overflow).
+	MaxTTL = time.Hour
+	// MinTimeout is the least --rpc-timeout and --ready-timeout: below a
+	// millisecond no request and no cluster could make it.
+	MinTimeout = time.Millisecond
+	// MaxDuration bounds the other durations but --time-limit: a week.
+	MaxDuration = 7 * 24 * time.Hour
+	// MaxConcurrency is the most lock clients (one container each).
+	MaxConcurrency = 64
+)
+
+func dur(p func(*Spec) *time.Duration) func(*Spec) value {
+	return func(s *Spec) value { return durationValue{p(s)} }
+}
+func integer(p func(*Spec) *int) func(*Spec) value {
+	return func(s *Spec) value { return intValue{p(s)} }
+}
+func str(p func(*Spec) *string) func(*Spec) value {
+	return func(s *Spec) value { return stringValue{p(s)} }
+}
+func boolean(p func(*Spec) *bool) func(*Spec) value {
+	return func(s *Spec) value { return boolValue{p(s)} }
+}
+
+// Knobs are the run's settings, in the order the bounds are checked, the
+// report lists them and Args writes them: what runs, the faults, the size,
+// the lease, the check, where it goes. Adding a knob is a field of Spec
+// and a line here (and what reads it).
+var Knobs = []Knob{
+	{Flag: "target", Key: "target", Axis: true, Replay: true, Choices: "targets",
+		Help: "lock service under test", field: str(func(s *Spec) *string { return &s.Target })},
+	{Flag: "version", Key: "version", Axis: true, Replay: true, Choices: "versions",
+		Help: "the target's server version (default the first)", field: str(func(s *Spec) *string { return &s.Version })},
+	{Flag: "recipe", Key: "recipe", Axis: true, Replay: true, Choices: "recipes",
+		Help: "the target's lock recipe (default the first)", field: str(func(s *Spec) *string { return &s.Recipe })},
+	{Flag: "workload", Key: "workload", Axis: true, Replay: true, Choices: "workloads",
+		Help: "workload", field: str(func(s *Spec) *string { return &s.Workload })},
+	{Flag: "resource", Key: "resource", Axis: true, Replay: true, Choices: "resources",
+		Help:  "what the lock protects, comma-separated in write order",
+		field: func(s *Spec) value { return listValue{&s.Resource} }},
+	{Flag: "fencing", Key: "fencing", Axis: true, Replay: true,
+		Help:  "how writes are fenced at the resource: none, token, cas (as the resource offers), or RESOURCE=MODE,... for each",
+		field: str(func(s *Spec) *string { return &s.Fencing })},
+	{Flag: "audit-log", Replay: true,
+		Help:  "every holder appends \"process P, token T, wrote element E\" to an audit log that checks no token, before its write",
+		field: boolean(func(s *Spec) *bool { return &s.AuditLog })},
+	{Flag: "side-writer", Key: "side_writer", Axis: true, Replay: true,
+		Help:  "a batch job writes the first resource every 3s without the lock and without a token",
+		field: boolean(func(s *Spec) *bool { return &s.SideWriter })},
+	{Flag: "image", Key: "image", Replay: true, Choices: "image runners",
+		Help:  "your own image, from the local Docker Engine, as KIND=IMAGE: target=IMAGE runs the servers from it (an image with no shell and no iptables will do: faults act from outside)",
+		field: func(s *Spec) value { return mapValue{&s.Image, checkImage} }},
+
+	{Flag: "nemesis", Key: "nemesis", Axis: true, Replay: true, Unset: "none", Choices: "faults",
+		Help: "faults, comma-separated", field: str(func(s *Spec) *string { return &s.Nemesis })},
+
+	{Flag: "concurrency", Key: "concurrency", Axis: true, Replay: true, Least: 1, Most: MaxConcurrency,
+		Help: "number of lock clients (one container each)", field: integer(func(s *Spec) *int { return &s.Concurrency })},
+	{Flag: "nodes", Key: "nodes", Axis: true, Replay: true,
+		Help: "number of servers (default: the target's usual cluster: 3; redis 1, redis-sentinel 2, redlock 5)", field: integer(func(s *Spec) *int { return &s.Nodes })},
+	{Flag: "locks", Workload: "lock-append", Key: "locks", Axis: true, Replay: true, Least: 1, Most: MaxConcurrency,
+		Help: "lock-append workload: independent locks, each protecting its own list; client i takes lock i mod N, and each lock's history is checked on its own", field: integer(func(s *Spec) *int { return &s.Locks })},
+	{Flag: "keys", Workload: "register", Key: "keys", Axis: true, Replay: true, Least: 1, Most: 1 << 20,
+		Help: "register workload: number of registers", field: integer(func(s *Spec) *int { return &s.Keys })},
+	{Flag: "read-mode", Workload: "register", Key: "read_mode", Axis: true, Replay: true,
+		Help: "register workload: the target's read mode (etcd: linearizable, serializable; default the target's first)", field: str(func(s *Spec) *string { return &s.ReadMode })},
+	{Flag: "time-limit", Key: "time_limit", Axis: true, Replay: true, Positive: true,
+		Help: "how long clients run operations (default the target's profile: 30s; consul 45s)", field: dur(func(s *Spec) *time.Duration { return &s.TimeLimit })},
+	{Flag: "ttl", Key: "ttl", Axis: true, Replay: true, Positive: true, Most: int64(MaxTTL),
+		Help: "lease TTL of the lock (default the target's profile: 2s; consul 10s, its minimum)", field: dur(func(s *Spec) *time.Duration { return &s.TTL })},
+	{Flag: "lock-delay", Key: "lock_delay", Axis: true, Replay: true,
+		Help:  "Consul's lock-delay after a lease ends (default the target's profile: 0, the worst case; Consul's own default is 15s; other targets have none)",
+		field: func(s *Spec) value { return optDurationValue{&s.LockDelay} }},
+	{Flag: "work", Key: "work", Axis: true, Replay: true, Positive: true, Most: int64(MaxDuration),
+		Help: "time between the lease check and the write", field: dur(func(s *Spec) *time.Duration { return &s.Work })},
+	{Flag: "nemesis-interval", Key: "nemesis_interval", Axis: true, Replay: true, Positive: true, Most: int64(MaxDuration),
+		Help: "quiet time between two faults (default the target's profile: 3s; consul 2s)", field: dur(func(s *Spec) *time.Duration { return &s.NemesisInterval })},
+	{Flag: "acquire-timeout", Key: "acquire_timeout", Replay: true, Positive: true, Most: int64(MaxDuration),
+		Help: "how long a client waits for the lock (default 5 TTL)", field: dur(func(s *Spec) *time.Duration { return &s.AcquireTimeout })},
+	{Flag: "rpc-timeout", Key: "rpc_timeout", Replay: true, Positive: true, Least: int64(MinTimeout), Most: int64(MaxDuration),
+		Help: "a client's limit on each request (default 4 leases: longer than any fault, so a cut-off client's request lands when the network heals)", field: dur(func(s *Spec) *time.Duration { return &s.RPCTimeout })},
+	{Flag: "ready-timeout", Key: "ready_timeout", Replay: true, Positive: true, Least: int64(MinTimeout), Most: int64(MaxDuration),
+		Help: "how long the cluster may take to serve, past it exit 255 (default the target's profile: 30s; zookeeper 90s)", field: dur(func(s *Spec) *time.Duration { return &s.ReadyTimeout })},
+	{Flag: "check-timeout", Key: "check_timeout", Replay: true, Positive: true, Most: int64(MaxDuration),
+		Help: "time limit of the linearizability check (past it: unknown)", field: dur(func(s *Spec) *time.Duration { return &s.CheckTimeout })},
+	{Flag: "op-timeout", Key: "op_timeout", Replay: true, Positive: true, Most: int64(MaxDuration),
+		Help: "after this an operation is recorded as info (default: enough for acquire, work, the longest pause)", field: dur(func(s *Spec) *time.Duration { return &s.OpTimeout })},
+	{Flag: "margin", Key: "margin", Axis: true, Replay: true,
+		Help: "lease time a client wants left before it writes (default TTL/4)", field: dur(func(s *Spec) *time.Duration { return &s.Margin })},
+	{Flag: "check-memory", Key: "check_memory", Replay: true,
+		Help:  "memory budget of the linearizability check, with a unit (6GiB, 512MiB; 0: no limit; default a quarter of the machine's memory); past it: unknown",
+		field: func(s *Spec) value { return bytesValue{&s.CheckMemory} }},
+	{Flag: "seed", Key: "seed", Replay: true,
+		Help:  "random seed of the nemesis (0: pick one and record it)",
+		field: func(s *Spec) value { return uint64Value{&s.Seed} }},
+
+	{Flag: "client-dir",
+		Help: "your own lock client: a directory with client.json and the program, which each worker runs and drives over the client protocol (docs/client-protocol.md)", field: str(func(s *Spec) *string { return &s.ClientDir })},
+	{Flag: "client-cmd",
+		Help: "with --client-dir: the command that starts the program (run with /bin/sh -c in the directory's copy), instead of client.json's", field: str(func(s *Spec) *string { return &s.ClientCmd })},
+	{Flag: "client-image",
+		Help: "with --client-dir: an image of yours to run the program in (fencecheck adds its worker binary), instead of fencecheck's worker image", field: str(func(s *Spec) *string { return &s.ClientImage })},
+	{Flag: "name", Key: "name",
+		Help: "run name (default TARGET-WORKLOAD-FENCING)", field: str(func(s *Spec) *string { return &s.Name })},
+	{Flag: "results",
+		Help: "results directory", field: str(func(s *Spec) *string { return &s.Results })},
+}
+
+// Lookup is the knob of a flag name.
+func Lookup(flag string) (Knob, bool) {
+	for _, k := range Knobs {
+		if k.Flag == flag {
+			return k, true
+		}
+	}
+	return Knob{}, false
+}
+
+// Value is the knob's field of s, as a flag.Value.
+func (k Knob) Value(s *Spec) interface {
+	String() string
+	Set(string) error
+} {
+	return k.field(s)
+}
+
+// IsZero says whether the knob is unset (zero) in s.
+func (k Knob) IsZero(s *Spec) bool { return k.field(s).zero() }
+
+// imageKinds are the keys --image takes, with what each replaces.
+var imageKinds = map[string]string{
+	"target": "the lock service's servers",
+}
+
+// imageID is an image id as the Engine prints it (full or short).
+var imageID = regexp.MustCompile(`^(sha256:)?[0-9a-f]{12,64}$`)
+
+// checkImage vets one KIND=REF of --image: a known kind, given once, a
+// well-formed reference or image id. Whether the image exists is checked
+// when the cluster starts.
+func checkImage(one, kind, ref string, m map[string]string) error {
+	if kind == "" || ref == "" {
+		return fmt.Errorf("want KIND=IMAGE (%s), not %q", kindList(), one)
+	}
+	if _, known := imageKinds[kind]; !known {
+		return fmt.Errorf("no image kind %q: %s", kind, kindList())
+	}
+	if _, dup := m[kind]; dup {
+		return fmt.Errorf("%s= given twice", kind)
+	}
+	if !imageID.MatchString(ref) {
+		if _, err := reference.ParseNormalizedNamed(ref); err != nil {
+			return fmt.Errorf("%s=%s: not an image reference (NAME[:TAG][@DIGEST] or an image id): %w", kind, ref, err)
+		}
+	}
+	return nil
+}
+
+func kindList() string {
+	var ks []string
+	for k, what := range imageKinds {
+		ks = append(ks, k+"=IMAGE for "+what)
+	}
+	sort.Strings(ks)
+	return strings.Join(ks, "; ")
+}
