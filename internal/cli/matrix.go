@@ -19,6 +19,7 @@ import (
 
 	"github.com/fencecheck/fencecheck/internal/checkers"
 	"github.com/fencecheck/fencecheck/internal/harness"
+	"github.com/fencecheck/fencecheck/internal/nemesis"
 	"github.com/fencecheck/fencecheck/internal/resources"
 	"github.com/fencecheck/fencecheck/internal/spec"
 	"github.com/fencecheck/fencecheck/internal/trends"
@@ -310,7 +311,10 @@ type matrixAxes struct {
 // matrixCells builds and validates every cell: any bad one fails them all,
 // before anything starts. A fencing mode that a cell's resource does not
 // offer (the proxy's cas) skips that cell, and says so; so does a read mode
-// a target lacks, or a target with no key-value store, for register cells.
+// a target lacks, or a target with no key-value store, for register cells,
+// and a fault that cannot apply to a target and resource (a partition of one
+// Redis server: nemesis.ErrCannotApply), unless no cell of that --nemesis
+// can run at all (then it is a bad argument).
 func matrixCells(o *runFlags, ax matrixAxes, seed uint64, runs int, strict bool, stderr io.Writer) (cells []matrixCell, skipped []string, err error) {
 	if ref := o.sp.Image["target"]; ref != "" && (len(ax.targets) > 1 || len(ax.versions) > 1) {
 		// One image is one build of one server: a target or version axis
@@ -319,6 +323,8 @@ func matrixCells(o *runFlags, ax matrixAxes, seed uint64, runs int, strict bool,
 	}
 	var errs []error
 	seen := map[string]bool{}    // one line per distinct problem
+	ran := map[string]bool{}     // a --nemesis value with a cell
+	cannot := map[string]error{} // why a --nemesis value's faults could not apply
 	names := map[string]string{} // a cell's target name (its label, or the target's) -> the spec that gave it
 	type targetVersion struct {
 		t              targets.Target
@@ -434,6 +440,18 @@ func matrixCells(o *runFlags, ax matrixAxes, seed uint64, runs int, strict bool,
 								name = nameSafe(fmt.Sprintf("%s-register-%s", tname, strings.TrimPrefix(name, tname+"-")))
 							}
 							cfg, err := o.configFor(t, wn, p.ReadMode, rspec, p.Fencing, nem, seed+uint64(r), name, stderr) // parses nem too
+							if errors.Is(err, nemesis.ErrCannotApply) {
+								why := fmt.Sprintf("%s, resource %s, nemesis %s: %s", tname, rspec, nem,
+									strings.TrimPrefix(err.Error(), targets.ErrBadConfig.Error()+": "))
+								if !seen[why] {
+									seen[why] = true
+									skipped = append(skipped, why)
+								}
+								if cannot[nem] == nil {
+									cannot[nem] = err
+								}
+								break
+							}
 							if err != nil {
 								if !seen[err.Error()] {
 									seen[err.Error()] = true
@@ -451,10 +469,16 @@ func matrixCells(o *runFlags, ax matrixAxes, seed uint64, runs int, strict bool,
 							c := p
 							c.Label, c.Target, c.Version, c.Resource, c.Nemesis, c.Seed, c.cfg = label, t.Name(), version, rspec, nem, cfg.Seed, cfg
 							cells = append(cells, c)
+							ran[nem] = true
 						}
 					}
 				}
 			}
+		}
+	}
+	for _, nem := range ax.nemeses {
+		if !ran[nem] && cannot[nem] != nil {
+			errs = append(errs, cannot[nem])
 		}
 	}
 	if len(errs) > 0 {

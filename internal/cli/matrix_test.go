@@ -10,6 +10,7 @@ import (
 
 	"github.com/fencecheck/fencecheck/internal/checkers"
 	"github.com/fencecheck/fencecheck/internal/harness"
+	"github.com/fencecheck/fencecheck/internal/nemesis"
 	"github.com/fencecheck/fencecheck/internal/store"
 	"github.com/fencecheck/fencecheck/targets"
 )
@@ -53,13 +54,23 @@ func TestMatrixCells(t *testing.T) {
 	if want := (listFlag{"etcd", "redis", "redis-nopersist"}); tl.String() != want.String() {
 		t.Errorf("repeated list flag: %v, want %v", tl, want)
 	}
-	cells, _, err := matrixCells(o, axes([]string{"etcd", "redis"}, []string{"lock-store"}, []string{"none", "token"},
+	// A fault that cannot apply to a target skips that target's cells of
+	// its --nemesis, and says why: halves of one Redis server.
+	cells, skippedFaults, err := matrixCells(o, axes([]string{"etcd", "redis"}, []string{"lock-store"}, []string{"none", "token"},
 		[]string{"pause-holder", "kill:leader,partition:halves"}), 7, 2, false, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(cells) != 2*2*2*2 {
-		t.Fatalf("%d cells, want 16", len(cells))
+	if len(cells) != 2*2*2+2*2 {
+		t.Fatalf("%d cells, want 12", len(cells))
+	}
+	if len(skippedFaults) != 1 || !strings.Contains(skippedFaults[0], "redis, resource lock-store, nemesis kill:leader,partition:halves: --nemesis partition:halves: cannot apply to this run: a partition between servers needs 2 servers; this redis run has 1") {
+		t.Errorf("skipped %q, want the redis partition's cells", skippedFaults)
+	}
+	// A --nemesis that applies to no cell at all is a bad argument.
+	if _, _, err := matrixCells(o, axes([]string{"etcd", "redis"}, []string{"lock-store"}, []string{"none"},
+		[]string{"pause-holder", "partition:resource"}), 7, 1, false, io.Discard); !errors.Is(err, nemesis.ErrCannotApply) || !errors.Is(err, targets.ErrBadConfig) {
+		t.Errorf("partition:resource on the lock-store only: %v, want a bad argument", err)
 	}
 	names := map[string]bool{}
 	for _, c := range cells {
@@ -71,7 +82,7 @@ func TestMatrixCells(t *testing.T) {
 		}
 		names[c.cfg.Name] = true
 	}
-	for _, want := range []string{"etcd-pause-holder-none", "redis-kill-leader-partition-halves-token"} {
+	for _, want := range []string{"etcd-pause-holder-none", "etcd-kill-leader-partition-halves-token", "redis-pause-holder-token"} {
 		if !names[want] {
 			t.Errorf("no run named %s in %v", want, names)
 		}

@@ -255,8 +255,14 @@ func (c *Config) Validate() error {
 	if err := validResults(c.Results); err != nil {
 		return bad("--results %s: %w", c.Results, err)
 	}
-	if _, err := c.Target.Nodes(c.Nodes); err != nil {
+	specs, err := c.Target.Nodes(c.Nodes)
+	if err != nil {
 		return err
+	}
+	// Every fault can apply to this run: one that cannot would fail at
+	// each injection, after the cluster is up.
+	if err := nemesis.CheckApplies(c.Faults, c.faultShape(len(specs))); err != nil {
+		return fmt.Errorf("%w: %w", targets.ErrBadConfig, err)
 	}
 	if c.LockDelay != nil && *c.LockDelay < 0 {
 		return bad("--lock-delay must not be negative")

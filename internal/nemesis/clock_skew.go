@@ -29,6 +29,16 @@ type ClockSkew struct{ Scope string }
 // Name is "clock-skew:SCOPE".
 func (f ClockSkew) Name() string { return "clock-skew:" + f.Scope }
 
+// Applies checks the scope's precondition (Precondition): :server needs a
+// way to skew a server process's clock (Shape.ServerClock); a client's
+// lease clock can always be skewed.
+func (f ClockSkew) Applies(s Shape) error {
+	if f.Scope == ClockServer && s.ServerClock != nil {
+		return cannotApply("a server's clock cannot be skewed here: %w", s.ServerClock)
+	}
+	return nil
+}
+
 // Inject skews one clock.
 func (f ClockSkew) Inject(ctx context.Context, env Env, r *rand.Rand) (*Injection, error) {
 	offset := between(r, 2*env.TTL(), 4*env.TTL()).Round(time.Second)

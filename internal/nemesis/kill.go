@@ -14,6 +14,11 @@ type Kill struct{ Scope string }
 // Name is "kill:SCOPE".
 func (f Kill) Name() string { return "kill:" + f.Scope }
 
+// Applies checks the scope's precondition (Precondition): :minority needs
+// three servers, :resource a resource container (a resource that lives in
+// the lock service has no process of its own to kill).
+func (f Kill) Applies(s Shape) error { return scopeApplies(f.Scope, s) }
+
 // Inject kills the servers the scope names.
 func (f Kill) Inject(ctx context.Context, env Env, r *rand.Rand) (*Injection, error) {
 	nodes, err := pickServers(ctx, env, r, f.Scope)

@@ -107,6 +107,21 @@ func (f Partition) NetNodes(c Cluster) []string {
 	return c.Servers()
 }
 
+// Applies checks the scope's precondition (Precondition): :resource needs
+// a resource container; a grudge between servers needs two servers, a
+// majorities ring and a bridge three.
+func (f Partition) Applies(s Shape) error {
+	switch f.Scope {
+	case PartResource:
+		return needContainer(s)
+	case PartMajoritiesRing:
+		return needServers(s, 3, "a majorities ring")
+	case PartBridge:
+		return needServers(s, 3, "a bridge")
+	}
+	return needServers(s, 2, "a partition between servers")
+}
+
 // grudge computes the scope's grudge.
 func (f Partition) grudge(ctx context.Context, env Env, r *rand.Rand) (Grudge, error) {
 	all := slices.Clone(env.Servers())

@@ -14,6 +14,10 @@ type PauseServer struct{ Scope string }
 // Name is "pause-server:SCOPE".
 func (f PauseServer) Name() string { return "pause-server:" + f.Scope }
 
+// Applies checks the scope's precondition (Precondition): :minority needs
+// three servers, :resource a resource container.
+func (f PauseServer) Applies(s Shape) error { return scopeApplies(f.Scope, s) }
+
 // Inject pauses the servers the scope names.
 func (f PauseServer) Inject(ctx context.Context, env Env, r *rand.Rand) (*Injection, error) {
 	nodes, err := pickServers(ctx, env, r, f.Scope)

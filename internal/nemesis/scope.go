@@ -55,6 +55,18 @@ func pickServers(ctx context.Context, env Env, r *rand.Rand, scope string) ([]st
 	return nil, fmt.Errorf("unknown scope %q", scope)
 }
 
+// scopeApplies is the precondition of a server scope (pickServers): a
+// minority needs three servers, :resource a resource container.
+func scopeApplies(scope string, s Shape) error {
+	switch scope {
+	case ScopeMinority:
+		return needServers(s, 3, "a minority of servers")
+	case ScopeResource:
+		return needContainer(s)
+	}
+	return nil
+}
+
 // scoped is the constructor of a fault that takes one of the given scopes
 // (the first is the default).
 func scoped(scopes []string, make func(scope string) Fault) func(string) (Fault, error) {

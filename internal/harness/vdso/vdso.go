@@ -128,9 +128,19 @@ type image struct {
 	syms map[string]uint64
 }
 
-func load(mem *os.File, pid int) (*image, error) {
+// Supported returns nil when this platform can patch a process's vDSO
+// (linux/amd64), else an error wrapping ErrUnsupported that says why. It
+// looks at no process: one's own vDSO may still lack room (SetOffset says).
+func Supported() error {
 	if runtime.GOARCH != "amd64" || runtime.GOOS != "linux" {
-		return nil, fmt.Errorf("%w on %s/%s (linux/amd64 only)", ErrUnsupported, runtime.GOOS, runtime.GOARCH)
+		return fmt.Errorf("%w on %s/%s (linux/amd64 only)", ErrUnsupported, runtime.GOOS, runtime.GOARCH)
+	}
+	return nil
+}
+
+func load(mem *os.File, pid int) (*image, error) {
+	if err := Supported(); err != nil {
+		return nil, err
 	}
 	lo, hi, err := vdsoRange(pid)
 	if err != nil {

@@ -1,0 +1,88 @@
+package cli
+
+import (
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// fakeEngine is a Docker Engine socket that counts the connections made to
+// it and answers none (it closes each at once): a run pointed at it
+// (DOCKER_HOST) that connects has gone past its validation.
+type fakeEngine struct {
+	host  string // DOCKER_HOST=unix://...
+	dials atomic.Int64
+}
+
+func newFakeEngine(t *testing.T) *fakeEngine {
+	t.Helper()
+	// A short path: a unix socket's name is at most 107 bytes.
+	dir, err := os.MkdirTemp("", "fc-engine-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	sock := filepath.Join(dir, "docker.sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	e := &fakeEngine{host: "DOCKER_HOST=unix://" + sock}
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			e.dials.Add(1)
+			c.Close()
+		}
+	}()
+	return e
+}
+
+// A fault that cannot apply to the run is refused before anything starts
+// (issue 21, item 5): `run --nemesis partition:resource` with the default
+// resource, the lock-store, which has no container of its own, exits 254
+// within a second, names the fault and why, creates no run directory and
+// never calls the Docker Engine, so no container of fencecheck's (labelled
+// or not) can have been made. The control, the same fault on PostgreSQL,
+// does call the Engine (and fails on the fake one, exit 255): the
+// observation can see a run that starts.
+func TestFaultPreconditionRefusedBeforeAnyContainer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the fencecheck binary: skipped under -short")
+	}
+	engine := newFakeEngine(t)
+	res := t.TempDir()
+	r := runCLI(t, []string{engine.host}, "run", "--nemesis", "partition:resource", "--results", res, "--quiet")
+	if r.code != exitBadArgs {
+		t.Errorf("exit %d, want %d", r.code, exitBadArgs)
+	}
+	for _, want := range []string{"--nemesis partition:resource: cannot apply to this run",
+		"the run's resources (lock-store) have none", "--resource postgres or proxy"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+		}
+	}
+	if r.elapsed >= time.Second {
+		t.Errorf("refused after %s, want within 1s", r.elapsed)
+	}
+	if n := engine.dials.Load(); n != 0 {
+		t.Errorf("the refused run called the Docker Engine %d times", n)
+	}
+	if ents, err := os.ReadDir(res); err != nil || len(ents) != 0 {
+		t.Errorf("results directory: %v %v, want it empty", ents, err)
+	}
+
+	control := runCLI(t, []string{engine.host}, "run", "--nemesis", "partition:resource", "--resource", "postgres",
+		"--results", t.TempDir(), "--quiet", "--time-limit", "5s")
+	if control.code != exitHarness || engine.dials.Load() == 0 {
+		t.Errorf("control on postgres: exit %d, %d calls to the Engine; want exit %d after calling it", control.code, engine.dials.Load(), exitHarness)
+	}
+}

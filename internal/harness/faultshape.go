@@ -1,0 +1,32 @@
+package harness
+
+import (
+	"slices"
+
+	"github.com/fencecheck/fencecheck/internal/harness/vdso"
+	"github.com/fencecheck/fencecheck/internal/nemesis"
+	"github.com/fencecheck/fencecheck/internal/resources"
+)
+
+// faultShape is the run as the faults' preconditions see it
+// (nemesis.Shape), from the configuration alone: servers is how many the
+// target starts for --nodes, and the resources with containers are those
+// StartCluster starts (the audit log's included), as Cluster.Resources
+// names them.
+func (c *Config) faultShape(servers int) nemesis.Shape {
+	s := nemesis.Shape{Target: c.Target.Name(), Servers: servers, ServerClock: vdso.Supported()}
+	rs := slices.Clone(c.Resources)
+	if c.Audit != nil {
+		rs = append(rs, resources.Resource(c.Audit))
+	}
+	for _, r := range rs {
+		if slices.Contains(s.Resources, r.Name()) {
+			continue
+		}
+		s.Resources = append(s.Resources, r.Name())
+		if len(r.Nodes()) > 0 {
+			s.Containers = append(s.Containers, r.Name())
+		}
+	}
+	return s
+}

@@ -1,0 +1,79 @@
+package nemesis
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Shape is what a run is, as known before anything starts: what a fault's
+// precondition is checked against (Precondition).
+type Shape struct {
+	// Target is the target's name, for messages.
+	Target string
+	// Servers is how many server nodes the run starts (Env.Servers, a
+	// Sentinel counted as a server).
+	Servers int
+	// Resources are the names of the run's resources, the audit log's
+	// included; Containers the ones among them that run containers of
+	// their own (Env.Resources: what a :resource scope hits).
+	Resources  []string
+	Containers []string
+	// ServerClock is nil when a server process's wall clock can be skewed
+	// (the harness's vDSO patch), else why it cannot.
+	ServerClock error
+}
+
+// Precondition is a fault that cannot apply to every run: one whose scope
+// needs a resource container, a number of servers or a clock path that a
+// run may lack. Faults that apply to any run do not implement it.
+type Precondition interface {
+	Fault
+	// Applies returns nil when the fault can be injected into a run of
+	// shape s, else why not, as an error wrapping ErrCannotApply. It looks
+	// at s only, so it runs before any container exists.
+	Applies(s Shape) error
+}
+
+// ErrCannotApply: a fault that cannot be injected into the run at all (it
+// would fail at every injection).
+var ErrCannotApply = errors.New("cannot apply to this run")
+
+// CheckApplies checks each fault's precondition (Precondition) against s
+// and returns every fault that cannot apply, each named as --nemesis names
+// it, with why; nil when all can.
+func CheckApplies(faults []Fault, s Shape) error {
+	var errs []error
+	for _, f := range faults {
+		if p, ok := f.(Precondition); ok {
+			if err := p.Applies(s); err != nil {
+				errs = append(errs, fmt.Errorf("--nemesis %s: %w", f.Name(), err))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// cannotApply is an error wrapping ErrCannotApply.
+func cannotApply(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrCannotApply}, args...)...)
+}
+
+// needServers says why a run of shape s cannot have a fault that needs at
+// least n servers (nil when it can).
+func needServers(s Shape, n int, what string) error {
+	if s.Servers >= n {
+		return nil
+	}
+	return cannotApply("%s needs %d servers; this %s run has %d (--nodes)", what, n, s.Target, s.Servers)
+}
+
+// needContainer says why a run of shape s cannot have a :resource fault:
+// none of its resources runs a container of its own (nil when one does).
+func needContainer(s Shape) error {
+	if len(s.Containers) > 0 {
+		return nil
+	}
+	return cannotApply("the :resource scope hits a resource's own container, and the run's resources (%s) have none: they live in the lock service (use --resource postgres or proxy)",
+		strings.Join(s.Resources, ", "))
+}

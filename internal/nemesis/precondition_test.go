@@ -1,0 +1,137 @@
+package nemesis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+)
+
+// shapedEnv is a fakeEnv of a given shape: its servers, its resource
+// containers, and a server clock that cannot be skewed when clock is set.
+type shapedEnv struct {
+	*fakeEnv
+	servers, resources []string
+	clock              error
+}
+
+func (e *shapedEnv) Servers() []string   { return e.servers }
+func (e *shapedEnv) Resources() []string { return e.resources }
+func (e *shapedEnv) Leader(context.Context) (string, error) {
+	return e.servers[len(e.servers)-1], nil
+}
+func (e *shapedEnv) SkewServerClock(context.Context, string, time.Duration) error { return e.clock }
+
+// allFaults is every fault of the table, with each of its scopes.
+func allFaults(t *testing.T) []Fault {
+	t.Helper()
+	var out []Fault
+	for _, e := range table {
+		for _, sc := range append([]string{""}, e.Scopes...) {
+			f, err := e.New(sc)
+			if err != nil {
+				continue // a parameter, not a scope (pause-holder's xM)
+			}
+			out = append(out, f)
+		}
+	}
+	if len(out) < 25 {
+		t.Fatalf("only %d faults and scopes in the table", len(out))
+	}
+	return out
+}
+
+// A fault's precondition says exactly what its injection finds: for every
+// fault and scope of the table and every shape of run (1 to 3 servers, a
+// resource container or none, a server clock that can be skewed or not),
+// Applies returns nil if and only if Inject into a run of that shape
+// succeeds; a fault without a precondition injects into every shape.
+func TestPreconditionsMatchInjection(t *testing.T) {
+	noClock := errors.New("vdso: clock skew unsupported on plan9/mips")
+	for _, f := range allFaults(t) {
+		p, hasPre := f.(Precondition)
+		for servers := 1; servers <= 3; servers++ {
+			for _, containers := range [][]string{nil, {"pg"}} {
+				for _, clock := range []error{nil, noClock} {
+					s := Shape{Target: "etcd", Servers: servers, Resources: []string{"lock-store"}, ServerClock: clock}
+					env := &shapedEnv{fakeEnv: &fakeEnv{holders: make(chan Holder, 1)}, clock: clock}
+					for i := 1; i <= servers; i++ {
+						env.servers = append(env.servers, fmt.Sprintf("n%d", i))
+					}
+					if containers != nil {
+						s.Resources, s.Containers, env.resources = []string{"postgres"}, []string{"postgres"}, containers
+					}
+					env.holders <- env.fakeEnv.holder("w1", 0, 7)
+					ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+					_, injErr := f.Inject(ctx, env, rand.New(rand.NewPCG(1, 2)))
+					cancel()
+					var pre error
+					if hasPre {
+						pre = p.Applies(s)
+					}
+					what := fmt.Sprintf("%s on %d servers, containers %v, clock error %v", f.Name(), servers, containers, clock)
+					switch {
+					case pre == nil && injErr != nil:
+						t.Errorf("%s: applies, but Inject failed: %v", what, injErr)
+					case pre != nil && injErr == nil:
+						t.Errorf("%s: does not apply (%v), but Inject succeeded", what, pre)
+					case pre != nil && !errors.Is(pre, ErrCannotApply):
+						t.Errorf("%s: %v does not wrap ErrCannotApply", what, pre)
+					}
+				}
+			}
+		}
+	}
+}
+
+// Each precondition says why, in words the user can act on.
+func TestPreconditionMessages(t *testing.T) {
+	lockStore := Shape{Target: "redis", Servers: 1, Resources: []string{"lock-store"}}
+	for _, c := range []struct {
+		spec  string
+		shape Shape
+		want  []string
+	}{
+		{"partition:resource", lockStore, []string{"--nemesis partition:resource: cannot apply to this run", "(lock-store) have none", "--resource postgres or proxy"}},
+		{"kill:resource", lockStore, []string{"--nemesis kill:resource", "(lock-store) have none"}},
+		{"pause-server:resource", lockStore, []string{"--nemesis pause-server:resource", "(lock-store) have none"}},
+		{"partition", lockStore, []string{"--nemesis partition:one", "a partition between servers needs 2 servers; this redis run has 1 (--nodes)"}},
+		{"partition:bridge", Shape{Target: "etcd", Servers: 2}, []string{"a bridge needs 3 servers; this etcd run has 2"}},
+		{"kill:minority", lockStore, []string{"--nemesis kill:minority", "a minority of servers needs 3 servers"}},
+		{"clock-skew:server", Shape{Servers: 3, ServerClock: errors.New("vdso: clock skew unsupported on darwin/arm64")},
+			[]string{"--nemesis clock-skew:server", "a server's clock cannot be skewed here: vdso: clock skew unsupported on darwin/arm64"}},
+	} {
+		fs, err := Parse(c.spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = CheckApplies(fs, c.shape)
+		if !errors.Is(err, ErrCannotApply) {
+			t.Errorf("%s: %v, want ErrCannotApply", c.spec, err)
+			continue
+		}
+		for _, w := range c.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: %q lacks %q", c.spec, err, w)
+			}
+		}
+	}
+	// Every fault that cannot apply is named, and only those.
+	fs, err := Parse("pause-holder,partition:resource,kill:leader,clock-skew:client,netem,kill:resource")
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = CheckApplies(fs, lockStore)
+	if err == nil || strings.Count(err.Error(), "--nemesis ") != 2 || !strings.Contains(err.Error(), "kill:resource") {
+		t.Errorf("two faults that cannot apply: %v", err)
+	}
+	if err := CheckApplies(fs[:1], lockStore); err != nil {
+		t.Errorf("pause-holder on one redis: %v", err)
+	}
+	if err := CheckApplies(fs, Shape{Servers: 3, Containers: []string{"postgres"}}); err != nil {
+		t.Errorf("every fault on 3 servers and a postgres: %v", err)
+	}
+}
