@@ -35,14 +35,16 @@ demo: build deps-demo
 	$(BIN) demo
 
 # Everything: vet, unit tests, and the integration tests on real containers.
-# A missing Docker Engine fails them; they never skip silently. Packages run
-# one at a time (-p 1); inside a package up to 4 end-to-end runs, each with
-# its own cluster, run at once (-parallel 4). Tests that remove every
-# fencecheck container (clean without --run) are not parallel, so they never
-# overlap another test's cluster.
+# A missing Docker Engine fails them; they never skip silently. Two packages
+# run at once (-p 2), and inside a package up to 4 tests (-parallel 4): each
+# end-to-end run has its own cluster, and each test looks only at its own
+# runs' containers. The one test that removes every fencecheck container
+# (clean without --run) skips there, saying so, and runs alone at the end
+# (FENCECHECK_CLEAN_ALL=1; a test that calls requireAlone joins its -run).
 test: images
 	$(GO) vet ./...
-	FENCECHECK_BIN=$(CURDIR)/$(BIN) $(GO) test -p 1 -parallel 4 -count=1 -timeout 60m ./...
+	FENCECHECK_BIN=$(CURDIR)/$(BIN) $(GO) test -p 2 -parallel 4 -count=1 -timeout 60m ./...
+	FENCECHECK_BIN=$(CURDIR)/$(BIN) FENCECHECK_CLEAN_ALL=1 $(GO) test -count=1 -timeout 10m -run '^TestCleanAfterHarnessKilled$$' ./internal/cli/
 
 # Unit tests only (no Docker).
 unit:

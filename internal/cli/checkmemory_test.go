@@ -136,6 +136,7 @@ func TestCheckMemory1MSequentialRegister(t *testing.T) {
 	if testing.Short() {
 		t.Skip("1M-operation history: skipped under -short")
 	}
+	t.Parallel() // a CPU for seconds (13 s beside other jobs on 2 cores), far inside its 90 s bound
 	const budget = "1GiB"
 	path := filepath.Join(t.TempDir(), "cas-register-1m.log")
 	writeSequentialRegisterLog(t, path, 1_000_000)

@@ -27,6 +27,7 @@ func brokenClient(name string) string {
 
 func TestClientCheck(t *testing.T) {
 	requireDocker(t)
+	t.Parallel()
 	fencecheckBinary(t)
 	for _, tc := range []struct {
 		name, dir string
@@ -85,6 +86,7 @@ func seededRun(t *testing.T, args ...string) (string, resultsJSON, cliResult) {
 // compared by the bench (README).
 func TestClientProgramRuns(t *testing.T) {
 	requireDocker(t)
+	t.Parallel()
 	fencecheckBinary(t)
 	for _, tc := range []struct {
 		name    string

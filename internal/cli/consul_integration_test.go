@@ -32,6 +32,7 @@ const (
 
 func TestConsulLockAppendFencingModes(t *testing.T) {
 	requireDocker(t)
+	t.Parallel()
 	bin := fencecheckBinary(t)
 	// Build the images first (the consul server compiles in about 3 minutes
 	// from cold caches), so that the runs' wall times are the runs'.

@@ -16,6 +16,7 @@ import (
 
 func TestElectionRun(t *testing.T) {
 	requireDocker(t)
+	t.Parallel()
 	for _, fencing := range []string{"none", "term"} {
 		t.Run("etcd-"+fencing, func(t *testing.T) {
 			t.Parallel()

@@ -19,6 +19,7 @@ import (
 // fenced, the write is rejected.
 func TestPartitionClient(t *testing.T) {
 	requireDocker(t)
+	t.Parallel()
 	for _, c := range []struct {
 		fencing string
 		code    int
@@ -86,6 +87,7 @@ func startRunWith(t *testing.T, results, nemesis string) *bgRun {
 // records the fault's stop.
 func TestInterruptDuringEachFault(t *testing.T) {
 	requireDocker(t)
+	t.Parallel()
 	for _, nem := range faultsToStop {
 		t.Run(nem, func(t *testing.T) {
 			t.Parallel()
@@ -129,6 +131,7 @@ func TestInterruptDuringEachFault(t *testing.T) {
 // place; `fencecheck clean` resumes and removes everything.
 func TestCleanAfterCrashDuringEachFault(t *testing.T) {
 	requireDocker(t)
+	t.Parallel()
 	for _, nem := range faultsToStop {
 		t.Run(nem, func(t *testing.T) {
 			t.Parallel()

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,10 +17,15 @@ import (
 	"github.com/fencecheck/fencecheck/internal/images"
 )
 
+var scratchMu sync.Mutex
+
 // scratchEtcd builds the scratch image with `fencecheck images scratch` and
 // returns its tag.
 func scratchEtcd(t *testing.T) string {
 	t.Helper()
+	// Two tests want it at once; the second finds the first's build.
+	scratchMu.Lock()
+	defer scratchMu.Unlock()
 	r := runCLI(t, nil, "images", "scratch", "etcd")
 	ref := strings.TrimSpace(r.stdout)
 	if r.code != 0 || !strings.HasPrefix(ref, "fencecheck/etcd-scratch:") {
@@ -34,6 +40,7 @@ func scratchEtcd(t *testing.T) string {
 // included.
 func TestScratchImageEveryFault(t *testing.T) {
 	requireDocker(t)
+	t.Parallel()
 	ref := scratchEtcd(t)
 	for _, nem := range []string{"pause-server", "kill", "partition", "partition-client", "clock-skew:server", "netem:delay", "netem:loss"} {
 		t.Run(nem, func(t *testing.T) {

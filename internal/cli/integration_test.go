@@ -5,6 +5,15 @@ package cli
 // fail (they skip only under -short, or with FENCECHECK_SKIP_DOCKER=1 set
 // explicitly). The binary comes from FENCECHECK_BIN (make test sets it) or
 // is built here.
+//
+// Each test that runs clusters is parallel (t.Parallel at its top, and in
+// its subtests): each run has its own containers, network and results
+// directory, and a test looks only at its own runs' (assertRunsGone,
+// stoppedRunProcesses), so other tests' runs, of this package or another
+// one, may run beside it. The exceptions run first, one at a time:
+// TestImagesBuildNamed (the images every other test uses) and
+// TestImageNotInEngine (it bounds its own time); and TestCleanAfterHarnessKilled,
+// which removes every fencecheck container, runs only alone (requireAlone).
 
 import (
 	"bytes"
@@ -210,8 +219,44 @@ func assertRunsGone(t *testing.T, results string) {
 }
 
 // stoppedContainerProcesses lists host processes in state T whose cgroup is
-// a Docker container's.
+// a Docker container's, any container's: only a test that runs alone
+// (requireAlone) may count them.
 func stoppedContainerProcesses(t *testing.T) []int {
+	t.Helper()
+	return stoppedProcessesIn(t, "docker")
+}
+
+// stoppedRunProcesses lists host processes in state T inside the containers
+// of the runs stored under a results directory, and no other test's.
+func stoppedRunProcesses(t *testing.T, results string) []int {
+	t.Helper()
+	ctx := context.Background()
+	cli, err := docker.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	var ids []string
+	for _, id := range runIDs(t, results) {
+		f := filters.NewArgs(filters.Arg("label", docker.LabelRun+"="+id))
+		cs, err := cli.ContainerList(ctx, container.ListOptions{All: true, Filters: f})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range cs {
+			ids = append(ids, c.ID)
+		}
+	}
+	if len(ids) == 0 {
+		t.Fatalf("no container of the runs under %s", results)
+	}
+	return stoppedProcessesIn(t, ids...)
+}
+
+// stoppedProcessesIn lists host processes in state T whose cgroup path
+// contains one of marks (a full container id is in its container's
+// cgroup path, whichever the Engine's cgroup driver).
+func stoppedProcessesIn(t *testing.T, marks ...string) []int {
 	t.Helper()
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
@@ -228,7 +273,7 @@ func stoppedContainerProcesses(t *testing.T) []int {
 			continue
 		}
 		cg, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cgroup"))
-		if bytes.Contains(cg, []byte("docker")) {
+		if slices.ContainsFunc(marks, func(m string) bool { return bytes.Contains(cg, []byte(m)) }) {
 			out = append(out, pid)
 		}
 	}
@@ -265,6 +310,7 @@ func readResults(t *testing.T, dir string) resultsJSON {
 
 func TestLockAppendFencingModes(t *testing.T) {
 	requireDocker(t)
+	t.Parallel()
 	cases := []struct {
 		fencing string
 		code    int
@@ -326,6 +372,7 @@ func TestLockAppendFencingModes(t *testing.T) {
 
 func TestDemo(t *testing.T) {
 	requireDocker(t)
+	t.Parallel()
 	res := t.TempDir()
 	r := runCLI(t, nil, "demo", "--results", res)
 	if r.code != 0 {
@@ -409,10 +456,11 @@ func TestImagesBuildNamed(t *testing.T) {
 
 func TestInterruptDuringPause(t *testing.T) {
 	requireDocker(t)
+	t.Parallel()
 	res := t.TempDir()
 	cmd, out := startRun(t, res)
 	waitForActiveFault(t, res, 40*time.Second)
-	if n := len(stoppedContainerProcesses(t)); n < 1 {
+	if n := len(stoppedRunProcesses(t, res)); n < 1 {
 		t.Errorf("no stopped process during pause-holder")
 	}
 	start := time.Now()
@@ -434,14 +482,29 @@ func TestInterruptDuringPause(t *testing.T) {
 	assertRunsGone(t, res)
 }
 
-func TestCleanAfterHarnessKilled(t *testing.T) {
+// requireAlone skips, saying why, a test that removes every fencecheck
+// container on the Engine (clean without --run) or counts every one, unless
+// FENCECHECK_CLEAN_ALL=1 says that nothing else runs: make test runs such
+// tests so, in a step of their own after every other package's tests.
+func requireAlone(t *testing.T) {
+	t.Helper()
 	requireDocker(t)
+	if os.Getenv("FENCECHECK_CLEAN_ALL") != "1" {
+		t.Skip("removes every fencecheck container: runs alone, in make test's last step (FENCECHECK_CLEAN_ALL=1)")
+	}
+}
+
+// A harness killed during a pause leaves its worker stopped; clean without
+// --run resumes and removes everything of every run. It runs alone
+// (requireAlone).
+func TestCleanAfterHarnessKilled(t *testing.T) {
+	requireAlone(t)
 	res := t.TempDir()
 	cmd, _ := startRun(t, res)
 	waitForActiveFault(t, res, 40*time.Second)
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
-	if len(stoppedContainerProcesses(t)) == 0 {
+	if len(stoppedRunProcesses(t, res)) == 0 {
 		t.Fatalf("expected the killed harness to leave a paused worker behind")
 	}
 	r := runCLI(t, nil, "clean")
@@ -453,6 +516,7 @@ func TestCleanAfterHarnessKilled(t *testing.T) {
 
 func TestClusterNeverReady(t *testing.T) {
 	requireDocker(t)
+	t.Parallel()
 	res := t.TempDir()
 	r := runCLI(t, nil, "run", "--ready-timeout", "1ms", "--time-limit", "5s", "--results", res)
 	if r.code != exitHarness {

@@ -40,6 +40,7 @@ func livenessOf(t *testing.T, dir string) *checkers.LivenessResult {
 // results.json's liveness block.
 func TestLiveness(t *testing.T) {
 	requireDocker(t)
+	t.Parallel()
 	fencecheckBinary(t)
 	for _, tc := range []struct {
 		nemesis string

@@ -66,6 +66,7 @@ func wantFenced(t *testing.T, r cliResult, got resultsJSON) {
 // the grant, before the pause).
 func TestRedisPauseHolder(t *testing.T) {
 	requireDocker(t)
+	t.Parallel()
 	fencecheckBinary(t)
 	for _, target := range []struct{ name, nodes string }{{"redis", "1"}, {"redlock", "5"}} {
 		t.Run(target.name, func(t *testing.T) {
@@ -99,6 +100,7 @@ type tokenResults struct {
 // around the fault.
 func TestRedisTokenReuse(t *testing.T) {
 	requireDocker(t)
+	t.Parallel()
 	fencecheckBinary(t)
 	for _, c := range []struct{ name, target, nodes, nemesis string }{
 		{"sentinel-failover", "redis-sentinel", "2", "partition:leader"},
@@ -164,6 +166,7 @@ func TestRedisTokenReuse(t *testing.T) {
 // be accepted, and then be overwritten by the new holder's write.
 func TestRedisClockJump(t *testing.T) {
 	requireDocker(t)
+	t.Parallel()
 	fencecheckBinary(t)
 	for _, fencing := range []string{"none", "token", "cas"} {
 		t.Run(fencing, func(t *testing.T) {

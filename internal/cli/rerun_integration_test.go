@@ -20,6 +20,7 @@ import (
 // each on the holder of the moment) and say which run they repeat.
 func TestRerunReproducesPauseHolder(t *testing.T) {
 	requireDocker(t)
+	t.Parallel()
 	fencecheckBinary(t)
 	res, reruns := t.TempDir(), t.TempDir()
 	t.Cleanup(func() { assertRunsGone(t, res); assertRunsGone(t, reruns) })

@@ -59,6 +59,7 @@ func readResourceResults(t *testing.T, dir string) resourceResults {
 
 func TestResourcesFencingModes(t *testing.T) {
 	requireDocker(t)
+	t.Parallel()
 	// One seed of each mode of each resource, on one target each; the
 	// 5-seed tables of both resources on both targets are bench's (README,
 	// "Resources outside the lock service").
@@ -116,6 +117,7 @@ func TestResourcesFencingModes(t *testing.T) {
 // of holders around the crashes are still fenced.
 func TestKillResource(t *testing.T) {
 	requireDocker(t)
+	t.Parallel()
 	for _, resource := range []string{"postgres", "proxy"} {
 		t.Run(resource, func(t *testing.T) {
 			t.Parallel()
@@ -143,6 +145,7 @@ func TestKillResource(t *testing.T) {
 // The audit log records writes the fence refused; the run stays valid.
 func TestAuditLogRun(t *testing.T) {
 	requireDocker(t)
+	t.Parallel()
 	res := t.TempDir()
 	r := runCLI(t, nil, "run", "--target", "redis", "--resource", "postgres", "--fencing", "token", "--audit-log",
 		"--nemesis", "pause-holder", "--nemesis-interval", "2s", "--time-limit", "20s", "--results", res, "--seed", "2")
@@ -165,6 +168,7 @@ func TestAuditLogRun(t *testing.T) {
 // landed inside a holder's critical section and was erased by it.
 func TestSideWriterRun(t *testing.T) {
 	requireDocker(t)
+	t.Parallel()
 	res := t.TempDir()
 	r := runCLI(t, nil, "run", "--target", "redis", "--resource", "postgres", "--fencing", "token", "--side-writer",
 		"--nemesis", "none", "--time-limit", "15s", "--results", res, "--seed", "4")
@@ -187,6 +191,7 @@ func TestSideWriterRun(t *testing.T) {
 // refused by one and accepted by the other.
 func TestPartialUpdatesRun(t *testing.T) {
 	requireDocker(t)
+	t.Parallel()
 	res := t.TempDir()
 	r := runCLI(t, nil, "run", "--target", "etcd", "--resource", "postgres,proxy", "--fencing", "postgres=token,proxy=none",
 		"--nemesis", "pause-holder", "--nemesis-interval", "2s", "--time-limit", "20s", "--results", res, "--seed", "6")

@@ -18,6 +18,7 @@ import (
 // exactly one holder, in full, while it waits at its failpoint.
 func TestSweep(t *testing.T) {
 	requireDocker(t)
+	t.Parallel()
 	res := t.TempDir()
 	r := runCLI(t, nil, "sweep", "--target", "etcd", "--pause", "0.5,2.5", "--runs", "1", "--fencing", "none,token",
 		"--margin", "0.75", "--results", res, "--quiet")

@@ -15,6 +15,7 @@ import (
 // run each, with test.json naming the version and the recipe.
 func TestScenarioEtcd11456(t *testing.T) {
 	requireDocker(t)
+	t.Parallel()
 	fencecheckBinary(t)
 	for _, tc := range []struct {
 		version string

@@ -54,6 +54,7 @@ func zookeeperRun(t *testing.T, args ...string) (string, resultsJSON, cliResult)
 // cas fencing (a multi that checks the lock znode) refuse the stale write.
 func TestZooKeeperLockAppendFencingModes(t *testing.T) {
 	requireDocker(t)
+	t.Parallel()
 	ensureZooKeeperImages(t)
 	for _, fencing := range []string{"none", "token", "cas"} {
 		t.Run(fencing, func(t *testing.T) {
@@ -85,6 +86,7 @@ func TestZooKeeperLockAppendFencingModes(t *testing.T) {
 // leader change, since the new leader's epoch is higher.
 func TestZooKeeperLeaderFaults(t *testing.T) {
 	requireDocker(t)
+	t.Parallel()
 	ensureZooKeeperImages(t)
 	for _, nemesis := range []string{"kill:leader", "partition:leader"} {
 		t.Run(nemesis, func(t *testing.T) {

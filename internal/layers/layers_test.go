@@ -1,0 +1,228 @@
+package layers_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/fencecheck/fencecheck"
+
+// layers is every package of the module (by its path in the module, "."
+// for the root), lowest layer first. A package may import packages of its
+// own layer and of lower ones, never of a higher one. The order is the one
+// the imports had when it was written down (docs/design.md, "Layers"); a
+// new package goes into the lowest layer its imports allow, or into the
+// layer whose peers it serves.
+var layers = []layer{
+	{"client programs (speak the client protocol, import nothing of fencecheck)", []string{
+		"examples/clients/go-etcd",
+	}},
+	{"foundation (vocabularies and mechanisms)", []string{
+		"targets",
+		"internal/history", "internal/history/lockappend", "internal/history/register",
+		"internal/images",
+		"internal/harness/docker", "internal/harness/vdso", "internal/harness/netdelay",
+		"internal/trends",
+	}},
+	{"verdicts and files (no container, no network)", []string{
+		"internal/checkers", "internal/history/jepsen",
+		"internal/store", "internal/rerun", "internal/sweep",
+	}},
+	{"report", []string{
+		"internal/report",
+	}},
+	{"systems (targets, resources, clients, faults)", []string{
+		"internal/targets/etcd", "internal/targets/consul", "internal/targets/zookeeper",
+		"internal/targets/redis", "internal/targets/redis/redlock", "internal/targets/redis/sentinel",
+		"internal/targets/targettest",
+		"internal/resources", "internal/resources/lockstore", "internal/resources/postgres", "internal/resources/proxy",
+		"internal/clientproto",
+		"internal/nemesis",
+	}},
+	{"workloads", []string{
+		"internal/workloads", "internal/workloads/election", "internal/workloads/lockappend", "internal/workloads/register",
+	}},
+	{"harness", []string{
+		"internal/harness", "internal/harness/harnesstest",
+	}},
+	{"contract tests run on the harness", []string{
+		"internal/resources/resourcetest", "internal/targets/redis/internal/redistest",
+	}},
+	{"commands", []string{
+		"internal/cli", "bench",
+	}},
+	{"public API", []string{
+		".",
+	}},
+	{"programs and checks", []string{
+		"cmd/fencecheck", "internal/layers",
+	}},
+}
+
+// layer is a named set of packages.
+type layer struct {
+	name string
+	pkgs []string
+}
+
+// pkg is what the test reads of `go list -json`.
+type pkg struct {
+	ImportPath string
+	Imports    []string
+	Error      *struct{ Err string }
+}
+
+// rel is a package's path in the module, "." for the module's root, or ""
+// for a package outside the module.
+func rel(path string) string {
+	switch {
+	case path == module:
+		return "."
+	case strings.HasPrefix(path, module+"/"):
+		return strings.TrimPrefix(path, module+"/")
+	}
+	return ""
+}
+
+// listModule lists every package of the module with its imports (not its
+// tests': a test may use a test kit of a higher layer), as the go command
+// builds them.
+func listModule(t *testing.T) []pkg {
+	t.Helper()
+	gomod, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil || len(bytes.TrimSpace(gomod)) == 0 {
+		t.Fatalf("go env GOMOD: %q, %v (the test needs the go command on PATH, as go test sets it)", gomod, err)
+	}
+	cmd := exec.Command("go", "list", "-e", "-json", module+"/...")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, stderr.String())
+	}
+	var pkgs []pkg
+	d := json.NewDecoder(bytes.NewReader(out))
+	for {
+		var p pkg
+		if err := d.Decode(&p); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatalf("go list output: %v", err)
+		}
+		if p.Error != nil {
+			t.Errorf("go list: %s: %s", p.ImportPath, p.Error.Err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	if len(pkgs) == 0 {
+		t.Fatal("go list found no package")
+	}
+	return pkgs
+}
+
+// check returns what breaks the order table sets for pkgs: a package in
+// two layers, a package in none ("add it to a layer"), an import of a
+// higher layer (naming both packages and their layers), and a package the
+// table names that pkgs lack.
+func check(pkgs []pkg, table []layer) []string {
+	var problems []string
+	of := map[string]int{}
+	for i, l := range table {
+		for _, p := range l.pkgs {
+			if j, ok := of[p]; ok {
+				problems = append(problems, fmt.Sprintf("%s is in two layers: %q and %q", p, table[j].name, l.name))
+			}
+			of[p] = i
+		}
+	}
+	seen := map[string]bool{}
+	for _, p := range pkgs {
+		me := rel(p.ImportPath)
+		seen[me] = true
+		mine, ok := of[me]
+		if !ok {
+			problems = append(problems, fmt.Sprintf("package %s is in no layer: add it to a layer in internal/layers/layers_test.go (the lowest its imports allow) and to docs/design.md's Layers", me))
+			continue
+		}
+		for _, imp := range p.Imports {
+			it := rel(imp)
+			if theirs, ok := of[it]; ok && it != "" && theirs > mine {
+				problems = append(problems, fmt.Sprintf("%s (layer %d, %s) imports %s (layer %d, %s), a higher layer",
+					me, mine+1, table[mine].name, it, theirs+1, table[theirs].name))
+			}
+		}
+	}
+	for _, l := range table {
+		for _, p := range l.pkgs {
+			if !seen[p] {
+				problems = append(problems, fmt.Sprintf("the layers list %s, which go list does not find: remove it from internal/layers/layers_test.go", p))
+			}
+		}
+	}
+	return problems
+}
+
+// No package of the module imports a package of a higher layer, every
+// package is in a layer, and every package the table names exists.
+func TestLayers(t *testing.T) {
+	for _, p := range check(listModule(t), layers) {
+		t.Error(p)
+	}
+}
+
+// The check names what breaks the order: an upward import, a package in no
+// layer, one in two, and one that is gone.
+func TestCheckNamesEachProblem(t *testing.T) {
+	table := []layer{{"low", []string{"internal/a", "internal/gone"}}, {"high", []string{"internal/b", "internal/a"}}}
+	pkgs := []pkg{
+		{ImportPath: module + "/internal/a", Imports: []string{"fmt", module + "/internal/b"}},
+		{ImportPath: module + "/internal/b"},
+		{ImportPath: module + "/internal/new", Imports: []string{module + "/internal/b"}},
+	}
+	got := strings.Join(check(pkgs, table), "\n")
+	for _, want := range []string{
+		`internal/a is in two layers: "low" and "high"`,
+		"package internal/new is in no layer: add it to a layer",
+		"the layers list internal/gone, which go list does not find",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("problems lack %q:\n%s", want, got)
+		}
+	}
+	// With a only in the low layer, its import of b is upward.
+	table[1].pkgs = []string{"internal/b"}
+	table[0].pkgs = []string{"internal/a"}
+	got = strings.Join(check(pkgs[:2], table), "\n")
+	if got != "internal/a (layer 1, low) imports internal/b (layer 2, high), a higher layer" {
+		t.Errorf("problems: %q, want the upward import alone", got)
+	}
+	if got := check(pkgs[1:2], []layer{{"only", []string{"internal/b"}}}); len(got) != 0 {
+		t.Errorf("a package importing nothing: %q", got)
+	}
+}
+
+// On the module's real imports, the table with internal/cli moved below
+// internal/harness fails on cli's import of the harness: go list's imports
+// reach the check.
+func TestLayersSeeTheRealImports(t *testing.T) {
+	moved := []layer{{"cli, moved down", []string{"internal/cli"}}}
+	for _, l := range layers {
+		var rest []string
+		for _, p := range l.pkgs {
+			if p != "internal/cli" {
+				rest = append(rest, p)
+			}
+		}
+		moved = append(moved, layer{l.name, rest})
+	}
+	got := strings.Join(check(listModule(t), moved), "\n")
+	if !strings.Contains(got, "internal/cli (layer 1, cli, moved down) imports internal/harness (layer ") {
+		t.Errorf("cli below the harness: problems lack its import of the harness:\n%s", got)
+	}
+}
