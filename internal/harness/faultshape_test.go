@@ -9,6 +9,7 @@ import (
 	"github.com/fencecheck/fencecheck/internal/resources"
 	"github.com/fencecheck/fencecheck/internal/resources/lockstore"
 	"github.com/fencecheck/fencecheck/internal/resources/postgres"
+	"github.com/fencecheck/fencecheck/internal/spec"
 	"github.com/fencecheck/fencecheck/internal/targets/etcd"
 	"github.com/fencecheck/fencecheck/internal/workloads/lockappend"
 	"github.com/fencecheck/fencecheck/targets"
@@ -35,8 +36,8 @@ func TestValidateChecksFaultPreconditions(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cfg := Config{Target: etcd.Target{}, Workload: lockappend.Workload{}, Resources: c.res, Audit: c.audit,
-			Nemesis: c.nemesis, Faults: faults, Concurrency: 2, Nodes: c.nodes, Results: t.TempDir()}
+		cfg := Config{Target: etcd.Target{}, Workload: lockappend.Workload{}, Resources: c.res, Audit: c.audit, Faults: faults,
+			Spec: spec.Spec{Nemesis: c.nemesis, Concurrency: 2, Nodes: c.nodes, Results: t.TempDir()}}
 		cfg.Defaults()
 		err = cfg.Validate()
 		switch {

@@ -24,7 +24,7 @@ var layers = []layer{
 		"examples/clients/go-etcd",
 	}},
 	{"foundation (vocabularies and mechanisms)", []string{
-		"targets",
+		"targets", "internal/spec",
 		"internal/history", "internal/history/lockappend", "internal/history/register",
 		"internal/images",
 		"internal/harness/docker", "internal/harness/vdso", "internal/harness/netdelay",
