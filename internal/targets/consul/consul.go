@@ -274,17 +274,7 @@ func (Target) Ready(ctx context.Context, nodes []targets.Node) error {
 		}
 		clients[i] = c
 	}
-	for {
-		last := ready(ctx, nodes, clients)
-		if last == nil {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("consul not ready: %w", last)
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
+	return targets.PollReady(ctx, "consul", 200*time.Millisecond, func(ctx context.Context) error { return ready(ctx, nodes, clients) })
 }
 
 func ready(ctx context.Context, nodes []targets.Node, clients []*api.Client) error {
