@@ -57,7 +57,7 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 	}
 	cfg := scenarios.Config{
 		Target: t, Resource: resourceTable[0], Nodes: *nodes, TTL: *ttl, Results: *resultsDir, WorkerBinary: self,
-		Fencings: script.Fencings, Script: script.Name,
+		Fencings: script.Fencings, Script: scenarios.DemoName,
 		Log:   slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		Stage: ui.stage, Out: stdout,
 	}

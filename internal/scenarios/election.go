@@ -32,7 +32,7 @@ func ElectionDemo(ctx context.Context, cfg Config) ([]Story, error) {
 		cfg.Fencings = []targets.Fencing{targets.FencingNone, targets.FencingTerm}
 	}
 	if cfg.Script == "" {
-		cfg.Script = ElectionName
+		cfg.Script = DemoName
 	}
 	if _, ok := cfg.Target.(targets.Electing); !ok {
 		return nil, fmt.Errorf("%w: target %s has no leader-election recipe", targets.ErrBadConfig, cfg.Target.Name())

@@ -9,10 +9,12 @@ import (
 	"github.com/fencecheck/fencecheck/targets"
 )
 
-// The scripts' names: their run directories are NAME-FENCING.
+// The scripts' names. A story's run directory is SCRIPT-FENCING, where
+// SCRIPT is Config.Script: the demos' is "demo" (demo-none, demo-token;
+// with --election demo-none, demo-term), a scenario's its name.
 const (
 	DemoName      = "demo"
-	ElectionName  = "demo-election"
+	ElectionName  = "election"
 	Etcd11456Name = "etcd-11456"
 )
 
