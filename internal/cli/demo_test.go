@@ -2,6 +2,8 @@ package cli
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -52,5 +54,15 @@ func TestElectionDemoVerdict(t *testing.T) {
 		if code := electionVerdict(&b, stories); code != exitInvalid || !strings.Contains(b.String(), "did not show") {
 			t.Errorf("%s: exit %d, want 1:\n%s", name, code, b.String())
 		}
+	}
+}
+
+// The demo's TTL is the target's profile's unless --ttl is given; one the
+// target cannot honour is refused before any container starts.
+func TestDemoTTLFromProfile(t *testing.T) {
+	var out, errb bytes.Buffer
+	_, err := cmdDemo(context.Background(), []string{"--target", "consul", "--ttl", "2s", "--results", t.TempDir()}, &out, &errb)
+	if !errors.Is(err, targets.ErrBadConfig) || !strings.Contains(err.Error(), "at least 10s") {
+		t.Fatalf("demo --target consul --ttl 2s: %v, want a bad configuration", err)
 	}
 }
