@@ -32,8 +32,9 @@ func scenarioNames() string { return names(scenarioTable) }
 
 // runScenario plays the scenario named name on target t (run --scenario):
 // exit 0 valid, 1 invalid, 2 unknown, as a run. It takes --fencing (one
-// mode), --recipe (only the scenario's), --ttl, --nodes and --results; the
-// other flags of run do not apply.
+// mode), --recipe (only the scenario's), --ttl, --lock-delay and
+// --ready-timeout (the target's profile's when not given), --nodes and
+// --results; the other flags of run do not apply.
 func runScenario(ctx context.Context, name string, t targets.Target, fencing string, o *runFlags, stdout, stderr io.Writer) (int, error) {
 	sc, err := lookup(scenarioTable, "scenario", name)
 	if err != nil {
@@ -65,7 +66,7 @@ func runScenario(ctx context.Context, name string, t targets.Target, fencing str
 	}
 	ui := newProgress(stderr, *o.quiet)
 	cfg := scenarios.Config{
-		Target: t, Resource: resourceTable[0], Nodes: nodes, TTL: *o.ttl, Results: *o.results, WorkerBinary: self,
+		Target: t, Resource: resourceTable[0], Nodes: nodes, TTL: *o.ttl, LockDelay: o.lockDelay.d, ReadyTimeout: *o.ready, Results: *o.results, WorkerBinary: self,
 		Recipe: sc.Recipe, TargetImage: o.images["target"], Log: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		Stage: ui.stage, Out: stdout,
 	}
