@@ -2,6 +2,7 @@ package targets_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -42,5 +43,34 @@ func TestProfileOf(t *testing.T) {
 	}
 	if targets.PromisesLinearizable(bare{}, "linearizable") {
 		t.Errorf("a target without LinearizableReadModes promises nothing")
+	}
+}
+
+// PollReady returns once the probe succeeds, and else, when the context
+// ends, the probe's last reason.
+func TestPollReady(t *testing.T) {
+	calls := 0
+	err := targets.PollReady(context.Background(), "thing", time.Millisecond, func(context.Context) error {
+		if calls++; calls < 3 {
+			return errors.New("not yet")
+		}
+		return nil
+	})
+	if err != nil || calls != 3 {
+		t.Fatalf("PollReady: %v after %d calls, want nil after 3", err, calls)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+	defer cancel()
+	why := errors.New("no leader")
+	calls = 0
+	err = targets.PollReady(ctx, "thing", 5*time.Millisecond, func(context.Context) error { calls++; return why })
+	if !errors.Is(err, why) || err.Error() != "thing not ready: no leader" || calls < 2 {
+		t.Fatalf("PollReady past its deadline: %v after %d calls, want the probe's last error", err, calls)
+	}
+	done, cancel2 := context.WithCancel(context.Background())
+	cancel2()
+	start := time.Now()
+	if err := targets.PollReady(done, "thing", time.Hour, func(context.Context) error { return why }); !errors.Is(err, why) || time.Since(start) > time.Second {
+		t.Fatalf("PollReady on an ended context: %v after %s, want the probe's error at once", err, time.Since(start))
 	}
 }

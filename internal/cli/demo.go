@@ -6,9 +6,9 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"time"
 
 	"github.com/fencecheck/fencecheck/internal/harness"
+	"github.com/fencecheck/fencecheck/internal/scenarios"
 	"github.com/fencecheck/fencecheck/targets"
 )
 
@@ -16,7 +16,7 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 	fs := newFlags("demo", stderr)
 	target := fs.String("target", "etcd", "system under test: "+targetNames())
 	nodes := fs.Int("nodes", 0, "number of servers (default: the target's usual cluster)")
-	ttl := fs.Duration("ttl", 2*time.Second, "lease TTL of the lock")
+	ttl := fs.Duration("ttl", 0, "lease TTL of the lock (default: the target's profile's, as a run's: 2s, Consul 10s)")
 	resultsDir := fs.String("results", "./results", "results directory (the stories are stored as demo-none, demo-token; with --election demo-none, demo-term)")
 	electionStory := fs.Bool("election", false, "play the leader-election story instead: an old leader partitioned during an election appends an entry of its old term, unfenced and with --fencing term")
 	fs.Usage = func() {
@@ -51,18 +51,17 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 		return 0, fmt.Errorf("%w: %w", harness.ErrHarness, err)
 	}
 	ui := newProgress(stderr, false)
-	cfg := harness.DemoConfig{
-		Target: t, Resource: resourceTable[0], Nodes: *nodes, TTL: *ttl, Results: *resultsDir, WorkerBinary: self,
-		Fencings: []targets.Fencing{targets.FencingNone, targets.FencingToken},
-		Log:      slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-		Stage:    ui.stage, Out: stdout,
-	}
-	play, verdict := harness.Demo, demoVerdict
+	script, verdict := scenarios.Demos[0], demoVerdict
 	if *electionStory {
-		cfg.Fencings = []targets.Fencing{targets.FencingNone, targets.FencingTerm}
-		play, verdict = harness.ElectionDemo, electionVerdict
+		script, verdict = scenarios.Demos[1], electionVerdict
 	}
-	stories, err := play(ctx, cfg)
+	cfg := scenarios.Config{
+		Target: t, Resource: resourceTable[0], Nodes: *nodes, TTL: *ttl, Results: *resultsDir, WorkerBinary: self,
+		Fencings: script.Fencings, Script: scenarios.DemoName,
+		Log:   slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Stage: ui.stage, Out: stdout,
+	}
+	stories, err := script.Play(ctx, cfg)
 	if err != nil {
 		return 0, err
 	}
@@ -72,9 +71,9 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 // demoVerdict prints what each story showed and returns the demo's exit
 // code: 0 only if there are two stories and each showed what it must, in
 // what the clients saw and in the checkers' verdict on its history
-// (harness.Story.Shows); else 1.
-func demoVerdict(stdout io.Writer, stories []harness.Story) int {
-	return storiesVerdict(stdout, stories, func(s harness.Story) string {
+// (scenarios.Story.Shows); else 1.
+func demoVerdict(stdout io.Writer, stories []scenarios.Story) int {
+	return storiesVerdict(stdout, stories, func(s scenarios.Story) string {
 		if s.Fencing == targets.FencingNone {
 			return fmt.Sprintf("unfenced: A's stale write (token %d) was %s and B's update was %s", s.TokenA, accepted(s), lostOrKept(s))
 		}
@@ -85,17 +84,17 @@ func demoVerdict(stdout io.Writer, stories []harness.Story) int {
 // electionVerdict is demoVerdict for the election stories: the unfenced
 // log must accept the old leader's entry and lose the new leader's
 // (invalid), the term-fenced log refuse it (valid).
-func electionVerdict(stdout io.Writer, stories []harness.Story) int {
-	return storiesVerdict(stdout, stories, func(s harness.Story) string {
+func electionVerdict(stdout io.Writer, stories []scenarios.Story) int {
+	return storiesVerdict(stdout, stories, func(s scenarios.Story) string {
 		return fmt.Sprintf("fencing %s: the old leader's entry (term %d, after term %d) was %s and the new leader's entry was %s",
 			s.Fencing, s.TokenA, s.TokenB, accepted(s), lostOrKept(s))
 	}, "Only the log can stop a deposed leader: the term did, as a Raft follower refuses an old term.")
 }
 
 // storiesVerdict prints each story's line (what), whether it showed what
-// it must (harness.Story.Shows) and the checkers' verdict, then moral if
+// it must (scenarios.Story.Shows) and the checkers' verdict, then moral if
 // both stories did; it returns 0 only then, else 1.
-func storiesVerdict(stdout io.Writer, stories []harness.Story, what func(harness.Story) string, moral string) int {
+func storiesVerdict(stdout io.Writer, stories []scenarios.Story, what func(scenarios.Story) string, moral string) int {
 	fmt.Fprintln(stdout)
 	ok := len(stories) == 2
 	for _, s := range stories {
@@ -113,14 +112,14 @@ func storiesVerdict(stdout io.Writer, stories []harness.Story, what func(harness
 	return exitValid
 }
 
-func accepted(s harness.Story) string {
+func accepted(s scenarios.Story) string {
 	if s.AResult == "ok" {
 		return "accepted"
 	}
 	return "rejected (" + s.AReason + ")"
 }
 
-func lostOrKept(s harness.Story) string {
+func lostOrKept(s scenarios.Story) string {
 	if s.BLost {
 		return "lost"
 	}

@@ -7,51 +7,51 @@ import (
 	"log/slog"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/fencecheck/fencecheck/internal/harness"
-	"github.com/fencecheck/fencecheck/internal/targets/etcd"
+	"github.com/fencecheck/fencecheck/internal/scenarios"
 	"github.com/fencecheck/fencecheck/targets"
 )
 
-// scenario is a named regression scenario (run --scenario): one bug, the
-// target and recipe it needs, and the script that plays it.
-type scenario struct {
-	name, target, recipe, about string
-	play                        func(context.Context, harness.DemoConfig, targets.Fencing) (harness.Regression, error)
-}
+// scenario is a named regression scenario (run --scenario): one line of
+// scenarios.Regressions.
+type scenario struct{ scenarios.Scenario }
 
-func (s scenario) Name() string { return s.name }
+func (s scenario) Name() string { return s.Scenario.Name }
 
 // scenarioTable lists the regression scenarios.
-var scenarioTable = []scenario{
-	{name: harness.Etcd11456Name, target: "etcd", recipe: etcd.RecipeLockRPC, play: harness.Etcd11456,
-		about: "etcd#11456: the lock RPC grants the lock to a waiter whose lease expired while it waited (3.4.3: invalid unfenced; fixed servers: valid)"},
-}
+var scenarioTable = func() []scenario {
+	var t []scenario
+	for _, s := range scenarios.Regressions {
+		t = append(t, scenario{s})
+	}
+	return t
+}()
 
 func scenarioNames() string { return names(scenarioTable) }
 
 // runScenario plays the scenario named name on target t (run --scenario):
 // exit 0 valid, 1 invalid, 2 unknown, as a run. It takes --fencing (one
-// mode), --recipe (only the scenario's), --ttl, --nodes and --results; the
-// other flags of run do not apply.
+// mode), --recipe (only the scenario's), --ttl, --lock-delay and
+// --ready-timeout (the target's profile's when not given), --nodes and
+// --results; the other flags of run do not apply.
 func runScenario(ctx context.Context, name string, t targets.Target, fencing string, o *runFlags, stdout, stderr io.Writer) (int, error) {
 	sc, err := lookup(scenarioTable, "scenario", name)
 	if err != nil {
 		return 0, err
 	}
-	if t.Name() != sc.target {
-		return 0, fmt.Errorf("%w: scenario %s runs on target %s, not %s", targets.ErrBadConfig, sc.name, sc.target, t.Name())
+	if t.Name() != sc.Target {
+		return 0, fmt.Errorf("%w: scenario %s runs on target %s, not %s", targets.ErrBadConfig, sc.Scenario.Name, sc.Target, t.Name())
 	}
-	if r := o.sp.Recipe; r != "" && r != sc.recipe {
-		return 0, fmt.Errorf("%w: scenario %s runs with --recipe %s, not %s", targets.ErrBadConfig, sc.name, sc.recipe, r)
+	if r := o.sp.Recipe; r != "" && r != sc.Recipe {
+		return 0, fmt.Errorf("%w: scenario %s runs with --recipe %s, not %s", targets.ErrBadConfig, sc.Scenario.Name, sc.Recipe, r)
 	}
 	f, err := targets.ParseFencing(fencing)
 	if err != nil {
 		return 0, err
 	}
 	if strings.Contains(fencing, "=") || f == targets.FencingTerm {
-		return 0, fmt.Errorf("%w: scenario %s takes one fencing mode of the lock-store (none, token, cas), not %q", targets.ErrBadConfig, sc.name, fencing)
+		return 0, fmt.Errorf("%w: scenario %s takes one fencing mode of the lock-store (none, token, cas), not %q", targets.ErrBadConfig, sc.Scenario.Name, fencing)
 	}
 	nodes := o.sp.Nodes
 	if nodes == 0 {
@@ -60,21 +60,17 @@ func runScenario(ctx context.Context, name string, t targets.Target, fencing str
 	if _, err := t.Nodes(nodes); err != nil {
 		return 0, err
 	}
-	ttl := o.sp.TTL
-	if ttl == 0 {
-		ttl = 2 * time.Second
-	}
 	self, err := os.Executable()
 	if err != nil {
 		return 0, fmt.Errorf("%w: %w", harness.ErrHarness, err)
 	}
 	ui := newProgress(stderr, *o.quiet)
-	cfg := harness.DemoConfig{
-		Target: t, Resource: resourceTable[0], Nodes: nodes, TTL: ttl, Results: o.sp.Results, WorkerBinary: self,
-		Recipe: sc.recipe, TargetImage: o.sp.Image["target"], Log: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	cfg := scenarios.Config{
+		Target: t, Resource: resourceTable[0], Nodes: nodes, TTL: o.sp.TTL, LockDelay: o.sp.LockDelay, ReadyTimeout: o.sp.ReadyTimeout, Results: o.sp.Results, WorkerBinary: self,
+		Recipe: sc.Recipe, TargetImage: o.sp.Image["target"], Log: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		Stage: ui.stage, Out: stdout,
 	}
-	reg, err := sc.play(ctx, cfg, f)
+	reg, err := sc.Play(ctx, cfg, f)
 	if err != nil {
 		return 0, err
 	}
@@ -83,6 +79,6 @@ func runScenario(ctx context.Context, name string, t targets.Target, fencing str
 		granted = "GRANTED the lock to the waiter whose lease had expired"
 	}
 	fmt.Fprintf(stdout, "\n%s  %s %s, fencing %s: the server %s; final value %v\n  report           %s\n",
-		strings.ToUpper(reg.Valid.String()), sc.name, t.(interface{ Version() string }).Version(), f, granted, reg.Final, reg.Run.Path("report.html"))
+		strings.ToUpper(reg.Valid.String()), sc.Scenario.Name, t.(interface{ Version() string }).Version(), f, granted, reg.Final, reg.Run.Path("report.html"))
 	return exitCode(reg.Valid), nil
 }

@@ -6,11 +6,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/fencecheck/fencecheck/internal/clientproto"
 	"log/slog"
 	"math/rand/v2"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -18,9 +16,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	dockerclient "github.com/docker/docker/client"
+
+	"github.com/fencecheck/fencecheck/internal/clientproto"
 	"github.com/fencecheck/fencecheck/internal/harness/docker"
 	"github.com/fencecheck/fencecheck/internal/harness/netdelay"
-	"github.com/fencecheck/fencecheck/internal/harness/vdso"
 	"github.com/fencecheck/fencecheck/internal/history"
 	"github.com/fencecheck/fencecheck/internal/images"
 	"github.com/fencecheck/fencecheck/internal/nemesis"
@@ -109,6 +109,7 @@ type Cluster struct {
 	// ResourceNodes are the containers of each resource with nodes of its
 	// own, by resource name.
 	ResourceNodes map[string][]targets.Node
+	started       time.Time // when the servers were started
 	// setup is what workers get; host the harness's own clients (resets,
 	// final reads, the side writer).
 	setup     Setup
@@ -141,24 +142,16 @@ func newRunID() string {
 
 // StartCluster builds what images are missing, starts the servers on a
 // private network, waits until they serve, resets the protected resource,
-// and starts the worker containers (not yet connected: see Connect). On
-// error, everything it started is removed again. Errors wrap ErrHarness.
-func StartCluster(ctx context.Context, cfg ClusterConfig) (c *Cluster, err error) {
-	log := cfg.Log
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	if cfg.RunID == "" {
-		cfg.RunID = newRunID()
-	}
-	if len(cfg.Resources) == 0 {
-		cfg.Resources = []ResourceUse{{Resource: lockstore.Resource{}, Fencing: targets.FencingNone}}
-	}
-	c = &Cluster{cfg: cfg, log: log, RunID: cfg.RunID, Images: map[string]string{}, ImageIDs: map[string]string{},
-		byNode: map[string]*docker.Container{}, delayers: map[string]*netdelay.Delayer{},
-		ResourceNodes: map[string][]targets.Node{}}
-	c.catalog = cfg.catalog()
-	specs, err := cfg.Target.Nodes(cfg.Nodes)
+// and starts the worker containers (not yet connected: see Connect). It runs
+// these stages in order (images, containers, readiness, host clients,
+// workers); when one fails, everything the stages before it started is
+// removed again (the host clients closed, the containers' logs saved
+// under LogsDir, the containers and the network removed) and StartCluster
+// returns nil and the stage's error. Errors wrap ErrHarness, or
+// targets.ErrBadConfig for what the configuration asked that cannot be.
+func StartCluster(ctx context.Context, cfg ClusterConfig) (*Cluster, error) {
+	c := newCluster(cfg)
+	specs, err := c.cfg.Target.Nodes(c.cfg.Nodes)
 	if err != nil {
 		return nil, err
 	}
@@ -166,49 +159,106 @@ func StartCluster(ctx context.Context, cfg ClusterConfig) (c *Cluster, err error
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrHarness, err)
 	}
-	b := &images.Builder{Docker: cli, Log: func(f string, a ...any) { c.stage(f, a...) }}
-	serverImage, serverCmd := cfg.Target.Image(), func(cmd []string) []string { return cmd }
-	if cfg.TargetImage != "" {
-		if serverCmd, err = userImage(ctx, cli, cfg.Target, cfg.TargetImage); err != nil {
+	server, err := c.ensureImages(ctx, cli)
+	if err != nil {
+		return nil, err
+	}
+	c.rt, err = docker.New(ctx, cli, c.RunID)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrHarness, err)
+	}
+	c.rt.HelperImage = c.Images[images.Base]
+	for _, stage := range []func(context.Context) error{
+		func(ctx context.Context) error { return c.startServers(ctx, specs, server) },
+		c.awaitReady,
+		c.dialHost,
+		c.startWorkers,
+	} {
+		if err := stage(ctx); err != nil {
+			c.undo()
 			return nil, err
 		}
-		serverImage = UserImageKind
+	}
+	return c, nil
+}
+
+// newCluster is the cluster of cfg before any stage: cfg with its
+// defaults (a discarding log, a new run id, the target's lock-store
+// unfenced as the resource).
+func newCluster(cfg ClusterConfig) *Cluster {
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.RunID == "" {
+		cfg.RunID = newRunID()
+	}
+	if len(cfg.Resources) == 0 {
+		cfg.Resources = []ResourceUse{{Resource: lockstore.Resource{}, Fencing: targets.FencingNone}}
+	}
+	c := &Cluster{cfg: cfg, log: cfg.Log, RunID: cfg.RunID, Images: map[string]string{}, ImageIDs: map[string]string{},
+		byNode: map[string]*docker.Container{}, delayers: map[string]*netdelay.Delayer{},
+		ResourceNodes: map[string][]targets.Node{}}
+	c.catalog = cfg.catalog()
+	return c
+}
+
+// serverImage is the image the servers run and how their command is
+// given to it.
+type serverImage struct {
+	kind string // the key of Cluster.Images
+	cmd  func([]string) []string
+}
+
+// ensureImages is the images stage: it builds what images the run needs
+// and lacks (the target's, or checks the user's TargetImage; the base
+// image of the network helpers; the resources'; the worker's or the
+// user's client's), and records their tags and ids in Images and
+// ImageIDs. It starts nothing, so there is nothing to undo.
+func (c *Cluster) ensureImages(ctx context.Context, cli *dockerclient.Client) (serverImage, error) {
+	cfg := c.cfg
+	b := &images.Builder{Docker: cli, Log: func(f string, a ...any) { c.stage(f, a...) }}
+	server := serverImage{kind: cfg.Target.Image(), cmd: func(cmd []string) []string { return cmd }}
+	var err error
+	if cfg.TargetImage != "" {
+		if server.cmd, err = userImage(ctx, cli, cfg.Target, cfg.TargetImage); err != nil {
+			return server, err
+		}
+		server.kind = UserImageKind
 		c.Images[UserImageKind] = cfg.TargetImage
-	} else if c.Images[serverImage], err = b.Ensure(ctx, serverImage, ""); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrHarness, err)
+	} else if c.Images[server.kind], err = b.Ensure(ctx, server.kind, ""); err != nil {
+		return server, fmt.Errorf("%w: %w", ErrHarness, err)
 	}
 	// The base image is the network helpers' (docker.Runtime.NetExec).
 	if c.Images[images.Base], err = b.Ensure(ctx, images.Base, ""); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrHarness, err)
+		return server, fmt.Errorf("%w: %w", ErrHarness, err)
 	}
-	rnodes := cfg.resourceNodes()
 	needWorker := cfg.Workers > 0
-	for _, n := range rnodes {
+	for _, n := range cfg.resourceNodes() {
 		if n.spec.Image == images.Worker {
 			needWorker = true
 		} else if _, ok := c.Images[n.spec.Image]; !ok {
 			if c.Images[n.spec.Image], err = b.Ensure(ctx, n.spec.Image, ""); err != nil {
-				return nil, fmt.Errorf("%w: %w", ErrHarness, err)
+				return server, fmt.Errorf("%w: %w", ErrHarness, err)
 			}
 		}
 	}
 	if needWorker {
 		if c.Images[images.Worker], err = b.EnsureWorker(ctx, cfg.WorkerBinary); err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrHarness, err)
+			return server, fmt.Errorf("%w: %w", ErrHarness, err)
 		}
 	}
 	if p := cfg.ClientProgram; p != nil && cfg.Workers > 0 {
 		ci := images.ClientImage{From: p.Manifest.Image, Packages: p.Manifest.Packages}
 		files, err := p.Files(256 << 20)
 		if err != nil {
-			return nil, err
+			return server, err
 		}
 		ci.Files = make(map[string]images.File, len(files))
 		for n, f := range files {
 			ci.Files[n] = images.File{Data: f.Data, Mode: f.Mode}
 		}
 		if c.Images[images.Client], err = b.EnsureClient(ctx, cfg.WorkerBinary, ci); err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrHarness, err)
+			return server, fmt.Errorf("%w: %w", ErrHarness, err)
 		}
 	}
 	for kind, ref := range c.Images {
@@ -216,22 +266,18 @@ func StartCluster(ctx context.Context, cfg ClusterConfig) (c *Cluster, err error
 			c.ImageIDs[kind] = insp.ID
 		}
 	}
-	c.rt, err = docker.New(ctx, cli, c.RunID)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrHarness, err)
-	}
-	c.rt.HelperImage = c.Images[images.Base]
-	defer func() {
-		if err != nil {
-			c.teardown(cfg.LogsDir)
-			c = nil
-		}
-	}()
+	return server, nil
+}
 
-	start := time.Now()
+// startServers is the containers stage: it starts the servers (specs, on
+// server's image) and the resources' containers on the run's network, and
+// records them in Nodes, ResourceNodes and byNode. Undone by teardown.
+func (c *Cluster) startServers(ctx context.Context, specs []targets.NodeSpec, server serverImage) error {
+	cfg := c.cfg
+	rnodes := cfg.resourceNodes()
 	dspecs := make([]docker.Spec, len(specs))
 	for i, s := range specs {
-		dspecs[i] = docker.Spec{Name: s.Name, Role: docker.RoleServer, Image: c.Images[serverImage], Cmd: serverCmd(s.Cmd), Env: s.Env}
+		dspecs[i] = docker.Spec{Name: s.Name, Role: docker.RoleServer, Image: c.Images[server.kind], Cmd: server.cmd(s.Cmd), Env: s.Env}
 		if cfg.TargetImage != "" {
 			// The server binary is PID 1, not the image's wrapper: [""]
 			// clears the image's entry point (an empty list would be
@@ -247,13 +293,14 @@ func StartCluster(ctx context.Context, cfg ClusterConfig) (c *Cluster, err error
 		what += fmt.Sprintf(" and %d resource containers", len(rnodes))
 	}
 	c.stage("starting %s (run %s)", what, c.RunID)
+	c.started = time.Now()
 	started, err := c.rt.StartAll(ctx, dspecs)
 	if err != nil {
 		if cfg.TargetImage != "" && strings.Contains(err.Error(), "unable to start container process") {
 			// The user's image has no such binary, or it cannot run there.
-			return c, fmt.Errorf("%w: --image target=%s: the %s server does not start from it: %w", targets.ErrBadConfig, cfg.TargetImage, cfg.Target.Name(), err)
+			return fmt.Errorf("%w: --image target=%s: the %s server does not start from it: %w", targets.ErrBadConfig, cfg.TargetImage, cfg.Target.Name(), err)
 		}
-		return c, fmt.Errorf("%w: %w", ErrHarness, err)
+		return fmt.Errorf("%w: %w", ErrHarness, err)
 	}
 	c.servers = started[:len(specs)]
 	for i, s := range c.servers {
@@ -266,24 +313,40 @@ func StartCluster(ctx context.Context, cfg ClusterConfig) (c *Cluster, err error
 		name := n.res.Name()
 		c.ResourceNodes[name] = append(c.ResourceNodes[name], targets.Node{Name: ct.Name, Addr: fmt.Sprintf("%s:%d", ct.IP, n.spec.Port)})
 	}
+	return nil
+}
+
+// awaitReady is the readiness stage: it waits, at most ReadyTimeout, until
+// the lock service and every resource serve (ready), records Ready, and
+// asks the servers of a user's image their version (ServerVersion). It
+// starts nothing.
+func (c *Cluster) awaitReady(ctx context.Context) error {
+	cfg := c.cfg
 	rctx, cancel := context.WithTimeout(ctx, cfg.ReadyTimeout)
-	err = c.ready(rctx)
+	err := c.ready(rctx)
 	cancel()
 	if err != nil {
-		return c, fmt.Errorf("%w: cluster never became ready within %s: %w", ErrHarness, cfg.ReadyTimeout, err)
+		return fmt.Errorf("%w: cluster never became ready within %s: %w", ErrHarness, cfg.ReadyTimeout, err)
 	}
-	c.Ready = time.Since(start)
+	c.Ready = time.Since(c.started)
 	c.stage("cluster ready in %.1fs", c.Ready.Seconds())
 	if ir, ok := cfg.Target.(targets.ImageRunner); ok && cfg.TargetImage != "" {
 		vctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		c.ServerVersion, err = ir.ServerVersion(vctx, c.Nodes)
 		cancel()
 		if err != nil {
-			return c, fmt.Errorf("%w: the servers of %s: %w", ErrHarness, cfg.TargetImage, err)
+			return fmt.Errorf("%w: the servers of %s: %w", ErrHarness, cfg.TargetImage, err)
 		}
 		c.stage("%s runs %s %s", cfg.TargetImage, cfg.Target.Name(), c.ServerVersion)
 	}
+	return nil
+}
 
+// dialHost is the clients stage: it sets the workers' client
+// configuration (the servers' endpoints, the run's key prefix) and setup,
+// dials the harness's own clients of the lock service and the resources
+// (Host), and resets every resource. Undone by closing the host clients.
+func (c *Cluster) dialHost(ctx context.Context) error {
 	c.cfg.Client.Endpoints = nil
 	for _, n := range c.Nodes {
 		c.cfg.Client.Endpoints = append(c.cfg.Client.Endpoints, n.Addr)
@@ -291,21 +354,28 @@ func StartCluster(ctx context.Context, cfg ClusterConfig) (c *Cluster, err error
 	c.cfg.Client.Prefix = "/fencecheck/" + c.RunID
 	c.setup = c.newSetup()
 	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	var err error
 	c.host, c.closeHost, err = dialClients(dctx, c.catalog, c.setup, nil)
 	if err == nil {
 		err = c.reset(dctx)
 	}
-	cancel()
 	if err != nil {
-		return c, fmt.Errorf("%w: set-up of the resource: %w", ErrHarness, err)
+		return fmt.Errorf("%w: set-up of the resource: %w", ErrHarness, err)
 	}
+	return nil
+}
 
-	if cfg.Workers == 0 {
-		return c, nil
+// startWorkers is the workers stage: it starts the worker containers
+// (Workers of them, w1 to wN, on the worker's or the user's client's
+// image), listening for the harness (Connect). Undone by teardown.
+func (c *Cluster) startWorkers(ctx context.Context) error {
+	if c.cfg.Workers == 0 {
+		return nil
 	}
-	wspecs := make([]docker.Spec, cfg.Workers)
+	wspecs := make([]docker.Spec, c.cfg.Workers)
 	workerImage := c.Images[images.Worker]
-	if cfg.ClientProgram != nil {
+	if c.cfg.ClientProgram != nil {
 		workerImage = c.Images[images.Client]
 	}
 	for i := range wspecs {
@@ -314,12 +384,23 @@ func StartCluster(ctx context.Context, cfg ClusterConfig) (c *Cluster, err error
 	}
 	ws, err := c.rt.StartAll(ctx, wspecs)
 	if err != nil {
-		return c, fmt.Errorf("%w: %w", ErrHarness, err)
+		return fmt.Errorf("%w: %w", ErrHarness, err)
 	}
 	for _, w := range ws {
 		c.byNode[w.Name] = w
 	}
-	return c, nil
+	return nil
+}
+
+// undo undoes the stages of a StartCluster that failed: the host clients
+// closed, the containers' logs saved under LogsDir, the containers and
+// the network removed.
+func (c *Cluster) undo() {
+	if c.closeHost != nil {
+		c.closeHost()
+		c.closeHost = nil
+	}
+	_ = c.teardown(c.cfg.LogsDir)
 }
 
 // resourceNode is a container of a resource.
@@ -490,323 +571,12 @@ func workerIndex(name string) int {
 	return n
 }
 
-// onFailpoint hands a client waiting at its failpoint to the fault that
-// waits for a holder, if one does; else it lets the client go on at once.
-func (c *Cluster) onFailpoint(cl *client, p history.Process, id, token int64) {
-	c.mu.Lock()
-	ws := c.waiters
-	c.waiters = nil
-	c.mu.Unlock()
-	if len(ws) == 0 {
-		cl.proceed(id)
-		return
-	}
-	var once sync.Once
-	proceed := func() bool {
-		ok := false
-		once.Do(func() {
-			// Still waiting unless the worker said it gave up.
-			ok = !cl.gaveUp(id) && cl.proceed(id)
-		})
-		return ok
-	}
-	h := nemesis.Holder{Node: cl.name, Process: p, Token: token, Proceed: proceed}
-	ws[0] <- h
-	// Only one fault takes a holder; the others wait for the next.
-	c.mu.Lock()
-	c.waiters = append(ws[1:], c.waiters...)
-	c.mu.Unlock()
-}
-
-// Lease is the longest the lock stays unavailable after its holder's last
-// renewal (nemesis.Env).
-func (c *Cluster) Lease() time.Duration { return targets.MaxLease(c.cfg.Target, c.cfg.Client) }
-
-// NextHolder waits for the next client to reach its failpoint
-// (nemesis.Env). The client waits there until the holder's Proceed.
-func (c *Cluster) NextHolder(ctx context.Context) (nemesis.Holder, error) {
-	ch := c.ArmHolder()
-	select {
-	case h := <-ch:
-		return h, nil
-	case <-ctx.Done():
-		c.mu.Lock()
-		for i, w := range c.waiters {
-			if w == ch {
-				c.waiters = append(c.waiters[:i], c.waiters[i+1:]...)
-				break
-			}
-		}
-		c.mu.Unlock()
-		// A holder handed over meanwhile must not wait forever.
-		select {
-		case h := <-ch:
-			h.Proceed()
-		default:
-		}
-		return nemesis.Holder{}, ctx.Err()
-	}
-}
-
-// ArmHolder registers a wait for the next client to reach its failpoint;
-// the holder arrives on the channel (and waits there until its Proceed).
-// Scripted runs arm before they invoke the operation they want to catch.
-func (c *Cluster) ArmHolder() chan nemesis.Holder {
-	ch := make(chan nemesis.Holder, 1)
-	c.mu.Lock()
-	c.waiters = append(c.waiters, ch)
-	c.mu.Unlock()
-	return ch
-}
-
-// TTL is the lease TTL (nemesis.Env).
-func (c *Cluster) TTL() time.Duration { return c.cfg.Client.TTL }
-
-// Servers are the server nodes' names (nemesis.Env).
-func (c *Cluster) Servers() []string {
-	names := make([]string, len(c.servers))
-	for i, s := range c.servers {
-		names[i] = s.Name
-	}
-	return names
-}
-
-// Resources are the nodes that faults with the resource scope hit: each
-// resource's first container (nemesis.Env).
-func (c *Cluster) Resources() []string {
-	var names []string
-	for _, n := range c.cfg.resourceNodes() {
-		if ns := c.ResourceNodes[n.res.Name()]; len(ns) > 0 && !slices.Contains(names, ns[0].Name) {
-			names = append(names, ns[0].Name)
-		}
-	}
-	return names
-}
-
-// Clients are the worker nodes' names (nemesis.Env).
-func (c *Cluster) Clients() []string {
-	names := make([]string, len(c.clients))
-	for i, cl := range c.clients {
-		names[i] = cl.name
-	}
-	return names
-}
-
-// Healthy waits until every server and every resource serves
-// (nemesis.Env).
-func (c *Cluster) Healthy(ctx context.Context) error {
-	return c.ready(ctx)
-}
-
-func (c *Cluster) node(name string) (*docker.Container, error) {
-	ct, ok := c.byNode[name]
-	if !ok {
-		return nil, fmt.Errorf("harness: no node %q", name)
-	}
-	return ct, nil
-}
-
-// Signal signals a node's process (nemesis.Env).
-func (c *Cluster) Signal(ctx context.Context, node, sig string) error {
-	ct, err := c.node(node)
-	if err != nil {
-		return err
-	}
-	return c.rt.Signal(ctx, ct, sig)
-}
-
-// Kill kills a node's container with SIGKILL and waits until it stopped
-// (nemesis.Env). For a client it then ends the harness's connection to the
-// worker, so that the operation in flight completes info at once (whether
-// or not the peer's end of the connection was seen to close) and the
-// client is dead until Restart.
-func (c *Cluster) Kill(ctx context.Context, node string) error {
-	ct, err := c.node(node)
-	if err != nil {
-		return err
-	}
-	err = c.rt.Kill(ctx, ct)
-	if cl := c.client(node); cl != nil {
-		cl.close()
-	}
-	return err
-}
-
-// Restart starts a killed node's container again, on its file system and
-// at its address (nemesis.Env). For a client it then connects to the new
-// worker and sets it up, like Connect; the generator continues on it under
-// a fresh process.
-func (c *Cluster) Restart(ctx context.Context, node string) error {
-	ct, err := c.node(node)
-	if err != nil {
-		return err
-	}
-	if err := c.rt.Restart(ctx, ct); err != nil {
-		return err
-	}
-	cl := c.client(node)
-	if cl == nil || !cl.isDead() {
-		return nil // not a client, or one whose kill never took
-	}
-	cn, err := dialWorker(ctx, ct, c.setup)
-	if err != nil {
-		return fmt.Errorf("harness: reconnect %s: %w", node, err)
-	}
-	cl.revive(cn)
-	return nil
-}
-
-// client is the harness's client of a worker node, nil for other nodes.
-func (c *Cluster) client(node string) *client {
-	for _, cl := range c.clients {
-		if cl.name == node {
-			return cl
-		}
-	}
-	return nil
-}
-
-// Exec runs a command in a node's container: it needs the tool in the
-// node's image (faults use NetExec instead).
-func (c *Cluster) Exec(ctx context.Context, node string, cmd ...string) (string, error) {
-	ct, err := c.node(node)
-	if err != nil {
-		return "", err
-	}
-	return c.rt.Exec(ctx, ct, cmd...)
-}
-
-// NetExec runs a command in a node's network namespace, from the node's
-// network helper (docker.Runtime.NetExec), so that it needs nothing in the
-// node's image (nemesis.Env).
-func (c *Cluster) NetExec(ctx context.Context, node string, cmd ...string) (string, error) {
-	ct, err := c.node(node)
-	if err != nil {
-		return "", err
-	}
-	return c.rt.NetExec(ctx, ct, cmd...)
-}
-
-// WarmNet starts the network helpers of the nodes at once (see
-// docker.Runtime.WarmHelpers), before a schedule whose faults will change
-// their network.
-func (c *Cluster) WarmNet(ctx context.Context, nodes []string) error {
-	var cs []*docker.Container
-	for _, n := range nodes {
-		ct, err := c.node(n)
-		if err != nil {
-			return err
-		}
-		cs = append(cs, ct)
-	}
-	return c.rt.WarmHelpers(ctx, cs)
-}
-
-// Addr is a node's address (nemesis.Env).
-func (c *Cluster) Addr(node string) string {
-	if ct, ok := c.byNode[node]; ok {
-		return ct.IP
-	}
-	return ""
-}
-
-const delayRule = "OUTPUT -o eth0 -j NFQUEUE --queue-num 0 --queue-bypass"
-
-// Delay holds every packet a node sends for delay ± jitter (nemesis.Env).
-func (c *Cluster) Delay(ctx context.Context, node string, delay, jitter time.Duration) error {
-	ct, err := c.node(node)
-	if err != nil {
-		return err
-	}
-	pid, err := c.rt.Pid(ctx, ct)
-	if err != nil {
-		return err
-	}
-	c.mu.Lock()
-	_, busy := c.delayers[node]
-	c.mu.Unlock()
-	if busy {
-		return fmt.Errorf("harness: %s is delayed already", node)
-	}
-	d, err := netdelay.Start(pid, 0, delay, jitter, uint64(pid))
-	if err != nil {
-		return err
-	}
-	if _, err := c.rt.NetExec(ctx, ct, "sh", "-c", "iptables -w -A "+delayRule); err != nil {
-		return errors.Join(err, d.Stop())
-	}
-	c.mu.Lock()
-	c.delayers[node] = d
-	c.mu.Unlock()
-	return nil
-}
-
-// Undelay ends a node's delay: the rule goes, then every held packet is
-// released (nemesis.Env).
-func (c *Cluster) Undelay(ctx context.Context, node string) error {
-	c.mu.Lock()
-	d := c.delayers[node]
-	delete(c.delayers, node)
-	c.mu.Unlock()
-	if d == nil {
-		return nil
-	}
-	ct, err := c.node(node)
-	if err != nil {
-		return errors.Join(err, d.Stop())
-	}
-	_, err = c.rt.NetExec(ctx, ct, "sh", "-c", "iptables -w -D "+delayRule)
-	return errors.Join(err, d.Stop())
-}
-
-// SkewServerClock sets a server process's wall-clock offset by patching its
-// vDSO; 0 restores the true clock (nemesis.Env).
-func (c *Cluster) SkewServerClock(ctx context.Context, node string, offset time.Duration) error {
-	ct, err := c.node(node)
-	if err != nil {
-		return err
-	}
-	pid, err := c.rt.Pid(ctx, ct)
-	if err != nil {
-		return err
-	}
-	if pid == 0 {
-		return fmt.Errorf("harness: %s does not run", node)
-	}
-	if offset == 0 {
-		return vdso.Reset(pid)
-	}
-	return vdso.SetOffset(pid, offset)
-}
-
-// SkewClientClock sets a client's lease-clock offset (nemesis.Env).
-func (c *Cluster) SkewClientClock(ctx context.Context, node string, offset time.Duration) error {
-	if cl := c.client(node); cl != nil {
-		return cl.send(message{Kind: kindSkew, Skew: offset})
-	}
-	return fmt.Errorf("harness: no client %q", node)
-}
-
-// ProcessState returns the state letter of a node's process (R, S, T, ...).
-func (c *Cluster) ProcessState(ctx context.Context, node string) (string, error) {
-	ct, ok := c.byNode[node]
-	if !ok {
-		return "", fmt.Errorf("harness: no node %q", node)
-	}
-	return c.rt.ProcessState(ctx, ct)
-}
-
 // Host is the harness's own clients of the lock service and the resources
 // (resets, final reads, the side writer).
 func (c *Cluster) Host() workloads.Clients { return c.host }
 
 // ClientConfig is the client configuration the workers got.
 func (c *Cluster) ClientConfig() targets.ClientConfig { return c.cfg.Client }
-
-// Leader is the node that leads now.
-func (c *Cluster) Leader(ctx context.Context) (string, error) {
-	return c.cfg.Target.Leader(ctx, c.Nodes)
-}
 
 // Close disconnects the workers, saves every container's log under logsDir
 // (if not empty), and removes the containers and the network. It resumes any

@@ -51,7 +51,8 @@ var layers = []layer{
 	{"harness", []string{
 		"internal/harness", "internal/harness/harnesstest",
 	}},
-	{"contract tests run on the harness", []string{
+	{"scripts and contract tests run on the harness", []string{
+		"internal/scenarios",
 		"internal/resources/resourcetest", "internal/targets/redis/internal/redistest",
 	}},
 	{"commands", []string{

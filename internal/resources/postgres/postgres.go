@@ -88,18 +88,7 @@ func (Resource) Ready(ctx context.Context, nodes []targets.Node) error {
 	if len(nodes) == 0 {
 		return errors.New("postgres: no node")
 	}
-	var last error
-	for {
-		last = ready(ctx, nodes[0].Addr)
-		if last == nil {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("postgres not ready: %w", last)
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
+	return targets.PollReady(ctx, "postgres", 100*time.Millisecond, func(ctx context.Context) error { return ready(ctx, nodes[0].Addr) })
 }
 
 func ready(ctx context.Context, addr string) error {

@@ -109,24 +109,14 @@ func (Resource) Ready(ctx context.Context, nodes []targets.Node) error {
 		return fmt.Errorf("proxy: want 2 nodes, not %d", len(nodes))
 	}
 	c := newClient()
-	var last error
-	for {
-		last = nil
+	return targets.PollReady(ctx, "proxy", 100*time.Millisecond, func(ctx context.Context) error {
 		for _, u := range []string{"http://" + nodes[0].Addr + pathFence, "http://" + nodes[1].Addr + "/"} {
 			if err := ping(ctx, c, u); err != nil {
-				last = err
-				break
+				return err
 			}
 		}
-		if last == nil {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("proxy not ready: %w", last)
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
+		return nil
+	})
 }
 
 func ping(ctx context.Context, c *http.Client, url string) error {

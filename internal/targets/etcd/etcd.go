@@ -177,18 +177,7 @@ func (Target) Ready(ctx context.Context, nodes []targets.Node) error {
 		return err
 	}
 	defer cli.Close()
-	var last error
-	for {
-		last = ready(ctx, cli, nodes)
-		if last == nil {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("etcd not ready: %w", last)
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
+	return targets.PollReady(ctx, "etcd", 100*time.Millisecond, func(ctx context.Context) error { return ready(ctx, cli, nodes) })
 }
 
 func ready(ctx context.Context, cli *clientv3.Client, nodes []targets.Node) error {

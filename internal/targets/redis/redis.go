@@ -139,17 +139,7 @@ func (Target) Ready(ctx context.Context, nodes []targets.Node) error { return Pi
 // PingAll waits until every node answers PING, or returns the last reason
 // one did not when ctx ends.
 func PingAll(ctx context.Context, nodes []targets.Node) error {
-	for {
-		last := pingAll(ctx, nodes)
-		if last == nil {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("redis not ready: %w", last)
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
+	return targets.PollReady(ctx, "redis", 100*time.Millisecond, func(ctx context.Context) error { return pingAll(ctx, nodes) })
 }
 
 func pingAll(ctx context.Context, nodes []targets.Node) error {

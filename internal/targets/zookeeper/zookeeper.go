@@ -246,17 +246,7 @@ func ready(ctx context.Context, nodes []targets.Node) error {
 
 // Ready returns nil once every server is ready (see ready).
 func (Target) Ready(ctx context.Context, nodes []targets.Node) error {
-	for {
-		last := ready(ctx, nodes)
-		if last == nil {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("zookeeper not ready: %w", last)
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
+	return targets.PollReady(ctx, "zookeeper", 200*time.Millisecond, func(ctx context.Context) error { return ready(ctx, nodes) })
 }
 
 // Leader returns the name of the server whose srvr says Mode: leader.

@@ -174,17 +174,7 @@ func sentinelClient(addr string) *goredis.SentinelClient {
 // server agrees: the primary has role master, every other server is its
 // replica with the link up and no sync in progress.
 func (Target) Ready(ctx context.Context, nodes []targets.Node) error {
-	for {
-		last := ready(ctx, nodes)
-		if last == nil {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("redis-sentinel not ready: %w", last)
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
+	return targets.PollReady(ctx, "redis-sentinel", 200*time.Millisecond, func(ctx context.Context) error { return ready(ctx, nodes) })
 }
 
 func ready(ctx context.Context, nodes []targets.Node) error {

@@ -1,13 +1,13 @@
-package harness
+package scenarios
 
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"math/rand/v2"
 	"slices"
 	"time"
 
+	"github.com/fencecheck/fencecheck/internal/harness"
 	"github.com/fencecheck/fencecheck/internal/history"
 	la "github.com/fencecheck/fencecheck/internal/history/lockappend"
 	"github.com/fencecheck/fencecheck/internal/nemesis"
@@ -27,36 +27,23 @@ import (
 // (a forked log, B's entry erased); with term fencing the log refuses it.
 // Story's TokenA and TokenB are the terms; BLost says whether B's entry
 // is missing from the final log.
-func ElectionDemo(ctx context.Context, cfg DemoConfig) ([]Story, error) {
+func ElectionDemo(ctx context.Context, cfg Config) ([]Story, error) {
 	if len(cfg.Fencings) == 0 {
 		cfg.Fencings = []targets.Fencing{targets.FencingNone, targets.FencingTerm}
 	}
-	if cfg.TTL == 0 {
-		cfg.TTL = targets.DefaultTTL(cfg.Target)
-	}
-	log := cfg.Log
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+	if cfg.Script == "" {
+		cfg.Script = DemoName
 	}
 	if _, ok := cfg.Target.(targets.Electing); !ok {
 		return nil, fmt.Errorf("%w: target %s has no leader-election recipe", targets.ErrBadConfig, cfg.Target.Name())
 	}
-	client := targets.ClientConfig{TTL: cfg.TTL, RPCTimeout: max(2*time.Second, cfg.TTL)}
-	if err := cfg.Target.Validate(client); err != nil {
+	tm, err := cfg.timings()
+	if err != nil {
 		return nil, err
 	}
-	if cfg.Resource == nil {
-		return nil, fmt.Errorf("%w: the demo needs a resource", targets.ErrBadConfig)
-	}
-	lease := targets.MaxLease(cfg.Target, client)
-	work := workloads.Config{AcquireTimeout: 3*lease + 10*time.Second, Margin: cfg.TTL / 4}
-	cl, err := StartCluster(ctx, ClusterConfig{
-		Target: cfg.Target, Nodes: cfg.Nodes, Workers: 2, Client: client,
-		Workload: election.Workload{}, Config: work,
-		Resources:    []ResourceUse{{Resource: cfg.Resource, Fencing: targets.FencingNone}},
-		WorkerBinary: cfg.WorkerBinary, ReadyTimeout: 30 * time.Second, Log: log, Stage: cfg.Stage,
-		TargetImage: cfg.TargetImage,
-	})
+	lease := tm.Lease
+	work := workloads.Config{AcquireTimeout: 3*lease + 10*time.Second, Margin: tm.Margin}
+	cl, err := cfg.start(ctx, tm, 2, election.Workload{}, work, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -75,7 +62,7 @@ func ElectionDemo(ctx context.Context, cfg DemoConfig) ([]Story, error) {
 	return stories, nil
 }
 
-func playElection(ctx context.Context, cl *Cluster, cfg DemoConfig, f targets.Fencing, work workloads.Config, lease time.Duration) (st Story, err error) {
+func playElection(ctx context.Context, cl *harness.Cluster, cfg Config, f targets.Fencing, work workloads.Config, lease time.Duration) (st Story, err error) {
 	st = Story{Fencing: f}
 	s, err := beginStory(ctx, cl, cfg, f, work, map[history.Process]string{0: "A", 1: "B"})
 	if err != nil {
@@ -84,18 +71,18 @@ func playElection(ctx context.Context, cl *Cluster, cfg DemoConfig, f targets.Fe
 	defer s.rec.Close()
 	st.Run = s.run
 	s.nemesis = "partition-client (scripted)"
-	A, B := cl.clients[0], cl.clients[1]
+	A, B := s.clients[0], s.clients[1]
 	fmt.Fprintf(cfg.Out, "\nElection story: fencing %s (%s, %d nodes, leadership TTL %s; A=%s B=%s)\n  recipe: %s\n",
-		f, cfg.Target.Name(), cfg.Nodes, cfg.TTL, A.name, B.name, cfg.Target.(targets.Electing).Election())
+		f, cfg.Target.Name(), cfg.Nodes, cfg.TTL, A.Name(), B.Name(), cfg.Target.(targets.Electing).Election())
 
 	// A leads; its leader work outlasts its leadership, the new leader's
 	// election and entry, and the heal.
 	aCfg := work
 	aCfg.Work = 2*lease + 2*cfg.TTL + 6*time.Second
 	holder := cl.ArmHolder()
-	pa, err := A.invoke(0, 1, election.FLead, election.Invoke{Elements: []int64{1}}, &aCfg)
+	pa, err := A.Invoke(0, 1, election.FLead, election.Invoke{Elements: []int64{1}}, &aCfg)
 	if err != nil {
-		return st, fmt.Errorf("%w: %w", ErrHarness, err)
+		return st, fmt.Errorf("%w: %w", harness.ErrHarness, err)
 	}
 	el, _, err := phase[election.Elected](ctx, s, 0, election.PhaseElected, 10*time.Second)
 	if err != nil {
@@ -131,20 +118,20 @@ func playElection(ctx context.Context, cl *Cluster, cfg DemoConfig, f targets.Fe
 	}
 	defer func() {
 		if herr := heal(); herr != nil && err == nil {
-			err = fmt.Errorf("%w: heal: %w", ErrHarness, herr)
+			err = fmt.Errorf("%w: heal: %w", harness.ErrHarness, herr)
 		}
 	}()
 	cut := s.rec.Since()
 	s.rec.Record(history.Nemesis, history.Info, history.FStart, history.FaultValue{Fault: "partition-client", Nodes: inj.Nodes, Params: inj.Params})
 	if inj.Params["hit"] != "true" {
-		return st, notSetUp("the partition missed A: it had given up waiting at its failpoint")
+		return st, harness.NotSetUp("the partition missed A: it had given up waiting at its failpoint")
 	}
-	s.say("harness", "cuts %s off from every server (iptables): A's leadership can no longer be renewed", A.name)
+	s.say("harness", "cuts %s off from every server (iptables): A's leadership can no longer be renewed", A.Name())
 
 	// B campaigns and wins once A's leadership lapses.
-	pb, err := B.invoke(1, 2, election.FLead, election.Invoke{Elements: []int64{2}}, nil)
+	pb, err := B.Invoke(1, 2, election.FLead, election.Invoke{Elements: []int64{2}}, nil)
 	if err != nil {
-		return st, fmt.Errorf("%w: %w", ErrHarness, err)
+		return st, fmt.Errorf("%w: %w", harness.ErrHarness, err)
 	}
 	el, e, err := phase[election.Elected](ctx, s, 1, election.PhaseElected, work.AcquireTimeout+5*time.Second)
 	if err != nil {
@@ -153,21 +140,21 @@ func playElection(ctx context.Context, cl *Cluster, cfg DemoConfig, f targets.Fe
 	st.TokenB = el.Term
 	s.say(cfg.Target.Name(), "elects B while A is cut off (%.1fs after the cut): A's leadership lapsed without A knowing", (time.Duration(e.Time) - cut).Seconds())
 	s.say("B", "leader with term %d (> %d)", el.Term, st.TokenA)
-	bType := B.await(ctx, pb, 20*time.Second)
+	bType := B.Await(ctx, pb, 20*time.Second)
 	var bDone election.Completion
-	_ = pb.completion(&bDone)
+	_ = pb.Completion(&bDone)
 	if bType != history.Ok || bDone.Written != 1 {
-		return st, fmt.Errorf("%w: demo: B's entry was not acknowledged: %s %s %s", ErrHarness, bType, bDone.Reason, bDone.Error)
+		return st, fmt.Errorf("%w: demo: B's entry was not acknowledged: %s %s %s", harness.ErrHarness, bType, bDone.Reason, bDone.Error)
 	}
 	s.say("B", "appends entry %d.1: acknowledged; B resigns", st.TokenB)
 
 	if err := heal(); err != nil {
-		return st, fmt.Errorf("%w: heal: %w", ErrHarness, err)
+		return st, fmt.Errorf("%w: heal: %w", harness.ErrHarness, err)
 	}
 	s.say("harness", "heals the partition after %.1fs: A is back, still in its leader work, still believing it leads", (s.rec.Since() - cut).Seconds())
-	st.AResult = A.await(ctx, pa, aCfg.Work+30*time.Second)
+	st.AResult = A.Await(ctx, pa, aCfg.Work+30*time.Second)
 	var aDone election.Completion
-	_ = pa.completion(&aDone)
+	_ = pa.Completion(&aDone)
 	st.AReason = aDone.Reason
 	switch {
 	case st.AResult == history.Ok:
@@ -204,7 +191,7 @@ func playElection(ctx context.Context, cl *Cluster, cfg DemoConfig, f targets.Fe
 	}
 	r, _ := res.Result.(*election.Result)
 	if r == nil {
-		return st, fmt.Errorf("%w: demo: no election result", ErrHarness)
+		return st, fmt.Errorf("%w: demo: no election result", harness.ErrHarness)
 	}
 	s.say("check", "%s (forks %d, lost entries %d, refused entries %d): %s", res.Valid(), r.Forks, r.LostUpdates.Lost,
 		r.FenceRejections, s.run.Path(store.ReportFile))
@@ -213,17 +200,17 @@ func playElection(ctx context.Context, cl *Cluster, cfg DemoConfig, f targets.Fe
 
 // cutOff partitions the next holder at its failpoint (the one armed) from
 // every server, as partition-client does, and lets it proceed.
-func cutOff(ctx context.Context, cl *Cluster, armed chan nemesis.Holder) (*nemesis.Injection, error) {
+func cutOff(ctx context.Context, cl *harness.Cluster, armed chan nemesis.Holder) (*nemesis.Injection, error) {
 	var h nemesis.Holder
 	select {
 	case h = <-armed:
 	case <-time.After(10 * time.Second):
-		return nil, fmt.Errorf("%w: demo: the leader never reached its failpoint", ErrHarness)
+		return nil, fmt.Errorf("%w: demo: the leader never reached its failpoint", harness.ErrHarness)
 	}
 	// PartitionClient takes its holder from NextHolder: hand it this one.
 	inj, err := nemesis.PartitionClient{}.Inject(ctx, oneHolder{Env: cl, h: h}, rand.New(rand.NewPCG(1, 1)))
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrHarness, err)
+		return nil, fmt.Errorf("%w: %w", harness.ErrHarness, err)
 	}
 	return inj, nil
 }

@@ -1,13 +1,12 @@
-package harness
+package scenarios
 
 import (
 	"context"
 	"fmt"
-	"io"
 	"slices"
 	"time"
 
-	"github.com/fencecheck/fencecheck/internal/checkers"
+	"github.com/fencecheck/fencecheck/internal/harness"
 	"github.com/fencecheck/fencecheck/internal/history"
 	"github.com/fencecheck/fencecheck/internal/history/lockappend"
 	"github.com/fencecheck/fencecheck/internal/nemesis"
@@ -16,20 +15,6 @@ import (
 	wlockappend "github.com/fencecheck/fencecheck/internal/workloads/lockappend"
 	"github.com/fencecheck/fencecheck/targets"
 )
-
-// Etcd11456Name is the scenario's name (run --scenario).
-const Etcd11456Name = "etcd-11456"
-
-// Regression is what a regression scenario showed.
-type Regression struct {
-	// Granted: the lock service granted the lock to the waiter whose lease
-	// had expired while it waited (the bug).
-	Granted bool
-	// Final is the list's final value; Valid the checkers' verdict.
-	Final []int64
-	Valid checkers.Validity
-	Run   *store.Run
-}
 
 // Etcd11456 plays etcd issue 11456 on a real cluster, with the lock RPC
 // (the target must be etcd with --recipe lock-rpc: the server's v3lock
@@ -46,33 +31,17 @@ type Regression struct {
 // writes and releases; W writes last. With the bug and no fencing, W's
 // write overwrites X's acknowledged one: invalid. Fixed, or fenced: valid.
 // One story, fencing f, recorded in RESULTS/etcd-11456-<fencing>/.
-func Etcd11456(ctx context.Context, cfg DemoConfig, f targets.Fencing) (Regression, error) {
-	var reg Regression
-	if cfg.TTL == 0 {
-		cfg.TTL = 2 * time.Second
-	}
+func Etcd11456(ctx context.Context, cfg Config, f targets.Fencing) (Regression, error) {
 	cfg.Script = Etcd11456Name
-	client := targets.ClientConfig{TTL: cfg.TTL, RPCTimeout: max(2*time.Second, cfg.TTL), Recipe: cfg.Recipe}
-	if err := cfg.Target.Validate(client); err != nil {
-		return reg, err
-	}
-	if cfg.Resource == nil {
-		return reg, fmt.Errorf("%w: the scenario needs a resource", targets.ErrBadConfig)
-	}
-	if cfg.Out == nil {
-		cfg.Out = io.Discard
-	}
-	work := workloads.Config{AcquireTimeout: 5 * cfg.TTL, Margin: cfg.TTL / 4}
-	cl, err := StartCluster(ctx, ClusterConfig{
-		Target: cfg.Target, Nodes: cfg.Nodes, Workers: 3, Client: client,
-		Workload: wlockappend.Workload{}, Config: work,
-		Resources:    []ResourceUse{{Resource: cfg.Resource, Fencing: targets.FencingNone}},
-		WorkerBinary: cfg.WorkerBinary, ReadyTimeout: 30 * time.Second, Log: cfg.Log, Stage: cfg.Stage,
-		TargetImage:      cfg.TargetImage,
-		FailpointTimeout: time.Minute, // H waits there through W's pause
-	})
+	tm, err := cfg.timings()
 	if err != nil {
-		return reg, err
+		return Regression{}, err
+	}
+	work := workloads.Config{AcquireTimeout: 5 * tm.Lease, Margin: tm.Margin}
+	// H waits at its failpoint through W's pause.
+	cl, err := cfg.start(ctx, tm, 3, wlockappend.Workload{}, work, 3*cfg.TTL+time.Minute)
+	if err != nil {
+		return Regression{}, err
 	}
 	defer cl.Close("")
 	return replay(ctx, cl, cfg.Out, func() (Regression, *store.Run, error) {
@@ -86,7 +55,7 @@ func Etcd11456(ctx context.Context, cfg DemoConfig, f targets.Fencing) (Regressi
 // before H released (it had not reached the server before W froze), W not
 // frozen, H or W no longer waiting at its failpoint, or the phases in
 // another order than the script's.
-func playEtcd11456(ctx context.Context, cl *Cluster, cfg DemoConfig, f targets.Fencing, work workloads.Config) (Regression, error) {
+func playEtcd11456(ctx context.Context, cl *harness.Cluster, cfg Config, f targets.Fencing, work workloads.Config) (Regression, error) {
 	var reg Regression
 	s, err := beginStory(ctx, cl, cfg, f, work, map[history.Process]string{0: "H", 1: "W", 2: "X"})
 	if err != nil {
@@ -95,16 +64,16 @@ func playEtcd11456(ctx context.Context, cl *Cluster, cfg DemoConfig, f targets.F
 	defer s.rec.Close()
 	reg.Run = s.run
 	s.nemesis = "pause-waiter (scripted)"
-	H, W, X := cl.clients[0], cl.clients[1], cl.clients[2]
+	H, W, X := s.clients[0], s.clients[1], s.clients[2]
 	ttl := cfg.TTL
 	fmt.Fprintf(cfg.Out, "\n%s: fencing %s (%s, %d nodes, lease TTL %s, recipe %s; H=%s W=%s X=%s)\n",
-		Etcd11456Name, f, cfg.Target.Name(), cfg.Nodes, ttl, cfg.Recipe, H.name, W.name, X.name)
+		Etcd11456Name, f, cfg.Target.Name(), cfg.Nodes, ttl, cfg.Recipe, H.Name(), W.Name(), X.Name())
 
 	// H takes the lock and holds it at its failpoint.
 	holdH := cl.ArmHolder()
-	ph, err := H.invoke(0, 1, lockappend.FAppend, lockappend.Invoke{Element: 1}, &work)
+	ph, err := H.Invoke(0, 1, lockappend.FAppend, lockappend.Invoke{Element: 1}, &work)
 	if err != nil {
-		return reg, fmt.Errorf("%w: %w", ErrHarness, err)
+		return reg, fmt.Errorf("%w: %w", harness.ErrHarness, err)
 	}
 	acq, _, err := phase[lockappend.Acquired](ctx, s, 0, lockappend.PhaseAcquired, 10*time.Second)
 	if err != nil {
@@ -115,44 +84,44 @@ func playEtcd11456(ctx context.Context, cl *Cluster, cfg DemoConfig, f targets.F
 	select {
 	case hH = <-holdH:
 	case <-time.After(10 * time.Second):
-		return reg, fmt.Errorf("%w: %s: H never reached its failpoint", ErrHarness, Etcd11456Name)
+		return reg, fmt.Errorf("%w: %s: H never reached its failpoint", harness.ErrHarness, Etcd11456Name)
 	}
 
 	// W calls Lock and waits behind H; frozen, its lease expires.
 	wCfg := work
 	wCfg.AcquireTimeout = 60 * time.Second
 	wCfg.Margin = -time.Hour // W trusts the grant: no lease check
-	pw, err := W.invoke(1, 2, lockappend.FAppend, lockappend.Invoke{Element: 2}, &wCfg)
+	pw, err := W.Invoke(1, 2, lockappend.FAppend, lockappend.Invoke{Element: 2}, &wCfg)
 	if err != nil {
 		hH.Proceed()
-		return reg, fmt.Errorf("%w: %w", ErrHarness, err)
+		return reg, fmt.Errorf("%w: %w", harness.ErrHarness, err)
 	}
 	time.Sleep(time.Second) // W's Lock call is under way, waiting behind H
 	if e, done := answered(s.rec.Events(), 1, lockappend.PhaseAcquired); done {
 		hH.Proceed()
-		return reg, notSetUp("W's Lock call was answered (%s %s) while H held the lock, before W froze", e.Type, e.F)
+		return reg, harness.NotSetUp("W's Lock call was answered (%s %s) while H held the lock, before W froze", e.Type, e.F)
 	}
-	if err := cl.Signal(ctx, W.name, "SIGSTOP"); err != nil {
+	if err := cl.Signal(ctx, W.Name(), "SIGSTOP"); err != nil {
 		hH.Proceed()
-		return reg, fmt.Errorf("%w: %w", ErrHarness, err)
+		return reg, fmt.Errorf("%w: %w", harness.ErrHarness, err)
 	}
-	fault := history.FaultValue{Fault: "pause-waiter", Nodes: []string{W.name}, Params: map[string]string{"process": "1"}}
+	fault := history.FaultValue{Fault: "pause-waiter", Nodes: []string{W.Name()}, Params: map[string]string{"process": "1"}}
 	s.rec.Record(history.Nemesis, history.Info, history.FStart, fault)
-	s.say("harness", "SIGSTOP %s: W freezes while its Lock call waits, lease keepalives included", W.name)
+	s.say("harness", "SIGSTOP %s: W freezes while its Lock call waits, lease keepalives included", W.Name())
 	time.Sleep(3 * ttl)
-	if err := cl.Signal(ctx, W.name, "SIGCONT"); err != nil {
+	if err := cl.Signal(ctx, W.Name(), "SIGCONT"); err != nil {
 		hH.Proceed()
-		return reg, fmt.Errorf("%w: %w", ErrHarness, err)
+		return reg, fmt.Errorf("%w: %w", harness.ErrHarness, err)
 	}
 	s.rec.Record(history.Nemesis, history.Info, history.FStop, fault)
-	s.say("harness", "SIGCONT %s after %s: W's lease (TTL %s) has expired, and its lock key with it", W.name, 3*ttl, ttl)
+	s.say("harness", "SIGCONT %s after %s: W's lease (TTL %s) has expired, and its lock key with it", W.Name(), 3*ttl, ttl)
 	time.Sleep(time.Second)
 	// W's call must still wait behind H: answered now, it reached the
 	// server only after W's lease had expired (a loaded machine), which is
 	// not the bug's scenario.
 	if e, done := answered(s.rec.Events(), 1, lockappend.PhaseAcquired); done {
 		hH.Proceed()
-		return reg, notSetUp("W's Lock call was answered (%s %s) before H released: it had not reached the server before W froze", e.Type, e.F)
+		return reg, harness.NotSetUp("W's Lock call was answered (%s %s) before H released: it had not reached the server before W froze", e.Type, e.F)
 	}
 
 	// H writes and releases: the keys before W's are gone.
@@ -160,7 +129,7 @@ func playEtcd11456(ctx context.Context, cl *Cluster, cfg DemoConfig, f targets.F
 	if err := letGo(hH, "H"); err != nil {
 		return reg, err
 	}
-	if typ := H.await(ctx, ph, 15*time.Second); typ != history.Ok {
+	if typ := H.Await(ctx, ph, 15*time.Second); typ != history.Ok {
 		s.say("H", "writes and releases: %s", typ)
 	} else {
 		s.say("H", "writes [1] and releases the lock")
@@ -179,11 +148,11 @@ func playEtcd11456(ctx context.Context, cl *Cluster, cfg DemoConfig, f targets.F
 		case hW = <-holdW:
 			s.say("W", "trusts the grant, reads the value, and is about to write")
 		case <-time.After(10 * time.Second):
-			return reg, notSetUp("W was granted the lock but never reached its write")
+			return reg, harness.NotSetUp("W was granted the lock but never reached its write")
 		}
 	} else {
 		var d lockappend.Completion
-		_ = pw.completion(&d)
+		_ = pw.Completion(&d)
 		s.say(cfg.Target.Name(), "refuses W the lock: %s %s", d.Reason, d.Error)
 		// The wait armed for W would catch X: let whoever it catches go.
 		go func() {
@@ -196,25 +165,25 @@ func playEtcd11456(ctx context.Context, cl *Cluster, cfg DemoConfig, f targets.F
 	}
 
 	// X takes the lock, which is free, and writes.
-	px, err := X.invoke(2, 3, lockappend.FAppend, lockappend.Invoke{Element: 3}, &work)
+	px, err := X.Invoke(2, 3, lockappend.FAppend, lockappend.Invoke{Element: 3}, &work)
 	if err != nil {
 		proceed(hW)
-		return reg, fmt.Errorf("%w: %w", ErrHarness, err)
+		return reg, fmt.Errorf("%w: %w", harness.ErrHarness, err)
 	}
-	xType := X.await(ctx, px, 5*ttl+10*time.Second)
+	xType := X.Await(ctx, px, 5*ttl+10*time.Second)
 	var xDone lockappend.Completion
-	_ = px.completion(&xDone)
+	_ = px.Completion(&xDone)
 	s.say("X", "acquires, reads %v, writes with element 3: %s %s", xDone.Read, xType, xDone.Reason)
 	if reg.Granted {
 		if err := letGo(hW, "W"); err != nil {
 			return reg, err
 		}
-		wType := W.await(ctx, pw, 15*time.Second)
+		wType := W.Await(ctx, pw, 15*time.Second)
 		var wDone lockappend.Completion
-		_ = pw.completion(&wDone)
+		_ = pw.Completion(&wDone)
 		s.say("W", "writes %v: %s %s", append(slices.Clone(wDone.Read), 2), wType, wDone.Reason)
 	} else {
-		W.await(ctx, pw, 5*time.Second)
+		W.Await(ctx, pw, 5*time.Second)
 	}
 
 	// The scenario took place only if the history says so: W frozen and
@@ -261,16 +230,9 @@ func (s *script) waitAcquiredOrDone(ctx context.Context, p history.Process, d ti
 				return e, nil
 			}
 		case <-t.C:
-			return history.Event{}, fmt.Errorf("%w: %s: neither a grant nor an answer for %s within %s", ErrHarness, Etcd11456Name, s.names[p], d)
+			return history.Event{}, fmt.Errorf("%w: %s: neither a grant nor an answer for %s within %s", harness.ErrHarness, Etcd11456Name, s.names[p], d)
 		case <-ctx.Done():
 			return history.Event{}, ctx.Err()
 		}
-	}
-}
-
-// proceed lets a holder go on, if there is one.
-func proceed(h nemesis.Holder) {
-	if h.Proceed != nil {
-		h.Proceed()
 	}
 }

@@ -1,0 +1,335 @@
+package harness
+
+// The cluster as the faults see it: the nemesis.Env adapter of a Cluster.
+// Its nodes by name, their processes, network and clocks, and the holders
+// its workers hand over at their failpoints (ArmHolder, NextHolder). The
+// engine's set-up, runs and teardown are cluster.go's.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/fencecheck/fencecheck/internal/harness/docker"
+	"github.com/fencecheck/fencecheck/internal/harness/netdelay"
+	"github.com/fencecheck/fencecheck/internal/harness/vdso"
+	"github.com/fencecheck/fencecheck/internal/history"
+	"github.com/fencecheck/fencecheck/internal/nemesis"
+	"github.com/fencecheck/fencecheck/targets"
+)
+
+// onFailpoint hands a client waiting at its failpoint to the fault that
+// waits for a holder, if one does; else it lets the client go on at once.
+func (c *Cluster) onFailpoint(cl *client, p history.Process, id, token int64) {
+	c.mu.Lock()
+	ws := c.waiters
+	c.waiters = nil
+	c.mu.Unlock()
+	if len(ws) == 0 {
+		cl.proceed(id)
+		return
+	}
+	var once sync.Once
+	proceed := func() bool {
+		ok := false
+		once.Do(func() {
+			// Still waiting unless the worker said it gave up.
+			ok = !cl.gaveUp(id) && cl.proceed(id)
+		})
+		return ok
+	}
+	h := nemesis.Holder{Node: cl.name, Process: p, Token: token, Proceed: proceed}
+	ws[0] <- h
+	// Only one fault takes a holder; the others wait for the next.
+	c.mu.Lock()
+	c.waiters = append(ws[1:], c.waiters...)
+	c.mu.Unlock()
+}
+
+// Lease is the longest the lock stays unavailable after its holder's last
+// renewal (nemesis.Env).
+func (c *Cluster) Lease() time.Duration { return targets.MaxLease(c.cfg.Target, c.cfg.Client) }
+
+// NextHolder waits for the next client to reach its failpoint
+// (nemesis.Env). The client waits there until the holder's Proceed.
+func (c *Cluster) NextHolder(ctx context.Context) (nemesis.Holder, error) {
+	ch := c.ArmHolder()
+	select {
+	case h := <-ch:
+		return h, nil
+	case <-ctx.Done():
+		c.mu.Lock()
+		for i, w := range c.waiters {
+			if w == ch {
+				c.waiters = append(c.waiters[:i], c.waiters[i+1:]...)
+				break
+			}
+		}
+		c.mu.Unlock()
+		// A holder handed over meanwhile must not wait forever.
+		select {
+		case h := <-ch:
+			h.Proceed()
+		default:
+		}
+		return nemesis.Holder{}, ctx.Err()
+	}
+}
+
+// ArmHolder registers a wait for the next client to reach its failpoint;
+// the holder arrives on the channel (and waits there until its Proceed).
+// Scripted runs arm before they invoke the operation they want to catch.
+func (c *Cluster) ArmHolder() chan nemesis.Holder {
+	ch := make(chan nemesis.Holder, 1)
+	c.mu.Lock()
+	c.waiters = append(c.waiters, ch)
+	c.mu.Unlock()
+	return ch
+}
+
+// TTL is the lease TTL (nemesis.Env).
+func (c *Cluster) TTL() time.Duration { return c.cfg.Client.TTL }
+
+// Servers are the server nodes' names (nemesis.Env).
+func (c *Cluster) Servers() []string {
+	names := make([]string, len(c.servers))
+	for i, s := range c.servers {
+		names[i] = s.Name
+	}
+	return names
+}
+
+// Resources are the nodes that faults with the resource scope hit: each
+// resource's first container (nemesis.Env).
+func (c *Cluster) Resources() []string {
+	var names []string
+	for _, n := range c.cfg.resourceNodes() {
+		if ns := c.ResourceNodes[n.res.Name()]; len(ns) > 0 && !slices.Contains(names, ns[0].Name) {
+			names = append(names, ns[0].Name)
+		}
+	}
+	return names
+}
+
+// Clients are the worker nodes' names (nemesis.Env).
+func (c *Cluster) Clients() []string {
+	names := make([]string, len(c.clients))
+	for i, cl := range c.clients {
+		names[i] = cl.name
+	}
+	return names
+}
+
+// Healthy waits until every server and every resource serves
+// (nemesis.Env).
+func (c *Cluster) Healthy(ctx context.Context) error {
+	return c.ready(ctx)
+}
+
+func (c *Cluster) node(name string) (*docker.Container, error) {
+	ct, ok := c.byNode[name]
+	if !ok {
+		return nil, fmt.Errorf("harness: no node %q", name)
+	}
+	return ct, nil
+}
+
+// Signal signals a node's process (nemesis.Env).
+func (c *Cluster) Signal(ctx context.Context, node, sig string) error {
+	ct, err := c.node(node)
+	if err != nil {
+		return err
+	}
+	return c.rt.Signal(ctx, ct, sig)
+}
+
+// Kill kills a node's container with SIGKILL and waits until it stopped
+// (nemesis.Env). For a client it then ends the harness's connection to the
+// worker, so that the operation in flight completes info at once (whether
+// or not the peer's end of the connection was seen to close) and the
+// client is dead until Restart.
+func (c *Cluster) Kill(ctx context.Context, node string) error {
+	ct, err := c.node(node)
+	if err != nil {
+		return err
+	}
+	err = c.rt.Kill(ctx, ct)
+	if cl := c.client(node); cl != nil {
+		cl.close()
+	}
+	return err
+}
+
+// Restart starts a killed node's container again, on its file system and
+// at its address (nemesis.Env). For a client it then connects to the new
+// worker and sets it up, like Connect; the generator continues on it under
+// a fresh process.
+func (c *Cluster) Restart(ctx context.Context, node string) error {
+	ct, err := c.node(node)
+	if err != nil {
+		return err
+	}
+	if err := c.rt.Restart(ctx, ct); err != nil {
+		return err
+	}
+	cl := c.client(node)
+	if cl == nil || !cl.isDead() {
+		return nil // not a client, or one whose kill never took
+	}
+	cn, err := dialWorker(ctx, ct, c.setup)
+	if err != nil {
+		return fmt.Errorf("harness: reconnect %s: %w", node, err)
+	}
+	cl.revive(cn)
+	return nil
+}
+
+// client is the harness's client of a worker node, nil for other nodes.
+func (c *Cluster) client(node string) *client {
+	for _, cl := range c.clients {
+		if cl.name == node {
+			return cl
+		}
+	}
+	return nil
+}
+
+// Exec runs a command in a node's container: it needs the tool in the
+// node's image (faults use NetExec instead).
+func (c *Cluster) Exec(ctx context.Context, node string, cmd ...string) (string, error) {
+	ct, err := c.node(node)
+	if err != nil {
+		return "", err
+	}
+	return c.rt.Exec(ctx, ct, cmd...)
+}
+
+// NetExec runs a command in a node's network namespace, from the node's
+// network helper (docker.Runtime.NetExec), so that it needs nothing in the
+// node's image (nemesis.Env).
+func (c *Cluster) NetExec(ctx context.Context, node string, cmd ...string) (string, error) {
+	ct, err := c.node(node)
+	if err != nil {
+		return "", err
+	}
+	return c.rt.NetExec(ctx, ct, cmd...)
+}
+
+// WarmNet starts the network helpers of the nodes at once (see
+// docker.Runtime.WarmHelpers), before a schedule whose faults will change
+// their network.
+func (c *Cluster) WarmNet(ctx context.Context, nodes []string) error {
+	var cs []*docker.Container
+	for _, n := range nodes {
+		ct, err := c.node(n)
+		if err != nil {
+			return err
+		}
+		cs = append(cs, ct)
+	}
+	return c.rt.WarmHelpers(ctx, cs)
+}
+
+// Addr is a node's address (nemesis.Env).
+func (c *Cluster) Addr(node string) string {
+	if ct, ok := c.byNode[node]; ok {
+		return ct.IP
+	}
+	return ""
+}
+
+const delayRule = "OUTPUT -o eth0 -j NFQUEUE --queue-num 0 --queue-bypass"
+
+// Delay holds every packet a node sends for delay ± jitter (nemesis.Env).
+func (c *Cluster) Delay(ctx context.Context, node string, delay, jitter time.Duration) error {
+	ct, err := c.node(node)
+	if err != nil {
+		return err
+	}
+	pid, err := c.rt.Pid(ctx, ct)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	_, busy := c.delayers[node]
+	c.mu.Unlock()
+	if busy {
+		return fmt.Errorf("harness: %s is delayed already", node)
+	}
+	d, err := netdelay.Start(pid, 0, delay, jitter, uint64(pid))
+	if err != nil {
+		return err
+	}
+	if _, err := c.rt.NetExec(ctx, ct, "sh", "-c", "iptables -w -A "+delayRule); err != nil {
+		return errors.Join(err, d.Stop())
+	}
+	c.mu.Lock()
+	c.delayers[node] = d
+	c.mu.Unlock()
+	return nil
+}
+
+// Undelay ends a node's delay: the rule goes, then every held packet is
+// released (nemesis.Env).
+func (c *Cluster) Undelay(ctx context.Context, node string) error {
+	c.mu.Lock()
+	d := c.delayers[node]
+	delete(c.delayers, node)
+	c.mu.Unlock()
+	if d == nil {
+		return nil
+	}
+	ct, err := c.node(node)
+	if err != nil {
+		return errors.Join(err, d.Stop())
+	}
+	_, err = c.rt.NetExec(ctx, ct, "sh", "-c", "iptables -w -D "+delayRule)
+	return errors.Join(err, d.Stop())
+}
+
+// SkewServerClock sets a server process's wall-clock offset by patching its
+// vDSO; 0 restores the true clock (nemesis.Env).
+func (c *Cluster) SkewServerClock(ctx context.Context, node string, offset time.Duration) error {
+	ct, err := c.node(node)
+	if err != nil {
+		return err
+	}
+	pid, err := c.rt.Pid(ctx, ct)
+	if err != nil {
+		return err
+	}
+	if pid == 0 {
+		return fmt.Errorf("harness: %s does not run", node)
+	}
+	if offset == 0 {
+		return vdso.Reset(pid)
+	}
+	return vdso.SetOffset(pid, offset)
+}
+
+// SkewClientClock sets a client's lease-clock offset (nemesis.Env).
+func (c *Cluster) SkewClientClock(ctx context.Context, node string, offset time.Duration) error {
+	if cl := c.client(node); cl != nil {
+		return cl.send(message{Kind: kindSkew, Skew: offset})
+	}
+	return fmt.Errorf("harness: no client %q", node)
+}
+
+// ProcessState returns the state letter of a node's process (R, S, T, ...).
+func (c *Cluster) ProcessState(ctx context.Context, node string) (string, error) {
+	ct, ok := c.byNode[node]
+	if !ok {
+		return "", fmt.Errorf("harness: no node %q", node)
+	}
+	return c.rt.ProcessState(ctx, ct)
+}
+
+// Leader is the node that leads now.
+func (c *Cluster) Leader(ctx context.Context) (string, error) {
+	return c.cfg.Target.Leader(ctx, c.Nodes)
+}
+
+var _ nemesis.Env = (*Cluster)(nil)
