@@ -93,6 +93,9 @@ type ClusterConfig struct {
 
 // Cluster is a running system under test and its workers, for one run.
 type Cluster struct {
+	// nemesisEnv makes the cluster the faults' nemesis.Env
+	// (nemesisenv.go).
+	nemesisEnv
 	cfg      ClusterConfig
 	rt       *docker.Runtime
 	log      *slog.Logger
@@ -198,6 +201,7 @@ func newCluster(cfg ClusterConfig) *Cluster {
 	c := &Cluster{cfg: cfg, log: cfg.Log, RunID: cfg.RunID, Images: map[string]string{}, ImageIDs: map[string]string{},
 		byNode: map[string]*docker.Container{}, delayers: map[string]*netdelay.Delayer{},
 		ResourceNodes: map[string][]targets.Node{}}
+	c.nemesisEnv = nemesisEnv{c}
 	c.catalog = cfg.catalog()
 	return c
 }

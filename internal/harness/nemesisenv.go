@@ -1,9 +1,9 @@
 package harness
 
-// The cluster as the faults see it: the nemesis.Env adapter of a Cluster.
-// Its nodes by name, their processes, network and clocks, and the holders
-// its workers hand over at their failpoints (ArmHolder, NextHolder). The
-// engine's set-up, runs and teardown are cluster.go's.
+// The cluster as the faults see it: nemesisEnv, the nemesis.Env adapter of
+// a Cluster. Its nodes by name, their processes, network and clocks, and
+// the holders its workers hand over at their failpoints (ArmHolder,
+// NextHolder). The engine's set-up, runs and teardown are cluster.go's.
 
 import (
 	"context"
@@ -23,7 +23,8 @@ import (
 
 // onFailpoint hands a client waiting at its failpoint to the fault that
 // waits for a holder, if one does; else it lets the client go on at once.
-func (c *Cluster) onFailpoint(cl *client, p history.Process, id, token int64) {
+func (e nemesisEnv) onFailpoint(cl *client, p history.Process, id, token int64) {
+	c := e.c
 	c.mu.Lock()
 	ws := c.waiters
 	c.waiters = nil
@@ -51,11 +52,12 @@ func (c *Cluster) onFailpoint(cl *client, p history.Process, id, token int64) {
 
 // Lease is the longest the lock stays unavailable after its holder's last
 // renewal (nemesis.Env).
-func (c *Cluster) Lease() time.Duration { return targets.MaxLease(c.cfg.Target, c.cfg.Client) }
+func (e nemesisEnv) Lease() time.Duration { return targets.MaxLease(e.c.cfg.Target, e.c.cfg.Client) }
 
 // NextHolder waits for the next client to reach its failpoint
 // (nemesis.Env). The client waits there until the holder's Proceed.
-func (c *Cluster) NextHolder(ctx context.Context) (nemesis.Holder, error) {
+func (e nemesisEnv) NextHolder(ctx context.Context) (nemesis.Holder, error) {
+	c := e.c
 	ch := c.ArmHolder()
 	select {
 	case h := <-ch:
@@ -82,7 +84,8 @@ func (c *Cluster) NextHolder(ctx context.Context) (nemesis.Holder, error) {
 // ArmHolder registers a wait for the next client to reach its failpoint;
 // the holder arrives on the channel (and waits there until its Proceed).
 // Scripted runs arm before they invoke the operation they want to catch.
-func (c *Cluster) ArmHolder() chan nemesis.Holder {
+func (e nemesisEnv) ArmHolder() chan nemesis.Holder {
+	c := e.c
 	ch := make(chan nemesis.Holder, 1)
 	c.mu.Lock()
 	c.waiters = append(c.waiters, ch)
@@ -91,10 +94,11 @@ func (c *Cluster) ArmHolder() chan nemesis.Holder {
 }
 
 // TTL is the lease TTL (nemesis.Env).
-func (c *Cluster) TTL() time.Duration { return c.cfg.Client.TTL }
+func (e nemesisEnv) TTL() time.Duration { return e.c.cfg.Client.TTL }
 
 // Servers are the server nodes' names (nemesis.Env).
-func (c *Cluster) Servers() []string {
+func (e nemesisEnv) Servers() []string {
+	c := e.c
 	names := make([]string, len(c.servers))
 	for i, s := range c.servers {
 		names[i] = s.Name
@@ -104,7 +108,8 @@ func (c *Cluster) Servers() []string {
 
 // Resources are the nodes that faults with the resource scope hit: each
 // resource's first container (nemesis.Env).
-func (c *Cluster) Resources() []string {
+func (e nemesisEnv) Resources() []string {
+	c := e.c
 	var names []string
 	for _, n := range c.cfg.resourceNodes() {
 		if ns := c.ResourceNodes[n.res.Name()]; len(ns) > 0 && !slices.Contains(names, ns[0].Name) {
@@ -115,7 +120,8 @@ func (c *Cluster) Resources() []string {
 }
 
 // Clients are the worker nodes' names (nemesis.Env).
-func (c *Cluster) Clients() []string {
+func (e nemesisEnv) Clients() []string {
+	c := e.c
 	names := make([]string, len(c.clients))
 	for i, cl := range c.clients {
 		names[i] = cl.name
@@ -125,11 +131,13 @@ func (c *Cluster) Clients() []string {
 
 // Healthy waits until every server and every resource serves
 // (nemesis.Env).
-func (c *Cluster) Healthy(ctx context.Context) error {
+func (e nemesisEnv) Healthy(ctx context.Context) error {
+	c := e.c
 	return c.ready(ctx)
 }
 
-func (c *Cluster) node(name string) (*docker.Container, error) {
+func (e nemesisEnv) node(name string) (*docker.Container, error) {
+	c := e.c
 	ct, ok := c.byNode[name]
 	if !ok {
 		return nil, fmt.Errorf("harness: no node %q", name)
@@ -138,7 +146,8 @@ func (c *Cluster) node(name string) (*docker.Container, error) {
 }
 
 // Signal signals a node's process (nemesis.Env).
-func (c *Cluster) Signal(ctx context.Context, node, sig string) error {
+func (e nemesisEnv) Signal(ctx context.Context, node, sig string) error {
+	c := e.c
 	ct, err := c.node(node)
 	if err != nil {
 		return err
@@ -151,7 +160,8 @@ func (c *Cluster) Signal(ctx context.Context, node, sig string) error {
 // worker, so that the operation in flight completes info at once (whether
 // or not the peer's end of the connection was seen to close) and the
 // client is dead until Restart.
-func (c *Cluster) Kill(ctx context.Context, node string) error {
+func (e nemesisEnv) Kill(ctx context.Context, node string) error {
+	c := e.c
 	ct, err := c.node(node)
 	if err != nil {
 		return err
@@ -167,7 +177,8 @@ func (c *Cluster) Kill(ctx context.Context, node string) error {
 // at its address (nemesis.Env). For a client it then connects to the new
 // worker and sets it up, like Connect; the generator continues on it under
 // a fresh process.
-func (c *Cluster) Restart(ctx context.Context, node string) error {
+func (e nemesisEnv) Restart(ctx context.Context, node string) error {
+	c := e.c
 	ct, err := c.node(node)
 	if err != nil {
 		return err
@@ -188,7 +199,8 @@ func (c *Cluster) Restart(ctx context.Context, node string) error {
 }
 
 // client is the harness's client of a worker node, nil for other nodes.
-func (c *Cluster) client(node string) *client {
+func (e nemesisEnv) client(node string) *client {
+	c := e.c
 	for _, cl := range c.clients {
 		if cl.name == node {
 			return cl
@@ -199,7 +211,8 @@ func (c *Cluster) client(node string) *client {
 
 // Exec runs a command in a node's container: it needs the tool in the
 // node's image (faults use NetExec instead).
-func (c *Cluster) Exec(ctx context.Context, node string, cmd ...string) (string, error) {
+func (e nemesisEnv) Exec(ctx context.Context, node string, cmd ...string) (string, error) {
+	c := e.c
 	ct, err := c.node(node)
 	if err != nil {
 		return "", err
@@ -210,7 +223,8 @@ func (c *Cluster) Exec(ctx context.Context, node string, cmd ...string) (string,
 // NetExec runs a command in a node's network namespace, from the node's
 // network helper (docker.Runtime.NetExec), so that it needs nothing in the
 // node's image (nemesis.Env).
-func (c *Cluster) NetExec(ctx context.Context, node string, cmd ...string) (string, error) {
+func (e nemesisEnv) NetExec(ctx context.Context, node string, cmd ...string) (string, error) {
+	c := e.c
 	ct, err := c.node(node)
 	if err != nil {
 		return "", err
@@ -221,7 +235,8 @@ func (c *Cluster) NetExec(ctx context.Context, node string, cmd ...string) (stri
 // WarmNet starts the network helpers of the nodes at once (see
 // docker.Runtime.WarmHelpers), before a schedule whose faults will change
 // their network.
-func (c *Cluster) WarmNet(ctx context.Context, nodes []string) error {
+func (e nemesisEnv) WarmNet(ctx context.Context, nodes []string) error {
+	c := e.c
 	var cs []*docker.Container
 	for _, n := range nodes {
 		ct, err := c.node(n)
@@ -234,7 +249,8 @@ func (c *Cluster) WarmNet(ctx context.Context, nodes []string) error {
 }
 
 // Addr is a node's address (nemesis.Env).
-func (c *Cluster) Addr(node string) string {
+func (e nemesisEnv) Addr(node string) string {
+	c := e.c
 	if ct, ok := c.byNode[node]; ok {
 		return ct.IP
 	}
@@ -244,7 +260,8 @@ func (c *Cluster) Addr(node string) string {
 const delayRule = "OUTPUT -o eth0 -j NFQUEUE --queue-num 0 --queue-bypass"
 
 // Delay holds every packet a node sends for delay ± jitter (nemesis.Env).
-func (c *Cluster) Delay(ctx context.Context, node string, delay, jitter time.Duration) error {
+func (e nemesisEnv) Delay(ctx context.Context, node string, delay, jitter time.Duration) error {
+	c := e.c
 	ct, err := c.node(node)
 	if err != nil {
 		return err
@@ -274,7 +291,8 @@ func (c *Cluster) Delay(ctx context.Context, node string, delay, jitter time.Dur
 
 // Undelay ends a node's delay: the rule goes, then every held packet is
 // released (nemesis.Env).
-func (c *Cluster) Undelay(ctx context.Context, node string) error {
+func (e nemesisEnv) Undelay(ctx context.Context, node string) error {
+	c := e.c
 	c.mu.Lock()
 	d := c.delayers[node]
 	delete(c.delayers, node)
@@ -292,7 +310,8 @@ func (c *Cluster) Undelay(ctx context.Context, node string) error {
 
 // SkewServerClock sets a server process's wall-clock offset by patching its
 // vDSO; 0 restores the true clock (nemesis.Env).
-func (c *Cluster) SkewServerClock(ctx context.Context, node string, offset time.Duration) error {
+func (e nemesisEnv) SkewServerClock(ctx context.Context, node string, offset time.Duration) error {
+	c := e.c
 	ct, err := c.node(node)
 	if err != nil {
 		return err
@@ -311,7 +330,8 @@ func (c *Cluster) SkewServerClock(ctx context.Context, node string, offset time.
 }
 
 // SkewClientClock sets a client's lease-clock offset (nemesis.Env).
-func (c *Cluster) SkewClientClock(ctx context.Context, node string, offset time.Duration) error {
+func (e nemesisEnv) SkewClientClock(ctx context.Context, node string, offset time.Duration) error {
+	c := e.c
 	if cl := c.client(node); cl != nil {
 		return cl.send(message{Kind: kindSkew, Skew: offset})
 	}
@@ -319,7 +339,8 @@ func (c *Cluster) SkewClientClock(ctx context.Context, node string, offset time.
 }
 
 // ProcessState returns the state letter of a node's process (R, S, T, ...).
-func (c *Cluster) ProcessState(ctx context.Context, node string) (string, error) {
+func (e nemesisEnv) ProcessState(ctx context.Context, node string) (string, error) {
+	c := e.c
 	ct, ok := c.byNode[node]
 	if !ok {
 		return "", fmt.Errorf("harness: no node %q", node)
@@ -328,8 +349,16 @@ func (c *Cluster) ProcessState(ctx context.Context, node string) (string, error)
 }
 
 // Leader is the node that leads now.
-func (c *Cluster) Leader(ctx context.Context) (string, error) {
+func (e nemesisEnv) Leader(ctx context.Context) (string, error) {
+	c := e.c
 	return c.cfg.Target.Leader(ctx, c.Nodes)
 }
 
-var _ nemesis.Env = (*Cluster)(nil)
+// nemesisEnv is the nemesis.Env of the cluster it points to; a Cluster
+// embeds its own, so that it is a nemesis.Env itself.
+type nemesisEnv struct{ c *Cluster }
+
+var (
+	_ nemesis.Env = nemesisEnv{}
+	_ nemesis.Env = (*Cluster)(nil)
+)
