@@ -58,7 +58,7 @@ import (
 
 	"github.com/hashicorp/consul/api"
 
-	"github.com/fencecheck/fencecheck/internal/images"
+	"github.com/fencecheck/fencecheck/internal/images/kinds"
 	"github.com/fencecheck/fencecheck/targets"
 )
 
@@ -93,7 +93,7 @@ const (
 // Target is Consul.
 type Target struct {
 	// Release is the server version the cluster runs, a name of the consul
-	// image's version table (images.Versions); "" is the default, the
+	// image's version table (kinds.Versions); "" is the default, the
 	// table's first. Every version runs with the same command line and the
 	// same client library (github.com/hashicorp/consul/api of fencecheck's
 	// go.mod).
@@ -104,8 +104,8 @@ type Target struct {
 func (Target) Name() string { return "consul" }
 
 // release is the target's version in the image table.
-func (t Target) release() images.ServerVersion {
-	v, ok := images.LookupVersion(images.Consul, t.Release)
+func (t Target) release() kinds.ServerVersion {
+	v, ok := kinds.LookupVersion(kinds.Consul, t.Release)
 	if !ok {
 		// WithVersion only sets names of the table.
 		panic(fmt.Sprintf("consul: no version %q in the image table", t.Release))
@@ -114,7 +114,7 @@ func (t Target) release() images.ServerVersion {
 }
 
 // Image is the consul image of the target's version.
-func (t Target) Image() string { return images.VersionKind(images.Consul, t.release().Name) }
+func (t Target) Image() string { return kinds.VersionKind(kinds.Consul, t.release().Name) }
 
 // Version is the Consul server version the image runs.
 func (t Target) Version() string { return t.release().Server }
@@ -122,7 +122,7 @@ func (t Target) Version() string { return t.release().Server }
 // Versions are the names of the consul image's version table (--version).
 func (Target) Versions() []string {
 	var out []string
-	for _, v := range images.Versions(images.Consul) {
+	for _, v := range kinds.Versions(kinds.Consul) {
 		out = append(out, v.Name)
 	}
 	return out
