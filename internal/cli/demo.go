@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"time"
 
 	"github.com/fencecheck/fencecheck/internal/harness"
@@ -46,13 +45,13 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 	if _, err := t.Nodes(*nodes); err != nil {
 		return 0, err
 	}
-	self, err := os.Executable()
+	workerBin, err := workerBinary(stderr)
 	if err != nil {
-		return 0, fmt.Errorf("%w: %w", harness.ErrHarness, err)
+		return 0, err
 	}
 	ui := newProgress(stderr, false)
 	cfg := harness.DemoConfig{
-		Target: t, Resource: resourceTable[0], Nodes: *nodes, TTL: *ttl, Results: *resultsDir, WorkerBinary: self,
+		Target: t, Resource: resourceTable[0], Nodes: *nodes, TTL: *ttl, Results: *resultsDir, WorkerBinary: workerBin,
 		Fencings: []targets.Fencing{targets.FencingNone, targets.FencingToken},
 		Log:      slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		Stage:    ui.stage, Out: stdout,

@@ -192,9 +192,9 @@ func (o *runFlags) configFor(t targets.Target, workload, readMode, resource, fen
 			return harness.Config{}, fmt.Errorf("%w: no resource can keep an audit log", targets.ErrBadConfig)
 		}
 	}
-	self, err := os.Executable()
+	workerBin, err := workerBinary(stderr)
 	if err != nil {
-		return harness.Config{}, fmt.Errorf("%w: cannot find my own binary for the worker image: %w", harness.ErrHarness, err)
+		return harness.Config{}, err
 	}
 	prog, err := o.clientProgram(w, stderr)
 	if err != nil {
@@ -210,7 +210,7 @@ func (o *runFlags) configFor(t targets.Target, workload, readMode, resource, fen
 		Nemesis: nem, Faults: faults,
 		NemesisInterval: *o.interval, TimeLimit: *o.limit, Concurrency: *o.conc, Nodes: *o.nodes,
 		TTL: *o.ttl, LockDelay: o.lockDelay.d, Work: *o.work, Margin: *o.margin, AcquireTimeout: *o.acquire, OpTimeout: *o.op, RPCTimeout: *o.rpc,
-		CheckTimeout: *o.check, ReadyTimeout: *o.ready, Keys: *o.keys, ReadMode: readMode, Recipe: *o.recipe, Seed: seed, Results: *o.results, Name: name, WorkerBinary: self, ClientProgram: prog,
+		CheckTimeout: *o.check, ReadyTimeout: *o.ready, Keys: *o.keys, ReadMode: readMode, Recipe: *o.recipe, Seed: seed, Results: *o.results, Name: name, WorkerBinary: workerBin, ClientProgram: prog,
 		TargetImage: o.images["target"],
 		Log:         slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}

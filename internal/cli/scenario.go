@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"strings"
 	"time"
 
@@ -64,13 +63,13 @@ func runScenario(ctx context.Context, name string, t targets.Target, fencing str
 	if ttl == 0 {
 		ttl = 2 * time.Second
 	}
-	self, err := os.Executable()
+	workerBin, err := workerBinary(stderr)
 	if err != nil {
-		return 0, fmt.Errorf("%w: %w", harness.ErrHarness, err)
+		return 0, err
 	}
 	ui := newProgress(stderr, *o.quiet)
 	cfg := harness.DemoConfig{
-		Target: t, Resource: resourceTable[0], Nodes: nodes, TTL: ttl, Results: *o.results, WorkerBinary: self,
+		Target: t, Resource: resourceTable[0], Nodes: nodes, TTL: ttl, Results: *o.results, WorkerBinary: workerBin,
 		Recipe: sc.recipe, TargetImage: o.images["target"], Log: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		Stage: ui.stage, Out: stdout,
 	}

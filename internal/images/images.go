@@ -14,11 +14,14 @@
 //   - zookeeper: the base plus Debian's zookeeper package (3.8.0 in
 //     bookworm) and its headless OpenJDK, installed by apt in a docker build
 //     FROM the base (zookeeper/Dockerfile.txt);
-//   - worker: the base plus the fencecheck binary itself, which runs each
-//     lock client as `fencecheck worker`.
+//   - worker: the base plus the worker binary (cmd/fencecheck-worker, or
+//     fencecheck itself when there is none), which runs each lock client
+//     as `fencecheck worker`.
 //
 // Each image is tagged by a hash of everything it is made from (recipe,
-// module files, base image, binary), and a build whose tag already exists is
+// module files, base image, binary: the worker image's tag hashes the worker
+// binary only, so an edit of the harness or the report leaves it as it is),
+// and a build whose tag already exists is
 // skipped, so a rebuild with nothing changed takes well under a second.
 package images
 
@@ -120,7 +123,8 @@ func ZooKeeperRef() string {
 	return fmt.Sprintf("fencecheck/zookeeper:%s-%s", ZooKeeperVersion(), hashOf([]byte(BaseRef()), mustRead("zookeeper/Dockerfile.txt")))
 }
 
-// WorkerRef is the tag of the worker image for the fencecheck binary at path.
+// WorkerRef is the tag of the worker image for the worker binary at path:
+// a hash of the base's tag and the binary.
 func WorkerRef(path string) (string, error) {
 	bin, err := os.ReadFile(path)
 	if err != nil {
@@ -174,8 +178,9 @@ func (b *Builder) EnsureZooKeeper(ctx context.Context) (string, error) {
 	})
 }
 
-// EnsureWorker builds the worker image for the fencecheck binary at path
-// (and the base) unless it exists.
+// EnsureWorker builds the worker image for the worker binary at path (and
+// the base) unless it exists. The binary goes to /usr/local/bin/fencecheck,
+// where the harness runs its commands (worker, proxy, client-probe).
 func (b *Builder) EnsureWorker(ctx context.Context, path string) (string, error) {
 	if _, err := b.EnsureBase(ctx); err != nil {
 		return "", err
@@ -189,6 +194,7 @@ func (b *Builder) EnsureWorker(ctx context.Context, path string) (string, error)
 		if err != nil {
 			return err
 		}
+		b.logf("  worker binary %s (%.1f MB)", path, float64(len(bin))/1e6)
 		return b.buildOnBase(ctx, ref, Worker, "", map[string][]byte{"fencecheck": bin}, "/usr/local/bin/fencecheck")
 	})
 }
