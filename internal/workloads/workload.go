@@ -3,7 +3,7 @@
 // the history is checked and summed up. The harness, the store, the report
 // and the CLI know workloads only through this interface; each workload
 // lives in its own folder (workloads/lockappend, workloads/register) and is
-// listed once, in internal/cli's workload table. Its report page is paired
+// listed once, in internal/tables' workload table. Its report page is paired
 // with it in package views, so that a workload links no report (the worker
 // binary links the workloads).
 package workloads
