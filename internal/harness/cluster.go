@@ -312,7 +312,7 @@ func StartCluster(ctx context.Context, cfg ClusterConfig) (c *Cluster, err error
 	}
 	for i := range wspecs {
 		wspecs[i] = docker.Spec{Name: fmt.Sprintf("w%d", i+1), Role: docker.RoleWorker, Image: workerImage,
-			Cmd: []string{"/usr/local/bin/fencecheck", "worker", "--listen", fmt.Sprintf(":%d", worker.Port)}}
+			Cmd: []string{"/usr/local/bin/fencecheck", worker.CmdWorkerName, "--listen", fmt.Sprintf(":%d", worker.Port)}}
 	}
 	ws, err := c.rt.StartAll(ctx, wspecs)
 	if err != nil {
