@@ -5,6 +5,10 @@
 
 GO      ?= go
 BIN     := bin/fencecheck
+# The worker binary: what the worker image holds (cmd/fencecheck-worker, no
+# Docker SDK, no report; stripped, as nobody debugs it in a container).
+# fencecheck finds it beside itself.
+WORKER  := bin/fencecheck-worker
 export CGO_ENABLED := 0
 
 .PHONY: all build deps deps-demo images demo test unit fuzz bench findings clean
@@ -13,6 +17,7 @@ all: build
 
 build:
 	$(GO) build -trimpath -o $(BIN) ./cmd/fencecheck
+	$(GO) build -trimpath -ldflags='-s -w' -o $(WORKER) ./cmd/fencecheck-worker
 
 # System packages a fresh machine lacks (debootstrap for the base image), and
 # a Docker Engine that answers (started when it is installed but not running).

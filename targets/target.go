@@ -6,7 +6,7 @@
 // offers its own key-value store as the resource "lock-store".
 //
 // Each target lives in its own folder (targets/etcd, ...) and is listed once,
-// in internal/cli's target table.
+// in internal/tables' target table.
 package targets
 
 import (

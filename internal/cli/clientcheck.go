@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -15,15 +14,17 @@ import (
 	"github.com/fencecheck/fencecheck/internal/clientproto"
 	"github.com/fencecheck/fencecheck/internal/harness"
 	"github.com/fencecheck/fencecheck/internal/resources"
+	"github.com/fencecheck/fencecheck/internal/worker"
 	"github.com/fencecheck/fencecheck/targets"
 )
 
 // stepPrefix marks a conformance step in client-probe's output (its log
 // lines are mixed in); endPrefix its last line, with the number of steps
 // it reported, so that a report cut short is never read as a shorter one.
+// The probe (worker.CmdClientProbe) runs in the worker container.
 const (
-	stepPrefix = "STEP "
-	endPrefix  = "END "
+	stepPrefix = worker.StepPrefix
+	endPrefix  = worker.EndPrefix
 )
 
 // errProbeReport: client-probe's report could not be read whole.
@@ -124,9 +125,9 @@ func cmdClientCheck(ctx context.Context, args []string, stdout, stderr io.Writer
 	if err := t.Validate(cc); err != nil {
 		return 0, err
 	}
-	self, err := os.Executable()
+	workerBin, err := workerBinary(stderr)
 	if err != nil {
-		return 0, fmt.Errorf("%w: %w", harness.ErrHarness, err)
+		return 0, err
 	}
 	if err := spec.RunBuild(ctx, stderr); err != nil {
 		return 0, err
@@ -136,7 +137,7 @@ func cmdClientCheck(ctx context.Context, args []string, stdout, stderr io.Writer
 	cl, err := harness.StartCluster(ctx, harness.ClusterConfig{
 		Target: t, Nodes: 1, Workers: 1, Client: cc,
 		Resources:     []harness.ResourceUse{{Resource: lockStore, Fencing: f}},
-		ClientProgram: &spec, WorkerBinary: self, ReadyTimeout: 60 * time.Second,
+		ClientProgram: &spec, WorkerBinary: workerBin, ReadyTimeout: 60 * time.Second,
 		Log: slog.New(slog.DiscardHandler), Stage: stage,
 	})
 	if err != nil {
@@ -153,7 +154,7 @@ func cmdClientCheck(ctx context.Context, args []string, stdout, stderr io.Writer
 	limit := 20**timeout + time.Minute
 	pctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
-	out, perr := cl.Exec(pctx, "w1", "/usr/local/bin/fencecheck", "client-probe",
+	out, perr := cl.Exec(pctx, "w1", "/usr/local/bin/fencecheck", worker.CmdClientProbeName,
 		"--program", string(progJSON), "--init", string(initJSON), "--timeout", timeout.String())
 	steps, logs, err := parseProbe(out)
 	if err != nil || len(steps) == 0 {
@@ -189,31 +190,4 @@ func cmdClientCheck(ctx context.Context, args []string, stdout, stderr io.Writer
 	}
 	fmt.Fprintf(stdout, "\nOK  %s: %d checks passed against %s\n", spec.Name(), len(steps), t.Name())
 	return exitValid, nil
-}
-
-// cmdClientProbe runs in a worker container: the conformance steps against
-// the program, each printed as a line "STEP {json}" as it ends.
-func cmdClientProbe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("client-probe", stderr)
-	progJSON := fs.String("program", "", "the program (JSON)")
-	initJSON := fs.String("init", "", "the init request (JSON)")
-	timeout := fs.Duration("timeout", 10*time.Second, "bound on each reply")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	var prog clientproto.Program
-	var init clientproto.Init
-	if err := json.Unmarshal([]byte(*progJSON), &prog); err != nil {
-		return fmt.Errorf("%w: --program: %v", errUsage, err)
-	}
-	if err := json.Unmarshal([]byte(*initJSON), &init); err != nil {
-		return fmt.Errorf("%w: --init: %v", errUsage, err)
-	}
-	log := slog.New(slog.NewTextHandler(stderr, nil))
-	steps := clientproto.Conform(ctx, prog, init, clientproto.ConformOptions{Timeout: *timeout}, log, func(s clientproto.Step) {
-		b, _ := json.Marshal(s)
-		fmt.Fprintf(stdout, "%s%s\n", stepPrefix, b)
-	})
-	fmt.Fprintf(stdout, "%s%d\n", endPrefix, len(steps))
-	return nil
 }

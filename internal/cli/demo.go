@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 
-	"github.com/fencecheck/fencecheck/internal/harness"
 	"github.com/fencecheck/fencecheck/internal/scenarios"
 	"github.com/fencecheck/fencecheck/targets"
 )
@@ -46,9 +44,9 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 	if _, err := t.Nodes(*nodes); err != nil {
 		return 0, err
 	}
-	self, err := os.Executable()
+	workerBin, err := workerBinary(stderr)
 	if err != nil {
-		return 0, fmt.Errorf("%w: %w", harness.ErrHarness, err)
+		return 0, err
 	}
 	ui := newProgress(stderr, false)
 	script, verdict := scenarios.Demos[0], demoVerdict
@@ -56,7 +54,7 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 		script, verdict = scenarios.Demos[1], electionVerdict
 	}
 	cfg := scenarios.Config{
-		Target: t, Resource: resourceTable[0], Nodes: *nodes, TTL: *ttl, Results: *resultsDir, WorkerBinary: self,
+		Target: t, Resource: resourceTable[0], Nodes: *nodes, TTL: *ttl, Results: *resultsDir, WorkerBinary: workerBin,
 		Fencings: script.Fencings, Script: scenarios.DemoName,
 		Log:   slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		Stage: ui.stage, Out: stdout,

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -67,9 +66,9 @@ func cmdImages(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return fmt.Errorf("%w: %w", harness.ErrHarness, err)
 	}
 	defer cli.Close()
-	self, err := os.Executable()
+	workerBin, err := workerBinary(stderr)
 	if err != nil {
-		return fmt.Errorf("%w: %w", harness.ErrHarness, err)
+		return err
 	}
 	if verb == "scratch" {
 		b := &images.Builder{Docker: cli, Log: func(f string, a ...any) { fmt.Fprintf(stderr, "fencecheck: "+f+"\n", a...) }}
@@ -86,7 +85,7 @@ func cmdImages(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return nil
 	}
 	if verb == "prune" {
-		removed, err := images.Prune(ctx, cli, self)
+		removed, err := images.Prune(ctx, cli, workerBin)
 		for _, r := range removed {
 			fmt.Fprintln(stdout, "removed", r)
 		}
@@ -97,7 +96,7 @@ func cmdImages(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return nil
 	}
 	if verb == "list" {
-		list, err := images.List(ctx, cli, self)
+		list, err := images.List(ctx, cli, workerBin)
 		if err != nil {
 			return fmt.Errorf("%w: %w", harness.ErrHarness, err)
 		}
@@ -122,7 +121,7 @@ func cmdImages(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	start := time.Now()
 	// Every kind at once, overlapped: etcd (any version) compiles while
 	// debootstrap makes the base.
-	refs, err := b.EnsureAll(ctx, self, kinds...)
+	refs, err := b.EnsureAll(ctx, workerBin, kinds...)
 	if err != nil {
 		return fmt.Errorf("%w: %w", harness.ErrHarness, err)
 	}

@@ -36,6 +36,7 @@ import (
 	"github.com/docker/docker/api/types/network"
 	"github.com/docker/docker/client"
 
+	"github.com/fencecheck/fencecheck/internal/harness"
 	"github.com/fencecheck/fencecheck/internal/harness/docker"
 	"github.com/fencecheck/fencecheck/internal/history"
 )
@@ -59,11 +60,19 @@ func fencecheckBinary(t *testing.T) string {
 			binErr = err
 			return
 		}
+		// Both binaries, as make build: the worker images are built from
+		// the worker binary beside fencecheck.
 		binPath = filepath.Join(dir, "fencecheck")
-		cmd := exec.Command("go", "build", "-trimpath", "-o", binPath, "../../cmd/fencecheck")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			binErr = errors.New(string(out))
+		for _, c := range [][]string{
+			{"build", "-trimpath", "-o", binPath, "../../cmd/fencecheck"},
+			{"build", "-trimpath", "-ldflags=-s -w", "-o", filepath.Join(dir, harness.WorkerBinaryName), "../../cmd/fencecheck-worker"},
+		} {
+			cmd := exec.Command("go", c...)
+			cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				binErr = errors.New(string(out))
+				return
+			}
 		}
 	})
 	if binErr != nil {

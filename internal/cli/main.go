@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/fencecheck/fencecheck/internal/checkers"
+	"github.com/fencecheck/fencecheck/internal/worker"
 	"github.com/fencecheck/fencecheck/targets"
 )
 
@@ -112,12 +113,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = cmdClean(ctx, args[1:], stdout, stderr)
 	case "client-check":
 		code, err = cmdClientCheck(ctx, args[1:], stdout, stderr)
-	case "client-probe":
-		err = cmdClientProbe(ctx, args[1:], stdout, stderr)
-	case "worker":
-		err = cmdWorker(ctx, args[1:], stderr)
-	case "proxy":
-		err = cmdProxy(ctx, args[1:], stderr)
+	// The worker binary's commands (package worker): fencecheck runs them
+	// too, for a worker image that holds fencecheck itself.
+	case worker.CmdClientProbeName:
+		err = worker.CmdClientProbe(ctx, args[1:], stdout, stderr)
+	case worker.CmdWorkerName:
+		err = worker.CmdWorker(ctx, args[1:], stderr, catalog)
+	case worker.CmdProxyName:
+		err = worker.CmdProxy(ctx, args[1:], stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitValid
@@ -133,7 +136,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if errors.Is(err, errInterrupted) {
 			return code
 		}
-		if errors.Is(err, errUsage) || errors.Is(err, targets.ErrBadConfig) {
+		if errors.Is(err, errUsage) || errors.Is(err, worker.ErrUsage) || errors.Is(err, targets.ErrBadConfig) {
 			return exitBadArgs
 		}
 		return exitHarness

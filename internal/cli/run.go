@@ -195,9 +195,9 @@ func (o *runFlags) buildWith(t targets.Target, sp spec.Spec, stderr io.Writer) (
 			return harness.Config{}, fmt.Errorf("%w: no resource can keep an audit log", targets.ErrBadConfig)
 		}
 	}
-	self, err := os.Executable()
+	workerBin, err := workerBinary(stderr)
 	if err != nil {
-		return harness.Config{}, fmt.Errorf("%w: cannot find my own binary for the worker image: %w", harness.ErrHarness, err)
+		return harness.Config{}, err
 	}
 	prog, err := clientProgram(sp, w, stderr)
 	if err != nil {
@@ -210,7 +210,7 @@ func (o *runFlags) buildWith(t targets.Target, sp spec.Spec, stderr io.Writer) (
 	}
 	cfg := harness.Config{
 		Spec: sp, Target: t, Workload: w, Resources: rs, LockStore: resourceTable[0], Audit: audit,
-		Faults: faults, WorkerBinary: self, ClientProgram: prog,
+		Faults: faults, WorkerBinary: workerBin, ClientProgram: prog,
 		Log: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
 	cfg.Defaults()

@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"strings"
 
-	"github.com/fencecheck/fencecheck/internal/harness"
 	"github.com/fencecheck/fencecheck/internal/scenarios"
 	"github.com/fencecheck/fencecheck/targets"
 )
@@ -60,13 +58,13 @@ func runScenario(ctx context.Context, name string, t targets.Target, fencing str
 	if _, err := t.Nodes(nodes); err != nil {
 		return 0, err
 	}
-	self, err := os.Executable()
+	workerBin, err := workerBinary(stderr)
 	if err != nil {
-		return 0, fmt.Errorf("%w: %w", harness.ErrHarness, err)
+		return 0, err
 	}
 	ui := newProgress(stderr, *o.quiet)
 	cfg := scenarios.Config{
-		Target: t, Resource: resourceTable[0], Nodes: nodes, TTL: o.sp.TTL, LockDelay: o.sp.LockDelay, ReadyTimeout: o.sp.ReadyTimeout, Results: o.sp.Results, WorkerBinary: self,
+		Target: t, Resource: resourceTable[0], Nodes: nodes, TTL: o.sp.TTL, LockDelay: o.sp.LockDelay, ReadyTimeout: o.sp.ReadyTimeout, Results: o.sp.Results, WorkerBinary: workerBin,
 		Recipe: sc.Recipe, TargetImage: o.sp.Image["target"], Log: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		Stage: ui.stage, Out: stdout,
 	}

@@ -1,85 +1,44 @@
 package cli
 
 import (
-	"fmt"
 	"strings"
 
-	"github.com/fencecheck/fencecheck/internal/harness"
 	"github.com/fencecheck/fencecheck/internal/resources"
-	"github.com/fencecheck/fencecheck/internal/resources/lockstore"
-	"github.com/fencecheck/fencecheck/internal/resources/postgres"
-	"github.com/fencecheck/fencecheck/internal/resources/proxy"
-	"github.com/fencecheck/fencecheck/internal/targets/consul"
+	"github.com/fencecheck/fencecheck/internal/tables"
 	"github.com/fencecheck/fencecheck/internal/targets/etcd"
-	"github.com/fencecheck/fencecheck/internal/targets/redis"
-	"github.com/fencecheck/fencecheck/internal/targets/redis/redlock"
-	"github.com/fencecheck/fencecheck/internal/targets/redis/sentinel"
-	"github.com/fencecheck/fencecheck/internal/targets/zookeeper"
+	"github.com/fencecheck/fencecheck/internal/worker"
 	"github.com/fencecheck/fencecheck/internal/workloads"
-	"github.com/fencecheck/fencecheck/internal/workloads/election"
-	"github.com/fencecheck/fencecheck/internal/workloads/lockappend"
-	"github.com/fencecheck/fencecheck/internal/workloads/register"
 	"github.com/fencecheck/fencecheck/targets"
 )
 
-// The axes of a run, one table each. Adding a target, a resource or a
-// workload is one folder and one line here.
+// The axes of a run, one table each: internal/tables' (which the worker
+// binary reads too), with a Go API user's recipes added to the targets.
 
 // targetTable lists every target --target can name.
-var targetTable = []targets.Target{
-	etcd.Target{},
-	consul.Target{},
-	redis.Target{},
-	redis.Target{NoPersistence: true},
-	sentinel.Target{},
-	redlock.Target{},
-	zookeeper.Target{},
-}
+var targetTable = tables.Targets
 
 // builtinTargets are the targets of targetTable before any user recipe is
 // added (Run).
-var builtinTargets = targetTable
+var builtinTargets = tables.Targets
 
 // resourceTable lists every resource --resource can name; the first is the
 // default.
-var resourceTable = []resources.Resource{
-	lockstore.Resource{},
-	postgres.Resource{},
-	proxy.Resource{},
-	proxy.Resource{Volatile: true},
-}
+var resourceTable = tables.Resources
 
 // workloadTable lists every workload --workload can name; the first is the
 // default.
-var workloadTable = []workloads.Workload{
-	lockappend.Workload{},
-	register.Workload{},
-	election.Workload{},
-}
+var workloadTable = tables.Workloads
 
-// catalog finds a run's parts by name in the tables (the worker's).
-var catalog = harness.Catalog{Target: lookupTarget, Workload: lookupWorkload, Resource: lookupResource}
+// catalog finds a run's parts by name in the tables (the worker's, when
+// the worker image holds fencecheck itself).
+var catalog = worker.Catalog{Target: lookupTarget, Workload: lookupWorkload, Resource: lookupResource}
 
-type named interface{ Name() string }
-
-func names[T named](table []T) string {
-	ns := make([]string, len(table))
-	for i, x := range table {
-		ns[i] = x.Name()
-	}
-	return strings.Join(ns, ", ")
-}
+func names[T tables.Named](table []T) string { return tables.Names(table) }
 
 // lookup returns the entry of table named name, or an error (wrapping
 // targets.ErrBadConfig) that lists the valid names.
-func lookup[T named](table []T, what, name string) (T, error) {
-	for _, x := range table {
-		if x.Name() == name {
-			return x, nil
-		}
-	}
-	var zero T
-	return zero, fmt.Errorf("%w: unknown %s %q (valid: %s)", targets.ErrBadConfig, what, name, names(table))
+func lookup[T tables.Named](table []T, what, name string) (T, error) {
+	return tables.Lookup(table, what, name)
 }
 
 func targetNames() string { return names(targetTable) }

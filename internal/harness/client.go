@@ -10,8 +10,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fencecheck/fencecheck/internal/clientproto"
 	"github.com/fencecheck/fencecheck/internal/harness/docker"
 	"github.com/fencecheck/fencecheck/internal/history"
+	"github.com/fencecheck/fencecheck/internal/worker"
 	"github.com/fencecheck/fencecheck/internal/workloads"
 )
 
@@ -38,7 +40,7 @@ type client struct {
 	// gaveUpAt: the ops whose worker gave up waiting at its failpoint.
 	gaveUpAt map[int64]bool
 	cur      *pending
-	conn     *conn
+	conn     *worker.Conn
 	dead     error         // set when the connection ended, nil again once revived
 	gone     chan struct{} // closed when the current connection's reader ended
 	up       chan struct{} // closed while a connection is up; a new, open one once dead
@@ -63,8 +65,8 @@ func (p *pending) completion(v any) error { return json.Unmarshal(p.value, v) }
 
 // dialWorker connects to a worker (retrying until it listens or ctx ends) and
 // sets it up.
-func dialWorker(ctx context.Context, c *docker.Container, setup Setup) (*conn, error) {
-	addr := net.JoinHostPort(c.IP, fmt.Sprint(WorkerPort))
+func dialWorker(ctx context.Context, c *docker.Container, setup worker.Setup) (*worker.Conn, error) {
+	addr := net.JoinHostPort(c.IP, fmt.Sprint(worker.Port))
 	var nc net.Conn
 	var err error
 	for {
@@ -79,23 +81,23 @@ func dialWorker(ctx context.Context, c *docker.Container, setup Setup) (*conn, e
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
-	cn := newConn(nc)
-	if err := cn.send(message{Kind: kindSetup, Setup: &setup}); err != nil {
-		cn.close()
+	cn := worker.NewConn(nc)
+	if err := cn.Send(worker.Message{Kind: worker.KindSetup, Protocol: worker.Protocol, Setup: &setup}); err != nil {
+		cn.Close()
 		return nil, fmt.Errorf("worker %s: %w", c.Name, err)
 	}
 	// The answer comes after the worker dialed the target: bound it.
 	if dl, ok := ctx.Deadline(); ok {
 		nc.SetReadDeadline(dl)
 	}
-	m, err := cn.recv()
+	m, err := cn.Recv()
 	nc.SetReadDeadline(time.Time{})
 	if err != nil {
-		cn.close()
+		cn.Close()
 		return nil, fmt.Errorf("worker %s: setup: %w", c.Name, err)
 	}
-	if m.Kind != kindReady {
-		cn.close()
+	if m.Kind != worker.KindReady {
+		cn.Close()
 		if m.BadConfig {
 			return nil, fmt.Errorf("worker %s: setup: %w: %s", c.Name, targets.ErrBadConfig, m.Error)
 		}
@@ -104,7 +106,7 @@ func dialWorker(ctx context.Context, c *docker.Container, setup Setup) (*conn, e
 	return cn, nil
 }
 
-func newClient(name string, c *docker.Container, cn *conn, rec *history.Recorder, w workloads.Workload,
+func newClient(name string, c *docker.Container, cn *worker.Conn, rec *history.Recorder, w workloads.Workload,
 	onFailpoint func(*client, history.Process, int64, int64)) *client {
 	cl := &client{name: name, container: c, conn: cn, rec: rec, workload: w, onFailpoint: onFailpoint,
 		procs: map[int64]history.Process{}, gaveUpAt: map[int64]bool{}, gone: make(chan struct{}), up: make(chan struct{})}
@@ -116,9 +118,9 @@ func newClient(name string, c *docker.Container, cn *conn, rec *history.Recorder
 // read records what the worker reports on cn, until the connection ends;
 // then it marks the client dead, ends the operation in flight, and closes
 // gone.
-func (c *client) read(cn *conn, gone chan struct{}) {
+func (c *client) read(cn *worker.Conn, gone chan struct{}) {
 	for {
-		m, err := cn.recv()
+		m, err := cn.Recv()
 		if err != nil {
 			c.mu.Lock()
 			c.dead = err
@@ -132,7 +134,7 @@ func (c *client) read(cn *conn, gone chan struct{}) {
 			return
 		}
 		switch m.Kind {
-		case kindPhase:
+		case worker.KindPhase:
 			c.mu.Lock()
 			p, ok := c.procs[m.ID]
 			c.mu.Unlock()
@@ -149,7 +151,7 @@ func (c *client) read(cn *conn, gone chan struct{}) {
 				c.gaveUpAt[m.ID] = true
 				c.mu.Unlock()
 			}
-		case kindFailpoint:
+		case worker.KindFailpoint:
 			c.mu.Lock()
 			p, ok := c.procs[m.ID]
 			c.mu.Unlock()
@@ -158,7 +160,7 @@ func (c *client) read(cn *conn, gone chan struct{}) {
 				continue
 			}
 			c.onFailpoint(c, p, m.ID, m.Token)
-		case kindDone:
+		case worker.KindDone:
 			c.mu.Lock()
 			p := c.cur
 			if p == nil || p.id != m.ID {
@@ -191,15 +193,15 @@ func (c *client) gaveUp(id int64) bool {
 // proceed lets the worker go on from its failpoint in operation id; it
 // reports whether the message was sent.
 func (c *client) proceed(id int64) bool {
-	return c.send(message{Kind: kindProceed, ID: id}) == nil
+	return c.send(worker.Message{Kind: worker.KindProceed, ID: id}) == nil
 }
 
 // send sends m on the current connection.
-func (c *client) send(m message) error {
+func (c *client) send(m worker.Message) error {
 	c.mu.Lock()
 	cn := c.conn
 	c.mu.Unlock()
-	return cn.send(m)
+	return cn.Send(m)
 }
 
 // errDead: the worker's connection ended.
@@ -225,7 +227,7 @@ func (c *client) invoke(p history.Process, id int64, f string, value any, overri
 	c.procs[id] = p
 	c.rec.Record(p, history.Invoke, f, json.RawMessage(raw))
 	c.mu.Unlock()
-	if err := c.send(message{Kind: kindOp, ID: id, Process: p, F: f, Value: raw, Override: override}); err != nil {
+	if err := c.send(worker.Message{Kind: worker.KindOp, ID: id, Process: p, F: f, Value: raw, Override: override}); err != nil {
 		// The worker may or may not have it: the outcome is unknown.
 		c.giveUp(pend, "send: "+err.Error())
 		return pend, nil
@@ -292,18 +294,18 @@ func (c *client) close() {
 	c.mu.Lock()
 	cn, gone := c.conn, c.gone
 	c.mu.Unlock()
-	cn.close()
+	cn.Close()
 	<-gone
 }
 
 // revive gives a dead client a new connection to its worker (restarted);
 // awaitUp returns from then on. It closes cn when the client is not dead
 // (a connection is up already).
-func (c *client) revive(cn *conn) {
+func (c *client) revive(cn *worker.Conn) {
 	c.mu.Lock()
 	if c.dead == nil {
 		c.mu.Unlock()
-		cn.close()
+		cn.Close()
 		return
 	}
 	gone := make(chan struct{})
@@ -327,3 +329,7 @@ func (c *client) awaitUp(ctx context.Context) bool {
 		return false
 	}
 }
+
+// ProgramInit is the init request the cluster's workers send their client
+// program (client-check sends the same).
+func (c *Cluster) ProgramInit() clientproto.Init { return worker.ProgramInit(c.setup) }

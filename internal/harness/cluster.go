@@ -26,6 +26,7 @@ import (
 	"github.com/fencecheck/fencecheck/internal/nemesis"
 	"github.com/fencecheck/fencecheck/internal/resources"
 	"github.com/fencecheck/fencecheck/internal/resources/lockstore"
+	"github.com/fencecheck/fencecheck/internal/worker"
 	"github.com/fencecheck/fencecheck/internal/workloads"
 	"github.com/fencecheck/fencecheck/targets"
 )
@@ -72,7 +73,8 @@ type ClusterConfig struct {
 	// FailpointTimeout bounds a worker's wait at its failpoint (default
 	// one minute): longer than any fault's hold.
 	FailpointTimeout time.Duration
-	// WorkerBinary is the fencecheck binary the worker image is built from.
+	// WorkerBinary is the binary the worker image is built from: the worker
+	// binary (FindWorkerBinary), or fencecheck itself.
 	WorkerBinary string
 	// ClientProgram, if not nil, is the user's lock client: the workers
 	// run in its image (package images, kind client) and start it as
@@ -115,10 +117,10 @@ type Cluster struct {
 	started       time.Time // when the servers were started
 	// setup is what workers get; host the harness's own clients (resets,
 	// final reads, the side writer).
-	setup     Setup
+	setup     worker.Setup
 	host      workloads.Clients
 	closeHost func()
-	catalog   Catalog
+	catalog   worker.Catalog
 
 	clients []*client
 	byNode  map[string]*docker.Container
@@ -360,7 +362,7 @@ func (c *Cluster) dialHost(ctx context.Context) error {
 	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	var err error
-	c.host, c.closeHost, err = dialClients(dctx, c.catalog, c.setup, nil)
+	c.host, c.closeHost, err = worker.DialClients(dctx, c.catalog, c.setup, nil)
 	if err == nil {
 		err = c.reset(dctx)
 	}
@@ -384,7 +386,7 @@ func (c *Cluster) startWorkers(ctx context.Context) error {
 	}
 	for i := range wspecs {
 		wspecs[i] = docker.Spec{Name: fmt.Sprintf("w%d", i+1), Role: docker.RoleWorker, Image: workerImage,
-			Cmd: []string{"/usr/local/bin/fencecheck", "worker", "--listen", fmt.Sprintf(":%d", WorkerPort)}}
+			Cmd: []string{"/usr/local/bin/fencecheck", worker.CmdWorkerName, "--listen", fmt.Sprintf(":%d", worker.Port)}}
 	}
 	ws, err := c.rt.StartAll(ctx, wspecs)
 	if err != nil {
@@ -437,7 +439,7 @@ func (cfg ClusterConfig) resourceNodes() []resourceNode {
 }
 
 // catalog finds the run's own parts by name, for the harness's clients.
-func (cfg ClusterConfig) catalog() Catalog {
+func (cfg ClusterConfig) catalog() worker.Catalog {
 	rs := map[string]resources.Resource{}
 	for _, u := range cfg.Resources {
 		rs[u.Resource.Name()] = u.Resource
@@ -445,7 +447,7 @@ func (cfg ClusterConfig) catalog() Catalog {
 	if cfg.Audit != nil {
 		rs[cfg.Audit.Name()] = cfg.Audit
 	}
-	return Catalog{
+	return worker.Catalog{
 		Target: func(name string) (targets.Target, error) {
 			if name != cfg.Target.Name() {
 				return nil, fmt.Errorf("%w: no target %q in this run", targets.ErrBadConfig, name)
@@ -478,16 +480,16 @@ func (c *Cluster) resourceConfig(r resources.Resource) resources.Config {
 }
 
 // newSetup is the setup workers get.
-func (c *Cluster) newSetup() Setup {
-	s := Setup{Target: c.cfg.Target.Name(), Client: c.cfg.Client, Config: c.cfg.Config, FailpointTimeout: c.cfg.FailpointTimeout}
+func (c *Cluster) newSetup() worker.Setup {
+	s := worker.Setup{Target: c.cfg.Target.Name(), Client: c.cfg.Client, Config: c.cfg.Config, FailpointTimeout: c.cfg.FailpointTimeout}
 	if c.cfg.Workload != nil {
 		s.Workload = c.cfg.Workload.Name()
 	}
 	for _, u := range c.cfg.Resources {
-		s.Resources = append(s.Resources, ResourceSetup{Name: u.Resource.Name(), Fencing: u.Fencing, Config: c.resourceConfig(u.Resource)})
+		s.Resources = append(s.Resources, worker.ResourceSetup{Name: u.Resource.Name(), Fencing: u.Fencing, Config: c.resourceConfig(u.Resource)})
 	}
 	if c.cfg.Audit != nil {
-		s.Audit = &ResourceSetup{Name: c.cfg.Audit.Name(), Config: c.resourceConfig(c.cfg.Audit)}
+		s.Audit = &worker.ResourceSetup{Name: c.cfg.Audit.Name(), Config: c.resourceConfig(c.cfg.Audit)}
 	}
 	if c.cfg.ClientProgram != nil {
 		p := c.cfg.ClientProgram.Program
@@ -539,7 +541,7 @@ func (c *Cluster) Connect(ctx context.Context, rec *history.Recorder) error {
 	}
 	// Process i runs on worker w(i+1).
 	sort.Slice(ws, func(i, j int) bool { return workerIndex(ws[i].Name) < workerIndex(ws[j].Name) })
-	conns := make([]*conn, len(ws))
+	conns := make([]*worker.Conn, len(ws))
 	errs := make([]error, len(ws))
 	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
@@ -555,7 +557,7 @@ func (c *Cluster) Connect(ctx context.Context, rec *history.Recorder) error {
 	if err := errors.Join(errs...); err != nil {
 		for _, cn := range conns {
 			if cn != nil {
-				cn.close()
+				cn.Close()
 			}
 		}
 		if errors.Is(err, targets.ErrBadConfig) {

@@ -18,6 +18,7 @@ import (
 	"github.com/fencecheck/fencecheck/internal/harness/vdso"
 	"github.com/fencecheck/fencecheck/internal/history"
 	"github.com/fencecheck/fencecheck/internal/nemesis"
+	"github.com/fencecheck/fencecheck/internal/worker"
 	"github.com/fencecheck/fencecheck/targets"
 )
 
@@ -333,7 +334,7 @@ func (e nemesisEnv) SkewServerClock(ctx context.Context, node string, offset tim
 func (e nemesisEnv) SkewClientClock(ctx context.Context, node string, offset time.Duration) error {
 	c := e.c
 	if cl := c.client(node); cl != nil {
-		return cl.send(message{Kind: kindSkew, Skew: offset})
+		return cl.send(worker.Message{Kind: worker.KindSkew, Skew: offset})
 	}
 	return fmt.Errorf("harness: no client %q", node)
 }

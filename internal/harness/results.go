@@ -12,6 +12,7 @@ import (
 	"github.com/fencecheck/fencecheck/internal/report"
 	"github.com/fencecheck/fencecheck/internal/store"
 	"github.com/fencecheck/fencecheck/internal/workloads"
+	"github.com/fencecheck/fencecheck/internal/workloads/views"
 )
 
 // WriteResults writes the outputs of a check into the run directory, all or
@@ -23,7 +24,7 @@ import (
 // files stay as they were. Then, if the run's results directory is one
 // fencecheck made (store.IsResultsRoot), its index.html is rewritten to
 // list the run; elsewhere no index is touched. The report is the
-// workload's view. Errors are the caller's to wrap.
+// workload's view (views.Of). Errors are the caller's to wrap.
 func WriteResults(run *store.Run, test store.TestInfo, res *store.Results, events []history.Event, w workloads.Workload) error {
 	viz := stagedViz(run)
 	defer os.Remove(viz) // unless it was put in place
@@ -39,7 +40,7 @@ func WriteResults(run *store.Run, test store.TestInfo, res *store.Results, event
 	resJSON = append(resJSON, '\n')
 	files := report.RunFiles(run.Dir, map[string]int64{store.ResultsFile: int64(len(resJSON)), store.LinFile: vizSize})
 	var page bytes.Buffer
-	if err := report.Render(&page, report.Input{Test: test, Results: res, Events: events, Files: files, View: w.View(), Dir: absDir(run.Dir)}); err != nil {
+	if err := report.Render(&page, report.Input{Test: test, Results: res, Events: events, Files: files, View: views.Of(w.Name()), Dir: absDir(run.Dir)}); err != nil {
 		return err
 	}
 	junit, err := report.JUnit(test, res, run.Path(store.ReportFile))

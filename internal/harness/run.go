@@ -54,7 +54,8 @@ type Config struct {
 	SideWriterInterval time.Duration
 	// Faults are the Spec's Nemesis, parsed.
 	Faults []nemesis.Fault
-	// WorkerBinary is the fencecheck binary that runs in worker containers.
+	// WorkerBinary is the binary that runs in worker containers: the worker
+	// binary (FindWorkerBinary), or fencecheck itself.
 	WorkerBinary string
 	// ClientProgram, if not nil, is the user's lock client program that the
 	// workers run instead of the target's recipe (--client-dir).

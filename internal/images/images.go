@@ -14,11 +14,14 @@
 //   - zookeeper: the base plus Debian's zookeeper package (3.8.0 in
 //     bookworm) and its headless OpenJDK, installed by apt in a docker build
 //     FROM the base (zookeeper/Dockerfile.txt);
-//   - worker: the base plus the fencecheck binary itself, which runs each
-//     lock client as `fencecheck worker`.
+//   - worker: the base plus the worker binary (cmd/fencecheck-worker, or
+//     fencecheck itself when there is none), which runs each lock client
+//     as `fencecheck worker`.
 //
 // Each image is tagged by a hash of everything it is made from (recipe,
-// module files, base image, binary), and a build whose tag already exists is
+// module files, base image, binary: the worker image's tag hashes the worker
+// binary only, so an edit of the harness or the report leaves it as it is),
+// and a build whose tag already exists is
 // skipped, so a rebuild with nothing changed takes well under a second.
 package images
 
@@ -56,18 +59,6 @@ var recipes embed.FS
 // LabelImage marks fencecheck's images with their kind (base, etcd, consul,
 // zookeeper, worker).
 const LabelImage = "fencecheck.image"
-
-// Image kinds.
-const (
-	Base      = "base"
-	Etcd      = "etcd"
-	Consul    = "consul"
-	ZooKeeper = "zookeeper"
-	Worker    = "worker"
-)
-
-// Kinds lists the image kinds in build order (the base first).
-var Kinds = []string{Base, Etcd, Consul, ZooKeeper, Worker}
 
 // ErrBuild: an image could not be built.
 var ErrBuild = errors.New("image build failed")
@@ -121,30 +112,19 @@ func BaseRef() string {
 	return "fencecheck/base:" + hashOf(mustRead("base/build.sh"))
 }
 
-// EtcdVersion is the etcd server version of the default etcd image.
-func EtcdVersion() string { return etcdVersions[0].Server }
-
 // EtcdRef is the tag of the default etcd image this binary builds.
-func EtcdRef() string { return etcdVersions[0].ref(Etcd) }
-
-// ConsulVersion is the Consul server version of the default consul image.
-func ConsulVersion() string { return consulVersions[0].Server }
+func EtcdRef() string { return versionRef(Versions(Etcd)[0], Etcd) }
 
 // ConsulRef is the tag of the default consul image this binary builds.
-func ConsulRef() string { return consulVersions[0].ref(Consul) }
-
-// ZooKeeperVersion is the ZooKeeper server version the zookeeper image
-// runs: that of Debian bookworm's zookeeper package (3.8.0-11+deb12u2 when
-// the recipe was written; the recipe does not pin the Debian revision, and
-// the target's integration test checks the version the servers report).
-func ZooKeeperVersion() string { return "3.8.0" }
+func ConsulRef() string { return versionRef(Versions(Consul)[0], Consul) }
 
 // ZooKeeperRef is the tag of the zookeeper image this binary builds.
 func ZooKeeperRef() string {
 	return fmt.Sprintf("fencecheck/zookeeper:%s-%s", ZooKeeperVersion(), hashOf([]byte(BaseRef()), mustRead("zookeeper/Dockerfile.txt")))
 }
 
-// WorkerRef is the tag of the worker image for the fencecheck binary at path.
+// WorkerRef is the tag of the worker image for the worker binary at path:
+// a hash of the base's tag and the binary.
 func WorkerRef(path string) (string, error) {
 	bin, err := os.ReadFile(path)
 	if err != nil {
@@ -173,13 +153,13 @@ func (b *Builder) EnsureBase(ctx context.Context) (string, error) {
 
 // EnsureEtcd builds the default etcd image (and the base) unless it exists.
 func (b *Builder) EnsureEtcd(ctx context.Context) (string, error) {
-	return b.ensureVersion(ctx, Etcd, etcdVersions[0])
+	return b.ensureVersion(ctx, Etcd, Versions(Etcd)[0])
 }
 
 // EnsureConsul builds the default consul image (and the base) unless it
 // exists.
 func (b *Builder) EnsureConsul(ctx context.Context) (string, error) {
-	return b.ensureVersion(ctx, Consul, consulVersions[0])
+	return b.ensureVersion(ctx, Consul, Versions(Consul)[0])
 }
 
 // EnsureZooKeeper builds the zookeeper image (and the base) unless it
@@ -198,8 +178,9 @@ func (b *Builder) EnsureZooKeeper(ctx context.Context) (string, error) {
 	})
 }
 
-// EnsureWorker builds the worker image for the fencecheck binary at path
-// (and the base) unless it exists.
+// EnsureWorker builds the worker image for the worker binary at path (and
+// the base) unless it exists. The binary goes to /usr/local/bin/fencecheck,
+// where the harness runs its commands (worker, proxy, client-probe).
 func (b *Builder) EnsureWorker(ctx context.Context, path string) (string, error) {
 	if _, err := b.EnsureBase(ctx); err != nil {
 		return "", err
@@ -213,6 +194,7 @@ func (b *Builder) EnsureWorker(ctx context.Context, path string) (string, error)
 		if err != nil {
 			return err
 		}
+		b.logf("  worker binary %s (%.1f MB)", path, float64(len(bin))/1e6)
 		return b.buildOnBase(ctx, ref, Worker, "", map[string][]byte{"fencecheck": bin}, "/usr/local/bin/fencecheck")
 	})
 }
@@ -330,11 +312,11 @@ type goServer struct {
 
 // goServers are the Go-built servers of the default images, by kind.
 var goServers = map[string]goServer{
-	Etcd: etcdVersions[0].goServer(Etcd),
+	Etcd: versionServer(Versions(Etcd)[0], Etcd),
 	// Consul: a module that requires github.com/hashicorp/consul, in which
 	// `go build` builds the main package at that module's root (see
 	// consul/1.14.11/deps.go.txt).
-	Consul: consulVersions[0].goServer(Consul),
+	Consul: versionServer(Versions(Consul)[0], Consul),
 }
 
 // compile builds a Go server's binary.
@@ -413,8 +395,8 @@ func (b *Builder) EnsureAll(ctx context.Context, workerBinary string, kinds ...s
 			if s, ok := goServers[kind]; ok {
 				servers = append(servers, s)
 			}
-		} else if v, ok := LookupVersion(kind, name); ok && !v.dockerfile() {
-			servers = append(servers, v.goServer(kind))
+		} else if v, ok := LookupVersion(kind, name); ok && !isDockerfile(v) {
+			servers = append(servers, versionServer(v, kind))
 		}
 	}
 	var missing []goServer
@@ -604,7 +586,7 @@ func List(ctx context.Context, cli *client.Client, workerBinary string) ([]Info,
 	current := map[string]bool{BaseRef(): true, EtcdRef(): true, ConsulRef(): true, ZooKeeperRef(): true}
 	for _, kind := range []string{Etcd, Consul} {
 		for _, v := range Versions(kind) {
-			current[v.ref(kind)] = true
+			current[versionRef(v, kind)] = true
 		}
 	}
 	if workerBinary != "" {

@@ -53,13 +53,13 @@ func TestHashSeparatesParts(t *testing.T) {
 // Dockerfile FROM the base; each has its own tag.
 func TestEtcdVersionTable(t *testing.T) {
 	vs := Versions(Etcd)
-	if len(vs) < 5 || vs[0].Name != "3.6.16" || EtcdRef() != vs[0].ref(Etcd) || EtcdVersion() != "3.6.16" {
+	if len(vs) < 5 || vs[0].Name != "3.6.16" || EtcdRef() != versionRef(vs[0], Etcd) || EtcdVersion() != "3.6.16" {
 		t.Fatalf("table %+v: want 3.6.16 first (the default image)", vs)
 	}
 	refs := map[string]string{}
 	for _, v := range vs {
 		t.Run(v.Name, func(t *testing.T) {
-			ref := v.ref(Etcd)
+			ref := versionRef(v, Etcd)
 			if !regexp.MustCompile(`^fencecheck/etcd:` + regexp.QuoteMeta(v.Name) + `-[0-9a-f]{12}$`).MatchString(ref) {
 				t.Errorf("ref %s", ref)
 			}
@@ -68,29 +68,29 @@ func TestEtcdVersionTable(t *testing.T) {
 			}
 			refs[ref] = v.Name
 			var names []string
-			for _, f := range v.files() {
+			for _, f := range recipeFiles(v) {
 				names = append(names, filepath.Base(f))
 			}
-			if v.dockerfile() {
-				df := string(mustRead(v.dir + "/Dockerfile.txt"))
+			if isDockerfile(v) {
+				df := string(mustRead(v.Dir + "/Dockerfile.txt"))
 				if !strings.Contains(df, "FROM ${BASE}") || !strings.Contains(df, "/usr/local/bin/etcd") {
-					t.Errorf("%s: %s", v.dir, df)
+					t.Errorf("%s: %s", v.Dir, df)
 				}
 				return
 			}
-			mod := string(mustRead(v.dir + "/go.mod.txt"))
+			mod := string(mustRead(v.Dir + "/go.mod.txt"))
 			want := "go.etcd.io/etcd/server/v3 v" + v.Server
 			if v.Pkg != "." {
 				want = v.Pkg + " " + strings.Fields(v.Source)[1]
 			}
 			if !strings.Contains(mod, "require "+want+"\n") {
-				t.Errorf("%s/go.mod.txt does not require %s", v.dir, want)
+				t.Errorf("%s/go.mod.txt does not require %s", v.Dir, want)
 			}
 			if !strings.Contains(v.Source, strings.Fields(want)[1]) {
 				t.Errorf("source %q does not name %s", v.Source, want)
 			}
 			if len(names) != 3 || names[0] != "go.mod.txt" || names[1] != "go.sum.txt" {
-				t.Errorf("%s holds %v: want go.mod, go.sum (hashed first) and main.go or deps.go", v.dir, names)
+				t.Errorf("%s holds %v: want go.mod, go.sum (hashed first) and main.go or deps.go", v.Dir, names)
 			}
 		})
 	}
@@ -124,19 +124,19 @@ func TestVersionKinds(t *testing.T) {
 // builds its root package; the default keeps the tag it always had.
 func TestConsulVersionTable(t *testing.T) {
 	vs := Versions(Consul)
-	if len(vs) == 0 || vs[0].Name != "1.14.11" || ConsulRef() != vs[0].ref(Consul) || ConsulVersion() != "1.14.11" {
+	if len(vs) == 0 || vs[0].Name != "1.14.11" || ConsulRef() != versionRef(vs[0], Consul) || ConsulVersion() != "1.14.11" {
 		t.Fatalf("table %+v: want 1.14.11 first (the default image)", vs)
 	}
 	for _, v := range vs {
-		mod := string(mustRead(v.dir + "/go.mod.txt"))
+		mod := string(mustRead(v.Dir + "/go.mod.txt"))
 		if !regexp.MustCompile(`(?m)^\s*(require )?github\.com/hashicorp/consul v` + regexp.QuoteMeta(v.Server) + `$`).MatchString(mod) {
-			t.Errorf("%s/go.mod.txt does not require github.com/hashicorp/consul v%s", v.dir, v.Server)
+			t.Errorf("%s/go.mod.txt does not require github.com/hashicorp/consul v%s", v.Dir, v.Server)
 		}
 		if v.Pkg != "github.com/hashicorp/consul" || !strings.Contains(v.Source, "v"+v.Server) {
 			t.Errorf("%s: package %s, source %q", v.Name, v.Pkg, v.Source)
 		}
-		if !regexp.MustCompile(`^fencecheck/consul:` + regexp.QuoteMeta(v.Name) + `-[0-9a-f]{12}$`).MatchString(v.ref(Consul)) {
-			t.Errorf("ref %s", v.ref(Consul))
+		if !regexp.MustCompile(`^fencecheck/consul:` + regexp.QuoteMeta(v.Name) + `-[0-9a-f]{12}$`).MatchString(versionRef(v, Consul)) {
+			t.Errorf("ref %s", versionRef(v, Consul))
 		}
 	}
 }

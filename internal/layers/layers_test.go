@@ -24,7 +24,7 @@ var layers = []layer{
 		"examples/clients/go-etcd",
 	}},
 	{"foundation (vocabularies and mechanisms)", []string{
-		"targets", "internal/spec",
+		"targets", "internal/spec", "internal/images/kinds",
 		"internal/history", "internal/history/lockappend", "internal/history/register",
 		"internal/images",
 		"internal/harness/docker", "internal/harness/vdso", "internal/harness/netdelay",
@@ -45,8 +45,10 @@ var layers = []layer{
 		"internal/clientproto",
 		"internal/nemesis",
 	}},
-	{"workloads", []string{
+	{"workloads, their views, the worker and the tables", []string{
 		"internal/workloads", "internal/workloads/election", "internal/workloads/lockappend", "internal/workloads/register",
+		"internal/workloads/election/view", "internal/workloads/views",
+		"internal/worker", "internal/tables",
 	}},
 	{"harness", []string{
 		"internal/harness", "internal/harness/harnesstest",
@@ -62,7 +64,7 @@ var layers = []layer{
 		".",
 	}},
 	{"programs and checks", []string{
-		"cmd/fencecheck", "internal/layers",
+		"cmd/fencecheck", "cmd/fencecheck-worker", "internal/layers",
 	}},
 }
 

@@ -8,7 +8,7 @@
 // lock service's own store (lock-store, the default), in a PostgreSQL table
 // (postgres), or behind a fencing proxy in front of a store that cannot
 // compare tokens (proxy). Each resource lives in its own folder and is listed
-// once, in internal/cli's resource table; resourcetest holds the contract
+// once, in internal/tables' resource table; resourcetest holds the contract
 // every resource passes on real containers.
 package resources
 

@@ -1,10 +1,11 @@
 // Package workloads defines what a workload is: the operations its clients
 // run, how a worker runs one against the lock service and the resources, how
-// the history is checked, summed up and shown in the report. The harness,
-// the store, the report and the CLI know workloads only through this
-// interface; each workload lives in its own folder (workloads/lockappend,
-// workloads/register) and is listed once, in internal/cli's workload
-// table.
+// the history is checked and summed up. The harness, the store, the report
+// and the CLI know workloads only through this interface; each workload
+// lives in its own folder (workloads/lockappend, workloads/register) and is
+// listed once, in internal/tables' workload table. Its report page is paired
+// with it in package views, so that a workload links no report (the worker
+// binary links the workloads).
 package workloads
 
 import (
@@ -16,7 +17,6 @@ import (
 
 	"github.com/fencecheck/fencecheck/internal/checkers"
 	"github.com/fencecheck/fencecheck/internal/history"
-	"github.com/fencecheck/fencecheck/internal/report"
 	"github.com/fencecheck/fencecheck/internal/resources"
 	"github.com/fencecheck/fencecheck/internal/store"
 	"github.com/fencecheck/fencecheck/targets"
@@ -55,8 +55,6 @@ type Workload interface {
 	// workload's), one a line, each indented by two spaces with its label
 	// in a 17-character column.
 	Summary(w io.Writer, res *store.Results)
-	// View is the workload's report page (nil: the generic one).
-	View() report.View
 }
 
 // Config is the workloads' configuration of a run; each workload reads its

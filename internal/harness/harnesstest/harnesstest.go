@@ -58,11 +58,14 @@ var (
 	binErr  error
 )
 
-// WorkerBinary returns the fencecheck binary for worker images:
-// FENCECHECK_BIN (make test sets it) or one built once per test binary.
+// WorkerBinary returns the binary for worker images: the worker binary
+// beside FENCECHECK_BIN (make test sets it; harness.FindWorkerBinary, or
+// FENCECHECK_BIN itself without one), or cmd/fencecheck-worker built once
+// per test binary.
 func WorkerBinary(t testing.TB) string {
 	t.Helper()
 	if p := os.Getenv("FENCECHECK_BIN"); p != "" {
+		p, _ = harness.FindWorkerBinary(p)
 		return p
 	}
 	binOnce.Do(func() {
@@ -73,8 +76,8 @@ func WorkerBinary(t testing.TB) string {
 			binErr = err
 			return
 		}
-		binPath = filepath.Join(dir, "fencecheck")
-		cmd := exec.Command("go", "build", "-trimpath", "-o", binPath, "./cmd/fencecheck")
+		binPath = filepath.Join(dir, harness.WorkerBinaryName)
+		cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", binPath, "./cmd/fencecheck-worker")
 		cmd.Dir = root
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
@@ -82,7 +85,7 @@ func WorkerBinary(t testing.TB) string {
 		}
 	})
 	if binErr != nil {
-		t.Fatalf("building fencecheck: %v", binErr)
+		t.Fatalf("building the worker binary: %v", binErr)
 	}
 	return binPath
 }

@@ -35,7 +35,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/fencecheck/fencecheck/internal/images"
+	"github.com/fencecheck/fencecheck/internal/images/kinds"
 	"github.com/fencecheck/fencecheck/internal/resources"
 	"github.com/fencecheck/fencecheck/targets"
 )
@@ -60,7 +60,7 @@ func (Resource) Fencings() []targets.Fencing {
 func (Resource) Nodes() []resources.NodeSpec {
 	return []resources.NodeSpec{{
 		Name:  "pg",
-		Image: images.Base,
+		Image: kinds.Base,
 		Port:  Port,
 		Cmd: []string{"setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups",
 			"/usr/lib/postgresql/15/bin/postgres",

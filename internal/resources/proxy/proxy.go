@@ -27,7 +27,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fencecheck/fencecheck/internal/images"
+	"github.com/fencecheck/fencecheck/internal/images/kinds"
 	"github.com/fencecheck/fencecheck/internal/resources"
 	"github.com/fencecheck/fencecheck/targets"
 )
@@ -97,8 +97,8 @@ func (r Resource) Nodes() []resources.NodeSpec {
 		cmd = append(cmd, "--state", StateFile)
 	}
 	return []resources.NodeSpec{
-		{Name: "proxy", Image: images.Worker, Port: ProxyPort, Cmd: cmd},
-		{Name: "dav", Image: images.Base, Port: StorePort, Env: []string{"NGINX_CONF=" + nginxConf},
+		{Name: "proxy", Image: kinds.Worker, Port: ProxyPort, Cmd: cmd},
+		{Name: "dav", Image: kinds.Base, Port: StorePort, Env: []string{"NGINX_CONF=" + nginxConf},
 			Cmd: []string{"sh", "-c", `mkdir -p /srv/dav /srv/tmp && chown www-data /srv/dav /srv/tmp && printf '%s' "$NGINX_CONF" > /etc/nginx/dav.conf && exec nginx -c /etc/nginx/dav.conf`}},
 	}
 }

@@ -87,7 +87,7 @@ const (
 // Target is Consul.
 type Target struct {
 	// Release is the server version the cluster runs, a name of the consul
-	// image's version table (images.Versions); "" is the default, the
+	// image's version table (kinds.Versions); "" is the default, the
 	// table's first. Every version runs with the same command line and the
 	// same client library (github.com/hashicorp/consul/api of fencecheck's
 	// go.mod).

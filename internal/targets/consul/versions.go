@@ -7,13 +7,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fencecheck/fencecheck/internal/images"
+	"github.com/fencecheck/fencecheck/internal/images/kinds"
 	"github.com/fencecheck/fencecheck/targets"
 )
 
 // release is the target's version in the image table.
-func (t Target) release() images.ServerVersion {
-	v, ok := images.LookupVersion(images.Consul, t.Release)
+func (t Target) release() kinds.ServerVersion {
+	v, ok := kinds.LookupVersion(kinds.Consul, t.Release)
 	if !ok {
 		// WithVersion only sets names of the table.
 		panic(fmt.Sprintf("consul: no version %q in the image table", t.Release))
@@ -22,7 +22,7 @@ func (t Target) release() images.ServerVersion {
 }
 
 // Image is the consul image of the target's version.
-func (t Target) Image() string { return images.VersionKind(images.Consul, t.release().Name) }
+func (t Target) Image() string { return kinds.VersionKind(kinds.Consul, t.release().Name) }
 
 // Version is the Consul server version the image runs.
 func (t Target) Version() string { return t.release().Server }
@@ -30,7 +30,7 @@ func (t Target) Version() string { return t.release().Server }
 // Versions are the names of the consul image's version table (--version).
 func (Target) Versions() []string {
 	var out []string
-	for _, v := range images.Versions(images.Consul) {
+	for _, v := range kinds.Versions(kinds.Consul) {
 		out = append(out, v.Name)
 	}
 	return out

@@ -36,7 +36,7 @@ import (
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
 
-	"github.com/fencecheck/fencecheck/internal/images"
+	"github.com/fencecheck/fencecheck/internal/images/kinds"
 	"github.com/fencecheck/fencecheck/targets"
 )
 
@@ -48,7 +48,7 @@ const (
 // Target is etcd.
 type Target struct {
 	// Release is the server version the cluster runs, a name of the etcd
-	// image's version table (images.Versions); "" is the default, the
+	// image's version table (kinds.Versions); "" is the default, the
 	// table's first. Every version runs with the same command line and the
 	// same client library (go.etcd.io/etcd/client/v3 of fencecheck's
 	// go.mod), which speaks the v3 API of 3.4 to 3.7 servers.
@@ -59,8 +59,8 @@ type Target struct {
 func (Target) Name() string { return "etcd" }
 
 // release is the target's version in the image table.
-func (t Target) release() images.ServerVersion {
-	v, ok := images.LookupVersion(images.Etcd, t.Release)
+func (t Target) release() kinds.ServerVersion {
+	v, ok := kinds.LookupVersion(kinds.Etcd, t.Release)
 	if !ok {
 		// WithVersion only sets names of the table.
 		panic(fmt.Sprintf("etcd: no version %q in the image table", t.Release))
@@ -69,7 +69,7 @@ func (t Target) release() images.ServerVersion {
 }
 
 // Image is the etcd image of the target's version.
-func (t Target) Image() string { return images.VersionKind(images.Etcd, t.release().Name) }
+func (t Target) Image() string { return kinds.VersionKind(kinds.Etcd, t.release().Name) }
 
 // Version is the etcd server version the image runs, with the version's
 // name when that differs ("debian 3.4.23").
@@ -84,7 +84,7 @@ func (t Target) Version() string {
 // Versions are the names of the etcd image's version table (--version).
 func (Target) Versions() []string {
 	var out []string
-	for _, v := range images.Versions(images.Etcd) {
+	for _, v := range kinds.Versions(kinds.Etcd) {
 		out = append(out, v.Name)
 	}
 	return out

@@ -52,7 +52,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
-	"github.com/fencecheck/fencecheck/internal/images"
+	"github.com/fencecheck/fencecheck/internal/images/kinds"
 	"github.com/fencecheck/fencecheck/targets"
 )
 
@@ -100,7 +100,7 @@ func (t Target) Name() string {
 }
 
 // Image is the base image, which holds redis-server.
-func (Target) Image() string { return images.Base }
+func (Target) Image() string { return kinds.Base }
 
 // Version is the redis-server version.
 func (Target) Version() string { return ServerVersion }

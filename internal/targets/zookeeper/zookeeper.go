@@ -60,7 +60,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fencecheck/fencecheck/internal/images"
+	"github.com/fencecheck/fencecheck/internal/images/kinds"
 	"github.com/fencecheck/fencecheck/targets"
 )
 
@@ -85,10 +85,10 @@ type Target struct{}
 func (Target) Name() string { return "zookeeper" }
 
 // Image is the zookeeper image.
-func (Target) Image() string { return images.ZooKeeper }
+func (Target) Image() string { return kinds.ZooKeeper }
 
 // Version is the ZooKeeper server version the image runs.
-func (Target) Version() string { return images.ZooKeeperVersion() }
+func (Target) Version() string { return kinds.ZooKeeperVersion() }
 
 // Election names the leader-election recipe and its term.
 func (Target) Election() string {

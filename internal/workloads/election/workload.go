@@ -11,7 +11,6 @@ import (
 	"github.com/fencecheck/fencecheck/internal/checkers"
 	"github.com/fencecheck/fencecheck/internal/history"
 	la "github.com/fencecheck/fencecheck/internal/history/lockappend"
-	"github.com/fencecheck/fencecheck/internal/report"
 	"github.com/fencecheck/fencecheck/internal/resources"
 	"github.com/fencecheck/fencecheck/internal/store"
 	"github.com/fencecheck/fencecheck/internal/workloads"
@@ -106,9 +105,6 @@ func (Workload) Decode(raw []byte) (store.WorkloadResult, error) {
 	}
 	return &r, nil
 }
-
-// View is the election report (View).
-func (Workload) View() report.View { return View }
 
 // Summary writes the leaderships, the lost entries, the forks, the refused
 // entries and the checkers' verdicts.

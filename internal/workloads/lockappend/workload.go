@@ -7,7 +7,7 @@
 //
 // Its history vocabulary is history/lockappend; its checkers are the
 // checkers package's CheckLockAppend, and its report is
-// report.LockAppendView.
+// report.LockAppendView (paired with it in package views).
 package lockappend
 
 import (
@@ -23,7 +23,6 @@ import (
 	"github.com/fencecheck/fencecheck/internal/checkers"
 	"github.com/fencecheck/fencecheck/internal/history"
 	la "github.com/fencecheck/fencecheck/internal/history/lockappend"
-	"github.com/fencecheck/fencecheck/internal/report"
 	"github.com/fencecheck/fencecheck/internal/resources"
 	"github.com/fencecheck/fencecheck/internal/store"
 	"github.com/fencecheck/fencecheck/internal/workloads"
@@ -121,9 +120,6 @@ func (Workload) Decode(raw []byte) (store.WorkloadResult, error) {
 	}
 	return &r, nil
 }
-
-// View is report.LockAppendView.
-func (Workload) View() report.View { return report.LockAppendView }
 
 // Summary writes the operations, the lost updates, the fence rejections
 // and the checkers' verdicts.

@@ -19,7 +19,6 @@ import (
 	"github.com/fencecheck/fencecheck/internal/checkers"
 	"github.com/fencecheck/fencecheck/internal/history"
 	reg "github.com/fencecheck/fencecheck/internal/history/register"
-	"github.com/fencecheck/fencecheck/internal/report"
 	"github.com/fencecheck/fencecheck/internal/resources"
 	"github.com/fencecheck/fencecheck/internal/store"
 	"github.com/fencecheck/fencecheck/internal/workloads"
@@ -172,9 +171,6 @@ func (Workload) Decode(raw []byte) (store.WorkloadResult, error) {
 	}
 	return &r, nil
 }
-
-// View is the generic report.
-func (Workload) View() report.View { return nil }
 
 // Summary writes the operations and the linearizability verdict.
 func (Workload) Summary(b io.Writer, res *store.Results) {

@@ -67,7 +67,7 @@ import (
 	redsyncgoredis "github.com/go-redsync/redsync/v4/redis/goredis/v9"
 	goredis "github.com/redis/go-redis/v9"
 
-	"github.com/fencecheck/fencecheck/internal/images"
+	"github.com/fencecheck/fencecheck/internal/images/kinds"
 	"github.com/fencecheck/fencecheck/internal/targets/redis"
 	"github.com/fencecheck/fencecheck/targets"
 )
@@ -79,7 +79,7 @@ type Target struct{}
 func (Target) Name() string { return "redlock" }
 
 // Image is the base image, which holds redis-server.
-func (Target) Image() string { return images.Base }
+func (Target) Image() string { return kinds.Base }
 
 // Version is the redis-server version.
 func (Target) Version() string { return redis.ServerVersion }

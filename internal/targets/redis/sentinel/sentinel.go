@@ -54,7 +54,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
-	"github.com/fencecheck/fencecheck/internal/images"
+	"github.com/fencecheck/fencecheck/internal/images/kinds"
 	"github.com/fencecheck/fencecheck/internal/targets/redis"
 	"github.com/fencecheck/fencecheck/targets"
 )
@@ -83,7 +83,7 @@ func (Target) Name() string { return "redis-sentinel" }
 
 // Image is the base image, which holds redis-server (Sentinel is
 // redis-server --sentinel).
-func (Target) Image() string { return images.Base }
+func (Target) Image() string { return kinds.Base }
 
 // Version is the redis-server version.
 func (Target) Version() string { return redis.ServerVersion }

@@ -1,33 +1,35 @@
-package harness
+package worker
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/fencecheck/fencecheck/internal/clientproto"
 	"log/slog"
 	"net"
 	"sync/atomic"
 	"time"
 
+	"github.com/fencecheck/fencecheck/internal/clientproto"
 	"github.com/fencecheck/fencecheck/internal/history"
 	"github.com/fencecheck/fencecheck/internal/resources"
 	"github.com/fencecheck/fencecheck/internal/workloads"
 	"github.com/fencecheck/fencecheck/targets"
 )
 
-// Catalog finds the parts of a run by name: internal/cli's tables.
+// Catalog finds the parts of a run by name: in a worker, the built-in
+// tables (internal/tables) and a Go API user's recipes; in the harness, the
+// run's own parts.
 type Catalog struct {
 	Target   func(name string) (targets.Target, error)
 	Workload func(name string) (workloads.Workload, error)
 	Resource func(name string) (resources.Resource, error)
 }
 
-// ServeWorker is the worker side of the protocol: `fencecheck worker` in a
-// client container. It serves one harness connection at a time until ctx
+// Serve is the worker side of the protocol: `fencecheck worker` in a
+// worker container. It serves one harness connection at a time until ctx
 // ends.
-func ServeWorker(ctx context.Context, ln net.Listener, cat Catalog, log *slog.Logger) error {
+func Serve(ctx context.Context, ln net.Listener, cat Catalog, log *slog.Logger) error {
 	go func() {
 		<-ctx.Done()
 		ln.Close()
@@ -41,18 +43,18 @@ func ServeWorker(ctx context.Context, ln net.Listener, cat Catalog, log *slog.Lo
 			return fmt.Errorf("worker: accept: %w", err)
 		}
 		log.Info("harness connected", "from", c.RemoteAddr())
-		err = serveConn(ctx, newConn(c), cat, log)
+		err = serveConn(ctx, NewConn(c), cat, log)
 		c.Close()
 		log.Info("harness gone", "err", err)
 	}
 }
 
-// dialClients dials the lock service and the resources of a setup (the
+// DialClients dials the lock service and the resources of a setup (the
 // worker's, or the harness's own for resets and final reads). In a worker
 // (log not nil) with a client program, the program is the lock client; the
 // target's own client still serves the resources that live in the lock
 // service. On error everything dialled is closed.
-func dialClients(ctx context.Context, cat Catalog, s Setup, log *slog.Logger) (c workloads.Clients, closeAll func(), err error) {
+func DialClients(ctx context.Context, cat Catalog, s Setup, log *slog.Logger) (c workloads.Clients, closeAll func(), err error) {
 	var closers []func() error
 	closeAll = func() {
 		for i := len(closers) - 1; i >= 0; i-- {
@@ -76,7 +78,7 @@ func dialClients(ctx context.Context, cat Catalog, s Setup, log *slog.Logger) (c
 	own := c.Lock // the target's client: the lock-store's
 	var prog *clientproto.Client
 	if s.Program != nil && log != nil {
-		prog, err = clientproto.Dial(ctx, *s.Program, programInit(s), log.With("client", "program"))
+		prog, err = clientproto.Dial(ctx, *s.Program, ProgramInit(s), log.With("client", "program"))
 		if err != nil {
 			return c, nil, err
 		}
@@ -124,8 +126,9 @@ func dialClients(ctx context.Context, cat Catalog, s Setup, log *slog.Logger) (c
 	return c, closeAll, nil
 }
 
-// programInit is the init request a worker's client program gets.
-func programInit(s Setup) clientproto.Init {
+// ProgramInit is the init request a worker's client program gets
+// (client-check's probe sends the same).
+func ProgramInit(s Setup) clientproto.Init {
 	in := clientproto.Init{Target: s.Target, Endpoints: s.Client.Endpoints, TTLMS: s.Client.TTL.Milliseconds(),
 		Prefix: s.Client.Prefix, RPCTimeoutMS: s.Client.RPCTimeout.Milliseconds(), Fencing: string(targets.FencingNone)}
 	if s.Client.LockDelay != nil {
@@ -140,29 +143,33 @@ func programInit(s Setup) clientproto.Init {
 	return in
 }
 
-func serveConn(ctx context.Context, c *conn, cat Catalog, log *slog.Logger) error {
-	m, err := c.recv()
+func serveConn(ctx context.Context, c *Conn, cat Catalog, log *slog.Logger) error {
+	m, err := c.Recv()
 	if err != nil {
 		return err
 	}
-	if m.Kind != kindSetup || m.Setup == nil {
-		return c.send(message{Kind: kindError, Error: "first message must be setup"})
+	if m.Kind != KindSetup || m.Setup == nil {
+		return c.Send(Message{Kind: KindError, Error: "first message must be setup"})
+	}
+	if m.Protocol != Protocol {
+		return c.Send(Message{Kind: KindError, Error: fmt.Sprintf("this worker binary speaks protocol %d, the harness %d: "+
+			"build both from the same source (make build builds bin/fencecheck and bin/fencecheck-worker)", Protocol, m.Protocol)})
 	}
 	setup := *m.Setup
 	w, err := cat.Workload(setup.Workload)
 	if err != nil {
-		return c.send(message{Kind: kindError, Error: err.Error()})
+		return c.Send(Message{Kind: KindError, Error: err.Error()})
 	}
 	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	clients, closeAll, err := dialClients(dctx, cat, setup, log)
+	clients, closeAll, err := DialClients(dctx, cat, setup, log)
 	cancel()
 	if err != nil {
-		return c.send(message{Kind: kindError, Error: err.Error(), BadConfig: errors.Is(err, targets.ErrBadConfig)})
+		return c.Send(Message{Kind: KindError, Error: err.Error(), BadConfig: errors.Is(err, targets.ErrBadConfig)})
 	}
 	defer closeAll()
 	log.Info("set up", "target", setup.Target, "endpoints", setup.Client.Endpoints, "workload", setup.Workload,
 		"resources", setup.Resources, "config", setup.Config)
-	if err := c.send(message{Kind: kindReady}); err != nil {
+	if err := c.Send(Message{Kind: KindReady}); err != nil {
 		return err
 	}
 
@@ -170,30 +177,30 @@ func serveConn(ctx context.Context, c *conn, cat Catalog, log *slog.Logger) erro
 	// while so that a closed connection cancels the running operation.
 	cctx, stop := context.WithCancel(ctx)
 	defer stop()
-	ops := make(chan message, 64)
+	ops := make(chan Message, 64)
 	proceed := make(chan int64, 16)
 	readErr := make(chan error, 1)
 	var skew atomic.Int64 // the lease clock's offset, set by clock-skew:client
 	go func() {
 		defer close(ops)
 		for {
-			m, err := c.recv()
+			m, err := c.Recv()
 			if err != nil {
 				readErr <- err
 				stop()
 				return
 			}
 			switch m.Kind {
-			case kindSkew:
+			case KindSkew:
 				skew.Store(int64(m.Skew))
 				log.Info("lease clock skewed", "offset", m.Skew)
-			case kindProceed:
+			case KindProceed:
 				select {
 				case proceed <- m.ID:
 				default:
 					log.Warn("proceed dropped", "op", m.ID)
 				}
-			case kindOp:
+			case KindOp:
 				ops <- m
 			default:
 				readErr <- fmt.Errorf("unexpected %q message", m.Kind)
@@ -217,12 +224,12 @@ func serveConn(ctx context.Context, c *conn, cat Catalog, log *slog.Logger) erro
 			if v != nil {
 				raw, _ = json.Marshal(v)
 			}
-			if err := c.send(message{Kind: kindPhase, ID: id, Phase: phase, Value: raw}); err != nil {
+			if err := c.Send(Message{Kind: KindPhase, ID: id, Phase: phase, Value: raw}); err != nil {
 				log.Warn("phase not sent", "op", id, "phase", phase, "err", err)
 			}
 		}
 		failpoint := func(ctx context.Context, token int64) bool {
-			if err := c.send(message{Kind: kindFailpoint, ID: id, Token: token}); err != nil {
+			if err := c.Send(Message{Kind: KindFailpoint, ID: id, Token: token}); err != nil {
 				return false
 			}
 			t := time.NewTimer(bound)
@@ -257,7 +264,7 @@ func serveConn(ctx context.Context, c *conn, cat Catalog, log *slog.Logger) erro
 		typ, done := w.Execute(cctx, clients, cfg, m.F, m.Value, env)
 		raw, _ := json.Marshal(done)
 		log.Info("op", "id", id, "f", m.F, "invoke", string(m.Value), "type", typ, "done", string(raw))
-		if err := c.send(message{Kind: kindDone, ID: id, Type: typ, Value: raw}); err != nil {
+		if err := c.Send(Message{Kind: KindDone, ID: id, Type: typ, Value: raw}); err != nil {
 			return err
 		}
 	}
@@ -267,7 +274,3 @@ func serveConn(ctx context.Context, c *conn, cat Catalog, log *slog.Logger) erro
 	}
 	return err
 }
-
-// ProgramInit is the init request the cluster's workers send their client
-// program (client-check sends the same).
-func (c *Cluster) ProgramInit() clientproto.Init { return programInit(c.setup) }

@@ -1,15 +1,22 @@
-package harness
+// Package worker is what runs inside a worker container: the server side of
+// the worker protocol (Serve), its messages (shared with the harness's
+// client side, package harness), and the commands of the worker binary
+// (worker, proxy, client-probe; Main). It links no Docker SDK and no
+// report, only the targets', resources' and workloads' client code, so the
+// worker binary (cmd/fencecheck-worker) stays small and its image's tag
+// changes only when that code does (TestWorkerDeps).
+package worker
 
 import (
 	"bufio"
 	"encoding/json"
 	"fmt"
-	"github.com/fencecheck/fencecheck/internal/clientproto"
 	"io"
 	"net"
 	"sync"
 	"time"
 
+	"github.com/fencecheck/fencecheck/internal/clientproto"
 	"github.com/fencecheck/fencecheck/internal/history"
 	"github.com/fencecheck/fencecheck/internal/resources"
 	"github.com/fencecheck/fencecheck/internal/workloads"
@@ -37,22 +44,29 @@ import (
 // setup's FailpointTimeout; the harness answers at once unless a fault
 // waits for a holder, in which case it answers once the fault is in place.
 
-// WorkerPort is the port a worker listens on.
-const WorkerPort = 7000
+// Port is the port a worker listens on.
+const Port = 7000
+
+// Protocol is the protocol's version, which the harness sends in its setup
+// and the worker checks: a worker binary built from other sources than the
+// harness's (a stale bin/fencecheck-worker) refuses the setup, saying so,
+// rather than misread a message. Change it with any change of the
+// messages' meaning.
+const Protocol = 1
 
 // Message kinds.
 const (
-	kindSetup = "setup"
-	kindReady = "ready"
-	kindError = "error"
-	kindOp    = "op"
-	kindPhase = "phase"
-	kindDone  = "done"
-	kindSkew  = "skew"
-	// kindFailpoint: the worker waits at its failpoint; kindProceed: the
+	KindSetup = "setup"
+	KindReady = "ready"
+	KindError = "error"
+	KindOp    = "op"
+	KindPhase = "phase"
+	KindDone  = "done"
+	KindSkew  = "skew"
+	// KindFailpoint: the worker waits at its failpoint; KindProceed: the
 	// harness lets it go on.
-	kindFailpoint = "failpoint"
-	kindProceed   = "proceed"
+	KindFailpoint = "failpoint"
+	KindProceed   = "proceed"
 )
 
 // Setup is what a worker needs to run operations.
@@ -81,11 +95,13 @@ type ResourceSetup struct {
 	Config  resources.Config `json:"config"`
 }
 
-// message is every message of the protocol; Kind says which fields matter.
-type message struct {
-	Kind  string `json:"kind"`
-	ID    int64  `json:"id,omitempty"`
-	Setup *Setup `json:"setup,omitempty"`
+// Message is every message of the protocol; Kind says which fields matter.
+type Message struct {
+	Kind string `json:"kind"`
+	ID   int64  `json:"id,omitempty"`
+	// Protocol is the harness's Protocol, in its setup.
+	Protocol int    `json:"protocol,omitempty"`
+	Setup    *Setup `json:"setup,omitempty"`
 	// op: F and Value (the invocation's); phase: Phase and Value; done:
 	// Type and Value (the completion's).
 	F     string          `json:"f,omitempty"`
@@ -107,19 +123,21 @@ type message struct {
 	BadConfig bool `json:"bad_config,omitempty"`
 }
 
-// conn is one end of the protocol: line-delimited JSON with serialized
-// writes.
-type conn struct {
+// Conn is one end of the protocol: line-delimited JSON with serialized
+// writes (Send is safe to call from several goroutines; Recv from one).
+type Conn struct {
 	c   net.Conn
 	r   *bufio.Reader
 	wmu sync.Mutex
 }
 
-func newConn(c net.Conn) *conn {
-	return &conn{c: c, r: bufio.NewReaderSize(c, 64*1024)}
+// NewConn wraps a connection to the other end.
+func NewConn(c net.Conn) *Conn {
+	return &Conn{c: c, r: bufio.NewReaderSize(c, 64*1024)}
 }
 
-func (c *conn) send(m message) error {
+// Send writes m as one line.
+func (c *Conn) Send(m Message) error {
 	b, err := json.Marshal(m)
 	if err != nil {
 		return err
@@ -131,19 +149,21 @@ func (c *conn) send(m message) error {
 	return err
 }
 
-func (c *conn) recv() (message, error) {
+// Recv reads the next message; a line that is not one is an error.
+func (c *Conn) Recv() (Message, error) {
 	line, err := c.r.ReadBytes('\n')
 	if err != nil {
 		if err == io.EOF && len(line) > 0 {
 			err = io.ErrUnexpectedEOF
 		}
-		return message{}, err
+		return Message{}, err
 	}
-	var m message
+	var m Message
 	if err := json.Unmarshal(line, &m); err != nil {
-		return message{}, fmt.Errorf("harness: bad message %q: %w", line, err)
+		return Message{}, fmt.Errorf("worker protocol: bad message %q: %w", line, err)
 	}
 	return m, nil
 }
 
-func (c *conn) close() error { return c.c.Close() }
+// Close closes the connection.
+func (c *Conn) Close() error { return c.c.Close() }

@@ -1,0 +1,91 @@
+// Package tables lists the axes of a run, one table each: every built-in
+// target, resource and workload. Adding one is one folder and one line
+// here. fencecheck's command line (internal/cli) and the worker binary
+// (cmd/fencecheck-worker) read the same tables, so a worker knows every
+// part a run can name; the tables link no Docker SDK and no report.
+package tables
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/fencecheck/fencecheck/internal/resources"
+	"github.com/fencecheck/fencecheck/internal/resources/lockstore"
+	"github.com/fencecheck/fencecheck/internal/resources/postgres"
+	"github.com/fencecheck/fencecheck/internal/resources/proxy"
+	"github.com/fencecheck/fencecheck/internal/targets/consul"
+	"github.com/fencecheck/fencecheck/internal/targets/etcd"
+	"github.com/fencecheck/fencecheck/internal/targets/redis"
+	"github.com/fencecheck/fencecheck/internal/targets/redis/redlock"
+	"github.com/fencecheck/fencecheck/internal/targets/redis/sentinel"
+	"github.com/fencecheck/fencecheck/internal/targets/zookeeper"
+	"github.com/fencecheck/fencecheck/internal/worker"
+	"github.com/fencecheck/fencecheck/internal/workloads"
+	"github.com/fencecheck/fencecheck/internal/workloads/election"
+	"github.com/fencecheck/fencecheck/internal/workloads/lockappend"
+	"github.com/fencecheck/fencecheck/internal/workloads/register"
+	"github.com/fencecheck/fencecheck/targets"
+)
+
+// Targets lists every built-in target --target can name.
+var Targets = []targets.Target{
+	etcd.Target{},
+	consul.Target{},
+	redis.Target{},
+	redis.Target{NoPersistence: true},
+	sentinel.Target{},
+	redlock.Target{},
+	zookeeper.Target{},
+}
+
+// Resources lists every resource --resource can name; the first is the
+// default.
+var Resources = []resources.Resource{
+	lockstore.Resource{},
+	postgres.Resource{},
+	proxy.Resource{},
+	proxy.Resource{Volatile: true},
+}
+
+// Workloads lists every workload --workload can name; the first is the
+// default.
+var Workloads = []workloads.Workload{
+	lockappend.Workload{},
+	register.Workload{},
+	election.Workload{},
+}
+
+// Named is an entry of a table.
+type Named interface{ Name() string }
+
+// Names is the names of a table's entries, comma-separated.
+func Names[T Named](table []T) string {
+	ns := make([]string, len(table))
+	for i, x := range table {
+		ns[i] = x.Name()
+	}
+	return strings.Join(ns, ", ")
+}
+
+// Lookup returns the entry of table named name, or an error (wrapping
+// targets.ErrBadConfig) that lists the valid names; what names the table
+// ("target").
+func Lookup[T Named](table []T, what, name string) (T, error) {
+	for _, x := range table {
+		if x.Name() == name {
+			return x, nil
+		}
+	}
+	var zero T
+	return zero, fmt.Errorf("%w: unknown %s %q (valid: %s)", targets.ErrBadConfig, what, name, Names(table))
+}
+
+// Catalog is a worker's catalog: the targets ts (the built-in ones, and a
+// Go API user's recipes), the resources and the workloads.
+func Catalog(ts []targets.Target) worker.Catalog {
+	return worker.Catalog{
+		Target:   func(name string) (targets.Target, error) { return Lookup(ts, "target", name) },
+		Resource: func(name string) (resources.Resource, error) { return Lookup(Resources, "resource", name) },
+		Workload: func(name string) (workloads.Workload, error) { return Lookup(Workloads, "workload", name) },
+	}
+}

@@ -1,0 +1,23 @@
+// Package views pairs each workload with its report page. The pairing
+// lives here, not in the workloads, so that a workload's package links no
+// report: the worker binary (cmd/fencecheck-worker) runs the workloads'
+// operations and never renders a page.
+package views
+
+import (
+	"github.com/fencecheck/fencecheck/internal/report"
+	"github.com/fencecheck/fencecheck/internal/workloads/election"
+	electionview "github.com/fencecheck/fencecheck/internal/workloads/election/view"
+	"github.com/fencecheck/fencecheck/internal/workloads/lockappend"
+)
+
+// byWorkload is each workload's page, by its name; a workload not listed
+// gets the generic page.
+var byWorkload = map[string]report.View{
+	lockappend.Workload{}.Name(): report.LockAppendView,
+	election.Workload{}.Name():   electionview.View,
+}
+
+// Of returns the report page of the workload named name: nil (the generic
+// page) for a workload without its own.
+func Of(name string) report.View { return byWorkload[name] }
