@@ -21,6 +21,7 @@ import (
 	"github.com/fencecheck/fencecheck/internal/harness"
 	"github.com/fencecheck/fencecheck/internal/resources"
 	"github.com/fencecheck/fencecheck/internal/trends"
+	"github.com/fencecheck/fencecheck/internal/workloads"
 	"github.com/fencecheck/fencecheck/targets"
 )
 
@@ -148,8 +149,8 @@ consistent); the other modes are reported.
 	}
 	var workloadList []string
 	for _, w := range splitList(*o.workload) {
-		if w != "lock-append" && w != "register" {
-			return 0, fmt.Errorf("%w: matrix runs the lock-append and register workloads, not %q", errUsage, w)
+		if _, err := lookupWorkload(w); err != nil {
+			return 0, err
 		}
 		workloadList = append(workloadList, w)
 	}
@@ -374,18 +375,32 @@ func matrixCells(o *runFlags, ax matrixAxes, seed uint64, runs int, strict bool,
 				if err != nil {
 					return nil, nil, err
 				}
+				if wn != "lock-append" && (*o.auditLog || *o.sideWriter) {
+					// The audit log and the side writer are lock-append's.
+					if ri == 0 {
+						skipped = append(skipped, fmt.Sprintf("%s %s: --audit-log and --side-writer go with lock-append cells only", t.Name(), wn))
+					}
+					continue
+				}
 				if wn == "register" {
 					// Registers live in the target's own store: one set of
-					// cells, whatever the resource axis, and none with the
-					// lock-append workload's audit log or side writer.
+					// cells, whatever the resource axis.
 					if ri > 0 {
 						continue
 					}
-					if *o.auditLog || *o.sideWriter {
-						skipped = append(skipped, fmt.Sprintf("%s register: --audit-log and --side-writer go with lock-append cells only", t.Name()))
+					rspec = resourceTable[0].Name()
+				}
+				if wn == "election" {
+					if _, ok := t.(targets.Electing); !ok {
+						if ri == 0 {
+							skipped = append(skipped, fmt.Sprintf("%s election: the target has no leader-election recipe", t.Name()))
+						}
 						continue
 					}
-					rspec = resourceTable[0].Name()
+					if len(rs) != 1 {
+						skipped = append(skipped, fmt.Sprintf("%s election, resource %s: the election workload appends to one log", t.Name(), rspec))
+						continue
+					}
 				}
 				for _, nem := range ax.nemeses {
 					var points []matrixCell // the cells of this (target, workload, resource, nemesis), but the seed
@@ -404,6 +419,13 @@ func matrixCells(o *runFlags, ax matrixAxes, seed uint64, runs int, strict bool,
 							if err != nil {
 								return nil, nil, err
 							}
+							if fs := workloadFencings(wn); fs != nil && !slices.Contains(fs, f) {
+								if !seen["fencing "+wn+string(f)] {
+									seen["fencing "+wn+string(f)] = true
+									skipped = append(skipped, fmt.Sprintf("%s cells, fencing %s: the %s workload fences with %s", wn, f, wn, fencingWords(fs)))
+								}
+								continue
+							}
 							if r := lacking(rs, f); r != nil {
 								skipped = append(skipped, fmt.Sprintf("%s, resource %s, nemesis %s, fencing %s: %s has no %s fencing (it has %s)",
 									t.Name(), rspec, nem, f, r.Name(), f, resources.FencingNames(r)))
@@ -418,8 +440,8 @@ func matrixCells(o *runFlags, ax matrixAxes, seed uint64, runs int, strict bool,
 							if rspec == resourceTable[0].Name() {
 								name = nameSafe(fmt.Sprintf("%s-%s-%s", tname, nem, p.mode()))
 							}
-							if wn == "register" {
-								name = nameSafe(fmt.Sprintf("%s-register-%s", tname, strings.TrimPrefix(name, tname+"-")))
+							if wn != "lock-append" {
+								name = nameSafe(fmt.Sprintf("%s-%s-%s", tname, wn, strings.TrimPrefix(name, tname+"-")))
 							}
 							cfg, err := o.configFor(t, wn, p.ReadMode, rspec, p.Fencing, nem, seed+uint64(r), name, stderr) // parses nem too
 							if err != nil {
@@ -450,6 +472,31 @@ func matrixCells(o *runFlags, ax matrixAxes, seed uint64, runs int, strict bool,
 		return nil, nil, errors.Join(errs...)
 	}
 	return cells, skipped, nil
+}
+
+// workloadFencings are the fencing modes the workload takes (nil: any the
+// resource offers; the register workload's cells have read modes instead).
+func workloadFencings(name string) []targets.Fencing {
+	w, err := lookupWorkload(name)
+	if err != nil {
+		return nil
+	}
+	if f, ok := w.(workloads.Fenced); ok {
+		return f.Fencings()
+	}
+	return nil
+}
+
+// fencingWords is "none, token or cas".
+func fencingWords(fs []targets.Fencing) string {
+	s := make([]string, len(fs))
+	for i, f := range fs {
+		s[i] = string(f)
+	}
+	if len(s) < 2 {
+		return strings.Join(s, "")
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " or " + s[len(s)-1]
 }
 
 // registerModes are the read modes of t's register cells: want, or every
@@ -534,15 +581,16 @@ func (c *matrixCell) fill(out *harness.Outcome) {
 	c.Verdict = r.Valid().String()
 	c.RunDir, _ = filepath.Abs(out.Run.Dir)
 	c.Elapsed = r.Elapsed
-	if la, ok := r.Result.(*checkers.LockAppendResult); ok {
-		c.Acknowledged, c.Lost, c.FenceRejections = la.LostUpdates.Acknowledged, la.LostUpdates.Lost, la.FenceRejections
-		if la.FirstLostUpdateNS != nil {
-			s := float64(*la.FirstLostUpdateNS) / 1e9
+	if r.Result != nil {
+		sum := r.Result.Summary()
+		c.Acknowledged, c.Lost, c.FenceRejections = sum.Acknowledged, sum.Lost, sum.FenceRejections
+		if sum.FirstLostNS != nil {
+			s := float64(*sum.FirstLostNS) / 1e9
 			c.FirstLostS = &s
 		}
-		if st := la.Checkers.Stats; !out.Interrupted && !r.Interrupted {
+		if ops := sum.Ops; ops != nil && !out.Interrupted && !r.Interrupted {
 			secs := c.cfg.TimeLimit.Seconds()
-			c.OpsOK, c.OpsFail, c.OpsInfo, c.ClientS = &st.Ok, &st.Fail, &st.Info, &secs
+			c.OpsOK, c.OpsFail, c.OpsInfo, c.ClientS = &ops.OK, &ops.Fail, &ops.Info, &secs
 		}
 	}
 	if l := r.Liveness; l != nil {
@@ -581,14 +629,15 @@ func matrixExit(cells []matrixCell, interrupted bool) int {
 // printMatrix prints one line per cell and the outcome. Its recovery
 // column is the cell's median liveness, in seconds and TTLs.
 func printMatrix(w io.Writer, cells []matrixCell, code int) {
-	withRes, withReg := false, false
+	withRes, withReg, withWl := false, false, false
 	for _, c := range cells {
 		withRes = withRes || c.Resource != resourceTable[0].Name()
 		withReg = withReg || c.workload() == "register"
+		withWl = withWl || c.workload() != "lock-append"
 	}
 	target := func(c matrixCell) string {
 		name := c.targetWords()
-		if withReg {
+		if withWl {
 			name += " " + c.workload()
 		}
 		if withRes {

@@ -3,7 +3,9 @@ package cli
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -340,3 +342,51 @@ func TestMatrixCellRecovery(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestMatrixElectionCells: the workload axis takes election; each workload
+// gets the fencing modes it takes (term is election's, token lock-append's)
+// and the others are skipped with the reason; a target without an election
+// recipe is skipped too.
+func TestMatrixElectionCells(t *testing.T) {
+	fs := newFlags("matrix", io.Discard)
+	o := addRunFlags(fs)
+	cells, skipped, err := matrixCells(o, matrixAxes{
+		targets: []string{"etcd", "zookeeper", "redis"}, workloads: []string{"lock-append", "election"},
+		resources: []string{"lock-store"}, fencings: []string{"none", "token", "term"}, nemeses: []string{"pause-holder"},
+	}, 1, 1, false, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range cells {
+		got = append(got, fmt.Sprintf("%s %s %s %v %s", c.Target, c.workload(), c.Fencing, c.MustBeValid, c.cfg.Name))
+		if c.cfg.Workload.Name() != c.workload() {
+			t.Errorf("cell %s: config's workload %s", got[len(got)-1], c.cfg.Workload.Name())
+		}
+	}
+	want := []string{
+		"etcd lock-append none false etcd-pause-holder-none",
+		"etcd lock-append token true etcd-pause-holder-token",
+		"etcd election none false etcd-election-pause-holder-none",
+		"etcd election term true etcd-election-pause-holder-term",
+		"zookeeper lock-append none false zookeeper-pause-holder-none",
+		"zookeeper lock-append token true zookeeper-pause-holder-token",
+		"zookeeper election none false zookeeper-election-pause-holder-none",
+		"zookeeper election term true zookeeper-election-pause-holder-term",
+		"redis lock-append none false redis-pause-holder-none",
+		"redis lock-append token true redis-pause-holder-token",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("cells:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	all := strings.Join(skipped, "\n")
+	for _, s := range []string{
+		"lock-append cells, fencing term: the lock-append workload fences with none, token or cas",
+		"election cells, fencing token: the election workload fences with none or term",
+		"redis election: the target has no leader-election recipe",
+	} {
+		if !strings.Contains(all, s) {
+			t.Errorf("skipped:\n%s\nwant a line with %q", all, s)
+		}
+	}
+}

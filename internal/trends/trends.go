@@ -211,7 +211,10 @@ func ReadNight(root *os.Root, dir string) (Night, error) {
 		target = cmp.Or(fc.Label, target)
 		k := Key{Target: cut(target), Resource: cut(fc.Resource), Nemesis: cut(fc.Nemesis), Fencing: cut(fc.Fencing)}
 		if fc.Workload != "" && fc.Workload != "lock-append" {
-			k.Workload, k.Fencing = cut(fc.Workload), cut(fc.ReadMode)
+			k.Workload = cut(fc.Workload)
+		}
+		if fc.Workload == "register" {
+			k.Fencing = cut(fc.ReadMode)
 		}
 		runs[k]++
 		k.Run = runs[k]

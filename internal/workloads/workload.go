@@ -127,6 +127,13 @@ type SideWriting interface {
 	SideWrite(ctx context.Context, c Clients, element int64) (history.Type, any)
 }
 
+// Fenced is a workload that takes only some fencing modes: a matrix
+// skips its cells of the others (and says so).
+type Fenced interface {
+	// Fencings are the modes the workload takes, none included.
+	Fencings() []targets.Fencing
+}
+
 // FinalRead is one read of the final state, recorded as operation F.
 type FinalRead struct {
 	F    string

@@ -559,3 +559,13 @@ func asLockAppend(events []history.Event, ops []history.Op, leads []lead) ([]his
 	}
 	return out, nil
 }
+
+// Summary is the election result's figures (store.WorkloadResult): the
+// log's acknowledged and lost entries, its term-fencing rejections and the
+// lead operations by outcome.
+func (r *Result) Summary() checkers.Summary {
+	st := r.Checkers.Stats
+	return checkers.Summary{Verdict: r.Valid, Updates: true, Acknowledged: r.LostUpdates.Acknowledged, Lost: r.LostUpdates.Lost,
+		Losses: r.LostUpdates.Elements, FenceRejections: r.FenceRejections, FirstLostNS: r.FirstLostUpdateNS,
+		Ops: &checkers.OpCounts{OK: st.Ok, Fail: st.Fail, Info: st.Info}}
+}

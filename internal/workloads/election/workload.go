@@ -141,3 +141,8 @@ func (Workload) Summary(b io.Writer, res *store.Results) {
 	fmt.Fprintf(b, "  checkers         linearizable %s, lost-updates %s, terms %s, forked-log %s, stats %s\n",
 		c.Linearizable.Valid, c.LostUpdates.Valid, c.Terms.Valid, c.ForkedLog.Valid, c.Stats.Valid)
 }
+
+// Fencings are none and term (workloads.Fenced).
+func (Workload) Fencings() []targets.Fencing {
+	return []targets.Fencing{targets.FencingNone, targets.FencingTerm}
+}
