@@ -62,3 +62,34 @@ func (r *RegisterWorkloadResult) Summary() Summary {
 	st := r.Checkers.Stats
 	return Summary{Verdict: r.Valid, Ops: &OpCounts{OK: st.Ok, Fail: st.Fail, Info: st.Info}}
 }
+
+// CutText returns a copy of r whose free text (its error, each checker's
+// message and error) is cut by cut, for a page that shows a result read
+// from elsewhere. The copy is a *LockAppendResult.
+func (r *LockAppendResult) CutText(cut func(string) string) any {
+	c := *r
+	c.Error = cut(c.Error)
+	k := &c.Checkers
+	for _, v := range []*Verdict{&k.Linearizable.Verdict, &k.LostUpdates.Verdict, &k.TokenMonotonic.Verdict, &k.Overlap.Verdict, &k.Stats.Verdict} {
+		v.CutText(cut)
+	}
+	return &c
+}
+
+// CutText returns a copy of r whose free text (its error, each checker's
+// message and error, the failing key) is cut by cut. The copy is a
+// *RegisterWorkloadResult.
+func (r *RegisterWorkloadResult) CutText(cut func(string) string) any {
+	c := *r
+	c.Error = cut(c.Error)
+	k := &c.Checkers
+	k.Linearizable.Verdict.CutText(cut)
+	k.Linearizable.FailingKey = cut(k.Linearizable.FailingKey)
+	k.Stats.Verdict.CutText(cut)
+	return &c
+}
+
+// CutText cuts v's message and error by cut.
+func (v *Verdict) CutText(cut func(string) string) {
+	v.Message, v.Error = cut(v.Message), cut(v.Error)
+}

@@ -569,3 +569,16 @@ func (r *Result) Summary() checkers.Summary {
 		Losses: r.LostUpdates.Elements, FenceRejections: r.FenceRejections, FirstLostNS: r.FirstLostUpdateNS,
 		Ops: &checkers.OpCounts{OK: st.Ok, Fail: st.Fail, Info: st.Info}}
 }
+
+// CutText returns a copy of r whose free text (its error, each checker's
+// message and error) is cut by cut, for a page that shows a result read
+// from elsewhere. The copy is a *Result.
+func (r *Result) CutText(cut func(string) string) any {
+	c := *r
+	c.Error = cut(c.Error)
+	k := &c.Checkers
+	for _, v := range []*checkers.Verdict{&k.Linearizable.Verdict, &k.LostUpdates.Verdict, &k.Terms.Verdict, &k.ForkedLog.Verdict, &k.SplitBrain.Verdict, &k.Stats.Verdict} {
+		v.CutText(cut)
+	}
+	return &c
+}
