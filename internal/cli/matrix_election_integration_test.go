@@ -24,7 +24,6 @@ func TestMatrixElectionAxis(t *testing.T) {
 	r := runCLI(t, nil, "matrix", "--workload", "lock-append,election", "--target", "etcd,zookeeper",
 		"--fencing", "none,token,term", "--nemesis", "pause-holder", "--time-limit", "10s", "--seed", "1",
 		"--results", res, "--quiet")
-	t.Logf("matrix: exit %d in %s\n%s\n%s", r.code, r.elapsed.Round(1e9), r.stdout, lastLines(r.stderr, 20))
 	if r.code != exitValid && r.code != exitInvalid {
 		t.Fatalf("exit %d", r.code)
 	}
@@ -72,8 +71,12 @@ func TestMatrixElectionAxis(t *testing.T) {
 		t.Errorf("JUnit (%v):\n%s", err, junit)
 	}
 
-	// trends keys the election cells by their fencing.
+	// trends keys the election cells by their fencing, and names their
+	// workload in its table.
 	tr := runCLI(t, nil, "trends", root)
+	if !strings.Contains(tr.stdout, "zookeeper election") {
+		t.Errorf("trends' table does not name the election cells:\n%s", tr.stdout)
+	}
 	var ts trends.Summary
 	if b, err := os.ReadFile(filepath.Join(root, trends.JSONFile)); err != nil || json.Unmarshal(b, &ts) != nil {
 		t.Fatalf("trends (exit %d): %v\n%s", tr.code, err, tr.stderr)
