@@ -333,13 +333,13 @@ func matrixCells(o *runFlags, ax matrixAxes, seed uint64, runs int, strict bool,
 					}
 					rspec = resourceTable[0].Name()
 				}
-				if wn == "election" {
-					if _, ok := t.(targets.Electing); !ok {
-						if ri == 0 {
-							skipped = append(skipped, fmt.Sprintf("%s election: the target has no leader-election recipe", t.Name()))
-						}
-						continue
+				if err := workloadSupports(wn, t); err != nil {
+					if ri == 0 {
+						skipped = append(skipped, fmt.Sprintf("%s %s: %s", t.Name(), wn, strings.TrimPrefix(err.Error(), targets.ErrBadConfig.Error()+": ")))
 					}
+					continue
+				}
+				if wn == "election" {
 					if len(rs) != 1 {
 						skipped = append(skipped, fmt.Sprintf("%s election, resource %s: the election workload appends to one log", t.Name(), rspec))
 						continue
@@ -426,6 +426,19 @@ func workloadFencings(name string) []targets.Fencing {
 	}
 	if f, ok := w.(workloads.Fenced); ok {
 		return f.Fencings()
+	}
+	return nil
+}
+
+// workloadSupports is nil when the workload can run on t
+// (workloads.Targeted), else why not.
+func workloadSupports(name string, t targets.Target) error {
+	w, err := lookupWorkload(name)
+	if err != nil {
+		return err
+	}
+	if tw, ok := w.(workloads.Targeted); ok {
+		return tw.Supports(t)
 	}
 	return nil
 }

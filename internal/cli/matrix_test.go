@@ -386,7 +386,7 @@ func TestMatrixElectionCells(t *testing.T) {
 	for _, s := range []string{
 		"lock-append cells, fencing term: the lock-append workload fences with none, token or cas",
 		"election cells, fencing token: the election workload fences with none or term",
-		"redis election: the target has no leader-election recipe",
+		"redis election: target redis has no leader-election recipe for the election workload",
 	} {
 		if !strings.Contains(all, s) {
 			t.Errorf("skipped:\n%s\nwant a line with %q", all, s)

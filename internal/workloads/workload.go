@@ -134,6 +134,14 @@ type Fenced interface {
 	Fencings() []targets.Fencing
 }
 
+// Targeted is a workload that runs on some targets only: a matrix skips
+// its cells on the others, and says why.
+type Targeted interface {
+	// Supports returns nil when the workload can run on t, else why not
+	// (wrapping targets.ErrBadConfig); Validate checks it too.
+	Supports(t targets.Target) error
+}
+
 // FinalRead is one read of the final state, recorded as operation F.
 type FinalRead struct {
 	F    string
