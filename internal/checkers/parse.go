@@ -133,70 +133,25 @@ func parseLockAppend(ops []history.Op) (*lockAppendHistory, error) {
 			if o.Type() != history.Ok {
 				continue
 			}
-			var v readValue
-			if err := o.Complete.Decode(&v); err != nil {
+			list, err := lockappend.ParseFinalRead(o)
+			if err != nil {
 				return nil, badOp(o, err)
 			}
-			h.finals = append(h.finals, finalRead{op: o, list: orEmpty(v.Value)})
+			h.finals = append(h.finals, finalRead{op: o, list: list})
 		}
 	}
 	return h, nil
 }
 
+// parseAppend reads an append with lockappend.ParseAppend, the report's
+// reading too.
 func parseAppend(o *history.Op) (appendOp, error) {
-	a := appendOp{op: o, releasedAt: -1}
-	var inv lockappend.Invoke
-	if err := o.Invoke.Decode(&inv); err != nil {
-		return a, badOp(o, err)
+	p, err := lockappend.ParseAppend(o)
+	if err != nil {
+		return appendOp{op: o, releasedAt: -1}, badOp(o, err)
 	}
-	a.element = inv.Element
-	if c := o.Complete; c != nil && (len(c.Value) > 0 || c.Type == history.Ok) {
-		var v completionValue
-		if err := c.Decode(&v); err != nil {
-			return a, badOp(o, err)
-		}
-		a.comp = v.get()
-	}
-	for _, p := range o.Phases {
-		switch p.F {
-		case lockappend.PhaseAcquired:
-			if a.acquired {
-				continue
-			}
-			var v lockappend.Acquired
-			if err := p.Decode(&v); err != nil {
-				return a, badOp(o, err)
-			}
-			a.acquired, a.acquiredAt, a.token = true, p.Time, v.Token
-		case lockappend.PhaseReleasing, lockappend.PhaseReleased:
-			// The first of them ends the client's belief that it holds
-			// the lock.
-			if a.releasedAt < 0 {
-				a.releasedAt = p.Time
-			}
-		case lockappend.PhaseLate:
-			if a.late != nil {
-				continue
-			}
-			var v lockappend.Late
-			if err := p.Decode(&v); err != nil {
-				return a, badOp(o, err)
-			}
-			a.late, a.lateAt = &v, p.Time
-		case lockappend.PhaseRead:
-			if a.hasReadPhase || a.comp.Read != nil {
-				continue
-			}
-			var v readValue
-			if len(p.Value) > 0 {
-				if err := p.Decode(&v); err != nil {
-					return a, badOp(o, err)
-				}
-			}
-			a.readPhase, a.hasReadPhase = v.Value, true
-		}
-	}
-	return a, nil
+	return appendOp{op: o, element: p.Element, comp: p.Comp, acquired: p.Acquired, acquiredAt: p.AcquiredAt, token: p.Token,
+		releasedAt: p.ReleasingAt, late: p.Late, lateAt: p.LateAt, readPhase: p.Read, hasReadPhase: p.HasRead}, nil
 }
 
 // lastFinal returns the ok final read that completed last, if any.

@@ -79,7 +79,7 @@ func TestBadArguments(t *testing.T) {
 		{"matrix: a cell the target cannot run", []string{"matrix", "--target", "etcd,consul", "--ttl", "2s"}, "consul (nemesis pause-holder, fencing none): bad configuration: consul sessions have a TTL of at least 10s"},
 		{"matrix: unknown fencing in the list", []string{"matrix", "--fencing", "none,hope"}, "valid: none, token, cas"},
 		{"matrix: unknown nemesis in a cell", []string{"matrix", "--nemesis", "pause-holder", "--nemesis", "meteor"}, "unknown nemesis \"meteor\""},
-		{"matrix: election workload", []string{"matrix", "--workload", "lock-append,election"}, "matrix runs the lock-append and register workloads, not \"election\""},
+		{"matrix: unknown workload", []string{"matrix", "--workload", "lock-append,nosuch"}, "unknown workload \"nosuch\" (valid: lock-append, register, election)"},
 		{"matrix: registers in weak read modes only", []string{"matrix", "--workload", "register", "--read-mode", "serializable"}, "no cell would be judged"},
 		{"matrix: no runs", []string{"matrix", "--runs", "0"}, "between 1 and 100"},
 		{"matrix: empty list", []string{"matrix", "--fencing", ","}, "empty list"},

@@ -3,7 +3,6 @@ package cli
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -23,83 +22,25 @@ import (
 	"github.com/fencecheck/fencecheck/internal/resources"
 	"github.com/fencecheck/fencecheck/internal/spec"
 	"github.com/fencecheck/fencecheck/internal/trends"
+	"github.com/fencecheck/fencecheck/internal/workloads"
 	"github.com/fencecheck/fencecheck/targets"
 )
 
 // MatrixFile is the matrix's summary, at the root of its results directory.
 const MatrixFile = trends.MatrixFile
 
-// matrixCell is one run of a matrix, as matrix.json records it.
-type matrixCell struct {
-	// Cell is the cell's position in the whole matrix (0-based), the same
-	// in every shard.
-	Cell int `json:"cell"`
-	// Label is the name the cell's target has in this matrix and across
-	// nights (--target LABEL=TARGET), when it is not the target's own.
-	Label string `json:"label,omitempty"`
-	// Workload is lock-append or register ("" in matrices made before the
-	// register axis: lock-append); ReadMode is a register cell's read mode,
-	// in place of a fencing mode.
-	Workload string `json:"workload,omitempty"`
-	ReadMode string `json:"read_mode,omitempty"`
-	Target   string `json:"target"`
-	// Version is the target's --version ("" its default).
-	Version  string `json:"version,omitempty"`
-	Resource string `json:"resource"`
-	Nemesis  string `json:"nemesis"`
-	Fencing  string `json:"fencing"`
-	Seed     uint64 `json:"seed"`
-	// Verdict is "valid", "invalid" or "unknown"; "error" when the harness
-	// failed (Error says why), "not run" after Ctrl-C.
-	Verdict string `json:"verdict"`
-	// MustBeValid: a fenced cell, a register cell whose read mode the
-	// target promises linearizable (or every cell, with --strict). Only
-	// these decide the exit code; an unfenced cell's lost updates, and a
-	// weak read mode's stale reads, are the findings the matrix exists to
-	// show.
-	MustBeValid     bool     `json:"must_be_valid"`
-	Acknowledged    int      `json:"acknowledged"`
-	Lost            int      `json:"lost"`
-	FenceRejections int      `json:"fence_rejections"`
-	FirstLostS      *float64 `json:"first_lost_s,omitempty"`
-	// OpsOK, OpsFail and OpsInfo count the run's operations by outcome;
-	// ClientS is how long its clients ran operations (the time limit), so
-	// that OpsOK / ClientS is its throughput. Absent from an interrupted
-	// run, and from matrix.json files written before they were added.
-	OpsOK   *int     `json:"ops_ok,omitempty"`
-	OpsFail *int     `json:"ops_fail,omitempty"`
-	OpsInfo *int     `json:"ops_info,omitempty"`
-	ClientS *float64 `json:"client_s,omitempty"`
-	// RecoveryS and RecoveryTTLs are the cell's liveness (results.json's
-	// liveness): the median time until the lock was granted again after
-	// a holder crash (kill-holder), or else after a server kill, in
-	// seconds and TTLs; nil when the cell measured none.
-	RecoveryS    *float64 `json:"recovery_s,omitempty"`
-	RecoveryTTLs *float64 `json:"recovery_ttls,omitempty"`
-	Elapsed      string   `json:"elapsed,omitempty"`
-	RunDir       string   `json:"run_dir,omitempty"`
-	// Run is the run's directory relative to the results directory (merge
-	// finds it there, wherever the shard's directory was moved).
-	Run   string `json:"run,omitempty"`
-	Error string `json:"error,omitempty"`
+// matrixCell is one cell of matrix.json; matrixSummary is matrix.json
+// (trends owns the file's type: the writer's and every reader's).
+type (
+	matrixCell    = trends.MatrixCell
+	matrixSummary = trends.Matrix
+)
 
+// matrixRun is a cell to run: its matrix.json record and its run's
+// configuration.
+type matrixRun struct {
+	matrixCell
 	cfg harness.Config
-}
-
-// matrixSummary is matrix.json.
-type matrixSummary struct {
-	Started  time.Time    `json:"started"`
-	Args     []string     `json:"args"`
-	Strict   bool         `json:"strict"`
-	Cells    []matrixCell `json:"cells"`
-	ExitCode int          `json:"exit_code"`
-	// TotalCells is the whole matrix's number of cells; Shard says which of
-	// them this directory holds ("2/4", or how many shards were merged).
-	TotalCells int    `json:"total_cells"`
-	Shard      string `json:"shard,omitempty"`
-	// Baseline is the comparison with --baseline's matrix, when one was
-	// given; ExitCode is then 1 if a cell regressed (255 stays 255).
-	Baseline *trends.Comparison `json:"baseline,omitempty"`
 }
 
 func cmdMatrix(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
@@ -137,7 +78,9 @@ once.
 (--read-mode, comma-separated; default every read mode of the target) takes
 the place of the fencing mode, and a cell must be valid when the target
 promises linearizable reads in its mode (etcd linearizable, consul
-consistent); the other modes are reported.
+consistent); the other modes are reported. --workload election adds
+election cells: they take --fencing none and term (term is election's, token
+and cas lock-append's); each workload's other modes are skipped, and said so.
 
 `)
 		fs.PrintDefaults()
@@ -150,8 +93,8 @@ consistent); the other modes are reported.
 	}
 	var workloadList []string
 	for _, w := range splitList(o.sp.Workload) {
-		if w != "lock-append" && w != "register" {
-			return 0, fmt.Errorf("%w: matrix runs the lock-append and register workloads, not %q", errUsage, w)
+		if _, err := lookupWorkload(w); err != nil {
+			return 0, err
 		}
 		workloadList = append(workloadList, w)
 	}
@@ -202,7 +145,7 @@ consistent); the other modes are reported.
 		fmt.Fprintf(stderr, "fencecheck: skipped: %s\n", s)
 	}
 	judged := false
-	var cells []matrixCell
+	var cells []matrixRun
 	for i, c := range all {
 		judged = judged || c.MustBeValid
 		c.Cell = i
@@ -219,7 +162,7 @@ consistent); the other modes are reported.
 			if c.MustBeValid {
 				judge = "must be valid"
 			}
-			fmt.Fprintf(stdout, "%d\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", c.Cell, c.targetWords(), c.workload(), c.Resource, c.Nemesis, c.mode(), c.Seed, judge)
+			fmt.Fprintf(stdout, "%d\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", c.Cell, targetWords(c.matrixCell), c.WorkloadName(), c.Resource, c.Nemesis, c.Mode(), c.Seed, judge)
 		}
 		return exitValid, nil
 	}
@@ -228,7 +171,7 @@ consistent); the other modes are reported.
 		return 0, fmt.Errorf("%w: --results: %w", errUsage, err)
 	}
 
-	sum := matrixSummary{Started: time.Now().UTC(), Args: args, Strict: *strict, Cells: cells, TotalCells: len(all)}
+	sum := matrixSummary{Started: time.Now().UTC(), Args: args, Strict: *strict, Cells: records(cells), TotalCells: len(all)}
 	if sh.N > 1 {
 		sum.Shard = sh.String()
 		fmt.Fprintf(stderr, "fencecheck: shard %s: %d of the matrix's %d cells\n", sh, len(cells), len(all))
@@ -246,7 +189,7 @@ consistent); the other modes are reported.
 		if ctx.Err() != nil {
 			c.Verdict = "not run"
 		} else {
-			ui.stage("[%d/%d] %s %s, resource %s, nemesis %s, %s, seed %d", i+1, len(cells), c.targetWords(), c.workload(), c.Resource, c.Nemesis, c.modeWords(), c.Seed)
+			ui.stage("[%d/%d] %s %s, resource %s, nemesis %s, %s, seed %d", i+1, len(cells), targetWords(c.matrixCell), c.WorkloadName(), c.Resource, c.Nemesis, modeWords(c.matrixCell), c.Seed)
 			c.cfg.Stage = ui.stage
 			c.cfg.Progress = ui.update
 			out, err := harness.Run(ctx, c.cfg)
@@ -266,15 +209,16 @@ consistent); the other modes are reported.
 		}
 		// After every cell, so that a matrix killed half-way leaves what it
 		// found; the last write is the whole matrix.
-		sum.ExitCode = matrixExit(cells, ctx.Err() != nil)
+		sum.Cells = records(cells)
+		sum.ExitCode = matrixExit(sum.Cells, ctx.Err() != nil)
 		if err := writeMatrix(results, sum); err != nil {
 			return 0, fmt.Errorf("%w: %w", harness.ErrHarness, err)
 		}
-		if err := writeMatrixJUnit(results, cells); err != nil {
+		if err := writeMatrixJUnit(results, sum.Cells); err != nil {
 			return 0, fmt.Errorf("%w: %w", harness.ErrHarness, err)
 		}
 	}
-	printMatrix(stdout, cells, sum.ExitCode)
+	printMatrix(stdout, sum.Cells, sum.ExitCode)
 	if baseline != nil {
 		code, err := compareBaseline(stdout, results, *baselineDir, *baseline, &sum)
 		if err != nil {
@@ -315,7 +259,7 @@ type matrixAxes struct {
 // and a fault that cannot apply to a target and resource (a partition of one
 // Redis server: nemesis.ErrCannotApply), unless no cell of that --nemesis
 // can run at all (then it is a bad argument).
-func matrixCells(o *runFlags, ax matrixAxes, seed uint64, runs int, strict bool, stderr io.Writer) (cells []matrixCell, skipped []string, err error) {
+func matrixCells(o *runFlags, ax matrixAxes, seed uint64, runs int, strict bool, stderr io.Writer) (cells []matrixRun, skipped []string, err error) {
 	if ref := o.sp.Image["target"]; ref != "" && (len(ax.targets) > 1 || len(ax.versions) > 1) {
 		// One image is one build of one server: a target or version axis
 		// would run it under names it is not.
@@ -392,18 +336,32 @@ func matrixCells(o *runFlags, ax matrixAxes, seed uint64, runs int, strict bool,
 				if err != nil {
 					return nil, nil, err
 				}
+				if wn != "lock-append" && (o.sp.AuditLog || o.sp.SideWriter) {
+					// The audit log and the side writer are lock-append's.
+					if ri == 0 {
+						skipped = append(skipped, fmt.Sprintf("%s %s: --audit-log and --side-writer go with lock-append cells only", t.Name(), wn))
+					}
+					continue
+				}
 				if wn == "register" {
 					// Registers live in the target's own store: one set of
-					// cells, whatever the resource axis, and none with the
-					// lock-append workload's audit log or side writer.
+					// cells, whatever the resource axis.
 					if ri > 0 {
 						continue
 					}
-					if o.sp.AuditLog || o.sp.SideWriter {
-						skipped = append(skipped, fmt.Sprintf("%s register: --audit-log and --side-writer go with lock-append cells only", t.Name()))
+					rspec = resourceTable[0].Name()
+				}
+				if err := workloadSupports(wn, t); err != nil {
+					if ri == 0 {
+						skipped = append(skipped, fmt.Sprintf("%s %s: %s", t.Name(), wn, strings.TrimPrefix(err.Error(), targets.ErrBadConfig.Error()+": ")))
+					}
+					continue
+				}
+				if wn == "election" {
+					if len(rs) != 1 {
+						skipped = append(skipped, fmt.Sprintf("%s election, resource %s: the election workload appends to one log", t.Name(), rspec))
 						continue
 					}
-					rspec = resourceTable[0].Name()
 				}
 				for _, nem := range ax.nemeses {
 					var points []matrixCell // the cells of this (target, workload, resource, nemesis), but the seed
@@ -422,6 +380,13 @@ func matrixCells(o *runFlags, ax matrixAxes, seed uint64, runs int, strict bool,
 							if err != nil {
 								return nil, nil, err
 							}
+							if fs := workloadFencings(wn); fs != nil && !slices.Contains(fs, f) {
+								if !seen["fencing "+wn+string(f)] {
+									seen["fencing "+wn+string(f)] = true
+									skipped = append(skipped, fmt.Sprintf("%s cells, fencing %s: the %s workload fences with %s", wn, f, wn, fencingWords(fs)))
+								}
+								continue
+							}
 							if r := lacking(rs, f); r != nil {
 								skipped = append(skipped, fmt.Sprintf("%s, resource %s, nemesis %s, fencing %s: %s has no %s fencing (it has %s)",
 									t.Name(), rspec, nem, f, r.Name(), f, resources.FencingNames(r)))
@@ -432,12 +397,12 @@ func matrixCells(o *runFlags, ax matrixAxes, seed uint64, runs int, strict bool,
 					}
 					for _, p := range points {
 						for r := 0; r < runs; r++ {
-							name := nameSafe(fmt.Sprintf("%s-%s-%s-%s", tname, nem, rspec, p.mode()))
+							name := nameSafe(fmt.Sprintf("%s-%s-%s-%s", tname, nem, rspec, p.Mode()))
 							if rspec == resourceTable[0].Name() {
-								name = nameSafe(fmt.Sprintf("%s-%s-%s", tname, nem, p.mode()))
+								name = nameSafe(fmt.Sprintf("%s-%s-%s", tname, nem, p.Mode()))
 							}
-							if wn == "register" {
-								name = nameSafe(fmt.Sprintf("%s-register-%s", tname, strings.TrimPrefix(name, tname+"-")))
+							if wn != "lock-append" {
+								name = nameSafe(fmt.Sprintf("%s-%s-%s", tname, wn, strings.TrimPrefix(name, tname+"-")))
 							}
 							cfg, err := o.configFor(t, wn, p.ReadMode, rspec, p.Fencing, nem, seed+uint64(r), name, stderr) // parses nem too
 							if errors.Is(err, nemesis.ErrCannotApply) {
@@ -462,12 +427,12 @@ func matrixCells(o *runFlags, ax matrixAxes, seed uint64, runs int, strict bool,
 									if rspec != resourceTable[0].Name() {
 										where += " " + rspec
 									}
-									errs = append(errs, fmt.Errorf("%s (nemesis %s, %s): %w", where, nem, p.modeWords(), err))
+									errs = append(errs, fmt.Errorf("%s (nemesis %s, %s): %w", where, nem, modeWords(p), err))
 								}
 								break
 							}
-							c := p
-							c.Label, c.Target, c.Version, c.Resource, c.Nemesis, c.Seed, c.cfg = label, t.Name(), version, rspec, nem, cfg.Seed, cfg
+							c := matrixRun{p, cfg}
+							c.Label, c.Target, c.Version, c.Resource, c.Nemesis, c.Seed = label, t.Name(), version, rspec, nem, cfg.Seed
 							cells = append(cells, c)
 							ran[nem] = true
 						}
@@ -486,6 +451,44 @@ func matrixCells(o *runFlags, ax matrixAxes, seed uint64, runs int, strict bool,
 		return nil, nil, errors.Join(errs...)
 	}
 	return cells, skipped, nil
+}
+
+// workloadFencings are the fencing modes the workload takes (nil: any the
+// resource offers; the register workload's cells have read modes instead).
+func workloadFencings(name string) []targets.Fencing {
+	w, err := lookupWorkload(name)
+	if err != nil {
+		return nil
+	}
+	if f, ok := w.(workloads.Fenced); ok {
+		return f.Fencings()
+	}
+	return nil
+}
+
+// workloadSupports is nil when the workload can run on t
+// (workloads.Targeted), else why not.
+func workloadSupports(name string, t targets.Target) error {
+	w, err := lookupWorkload(name)
+	if err != nil {
+		return err
+	}
+	if tw, ok := w.(workloads.Targeted); ok {
+		return tw.Supports(t)
+	}
+	return nil
+}
+
+// fencingWords is "none, token or cas".
+func fencingWords(fs []targets.Fencing) string {
+	s := make([]string, len(fs))
+	for i, f := range fs {
+		s[i] = string(f)
+	}
+	if len(s) < 2 {
+		return strings.Join(s, "")
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " or " + s[len(s)-1]
 }
 
 // registerModes are the read modes of t's register cells: want, or every
@@ -516,7 +519,7 @@ func registerModes(t targets.Target, want []string) (modes []string, why string)
 // targetWords is the cell's target as tables print it: with its name when
 // the matrix gave it one (NAME=TARGET) and its version when the matrix has
 // a version axis ("prod=etcd 3.4.3").
-func (c matrixCell) targetWords() string {
+func targetWords(c matrixCell) string {
 	t := c.Target
 	if c.Label != "" {
 		t = c.Label + "=" + c.Target
@@ -527,29 +530,22 @@ func (c matrixCell) targetWords() string {
 	return t
 }
 
-// workload is the cell's workload ("lock-append" for cells of matrices
-// made before the register axis).
-func (c matrixCell) workload() string {
-	if c.Workload == "" {
-		return "lock-append"
-	}
-	return c.Workload
-}
-
-// mode is the cell's fencing mode, or a register cell's read mode.
-func (c matrixCell) mode() string {
-	if c.workload() == "register" {
-		return c.ReadMode
-	}
-	return c.Fencing
-}
-
-// modeWords is mode in words: "fencing token", "linearizable reads".
-func (c matrixCell) modeWords() string {
-	if c.workload() == "register" {
+// modeWords is the cell's mode in words: "fencing token", "linearizable
+// reads".
+func modeWords(c matrixCell) string {
+	if c.WorkloadName() == "register" {
 		return c.ReadMode + " reads"
 	}
 	return "fencing " + c.Fencing
+}
+
+// records are the cells' matrix.json records.
+func records(cells []matrixRun) []matrixCell {
+	out := make([]matrixCell, len(cells))
+	for i, c := range cells {
+		out[i] = c.matrixCell
+	}
+	return out
 }
 
 // lacking returns the first resource of rs that does not offer f, if any.
@@ -563,22 +559,23 @@ func lacking(rs []resources.Resource, f targets.Fencing) resources.Resource {
 }
 
 // fill records a finished run in its cell.
-func (c *matrixCell) fill(out *harness.Outcome) {
+func (c *matrixRun) fill(out *harness.Outcome) {
 	r := out.Results
 	// An interrupted run that found nothing is unknown already; one that
 	// found a lost update stays invalid (harness.MarkInterrupted).
 	c.Verdict = r.Valid().String()
 	c.RunDir, _ = filepath.Abs(out.Run.Dir)
 	c.Elapsed = r.Elapsed
-	if la, ok := r.Result.(*checkers.LockAppendResult); ok {
-		c.Acknowledged, c.Lost, c.FenceRejections = la.LostUpdates.Acknowledged, la.LostUpdates.Lost, la.FenceRejections
-		if la.FirstLostUpdateNS != nil {
-			s := float64(*la.FirstLostUpdateNS) / 1e9
+	if r.Result != nil {
+		sum := r.Result.Summary()
+		c.Acknowledged, c.Lost, c.FenceRejections = sum.Acknowledged, sum.Lost, sum.FenceRejections
+		if sum.FirstLostNS != nil {
+			s := float64(*sum.FirstLostNS) / 1e9
 			c.FirstLostS = &s
 		}
-		if st := la.Checkers.Stats; !out.Interrupted && !r.Interrupted {
+		if ops := sum.Ops; ops != nil && !out.Interrupted && !r.Interrupted {
 			secs := c.cfg.TimeLimit.Seconds()
-			c.OpsOK, c.OpsFail, c.OpsInfo, c.ClientS = &st.Ok, &st.Fail, &st.Info, &secs
+			c.OpsOK, c.OpsFail, c.OpsInfo, c.ClientS = &ops.OK, &ops.Fail, &ops.Info, &secs
 		}
 	}
 	if l := r.Liveness; l != nil {
@@ -617,15 +614,16 @@ func matrixExit(cells []matrixCell, interrupted bool) int {
 // printMatrix prints one line per cell and the outcome. Its recovery
 // column is the cell's median liveness, in seconds and TTLs.
 func printMatrix(w io.Writer, cells []matrixCell, code int) {
-	withRes, withReg := false, false
+	withRes, withReg, withWl := false, false, false
 	for _, c := range cells {
 		withRes = withRes || c.Resource != resourceTable[0].Name()
-		withReg = withReg || c.workload() == "register"
+		withReg = withReg || c.WorkloadName() == "register"
+		withWl = withWl || c.WorkloadName() != "lock-append"
 	}
 	target := func(c matrixCell) string {
-		name := c.targetWords()
-		if withReg {
-			name += " " + c.workload()
+		name := targetWords(c)
+		if withWl {
+			name += " " + c.WorkloadName()
 		}
 		if withRes {
 			name += " " + c.Resource
@@ -643,13 +641,13 @@ func printMatrix(w io.Writer, cells []matrixCell, code int) {
 	fmt.Fprintf(w, "\n%-*s %-28s %-12s %5s  %-8s %12s %6s %10s %14s\n", width, target(head), "nemesis", head.Fencing, "seed", "verdict", "lost", "fenced", "first lost", "recovery")
 	unfenced, lossy, weak := 0, 0, 0
 	for _, c := range cells {
-		if c.workload() == "register" {
+		if c.WorkloadName() == "register" {
 			verdict := c.Verdict
 			if !c.MustBeValid {
 				verdict += "*"
 				weak++
 			}
-			fmt.Fprintf(w, "%-*s %-28s %-12s %5d  %-8s %12s %6s %10s %14s\n", width, target(c), c.Nemesis, c.mode(), c.Seed, verdict, "-", "-", "-", "-")
+			fmt.Fprintf(w, "%-*s %-28s %-12s %5d  %-8s %12s %6s %10s %14s\n", width, target(c), c.Nemesis, c.Mode(), c.Seed, verdict, "-", "-", "-", "-")
 			continue
 		}
 		first := "-"
@@ -688,14 +686,14 @@ func printMatrix(w io.Writer, cells []matrixCell, code int) {
 
 // writeMatrix writes matrix.json at the root of the results directory.
 func writeMatrix(root string, sum matrixSummary) error {
-	b, err := json.MarshalIndent(sum, "", "  ")
+	b, err := sum.Encode()
 	if err != nil {
 		return err
 	}
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(root, MatrixFile), append(b, '\n'), 0o644)
+	return os.WriteFile(filepath.Join(root, MatrixFile), b, 0o644)
 }
 
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)

@@ -3,7 +3,11 @@ package cli
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +16,7 @@ import (
 	"github.com/fencecheck/fencecheck/internal/harness"
 	"github.com/fencecheck/fencecheck/internal/nemesis"
 	"github.com/fencecheck/fencecheck/internal/store"
+	"github.com/fencecheck/fencecheck/internal/trends"
 	"github.com/fencecheck/fencecheck/targets"
 )
 
@@ -340,7 +345,7 @@ func TestMatrixCellRecovery(t *testing.T) {
 		{"nothing measured", &checkers.LivenessResult{ServerKill: &checkers.LivenessSummary{NotWaited: 1}}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var c matrixCell
+			var c matrixRun
 			c.fill(&harness.Outcome{Run: &store.Run{Dir: t.TempDir()},
 				Results: &store.Results{Result: &checkers.LockAppendResult{Valid: checkers.Valid}, Liveness: tc.liveness}})
 			switch {
@@ -354,3 +359,113 @@ func TestMatrixCellRecovery(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestMatrixElectionCells: the workload axis takes election; each workload
+// gets the fencing modes it takes (term is election's, token lock-append's)
+// and the others are skipped with the reason; a target without an election
+// recipe is skipped too.
+func TestMatrixElectionCells(t *testing.T) {
+	fs := newFlags("matrix", io.Discard)
+	o := addRunFlags(fs, matrixKnob)
+	cells, skipped, err := matrixCells(o, matrixAxes{
+		targets: []string{"etcd", "zookeeper", "redis"}, workloads: []string{"lock-append", "election"},
+		resources: []string{"lock-store"}, fencings: []string{"none", "token", "term"}, nemeses: []string{"pause-holder"},
+	}, 1, 1, false, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range cells {
+		got = append(got, fmt.Sprintf("%s %s %s %v %s", c.Target, c.WorkloadName(), c.Fencing, c.MustBeValid, c.cfg.Name))
+		if c.cfg.Workload.Name() != c.WorkloadName() {
+			t.Errorf("cell %s: config's workload %s", got[len(got)-1], c.cfg.Workload.Name())
+		}
+	}
+	want := []string{
+		"etcd lock-append none false etcd-pause-holder-none",
+		"etcd lock-append token true etcd-pause-holder-token",
+		"etcd election none false etcd-election-pause-holder-none",
+		"etcd election term true etcd-election-pause-holder-term",
+		"zookeeper lock-append none false zookeeper-pause-holder-none",
+		"zookeeper lock-append token true zookeeper-pause-holder-token",
+		"zookeeper election none false zookeeper-election-pause-holder-none",
+		"zookeeper election term true zookeeper-election-pause-holder-term",
+		"redis lock-append none false redis-pause-holder-none",
+		"redis lock-append token true redis-pause-holder-token",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("cells:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	all := strings.Join(skipped, "\n")
+	for _, s := range []string{
+		"lock-append cells, fencing term: the lock-append workload fences with none, token or cas",
+		"election cells, fencing token: the election workload fences with none or term",
+		"redis election: target redis has no leader-election recipe for the election workload",
+	} {
+		if !strings.Contains(all, s) {
+			t.Errorf("skipped:\n%s\nwant a line with %q", all, s)
+		}
+	}
+}
+
+// TestMatrixFileRoundTrip: what matrix writes, merge and trends read back
+// whole, through the one type; an election cell keeps its fencing in its
+// key; a matrix.json of before the workload axis still reads.
+func TestMatrixFileRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	ok, s := 40, 10.0
+	first := 1.5
+	sum := matrixSummary{Started: time.Date(2026, 12, 1, 2, 0, 0, 0, time.UTC), Args: []string{"--workload", "lock-append,election"},
+		Cells: []matrixCell{
+			{Cell: 0, Target: "etcd", Resource: "lock-store", Nemesis: "pause-holder", Fencing: "token", Seed: 1, Verdict: "valid", MustBeValid: true,
+				Acknowledged: 40, OpsOK: &ok, ClientS: &s, Run: "etcd-pause-holder-token/x"},
+			{Cell: 1, Workload: "election", Label: "prod", Target: "zookeeper", Version: "3.9", Resource: "lock-store", Nemesis: "pause-holder",
+				Fencing: "term", Seed: 1, Verdict: "invalid", MustBeValid: true, Acknowledged: 9, Lost: 1, FenceRejections: 2, FirstLostS: &first},
+			{Cell: 2, Workload: "register", ReadMode: "linearizable", Target: "etcd", Resource: "lock-store", Nemesis: "kill", Fencing: "none",
+				Seed: 1, Verdict: "valid", MustBeValid: true},
+		},
+		ExitCode: 1, TotalCells: 3}
+	if err := writeMatrix(dir, sum); err != nil {
+		t.Fatal(err)
+	}
+	back, err := readShardMatrix(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b1, _ := sum.Encode()
+	b2, _ := back.Encode()
+	if !bytes.Equal(b1, b2) {
+		t.Errorf("read back differs:\n%s\nwrote:\n%s", b2, b1)
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	night, err := trends.ReadNight(root, ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, c := range night.Cells {
+		keys = append(keys, c.Key.String())
+	}
+	want := []string{"etcd lock-store pause-holder token #1", "prod election lock-store pause-holder term #1", "etcd register lock-store kill linearizable #1"}
+	if !slices.Equal(keys, want) || night.Cells[0].OpsPerS == nil || *night.Cells[0].OpsPerS != 4 || night.Cells[1].Ran != "zookeeper" || night.Cells[1].Lost != 1 {
+		t.Errorf("night's cells %q, want %q; %+v", keys, want, night.Cells)
+	}
+	for i, c := range sum.Cells {
+		if cellKey(c) != cellKey(back.Cells[i]) {
+			t.Errorf("cell %d: %s read back as %s", i, cellKey(c), cellKey(back.Cells[i]))
+		}
+	}
+	// Before the workload axis: no workload, no ops.
+	old := `{"started":"2025-01-01T00:00:00Z","args":[],"strict":false,"cells":[{"cell":0,"target":"etcd","resource":"lock-store","nemesis":"pause-holder","fencing":"none","seed":3,"verdict":"invalid","must_be_valid":false,"acknowledged":10,"lost":2,"fence_rejections":0}],"exit_code":0,"total_cells":1}`
+	if err := os.WriteFile(filepath.Join(dir, MatrixFile), []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, err := readShardMatrix(dir)
+	if err != nil || len(m.Cells) != 1 || m.Cells[0].WorkloadName() != "lock-append" || m.Cells[0].ID().String() != "etcd lock-store pause-holder none" {
+		t.Errorf("old matrix.json: %v %+v", err, m)
+	}
+}

@@ -88,8 +88,10 @@ func cmdRerun(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 			unknown++
 		}
 		lost := "-"
-		if la, ok := r.Result.(*checkers.LockAppendResult); ok {
-			lost = fmt.Sprintf("%d of %d", la.LostUpdates.Lost, la.LostUpdates.Acknowledged)
+		if r.Result != nil {
+			if sum := r.Result.Summary(); sum.Updates {
+				lost = fmt.Sprintf("%d of %d", sum.Lost, sum.Acknowledged)
+			}
 		}
 		fmt.Fprintf(stdout, "run %d  %-7s  lost %-9s  %s\n", i+1, r.Valid(), lost, out.Run.Dir)
 	}

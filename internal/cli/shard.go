@@ -3,7 +3,6 @@ package cli
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"encoding/xml"
 	"errors"
 	"fmt"
@@ -51,9 +50,10 @@ func parseShard(v string) (shard, error) {
 // has reports whether cell i is the shard's.
 func (s shard) has(i int) bool { return i%s.N == s.I-1 }
 
-// cellKey names a cell for merge's consistency check.
+// cellKey names a cell for merge's consistency check: its identity
+// (trends.MatrixCell.ID), the target that ran and its seed.
 func cellKey(c matrixCell) string {
-	return fmt.Sprintf("%s|%s|%s|%s|%s|%d", c.targetWords(), c.workload(), c.Resource, c.Nemesis, c.mode(), c.Seed)
+	return fmt.Sprintf("%s (target %s, seed %d)", c.ID(), c.Target, c.Seed)
 }
 
 // writeMatrixJUnit writes matrix-junit.xml at the root: one suite, one case
@@ -82,7 +82,7 @@ func writeMatrixJUnit(root string, cells []matrixCell, regressions ...trends.Reg
 	}
 	s := suite{Name: "fencecheck matrix", Tests: len(cells)}
 	for _, c := range cells {
-		tc := tcase{Class: "fencecheck.matrix." + cmp.Or(c.Label, c.Target), Name: fmt.Sprintf("%s %s %s %s %s seed %d", c.targetWords(), c.workload(), c.Resource, c.Nemesis, c.modeWords(), c.Seed)}
+		tc := tcase{Class: "fencecheck.matrix." + cmp.Or(c.Label, c.Target), Name: fmt.Sprintf("%s %s %s %s %s seed %d", targetWords(c), c.WorkloadName(), c.Resource, c.Nemesis, modeWords(c), c.Seed)}
 		if d, err := time.ParseDuration(c.Elapsed); err == nil {
 			tc.Time = fmt.Sprintf("%.3f", d.Seconds())
 		}
@@ -317,11 +317,11 @@ func mergeShards(out string, dirs []string, warn io.Writer) (matrixSummary, erro
 		}
 		return matrixSummary{}, fmt.Errorf("%w: merge: %w", harness.ErrHarness, err)
 	}
-	b, err := json.MarshalIndent(merged, "", "  ")
+	b, err := merged.Encode()
 	if err != nil {
 		return matrixSummary{}, fmt.Errorf("%w: %w", harness.ErrHarness, err)
 	}
-	if err := trends.ReplaceFile(out, MatrixFile, append(b, '\n')); err != nil {
+	if err := trends.ReplaceFile(out, MatrixFile, b); err != nil {
 		return matrixSummary{}, fmt.Errorf("%w: %w", harness.ErrHarness, err)
 	}
 	if err := writeMatrixJUnit(out, merged.Cells); err != nil {
@@ -361,8 +361,8 @@ func readShardMatrix(d string) (matrixSummary, error) {
 	case len(b) > trends.MaxMatrixBytes:
 		return matrixSummary{}, fmt.Errorf("%w: merge: %s is larger than %d bytes", errUsage, p, trends.MaxMatrixBytes)
 	}
-	var s matrixSummary
-	if err := json.Unmarshal(b, &s); err != nil {
+	s, err := trends.DecodeMatrix(b)
+	if err != nil {
 		return matrixSummary{}, fmt.Errorf("%w: merge: %s: %w", errUsage, p, err)
 	}
 	return s, nil

@@ -111,7 +111,11 @@ func printTrends(w io.Writer, s trends.Summary) {
 		if c.MedianOpsPerS != nil {
 			ops = fmt.Sprintf("%.1f", *c.MedianOpsPerS)
 		}
-		fmt.Fprintf(w, "%-16s %-12s %-24s %-7s %3d  %-12s %12s %10s %6s\n", c.Key.Target, c.Key.Resource, c.Key.Nemesis, c.Key.Fencing, c.Key.Run,
+		target := c.Key.Target // with its workload, but lock-append's
+		if c.Key.Workload != "" {
+			target += " " + c.Key.Workload
+		}
+		fmt.Fprintf(w, "%-16s %-12s %-24s %-7s %3d  %-12s %12s %10s %6s\n", target, c.Key.Resource, c.Key.Nemesis, c.Key.Fencing, c.Key.Run,
 			c.StripText(), detection, first, ops)
 	}
 	fmt.Fprintf(w, "nights: V valid, I invalid, U unknown, E error, - not run; ! a regression\n")

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"unicode/utf8"
 
-	"github.com/fencecheck/fencecheck/internal/checkers"
 	"github.com/fencecheck/fencecheck/internal/history"
 	"github.com/fencecheck/fencecheck/internal/store"
 )
@@ -249,6 +248,12 @@ func hasLongString(b []byte, n int) bool {
 	return false
 }
 
+// textCutter is a workload result whose free text can be bounded: CutText
+// returns a copy (of its own type) with every such text cut.
+type textCutter interface {
+	CutText(cut func(string) string) any
+}
+
 // boundResults bounds what the report shows of the results: the faults,
 // the note, the checkers' messages and errors.
 func boundResults(r *store.Results) *store.Results {
@@ -258,24 +263,10 @@ func boundResults(r *store.Results) *store.Results {
 	for i, f := range r.Faults {
 		out.Faults[i] = history.Fault{FaultValue: boundFault(f.FaultValue), Start: f.Start, Stop: f.Stop}
 	}
-	switch res := r.Result.(type) {
-	case *checkers.LockAppendResult:
-		la := *res
-		la.Error = cut(la.Error, maxText)
-		c := &la.Checkers
-		for _, v := range []*string{&c.Linearizable.Message, &c.Linearizable.Error, &c.LostUpdates.Message, &c.LostUpdates.Error,
-			&c.TokenMonotonic.Message, &c.TokenMonotonic.Error, &c.Overlap.Message, &c.Overlap.Error, &c.Stats.Message, &c.Stats.Error} {
-			*v = cut(*v, maxText)
+	if c, ok := r.Result.(textCutter); ok {
+		if wr, ok := c.CutText(func(s string) string { return cut(s, maxText) }).(store.WorkloadResult); ok {
+			out.Result = wr
 		}
-		out.Result = &la
-	case *checkers.RegisterWorkloadResult:
-		rr := *res
-		rr.Error = cut(rr.Error, maxText)
-		c := &rr.Checkers
-		for _, v := range []*string{&c.Linearizable.Message, &c.Linearizable.Error, &c.Linearizable.FailingKey, &c.Stats.Message, &c.Stats.Error} {
-			*v = cut(*v, maxText)
-		}
-		out.Result = &rr
 	}
 	return &out
 }

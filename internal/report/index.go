@@ -18,7 +18,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/fencecheck/fencecheck/internal/checkers"
 	"github.com/fencecheck/fencecheck/internal/store"
 )
 
@@ -54,21 +53,6 @@ func (r RunSummary) LostPercent() string {
 		return "-"
 	}
 	return fmt.Sprintf("%.1f%%", 100*float64(r.Lost)/float64(r.Acknowledged))
-}
-
-// indexResults is the part of results.json the index reads; it decodes any
-// workload's results.
-type indexResults struct {
-	Valid       json.RawMessage `json:"valid"`
-	Workload    string          `json:"workload"`
-	LostUpdates *struct {
-		Acknowledged int `json:"acknowledged"`
-		Lost         int `json:"lost"`
-	} `json:"lost_updates"`
-	FenceRejections int               `json:"fence_rejections"`
-	Faults          []json.RawMessage `json:"faults"`
-	Elapsed         string            `json:"elapsed"`
-	Interrupted     bool              `json:"interrupted"`
 }
 
 // ScanRuns lists the runs under a results directory (RESULTS/NAME/STAMP
@@ -262,24 +246,21 @@ func summarize(root *os.Root, dir, name, stamp string) RunSummary {
 		}
 		return r
 	}
-	var res indexResults
+	var res store.Results
 	if err := json.Unmarshal(b, &res); err != nil {
 		r.Err = store.ResultsFile + ": " + cut(err.Error(), maxText)
 		r.Verdict = "unknown"
 		return r
 	}
-	var v checkers.Validity
-	if err := json.Unmarshal(res.Valid, &v); err != nil {
-		v = checkers.Unknown
-	}
-	r.Verdict = v.String()
+	sum := res.Result.Summary()
+	r.Verdict = sum.Verdict.String()
 	if res.Workload != "" {
 		r.Workload = cut(res.Workload, maxName)
 	}
-	if lu := res.LostUpdates; lu != nil {
-		r.Acknowledged, r.Lost = lu.Acknowledged, lu.Lost
+	if sum.Updates {
+		r.Acknowledged, r.Lost = sum.Acknowledged, sum.Lost
 	}
-	r.FenceRejections, r.Faults, r.Elapsed, r.Interrupted = res.FenceRejections, len(res.Faults), cut(res.Elapsed, maxName), res.Interrupted
+	r.FenceRejections, r.Faults, r.Elapsed, r.Interrupted = sum.FenceRejections, len(res.Faults), cut(res.Elapsed, maxName), res.Interrupted
 	return r
 }
 

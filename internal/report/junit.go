@@ -47,8 +47,10 @@ func JUnit(test store.TestInfo, res *store.Results, reportPath string) ([]byte, 
 	for _, c := range cases {
 		tc := junitCase{Class: class, Name: c.name}
 		text := c.message
-		if la, ok := res.Result.(*checkers.LockAppendResult); ok && c.name == "lost-updates" {
-			text = lostText(la.LostUpdates)
+		if c.name == checkers.NameLostUpdates && res.Result != nil {
+			if sum := res.Result.Summary(); sum.Updates {
+				text = lostText(sum)
+			}
 		}
 		text += "\nreport: " + reportPath
 		switch c.valid {
@@ -151,13 +153,13 @@ func checkerCases(res *store.Results) ([]checkerCase, error) {
 }
 
 // lostText lists the lost elements, as the summary does.
-func lostText(l checkers.LostUpdates) string {
+func lostText(l checkers.Summary) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d of %d acknowledged elements lost", l.Lost, l.Acknowledged)
 	const most = 20
-	for i, e := range l.Elements {
+	for i, e := range l.Losses {
 		if i == most {
-			fmt.Fprintf(&b, "\n... and %d more", len(l.Elements)-most)
+			fmt.Fprintf(&b, "\n... and %d more", len(l.Losses)-most)
 			break
 		}
 		fmt.Fprintf(&b, "\nelement %d of process %v (token %d)", e.Element, e.Process, e.Token)

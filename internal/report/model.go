@@ -216,13 +216,13 @@ func buildFromOps(ops []history.Op, events []history.Event) *laModel {
 			if o.Type() != history.Ok {
 				continue
 			}
-			var v lockappend.ReadValue
-			if o.Complete.Decode(&v) != nil {
+			list, err := lockappend.ParseFinalRead(o)
+			if err != nil {
 				m.skipped++
 				continue
 			}
 			if !m.hasFinal || o.Complete.Time >= m.finalAt {
-				m.final, m.hasFinal, m.finalAt = v.Value, true, o.Complete.Time
+				m.final, m.hasFinal, m.finalAt = list, true, o.Complete.Time
 			}
 		}
 	}
@@ -230,60 +230,17 @@ func buildFromOps(ops []history.Op, events []history.Event) *laModel {
 	return m
 }
 
+// decodeAppend reads an append as the checkers do
+// (lockappend.ParseAppend): an operation they reject, the report skips.
 func decodeAppend(o *history.Op) (*laOp, error) {
-	a := &laOp{proc: o.Process, invoke: o.Invoke.Time, end: o.End(), typ: o.Type(),
-		readAt: -1, checkedAt: -1, writeSentAt: -1, releasingAt: -1, lateAt: -1, staleFrom: -1, writeIdx: -1}
-	var inv lockappend.Invoke
-	if err := o.Invoke.Decode(&inv); err != nil {
+	p, err := lockappend.ParseAppend(o)
+	if err != nil {
 		return nil, err
 	}
-	a.element = inv.Element
-	a.label = "append " + strconv.FormatInt(inv.Element, 10)
-	a.writes = true
-	if c := o.Complete; c != nil && len(c.Value) > 0 {
-		if err := c.Decode(&a.comp); err != nil {
-			return nil, err
-		}
-	}
-	for _, p := range o.Phases {
-		switch p.F {
-		case lockappend.PhaseAcquired:
-			var v lockappend.Acquired
-			if !a.acquired && p.Decode(&v) == nil {
-				a.acquired, a.acquiredAt, a.token = true, p.Time, v.Token
-			}
-		case lockappend.PhaseRead:
-			if a.hasRead {
-				continue
-			}
-			if a.comp.Read != nil {
-				// The completion carries the list: only the time is needed.
-				a.readAt, a.hasRead = p.Time, true
-				continue
-			}
-			var v lockappend.ReadValue
-			if len(p.Value) == 0 || p.Decode(&v) == nil {
-				a.readAt, a.read, a.hasRead = p.Time, v.Value, true
-			}
-		case lockappend.PhaseChecked:
-			if a.checkedAt < 0 && p.Decode(&a.checked) == nil {
-				a.checkedAt = p.Time
-			}
-		case lockappend.PhaseWriteSent:
-			if a.writeSentAt < 0 {
-				a.writeSentAt = p.Time
-			}
-		case lockappend.PhaseReleasing, lockappend.PhaseReleased:
-			if a.releasingAt < 0 {
-				a.releasingAt = p.Time
-			}
-		case lockappend.PhaseLate:
-			var v lockappend.Late
-			if a.late == nil && p.Decode(&v) == nil {
-				a.late, a.lateAt = &v, p.Time
-			}
-		}
-	}
+	a := &laOp{proc: o.Process, invoke: o.Invoke.Time, end: o.End(), typ: o.Type(), staleFrom: -1, writeIdx: -1,
+		writes: true, element: p.Element, label: "append " + strconv.FormatInt(p.Element, 10), comp: p.Comp,
+		acquired: p.Acquired, acquiredAt: p.AcquiredAt, token: p.Token, readAt: p.ReadAt, read: p.Read, hasRead: p.HasRead,
+		checkedAt: p.CheckedAt, checked: p.Checked, writeSentAt: p.WriteSentAt, releasingAt: p.ReleasingAt, late: p.Late, lateAt: p.LateAt}
 	if !a.acquired {
 		// A completion or late result may carry the token without the
 		// phase (a worker that reported none).

@@ -143,7 +143,7 @@ ul.regs{padding:0}
 <p class="muted">One mark per night, oldest first: green valid, red invalid, orange unknown, grey an error or not run, dashed the night did not have the cell; a black outline is a regression. Detection: of the nights an unfenced cell ran, those it lost updates in. Throughput: acknowledged operations per second of the clients' time.</p>
 <table id="cells"><tr><th>target</th><th>resource</th><th>nemesis</th><th>fencing</th><th class="num">run</th><th>judged</th><th>nights</th><th class="num">detection</th><th class="num">median first lost</th><th class="num">median ops/s</th></tr>
 {{range .Cells}}<tr{{if index $.Regressions .Key}} class="reg"{{end}} data-key="{{.Key}}">
-<td>{{.Key.Target}}</td><td>{{.Key.Resource}}</td><td>{{.Key.Nemesis}}</td><td>{{.Key.Fencing}}</td><td class="num">{{.Key.Run}}</td>
+<td>{{.Key.Target}}{{with .Key.Workload}} {{.}}{{end}}</td><td>{{.Key.Resource}}</td><td>{{.Key.Nemesis}}</td><td>{{.Key.Fencing}}</td><td class="num">{{.Key.Run}}</td>
 <td>{{if .MustBeValid}}must be valid{{else}}reported{{end}}</td>
 <td><div class="strip" data-strip="{{.StripText}}">{{range $i, $m := .Strip}}{{$title := printf "%s: %s, lost %d of %d%s" (night $.S $i) (or $m.Verdict "not in this night") $m.Lost $m.Acknowledged (or (and $m.Ran (printf " (ran %s)" $m.Ran)) "")}}{{if $m.Run}}<a class="{{mark $m}}{{if $m.Regressed}} reg{{end}}" href="{{$m.Run}}/report.html" title="{{$title}}">{{if $m.Regressed}}!{{end}}</a>{{else}}<span class="{{mark $m}}{{if $m.Regressed}} reg{{end}}" title="{{$title}}">{{if $m.Regressed}}!{{end}}</span>{{end}}{{end}}</div></td>
 <td class="num">{{if .DetectionRate}}{{count .Detected}} of {{.Runs}} ({{pct .DetectionRate}}){{else}}-{{end}}</td>

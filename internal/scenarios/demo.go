@@ -246,11 +246,11 @@ func playStory(ctx context.Context, cl *harness.Cluster, cfg Config, tm Timings,
 		s.say("result", "final value %v: B's update survived", final)
 	}
 	st.Valid = res.Valid()
-	la, _ := res.Result.(*checkers.LockAppendResult)
-	if la == nil {
+	if res.Result == nil {
 		return st, fmt.Errorf("%w: demo: no lock-append result", harness.ErrHarness)
 	}
-	s.say("check", "%s (lost %d of %d acknowledged, %d fence rejections): %s", res.Valid(), la.LostUpdates.Lost,
-		la.LostUpdates.Acknowledged, la.FenceRejections, s.run.Path(store.ReportFile))
+	sum := res.Result.Summary()
+	s.say("check", "%s (lost %d of %d acknowledged, %d fence rejections): %s", res.Valid(), sum.Lost,
+		sum.Acknowledged, sum.FenceRejections, s.run.Path(store.ReportFile))
 	return st, nil
 }

@@ -135,6 +135,11 @@ type WorkloadResult interface {
 	// interrupted run's valid becomes unknown).
 	Verdict() checkers.Validity
 	SetVerdict(checkers.Validity)
+	// Summary is the result in workload-neutral figures: what matrix,
+	// trends, JUnit, rerun and sweep read, never the workload's own type.
+	// Its figures are at the JSON names checkers.Summary lists, so that
+	// RawResult's Summary of the written result is the same.
+	Summary() checkers.Summary
 }
 
 // Results is results.json: the workload's checker result, plus the
@@ -274,6 +279,38 @@ func (r RawResult) verdict() (checkers.Validity, error) {
 func (r RawResult) Verdict() checkers.Validity {
 	v, _ := r.verdict()
 	return v
+}
+
+// Summary reads the workload-neutral figures from the JSON names that
+// checkers.Summary lists; a field that is absent or does not decode leaves
+// its figure zero (Ops nil without "checkers"."stats").
+func (r RawResult) Summary() checkers.Summary {
+	s := checkers.Summary{Verdict: r.Verdict()}
+	var lu struct {
+		Acknowledged int                    `json:"acknowledged"`
+		Lost         int                    `json:"lost"`
+		Elements     []checkers.LostElement `json:"elements"`
+	}
+	if json.Unmarshal(r["lost_updates"], &lu) == nil {
+		s.Updates = true
+		s.Acknowledged, s.Lost, s.Losses = lu.Acknowledged, lu.Lost, lu.Elements
+	}
+	_ = json.Unmarshal(r["fence_rejections"], &s.FenceRejections)
+	var first int64
+	if json.Unmarshal(r["first_lost_update_ns"], &first) == nil {
+		s.FirstLostNS = &first
+	}
+	var c struct {
+		Stats *struct {
+			Ok   int `json:"ok"`
+			Fail int `json:"fail"`
+			Info int `json:"info"`
+		} `json:"stats"`
+	}
+	if json.Unmarshal(r["checkers"], &c) == nil && c.Stats != nil {
+		s.Ops = &checkers.OpCounts{OK: c.Stats.Ok, Fail: c.Stats.Fail, Info: c.Stats.Info}
+	}
+	return s
 }
 
 // SetVerdict sets the "valid" field.

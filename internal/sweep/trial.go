@@ -5,7 +5,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fencecheck/fencecheck/internal/checkers"
 	"github.com/fencecheck/fencecheck/internal/history"
 	la "github.com/fencecheck/fencecheck/internal/history/lockappend"
 	"github.com/fencecheck/fencecheck/internal/store"
@@ -17,8 +16,9 @@ import (
 // the run's directory, as the sweep records it.
 func NewTrial(seed uint64, res *store.Results, events []history.Event, run string) Trial {
 	t := Trial{Seed: seed, Verdict: res.Valid().String(), Run: run}
-	if la, ok := res.Result.(*checkers.LockAppendResult); ok {
-		t.Acknowledged, t.Lost, t.FenceRejections = la.LostUpdates.Acknowledged, la.LostUpdates.Lost, la.FenceRejections
+	if res.Result != nil {
+		s := res.Result.Summary()
+		t.Acknowledged, t.Lost, t.FenceRejections = s.Acknowledged, s.Lost, s.FenceRejections
 	}
 	t.Timing(events)
 	return t

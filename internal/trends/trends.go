@@ -13,7 +13,6 @@ package trends
 
 import (
 	"cmp"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -66,7 +65,8 @@ const (
 	NotRun  = "not run" // interrupted, or no shard ran it
 )
 
-// Key identifies a cell across nights: its target (the name the matrix
+// Key identifies a cell across nights (MatrixCell.ID, numbered by
+// ReadNight): its target (the name the matrix
 // gave it, see Cell.Ran), workload ("" for lock-append, the only workload
 // of matrices made before the register axis), resource, nemesis and
 // fencing (a register cell's read mode), and its run number (1 to --runs,
@@ -81,12 +81,17 @@ type Key struct {
 	Run      int    `json:"run"`
 }
 
-// String is the key as one line: "redis lock-store pause-holder token #1".
+// String is the key as one line: "redis lock-store pause-holder token #1"
+// (without "#N" when Run is 0: a cell's ID).
 func (k Key) String() string {
+	s := fmt.Sprintf("%s %s %s %s", k.Target, k.Resource, k.Nemesis, k.Fencing)
 	if k.Workload != "" {
-		return fmt.Sprintf("%s %s %s %s %s #%d", k.Target, k.Workload, k.Resource, k.Nemesis, k.Fencing, k.Run)
+		s = fmt.Sprintf("%s %s %s %s %s", k.Target, k.Workload, k.Resource, k.Nemesis, k.Fencing)
 	}
-	return fmt.Sprintf("%s %s %s %s #%d", k.Target, k.Resource, k.Nemesis, k.Fencing, k.Run)
+	if k.Run != 0 {
+		s += fmt.Sprintf(" #%d", k.Run)
+	}
+	return s
 }
 
 func compareKeys(a, b Key) int {
@@ -143,35 +148,6 @@ func (n Night) byKey() map[Key]Cell {
 	return m
 }
 
-// fileCell is the part of a matrix.json cell this package reads. Fields
-// added later (label, ops_ok, client_s) are absent from older files.
-type fileCell struct {
-	Cell         int      `json:"cell"`
-	Label        string   `json:"label"`
-	Target       string   `json:"target"`
-	Workload     string   `json:"workload"`
-	ReadMode     string   `json:"read_mode"`
-	Version      string   `json:"version"`
-	Resource     string   `json:"resource"`
-	Nemesis      string   `json:"nemesis"`
-	Fencing      string   `json:"fencing"`
-	Seed         uint64   `json:"seed"`
-	Verdict      string   `json:"verdict"`
-	MustBeValid  bool     `json:"must_be_valid"`
-	Acknowledged int      `json:"acknowledged"`
-	Lost         int      `json:"lost"`
-	FirstLostS   *float64 `json:"first_lost_s"`
-	OpsOK        *int     `json:"ops_ok"`
-	ClientS      *float64 `json:"client_s"`
-	Run          string   `json:"run"`
-}
-
-type matrixFile struct {
-	Started  time.Time  `json:"started"`
-	ExitCode int        `json:"exit_code"`
-	Cells    []fileCell `json:"cells"`
-}
-
 // ReadNight reads the matrix.json of dir (relative to root, with slashes;
 // "." for root itself). A cell without a target (merge's placeholder for a
 // cell no shard ran) has no key and is left out: the night did not run it.
@@ -186,43 +162,25 @@ func ReadNight(root *os.Root, dir string) (Night, error) {
 	if err != nil {
 		return n, fmt.Errorf("%w: %s: %w", ErrBadMatrix, dir, err)
 	}
-	var m matrixFile
-	if err := json.Unmarshal(b, &m); err != nil {
-		return n, fmt.Errorf("%w: %s/%s: %w", ErrBadMatrix, dir, MatrixFile, err)
-	}
-	if len(m.Cells) > MaxCells {
-		return n, fmt.Errorf("%w: %s/%s: %d cells, at most %d", ErrBadMatrix, dir, MatrixFile, len(m.Cells), MaxCells)
+	m, err := DecodeMatrix(b)
+	if err != nil {
+		return n, fmt.Errorf("%s/%s: %w", dir, MatrixFile, err)
 	}
 	n.Started, n.ExitCode = m.Started, m.ExitCode
 	cells := slices.Clone(m.Cells)
-	slices.SortStableFunc(cells, func(a, b fileCell) int { return cmp.Compare(a.Cell, b.Cell) })
+	slices.SortStableFunc(cells, func(a, b MatrixCell) int { return cmp.Compare(a.Cell, b.Cell) })
 	runs := map[Key]int{} // the run numbers given so far, by key without Run
 	for _, fc := range cells {
 		if fc.Target == "" {
 			continue
 		}
-		// A named cell (NAME=TARGET) is its name whatever runs behind it,
-		// a new version included; an unnamed one is its target at its
-		// version (matrix --version), when the matrix has a version axis.
-		target := fc.Target
-		if fc.Version != "" {
-			target += "@" + fc.Version
-		}
-		target = cmp.Or(fc.Label, target)
-		k := Key{Target: cut(target), Resource: cut(fc.Resource), Nemesis: cut(fc.Nemesis), Fencing: cut(fc.Fencing)}
-		if fc.Workload != "" && fc.Workload != "lock-append" {
-			k.Workload, k.Fencing = cut(fc.Workload), cut(fc.ReadMode)
-		}
+		k := fc.ID()
 		runs[k]++
 		k.Run = runs[k]
 		c := Cell{Key: k, Seed: fc.Seed, Verdict: cut(fc.Verdict), MustBeValid: fc.MustBeValid,
-			Acknowledged: fc.Acknowledged, Lost: fc.Lost, FirstLostS: fc.FirstLostS}
+			Acknowledged: fc.Acknowledged, Lost: fc.Lost, FirstLostS: fc.FirstLostS, OpsPerS: fc.Throughput()}
 		if fc.Label != "" && fc.Label != fc.Target {
 			c.Ran = cut(fc.Target)
-		}
-		if fc.OpsOK != nil && fc.ClientS != nil && *fc.ClientS > 0 {
-			v := float64(*fc.OpsOK) / *fc.ClientS
-			c.OpsPerS = &v
 		}
 		if p := strings.Trim(fc.Run, "/"); p != "" && len(p) <= maxName && fs.ValidPath(p) {
 			c.Run = p

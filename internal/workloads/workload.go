@@ -125,6 +125,21 @@ type SideWriting interface {
 	SideWrite(ctx context.Context, c Clients, element int64) (history.Type, any)
 }
 
+// Fenced is a workload that takes only some fencing modes: a matrix
+// skips its cells of the others (and says so).
+type Fenced interface {
+	// Fencings are the modes the workload takes, none included.
+	Fencings() []targets.Fencing
+}
+
+// Targeted is a workload that runs on some targets only: a matrix skips
+// its cells on the others, and says why.
+type Targeted interface {
+	// Supports returns nil when the workload can run on t, else why not
+	// (wrapping targets.ErrBadConfig); Validate checks it too.
+	Supports(t targets.Target) error
+}
+
 // FinalRead is one read of the final state, recorded as operation F.
 type FinalRead struct {
 	F    string

@@ -559,3 +559,26 @@ func asLockAppend(events []history.Event, ops []history.Op, leads []lead) ([]his
 	}
 	return out, nil
 }
+
+// Summary is the election result's figures (store.WorkloadResult): the
+// log's acknowledged and lost entries, its term-fencing rejections and the
+// lead operations by outcome.
+func (r *Result) Summary() checkers.Summary {
+	st := r.Checkers.Stats
+	return checkers.Summary{Verdict: r.Valid, Updates: true, Acknowledged: r.LostUpdates.Acknowledged, Lost: r.LostUpdates.Lost,
+		Losses: r.LostUpdates.Elements, FenceRejections: r.FenceRejections, FirstLostNS: r.FirstLostUpdateNS,
+		Ops: &checkers.OpCounts{OK: st.Ok, Fail: st.Fail, Info: st.Info}}
+}
+
+// CutText returns a copy of r whose free text (its error, each checker's
+// message and error) is cut by cut, for a page that shows a result read
+// from elsewhere. The copy is a *Result.
+func (r *Result) CutText(cut func(string) string) any {
+	c := *r
+	c.Error = cut(c.Error)
+	k := &c.Checkers
+	for _, v := range []*checkers.Verdict{&k.Linearizable.Verdict, &k.LostUpdates.Verdict, &k.Terms.Verdict, &k.ForkedLog.Verdict, &k.SplitBrain.Verdict, &k.Stats.Verdict} {
+		v.CutText(cut)
+	}
+	return &c
+}

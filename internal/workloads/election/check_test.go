@@ -238,3 +238,17 @@ func TestBrokenHistoryIsUnknown(t *testing.T) {
 		t.Fatalf("broken history: valid %s error %q", r.Valid, r.Error)
 	}
 }
+
+// TestCutText: an election result's free text is bounded in a copy.
+func TestCutText(t *testing.T) {
+	huge := strings.Repeat("x", 1000)
+	r := &Result{Valid: checkers.Unknown, Error: huge}
+	r.Checkers.ForkedLog.Message = huge
+	c, ok := r.CutText(func(s string) string { return s[:min(len(s), 10)] }).(*Result)
+	if !ok || len(c.Error) != 10 || len(c.Checkers.ForkedLog.Message) != 10 || c.Valid != checkers.Unknown {
+		t.Errorf("cut: %T %+v", c, c)
+	}
+	if r.Error != huge || r.Checkers.ForkedLog.Message != huge {
+		t.Error("the result itself was changed")
+	}
+}

@@ -30,8 +30,8 @@ func (Workload) Name() string { return "election" }
 // Validate checks that the target has an election recipe, that the run
 // has one resource (the log), and that its fencing is none or term.
 func (Workload) Validate(t targets.Target, rs []resources.Resource, cfg workloads.Config) error {
-	if _, ok := t.(targets.Electing); !ok {
-		return fmt.Errorf("%w: target %s has no leader-election recipe for the election workload", targets.ErrBadConfig, t.Name())
+	if err := (Workload{}).Supports(t); err != nil {
+		return err
 	}
 	if cfg.AuditLog {
 		return fmt.Errorf("%w: --audit-log goes with the lock-append workload", targets.ErrBadConfig)
@@ -136,4 +136,17 @@ func (Workload) Summary(b io.Writer, res *store.Results) {
 	c := r.Checkers
 	fmt.Fprintf(b, "  checkers         linearizable %s, lost-updates %s, terms %s, forked-log %s, stats %s\n",
 		c.Linearizable.Valid, c.LostUpdates.Valid, c.Terms.Valid, c.ForkedLog.Valid, c.Stats.Valid)
+}
+
+// Fencings are none and term (workloads.Fenced).
+func (Workload) Fencings() []targets.Fencing {
+	return []targets.Fencing{targets.FencingNone, targets.FencingTerm}
+}
+
+// Supports says whether t has an election recipe (workloads.Targeted).
+func (Workload) Supports(t targets.Target) error {
+	if _, ok := t.(targets.Electing); !ok {
+		return fmt.Errorf("%w: target %s has no leader-election recipe for the election workload", targets.ErrBadConfig, t.Name())
+	}
+	return nil
 }

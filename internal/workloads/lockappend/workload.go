@@ -245,3 +245,9 @@ func (Workload) SideWrite(ctx context.Context, c workloads.Clients, element int6
 	done.Rev = rev
 	return history.Ok, done
 }
+
+// Fencings are none, token and cas: every mode but the election
+// workload's term (workloads.Fenced).
+func (Workload) Fencings() []targets.Fencing {
+	return []targets.Fencing{targets.FencingNone, targets.FencingToken, targets.FencingCAS}
+}

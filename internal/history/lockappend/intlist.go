@@ -1,11 +1,9 @@
-package checkers
+package lockappend
 
 import (
 	"bytes"
 	"encoding/json"
 	"strconv"
-
-	"github.com/fencecheck/fencecheck/internal/history/lockappend"
 )
 
 // intList is a JSON list of integers decoded without reflection: lists are
@@ -96,21 +94,21 @@ func parseInts(b []byte) (out []int64, ok bool) {
 	}
 }
 
-// completionValue decodes a lockappend.Completion with its read list
+// completionValue decodes a Completion with its read list
 // through intList; every other field is Completion's own.
 type completionValue struct {
-	lockappend.Completion
+	Completion
 	Read intList `json:"read"`
 }
 
-func (c completionValue) get() lockappend.Completion {
+func (c completionValue) get() Completion {
 	out := c.Completion
 	out.Read = c.Read
 	return out
 }
 
-// readValue decodes a lockappend.ReadValue through intList.
+// readValue decodes a ReadValue through intList.
 type readValue struct {
-	lockappend.ReadValue
+	ReadValue
 	Value intList `json:"value"`
 }

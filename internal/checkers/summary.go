@@ -1,0 +1,95 @@
+package checkers
+
+import "time"
+
+// Summary is a workload's result in the few figures every consumer of
+// results outside the workload uses (matrix, trends, JUnit, rerun, sweep,
+// the index of runs): one type for every workload, so that none of them
+// needs to know a workload's own result type. A workload without a figure
+// leaves it zero (the register workload loses no updates).
+//
+// In results.json the figures sit at fixed JSON names, which every
+// workload's result keeps: "valid", "lost_updates" (acknowledged, lost,
+// elements), "fence_rejections", "first_lost_update_ns" and
+// "checkers"."stats" (ok, fail, info); store.RawResult reads them back from
+// there.
+type Summary struct {
+	Verdict Validity
+	// Updates says whether the workload counts acknowledged and lost
+	// updates at all (the register workload does not: its figures below
+	// are zero and mean nothing).
+	Updates bool
+	// Acknowledged counts the updates the store acknowledged; Lost those
+	// of them missing at the end; Losses lists lost ones (the first
+	// MaxViolations or so: Lost may be more).
+	Acknowledged, Lost int
+	Losses             []LostElement
+	// FenceRejections counts writes refused by fencing.
+	FenceRejections int
+	// FirstLostNS is when the first lost update was destroyed (ns since
+	// the start); nil when none was.
+	FirstLostNS *int64
+	// Ops counts the operations by outcome; nil when the result does not
+	// say (one that could not be checked).
+	Ops *OpCounts
+}
+
+// OpCounts counts a run's operations by outcome.
+type OpCounts struct {
+	OK, Fail, Info int
+}
+
+// Throughput is the acknowledged operations per second over the time the
+// clients ran (0 when s has no operation counts or d is not positive).
+func (s Summary) Throughput(d time.Duration) float64 {
+	if s.Ops == nil || d <= 0 {
+		return 0
+	}
+	return float64(s.Ops.OK) / d.Seconds()
+}
+
+// Summary is the lock-append result's figures (store.WorkloadResult).
+func (r *LockAppendResult) Summary() Summary {
+	st := r.Checkers.Stats
+	return Summary{Verdict: r.Valid, Updates: true, Acknowledged: r.LostUpdates.Acknowledged, Lost: r.LostUpdates.Lost,
+		Losses: r.LostUpdates.Elements, FenceRejections: r.FenceRejections, FirstLostNS: r.FirstLostUpdateNS,
+		Ops: &OpCounts{OK: st.Ok, Fail: st.Fail, Info: st.Info}}
+}
+
+// Summary is the register result's figures (store.WorkloadResult): the
+// verdict and the operations; registers lose no updates and fence nothing.
+func (r *RegisterWorkloadResult) Summary() Summary {
+	st := r.Checkers.Stats
+	return Summary{Verdict: r.Valid, Ops: &OpCounts{OK: st.Ok, Fail: st.Fail, Info: st.Info}}
+}
+
+// CutText returns a copy of r whose free text (its error, each checker's
+// message and error) is cut by cut, for a page that shows a result read
+// from elsewhere. The copy is a *LockAppendResult.
+func (r *LockAppendResult) CutText(cut func(string) string) any {
+	c := *r
+	c.Error = cut(c.Error)
+	k := &c.Checkers
+	for _, v := range []*Verdict{&k.Linearizable.Verdict, &k.LostUpdates.Verdict, &k.TokenMonotonic.Verdict, &k.Overlap.Verdict, &k.Stats.Verdict} {
+		v.CutText(cut)
+	}
+	return &c
+}
+
+// CutText returns a copy of r whose free text (its error, each checker's
+// message and error, the failing key) is cut by cut. The copy is a
+// *RegisterWorkloadResult.
+func (r *RegisterWorkloadResult) CutText(cut func(string) string) any {
+	c := *r
+	c.Error = cut(c.Error)
+	k := &c.Checkers
+	k.Linearizable.Verdict.CutText(cut)
+	k.Linearizable.FailingKey = cut(k.Linearizable.FailingKey)
+	k.Stats.Verdict.CutText(cut)
+	return &c
+}
+
+// CutText cuts v's message and error by cut.
+func (v *Verdict) CutText(cut func(string) string) {
+	v.Message, v.Error = cut(v.Message), cut(v.Error)
+}

@@ -1,0 +1,33 @@
+package report
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/fencecheck/fencecheck/internal/checkers"
+	"github.com/fencecheck/fencecheck/internal/store"
+)
+
+// TestBoundResultsCutsEveryWorkload: the page bounds each workload's free
+// text through its CutText, and leaves the stored result as it was.
+func TestBoundResultsCutsEveryWorkload(t *testing.T) {
+	huge := strings.Repeat("x", 10*maxText)
+	la := &checkers.LockAppendResult{Valid: checkers.Unknown, Error: huge}
+	la.Checkers.Overlap.Message = huge
+	reg := &checkers.RegisterWorkloadResult{Valid: checkers.Unknown, Error: huge}
+	reg.Checkers.Linearizable.FailingKey = huge
+	for _, r := range []store.WorkloadResult{la, reg} {
+		out := boundResults(&store.Results{Result: r})
+		got, err := json.Marshal(out.Result)
+		if err != nil || len(got) > 4*maxText {
+			t.Errorf("%T: %d bytes of JSON after bounding", r, len(got))
+		}
+		if out.Result.Verdict() != checkers.Unknown {
+			t.Errorf("%T: verdict %s", r, out.Result.Verdict())
+		}
+	}
+	if la.Error != huge || reg.Checkers.Linearizable.FailingKey != huge {
+		t.Error("the stored result was changed")
+	}
+}
