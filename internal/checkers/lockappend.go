@@ -94,6 +94,10 @@ type LockAppendResult struct {
 	// Resources holds each resource's own result when the run wrote more
 	// than one; the fields above then compose them (see checkResources).
 	Resources map[string]*LockAppendResult `json:"resources,omitempty"`
+	// Locks holds each lock's own result when the run had several
+	// (--locks, by LockName); the fields above then compose them (see
+	// checkLocks).
+	Locks map[string]*LockAppendResult `json:"locks,omitempty"`
 	// PartialUpdates are the critical sections that some resources
 	// acknowledged and others refused by fencing (runs with several
 	// resources).
@@ -116,9 +120,10 @@ func (r *LockAppendResult) Err() error { return r.err }
 // history.Pair) or whose values do not decode gives Unknown everywhere, with
 // the error.
 //
-// A history of a run with several resources is checked resource by
-// resource (checkResources), and for partial updates; a history with an
-// audit log's final read, against the log.
+// A history of a run with several locks (--locks) is checked lock by lock
+// (checkLocks); a history of several resources, resource by resource
+// (checkResources), and for partial updates; a history with an audit log's
+// final read, against the log.
 func CheckLockAppend(events []history.Event, opts Options) LockAppendResult {
 	ops, err := history.Pair(events)
 	if err != nil {
@@ -127,6 +132,22 @@ func CheckLockAppend(events []history.Event, opts Options) LockAppendResult {
 	if err := checkLockAppendAssumptions(ops); err != nil {
 		return failed(err)
 	}
+	locks, err := lockIDs(ops)
+	if err != nil {
+		return failed(err)
+	}
+	if len(locks) > 1 {
+		res, err := checkLocks(ops, locks, opts)
+		if err != nil {
+			return failed(err)
+		}
+		return res
+	}
+	return checkPaired(ops, opts)
+}
+
+// checkPaired checks the paired operations of one lock.
+func checkPaired(ops []history.Op, opts Options) LockAppendResult {
 	names, err := resourceNames(ops)
 	if err != nil {
 		return failed(err)

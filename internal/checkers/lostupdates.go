@@ -26,6 +26,9 @@ type LostElement struct {
 	Process history.Process `json:"process"`
 	// Resource is the resource that lost it, in a run with several.
 	Resource string `json:"resource,omitempty"`
+	// Lock is the lock whose list lost it, in a run with several
+	// (--locks): LockName's "lock-2".
+	Lock string `json:"lock,omitempty"`
 	// SideWriter is true when the element was the side writer's
 	// (--side-writer): its batch, with no lock, landed inside a holder's
 	// critical section, whose write then erased it.

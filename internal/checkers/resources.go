@@ -243,6 +243,18 @@ func checkResources(ops []history.Op, names []string, opts Options) (LockAppendR
 		per[n] = &r
 		all = append(all, r)
 	}
+	out := composeResults(names, all)
+	out.Resources = per
+	return out, nil
+}
+
+// composeResults composes the results of parts of one history (its
+// resources, its locks), named names: every checker's verdict over the
+// parts, the lost elements of all (oldest acknowledgement first), the sums
+// of acknowledged, lost and fence rejections, the first loss. The other
+// fields are the first part's (the operations' counts among them: parts
+// that are resources share their operations).
+func composeResults(names []string, all []LockAppendResult) LockAppendResult {
 	out := all[0]
 	out.Checkers = composeCheckers(names, all)
 	out.LostUpdates = LostUpdates{Elements: []LostElement{}}
@@ -262,8 +274,7 @@ func checkResources(ops []history.Op, names []string, opts Options) (LockAppendR
 		return int(min(max(x.Acknowledged-y.Acknowledged, -1), 1))
 	})
 	out.Valid = Compose(vs...)
-	out.Resources = per
-	return out, nil
+	return out
 }
 
 // composeCheckers composes each checker's verdict over the resources; its

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -119,6 +120,7 @@ type Cluster struct {
 	// final reads, the side writer).
 	setup     worker.Setup
 	host      workloads.Clients
+	hosts     []workloads.Clients // one per lock (host is the first)
 	closeHost func()
 	catalog   worker.Catalog
 
@@ -361,16 +363,53 @@ func (c *Cluster) dialHost(ctx context.Context) error {
 	c.setup = c.newSetup()
 	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	var err error
-	c.host, c.closeHost, err = worker.DialClients(dctx, c.catalog, c.setup, nil)
-	if err == nil {
-		err = c.reset(dctx)
+	var closers []func()
+	c.closeHost = func() {
+		for _, f := range closers {
+			f()
+		}
 	}
-	if err != nil {
-		return fmt.Errorf("%w: set-up of the resource: %w", ErrHarness, err)
+	c.hosts = nil
+	for l := range c.locks() {
+		h, closeH, err := worker.DialClients(dctx, c.catalog, c.lockSetup(l), nil)
+		if err == nil {
+			closers = append(closers, closeH)
+			c.hosts = append(c.hosts, h)
+			err = c.reset(dctx, h)
+		}
+		if err != nil {
+			return fmt.Errorf("%w: set-up of the resource: %w", ErrHarness, err)
+		}
 	}
+	c.host = c.hosts[0]
 	return nil
 }
+
+// locks is the run's number of locks (workloads.Config.Locks, at least 1).
+func (c *Cluster) locks() int { return max(c.cfg.Config.Locks, 1) }
+
+// lockSetup is the setup of lock l's clients: with one lock, the run's;
+// with several, every key prefix (the lock service's, each resource's)
+// under PREFIX/lock-L, so that each lock and its lists are apart, and
+// Config.Lock = l. The audit log, one for the run, keeps the run's prefix.
+func (c *Cluster) lockSetup(l int) worker.Setup {
+	s := c.setup
+	if c.locks() == 1 {
+		return s
+	}
+	sfx := fmt.Sprintf("/lock-%d", l)
+	s.Client.Prefix += sfx
+	s.Config.Lock = l
+	s.Resources = slices.Clone(s.Resources)
+	for i := range s.Resources {
+		s.Resources[i].Config.Prefix += sfx
+	}
+	return s
+}
+
+// workerSetup is the setup of the worker that runs process i (w(i+1)):
+// its lock's, i mod the run's locks.
+func (c *Cluster) workerSetup(i int) worker.Setup { return c.lockSetup(i % c.locks()) }
 
 // startWorkers is the workers stage: it starts the worker containers
 // (Workers of them, w1 to wN, on the worker's or the user's client's
@@ -498,15 +537,16 @@ func (c *Cluster) newSetup() worker.Setup {
 	return s
 }
 
-// reset empties every resource and the audit log.
-func (c *Cluster) reset(ctx context.Context) error {
-	for _, r := range c.host.Resources {
+// reset empties every resource of host (one lock's clients) and the audit
+// log.
+func (c *Cluster) reset(ctx context.Context, host workloads.Clients) error {
+	for _, r := range host.Resources {
 		if err := r.Store.Reset(ctx); err != nil {
 			return fmt.Errorf("reset %s: %w", r.Name, err)
 		}
 	}
-	if c.host.Audit != nil {
-		if err := c.host.Audit.Reset(ctx); err != nil {
+	if host.Audit != nil {
+		if err := host.Audit.Reset(ctx); err != nil {
 			return fmt.Errorf("reset the audit log: %w", err)
 		}
 	}
@@ -532,7 +572,6 @@ func (c *Cluster) Connect(ctx context.Context, rec *history.Recorder) error {
 	if c.cfg.Workload == nil {
 		return fmt.Errorf("%w: no workload", targets.ErrBadConfig)
 	}
-	setup := c.setup
 	var ws []*docker.Container
 	for _, ct := range c.rt.Containers() {
 		if ct.Role == docker.RoleWorker {
@@ -550,7 +589,7 @@ func (c *Cluster) Connect(ctx context.Context, rec *history.Recorder) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			conns[i], errs[i] = dialWorker(dctx, w, setup)
+			conns[i], errs[i] = dialWorker(dctx, w, c.workerSetup(i))
 		}()
 	}
 	wg.Wait()
@@ -580,6 +619,10 @@ func workerIndex(name string) int {
 // Host is the harness's own clients of the lock service and the resources
 // (resets, final reads, the side writer).
 func (c *Cluster) Host() workloads.Clients { return c.host }
+
+// Hosts are the harness's own clients of each lock (one set in a run of
+// one lock, Host), for each lock's final reads.
+func (c *Cluster) Hosts() []workloads.Clients { return c.hosts }
 
 // ClientConfig is the client configuration the workers got.
 func (c *Cluster) ClientConfig() targets.ClientConfig { return c.cfg.Client }

@@ -277,7 +277,7 @@ func (c *Config) Validate() error {
 // workloadConfig is the workloads' configuration.
 func (c *Config) workloadConfig() workloads.Config {
 	return workloads.Config{Fencings: c.Fencings, AcquireTimeout: c.AcquireTimeout, Margin: c.Margin, Work: c.Work,
-		AuditLog: c.Audit != nil, Keys: c.Keys, ReadMode: c.ReadMode}
+		AuditLog: c.Audit != nil, Keys: c.Keys, ReadMode: c.ReadMode, Locks: c.Locks}
 }
 
 // resourceUses are the resources with their fencing modes.
@@ -489,7 +489,11 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	slots.Wait()
 
 	interrupted := ctx.Err() != nil
-	if reads := w.FinalReads(cl.Host()); len(reads) > 0 {
+	var reads []workloads.FinalRead
+	for _, h := range cl.Hosts() {
+		reads = append(reads, w.FinalReads(h)...)
+	}
+	if len(reads) > 0 {
 		stageName.Store("final read")
 		if interrupted {
 			// Still read: a lost update found before Ctrl-C is worth reporting.
@@ -563,9 +567,11 @@ type generator struct {
 // the worker's first process.
 func (g *generator) drive(ctx, limit context.Context, c *client, p history.Process, n int, opTimeout time.Duration, log *slog.Logger) {
 	r := rand.New(rand.NewPCG(g.seed, uint64(p)+1))
+	cfg := g.cfg
+	cfg.Lock = int(p) % n % max(cfg.Locks, 1) // worker p mod n's lock (Cluster.workerSetup)
 	for limit.Err() == nil {
 		id := g.n.Add(1)
-		f, value := g.w.Next(r, g.cfg, id)
+		f, value := g.w.Next(r, cfg, id)
 		pend, err := c.invoke(p, id, f, value, nil)
 		if errors.Is(err, errDead) && c.awaitUp(limit) {
 			continue // its worker was killed between operations, and restarted

@@ -130,6 +130,14 @@ type AuditLogger interface {
 	DialAuditLog(ctx context.Context, cfg Config) (AuditLog, error)
 }
 
+// OneFence is a resource whose token fencing keeps one highest token for
+// everything it stores (the fencing proxy: one state file), not one per
+// list. Tokens of two locks are not ordered, so a run of several locks
+// (--locks) cannot fence it with tokens.
+type OneFence interface {
+	OneFence() bool
+}
+
 // Errors.
 var (
 	// ErrFenced: the resource refused a read or a write because of its

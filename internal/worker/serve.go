@@ -66,6 +66,7 @@ func DialClients(ctx context.Context, cat Catalog, s Setup, log *slog.Logger) (c
 			closeAll()
 		}
 	}()
+	c.OfLock = s.Config.Lock
 	t, err := cat.Target(s.Target)
 	if err != nil {
 		return c, nil, err

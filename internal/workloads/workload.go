@@ -74,6 +74,13 @@ type Config struct {
 	// AuditLog: every holder appends an entry to the audit log before its
 	// writes.
 	AuditLog bool `json:"audit_log,omitempty"`
+	// Locks is the lock-append workload's number of independent locks
+	// (--locks; 0 and 1 are one); Lock is the lock of the client this
+	// configuration is for (each worker's and each generator's own, client
+	// i's is i mod Locks): its setup's key prefixes are the lock's, and its
+	// operations name it.
+	Locks int `json:"locks,omitempty"`
+	Lock  int `json:"lock,omitempty"`
 	// Keys is the register workload's number of registers; ReadMode its
 	// read mode (targets.ReadModer).
 	Keys     int    `json:"keys,omitempty"`
@@ -83,6 +90,9 @@ type Config struct {
 // Clients is what an operation runs against in a worker (or in the
 // harness): the lock service's client and the run's resources, in order.
 type Clients struct {
+	// OfLock is the lock these clients are for, in a run of several
+	// (Config.Lock): the harness dials one set of clients per lock.
+	OfLock    int
 	Lock      targets.Client
 	Resources []Resource
 	// Audit is the audit log, nil without --audit-log.

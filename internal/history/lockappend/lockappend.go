@@ -66,6 +66,10 @@ const (
 // Invoke is the value of an append invocation.
 type Invoke struct {
 	Element int64 `json:"element"`
+	// Lock is the lock the operation takes, in a run of several locks
+	// (--locks; 0, left out, in a run of one): each lock protects lists
+	// of its own, and the checkers check each lock's operations apart.
+	Lock int `json:"lock,omitempty"`
 }
 
 // Acquired is the value of the acquired phase.
@@ -78,6 +82,8 @@ type Acquired struct {
 type ReadValue struct {
 	Value    []int64 `json:"value"`
 	Resource string  `json:"resource,omitempty"`
+	// Lock is the lock whose list this is, in a run of several locks.
+	Lock int `json:"lock,omitempty"`
 }
 
 // Checked is the value of the checked phase: the lease time the client

@@ -56,6 +56,10 @@ func (r Resource) Name() string {
 	return "proxy"
 }
 
+// OneFence is true: the proxy keeps one highest token, in one state file,
+// for every path (resources.OneFence).
+func (Resource) OneFence() bool { return true }
+
 // Fencings are none and token.
 func (Resource) Fencings() []targets.Fencing {
 	return []targets.Fencing{targets.FencingNone, targets.FencingToken}

@@ -35,10 +35,22 @@ type Workload struct{}
 // Name is "lock-append".
 func (Workload) Name() string { return "lock-append" }
 
-// Validate checks that every resource offers its fencing mode.
+// Validate checks that every resource offers its fencing mode, and that
+// several locks (--locks) go with what keeps them apart: no audit log (one
+// log for every lock) and no resource whose token fencing keeps one
+// highest token for all it stores (resources.OneFence: tokens of two locks
+// are not ordered).
 func (Workload) Validate(_ targets.Target, rs []resources.Resource, cfg workloads.Config) error {
 	if len(rs) == 0 {
 		return fmt.Errorf("%w: lock-append needs a resource", targets.ErrBadConfig)
+	}
+	if cfg.Locks > 1 && cfg.AuditLog {
+		return fmt.Errorf("%w: --locks %d with --audit-log: the audit log is one for every lock; run one lock", targets.ErrBadConfig, cfg.Locks)
+	}
+	for _, r := range rs {
+		if of, ok := r.(resources.OneFence); ok && of.OneFence() && cfg.Locks > 1 && cfg.Fencings[r.Name()] == targets.FencingToken {
+			return fmt.Errorf("%w: --locks %d: resource %s keeps one highest token for every lock, and tokens of two locks are not ordered: fence it with none, or run one lock", targets.ErrBadConfig, cfg.Locks, r.Name())
+		}
 	}
 	for _, r := range rs {
 		f, ok := cfg.Fencings[r.Name()]
@@ -55,9 +67,9 @@ func (Workload) Validate(_ targets.Target, rs []resources.Resource, cfg workload
 	return nil
 }
 
-// Next is an append of element n.
-func (Workload) Next(_ *rand.Rand, _ workloads.Config, n int64) (string, any) {
-	return la.FAppend, la.Invoke{Element: n}
+// Next is an append of element n on the client's lock.
+func (Workload) Next(_ *rand.Rand, cfg workloads.Config, n int64) (string, any) {
+	return la.FAppend, la.Invoke{Element: n, Lock: cfg.Lock}
 }
 
 // Execute runs one critical section (see Execute).
@@ -65,6 +77,9 @@ func (Workload) Execute(ctx context.Context, c workloads.Clients, cfg workloads.
 	var inv la.Invoke
 	if f != la.FAppend || json.Unmarshal(value, &inv) != nil {
 		return history.Fail, la.Completion{Reason: "bad-op", Error: fmt.Sprintf("cannot run %s %s", f, value)}
+	}
+	if inv.Lock != cfg.Lock {
+		return history.Fail, la.Completion{Element: inv.Element, Reason: "bad-op", Error: fmt.Sprintf("an append on lock %d sent to a client of lock %d", inv.Lock, cfg.Lock)}
 	}
 	return Execute(ctx, c, cfg, inv.Element, env)
 }
@@ -76,14 +91,15 @@ func (Workload) Unknown(invoke json.RawMessage, reason string) any {
 	return la.Completion{Element: inv.Element, Reason: reason}
 }
 
-// FinalReads read each resource's list and, with an audit log, the log.
+// FinalReads read each resource's list of c's lock and, with an audit log,
+// the log.
 func (Workload) FinalReads(c workloads.Clients) []workloads.FinalRead {
 	var out []workloads.FinalRead
 	multi := len(c.Resources) > 1
 	for _, r := range c.Resources {
 		out = append(out, workloads.FinalRead{F: la.FFinalRead, Read: func(ctx context.Context) (any, error) {
 			st, err := r.Store.Read(ctx, resources.Access{Fencing: targets.FencingNone})
-			v := la.ReadValue{Value: st.List}
+			v := la.ReadValue{Value: st.List, Lock: c.OfLock}
 			if multi {
 				v.Resource = r.Name
 			}
@@ -149,6 +165,9 @@ func (Workload) Summary(b io.Writer, res *store.Results) {
 		if e.Resource != "" {
 			where = " in " + e.Resource
 		}
+		if e.Lock != "" {
+			where += " of " + e.Lock
+		}
 		if e.SideWriter {
 			fmt.Fprintf(b, "                   element %d of the side writer (no lock, no token)%s", e.Element, where)
 		} else {
@@ -170,6 +189,11 @@ func (Workload) Summary(b io.Writer, res *store.Results) {
 		fmt.Fprintf(b, "  first lost at    %.1fs\n", time.Duration(*r.FirstLostUpdateNS).Seconds())
 	}
 	fmt.Fprintf(b, "  fence rejections %d\n", r.FenceRejections)
+	for _, name := range sortedNames(r.Locks) {
+		x := r.Locks[name]
+		fmt.Fprintf(b, "  %-16s %s: %d of %d acknowledged lost, %d fence rejections\n", name, x.Valid,
+			x.LostUpdates.Lost, x.LostUpdates.Acknowledged, x.FenceRejections)
+	}
 	for _, name := range sortedNames(r.Resources) {
 		x := r.Resources[name]
 		fmt.Fprintf(b, "  resource %-8s %s: %d of %d acknowledged lost, %d fence rejections\n", name, x.Valid,

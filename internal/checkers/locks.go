@@ -1,0 +1,120 @@
+package checkers
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/fencecheck/fencecheck/internal/history"
+	"github.com/fencecheck/fencecheck/internal/history/lockappend"
+)
+
+// lockOf is the lock an operation of a lock-append history belongs to (a
+// run of several locks, --locks): an append's invocation names it, a final
+// read's value too; -1 for an operation of no lock (the audit log's read,
+// the nemesis). A value that does not decode is an error.
+func lockOf(o *history.Op) (int, error) {
+	switch o.F {
+	case lockappend.FAppend:
+		var inv lockappend.Invoke
+		if err := o.Invoke.Decode(&inv); err != nil {
+			return 0, badOp(o, err)
+		}
+		return inv.Lock, nil
+	case lockappend.FFinalRead:
+		if o.Complete == nil || len(o.Complete.Value) == 0 {
+			return -1, nil // a failed read: every lock's
+		}
+		var v lockappend.ReadValue
+		if err := o.Complete.Decode(&v); err != nil {
+			return 0, badOp(o, err)
+		}
+		return v.Lock, nil
+	}
+	return -1, nil
+}
+
+// lockIDs are the locks of a history, in order: [0] for a run of one lock.
+func lockIDs(ops []history.Op) ([]int, error) {
+	seen := map[int]bool{0: true}
+	for i := range ops {
+		l, err := lockOf(&ops[i])
+		if err != nil {
+			return nil, err
+		}
+		if l < 0 && l != -1 {
+			return nil, badOp(&ops[i], fmt.Errorf("lock %d", l))
+		}
+		if l >= 0 {
+			seen[l] = true
+		}
+	}
+	var ids []int
+	for l := range seen {
+		ids = append(ids, l)
+	}
+	slices.Sort(ids)
+	return ids, nil
+}
+
+// LockName is how a result names lock l of a run of several ("lock-2").
+func LockName(l int) string { return fmt.Sprintf("lock-%d", l) }
+
+// checkLocks checks a history of several locks lock by lock: each lock's
+// appends and final reads are a lock-append history of their own (the
+// other operations, of no lock, go with every lock), checked as
+// checkPaired checks a whole one. The result composes them as
+// checkResources composes resources: every checker's verdict over the
+// locks, the lost elements of all (each naming its lock), the sums; Locks
+// holds each lock's own result. Porcupine's visualization, if asked for,
+// is the first lock's.
+func checkLocks(ops []history.Op, locks []int, opts Options) (LockAppendResult, error) {
+	names := make([]string, len(locks))
+	all := make([]LockAppendResult, len(locks))
+	per := make(map[string]*LockAppendResult, len(locks))
+	for i, l := range locks {
+		var mine []history.Op
+		for j := range ops {
+			ol, err := lockOf(&ops[j])
+			if err != nil {
+				return LockAppendResult{}, err
+			}
+			if ol == l || ol == -1 {
+				mine = append(mine, ops[j])
+			}
+		}
+		o := opts
+		if i > 0 {
+			o.VisualizationPath = ""
+		}
+		r := checkPaired(mine, o)
+		if err := r.Err(); err != nil {
+			return LockAppendResult{}, fmt.Errorf("%s: %w", LockName(l), err)
+		}
+		for j := range r.LostUpdates.Elements {
+			r.LostUpdates.Elements[j].Lock = LockName(l)
+		}
+		names[i], all[i] = LockName(l), r
+		per[names[i]] = &all[i]
+	}
+	out := composeResults(names, all)
+	// Locks have operations of their own: their counts add up.
+	out.Overlaps, out.AuditLog, out.PartialUpdates = 0, nil, nil
+	st := &out.Checkers.Stats
+	st.Ok, st.Fail, st.Info, st.FenceRejections, st.SideWrites = 0, 0, 0, 0, 0
+	for _, r := range all {
+		rs := r.Checkers.Stats
+		st.Ok, st.Fail, st.Info = st.Ok+rs.Ok, st.Fail+rs.Fail, st.Info+rs.Info
+		st.FenceRejections, st.SideWrites = st.FenceRejections+rs.FenceRejections, st.SideWrites+rs.SideWrites
+		out.Overlaps += r.Overlaps
+		if r.PartialUpdates != nil {
+			if out.PartialUpdates == nil {
+				out.PartialUpdates = &PartialUpdates{Elements: []PartialUpdate{}}
+			}
+			out.PartialUpdates.Count += r.PartialUpdates.Count
+			out.PartialUpdates.Elements = append(out.PartialUpdates.Elements, r.PartialUpdates.Elements...)
+		}
+	}
+	out.Resources = nil
+	out.Locks = per
+	return out, nil
+}
