@@ -336,12 +336,12 @@ func playStory(ctx context.Context, cl *Cluster, cfg DemoConfig, f targets.Fenci
 		s.say("result", "final value %v: B's update survived", final)
 	}
 	st.Valid = res.Valid()
-	if res.Result == nil {
+	la, _ := res.Result.(*checkers.LockAppendResult)
+	if la == nil {
 		return st, fmt.Errorf("%w: demo: no lock-append result", ErrHarness)
 	}
-	sum := res.Result.Summary()
-	s.say("check", "%s (lost %d of %d acknowledged, %d fence rejections): %s", res.Valid(), sum.Lost,
-		sum.Acknowledged, sum.FenceRejections, s.run.Path(store.ReportFile))
+	s.say("check", "%s (lost %d of %d acknowledged, %d fence rejections): %s", res.Valid(), la.LostUpdates.Lost,
+		la.LostUpdates.Acknowledged, la.FenceRejections, s.run.Path(store.ReportFile))
 	return st, nil
 }
 
