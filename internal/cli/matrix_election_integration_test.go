@@ -19,6 +19,7 @@ import (
 // and the JUnit file carry the election cells under their fencing.
 func TestMatrixElectionAxis(t *testing.T) {
 	requireDocker(t)
+	t.Parallel()
 	root := t.TempDir()
 	res := filepath.Join(root, "night-1")
 	r := runCLI(t, nil, "matrix", "--workload", "lock-append,election", "--target", "etcd,zookeeper",

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/fencecheck/fencecheck/internal/harness"
 	"github.com/fencecheck/fencecheck/internal/report"
@@ -99,7 +100,14 @@ func printTrends(w io.Writer, s trends.Summary) {
 			fmt.Fprintf(w, " (unreadable)")
 		}
 	}
-	fmt.Fprintf(w, "\n\n%-16s %-12s %-24s %-7s %3s  %-12s %12s %10s %6s\n", "target", "resource", "nemesis", "fencing", "run", "nights", "detection", "first lost", "ops/s")
+	// A cell's target, with its workload but lock-append's; the column
+	// as wide as the widest (up to 40).
+	target := func(k trends.Key) string { return strings.TrimSpace(k.Target + " " + k.Workload) }
+	width := 16
+	for _, c := range s.Cells {
+		width = max(width, min(len(target(c.Key)), 40))
+	}
+	fmt.Fprintf(w, "\n\n%-*s %-12s %-24s %-7s %3s  %-12s %12s %10s %6s\n", width, "target", "resource", "nemesis", "fencing", "run", "nights", "detection", "first lost", "ops/s")
 	for _, c := range s.Cells {
 		detection, first, ops := "-", "-", "-"
 		if c.DetectionRate != nil {
@@ -111,11 +119,7 @@ func printTrends(w io.Writer, s trends.Summary) {
 		if c.MedianOpsPerS != nil {
 			ops = fmt.Sprintf("%.1f", *c.MedianOpsPerS)
 		}
-		target := c.Key.Target // with its workload, but lock-append's
-		if c.Key.Workload != "" {
-			target += " " + c.Key.Workload
-		}
-		fmt.Fprintf(w, "%-16s %-12s %-24s %-7s %3d  %-12s %12s %10s %6s\n", target, c.Key.Resource, c.Key.Nemesis, c.Key.Fencing, c.Key.Run,
+		fmt.Fprintf(w, "%-*s %-12s %-24s %-7s %3d  %-12s %12s %10s %6s\n", width, target(c.Key), c.Key.Resource, c.Key.Nemesis, c.Key.Fencing, c.Key.Run,
 			c.StripText(), detection, first, ops)
 	}
 	fmt.Fprintf(w, "nights: V valid, I invalid, U unknown, E error, - not run; ! a regression\n")
