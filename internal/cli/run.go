@@ -89,8 +89,8 @@ func runConfig(args []string, flagOut, stderr io.Writer) (harness.Config, bool, 
 // how is a run's resources and fencing in words ("fencing token",
 // "postgres fencing token, audit log", "8 keys, linearizable reads").
 func how(cfg harness.Config) string {
-	if cfg.Workload.Name() == "register" {
-		return fmt.Sprintf("%d keys, %s reads", cfg.Keys, cfg.ReadMode)
+	if d, ok := cfg.Workload.(workloads.Described); ok {
+		return d.Describe(cfg.WorkloadConfig())
 	}
 	var parts []string
 	if len(cfg.Resources) != 1 || cfg.Resources[0].Name() != cfg.LockStore.Name() {

@@ -162,11 +162,12 @@ func (c *Config) Defaults() {
 }
 
 // defaultName is TARGET-WORKLOAD-FENCING, with the resources when they are
-// not the lock-store (TARGET-WORKLOAD-RESOURCES-FENCING), and
-// TARGET-register-READMODE for registers.
+// not the lock-store (TARGET-WORKLOAD-RESOURCES-FENCING), and TARGET-NAME
+// for a workload that names its runs (workloads.Described: register's
+// TARGET-register-READMODE).
 func (c *Config) defaultName() string {
-	if c.Workload.Name() == "register" {
-		return fmt.Sprintf("%s-register-%s", c.Target.Name(), c.ReadMode)
+	if d, ok := c.Workload.(workloads.Described); ok {
+		return nameUnsafe.ReplaceAllString(c.Target.Name()+"-"+d.RunName(c.workloadConfig()), "-")
 	}
 	parts := []string{c.Target.Name(), c.Workload.Name()}
 	if len(c.Resources) != 1 || c.LockStore == nil || c.Resources[0].Name() != c.LockStore.Name() {
@@ -238,9 +239,6 @@ func (c *Config) Validate() error {
 	if err := c.Spec.CheckBounds(); err != nil {
 		return fmt.Errorf("%w: %w", targets.ErrBadConfig, err)
 	}
-	if c.Workload.Name() == "lock-append" && c.Locks > c.Concurrency {
-		return bad("--locks %d: more locks than --concurrency %d clients, some would have none", c.Locks, c.Concurrency)
-	}
 	if c.Margin < 0 || c.Margin >= c.TTL {
 		return bad("--margin %s must be in [0, --ttl %s)", c.Margin, c.TTL)
 	}
@@ -274,10 +272,13 @@ func (c *Config) Validate() error {
 	return c.Target.Validate(c.clientConfig())
 }
 
+// WorkloadConfig is the workloads' configuration of the run.
+func (c *Config) WorkloadConfig() workloads.Config { return c.workloadConfig() }
+
 // workloadConfig is the workloads' configuration.
 func (c *Config) workloadConfig() workloads.Config {
 	return workloads.Config{Fencings: c.Fencings, AcquireTimeout: c.AcquireTimeout, Margin: c.Margin, Work: c.Work,
-		AuditLog: c.Audit != nil, Keys: c.Keys, ReadMode: c.ReadMode, Locks: c.Locks}
+		AuditLog: c.Audit != nil, Keys: c.Keys, ReadMode: c.ReadMode, Locks: c.Locks, Clients: c.Concurrency}
 }
 
 // resourceUses are the resources with their fencing modes.

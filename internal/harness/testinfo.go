@@ -6,6 +6,7 @@ import (
 
 	"github.com/fencecheck/fencecheck/internal/resources"
 	"github.com/fencecheck/fencecheck/internal/store"
+	"github.com/fencecheck/fencecheck/internal/workloads"
 	"github.com/fencecheck/fencecheck/targets"
 )
 
@@ -40,7 +41,8 @@ func newTestInfo(cfg Config, runID string, cl *Cluster, started time.Time) store
 	if cfg.Audit != nil {
 		t.AuditLogName = cfg.Audit.Name()
 	}
-	if cfg.Workload.Name() == "register" {
+	if _, ok := cfg.Workload.(workloads.Described); ok {
+		// Its state is in the target's own store: no resource, no fencing.
 		t.Fencing, t.Resource, t.Resources = "", nil, nil
 	}
 	t.Profile = targets.ProfileOf(cfg.Target).Why

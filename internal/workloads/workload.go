@@ -81,6 +81,8 @@ type Config struct {
 	// operations name it.
 	Locks int `json:"locks,omitempty"`
 	Lock  int `json:"lock,omitempty"`
+	// Clients is the run's number of lock clients (--concurrency).
+	Clients int `json:"clients,omitempty"`
 	// Keys is the register workload's number of registers; ReadMode its
 	// read mode (targets.ReadModer).
 	Keys     int    `json:"keys,omitempty"`
@@ -123,6 +125,18 @@ type Env struct {
 	Failpoint func(ctx context.Context, token int64) bool
 	// Skew is the offset of the worker's lease clock (clock-skew:client).
 	Skew func() time.Duration
+}
+
+// Described is a workload whose runs keep their state in the target's own
+// store (no resources, no fencing) and are named and described by its own
+// settings instead (register: its registers and read mode).
+type Described interface {
+	// RunName is a run's default name after "TARGET-"
+	// ("register-linearizable").
+	RunName(cfg Config) string
+	// Describe is a run in words, for its summary line ("8 keys,
+	// linearizable reads").
+	Describe(cfg Config) string
 }
 
 // SideWriting is a workload that can run a side writer (--side-writer): a

@@ -44,6 +44,9 @@ func (Workload) Validate(_ targets.Target, rs []resources.Resource, cfg workload
 	if len(rs) == 0 {
 		return fmt.Errorf("%w: lock-append needs a resource", targets.ErrBadConfig)
 	}
+	if cfg.Locks > cfg.Clients && cfg.Clients > 0 {
+		return fmt.Errorf("%w: --locks %d: more locks than --concurrency %d clients, some would have none", targets.ErrBadConfig, cfg.Locks, cfg.Clients)
+	}
 	if cfg.Locks > 1 && cfg.AuditLog {
 		return fmt.Errorf("%w: --locks %d with --audit-log: the audit log is one for every lock; run one lock", targets.ErrBadConfig, cfg.Locks)
 	}

@@ -157,6 +157,14 @@ func (Workload) Unknown(invoke json.RawMessage, reason string) any {
 // FinalReads are none: every read is checked as it happened.
 func (Workload) FinalReads(workloads.Clients) []workloads.FinalRead { return nil }
 
+// RunName is "register-READMODE" (workloads.Described).
+func (Workload) RunName(cfg workloads.Config) string { return "register-" + cfg.ReadMode }
+
+// Describe is "K keys, MODE reads" (workloads.Described).
+func (Workload) Describe(cfg workloads.Config) string {
+	return fmt.Sprintf("%d keys, %s reads", cfg.Keys, cfg.ReadMode)
+}
+
 // Check runs the register checkers.
 func (Workload) Check(events []history.Event, opts checkers.Options) store.WorkloadResult {
 	r := checkers.CheckRegisterWorkload(events, opts)
