@@ -111,9 +111,12 @@ func printTrends(w io.Writer, s trends.Summary) {
 		if c.MedianOpsPerS != nil {
 			ops = fmt.Sprintf("%.1f", *c.MedianOpsPerS)
 		}
-		target := c.Key.Target // with its workload, but lock-append's
+		target := c.Key.Target // with its workload, but lock-append's, and its axes
 		if c.Key.Workload != "" {
 			target += " " + c.Key.Workload
+		}
+		if c.Key.Axes != "" {
+			target += " " + c.Key.Axes
 		}
 		fmt.Fprintf(w, "%-16s %-12s %-24s %-7s %3d  %-12s %12s %10s %6s\n", target, c.Key.Resource, c.Key.Nemesis, c.Key.Fencing, c.Key.Run,
 			c.StripText(), detection, first, ops)
