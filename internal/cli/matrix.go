@@ -58,7 +58,7 @@ func cmdMatrix(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 	shardFlag := fs.String("shard", "1/1", "run only shard I of N: cells I, I+N, I+2N, ... of the matrix (the same split on every machine); `fencecheck merge` joins the shards' results directories")
 	list := fs.Bool("list", false, "print the cells (of --shard) and exit, running nothing")
 	baselineDir := fs.String("baseline", "", "compare each cell with this matrix's results directory, or with the newest night of a root of nights: exit 1 if a cell regressed (a must-be-valid cell valid there and invalid now, an unfenced cell that lost updates there and none now)")
-	o := addRunFlags(fs, matrixKnob)
+	o, knobLists := addMatrixRunFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, `Usage: fencecheck matrix [flags]
 
@@ -81,6 +81,13 @@ promises linearizable reads in its mode (etcd linearizable, consul
 consistent); the other modes are reported. --workload election adds
 election cells: they take --fencing none and term (term is election's, token
 and cas lock-append's); each workload's other modes are skipped, and said so.
+
+Every other knob that a matrix can vary takes a comma-separated list too
+(--ttl 1s,2s,4s, --concurrency 2,5, --side-writer=false,true): the cells are
+multiplied by each list of more than one value, each cell named and recorded
+(matrix.json's axes) by its values; a knob of one workload (--locks, --keys)
+multiplies that workload's cells only. A single value sets every cell, as
+run's flag does.
 
 `)
 		fs.PrintDefaults()
@@ -137,6 +144,7 @@ and cas lock-append's); each workload's other modes are skipped, and said so.
 	}
 	all, skipped, err := matrixCells(o, matrixAxes{
 		targets: targetList, versions: versionList, workloads: workloadList, resources: resourceList, fencings: fencingList, readModes: readModes, nemeses: nems,
+		knobs: knobAxes(knobLists),
 	}, *seed, *runs, *strict, stderr)
 	if err != nil {
 		return 0, err
@@ -162,7 +170,11 @@ and cas lock-append's); each workload's other modes are skipped, and said so.
 			if c.MustBeValid {
 				judge = "must be valid"
 			}
-			fmt.Fprintf(stdout, "%d\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", c.Cell, targetWords(c.matrixCell), c.WorkloadName(), c.Resource, c.Nemesis, c.Mode(), c.Seed, judge)
+			axes := "" // a last column when the cell has axes
+			if c.Axes != nil {
+				axes = "\t" + c.AxesText()
+			}
+			fmt.Fprintf(stdout, "%d\t%s\t%s\t%s\t%s\t%s\t%d\t%s%s\n", c.Cell, targetWords(c.matrixCell), c.WorkloadName(), c.Resource, c.Nemesis, c.Mode(), c.Seed, judge, axes)
 		}
 		return exitValid, nil
 	}
@@ -189,7 +201,7 @@ and cas lock-append's); each workload's other modes are skipped, and said so.
 		if ctx.Err() != nil {
 			c.Verdict = "not run"
 		} else {
-			ui.stage("[%d/%d] %s %s, resource %s, nemesis %s, %s, seed %d", i+1, len(cells), targetWords(c.matrixCell), c.WorkloadName(), c.Resource, c.Nemesis, modeWords(c.matrixCell), c.Seed)
+			ui.stage("[%d/%d] %s %s, resource %s, nemesis %s, %s%s, seed %d", i+1, len(cells), targetWords(c.matrixCell), c.WorkloadName(), c.Resource, c.Nemesis, modeWords(c.matrixCell), axisWords(c.matrixCell), c.Seed)
 			c.cfg.Stage = ui.stage
 			c.cfg.Progress = ui.update
 			out, err := harness.Run(ctx, c.cfg)
@@ -231,14 +243,19 @@ and cas lock-append's); each workload's other modes are skipped, and said so.
 }
 
 // matrixKnob says which knobs matrix takes as run does: all but those it
-// takes as lists of its own (target, version, fencing, resource, nemesis),
-// its own seed and the cells' names.
-func matrixKnob(k spec.Knob) bool {
+// takes as lists of its own (matrixOwn) and the other knobs it varies
+// (isListAxis).
+func matrixKnob(k spec.Knob) bool { return !matrixOwn(k) && !isListAxis(k) }
+
+// matrixOwn says which knobs matrix has flags of its own for: the axes
+// target, version, fencing, resource and nemesis, its own seed and the
+// cells' names.
+func matrixOwn(k spec.Knob) bool {
 	switch k.Flag {
 	case "target", "version", "fencing", "resource", "nemesis", "seed", "name":
-		return false
+		return true
 	}
-	return true
+	return false
 }
 
 // matrixAxes are the values of each axis of a matrix.
@@ -250,6 +267,11 @@ type matrixAxes struct {
 	// readModes are the register cells' read modes (none: every read mode
 	// of each target).
 	readModes []string
+	// knobs are the lists of the other knobs (--ttl 1s,2s): a knob of one
+	// value sets every cell as run's flag would; one of more multiplies
+	// the cells of the workloads it applies to, each cell recording its
+	// values (MatrixCell.Axes).
+	knobs []knobAxis
 }
 
 // matrixCells builds and validates every cell: any bad one fails them all,
@@ -265,6 +287,22 @@ func matrixCells(o *runFlags, ax matrixAxes, seed uint64, runs int, strict bool,
 		// would run it under names it is not.
 		return nil, nil, fmt.Errorf("%w: --image target=%s runs one server build: give one --target and at most one --version", targets.ErrBadConfig, ref)
 	}
+	// A knob of one value sets every cell (as run's flag), unrecorded:
+	// the cells are those of a matrix without the flag's list.
+	base := *o
+	var vary []knobAxis
+	for _, a := range ax.knobs {
+		switch len(a.values) {
+		case 0:
+		case 1:
+			if err := a.knob.Value(&base.sp).Set(a.values[0]); err != nil {
+				return nil, nil, fmt.Errorf("%w: --%s %q: %w", errUsage, a.knob.Flag, a.values[0], err)
+			}
+		default:
+			vary = append(vary, a)
+		}
+	}
+	o = &base
 	var errs []error
 	seen := map[string]bool{}    // one line per distinct problem
 	ran := map[string]bool{}     // a --nemesis value with a cell
@@ -331,6 +369,7 @@ func matrixCells(o *runFlags, ax matrixAxes, seed uint64, runs int, strict bool,
 			tname += "-" + version
 		}
 		for _, wn := range ax.workloads {
+			combos := axisCombos(vary, wn)
 			for ri, rspec := range ax.resources {
 				rs, err := lookupResources(rspec)
 				if err != nil {
@@ -396,45 +435,77 @@ func matrixCells(o *runFlags, ax matrixAxes, seed uint64, runs int, strict bool,
 						}
 					}
 					for _, p := range points {
-						for r := 0; r < runs; r++ {
-							name := nameSafe(fmt.Sprintf("%s-%s-%s-%s", tname, nem, rspec, p.Mode()))
-							if rspec == resourceTable[0].Name() {
-								name = nameSafe(fmt.Sprintf("%s-%s-%s", tname, nem, p.Mode()))
+						for _, combo := range combos {
+							co, suffix := *o, "" // the cell's flags, its name's end
+							var axes map[string]string
+							for _, a := range combo {
+								if err := a.knob.Value(&co.sp).Set(a.value); err != nil {
+									return nil, nil, fmt.Errorf("%w: --%s %q: %w", errUsage, a.knob.Flag, a.value, err)
+								}
+								if axes == nil {
+									axes = map[string]string{}
+								}
+								axes[a.knob.Flag] = a.value
+								suffix += "-" + a.knob.Flag + "-" + a.value
 							}
-							if wn != "lock-append" {
-								name = nameSafe(fmt.Sprintf("%s-%s-%s", tname, wn, strings.TrimPrefix(name, tname+"-")))
-							}
-							cfg, err := o.configFor(t, wn, p.ReadMode, rspec, p.Fencing, nem, seed+uint64(r), name, stderr) // parses nem too
-							if errors.Is(err, nemesis.ErrCannotApply) {
-								why := fmt.Sprintf("%s, resource %s, nemesis %s: %s", tname, rspec, nem,
-									strings.TrimPrefix(err.Error(), targets.ErrBadConfig.Error()+": "))
+							words := matrixCell{Axes: axes}.AxesText()
+							if wn != "lock-append" && (co.sp.AuditLog || co.sp.SideWriter) {
+								// The audit log and the side writer are lock-append's.
+								why := fmt.Sprintf("%s %s, %s: --audit-log and --side-writer go with lock-append cells only", t.Name(), wn, cmp.Or(words, "side-writer=true"))
 								if !seen[why] {
 									seen[why] = true
 									skipped = append(skipped, why)
 								}
-								if cannot[nem] == nil {
-									cannot[nem] = err
-								}
-								break
+								continue
 							}
-							if err != nil {
-								if !seen[err.Error()] {
-									seen[err.Error()] = true
-									where := tname
-									if wn != "lock-append" {
-										where += " " + wn
-									}
-									if rspec != resourceTable[0].Name() {
-										where += " " + rspec
-									}
-									errs = append(errs, fmt.Errorf("%s (nemesis %s, %s): %w", where, nem, modeWords(p), err))
+							for r := 0; r < runs; r++ {
+								name := nameSafe(fmt.Sprintf("%s-%s-%s-%s", tname, nem, rspec, p.Mode()))
+								if rspec == resourceTable[0].Name() {
+									name = nameSafe(fmt.Sprintf("%s-%s-%s", tname, nem, p.Mode()))
 								}
-								break
+								if wn != "lock-append" {
+									name = nameSafe(fmt.Sprintf("%s-%s-%s", tname, wn, strings.TrimPrefix(name, tname+"-")))
+								}
+								name = nameSafe(name + suffix)
+								cfg, err := co.configFor(t, wn, p.ReadMode, rspec, p.Fencing, nem, seed+uint64(r), name, stderr) // parses nem too
+								if errors.Is(err, nemesis.ErrCannotApply) {
+									why := fmt.Sprintf("%s, resource %s, nemesis %s: %s", tname, rspec, nem,
+										strings.TrimPrefix(err.Error(), targets.ErrBadConfig.Error()+": "))
+									if words != "" {
+										why = fmt.Sprintf("%s, resource %s, nemesis %s, %s: %s", tname, rspec, nem, words,
+											strings.TrimPrefix(err.Error(), targets.ErrBadConfig.Error()+": "))
+									}
+									if !seen[why] {
+										seen[why] = true
+										skipped = append(skipped, why)
+									}
+									if cannot[nem] == nil {
+										cannot[nem] = err
+									}
+									break
+								}
+								if err != nil {
+									if !seen[err.Error()] {
+										seen[err.Error()] = true
+										where := tname
+										if wn != "lock-append" {
+											where += " " + wn
+										}
+										if rspec != resourceTable[0].Name() {
+											where += " " + rspec
+										}
+										if words != "" {
+											where += " " + words
+										}
+										errs = append(errs, fmt.Errorf("%s (nemesis %s, %s): %w", where, nem, modeWords(p), err))
+									}
+									break
+								}
+								c := matrixRun{p, cfg}
+								c.Label, c.Target, c.Version, c.Resource, c.Nemesis, c.Seed, c.Axes = label, t.Name(), version, rspec, nem, cfg.Seed, axes
+								cells = append(cells, c)
+								ran[nem] = true
 							}
-							c := matrixRun{p, cfg}
-							c.Label, c.Target, c.Version, c.Resource, c.Nemesis, c.Seed = label, t.Name(), version, rspec, nem, cfg.Seed
-							cells = append(cells, c)
-							ran[nem] = true
 						}
 					}
 				}
@@ -528,6 +599,14 @@ func targetWords(c matrixCell) string {
 		t += " " + c.Version
 	}
 	return t
+}
+
+// axisWords is ", " and the cell's axes ("ttl=1s"), or "" when it has none.
+func axisWords(c matrixCell) string {
+	if len(c.Axes) == 0 {
+		return ""
+	}
+	return ", " + c.AxesText()
 }
 
 // modeWords is the cell's mode in words: "fencing token", "linearizable
@@ -627,6 +706,9 @@ func printMatrix(w io.Writer, cells []matrixCell, code int) {
 		}
 		if withRes {
 			name += " " + c.Resource
+		}
+		if c.Axes != nil {
+			name += " " + c.AxesText()
 		}
 		return name
 	}

@@ -161,7 +161,7 @@ func axes(targets, resources, fencings, nemeses []string) matrixAxes {
 // profile's.
 func TestProfileOverride(t *testing.T) {
 	fs := newFlags("run", io.Discard)
-	o := addRunFlags(fs, matrixKnob)
+	o := addRunFlags(fs, nil)
 	if err := fs.Parse([]string{"--time-limit", "20s", "--lock-delay", "15s", "--ready-timeout", "5s"}); err != nil {
 		t.Fatal(err)
 	}

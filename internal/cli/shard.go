@@ -82,7 +82,7 @@ func writeMatrixJUnit(root string, cells []matrixCell, regressions ...trends.Reg
 	}
 	s := suite{Name: "fencecheck matrix", Tests: len(cells)}
 	for _, c := range cells {
-		tc := tcase{Class: "fencecheck.matrix." + cmp.Or(c.Label, c.Target), Name: fmt.Sprintf("%s %s %s %s %s seed %d", targetWords(c), c.WorkloadName(), c.Resource, c.Nemesis, modeWords(c), c.Seed)}
+		tc := tcase{Class: "fencecheck.matrix." + cmp.Or(c.Label, c.Target), Name: fmt.Sprintf("%s %s %s %s %s%s seed %d", targetWords(c), c.WorkloadName(), c.Resource, c.Nemesis, modeWords(c), axisWords(c), c.Seed)}
 		if d, err := time.ParseDuration(c.Elapsed); err == nil {
 			tc.Time = fmt.Sprintf("%.3f", d.Seconds())
 		}

@@ -102,7 +102,10 @@ func printTrends(w io.Writer, s trends.Summary) {
 	}
 	// A cell's target, with its workload but lock-append's; the column
 	// as wide as the widest (up to 40).
-	target := func(k trends.Key) string { return strings.TrimSpace(k.Target + " " + k.Workload) }
+	// A cell's target, with its workload (but lock-append's) and its axes.
+	target := func(k trends.Key) string {
+		return strings.Join(strings.Fields(k.Target+" "+k.Workload+" "+k.Axes), " ")
+	}
 	width := 16
 	for _, c := range s.Cells {
 		width = max(width, min(len(target(c.Key)), 40))

@@ -104,28 +104,38 @@ func (s Spec) Rows() []Row {
 // bad-configuration error: exit 254).
 func (s Spec) CheckBounds() error {
 	for _, k := range Knobs {
-		if !k.Positive && k.Least == 0 && k.Most == 0 {
-			continue
+		if err := k.CheckBound(&s); err != nil {
+			return err
 		}
-		var n int64
-		show := func(x int64) string { return fmt.Sprint(x) }
-		switch v := k.field(&s).(type) {
-		case durationValue:
-			n = int64(*v.p)
-			show = func(x int64) string { return time.Duration(x).String() }
-		case intValue:
-			n = int64(*v.p)
-		default:
-			continue
-		}
-		switch {
-		case k.Positive && n <= 0:
-			return fmt.Errorf("--%s must be positive, not %s", k.Flag, show(n))
-		case n < k.Least:
-			return fmt.Errorf("--%s %s: at least %s", k.Flag, show(n), show(k.Least))
-		case k.Most > 0 && n > k.Most:
-			return fmt.Errorf("--%s %s: at most %s", k.Flag, show(n), show(k.Most))
-		}
+	}
+	return nil
+}
+
+// CheckBound checks the knob's value in s against its bounds (Positive,
+// Least, Most); a knob without bounds, or not a duration or a count, is
+// nil. The error names the flag and its bounds.
+func (k Knob) CheckBound(s *Spec) error {
+	if !k.Positive && k.Least == 0 && k.Most == 0 {
+		return nil
+	}
+	var n int64
+	show := func(x int64) string { return fmt.Sprint(x) }
+	switch v := k.field(s).(type) {
+	case durationValue:
+		n = int64(*v.p)
+		show = func(x int64) string { return time.Duration(x).String() }
+	case intValue:
+		n = int64(*v.p)
+	default:
+		return nil
+	}
+	switch {
+	case k.Positive && n <= 0:
+		return fmt.Errorf("--%s must be positive, not %s", k.Flag, show(n))
+	case n < k.Least:
+		return fmt.Errorf("--%s %s: at least %s", k.Flag, show(n), show(k.Least))
+	case k.Most > 0 && n > k.Most:
+		return fmt.Errorf("--%s %s: at most %s", k.Flag, show(n), show(k.Most))
 	}
 	return nil
 }

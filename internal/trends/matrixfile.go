@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -46,7 +48,11 @@ type MatrixCell struct {
 	Resource string `json:"resource"`
 	Nemesis  string `json:"nemesis"`
 	Fencing  string `json:"fencing"`
-	Seed     uint64 `json:"seed"`
+	// Axes are the cell's values of the knobs the matrix varied besides
+	// those above (matrix --ttl 1s,2s: {"ttl": "1s"}), by flag name; absent
+	// when the matrix varied none (a knob given one value is not an axis).
+	Axes map[string]string `json:"axes,omitempty"`
+	Seed uint64            `json:"seed"`
 	// Verdict is "valid", "invalid" or "unknown"; "error" when the harness
 	// failed (Error says why), "not run" after Ctrl-C.
 	Verdict string `json:"verdict"`
@@ -96,7 +102,8 @@ func (c MatrixCell) Mode() string {
 
 // ID is the cell's identity, the same across nights and shards: its
 // target (the name the matrix gave it, else the target at its version),
-// workload ("" for lock-append), resource, nemesis and mode (Mode). Run is
+// workload ("" for lock-append), resource, nemesis, mode (Mode) and axes
+// (AxesText). Run is
 // 0: the cell's run number among cells of one ID is its place in the
 // matrix (ReadNight numbers them). The seed is not part of it.
 func (c MatrixCell) ID() Key {
@@ -108,7 +115,22 @@ func (c MatrixCell) ID() Key {
 	if c.WorkloadName() != "lock-append" {
 		k.Workload = cut(c.Workload)
 	}
+	k.Axes = cut(c.AxesText())
 	return k
+}
+
+// AxesText is the cell's axes as one string, "concurrency=2 ttl=1s" (by
+// flag name; "" when it has none).
+func (c MatrixCell) AxesText() string {
+	flags := make([]string, 0, len(c.Axes))
+	for f := range c.Axes {
+		flags = append(flags, f)
+	}
+	slices.Sort(flags)
+	for i, f := range flags {
+		flags[i] = f + "=" + c.Axes[f]
+	}
+	return strings.Join(flags, " ")
 }
 
 // Throughput is OpsOK / ClientS, nil when the cell does not say.

@@ -69,8 +69,9 @@ const (
 // ReadNight): its target (the name the matrix
 // gave it, see Cell.Ran), workload ("" for lock-append, the only workload
 // of matrices made before the register axis), resource, nemesis and
-// fencing (a register cell's read mode), and its run number (1 to --runs,
-// in the matrix's order) among the cells with the same five. The seed is not part of it: a matrix run with --seed 0 picks
+// fencing (a register cell's read mode), the other knobs the matrix varied
+// (MatrixCell.AxesText: "" when none), and its run number (1 to --runs,
+// in the matrix's order) among the cells with the same six. The seed is not part of it: a matrix run with --seed 0 picks
 // new seeds every night, and its cells are still the same cells.
 type Key struct {
 	Target   string `json:"target"`
@@ -78,15 +79,20 @@ type Key struct {
 	Resource string `json:"resource"`
 	Nemesis  string `json:"nemesis"`
 	Fencing  string `json:"fencing"`
+	Axes     string `json:"axes,omitempty"`
 	Run      int    `json:"run"`
 }
 
-// String is the key as one line: "redis lock-store pause-holder token #1"
-// (without "#N" when Run is 0: a cell's ID).
+// String is the key as one line: "redis lock-store pause-holder token #1",
+// its axes after the mode ("... token ttl=1s #1"), without "#N" when Run
+// is 0 (a cell's ID).
 func (k Key) String() string {
 	s := fmt.Sprintf("%s %s %s %s", k.Target, k.Resource, k.Nemesis, k.Fencing)
 	if k.Workload != "" {
 		s = fmt.Sprintf("%s %s %s %s %s", k.Target, k.Workload, k.Resource, k.Nemesis, k.Fencing)
+	}
+	if k.Axes != "" {
+		s += " " + k.Axes
 	}
 	if k.Run != 0 {
 		s += fmt.Sprintf(" #%d", k.Run)
@@ -96,7 +102,7 @@ func (k Key) String() string {
 
 func compareKeys(a, b Key) int {
 	return cmp.Or(cmp.Compare(a.Target, b.Target), cmp.Compare(a.Workload, b.Workload), cmp.Compare(a.Resource, b.Resource), cmp.Compare(a.Nemesis, b.Nemesis),
-		cmp.Compare(a.Fencing, b.Fencing), cmp.Compare(a.Run, b.Run))
+		cmp.Compare(a.Fencing, b.Fencing), cmp.Compare(a.Axes, b.Axes), cmp.Compare(a.Run, b.Run))
 }
 
 // Cell is one cell of one night, as its matrix.json records it.

@@ -390,3 +390,50 @@ func TestVersionKeys(t *testing.T) {
 		t.Errorf("keys %q", keys)
 	}
 }
+
+// Cells that differ only by a knob the matrix varied (matrix --ttl 1s,2s)
+// are two cells: two keys, each compared with its own cell of the
+// baseline; a cell without axes keeps the key it had before axes existed.
+func TestAxesKeys(t *testing.T) {
+	dir := t.TempDir()
+	was, now := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	t0 := time.Date(2026, 12, 1, 2, 17, 0, 0, time.UTC)
+	night(t, was, t0,
+		jcell(0, "etcd", "pause-holder", "token", "valid", 0, `, "axes": {"ttl": "1s"}`),
+		jcell(1, "etcd", "pause-holder", "token", "valid", 0, `, "axes": {"ttl": "2s", "concurrency": "3"}`),
+		jcell(2, "etcd", "pause-holder", "none", "invalid", 1, ``),
+	)
+	night(t, now, t0.Add(24*time.Hour),
+		jcell(0, "etcd", "pause-holder", "token", "valid", 0, `, "axes": {"ttl": "1s"}`),
+		jcell(1, "etcd", "pause-holder", "token", "invalid", 2, `, "axes": {"concurrency": "3", "ttl": "2s"}`),
+		jcell(2, "etcd", "pause-holder", "none", "invalid", 1, ``),
+	)
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	a, err := ReadNight(root, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := ReadNight(root, "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, c := range b.Cells {
+		keys = append(keys, c.Key.String())
+	}
+	want := []string{"etcd lock-store pause-holder token ttl=1s #1", "etcd lock-store pause-holder token concurrency=3 ttl=2s #1", "etcd lock-store pause-holder none #1"}
+	if strings.Join(keys, "|") != strings.Join(want, "|") {
+		t.Errorf("keys %q, want %q", keys, want)
+	}
+	if b.Cells[2].Key != (Key{Target: "etcd", Resource: "lock-store", Nemesis: "pause-holder", Fencing: "none", Run: 1}) {
+		t.Errorf("a cell without axes: key %+v", b.Cells[2].Key)
+	}
+	c := Compare(a, b)
+	if len(c.Regressions) != 1 || c.Regressions[0].Key.Axes != "concurrency=3 ttl=2s" || len(c.New) != 0 || len(c.Missing) != 0 {
+		t.Errorf("comparison %+v: want the ttl=2s cell's regression only", c)
+	}
+}

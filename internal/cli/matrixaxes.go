@@ -1,0 +1,167 @@
+package cli
+
+import (
+	"flag"
+	"fmt"
+	"strings"
+
+	"github.com/fencecheck/fencecheck/internal/spec"
+)
+
+// knobAxis is a knob matrix varies (spec.Knob.Axis) that has no list of
+// its own in matrix (knobList): each of its values, as the knob's String
+// writes it after its Set ("1000ms" is "1s").
+type knobAxis struct {
+	knob   spec.Knob
+	values []string
+}
+
+// knobList is the flag of a knobAxis: a comma-separated list, which may
+// also be repeated; each value is set on a spec as the knob's own flag
+// would (its errors, and its bounds, are the list's: exit 254 at parse
+// time), and given once.
+type knobList struct {
+	knobAxis
+	def string // the base spec's value ("" when unset)
+}
+
+func (l *knobList) String() string {
+	if l == nil {
+		return ""
+	}
+	if len(l.values) == 0 {
+		return l.def
+	}
+	return strings.Join(l.values, ",")
+}
+
+func (l *knobList) Set(s string) error {
+	items := splitList(s)
+	if len(items) == 0 {
+		return fmt.Errorf("empty list")
+	}
+	for _, item := range items {
+		v, err := axisValue(l.knob, item)
+		if err != nil {
+			return err
+		}
+		for _, had := range l.values {
+			if had == v {
+				return fmt.Errorf("%s given twice", v)
+			}
+		}
+		l.values = append(l.values, v)
+	}
+	return nil
+}
+
+// axisValue is one value of a knob's list, checked: it sets a spec as the
+// knob's flag does and, when it is not zero (the default, as in run), lies
+// within the knob's bounds. It returns the value as the knob writes it.
+func axisValue(k spec.Knob, item string) (string, error) {
+	sp := spec.Default()
+	v := k.Value(&sp)
+	if err := v.Set(item); err != nil {
+		return "", fmt.Errorf("%q: %w", item, err)
+	}
+	if !k.IsZero(&sp) {
+		if err := k.CheckBound(&sp); err != nil {
+			return "", fmt.Errorf("%q: %w", item, err)
+		}
+	}
+	return v.String(), nil
+}
+
+// boolKnobList is a knobList of a boolean knob: given alone (--side-writer)
+// it is true; --side-writer=false,true is two cells.
+type boolKnobList struct{ *knobList }
+
+func (boolKnobList) IsBoolFlag() bool { return true }
+
+// isListAxis says whether matrix takes the knob as a knobList: a knob
+// declared an axis (spec.Knob.Axis) that is not one of matrix's own axes
+// (target, version, fencing, resource, nemesis; workload and read-mode,
+// which make register and election cells, matrix splits itself).
+func isListAxis(k spec.Knob) bool {
+	if !k.Axis || matrixOwn(k) {
+		return false
+	}
+	switch k.Flag {
+	case "workload", "read-mode":
+		return false
+	}
+	return true
+}
+
+// addMatrixRunFlags adds to fs the run knobs matrix takes as run does
+// (matrixKnob) and a knobList for each knob it varies besides its own axes
+// (isListAxis), with the defaults of spec.Default.
+func addMatrixRunFlags(fs *flag.FlagSet) (*runFlags, []*knobList) {
+	o := addRunFlags(fs, matrixKnob)
+	choices := knobChoices()
+	var lists []*knobList
+	for _, k := range spec.Knobs {
+		if !isListAxis(k) {
+			continue
+		}
+		l := &knobList{knobAxis: knobAxis{knob: k}}
+		if !k.IsZero(&o.sp) {
+			l.def = k.Value(&o.sp).String()
+		}
+		help := k.Help
+		if c := choices[k.Choices]; c != "" {
+			help += ": " + c
+		}
+		var fv flag.Value = l
+		if b, ok := k.Value(&o.sp).(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+			fv = boolKnobList{l}
+			help += "; --" + k.Flag + "=false,true: a cell each"
+		} else {
+			help += "; comma-separated or repeated: a cell each"
+		}
+		if k.Workload != "" {
+			help += " (" + k.Workload + " cells only)"
+		}
+		fs.Var(fv, k.Flag, help)
+		lists = append(lists, l)
+	}
+	return o, lists
+}
+
+// knobAxes are the lists given (each knobList with a value).
+func knobAxes(lists []*knobList) []knobAxis {
+	var out []knobAxis
+	for _, l := range lists {
+		if len(l.values) > 0 {
+			out = append(out, l.knobAxis)
+		}
+	}
+	return out
+}
+
+// axisSetting is one knob's value in one cell.
+type axisSetting struct {
+	knob  spec.Knob
+	value string
+}
+
+// axisCombos are the cells' settings of the knob axes that apply to the
+// workload (a knob of another workload, spec.Knob.Workload, does not vary
+// its cells): their product, in the given order, the last knob varying
+// fastest. One empty combination when none applies.
+func axisCombos(axes []knobAxis, workload string) [][]axisSetting {
+	combos := [][]axisSetting{nil}
+	for _, a := range axes {
+		if a.knob.Workload != "" && a.knob.Workload != workload {
+			continue
+		}
+		var next [][]axisSetting
+		for _, c := range combos {
+			for _, v := range a.values {
+				next = append(next, append(append([]axisSetting(nil), c...), axisSetting{a.knob, v}))
+			}
+		}
+		combos = next
+	}
+	return combos
+}
