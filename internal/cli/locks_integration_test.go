@@ -93,6 +93,13 @@ func TestLocks(t *testing.T) {
 					}
 				}
 			}
+			// The report has a row per lock.
+			page, _ := os.ReadFile(filepath.Join(dir, "report.html"))
+			for _, l := range []string{"lock-0", "lock-1"} {
+				if !strings.Contains(string(page), "<tr><td>"+l+"</td>") {
+					t.Errorf("report.html has no row of %s", l)
+				}
+			}
 			assertRunsGone(t, res)
 		})
 	}

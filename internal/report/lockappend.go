@@ -193,6 +193,15 @@ func LockAppendView(in *Input) (*Page, error) {
 	if len(la.Resources) > 1 {
 		p.Sections = append(p.Sections, section{ID: "resources", Title: "Resources", tmpl: "resources", data: resourceRows(in.Test, la)})
 	}
+	if len(la.Locks) > 1 {
+		var rows []resourceRow
+		for _, n := range sortedKeys(la.Locks) {
+			r := la.Locks[n]
+			rows = append(rows, resourceRow{Name: n, Valid: r.Valid.String(),
+				Lost: fmt.Sprintf("%d of %d", r.LostUpdates.Lost, r.LostUpdates.Acknowledged), Rejections: r.FenceRejections})
+		}
+		p.Sections = append(p.Sections, section{ID: "locks", Title: "Locks", tmpl: "locks", data: rows})
+	}
 	if pu := la.PartialUpdates; pu != nil {
 		shown := *pu
 		shown.Elements = shown.Elements[:min(len(shown.Elements), maxRows)]

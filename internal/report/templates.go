@@ -206,6 +206,9 @@ const pageSrc = `{{define "head"}}<!DOCTYPE html>
 
 {{define "resources"}}<table><tr><th>resource</th><th>fencing</th><th>verdict</th><th>lost</th><th>fence rejections</th></tr>
 {{range .}}<tr><td>{{.Name}}</td><td>{{.Fencing}}</td><td class="{{.Valid}}">{{.Valid}}</td><td>{{.Lost}}</td><td>{{.Rejections}}</td></tr>{{end}}</table>{{end}}
+{{define "locks"}}<p>Each lock protects lists of its own (--locks), and its operations are checked apart; the figures above add the locks up.</p>
+<table><tr><th>lock</th><th>verdict</th><th>lost</th><th>fence rejections</th></tr>
+{{range .}}<tr><td>{{.Name}}</td><td class="{{.Valid}}">{{.Valid}}</td><td>{{.Lost}}</td><td>{{.Rejections}}</td></tr>{{end}}</table>{{end}}
 {{define "partial"}}{{if .Elements}}<p>A stale holder's write refused by one resource and acknowledged by another leaves the resources disagreeing: every write path must check the token.</p>
 <table><tr><th>element</th><th>process</th><th>token</th><th>refused by</th><th>acknowledged by</th></tr>
 {{range .Elements}}<tr><td>{{.Element}}</td><td>{{.Process}}</td><td>{{.Token}}</td><td>{{range $i, $r := .RefusedBy}}{{if $i}}, {{end}}{{$r}}{{end}}</td><td>{{range $i, $r := .AcceptedBy}}{{if $i}}, {{end}}{{$r}}{{end}}</td></tr>{{end}}</table>
