@@ -37,7 +37,9 @@ func TestRerunReproducesPauseHolder(t *testing.T) {
 	}
 	for _, want := range []string{
 		"  reproduce        fencecheck rerun " + dir + " --runs 5\n",
-		"  run again        fencecheck run --target etcd --workload lock-append --resource lock-store --fencing none --nemesis pause-holder --nemesis-interval 3s --time-limit 10s --ttl 2s ",
+		"  run again        fencecheck run --target etcd ",
+		" --workload lock-append --resource lock-store --fencing none --nemesis pause-holder ",
+		" --time-limit 10s --ttl 2s ",
 		" --seed 1\n",
 	} {
 		if !strings.Contains(r.stdout, want) {

@@ -194,7 +194,11 @@ func playEtcd11456(ctx context.Context, cl *harness.Cluster, cfg Config, f targe
 		{Name: "W frozen", Process: history.Nemesis, Type: history.Info, F: history.FStart},
 		{Name: "W resumed", Process: history.Nemesis, Type: history.Info, F: history.FStop},
 		{Name: "H writes", Process: 0, Type: history.Phase, F: lockappend.PhaseWriteSent},
-		{Name: "H's write acknowledged", Process: 0, Type: history.Ok, F: lockappend.FAppend},
+		// H's release lets the server answer W, so W's answer can reach
+		// the harness before H's own (its operation completes after the
+		// release): the order is taken at H's releasing phase, which
+		// H's worker reports before it asks for the release.
+		{Name: "H releases", Process: 0, Type: history.Phase, F: lockappend.PhaseReleasing},
 	}
 	if reg.Granted {
 		steps = append(steps,
