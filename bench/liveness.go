@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/fencecheck/fencecheck/internal/store"
 )
 
 // livenessCell is one row of the liveness table: a target under one fault.
@@ -209,13 +211,10 @@ func livenessRun(bin, dir string, c livenessCell, seed uint64) (livenessFigures,
 	if err := json.Unmarshal(b, &v); err != nil {
 		return f, err
 	}
-	var t struct {
-		TTL      string `json:"ttl"`
-		MaxLease string `json:"max_lease"`
-	}
-	if b, err := os.ReadFile(filepath.Join(res, "latest", "test.json")); err == nil {
+	var t store.TestInfo
+	if b, err := os.ReadFile(filepath.Join(res, "latest", store.TestFile)); err == nil {
 		json.Unmarshal(b, &t)
 	}
-	f.valid, f.liveness, f.ttl, f.lease = v.Valid, v.Liveness, t.TTL, t.MaxLease
+	f.valid, f.liveness, f.ttl, f.lease = v.Valid, v.Liveness, t.TTL.String(), t.MaxLease
 	return f, nil
 }
