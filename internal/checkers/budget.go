@@ -35,6 +35,15 @@ import (
 // can be read. It is read once.
 func DefaultMemoryBudget() uint64 { return defaultBudget() }
 
+// MemoryBudget is the budget a setting asks for (--check-memory: nil the
+// default, DefaultMemoryBudget; 0 no bound).
+func MemoryBudget(set *uint64) uint64 {
+	if set == nil {
+		return DefaultMemoryBudget()
+	}
+	return *set
+}
+
 var defaultBudget = sync.OnceValue(func() uint64 {
 	total := memTotal()
 	if l := cgroupLimit(); l > 0 && (total == 0 || l < total) {

@@ -132,12 +132,12 @@ func CheckLockAppend(events []history.Event, opts Options) LockAppendResult {
 	if err := checkLockAppendAssumptions(ops); err != nil {
 		return failed(err)
 	}
-	locks, err := lockIDs(ops)
+	of, locks, err := opLocks(ops)
 	if err != nil {
 		return failed(err)
 	}
 	if len(locks) > 1 {
-		res, err := checkLocks(ops, locks, opts)
+		res, err := checkLocks(ops, of, locks, opts)
 		if err != nil {
 			return failed(err)
 		}

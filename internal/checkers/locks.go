@@ -1,6 +1,7 @@
 package checkers
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
 
@@ -15,6 +16,9 @@ import (
 func lockOf(o *history.Op) (int, error) {
 	switch o.F {
 	case lockappend.FAppend:
+		if !bytes.Contains(o.Invoke.Value, lockKey) {
+			return 0, nil // lock 0 is left out: a run of one lock decodes nothing here
+		}
 		var inv lockappend.Invoke
 		if err := o.Invoke.Decode(&inv); err != nil {
 			return 0, badOp(o, err)
@@ -23,6 +27,9 @@ func lockOf(o *history.Op) (int, error) {
 	case lockappend.FFinalRead:
 		if o.Complete == nil || len(o.Complete.Value) == 0 {
 			return -1, nil // a failed read: every lock's
+		}
+		if !bytes.Contains(o.Complete.Value, lockKey) {
+			return 0, nil
 		}
 		var v lockappend.ReadValue
 		if err := o.Complete.Decode(&v); err != nil {
@@ -33,27 +40,33 @@ func lockOf(o *history.Op) (int, error) {
 	return -1, nil
 }
 
-// lockIDs are the locks of a history, in order: [0] for a run of one lock.
-func lockIDs(ops []history.Op) ([]int, error) {
+// lockKey is the JSON key a value names its lock by (left out for lock 0).
+var lockKey = []byte(`"lock"`)
+
+// opLocks are the locks of a history's operations (lockOf, -1 for an
+// operation of no lock), and the locks that occur, in order: [0] for a run
+// of one lock.
+func opLocks(ops []history.Op) (of, ids []int, err error) {
+	of = make([]int, len(ops))
 	seen := map[int]bool{0: true}
 	for i := range ops {
 		l, err := lockOf(&ops[i])
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		if l < 0 && l != -1 {
-			return nil, badOp(&ops[i], fmt.Errorf("lock %d", l))
+		if l < -1 {
+			return nil, nil, badOp(&ops[i], fmt.Errorf("lock %d", l))
 		}
+		of[i] = l
 		if l >= 0 {
 			seen[l] = true
 		}
 	}
-	var ids []int
 	for l := range seen {
 		ids = append(ids, l)
 	}
 	slices.Sort(ids)
-	return ids, nil
+	return of, ids, nil
 }
 
 // LockName is how a result names lock l of a run of several ("lock-2").
@@ -67,18 +80,14 @@ func LockName(l int) string { return fmt.Sprintf("lock-%d", l) }
 // locks, the lost elements of all (each naming its lock), the sums; Locks
 // holds each lock's own result. Porcupine's visualization, if asked for,
 // is the first lock's.
-func checkLocks(ops []history.Op, locks []int, opts Options) (LockAppendResult, error) {
+func checkLocks(ops []history.Op, of, locks []int, opts Options) (LockAppendResult, error) {
 	names := make([]string, len(locks))
 	all := make([]LockAppendResult, len(locks))
 	per := make(map[string]*LockAppendResult, len(locks))
 	for i, l := range locks {
 		var mine []history.Op
 		for j := range ops {
-			ol, err := lockOf(&ops[j])
-			if err != nil {
-				return LockAppendResult{}, err
-			}
-			if ol == l || ol == -1 {
+			if of[j] == l || of[j] == -1 {
 				mine = append(mine, ops[j])
 			}
 		}

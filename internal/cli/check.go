@@ -45,7 +45,7 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	case jc.file != "" && fs.NArg() > 0:
 		return 0, fmt.Errorf("%w: check takes RUN_DIR or --jepsen-history, not both", errUsage)
 	case jc.file != "":
-		jc.timeout, jc.memory = *timeout, checkMemory(sp)
+		jc.timeout, jc.memory = *timeout, checkers.MemoryBudget(sp.CheckMemory)
 		return jc.run(ctx, stdout)
 	case jc.model != "" || jc.viz != "" || jc.force:
 		return 0, fmt.Errorf("%w: --model, --viz and --force go with --jepsen-history", errUsage)
@@ -72,7 +72,7 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	if err != nil {
 		return 0, fmt.Errorf("%w: %s: %w", errUsage, store.TestFile, err)
 	}
-	res, err := harness.CheckWithin(run, w, events, *timeout, checkMemory(sp))
+	res, err := harness.CheckWithin(run, w, events, *timeout, checkers.MemoryBudget(sp.CheckMemory))
 	switch {
 	case harness.IsBadInput(err):
 		// Nothing can be read: bad input, and the stored results stay as
@@ -104,13 +104,4 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 		fmt.Fprintf(stdout, "  index            not updated: %s is not a results directory fencecheck made (no %q link to a run in it)\n", run.Root, store.Latest)
 	}
 	return exitCode(res.Valid()), nil
-}
-
-// checkMemory is the --check-memory budget, by default a quarter of the
-// machine's memory (checkers.DefaultMemoryBudget).
-func checkMemory(sp spec.Spec) uint64 {
-	if sp.CheckMemory == nil {
-		return checkers.DefaultMemoryBudget()
-	}
-	return *sp.CheckMemory
 }

@@ -30,8 +30,9 @@ const (
 	exitHarness = 255
 )
 
-// errUsage marks bad arguments (exit 254).
-var errUsage = errors.New("usage")
+// errUsage marks bad arguments (exit 254): the worker's, so that one error
+// means it in both binaries.
+var errUsage = worker.ErrUsage
 
 const usage = `fencecheck: chaos and linearizability tests for distributed locks and leases
 
@@ -136,7 +137,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if errors.Is(err, errInterrupted) {
 			return code
 		}
-		if errors.Is(err, errUsage) || errors.Is(err, worker.ErrUsage) || errors.Is(err, targets.ErrBadConfig) {
+		if errors.Is(err, errUsage) || errors.Is(err, targets.ErrBadConfig) {
 			return exitBadArgs
 		}
 		return exitHarness
@@ -172,20 +173,6 @@ func exitCode(v checkers.Validity) int {
 	return exitUnknown
 }
 
-// newFlags returns a flag set that reports errors instead of exiting.
-func newFlags(name string, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet("fencecheck "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	return fs
-}
-
-// parse parses flags; a parse error is a usage error (exit 254).
-func parse(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return fmt.Errorf("%w: %w", errUsage, err)
-	}
-	return nil
-}
+// newFlags and parse are the worker's (one usage error for both binaries:
+// exit 254).
+var newFlags, parse = worker.NewFlags, worker.Parse

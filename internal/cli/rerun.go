@@ -52,7 +52,7 @@ func cmdRerun(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	if *runs < 1 {
 		return 0, fmt.Errorf("%w: --runs must be at least 1, not %d", errUsage, *runs)
 	}
-	cfg, err := rerunConfig(ctx, dir, *results, *quiet, stderr)
+	cfg, err := rerunConfig(ctx, dir, *results, stderr)
 	if err != nil {
 		return 0, err
 	}
@@ -124,7 +124,7 @@ func rerunExit(invalid, unknown, failed int, interrupted bool) int {
 // repeated), built as run builds its flags', stored under results as
 // NAME-rerun, with its recorded schedule to replay. A dir that is not a run, or names a target, resource, workload or
 // fault this binary lacks, is bad input (exit 254).
-func rerunConfig(ctx context.Context, dir, results string, quiet bool, stderr io.Writer) (harness.Config, error) {
+func rerunConfig(ctx context.Context, dir, results string, stderr io.Writer) (harness.Config, error) {
 	run, err := store.Open(dir)
 	if err != nil {
 		return harness.Config{}, fmt.Errorf("%w: %w", errUsage, err)
@@ -136,7 +136,8 @@ func rerunConfig(ctx context.Context, dir, results string, quiet bool, stderr io
 	if err := run.ReadJSON(store.TestFile, &test); err != nil {
 		return harness.Config{}, fmt.Errorf("%w: %w", errUsage, err)
 	}
-	if _, err := rerun.RunArgs(test); err != nil {
+	sp, err := rerun.Spec(test)
+	if err != nil {
 		return harness.Config{}, fmt.Errorf("%w: %s: %w", errUsage, run.Dir, err)
 	}
 	events, err := history.ReadFileContext(ctx, run.Path(store.HistoryFile))
@@ -157,16 +158,8 @@ func rerunConfig(ctx context.Context, dir, results string, quiet bool, stderr io
 	if !strings.HasSuffix(name, "-rerun") {
 		name += "-rerun"
 	}
-	sp := test.Spec
-	if id := test.ImageIDs[store.ImageTarget]; id != "" {
-		sp.Image = map[string]string{store.ImageTarget: id} // a tag may have moved since
-	}
 	sp.Results, sp.Name = results, name
-	if sp.Nemesis == "" {
-		sp.Nemesis = "none"
-	}
-	o := &runFlags{sp: sp, quiet: &quiet}
-	cfg, err := o.build(sp, stderr)
+	cfg, err := configOf(sp, stderr)
 	if err != nil {
 		return harness.Config{}, fmt.Errorf("%s: test.json: %w", run.Dir, err)
 	}

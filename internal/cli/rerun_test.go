@@ -77,7 +77,7 @@ func TestRerunConfigFromTestJSON(t *testing.T) {
 			if err != nil || json.Unmarshal(b, &test) != nil {
 				t.Fatalf("test.json: %v", err)
 			}
-			cfg, err := rerunConfig(t.Context(), dir, t.TempDir(), true, os.Stderr)
+			cfg, err := rerunConfig(t.Context(), dir, t.TempDir(), os.Stderr)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -71,7 +71,7 @@ func runConfig(args []string, flagOut, stderr io.Writer) (harness.Config, bool, 
 		return harness.Config{}, false, nil, fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
 	}
 	if *scen != "" {
-		t, err := o.target()
+		t, err := targetOf(o.sp)
 		if err != nil {
 			return harness.Config{}, false, nil, err
 		}
@@ -82,7 +82,7 @@ func runConfig(args []string, flagOut, stderr io.Writer) (harness.Config, bool, 
 	if o.sp.Seed == 0 {
 		o.sp.Seed = rand.Uint64()%1_000_000 + 1
 	}
-	cfg, err := o.build(o.sp, stderr)
+	cfg, err := configOf(o.sp, stderr)
 	return cfg, *o.quiet, nil, err
 }
 
@@ -136,13 +136,13 @@ func knobChoices() map[string]string {
 	}
 }
 
-// target is the flags' target at its version.
-func (o *runFlags) target() (targets.Target, error) {
-	t, err := lookupTarget(o.sp.Target)
+// targetOf is sp's target at its version.
+func targetOf(sp spec.Spec) (targets.Target, error) {
+	t, err := lookupTarget(sp.Target)
 	if err != nil {
 		return nil, err
 	}
-	return targets.WithVersion(t, o.sp.Version)
+	return targets.WithVersion(t, sp.Version)
 }
 
 // config is the run's configuration from the flags with the target, the
@@ -158,22 +158,22 @@ func (o *runFlags) config(t targets.Target, resource, fencing, nem string, seed 
 func (o *runFlags) configFor(t targets.Target, workload, readMode, resource, fencing, nem string, seed uint64, name string, stderr io.Writer) (harness.Config, error) {
 	sp := o.sp
 	sp.Workload, sp.ReadMode, sp.Fencing, sp.Nemesis, sp.Seed, sp.Name = workload, readMode, fencing, nem, seed, name
-	(listSetter{&sp.Resource}).set(resource)
-	return o.buildWith(t, sp, stderr)
+	sp.Resource = splitList(resource)
+	return configOn(t, sp, stderr)
 }
 
-// build is the configuration of sp: its names looked up in the tables,
+// configOf is the configuration of sp: its names looked up in the tables,
 // defaults filled in (harness.Config.Defaults) and validated.
-func (o *runFlags) build(sp spec.Spec, stderr io.Writer) (harness.Config, error) {
-	o.sp = sp
-	t, err := o.target()
+func configOf(sp spec.Spec, stderr io.Writer) (harness.Config, error) {
+	t, err := targetOf(sp)
 	if err != nil {
 		return harness.Config{}, err
 	}
-	return o.buildWith(t, sp, stderr)
+	return configOn(t, sp, stderr)
 }
 
-func (o *runFlags) buildWith(t targets.Target, sp spec.Spec, stderr io.Writer) (harness.Config, error) {
+// configOn is configOf with sp's target given (a matrix cell's, a sweep's).
+func configOn(t targets.Target, sp spec.Spec, stderr io.Writer) (harness.Config, error) {
 	faults, err := nemesis.Parse(sp.Nemesis)
 	if err != nil {
 		return harness.Config{}, fmt.Errorf("%w: %w", errUsage, err)
@@ -215,18 +215,6 @@ func (o *runFlags) buildWith(t targets.Target, sp spec.Spec, stderr io.Writer) (
 	}
 	cfg.Defaults()
 	return cfg, cfg.Validate()
-}
-
-// listSetter sets a list knob from its comma-separated text.
-type listSetter struct{ p *[]string }
-
-func (l listSetter) set(s string) {
-	*l.p = nil
-	for _, x := range strings.Split(s, ",") {
-		if x = strings.TrimSpace(x); x != "" {
-			*l.p = append(*l.p, x)
-		}
-	}
 }
 
 // clientProgram is the --client-dir program (nil without the flag), its

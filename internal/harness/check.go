@@ -45,12 +45,7 @@ func CheckWithin(run *store.Run, w workloads.Workload, events []history.Event, t
 
 // checkMemory is the memory budget of the run's check in bytes (0: no
 // bound): c.CheckMemory, or checkers.DefaultMemoryBudget when it is nil.
-func (c *Config) checkMemory() uint64 {
-	if c.CheckMemory == nil {
-		return checkers.DefaultMemoryBudget()
-	}
-	return *c.CheckMemory
-}
+func (c *Config) checkMemory() uint64 { return checkers.MemoryBudget(c.CheckMemory) }
 
 // IsBadInput reports whether err is Check's error for a history that could
 // not be read at all (rather than one that breaks an assumption).

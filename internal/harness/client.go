@@ -27,7 +27,10 @@ import (
 // operation in flight when it died completes info, and the generator
 // continues on it under a fresh process once it is up again (awaitUp).
 type client struct {
-	name      string
+	name string
+	// lock is the lock of the worker's setup (Cluster.workerSetup): its
+	// operations take it.
+	lock      int
 	container *docker.Container
 	rec       *history.Recorder
 	workload  workloads.Workload

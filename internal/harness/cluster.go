@@ -116,11 +116,10 @@ type Cluster struct {
 	// own, by resource name.
 	ResourceNodes map[string][]targets.Node
 	started       time.Time // when the servers were started
-	// setup is what workers get; host the harness's own clients (resets,
+	// setup is what workers get; hosts the harness's own clients (resets,
 	// final reads, the side writer).
 	setup     worker.Setup
-	host      workloads.Clients
-	hosts     []workloads.Clients // one per lock (host is the first)
+	hosts     []workloads.Clients // one set per lock (Host is the first)
 	closeHost func()
 	catalog   worker.Catalog
 
@@ -381,7 +380,6 @@ func (c *Cluster) dialHost(ctx context.Context) error {
 			return fmt.Errorf("%w: set-up of the resource: %w", ErrHarness, err)
 		}
 	}
-	c.host = c.hosts[0]
 	return nil
 }
 
@@ -605,7 +603,9 @@ func (c *Cluster) Connect(ctx context.Context, rec *history.Recorder) error {
 		return fmt.Errorf("%w: %w", ErrHarness, err)
 	}
 	for i := range ws {
-		c.clients = append(c.clients, newClient(ws[i].Name, ws[i], conns[i], rec, c.cfg.Workload, c.onFailpoint))
+		cl := newClient(ws[i].Name, ws[i], conns[i], rec, c.cfg.Workload, c.onFailpoint)
+		cl.lock = c.workerSetup(i).Config.Lock
+		c.clients = append(c.clients, cl)
 	}
 	return nil
 }
@@ -618,7 +618,7 @@ func workerIndex(name string) int {
 
 // Host is the harness's own clients of the lock service and the resources
 // (resets, final reads, the side writer).
-func (c *Cluster) Host() workloads.Clients { return c.host }
+func (c *Cluster) Host() workloads.Clients { return c.hosts[0] }
 
 // Hosts are the harness's own clients of each lock (one set in a run of
 // one lock, Host), for each lock's final reads.

@@ -167,7 +167,7 @@ func (c *Config) Defaults() {
 // TARGET-register-READMODE).
 func (c *Config) defaultName() string {
 	if d, ok := c.Workload.(workloads.Described); ok {
-		return nameUnsafe.ReplaceAllString(c.Target.Name()+"-"+d.RunName(c.workloadConfig()), "-")
+		return nameUnsafe.ReplaceAllString(c.Target.Name()+"-"+d.RunName(c.WorkloadConfig()), "-")
 	}
 	parts := []string{c.Target.Name(), c.Workload.Name()}
 	if len(c.Resources) != 1 || c.LockStore == nil || c.Resources[0].Name() != c.LockStore.Name() {
@@ -242,7 +242,7 @@ func (c *Config) Validate() error {
 	if c.Margin < 0 || c.Margin >= c.TTL {
 		return bad("--margin %s must be in [0, --ttl %s)", c.Margin, c.TTL)
 	}
-	if err := c.Workload.Validate(c.Target, c.Resources, c.workloadConfig()); err != nil {
+	if err := c.Workload.Validate(c.Target, c.Resources, c.WorkloadConfig()); err != nil {
 		return err
 	}
 	if _, ok := c.Workload.(workloads.SideWriting); c.SideWriter && !ok {
@@ -273,10 +273,7 @@ func (c *Config) Validate() error {
 }
 
 // WorkloadConfig is the workloads' configuration of the run.
-func (c *Config) WorkloadConfig() workloads.Config { return c.workloadConfig() }
-
-// workloadConfig is the workloads' configuration.
-func (c *Config) workloadConfig() workloads.Config {
+func (c *Config) WorkloadConfig() workloads.Config {
 	return workloads.Config{Fencings: c.Fencings, AcquireTimeout: c.AcquireTimeout, Margin: c.Margin, Work: c.Work,
 		AuditLog: c.Audit != nil, Keys: c.Keys, ReadMode: c.ReadMode, Locks: c.Locks, Clients: c.Concurrency}
 }
@@ -363,7 +360,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		RunID:  runID,
 		Target: cfg.Target, Nodes: cfg.Nodes, Workers: cfg.Concurrency,
 		Client:   cfg.clientConfig(),
-		Workload: cfg.Workload, Resources: cfg.resourceUses(), Audit: cfg.Audit, Config: cfg.workloadConfig(),
+		Workload: cfg.Workload, Resources: cfg.resourceUses(), Audit: cfg.Audit, Config: cfg.WorkloadConfig(),
 		FailpointTimeout: cfg.OpTimeout + time.Minute,
 		WorkerBinary:     cfg.WorkerBinary, ClientProgram: cfg.ClientProgram, ReadyTimeout: cfg.ReadyTimeout,
 		TargetImage: cfg.Image[store.ImageTarget],
@@ -466,7 +463,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		sched.Run(limit, cl, rec)
 	}()
 	w := cfg.Workload
-	gen := &generator{w: w, cfg: cfg.workloadConfig(), seed: cfg.Seed}
+	gen := &generator{w: w, cfg: cfg.WorkloadConfig(), seed: cfg.Seed}
 	var slots sync.WaitGroup
 	for i, c := range cl.clients {
 		slots.Add(1)
@@ -569,7 +566,7 @@ type generator struct {
 func (g *generator) drive(ctx, limit context.Context, c *client, p history.Process, n int, opTimeout time.Duration, log *slog.Logger) {
 	r := rand.New(rand.NewPCG(g.seed, uint64(p)+1))
 	cfg := g.cfg
-	cfg.Lock = int(p) % n % max(cfg.Locks, 1) // worker p mod n's lock (Cluster.workerSetup)
+	cfg.Lock = c.lock
 	for limit.Err() == nil {
 		id := g.n.Add(1)
 		f, value := g.w.Next(r, cfg, id)

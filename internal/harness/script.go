@@ -65,7 +65,7 @@ func (s ScriptedClient) Await(ctx context.Context, p *Pending, timeout time.Dura
 // ErrHarness, or targets.ErrBadConfig for a configuration the workers
 // refuse.
 func (c *Cluster) Reconnect(ctx context.Context, rec *history.Recorder, work workloads.Config, f targets.Fencing) error {
-	if err := c.reset(ctx, c.host); err != nil {
+	if err := c.reset(ctx, c.Host()); err != nil {
 		return fmt.Errorf("%w: reset: %w", ErrHarness, err)
 	}
 	for _, cl := range c.clients {

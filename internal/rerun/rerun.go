@@ -22,36 +22,48 @@ const Runs = 5
 // is missing or malformed).
 var ErrCannot = errors.New("cannot be re-run")
 
-// RunArgs are the `fencecheck run` flags (without "run") that repeat the
-// run test.json describes: its recorded Spec's replayable knobs
-// (spec.Spec.Args: every duration as recorded, derived defaults included,
-// so that a later default does not change the run), with the user's image
-// by its id where recorded (a tag may have moved to another build since).
-// Where it is stored (--results, --name) is left out. A scripted run (the
-// demo) and a run of a user's client program (--client-dir, whose
-// directory test.json does not record) are ErrCannot, and so is a
-// test.json without a target, workload or seed.
-func RunArgs(t store.TestInfo) ([]string, error) {
+// Spec is the configuration that repeats the run test.json describes: its
+// recorded Spec (every duration as recorded, derived defaults included, so
+// that a later default does not change the run), with the user's image by
+// its id where recorded (a tag may have moved to another build since) and
+// "none" for a run without faults. A scripted run (the demo) and a run of a
+// user's client program (--client-dir, whose directory test.json does not
+// record) are ErrCannot, and so is a test.json without a target, workload
+// or seed.
+func Spec(t store.TestInfo) (spec.Spec, error) {
 	switch {
 	case t.Scripted != "":
-		return nil, fmt.Errorf("%w: a scripted run (%s): run fencecheck demo", ErrCannot, t.Scripted)
+		return spec.Spec{}, fmt.Errorf("%w: a scripted run (%s): run fencecheck demo", ErrCannot, t.Scripted)
 	case t.Client != "":
-		return nil, fmt.Errorf("%w: the run used a client program (%s), and test.json does not record its --client-dir", ErrCannot, t.Client)
+		return spec.Spec{}, fmt.Errorf("%w: the run used a client program (%s), and test.json does not record its --client-dir", ErrCannot, t.Client)
 	case t.Target == "":
-		return nil, fmt.Errorf("%w: test.json names no target", ErrCannot)
+		return spec.Spec{}, fmt.Errorf("%w: test.json names no target", ErrCannot)
 	case t.Workload == "":
-		return nil, fmt.Errorf("%w: test.json names no workload", ErrCannot)
+		return spec.Spec{}, fmt.Errorf("%w: test.json names no workload", ErrCannot)
 	case t.Seed == 0:
-		return nil, fmt.Errorf("%w: test.json records no seed", ErrCannot)
+		return spec.Spec{}, fmt.Errorf("%w: test.json records no seed", ErrCannot)
 	}
 	s := t.Spec
 	if id := t.ImageIDs[store.ImageTarget]; id != "" {
 		s.Image = map[string]string{store.ImageTarget: id}
 	}
+	if s.Nemesis == "" {
+		s.Nemesis = "none"
+	}
+	return s, nil
+}
+
+// RunArgs are the `fencecheck run` flags (without "run") of Spec's
+// configuration: its replayable knobs (spec.Spec.Args); where it is stored
+// (--results, --name) is left out. What test.json holds must read back as
+// it was written: a value a flag cannot take (an image "a,b") is ErrCannot
+// here rather than a printed command that fails.
+func RunArgs(t store.TestInfo) ([]string, error) {
+	s, err := Spec(t)
+	if err != nil {
+		return nil, err
+	}
 	args := s.Args()
-	// What test.json holds must read back as it was written (a value a
-	// flag cannot take, such as an image "a,b", is refused here rather
-	// than in the printed command).
 	if _, err := spec.Parse(args); err != nil {
 		return nil, fmt.Errorf("%w: test.json: %w", ErrCannot, err)
 	}

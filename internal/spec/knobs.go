@@ -151,16 +151,6 @@ var Knobs = []Knob{
 		Help: "results directory", field: str(func(s *Spec) *string { return &s.Results })},
 }
 
-// Lookup is the knob of a flag name.
-func Lookup(flag string) (Knob, bool) {
-	for _, k := range Knobs {
-		if k.Flag == flag {
-			return k, true
-		}
-	}
-	return Knob{}, false
-}
-
 // Value is the knob's field of s, as a flag.Value.
 func (k Knob) Value(s *Spec) interface {
 	String() string

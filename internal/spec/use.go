@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 )
 
@@ -176,18 +175,4 @@ func clip(raw []byte) string {
 		return string(raw[:40]) + "..."
 	}
 	return string(raw)
-}
-
-// Reference is the docs' flag reference of the knobs: one line each,
-// "--flag  help", in table order, with choices filled in as Flags does.
-func Reference(choices map[string]string) string {
-	var b strings.Builder
-	for _, k := range Knobs {
-		help := k.Help
-		if c := choices[k.Choices]; c != "" {
-			help += ": " + c
-		}
-		fmt.Fprintf(&b, "| `--%s` | %s |\n", k.Flag, strings.ReplaceAll(help, "|", `\|`))
-	}
-	return b.String()
 }

@@ -81,14 +81,17 @@ func Main(args []string, stdout, stderr io.Writer, cat Catalog) int {
 	return 255
 }
 
-func newFlags(name string, stderr io.Writer) *flag.FlagSet {
+// NewFlags is a flag set of the command name that reports its errors to
+// stderr instead of exiting (the CLI's commands use it too).
+func NewFlags(name string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("fencecheck "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	return fs
 }
 
-// parse parses flags; a parse error wraps ErrUsage.
-func parse(fs *flag.FlagSet, args []string) error {
+// Parse parses flags; a parse error wraps ErrUsage (exit 254), -h is
+// flag.ErrHelp.
+func Parse(fs *flag.FlagSet, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
@@ -101,9 +104,9 @@ func parse(fs *flag.FlagSet, args []string) error {
 // CmdWorker is the lock client process inside a worker container; the
 // harness starts and drives it. It serves until ctx ends.
 func CmdWorker(ctx context.Context, args []string, stderr io.Writer, cat Catalog) error {
-	fs := newFlags(CmdWorkerName, stderr)
+	fs := NewFlags(CmdWorkerName, stderr)
 	listen := fs.String("listen", fmt.Sprintf(":%d", Port), "address to serve the harness on")
-	if err := parse(fs, args); err != nil {
+	if err := Parse(fs, args); err != nil {
 		return err
 	}
 	ln, err := net.Listen("tcp", *listen)
@@ -118,7 +121,7 @@ func CmdWorker(ctx context.Context, args []string, stderr io.Writer, cat Catalog
 // CmdProxy is the fencing proxy of the "proxy" resource, in its container:
 // it serves until ctx ends.
 func CmdProxy(ctx context.Context, args []string, stderr io.Writer) error {
-	fs := newFlags(CmdProxyName, stderr)
+	fs := NewFlags(CmdProxyName, stderr)
 	listen := fs.String("listen", fmt.Sprintf(":%d", proxy.ProxyPort), "address to serve clients on")
 	backend := fs.String("backend", "", "base URL of the store behind the proxy (http://dav:80)")
 	state := fs.String("state", proxy.StateFile, "file that keeps the highest accepted token (fsynced before each forward)")
@@ -129,7 +132,7 @@ func CmdProxy(ctx context.Context, args []string, stderr io.Writer) error {
 			"Fencing-Token than the highest it accepted is refused with 409 Conflict.\n\n")
 		fs.PrintDefaults()
 	}
-	if err := parse(fs, args); err != nil {
+	if err := Parse(fs, args); err != nil {
 		return err
 	}
 	if *backend == "" {
@@ -163,11 +166,11 @@ func CmdProxy(ctx context.Context, args []string, stderr io.Writer) error {
 // the program, each printed as a line "STEP {json}" as it ends, then
 // "END n".
 func CmdClientProbe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags(CmdClientProbeName, stderr)
+	fs := NewFlags(CmdClientProbeName, stderr)
 	progJSON := fs.String("program", "", "the program (JSON)")
 	initJSON := fs.String("init", "", "the init request (JSON)")
 	timeout := fs.Duration("timeout", 10*time.Second, "bound on each reply")
-	if err := parse(fs, args); err != nil {
+	if err := Parse(fs, args); err != nil {
 		return err
 	}
 	var prog clientproto.Program
