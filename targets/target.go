@@ -46,6 +46,15 @@ type NodeSpec struct {
 	Env  []string
 	// Port is the client port, which Ready and clients use.
 	Port int
+	// Image is the image kind the node runs (see package kinds); "" is the
+	// target's Image(). A target with more than one kind of server (etcd
+	// under Kubernetes' apiservers) names each node's.
+	Image string
+	// Tier names the node's role in a target with more than one kind of
+	// server ("etcd"); "" for the servers clients talk to. Clients'
+	// endpoints are the nodes of tier "" only; every node is a server to
+	// the faults, and the report names a node's tier.
+	Tier string
 }
 
 // Node is a running server: its name and the address of its client port,
@@ -53,6 +62,7 @@ type NodeSpec struct {
 type Node struct {
 	Name string
 	Addr string // host:port
+	Tier string // its NodeSpec's
 }
 
 // ClientConfig is what a client needs: where the servers are, the lease it
@@ -71,6 +81,43 @@ type ClientConfig struct {
 	// Recipe is the lock recipe Acquire uses, one of the target's Recipes
 	// ("" is its first). Targets with one recipe ignore it.
 	Recipe string `json:"recipe,omitempty"`
+	// Credentials are what clients present to the servers and trust in
+	// them; nil for servers that ask for none. They are secrets: the
+	// workers get them, test.json never records them.
+	Credentials *Credentials `json:"credentials,omitempty"`
+}
+
+// Credentials authenticate a client to servers that serve TLS and ask who
+// calls.
+type Credentials struct {
+	// CA is the PEM certificate of the authority that signed the servers'
+	// certificates, which clients trust (and no other).
+	CA string `json:"ca,omitempty"`
+	// ServerName is the name the servers' certificates carry, which
+	// clients check in place of the address they dial.
+	ServerName string `json:"server_name,omitempty"`
+	// Token is a bearer token.
+	Token string `json:"token,omitempty"`
+}
+
+// Secured is implemented by targets whose servers serve TLS and
+// authenticate clients with material made for each run (a certificate
+// authority, a token): the harness calls Secure once per run, adds Env to
+// every node's environment, and gives Credentials to every client.
+type Secured interface {
+	Secure() (env []string, creds Credentials, err error)
+}
+
+// Endpoints are the addresses of the nodes clients talk to: those of tier
+// "".
+func Endpoints(nodes []Node) []string {
+	var out []string
+	for _, n := range nodes {
+		if n.Tier == "" {
+			out = append(out, n.Addr)
+		}
+	}
+	return out
 }
 
 // ImageRunner is implemented by targets whose servers can run from a user's

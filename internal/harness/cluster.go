@@ -165,7 +165,17 @@ func StartCluster(ctx context.Context, cfg ClusterConfig) (*Cluster, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrHarness, err)
 	}
-	server, err := c.ensureImages(ctx, cli)
+	if sec, ok := c.cfg.Target.(targets.Secured); ok {
+		env, creds, err := sec.Secure()
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s credentials: %w", ErrHarness, c.cfg.Target.Name(), err)
+		}
+		for i := range specs {
+			specs[i].Env = append(slices.Clone(specs[i].Env), env...)
+		}
+		c.cfg.Client.Credentials = &creds
+	}
+	server, err := c.ensureImages(ctx, cli, specs)
 	if err != nil {
 		return nil, err
 	}
@@ -216,12 +226,21 @@ type serverImage struct {
 	cmd  func([]string) []string
 }
 
+// of is the image kind node s runs and its command: the node's own image
+// (a target with servers of more than one kind), else the target's.
+func (si serverImage) of(s targets.NodeSpec) (kind string, cmd []string) {
+	if s.Image != "" {
+		return s.Image, s.Cmd
+	}
+	return si.kind, si.cmd(s.Cmd)
+}
+
 // ensureImages is the images stage: it builds what images the run needs
 // and lacks (the target's, or checks the user's TargetImage; the base
 // image of the network helpers; the resources'; the worker's or the
 // user's client's), and records their tags and ids in Images and
 // ImageIDs. It starts nothing, so there is nothing to undo.
-func (c *Cluster) ensureImages(ctx context.Context, cli *dockerclient.Client) (serverImage, error) {
+func (c *Cluster) ensureImages(ctx context.Context, cli *dockerclient.Client, specs []targets.NodeSpec) (serverImage, error) {
 	cfg := c.cfg
 	b := &images.Builder{Docker: cli, Log: func(f string, a ...any) { c.stage(f, a...) }}
 	server := serverImage{kind: cfg.Target.Image(), cmd: func(cmd []string) []string { return cmd }}
@@ -234,6 +253,14 @@ func (c *Cluster) ensureImages(ctx context.Context, cli *dockerclient.Client) (s
 		c.Images[UserImageKind] = cfg.TargetImage
 	} else if c.Images[server.kind], err = b.Ensure(ctx, server.kind, ""); err != nil {
 		return server, fmt.Errorf("%w: %w", ErrHarness, err)
+	}
+	// The images of nodes that name their own (another tier's servers).
+	for _, s := range specs {
+		if _, ok := c.Images[s.Image]; s.Image != "" && !ok {
+			if c.Images[s.Image], err = b.Ensure(ctx, s.Image, ""); err != nil {
+				return server, fmt.Errorf("%w: %w", ErrHarness, err)
+			}
+		}
 	}
 	// The base image is the network helpers' (docker.Runtime.NetExec).
 	if c.Images[images.Base], err = b.Ensure(ctx, images.Base, ""); err != nil {
@@ -284,8 +311,9 @@ func (c *Cluster) startServers(ctx context.Context, specs []targets.NodeSpec, se
 	rnodes := cfg.resourceNodes()
 	dspecs := make([]docker.Spec, len(specs))
 	for i, s := range specs {
-		dspecs[i] = docker.Spec{Name: s.Name, Role: docker.RoleServer, Image: c.Images[server.kind], Cmd: server.cmd(s.Cmd), Env: s.Env}
-		if cfg.TargetImage != "" {
+		kind, cmd := server.of(s)
+		dspecs[i] = docker.Spec{Name: s.Name, Role: docker.RoleServer, Image: c.Images[kind], Cmd: cmd, Env: s.Env}
+		if kind == UserImageKind {
 			// The server binary is PID 1, not the image's wrapper: [""]
 			// clears the image's entry point (an empty list would be
 			// omitted, and the image's kept).
@@ -312,7 +340,7 @@ func (c *Cluster) startServers(ctx context.Context, specs []targets.NodeSpec, se
 	c.servers = started[:len(specs)]
 	for i, s := range c.servers {
 		c.byNode[s.Name] = s
-		c.Nodes = append(c.Nodes, targets.Node{Name: s.Name, Addr: fmt.Sprintf("%s:%d", s.IP, specs[i].Port)})
+		c.Nodes = append(c.Nodes, targets.Node{Name: s.Name, Addr: fmt.Sprintf("%s:%d", s.IP, specs[i].Port), Tier: specs[i].Tier})
 	}
 	for i, n := range rnodes {
 		ct := started[len(specs)+i]
@@ -354,10 +382,7 @@ func (c *Cluster) awaitReady(ctx context.Context) error {
 // dials the harness's own clients of the lock service and the resources
 // (Host), and resets every resource. Undone by closing the host clients.
 func (c *Cluster) dialHost(ctx context.Context) error {
-	c.cfg.Client.Endpoints = nil
-	for _, n := range c.Nodes {
-		c.cfg.Client.Endpoints = append(c.cfg.Client.Endpoints, n.Addr)
-	}
+	c.cfg.Client.Endpoints = targets.Endpoints(c.Nodes)
 	c.cfg.Client.Prefix = "/fencecheck/" + c.RunID
 	c.setup = c.newSetup()
 	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)

@@ -66,7 +66,7 @@ func newTestInfo(cfg Config, runID string, cl *Cluster, started time.Time) store
 	}
 	t.Images, t.ImageIDs, t.ClusterReady = cl.Images, cl.ImageIDs, cl.Ready.Round(time.Millisecond).String()
 	for _, n := range cl.Nodes {
-		t.Servers = append(t.Servers, store.NodeInfo{Name: n.Name, Addr: n.Addr})
+		t.Servers = append(t.Servers, store.NodeInfo{Name: n.Name, Addr: n.Addr, Tier: n.Tier})
 	}
 	for i := range t.Resources {
 		for _, n := range cl.ResourceNodes[t.Resources[i].Name] {

@@ -125,6 +125,9 @@ type ResourceInfo struct {
 type NodeInfo struct {
 	Name string `json:"name"`
 	Addr string `json:"addr"`
+	// Tier is the server's role in a target with more than one kind of
+	// server (targets.NodeSpec.Tier); absent for the servers clients use.
+	Tier string `json:"tier,omitempty"`
 }
 
 // WorkloadResult is a workload's checker result; its JSON fields appear at
