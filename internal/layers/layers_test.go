@@ -47,7 +47,7 @@ var layers = []layer{
 	}},
 	{"workloads, their views, the worker and the tables", []string{
 		"internal/workloads", "internal/workloads/election", "internal/workloads/lockappend", "internal/workloads/register",
-		"internal/workloads/election/view", "internal/workloads/views",
+		"internal/workloads/election/view", "internal/workloads/lockappend/view", "internal/workloads/lockappend/lockappendtest", "internal/workloads/views",
 		"internal/worker", "internal/tables",
 	}},
 	{"harness", []string{

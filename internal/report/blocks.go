@@ -18,6 +18,10 @@ type Card = card
 // Section is one part of a page: a heading and what is under it.
 type Section = section
 
+// Lead is a story in one line in a page's header, linked to where the page
+// tells it: At is its time, Class "bad" or "good".
+type Lead = lead
+
 // NewPage is a page with the verdict, a title naming the run and a headline,
 // and the configuration at a glance.
 func NewPage(in *Input, headline string) *Page {
@@ -52,14 +56,14 @@ func TextSection(id, title string, paragraphs ...string) Section {
 func OperationsSections(in *Input) []Section {
 	ops, _ := history.Pair(in.Events)
 	m := genericModel(ops, in.Events)
-	last := max(m.last, 1)
+	last := max(m.Last, 1)
 	return []section{
-		{ID: "timeline", Title: "Timeline", tmpl: "generic-timeline", data: drawTimeline(timelineInput{ID: "tl-main", m: m, workers: in.Test.Concurrency, servers: serverNames(in.Test), from: 0, to: last})},
-		{ID: "charts", Title: "Throughput and latency", tmpl: "charts", data: chartsData(samplesOf(ops), m.faults, last)},
+		{ID: "timeline", Title: "Timeline", tmpl: "generic-timeline", data: DrawTimeline(TimelineInput{ID: "tl-main", Model: m, Workers: in.Test.Concurrency, Servers: ServerNames(in.Test), From: 0, To: last})},
+		ChartsSection(samplesOf(ops), m.Faults, last),
 	}
 }
 
 // ResultsSection is the results as results.json has them.
 func ResultsSection(in *Input) Section {
-	return section{ID: "results", Title: "Results", tmpl: "json", data: asJSON(in.Results)}
+	return section{ID: "results", Title: "Results", tmpl: "json", data: AsJSON(in.Results)}
 }

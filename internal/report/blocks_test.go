@@ -6,6 +6,7 @@ import (
 
 	"github.com/fencecheck/fencecheck/internal/checkers"
 	"github.com/fencecheck/fencecheck/internal/store"
+	"github.com/fencecheck/fencecheck/internal/workloads/lockappend/lockappendtest"
 )
 
 // A workload outside this package builds its view from the exported parts,
@@ -22,7 +23,7 @@ func TestViewFromBlocks(t *testing.T) {
 		return p, nil
 	}
 	res := &store.Results{Workload: "election", Result: &checkers.LockAppendResult{Valid: checkers.Invalid}}
-	page := render(t, Input{Test: testInfo("none", 2), Results: res, View: view})
+	page := render(t, Input{Test: lockappendtest.TestInfo("none", 2), Results: res, View: view})
 	for _, want := range []string{"Two leaders in term 5.", "<th>leaders</th>", "&lt;b&gt;w1&lt;/b&gt;, w2", "A deposed leader", `id="timeline"`, "invalid"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %q", want)

@@ -15,25 +15,25 @@ import (
 // A report shows what a history holds, and a history can hold anything: one
 // 50 MB string in a fault's parameters once made a 2 GB report, since the
 // report repeats a fault's description in every figure and lane. So Render
-// first bounds what it shows (bound), and then the page itself (maxReport).
+// first bounds what it shows (bound), and then the page itself (MaxReport).
 const (
-	// maxText bounds a string the report shows (a message, a fault's
+	// MaxText bounds a string the report shows (a message, a fault's
 	// parameter, an operation's error): longer ones are cut, saying how
 	// many bytes more there were.
-	maxText = 2 << 10
-	// maxName bounds a name: a fault, a node, a parameter's key, a
+	MaxText = 2 << 10
+	// MaxName bounds a name: a fault, a node, a parameter's key, a
 	// function, a server.
-	maxName = 128
-	// maxItems bounds the nodes and the parameters of one fault (which
-	// also get at most maxText bytes in all), and the servers and images of
+	MaxName = 128
+	// MaxItems bounds the nodes and the parameters of one fault (which
+	// also get at most MaxText bytes in all), and the servers and images of
 	// the configuration.
-	maxItems = 32
+	MaxItems = 32
 	// maxWorkers bounds the client lanes (a run has at most 64 workers).
 	maxWorkers = 256
-	// maxReport bounds the page: past it the report is replaced by a short
+	// MaxReport bounds the page: past it the report is replaced by a short
 	// one that says why (a real run's report is a few MB at most: 0.8 MB
 	// for 100,000 operations).
-	maxReport = 16 << 20
+	MaxReport = 16 << 20
 )
 
 // cut returns s cut to at most n bytes, on a rune boundary, followed by
@@ -50,7 +50,7 @@ func cut(s string, n int) string {
 }
 
 // bound returns in with everything the report shows bounded: strings cut
-// (maxText, maxName), lists of names shortened (maxItems), the lanes
+// (MaxText, MaxName), lists of names shortened (MaxItems), the lanes
 // bounded (maxWorkers). It copies what it changes; in's own values are
 // left as they are.
 func bound(in Input) Input {
@@ -59,9 +59,9 @@ func bound(in Input) Input {
 	if in.Results != nil {
 		in.Results = boundResults(in.Results)
 	}
-	in.HistoryErr = cut(in.HistoryErr, maxText)
-	if len(in.Files) > maxRows {
-		in.Files = append(slices.Clip(in.Files[:maxRows]), File{Name: fmt.Sprintf("… and %d more files", len(in.Files)-maxRows), Size: -1})
+	in.HistoryErr = cut(in.HistoryErr, MaxText)
+	if len(in.Files) > MaxRows {
+		in.Files = append(slices.Clip(in.Files[:MaxRows]), File{Name: fmt.Sprintf("… and %d more files", len(in.Files)-MaxRows), Size: -1})
 	}
 	return in
 }
@@ -72,24 +72,24 @@ func bound(in Input) Input {
 func boundTest(t store.TestInfo, events []history.Event) store.TestInfo {
 	for _, s := range []*string{&t.RunID, &t.Name, &t.Fencecheck, &t.Target, &t.Version, &t.TargetVersion, &t.Recipe, &t.Client, &t.Workload, &t.Fencing,
 		&t.Nemesis, &t.ReadMode, &t.ClusterReady, &t.MaxLease, &t.Profile, &t.Scripted, &t.AuditLogName} {
-		*s = cut(*s, maxName)
+		*s = cut(*s, MaxName)
 	}
-	if len(t.Resource) > maxItems {
-		t.Resource = slices.Clip(t.Resource[:maxItems])
+	if len(t.Resource) > MaxItems {
+		t.Resource = slices.Clip(t.Resource[:MaxItems])
 	}
 	for i := range t.Resource {
-		t.Resource[i] = cut(t.Resource[i], maxName)
+		t.Resource[i] = cut(t.Resource[i], MaxName)
 	}
-	t.Image = boundMap(t.Image, maxName)
-	if len(t.Servers) > maxItems {
-		t.Servers = slices.Clip(t.Servers[:maxItems])
+	t.Image = boundMap(t.Image, MaxName)
+	if len(t.Servers) > MaxItems {
+		t.Servers = slices.Clip(t.Servers[:MaxItems])
 	}
 	servers := make([]store.NodeInfo, len(t.Servers))
 	for i, s := range t.Servers {
-		servers[i] = store.NodeInfo{Name: cut(s.Name, maxName), Addr: cut(s.Addr, maxName)}
+		servers[i] = store.NodeInfo{Name: cut(s.Name, MaxName), Addr: cut(s.Addr, MaxName)}
 	}
 	t.Servers = servers
-	t.Images, t.ImageIDs = boundMap(t.Images, maxName), boundMap(t.ImageIDs, maxName)
+	t.Images, t.ImageIDs = boundMap(t.Images, MaxName), boundMap(t.ImageIDs, MaxName)
 	if t.Concurrency <= 0 || t.Concurrency > maxWorkers {
 		workers := 0
 		for _, e := range events {
@@ -102,16 +102,16 @@ func boundTest(t store.TestInfo, events []history.Event) store.TestInfo {
 	return t
 }
 
-// boundMap keeps at most maxItems entries (the first keys in order), keys
+// boundMap keeps at most MaxItems entries (the first keys in order), keys
 // and values cut to n bytes.
 func boundMap(m map[string]string, n int) map[string]string {
 	if m == nil {
 		return nil
 	}
-	out := make(map[string]string, min(len(m), maxItems))
+	out := make(map[string]string, min(len(m), MaxItems))
 	for i, k := range slices.Sorted(maps.Keys(m)) {
-		if i == maxItems {
-			out[fmt.Sprintf("… and %d more", len(m)-maxItems)] = ""
+		if i == MaxItems {
+			out[fmt.Sprintf("… and %d more", len(m)-MaxItems)] = ""
 			break
 		}
 		out[cut(k, n)] = cut(m[k], n)
@@ -120,33 +120,33 @@ func boundMap(m map[string]string, n int) map[string]string {
 }
 
 // boundFault bounds a fault: its name, its error, and its nodes and its
-// parameters, which each get at most maxItems entries and maxText bytes in
+// parameters, which each get at most MaxItems entries and MaxText bytes in
 // all (a fault's description is repeated in every figure and lane that
 // shows it).
 func boundFault(f history.FaultValue) history.FaultValue {
-	f.Fault = cut(f.Fault, maxName)
-	f.Error = cut(f.Error, maxText)
+	f.Fault = cut(f.Fault, MaxName)
+	f.Error = cut(f.Error, MaxText)
 	var nodes []string
-	budget := maxText
+	budget := MaxText
 	for i, n := range f.Nodes {
-		if i == maxItems || budget <= 0 {
+		if i == MaxItems || budget <= 0 {
 			nodes = append(nodes, fmt.Sprintf("… and %d more", len(f.Nodes)-i))
 			break
 		}
-		n = cut(n, min(maxName, max(budget, 16)))
+		n = cut(n, min(MaxName, max(budget, 16)))
 		budget -= len(n)
 		nodes = append(nodes, n)
 	}
 	f.Nodes = nodes
 	if f.Params != nil {
-		params := make(map[string]string, min(len(f.Params), maxItems+1))
-		budget := maxText
+		params := make(map[string]string, min(len(f.Params), MaxItems+1))
+		budget := MaxText
 		for i, k := range slices.Sorted(maps.Keys(f.Params)) {
-			if i == maxItems || budget <= 0 {
+			if i == MaxItems || budget <= 0 {
 				params["…"] = fmt.Sprintf("and %d more", len(f.Params)-i)
 				break
 			}
-			ck := cut(k, maxName)
+			ck := cut(k, MaxName)
 			v := cut(f.Params[k], max(budget-len(ck), 16))
 			budget -= len(ck) + len(v)
 			params[ck] = v
@@ -163,8 +163,8 @@ func boundEvents(events []history.Event) []history.Event {
 	var out []history.Event // nil until an event changes
 	for i, e := range events {
 		changed := false
-		if len(e.F) > maxName {
-			e.F, changed = cut(e.F, maxName), true
+		if len(e.F) > MaxName {
+			e.F, changed = cut(e.F, MaxName), true
 		}
 		if v, ok := boundValue(e); ok {
 			e.Value, changed = v, true
@@ -187,15 +187,15 @@ func boundEvents(events []history.Event) []history.Event {
 // with no string longer than the bound (always so of a value no longer
 // than the bound) is kept as it is, without decoding it.
 func boundValue(e history.Event) (json.RawMessage, bool) {
-	if e.Process == history.Nemesis && len(e.Value) > maxName &&
-		(hasLongString(e.Value, maxName) || len(e.Value) > maxItems*maxName) {
+	if e.Process == history.Nemesis && len(e.Value) > MaxName &&
+		(hasLongString(e.Value, MaxName) || len(e.Value) > MaxItems*MaxName) {
 		var f history.FaultValue
 		if json.Unmarshal(e.Value, &f) == nil {
 			b, err := json.Marshal(boundFault(f))
 			return b, err == nil
 		}
 	}
-	if len(e.Value) <= maxText || !hasLongString(e.Value, maxText) {
+	if len(e.Value) <= MaxText || !hasLongString(e.Value, MaxText) {
 		return nil, false
 	}
 	d := json.NewDecoder(bytes.NewReader(e.Value))
@@ -209,11 +209,11 @@ func boundValue(e history.Event) (json.RawMessage, bool) {
 }
 
 // cutStrings cuts every string in a decoded JSON value, keys included, to
-// maxText.
+// MaxText.
 func cutStrings(v any) any {
 	switch v := v.(type) {
 	case string:
-		return cut(v, maxText)
+		return cut(v, MaxText)
 	case []any:
 		for i := range v {
 			v[i] = cutStrings(v[i])
@@ -221,7 +221,7 @@ func cutStrings(v any) any {
 	case map[string]any:
 		out := make(map[string]any, len(v))
 		for k, x := range v {
-			out[cut(k, maxText)] = cutStrings(x)
+			out[cut(k, MaxText)] = cutStrings(x)
 		}
 		return out
 	}
@@ -258,13 +258,13 @@ type textCutter interface {
 // the note, the checkers' messages and errors.
 func boundResults(r *store.Results) *store.Results {
 	out := *r
-	out.Note = cut(r.Note, maxText)
+	out.Note = cut(r.Note, MaxText)
 	out.Faults = make([]history.Fault, len(r.Faults))
 	for i, f := range r.Faults {
 		out.Faults[i] = history.Fault{FaultValue: boundFault(f.FaultValue), Start: f.Start, Stop: f.Stop}
 	}
 	if c, ok := r.Result.(textCutter); ok {
-		if wr, ok := c.CutText(func(s string) string { return cut(s, maxText) }).(store.WorkloadResult); ok {
+		if wr, ok := c.CutText(func(s string) string { return cut(s, MaxText) }).(store.WorkloadResult); ok {
 			out.Result = wr
 		}
 	}

@@ -12,7 +12,7 @@ import (
 // TestBoundResultsCutsEveryWorkload: the page bounds each workload's free
 // text through its CutText, and leaves the stored result as it was.
 func TestBoundResultsCutsEveryWorkload(t *testing.T) {
-	huge := strings.Repeat("x", 10*maxText)
+	huge := strings.Repeat("x", 10*MaxText)
 	la := &checkers.LockAppendResult{Valid: checkers.Unknown, Error: huge}
 	la.Checkers.Overlap.Message = huge
 	reg := &checkers.RegisterWorkloadResult{Valid: checkers.Unknown, Error: huge}
@@ -20,7 +20,7 @@ func TestBoundResultsCutsEveryWorkload(t *testing.T) {
 	for _, r := range []store.WorkloadResult{la, reg} {
 		out := boundResults(&store.Results{Result: r})
 		got, err := json.Marshal(out.Result)
-		if err != nil || len(got) > 4*maxText {
+		if err != nil || len(got) > 4*MaxText {
 			t.Errorf("%T: %d bytes of JSON after bounding", r, len(got))
 		}
 		if out.Result.Verdict() != checkers.Unknown {

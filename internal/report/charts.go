@@ -21,17 +21,18 @@ const (
 	maxPoints    = 2000 // past it, latency is drawn as per-bin quantiles
 )
 
-// opSample is one completed operation for the charts.
-type opSample struct {
-	invoke, end int64
-	typ         history.Type
-	what        string
+// Sample is one completed operation for the charts: when it was invoked
+// and completed, its outcome and what it was, for the tooltips.
+type Sample struct {
+	Invoke, End int64
+	Type        history.Type
+	What        string
 }
 
 // chartInput is what the charts draw.
 type chartInput struct {
-	samples []opSample
-	faults  []history.Fault
+	samples []Sample
+	Faults  []history.Fault
 	from    int64
 	to      int64
 }
@@ -42,7 +43,7 @@ func (in chartInput) scale() scale {
 
 // chartFrame draws the fault bands, the y axis (ticks up to the first tick
 // at or above peak) and the time axis of a chart.
-func chartFrame(f *figure, in chartInput, s scale, peak float64, unit string) func(v float64) px {
+func chartFrame(f *Figure, in chartInput, s scale, peak float64, unit string) func(v float64) px {
 	step := niceStep(peak, 4)
 	ymax := math.Ceil(peak/step-1e-9) * step
 	if ymax <= 0 {
@@ -50,13 +51,13 @@ func chartFrame(f *figure, in chartInput, s scale, peak float64, unit string) fu
 	}
 	plotTop, plotBot := chartTop, chartH-chartBot
 	y := func(v float64) px { return plotBot - px(v/ymax)*(plotBot-plotTop) }
-	for _, ft := range in.faults {
+	for _, ft := range in.Faults {
 		stop := ft.Stop
 		if stop < 0 {
 			stop = in.to
 		}
 		f.Bands = append(f.Bands, shape{X: s.x(ft.Start), Y: plotTop, W: s.width(ft.Start, stop, 1.5), H: plotBot - plotTop, Class: "band",
-			Title: fmt.Sprintf("%s: %s to %s", ft.Fault, secs(ft.Start), secs(stop))})
+			Title: fmt.Sprintf("%s: %s to %s", ft.Fault, Secs(ft.Start), Secs(stop))})
 	}
 	for v := 0.0; v <= ymax+1e-9; v += step {
 		f.Lines = append(f.Lines, line{X1: s.x0, Y1: y(v), X2: s.x1, Y2: y(v), Class: "grid"})
@@ -69,8 +70,8 @@ func chartFrame(f *figure, in chartInput, s scale, peak float64, unit string) fu
 
 // drawThroughput draws completed operations per second over time, stacked
 // by outcome, in bins of a second (more for long runs: at most 200 bins).
-func drawThroughput(in chartInput) figure {
-	f := figure{ID: "throughput", Class: "chart", W: figW, H: chartH, Label: "Throughput: completed operations per second, by outcome"}
+func drawThroughput(in chartInput) Figure {
+	f := Figure{ID: "throughput", Class: "chart", W: figW, H: chartH, Label: "Throughput: completed operations per second, by outcome"}
 	s := in.scale()
 	span := s.t1 - s.t0
 	bin := int64(time.Second)
@@ -80,11 +81,11 @@ func drawThroughput(in chartInput) figure {
 	nb := int(span/bin) + 1
 	counts := make([][3]int, nb)
 	for _, o := range in.samples {
-		if o.end < in.from || o.end > in.to {
+		if o.End < in.from || o.End > in.to {
 			continue
 		}
-		b := int((o.end - in.from) / bin)
-		switch o.typ {
+		b := int((o.End - in.from) / bin)
+		switch o.Type {
 		case history.Ok:
 			counts[b][0]++
 		case history.Fail:
@@ -110,7 +111,7 @@ func drawThroughput(in chartInput) figure {
 			rate := float64(c[k]) / (float64(bin) / 1e9)
 			top := base + rate
 			f.Rects = append(f.Rects, shape{X: x0 + 0.5, Y: y(top), W: max(x1-x0-1, 0.5), H: y(base) - y(top), Class: "bar " + classes[k],
-				Title: fmt.Sprintf("%s to %s: %d %s (%.1f/s)", secs(in.from+int64(b)*bin), secs(in.from+int64(b+1)*bin), c[k], classes[k], rate)})
+				Title: fmt.Sprintf("%s to %s: %d %s (%.1f/s)", Secs(in.from+int64(b)*bin), Secs(in.from+int64(b+1)*bin), c[k], classes[k], rate)})
 			base = top
 		}
 	}
@@ -120,26 +121,26 @@ func drawThroughput(in chartInput) figure {
 // drawLatency draws each operation's latency (invoke to completion) at its
 // completion time, by outcome; past maxPoints operations, the median, 99th
 // percentile and maximum of each bin instead.
-func drawLatency(in chartInput) figure {
-	f := figure{ID: "latency", Class: "chart", W: figW, H: chartH, Label: "Latency of each operation, invoke to completion, by outcome"}
+func drawLatency(in chartInput) Figure {
+	f := Figure{ID: "latency", Class: "chart", W: figW, H: chartH, Label: "Latency of each operation, invoke to completion, by outcome"}
 	s := in.scale()
 	var peak float64
 	var n int
 	for _, o := range in.samples {
-		if o.end >= in.from && o.end <= in.to {
-			peak = max(peak, float64(o.end-o.invoke)/1e9)
+		if o.End >= in.from && o.End <= in.to {
+			peak = max(peak, float64(o.End-o.Invoke)/1e9)
 			n++
 		}
 	}
 	y := chartFrame(&f, in, s, max(peak, 0.001), "s")
 	if n <= maxPoints {
 		for _, o := range in.samples {
-			if o.end < in.from || o.end > in.to {
+			if o.End < in.from || o.End > in.to {
 				continue
 			}
-			lat := float64(o.end-o.invoke) / 1e9
-			f.Marks = append(f.Marks, mark{X: s.x(o.end), Y: y(lat), R: 2.2, Shape: "dot", Class: "pt " + string(o.typ),
-				Title: fmt.Sprintf("%s: %s in %s, completed at %s", o.what, o.typ, time.Duration(o.end-o.invoke).Round(time.Millisecond), secs(o.end))})
+			lat := float64(o.End-o.Invoke) / 1e9
+			f.Marks = append(f.Marks, mark{X: s.x(o.End), Y: y(lat), R: 2.2, Shape: "dot", Class: "pt " + string(o.Type),
+				Title: fmt.Sprintf("%s: %s in %s, completed at %s", o.What, o.Type, time.Duration(o.End-o.Invoke).Round(time.Millisecond), Secs(o.End))})
 		}
 		return f
 	}
@@ -147,11 +148,11 @@ func drawLatency(in chartInput) figure {
 	span := s.t1 - s.t0
 	bins := make([][]float64, nb)
 	for _, o := range in.samples {
-		if o.end < in.from || o.end > in.to {
+		if o.End < in.from || o.End > in.to {
 			continue
 		}
-		b := min(int((o.end-in.from)*nb/max(span, 1)), nb-1)
-		bins[b] = append(bins[b], float64(o.end-o.invoke)/1e9)
+		b := min(int((o.End-in.from)*nb/max(span, 1)), nb-1)
+		bins[b] = append(bins[b], float64(o.End-o.Invoke)/1e9)
 	}
 	series := []struct {
 		q     float64

@@ -3,238 +3,19 @@ package report
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
-	"os"
-	"regexp"
-	"runtime"
-	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/fencecheck/fencecheck/internal/checkers"
 	"github.com/fencecheck/fencecheck/internal/history"
-	"github.com/fencecheck/fencecheck/internal/history/lockappend"
-	"github.com/fencecheck/fencecheck/internal/store"
+	"github.com/fencecheck/fencecheck/internal/workloads/lockappend/lockappendtest"
 )
 
-// measure runs fn and returns how long it took and how much it allocated.
-func measure(fn func()) (time.Duration, uint64) {
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	start := time.Now()
-	fn()
-	took := time.Since(start)
-	runtime.ReadMemStats(&after)
-	return took, after.TotalAlloc - before.TotalAlloc
-}
-
-// withFaultParam returns a copy of events whose first fault start carries
-// one more parameter.
-func withFaultParam(t testing.TB, events []history.Event, key, value string) []history.Event {
-	out := append([]history.Event(nil), events...)
-	for i, e := range out {
-		if e.Process != history.Nemesis || e.F != history.FStart {
-			continue
-		}
-		var f history.FaultValue
-		if err := e.Decode(&f); err != nil {
-			t.Fatal(err)
-		}
-		f.Params[key] = value
-		b, err := json.Marshal(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out[i].Value = b
-		return out
-	}
-	t.Fatal("no fault in the history")
-	return nil
-}
-
-// resultsOf is the results of a synthetic history with its faults as the
-// harness takes them from the history.
-func resultsOf(t testing.TB, res *store.Results, events []history.Event) *store.Results {
-	r := *res
-	fs, err := history.Faults(events)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.Faults = fs
-	return &r
-}
-
-// A run whose history holds a 50 MB string in a fault's parameters (it
-// once gave a 2.25 GB report.html, each history string being copied some
-// 43 times): report.html, written from the history on disk, stays under
-// 2 MB, shows the start of the string and how much was cut, in bounded
-// time and memory.
-func TestReportHostileFaultParam(t *testing.T) {
-	ev, res := synthetic(300, 5)
-	huge := "P" + strings.Repeat("x", 50<<20)
-	ev = withFaultParam(t, ev, "note", huge)
-	res = resultsOf(t, res, ev)
-	run, err := store.NewRun(t.TempDir(), "hostile", time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	writeHistory(t, run.Path(store.HistoryFile), ev)
-	ev = nil
-	var werr error
-	took, alloc := measure(func() { werr = Write(run, testInfo("none", 5), res, LockAppendView) })
-	if werr != nil {
-		t.Fatal(werr)
-	}
-	b, err := os.ReadFile(run.Path(store.ReportFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("report.html %s in %s, %d MB allocated (reading the 50 MB line included)", humanSize(int64(len(b))), took.Round(time.Millisecond), alloc>>20)
-	if len(b) > 2<<20 {
-		t.Errorf("report.html is %s, want under 2 MB", humanSize(int64(len(b))))
-	}
-	// The parameter's start, and how much more there was.
-	m := regexp.MustCompile(`note=P(x+)… \((\d+) bytes more\)`).FindStringSubmatch(string(b))
-	if m == nil {
-		t.Fatalf("the report does not show the parameter cut")
-	}
-	if more, _ := strconv.Atoi(m[2]); len(m[1]) > maxText || 1+len(m[1])+more != len(huge) {
-		t.Errorf("shown %d bytes and %s more of %d", 1+len(m[1]), m[2], len(huge))
-	}
-	// Reading the history alone takes a few hundred MB (the line, its
-	// decoded event, the fault's copy); rendering must not add GBs.
-	if alloc > 1<<30 {
-		t.Errorf("%d MB allocated, want under 1 GB", alloc>>20)
-	}
-	if took > time.Minute {
-		t.Errorf("writing the report took %s", took)
-	}
-}
-
-// Whatever the history, the test.json or the results hold, the page stays
-// bounded: huge strings anywhere, a fault on 100,000 nodes, thousands of
-// faults with the longest parameters allowed, absurd concurrency.
-func TestReportHostileInput(t *testing.T) {
-	ev, res := synthetic(300, 5)
-	big := strings.Repeat("y", 20<<20)
-	manyNodes := func() []history.Event {
-		out := append([]history.Event(nil), ev...)
-		nodes := make([]string, 100_000)
-		for i := range nodes {
-			nodes[i] = fmt.Sprintf("node-%d-%s", i, strings.Repeat("z", 100))
-		}
-		for i, e := range out {
-			if e.Process == history.Nemesis {
-				var f history.FaultValue
-				e.Decode(&f)
-				f.Nodes = nodes
-				out[i].Value, _ = json.Marshal(f)
-			}
-		}
-		return out
-	}
-	manyFaults := func() []history.Event {
-		out := append([]history.Event(nil), ev...)
-		last := out[len(out)-1].Time
-		params := map[string]string{}
-		for k := range 2 * maxItems {
-			params[fmt.Sprintf("p%02d-%s", k, strings.Repeat("k", maxName))] = strings.Repeat("v", 256)
-		}
-		for i := range 2000 {
-			f := history.FaultValue{Fault: fmt.Sprintf("f%d", i), Nodes: []string{fmt.Sprintf("n%d", i)}, Params: params}
-			v, _ := json.Marshal(f)
-			at := last + int64(i)*int64(time.Millisecond)
-			out = append(out, history.Event{Index: len(out), Time: at, Process: history.Nemesis, Type: history.Info, F: history.FStart, Value: v},
-				history.Event{Index: len(out) + 1, Time: at + 1, Process: history.Nemesis, Type: history.Info, F: history.FStop, Value: v})
-		}
-		return out
-	}
-	longF := func() []history.Event {
-		out := append([]history.Event(nil), ev...)
-		for i, e := range out {
-			if e.Process == 2 && e.F == lockappend.FAppend {
-				out[i].F = big // its invocation and its completion
-			}
-		}
-		return out
-	}
-	longError := func() []history.Event {
-		out := append([]history.Event(nil), ev...)
-		for i, e := range out {
-			if e.Type == history.Ok && e.F == lockappend.FAppend {
-				var c lockappend.Completion
-				e.Decode(&c)
-				out[i].Type = history.Fail
-				c.Error = big
-				out[i].Value, _ = json.Marshal(c)
-				break
-			}
-		}
-		return out
-	}
-	for _, c := range []struct {
-		name   string
-		events func() []history.Event
-		test   func(store.TestInfo) store.TestInfo
-		res    func(*store.Results) *store.Results
-	}{
-		{name: "a fault on 100,000 nodes", events: manyNodes},
-		{name: "2000 faults with 64 parameters each", events: manyFaults},
-		{name: "a 20 MB function", events: longF},
-		{name: "a 20 MB error", events: longError},
-		{name: "a 20 MB configuration", test: func(ti store.TestInfo) store.TestInfo {
-			ti.Target, ti.Nemesis, ti.Concurrency = big, big, 1_000_000_000
-			ti.Servers = make([]store.NodeInfo, 100_000)
-			return ti
-		}},
-		{name: "20 MB checker messages", res: func(r *store.Results) *store.Results {
-			la := *laResult(r)
-			la.Checkers.Linearizable.Message, la.Checkers.TokenMonotonic.Error, la.Error = big, big, big
-			r.Result = &la
-			r.Note = big
-			return r
-		}},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			events := ev
-			if c.events != nil {
-				events = c.events()
-			}
-			test := testInfo("none", 5)
-			if c.test != nil {
-				test = c.test(test)
-			}
-			r := resultsOf(t, res, events)
-			if c.res != nil {
-				r = c.res(r)
-			}
-			var buf bytes.Buffer
-			var err error
-			took, alloc := measure(func() { err = Render(&buf, Input{Test: test, Results: r, Events: events, View: LockAppendView}) })
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Logf("%s in %s, %d MB allocated", humanSize(int64(buf.Len())), took.Round(time.Millisecond), alloc>>20)
-			if buf.Len() > maxReport {
-				t.Errorf("the report is %s, want at most %s", humanSize(int64(buf.Len())), humanSize(maxReport))
-			}
-			if alloc > 1<<30 {
-				t.Errorf("%d MB allocated, want under 1 GB", alloc>>20)
-			}
-			if took > time.Minute {
-				t.Errorf("rendering took %s", took)
-			}
-		})
-	}
-}
-
-// Past maxReport the page is a short one that says why.
+// Past MaxReport the page is a short one that says why.
 func TestReportTooLarge(t *testing.T) {
-	ev, res := synthetic(300, 5)
+	ev, res := lockappendtest.Synthetic(300, 5)
 	var buf bytes.Buffer
-	if err := renderTooLarge(&buf, bound(Input{Test: testInfo("none", 5), Results: res, Events: ev, Files: []File{{Name: "history.jsonl", Size: 12}}})); err != nil {
+	if err := renderTooLarge(&buf, bound(Input{Test: lockappendtest.TestInfo("none", 5), Results: res, Events: ev, Files: []File{{Name: "history.jsonl", Size: 12}}})); err != nil {
 		t.Fatal(err)
 	}
 	page := buf.String()
@@ -261,25 +42,25 @@ func TestBound(t *testing.T) {
 	if !hasLongString([]byte(`{"a":"`+strings.Repeat(`\"`, 10)+`"}`), 19) || hasLongString([]byte(`{"a":[1,2,3],"bb":"cc"}`), 2) {
 		t.Errorf("hasLongString")
 	}
-	ev, res := synthetic(300, 5)
-	ev = withFaultParam(t, ev, "k", strings.Repeat("v", 10_000))
-	res = resultsOf(t, res, ev)
+	ev, res := lockappendtest.Synthetic(300, 5)
+	ev = lockappendtest.WithFaultParam(t, ev, "k", strings.Repeat("v", 10_000))
+	res = lockappendtest.ResultsOf(t, res, ev)
 	evBefore, _ := json.Marshal(ev)
 	before, _ := json.Marshal(res)
-	in := bound(Input{Test: testInfo("none", 5), Results: res, Events: ev})
+	in := bound(Input{Test: lockappendtest.TestInfo("none", 5), Results: res, Events: ev})
 	evAfter, _ := json.Marshal(ev)
 	after, _ := json.Marshal(res)
 	if !bytes.Equal(before, after) || !bytes.Equal(evBefore, evAfter) {
 		t.Errorf("bound changed its input")
 	}
 	fs, err := history.Faults(in.Events)
-	if err != nil || len(fs) == 0 || len(fs[0].Params["k"]) > maxText+40 || len(in.Results.Faults[0].Params["k"]) > maxText+40 {
+	if err != nil || len(fs) == 0 || len(fs[0].Params["k"]) > MaxText+40 || len(in.Results.Faults[0].Params["k"]) > MaxText+40 {
 		t.Errorf("the parameter is not cut: %v", err)
 	}
 	// The client operations are whole: the checkers' figures still match
 	// the story's.
 	ops, _ := history.Pair(in.Events)
-	if st := checkers.CheckStats(ops); st.Ok != laResult(res).Checkers.Stats.Ok {
-		t.Errorf("bounded history: %d ok, want %d", st.Ok, laResult(res).Checkers.Stats.Ok)
+	if st := checkers.CheckStats(ops); st.Ok != lockappendtest.Result(res).Checkers.Stats.Ok {
+		t.Errorf("bounded history: %d ok, want %d", st.Ok, lockappendtest.Result(res).Checkers.Stats.Ok)
 	}
 }

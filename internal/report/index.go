@@ -217,7 +217,7 @@ func openRegular(root *os.Root, name string) (*os.File, error) {
 }
 
 func summarize(root *os.Root, dir, name, stamp string) RunSummary {
-	r := RunSummary{Path: name + "/" + stamp, Name: name, Stamp: cut(stamp, maxName), Verdict: "running"}
+	r := RunSummary{Path: name + "/" + stamp, Name: name, Stamp: cut(stamp, MaxName), Verdict: "running"}
 	if t, err := time.Parse(store.StampLayout, stamp); err == nil {
 		r.Started = t
 	}
@@ -225,15 +225,15 @@ func summarize(root *os.Root, dir, name, stamp string) RunSummary {
 	switch b, err := readIn(root, dir+"/"+store.TestFile); {
 	case err == nil:
 		if err := json.Unmarshal(b, &test); err != nil {
-			r.Err = store.TestFile + ": " + cut(err.Error(), maxText)
+			r.Err = store.TestFile + ": " + cut(err.Error(), MaxText)
 		}
-		r.Target = cut(strings.TrimSpace(test.Target+" "+test.TargetVersion), maxName)
-		r.Fencing, r.Nemesis, r.Workload = cut(test.Fencing, maxName), cut(test.Nemesis, maxName), cut(test.Workload, maxName)
+		r.Target = cut(strings.TrimSpace(test.Target+" "+test.TargetVersion), MaxName)
+		r.Fencing, r.Nemesis, r.Workload = cut(test.Fencing, MaxName), cut(test.Nemesis, MaxName), cut(test.Workload, MaxName)
 		if !test.Started.IsZero() {
 			r.Started = test.Started
 		}
 	case !errors.Is(err, fs.ErrNotExist):
-		r.Err = store.TestFile + ": " + cut(err.Error(), maxText)
+		r.Err = store.TestFile + ": " + cut(err.Error(), MaxText)
 	}
 	if st, err := root.Stat(dir + "/" + store.ReportFile); err == nil && st.Mode().IsRegular() {
 		r.HasReport = true
@@ -241,26 +241,26 @@ func summarize(root *os.Root, dir, name, stamp string) RunSummary {
 	b, err := readIn(root, dir+"/"+store.ResultsFile)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
-			r.Err = strings.TrimSpace(r.Err + " " + store.ResultsFile + ": " + cut(err.Error(), maxText))
+			r.Err = strings.TrimSpace(r.Err + " " + store.ResultsFile + ": " + cut(err.Error(), MaxText))
 			r.Verdict = "unknown"
 		}
 		return r
 	}
 	var res store.Results
 	if err := json.Unmarshal(b, &res); err != nil {
-		r.Err = store.ResultsFile + ": " + cut(err.Error(), maxText)
+		r.Err = store.ResultsFile + ": " + cut(err.Error(), MaxText)
 		r.Verdict = "unknown"
 		return r
 	}
 	sum := res.Result.Summary()
 	r.Verdict = sum.Verdict.String()
 	if res.Workload != "" {
-		r.Workload = cut(res.Workload, maxName)
+		r.Workload = cut(res.Workload, MaxName)
 	}
 	if sum.Updates {
 		r.Acknowledged, r.Lost = sum.Acknowledged, sum.Lost
 	}
-	r.FenceRejections, r.Faults, r.Elapsed, r.Interrupted = sum.FenceRejections, len(res.Faults), cut(res.Elapsed, maxName), res.Interrupted
+	r.FenceRejections, r.Faults, r.Elapsed, r.Interrupted = sum.FenceRejections, len(res.Faults), cut(res.Elapsed, MaxName), res.Interrupted
 	return r
 }
 

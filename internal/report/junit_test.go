@@ -8,6 +8,7 @@ import (
 
 	"github.com/fencecheck/fencecheck/internal/checkers"
 	"github.com/fencecheck/fencecheck/internal/store"
+	"github.com/fencecheck/fencecheck/internal/workloads/lockappend/lockappendtest"
 )
 
 // parsedJUnit is what a CI system reads of junit.xml.
@@ -61,17 +62,17 @@ func junitOf(t *testing.T, test store.TestInfo, res *store.Results) parsedJUnit 
 // lost-updates failure names the element and the write that erased it.
 func TestJUnitLostUpdate(t *testing.T) {
 	const evil = `<b>"&'`
-	res := check(t, seedHistory(t, evil))
+	res := lockappendtest.Check(t, lockappendtest.SeedHistory(t, evil))
 	res.Elapsed = "35.4s"
-	test := testInfo("none", 3)
+	test := lockappendtest.TestInfo("none", 3)
 	test.Nemesis = evil
 	test.Started = time.Date(2026, 11, 30, 9, 18, 32, 0, time.UTC)
 	j := junitOf(t, test, res)
 	s := j.Suites[0]
 
 	invalid := 0
-	for _, c := range []checkers.Validity{laResult(res).Checkers.Linearizable.Valid, laResult(res).Checkers.LostUpdates.Valid,
-		laResult(res).Checkers.TokenMonotonic.Valid, laResult(res).Checkers.Overlap.Valid, laResult(res).Checkers.Stats.Valid} {
+	for _, c := range []checkers.Validity{lockappendtest.Result(res).Checkers.Linearizable.Valid, lockappendtest.Result(res).Checkers.LostUpdates.Valid,
+		lockappendtest.Result(res).Checkers.TokenMonotonic.Valid, lockappendtest.Result(res).Checkers.Overlap.Valid, lockappendtest.Result(res).Checkers.Stats.Valid} {
 		if c == checkers.Invalid {
 			invalid++
 		}
@@ -118,22 +119,22 @@ func TestJUnitLostUpdate(t *testing.T) {
 // A valid run has no failure; interrupted, its verdict is unknown and a
 // "verdict" case errors, so that CI does not show green.
 func TestJUnitValidAndInterrupted(t *testing.T) {
-	h := &hist{t: t}
-	h.section(0, 1, 4, []int64{}, 0.1, 0.11, 0.2, 5)
-	h.section(1, 2, 7, []int64{1}, 0.15, 0.21, 0.3, 8)
-	h.final(0.5, []int64{1, 2})
-	res := check(t, h.sorted())
+	h := &lockappendtest.Hist{T: t}
+	h.Section(0, 1, 4, []int64{}, 0.1, 0.11, 0.2, 5)
+	h.Section(1, 2, 7, []int64{1}, 0.15, 0.21, 0.3, 8)
+	h.Final(0.5, []int64{1, 2})
+	res := lockappendtest.Check(t, h.Sorted())
 	if res.Valid() != checkers.Valid {
-		t.Fatalf("the history is %s: %s", res.Valid(), laResult(res).Error)
+		t.Fatalf("the history is %s: %s", res.Valid(), lockappendtest.Result(res).Error)
 	}
-	j := junitOf(t, testInfo("token", 2), res)
+	j := junitOf(t, lockappendtest.TestInfo("token", 2), res)
 	if j.Failures != 0 || j.Errors != 0 || j.Tests != 5 {
 		t.Errorf("valid run: tests %d, failures %d, errors %d", j.Tests, j.Failures, j.Errors)
 	}
 
 	res.SetValid(checkers.Unknown)
 	res.Interrupted, res.Note = true, "interrupted before the time limit"
-	j = junitOf(t, testInfo("token", 2), res)
+	j = junitOf(t, lockappendtest.TestInfo("token", 2), res)
 	s := j.Suites[0]
 	last := s.Cases[len(s.Cases)-1]
 	if j.Errors != 1 || j.Failures != 0 || last.Name != "verdict" || last.Error == nil || last.Error.Message != res.Note {
@@ -149,7 +150,7 @@ func TestJUnitRegister(t *testing.T) {
 			Linearizable: checkers.KeyedResult{Verdict: checkers.Verdict{Valid: checkers.Invalid, Message: `not linearizable on key "k1"`}},
 			Stats:        checkers.RegisterStats{Verdict: checkers.Verdict{Valid: checkers.Valid}},
 		}}}
-	test := testInfo("none", 5)
+	test := lockappendtest.TestInfo("none", 5)
 	test.Workload = "register"
 	j := junitOf(t, test, res)
 	s := j.Suites[0]

@@ -54,7 +54,7 @@ func livenessSection(in *Input) (section, bool) {
 	}
 	var rows [][]string
 	for i, ev := range l.Events {
-		if i == maxRows {
+		if i == MaxRows {
 			break
 		}
 		who := strings.Join(ev.Nodes, ", ")
@@ -63,7 +63,7 @@ func livenessSection(in *Input) (section, bool) {
 		}
 		granted := "not before the end"
 		if ev.GrantNS != nil {
-			granted = secs(*ev.GrantNS) + " to process " + ev.GrantProcess.String()
+			granted = Secs(*ev.GrantNS) + " to process " + ev.GrantProcess.String()
 		}
 		wait := fmt.Sprintf("%.3fs", ev.S)
 		if !ev.Recovered {
@@ -77,7 +77,7 @@ func livenessSection(in *Input) (section, bool) {
 		if !ev.Waiting {
 			waiting = "no (left out)"
 		}
-		rows = append(rows, []string{ev.Kind, ev.Fault, who, secs(ev.FromNS), granted, wait,
+		rows = append(rows, []string{ev.Kind, ev.Fault, who, Secs(ev.FromNS), granted, wait,
 			fmt.Sprintf("%.2f (TTL %s)", ev.TTLs, ev.TTL), fmt.Sprintf("%.2f (%s)", ev.Leases, ev.Lease), excess, waiting})
 	}
 	return TableSection("liveness", "Liveness", strings.Join(intro, " "),

@@ -10,9 +10,12 @@
 // fetched, so it opens from disk. Every value from a history goes through
 // html/template; no figure is assembled as raw markup.
 //
-// Each workload has a view (see views): lock-append's tells the stories of
-// lost updates; a workload without a view gets the generic one (verdict,
-// operations timeline, charts, checker results, faults, configuration).
+// Each workload has a view, in its own folder (internal/workloads/NAME/view,
+// paired with the workload in package views), built from this package's
+// blocks (NewPage, Card, the sections, DrawTimeline, ParseTemplates); a
+// workload without a view gets the generic one (verdict, operations
+// timeline, charts, checker results, faults, configuration). This package
+// knows no workload's result.
 package report
 
 import (
@@ -20,6 +23,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"html/template"
 	"io"
 	"os"
 	"path/filepath"
@@ -124,8 +128,8 @@ func RunFiles(dir string, sizes map[string]int64) []File {
 	return fs
 }
 
-// fileSize returns the size of the named run file, -1 if it is not there.
-func (in *Input) fileSize(name string) int64 {
+// FileSize returns the size of the named run file, -1 if it is not there.
+func (in *Input) FileSize(name string) int64 {
 	for _, f := range in.Files {
 		if f.Name == name {
 			return f.Size
@@ -134,11 +138,13 @@ func (in *Input) fileSize(name string) int64 {
 	return -1
 }
 
-// section is one part of a report: a heading and a template with its data.
+// section is one part of a report: a heading and a template with its data,
+// from the page's templates or, when set is not nil, from a view's own.
 type section struct {
 	ID, Title string
 	tmpl      string
 	data      any
+	set       *template.Template
 }
 
 // lead is a story in one line in the header.
@@ -167,7 +173,7 @@ type Page struct {
 }
 
 // Render writes the report of in to w. What it shows is bounded (see
-// bound), and so is the page: past maxReport bytes, a short page says why
+// bound), and so is the page: past MaxReport bytes, a short page says why
 // instead.
 func Render(w io.Writer, in Input) error {
 	if in.Results == nil {
@@ -175,7 +181,7 @@ func Render(w io.Writer, in Input) error {
 	}
 	in = bound(in)
 	var buf bytes.Buffer
-	err := renderBounded(&limitWriter{w: &buf, n: maxReport}, in)
+	err := renderBounded(&limitWriter{w: &buf, n: MaxReport}, in)
 	if errors.Is(err, errTooLarge) {
 		buf.Reset()
 		err = renderTooLarge(&buf, in)
@@ -187,8 +193,8 @@ func Render(w io.Writer, in Input) error {
 	return err
 }
 
-// errTooLarge: the page passed maxReport.
-var errTooLarge = fmt.Errorf("report: larger than %d MB", maxReport>>20)
+// errTooLarge: the page passed MaxReport.
+var errTooLarge = fmt.Errorf("report: larger than %d MB", MaxReport>>20)
 
 // limitWriter writes at most n bytes to w, and fails past them.
 type limitWriter struct {
@@ -211,7 +217,7 @@ func renderTooLarge(w io.Writer, in Input) error {
 	p := &Page{
 		Title:    fmt.Sprintf("%s · %s %s", strings.ToUpper(v), in.Test.Target, in.Results.Workload),
 		Verdict:  v,
-		Headline: fmt.Sprintf("Verdict: %s. The full report would be larger than %d MB: the history holds unusually large or many values. results.json and the history have everything.", v, maxReport>>20),
+		Headline: fmt.Sprintf("Verdict: %s. The full report would be larger than %d MB: the history holds unusually large or many values. results.json and the history have everything.", v, MaxReport>>20),
 		Config:   configCards(in.Test),
 		Cards:    []card{{Label: "history events", Value: fmt.Sprint(in.Results.Events)}, {Label: "faults", Value: fmt.Sprint(len(in.Results.Faults))}},
 		Sections: []section{
@@ -249,7 +255,11 @@ func renderPage(w io.Writer, p *Page) error {
 		if err := tmpl.ExecuteTemplate(bw, "section-open", s); err != nil {
 			return fmt.Errorf("report: %w", err)
 		}
-		if err := tmpl.ExecuteTemplate(bw, s.tmpl, s.data); err != nil {
+		set := tmpl
+		if s.set != nil {
+			set = s.set
+		}
+		if err := set.ExecuteTemplate(bw, s.tmpl, s.data); err != nil {
 			return fmt.Errorf("report: section %s: %w", s.ID, err)
 		}
 		io.WriteString(bw, "</section>\n")
@@ -358,18 +368,20 @@ type faultTable struct {
 	More int
 }
 
-const maxRows = 1000
+// MaxRows bounds a page's tables and lists: past it, the rest is counted,
+// not listed.
+const MaxRows = 1000
 
 func faultRows(in *Input) faultTable {
 	var t faultTable
 	for i, f := range in.Results.Faults {
-		if i == maxRows {
-			t.More = len(in.Results.Faults) - maxRows
+		if i == MaxRows {
+			t.More = len(in.Results.Faults) - MaxRows
 			break
 		}
-		r := faultRow{Fault: f.Fault, Nodes: strings.Join(f.Nodes, ", "), Start: secs(f.Start), Stop: "not recovered", Params: describeParams(f.Params), Error: f.Error}
+		r := faultRow{Fault: f.Fault, Nodes: strings.Join(f.Nodes, ", "), Start: Secs(f.Start), Stop: "not recovered", Params: DescribeParams(f.Params), Error: f.Error}
 		if f.Stop >= 0 {
-			r.Stop = secs(f.Stop)
+			r.Stop = Secs(f.Stop)
 			r.Held = time.Duration(f.Stop - f.Start).Round(time.Millisecond).String()
 		}
 		if p, ok := f.Params["process"]; ok {
@@ -454,33 +466,25 @@ func sortedKeys[V any](m map[string]V) []string {
 	return ks
 }
 
-// checkerRow is one checker's verdict.
-type checkerRow struct {
-	Name, Valid, Message, Error string
-}
-
-func verdictRow(name string, v checkers.Verdict) checkerRow {
-	return checkerRow{Name: name, Valid: v.Valid.String(), Message: v.Message, Error: v.Error}
-}
-
-// jsonBlock is a JSON document shown in a <pre>, or only its size when it
+// JSONBlock is a JSON document shown in a <pre>, or only its size when it
 // is too large to be worth inlining.
-type jsonBlock struct {
+type JSONBlock struct {
 	Text string
 	Size string
 }
 
 const maxInlineJSON = 256 << 10
 
-func asJSON(v any) jsonBlock {
+// AsJSON is v as indented JSON, or only its size past maxInlineJSON.
+func AsJSON(v any) JSONBlock {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
-		return jsonBlock{Text: err.Error()}
+		return JSONBlock{Text: err.Error()}
 	}
 	if len(b) > maxInlineJSON {
-		return jsonBlock{Size: humanSize(int64(len(b)))}
+		return JSONBlock{Size: humanSize(int64(len(b)))}
 	}
-	return jsonBlock{Text: string(b)}
+	return JSONBlock{Text: string(b)}
 }
 
 // GenericView is the report of a workload that has no view of its own: the
@@ -495,23 +499,25 @@ func GenericView(in *Input) (*Page, error) {
 
 // genericModel makes a model of any workload's operations, so that the
 // timeline can draw their spans.
-func genericModel(ops []history.Op, events []history.Event) *laModel {
-	m := &laModel{}
-	m.faults, _ = history.Faults(events)
+func genericModel(ops []history.Op, events []history.Event) *OpModel {
+	m := &OpModel{}
+	m.Faults, _ = history.Faults(events)
 	for _, e := range events {
-		m.last = max(m.last, e.Time)
+		m.Last = max(m.Last, e.Time)
 	}
 	for _, o := range ops {
 		if o.Process >= 1000000 { // the harness's own reads
 			continue
 		}
-		m.ops = append(m.ops, &laOp{proc: o.Process, invoke: o.Invoke.Time, end: o.End(), typ: o.Type(), label: o.F,
-			readAt: -1, checkedAt: -1, writeSentAt: -1, releasingAt: -1, lateAt: -1, staleFrom: -1, writeIdx: -1})
+		m.Ops = append(m.Ops, &Op{Proc: o.Process, Invoke: o.Invoke.Time, End: o.End(), Type: o.Type(), Label: o.F,
+			ReadAt: -1, CheckedAt: -1, WriteSentAt: -1, ReleasingAt: -1, LateAt: -1, StaleFrom: -1, WriteIdx: -1})
 	}
 	return m
 }
 
-func serverNames(t store.TestInfo) []string {
+// ServerNames are the names of the run's servers, a timeline's server
+// lanes.
+func ServerNames(t store.TestInfo) []string {
 	var s []string
 	for _, n := range t.Servers {
 		s = append(s, n.Name)
@@ -520,24 +526,26 @@ func serverNames(t store.TestInfo) []string {
 }
 
 // samplesOf returns the completed client operations for the charts.
-func samplesOf(ops []history.Op) []opSample {
-	var out []opSample
+func samplesOf(ops []history.Op) []Sample {
+	var out []Sample
 	for _, o := range ops {
 		if o.Complete == nil || o.Process >= 1000000 {
 			continue
 		}
-		out = append(out, opSample{invoke: o.Invoke.Time, end: o.Complete.Time, typ: o.Complete.Type, what: "process " + o.Process.String() + " " + o.F})
+		out = append(out, Sample{Invoke: o.Invoke.Time, End: o.Complete.Time, Type: o.Complete.Type, What: "process " + o.Process.String() + " " + o.F})
 	}
 	return out
 }
 
 type charts struct {
-	Throughput, Latency figure
+	Throughput, Latency Figure
 }
 
-func chartsData(samples []opSample, faults []history.Fault, last int64) charts {
-	in := chartInput{samples: samples, faults: faults, from: 0, to: last}
-	return charts{Throughput: drawThroughput(in), Latency: drawLatency(in)}
+// ChartsSection draws the throughput and the latency of samples, with the
+// fault windows shaded, on a timeline's time axis from 0 to last.
+func ChartsSection(samples []Sample, faults []history.Fault, last int64) Section {
+	in := chartInput{samples: samples, Faults: faults, from: 0, to: last}
+	return section{ID: "charts", Title: "Throughput and latency", tmpl: "charts", data: charts{Throughput: drawThroughput(in), Latency: drawLatency(in)}}
 }
 
 // dstr is a duration as test.json wrote it ("2s"), "" for none.

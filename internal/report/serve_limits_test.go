@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fencecheck/fencecheck/internal/store"
+	"github.com/fencecheck/fencecheck/internal/workloads/lockappend/lockappendtest"
 )
 
 // limitsRoot is a results directory with one finished run.
@@ -22,11 +23,11 @@ func limitsRoot(t *testing.T) (string, *store.Run) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	writeHistory(t, run.Path(store.HistoryFile), seedHistory(t, "1s"))
-	if err := run.WriteJSON(store.TestFile, testInfo("none", 3)); err != nil {
+	lockappendtest.WriteHistory(t, run.Path(store.HistoryFile), lockappendtest.SeedHistory(t, "1s"))
+	if err := run.WriteJSON(store.TestFile, lockappendtest.TestInfo("none", 3)); err != nil {
 		t.Fatal(err)
 	}
-	if err := run.WriteJSON(store.ResultsFile, check(t, seedHistory(t, "1s"))); err != nil {
+	if err := run.WriteJSON(store.ResultsFile, lockappendtest.Check(t, lockappendtest.SeedHistory(t, "1s"))); err != nil {
 		t.Fatal(err)
 	}
 	return root, run

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fencecheck/fencecheck/internal/store"
+	"github.com/fencecheck/fencecheck/internal/workloads/lockappend/lockappendtest"
 )
 
 func TestServer(t *testing.T) {
@@ -29,15 +30,15 @@ func TestServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := check(t, seedHistory(t, "1s"))
-	writeHistory(t, run.Path(store.HistoryFile), seedHistory(t, "1s"))
-	if err := run.WriteJSON(store.TestFile, testInfo("none", 3)); err != nil {
+	res := lockappendtest.Check(t, lockappendtest.SeedHistory(t, "1s"))
+	lockappendtest.WriteHistory(t, run.Path(store.HistoryFile), lockappendtest.SeedHistory(t, "1s"))
+	if err := run.WriteJSON(store.TestFile, lockappendtest.TestInfo("none", 3)); err != nil {
 		t.Fatal(err)
 	}
 	if err := run.WriteJSON(store.ResultsFile, res); err != nil {
 		t.Fatal(err)
 	}
-	if err := Write(run, testInfo("none", 3), res, LockAppendView); err != nil {
+	if err := Write(run, lockappendtest.TestInfo("none", 3), res, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(run.Path("logs/w1.log"), []byte("worker log <b>"), 0o644); err != nil {

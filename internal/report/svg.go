@@ -19,8 +19,8 @@ func (p px) String() string {
 	return strconv.FormatFloat(f, 'f', -1, 64)
 }
 
-// figure is one SVG drawing.
-type figure struct {
+// Figure is one SVG drawing, drawn by the template "figure".
+type Figure struct {
 	ID    string
 	Class string
 	Label string // aria-label
@@ -120,7 +120,7 @@ func niceStep(span float64, n int) float64 {
 
 // timeTicks adds a time axis at y (labels below) with grid lines from
 // gridTop to gridBottom.
-func timeTicks(f *figure, s scale, y, gridTop, gridBottom px) {
+func timeTicks(f *Figure, s scale, y, gridTop, gridBottom px) {
 	span := float64(s.t1-s.t0) / 1e9
 	step := niceStep(span, 10)
 	first := math.Ceil(float64(s.t0)/1e9/step) * step

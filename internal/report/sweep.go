@@ -57,8 +57,8 @@ func SweepChart(s *sweep.Summary) ([]byte, error) {
 
 var sweepTmpl = template.Must(template.New("sweep").Parse(figureSrc))
 
-func drawSweep(s *sweep.Summary) figure {
-	f := figure{Class: "sweep", W: sweepW, H: sweepH, Style: template.CSS(sweepCSS), Sized: true,
+func drawSweep(s *sweep.Summary) Figure {
+	f := Figure{Class: "sweep", W: sweepW, H: sweepH, Style: template.CSS(sweepCSS), Sized: true,
 		Label: fmt.Sprintf("%s: fraction of runs that lost an update against the holder's pause in TTLs", s.Target)}
 	ttl := time.Duration(s.TTLMS) * time.Millisecond
 	lease := float64(s.LeaseMS) / float64(max(s.TTLMS, 1))

@@ -23,9 +23,9 @@ const (
 	overviewNs    = 500
 )
 
-// detailMax is the largest number of operations a timeline draws one by
+// DetailMax is the largest number of operations a timeline draws one by
 // one; past it the lanes are aggregated into overviewNs time bins.
-const detailMax = 1500
+const DetailMax = 1500
 
 // laneSpec is one lane of a timeline.
 type laneSpec struct {
@@ -35,36 +35,60 @@ type laneSpec struct {
 	y, h   px
 }
 
-// timelineInput is what a timeline draws.
-type timelineInput struct {
+// TimelineInput is what a timeline draws: the operations of Model from
+// From to To (ns), a lane per worker (Workers) and per server.
+type TimelineInput struct {
 	ID      string
-	m       *laModel
-	workers int
-	servers []string
-	from    int64
-	to      int64
-	// stories mark their stale writes and lost elements; involved, when
-	// set, dims every other operation.
-	stories  []Story
-	involved map[*laOp]bool
-	actors   map[*laOp]string
+	Model   *OpModel
+	Workers int
+	Servers []string
+	From    int64
+	To      int64
+	// Marks are what the view's account of the history says of its
+	// operations; involved, when set, dims every other operation, and
+	// actors names operations on their lock-belief bars.
+	Marks    Marks
+	Involved map[*Op]bool
+	Actors   map[*Op]string
+}
+
+// Marks are what a view found in a history, drawn on its timeline: the
+// stale writes, the operations whose acknowledged element was lost, and
+// which write erased which. Anchors ("#lost-1") link a mark to where the
+// page tells it.
+type Marks struct {
+	// Stale maps a stale holder's operation to its anchor: its write is
+	// drawn as a stale write (accepted) or a fenced one (refused).
+	Stale map[*Op]string
+	// Lost maps an operation whose acknowledged element was lost to its
+	// anchor.
+	Lost map[*Op]string
+	// Erasures are the writes that erased others' elements, each drawn
+	// to the writes of the elements it erased.
+	Erasures []Erasure
+}
+
+// Erasure is a write (By) that erased the elements of Victims.
+type Erasure struct {
+	By      *Op
+	Victims []*Op
 }
 
 // lanes lays the lanes out: one per worker, one per server, one per other
 // node a fault names.
-func (in *timelineInput) lanes() []laneSpec {
+func (in *TimelineInput) lanes() []laneSpec {
 	var ls []laneSpec
-	workers := in.workers
+	workers := in.Workers
 	side := false
 	if workers <= 0 {
-		for _, o := range in.m.ops {
-			if !o.proc.IsSideWriter() {
-				workers = max(workers, int(o.proc)+1)
+		for _, o := range in.Model.Ops {
+			if !o.Proc.IsSideWriter() {
+				workers = max(workers, int(o.Proc)+1)
 			}
 		}
 	}
-	for _, o := range in.m.ops {
-		side = side || o.proc.IsSideWriter()
+	for _, o := range in.Model.Ops {
+		side = side || o.Proc.IsSideWriter()
 	}
 	known := map[string]bool{}
 	for w := range workers {
@@ -75,14 +99,14 @@ func (in *timelineInput) lanes() []laneSpec {
 	if side {
 		ls = append(ls, laneSpec{Name: "side writer", Kind: "client", Worker: workers})
 	}
-	for _, s := range in.servers {
+	for _, s := range in.Servers {
 		known[s] = true
 		ls = append(ls, laneSpec{Name: s, Kind: "server"})
 	}
 	others := 0
-	for _, f := range in.m.faults {
+	for _, f := range in.Model.Faults {
 		for _, n := range f.Nodes {
-			if !known[n] && others < maxItems { // a bounded number of lanes, whatever the faults name
+			if !known[n] && others < MaxItems { // a bounded number of lanes, whatever the faults name
 				known[n] = true
 				others++
 				ls = append(ls, laneSpec{Name: n, Kind: "node"})
@@ -102,57 +126,34 @@ func (in *timelineInput) lanes() []laneSpec {
 	return ls
 }
 
-// storyMarks indexes what the stories say about operations.
-type storyMarks struct {
-	staleWrite map[*laOp]string // the stale write -> story anchor
-	lost       map[*laOp]string // an op whose element was lost -> anchor
-	destroyer  map[*laOp]*Story
-}
-
-func indexStories(ss []Story) storyMarks {
-	sm := storyMarks{staleWrite: map[*laOp]string{}, lost: map[*laOp]string{}, destroyer: map[*laOp]*Story{}}
-	for i := range ss {
-		s := &ss[i]
-		if s.stale != nil {
-			sm.staleWrite[s.stale] = "#" + s.ID
-		}
-		for _, v := range s.victims {
-			if s.Kind != KindFenced {
-				sm.lost[v] = "#" + s.ID
-			}
-		}
-	}
-	return sm
-}
-
-// drawTimeline draws the lanes of a lock-append history over [from, to]:
-// one by one when at most detailMax operations fall in the window, else
+// DrawTimeline draws the lanes of a history's operations over [From, To]:
+// one by one when at most DetailMax operations fall in the window, else
 // aggregated.
-func drawTimeline(in timelineInput) figure {
+func DrawTimeline(in TimelineInput) Figure {
 	ls := in.lanes()
 	h := axisH + bottomPad
 	for _, l := range ls {
 		h += l.h
 	}
-	f := figure{ID: in.ID, Class: "timeline", W: figW, H: h,
+	f := Figure{ID: in.ID, Class: "timeline", W: figW, H: h,
 		Label: "Timeline: one lane per client with its lock-belief intervals and writes, one per server, fault windows shaded"}
-	s := scale{t0: in.from, t1: max(in.to, in.from+1), x0: labelW, x1: figW - rightPad}
+	s := scale{t0: in.From, t1: max(in.To, in.From+1), x0: labelW, x1: figW - rightPad}
 	lanesBottom := h - bottomPad
 
-	var inWindow []*laOp
-	for _, o := range in.m.ops {
-		end := o.end
-		if o.late != nil {
-			end = max(end, o.lateAt)
+	var inWindow []*Op
+	for _, o := range in.Model.Ops {
+		end := o.End
+		if o.Late != nil {
+			end = max(end, o.LateAt)
 		}
 		if end < 0 {
-			end = in.m.last
+			end = in.Model.Last
 		}
-		if end >= in.from && o.invoke <= in.to {
+		if end >= in.From && o.Invoke <= in.To {
 			inWindow = append(inWindow, o)
 		}
 	}
-	detail := len(inWindow) <= detailMax
+	detail := len(inWindow) <= DetailMax
 
 	// Lane backgrounds and labels.
 	for i, l := range ls {
@@ -196,7 +197,7 @@ func laneIndex(ls []laneSpec) map[string]int {
 // faultBands shades every fault window across all lanes (labelled above
 // the lanes) and draws it on the lanes of its nodes. Aggregated, windows
 // closer than a bin merge.
-func faultBands(f *figure, in timelineInput, s scale, ls []laneSpec, bottom px, detail bool) {
+func faultBands(f *Figure, in TimelineInput, s scale, ls []laneSpec, bottom px, detail bool) {
 	idx := laneIndex(ls)
 	type win struct {
 		a, b  int64
@@ -207,16 +208,16 @@ func faultBands(f *figure, in timelineInput, s scale, ls []laneSpec, bottom px, 
 		pause bool
 	}
 	var wins []win
-	for _, ft := range in.m.faults {
+	for _, ft := range in.Model.Faults {
 		stop := ft.Stop
 		if stop < 0 {
-			stop = in.m.last
+			stop = in.Model.Last
 		}
-		if stop < in.from || ft.Start > in.to {
+		if stop < in.From || ft.Start > in.To {
 			continue
 		}
-		title := fmt.Sprintf("%s on %s: %s to %s", ft.Fault, strings.Join(ft.Nodes, ", "), secs(ft.Start), secs(stop))
-		if p := describeParams(ft.Params); p != "" {
+		title := fmt.Sprintf("%s on %s: %s to %s", ft.Fault, strings.Join(ft.Nodes, ", "), Secs(ft.Start), Secs(stop))
+		if p := DescribeParams(ft.Params); p != "" {
 			title += " (" + p + ")"
 		}
 		if ft.Error != "" {
@@ -238,7 +239,7 @@ func faultBands(f *figure, in timelineInput, s scale, ls []laneSpec, bottom px, 
 				last.b = max(last.b, w.b)
 				count[n-1]++
 				for _, nd := range w.nodes {
-					if len(last.nodes) == maxItems { // bounded, whatever the faults name
+					if len(last.nodes) == MaxItems { // bounded, whatever the faults name
 						last.more = true
 						break
 					}
@@ -257,7 +258,7 @@ func faultBands(f *figure, in timelineInput, s scale, ls []laneSpec, bottom px, 
 				if merged[i].more {
 					nodes += " and more"
 				}
-				merged[i].title = fmt.Sprintf("%d faults from %s to %s on %s", count[i], secs(merged[i].a), secs(merged[i].b), nodes)
+				merged[i].title = fmt.Sprintf("%d faults from %s to %s on %s", count[i], Secs(merged[i].a), Secs(merged[i].b), nodes)
 				merged[i].label = ""
 			}
 		}
@@ -297,120 +298,112 @@ func faultBands(f *figure, in timelineInput, s scale, ls []laneSpec, bottom px, 
 // drawOps draws each operation: its span (invoke to completion), its
 // lock-belief interval (stale part marked), its write, and the stories'
 // marks.
-func drawOps(f *figure, in timelineInput, s scale, ls []laneSpec, ops []*laOp) {
-	sm := indexStories(in.stories)
+func drawOps(f *Figure, in TimelineInput, s scale, ls []laneSpec, ops []*Op) {
+	sm := in.Marks
 	lane := func(p history.Process) laneSpec {
-		w := laneOf(p, in.workers)
+		w := laneOf(p, in.Workers)
 		if w < len(ls) && ls[w].Kind == "client" {
 			return ls[w]
 		}
 		return ls[0]
 	}
-	writeXY := map[*laOp][2]px{}
+	writeXY := map[*Op][2]px{}
 	for _, o := range ops {
-		l := lane(o.proc)
+		l := lane(o.Proc)
 		mid := l.y + stripH + (l.h-stripH)/2
 		dim := ""
-		if in.involved != nil && !in.involved[o] {
+		if in.Involved != nil && !in.Involved[o] {
 			dim = " dim"
 		}
-		end := o.end
+		end := o.End
 		if end < 0 {
-			end = in.m.last
+			end = in.Model.Last
 		}
-		tok, hasTok := o.tokenOf()
-		who := "process " + o.proc.String()
+		tok, hasTok := o.TokenOf()
+		who := "process " + o.Proc.String()
 		if hasTok {
 			who += fmt.Sprintf(", token %d", tok)
 		}
 		// The span: waiting, working, releasing.
-		spanTitle := fmt.Sprintf("%s: %s, %s at %s (invoked %s)", who, o.label, o.typ, secs(o.end), secs(o.invoke))
-		if o.typ == history.Fail && o.comp.Reason != "" {
-			spanTitle += ": " + o.comp.Reason
+		spanTitle := fmt.Sprintf("%s: %s, %s at %s (invoked %s)", who, o.Label, o.Type, Secs(o.End), Secs(o.Invoke))
+		if o.Type == history.Fail && o.Comp.Reason != "" {
+			spanTitle += ": " + o.Comp.Reason
 		}
-		f.Lines = append(f.Lines, line{X1: s.x(o.invoke), Y1: mid, X2: s.x(end), Y2: mid, Class: "span " + string(o.typ) + dim, Title: spanTitle})
-		if o.late != nil {
-			f.Lines = append(f.Lines, line{X1: s.x(end), Y1: mid, X2: s.x(o.lateAt), Y2: mid, Class: "span late" + dim,
-				Title: fmt.Sprintf("%s: late result %s at %s", who, o.late.Type, secs(o.lateAt))})
+		f.Lines = append(f.Lines, line{X1: s.x(o.Invoke), Y1: mid, X2: s.x(end), Y2: mid, Class: "span " + string(o.Type) + dim, Title: spanTitle})
+		if o.Late != nil {
+			f.Lines = append(f.Lines, line{X1: s.x(end), Y1: mid, X2: s.x(o.LateAt), Y2: mid, Class: "span late" + dim,
+				Title: fmt.Sprintf("%s: late result %s at %s", who, o.Late.Type, Secs(o.LateAt))})
 		}
 		// The lock-belief interval.
-		if o.acquired {
-			be := o.beliefEnd(in.m.last)
-			title := fmt.Sprintf("%s believed it held the lock from %s to %s", who, secs(o.acquiredAt), secs(be))
+		if o.Acquired {
+			be := o.BeliefEnd(in.Model.Last)
+			title := fmt.Sprintf("%s believed it held the lock from %s to %s", who, Secs(o.AcquiredAt), Secs(be))
 			cut := be
-			if o.staleFrom >= 0 {
-				cut = o.staleFrom
-				title += fmt.Sprintf("; stale from %s, when token %d was granted", secs(o.staleFrom), o.staleBy.token)
+			if o.StaleFrom >= 0 {
+				cut = o.StaleFrom
+				title += fmt.Sprintf("; stale from %s, when token %d was granted", Secs(o.StaleFrom), o.StaleBy.Token)
 			}
 			y := mid - beliefH/2
-			f.Rects = append(f.Rects, shape{X: s.x(o.acquiredAt), Y: y, W: s.width(o.acquiredAt, cut, 1), H: beliefH, Class: "belief" + dim, Title: title})
-			if o.staleFrom >= 0 {
+			f.Rects = append(f.Rects, shape{X: s.x(o.AcquiredAt), Y: y, W: s.width(o.AcquiredAt, cut, 1), H: beliefH, Class: "belief" + dim, Title: title})
+			if o.StaleFrom >= 0 {
 				f.Rects = append(f.Rects, shape{X: s.x(cut), Y: y, W: s.width(cut, be, 1), H: beliefH, Class: "belief stale" + dim, Title: title})
 			}
-			if w := s.x(be) - s.x(o.acquiredAt); w > 26 && dim == "" {
-				label := fmt.Sprint(o.token)
-				if a, ok := in.actors[o]; ok {
+			if w := s.x(be) - s.x(o.AcquiredAt); w > 26 && dim == "" {
+				label := fmt.Sprint(o.Token)
+				if a, ok := in.Actors[o]; ok {
 					label = a + " " + label
 				}
-				f.Texts = append(f.Texts, text{X: s.x(o.acquiredAt) + 3, Y: mid + 3.5, Text: label, Class: "belief-label"})
+				f.Texts = append(f.Texts, text{X: s.x(o.AcquiredAt) + 3, Y: mid + 3.5, Text: label, Class: "belief-label"})
 			}
 		}
 		// The write.
-		if !o.writes {
+		if !o.Writes {
 			continue
 		}
-		wt := o.writeAt()
-		if wt < 0 || (!o.landed() && o.writeSentAt < 0) {
-			if r, _ := o.rejected(); !r {
+		wt := o.WriteAt()
+		if wt < 0 || (!o.Landed() && o.WriteSentAt < 0) {
+			if r, _ := o.Rejected(); !r {
 				continue
 			}
-			wt = o.rejectedAt()
+			wt = o.RejectedAt()
 		}
 		x := s.x(wt)
 		writeXY[o] = [2]px{x, mid}
 		m := mark{X: x, Y: mid, R: 3.2}
-		switch r, why := o.rejected(); {
-		case sm.staleWrite[o] != "" && o.landed():
-			m.Shape, m.Class, m.Href = "diamond", "w-stale", sm.staleWrite[o]
-			m.Title = fmt.Sprintf("%s: stale write ACCEPTED at %s: it lost acknowledged updates (see the story)", who, secs(wt))
+		switch r, why := o.Rejected(); {
+		case sm.Stale[o] != "" && o.Landed():
+			m.Shape, m.Class, m.Href = "diamond", "w-stale", sm.Stale[o]
+			m.Title = fmt.Sprintf("%s: stale write ACCEPTED at %s: it lost acknowledged updates (see the story)", who, Secs(wt))
 		case r:
-			m.Shape, m.Class, m.Href = "cross", "w-fenced", sm.staleWrite[o]
-			m.Title = fmt.Sprintf("%s: write REJECTED by the fence at %s: %s", who, secs(wt), why)
-		case o.landed():
+			m.Shape, m.Class, m.Href = "cross", "w-fenced", sm.Stale[o]
+			m.Title = fmt.Sprintf("%s: write REJECTED by the fence at %s: %s", who, Secs(wt), why)
+		case o.Landed():
 			m.Shape, m.Class = "dot", "w-ok"
-			m.Title = fmt.Sprintf("%s: write of element %d accepted at %s", who, o.element, secs(wt))
+			m.Title = fmt.Sprintf("%s: write of element %d accepted at %s", who, o.Element, Secs(wt))
 		default:
 			m.Shape, m.Class = "q", "w-unknown"
-			m.Title = fmt.Sprintf("%s: write sent at %s, outcome unknown (%s)", who, secs(wt), o.typ)
+			m.Title = fmt.Sprintf("%s: write sent at %s, outcome unknown (%s)", who, Secs(wt), o.Type)
 		}
 		m.Class += dim
 		f.Marks = append(f.Marks, m)
-		if href, ok := sm.lost[o]; ok {
+		if href, ok := sm.Lost[o]; ok {
 			f.Marks = append(f.Marks, mark{X: x, Y: mid, R: 7, Shape: "ring", Class: "lost", Href: href,
-				Title: fmt.Sprintf("element %d of %s: acknowledged, then LOST", o.element, who)})
+				Title: fmt.Sprintf("element %d of %s: acknowledged, then LOST", o.Element, who)})
 		}
 	}
 	// Connect each destroying write to the elements it erased.
-	for i := range in.stories {
-		st := &in.stories[i]
-		var d *laOp
-		switch st.Kind {
-		case KindStaleOverwrote, KindUnexplained:
-			d = st.stale
-		case KindStaleOverwritten:
-			d = st.other
-		}
-		from, ok := writeXY[d]
-		if d == nil || !ok {
+	for _, e := range sm.Erasures {
+		from, ok := writeXY[e.By]
+		if e.By == nil || !ok {
 			continue
 		}
-		for _, v := range st.victims {
+		for _, v := range e.Victims {
 			to, ok := writeXY[v]
-			if !ok || v == d {
+			if !ok || v == e.By {
 				continue
 			}
 			f.Paths = append(f.Paths, svgPath{D: arc(from[0], from[1], to[0], to[1], 18), Class: "erase",
-				Title: fmt.Sprintf("process %s's write erased element %d of process %s", d.proc, v.element, v.proc)})
+				Title: fmt.Sprintf("process %s's write erased element %d of process %s", e.By.Proc, v.Element, v.Proc)})
 		}
 	}
 }
@@ -419,8 +412,8 @@ func drawOps(f *figure, in timelineInput, s scale, ls []laneSpec, ops []*laOp) {
 // of each bin a client believed it held the lock (shade), when it did so
 // stale (red), and counts of the writes that matter (fenced, stale
 // accepted, lost, unknown). The number of shapes is bounded by lanes x bins.
-func aggregateOps(f *figure, in timelineInput, s scale, ls []laneSpec, ops []*laOp) {
-	sm := indexStories(in.stories)
+func aggregateOps(f *Figure, in TimelineInput, s scale, ls []laneSpec, ops []*Op) {
+	sm := in.Marks
 	nb := overviewNs
 	span := s.t1 - s.t0
 	binOf := func(t int64) int { return min(max(int((t-s.t0)*int64(nb)/max(span, 1)), 0), nb-1) }
@@ -454,31 +447,31 @@ func aggregateOps(f *figure, in timelineInput, s scale, ls []laneSpec, ops []*la
 		kinds
 	)
 	for _, o := range ops {
-		w := laneOf(o.proc, in.workers)
+		w := laneOf(o.Proc, in.Workers)
 		if w >= len(ls) || ls[w].Kind != "client" {
 			continue
 		}
 		a := &aggs[w]
-		if o.acquired {
-			be := o.beliefEnd(in.m.last)
-			if o.staleFrom >= 0 {
-				addCover(a.cover, o.acquiredAt, o.staleFrom)
-				addCover(a.stale, o.staleFrom, be)
+		if o.Acquired {
+			be := o.BeliefEnd(in.Model.Last)
+			if o.StaleFrom >= 0 {
+				addCover(a.cover, o.AcquiredAt, o.StaleFrom)
+				addCover(a.stale, o.StaleFrom, be)
 			} else {
-				addCover(a.cover, o.acquiredAt, be)
+				addCover(a.cover, o.AcquiredAt, be)
 			}
 		}
-		wt := o.writeAt()
-		switch r, _ := o.rejected(); {
+		wt := o.WriteAt()
+		switch r, _ := o.Rejected(); {
 		case r:
-			a.marks[[2]int{binOf(o.rejectedAt()), kFenced}]++
-		case sm.staleWrite[o] != "":
+			a.marks[[2]int{binOf(o.RejectedAt()), kFenced}]++
+		case sm.Stale[o] != "":
 			a.marks[[2]int{binOf(wt), kStale}]++
-		case o.typ == history.Info && !o.landed():
-			a.marks[[2]int{binOf(max(o.invoke, wt)), kUnknown}]++
+		case o.Type == history.Info && !o.Landed():
+			a.marks[[2]int{binOf(max(o.Invoke, wt)), kUnknown}]++
 		}
-		if _, ok := sm.lost[o]; ok {
-			a.marks[[2]int{binOf(o.ackAt()), kLost}]++
+		if _, ok := sm.Lost[o]; ok {
+			a.marks[[2]int{binOf(o.AckAt()), kLost}]++
 		}
 	}
 	binNs := float64(span) / float64(nb)
@@ -498,7 +491,7 @@ func aggregateOps(f *figure, in timelineInput, s scale, ls []laneSpec, ops []*la
 			}
 			if lv > 0 {
 				f.Rects = append(f.Rects, shape{X: s.x0 + px(b)*binW, Y: mid - beliefH/2, W: px(e-b) * binW, H: beliefH,
-					Class: fmt.Sprintf("agg l%d", lv), Title: fmt.Sprintf("%s held the lock about %d%% of %s to %s", l.Name, lv*25, secs(s.t0+int64(float64(b)*binNs)), secs(s.t0+int64(float64(e)*binNs)))})
+					Class: fmt.Sprintf("agg l%d", lv), Title: fmt.Sprintf("%s held the lock about %d%% of %s to %s", l.Name, lv*25, Secs(s.t0+int64(float64(b)*binNs)), Secs(s.t0+int64(float64(e)*binNs)))})
 			}
 			b = e
 		}
@@ -521,7 +514,7 @@ func aggregateOps(f *figure, in timelineInput, s scale, ls []laneSpec, ops []*la
 					n += a.marks[[2]int{e, k}]
 					e++
 				}
-				from, to := secs(s.t0+int64(float64(b)*binNs)), secs(s.t0+int64(float64(e)*binNs))
+				from, to := Secs(s.t0+int64(float64(b)*binNs)), Secs(s.t0+int64(float64(e)*binNs))
 				r := shape{X: s.x0 + px(b)*binW, W: max(px(e-b)*binW, 2), Y: mid - beliefH/2 - 2, H: beliefH + 4}
 				switch k {
 				case kFenced:
@@ -539,5 +532,22 @@ func aggregateOps(f *figure, in timelineInput, s scale, ls []laneSpec, ops []*la
 		}
 	}
 	f.Texts = append(f.Texts, text{X: figW - rightPad, Y: axisH - 8, Anchor: "end", Class: "note",
-		Text: fmt.Sprintf("%d operations and %d fault windows, aggregated in %d bins of %s", len(ops), len(in.m.faults), nb, time.Duration(binNs).Round(time.Millisecond))})
+		Text: fmt.Sprintf("%d operations and %d fault windows, aggregated in %d bins of %s", len(ops), len(in.Model.Faults), nb, time.Duration(binNs).Round(time.Millisecond))})
+}
+
+// DescribeParams writes fault parameters as k=v, sorted, leaving out the
+// process and token (which a holder fault's description names apart).
+func DescribeParams(p map[string]string) string {
+	keys := make([]string, 0, len(p))
+	for k := range p {
+		if k != "process" && k != "token" {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, k+"="+p[k])
+	}
+	return strings.Join(parts, " ")
 }

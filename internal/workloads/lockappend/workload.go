@@ -6,8 +6,8 @@
 // acknowledged element: a lost update.
 //
 // Its history vocabulary is history/lockappend; its checkers are the
-// checkers package's CheckLockAppend, and its report is
-// report.LockAppendView (paired with it in package views).
+// checkers package's CheckLockAppend, and its report page is package view
+// (lockappend/view, paired with it in package views).
 package lockappend
 
 import (

@@ -9,12 +9,13 @@ import (
 	"github.com/fencecheck/fencecheck/internal/workloads/election"
 	electionview "github.com/fencecheck/fencecheck/internal/workloads/election/view"
 	"github.com/fencecheck/fencecheck/internal/workloads/lockappend"
+	lockappendview "github.com/fencecheck/fencecheck/internal/workloads/lockappend/view"
 )
 
 // byWorkload is each workload's page, by its name; a workload not listed
 // gets the generic page.
 var byWorkload = map[string]report.View{
-	lockappend.Workload{}.Name(): report.LockAppendView,
+	lockappend.Workload{}.Name(): lockappendview.View,
 	election.Workload{}.Name():   electionview.View,
 }
 

@@ -1,4 +1,4 @@
-package report
+package view
 
 import (
 	"cmp"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/fencecheck/fencecheck/internal/checkers"
 	"github.com/fencecheck/fencecheck/internal/history"
+	"github.com/fencecheck/fencecheck/internal/report"
 )
 
 // StoryKind says which pattern a story tells.
@@ -61,7 +62,7 @@ type Actor struct {
 	Token   int64
 	Role    string
 
-	op *laOp
+	op *report.Op
 }
 
 // Story tells, from the history, how one stale write lost acknowledged
@@ -89,8 +90,43 @@ type Story struct {
 	// Stale is the stale holder's process.
 	Stale history.Process
 
-	stale, other *laOp
-	victims      []*laOp
+	stale, other *report.Op
+	victims      []*report.Op
+}
+
+// eraser is the write that erased the story's lost elements, if the
+// history has it: the stale write, or the newer holder's write that erased
+// the stale holder's own element.
+func (s *Story) eraser() *report.Op {
+	switch s.Kind {
+	case KindStaleOverwrote, KindUnexplained:
+		return s.stale
+	case KindStaleOverwritten:
+		return s.other
+	}
+	return nil
+}
+
+// marksOf is what the stories say of the operations, for the timeline:
+// each stale write and each lost element with its story's anchor, and each
+// erasing write with the writes whose elements it erased.
+func marksOf(ss []Story) report.Marks {
+	mk := report.Marks{Stale: map[*report.Op]string{}, Lost: map[*report.Op]string{}}
+	for i := range ss {
+		s := &ss[i]
+		if s.stale != nil {
+			mk.Stale[s.stale] = "#" + s.ID
+		}
+		if s.Kind != KindFenced {
+			for _, v := range s.victims {
+				mk.Lost[v] = "#" + s.ID
+			}
+		}
+		if d := s.eraser(); d != nil {
+			mk.Erasures = append(mk.Erasures, report.Erasure{By: d, Victims: s.victims})
+		}
+	}
+	return mk
 }
 
 // storyConfig is what the stories need from the configuration.
@@ -104,11 +140,11 @@ type storyConfig struct {
 // stories builds the stories of a lock-append history: one for each stale
 // write that lost acknowledged updates (lost lists them, as the lost-updates
 // checker found them), and one for each write the fence refused.
-func stories(m *laModel, lost []checkers.LostElement, cfg storyConfig) (lostStories, fenced []Story) {
+func stories(m *model, lost []checkers.LostElement, cfg storyConfig) (lostStories, fenced []Story) {
 	b := &storyBuilder{m: m, cfg: cfg}
 	lostStories = b.lostStories(lost)
-	for _, o := range m.ops {
-		if r, _ := o.rejected(); r {
+	for _, o := range m.Ops {
+		if r, _ := o.Rejected(); r {
 			fenced = append(fenced, b.fencedStory(o))
 		}
 	}
@@ -122,19 +158,19 @@ func stories(m *laModel, lost []checkers.LostElement, cfg storyConfig) (lostStor
 }
 
 type storyBuilder struct {
-	m   *laModel
+	m   *model
 	cfg storyConfig
 }
 
 // lostStories groups the lost elements by the stale write behind them.
 func (b *storyBuilder) lostStories(lost []checkers.LostElement) []Story {
 	type key struct {
-		stale, other *laOp
+		stale, other *report.Op
 		kind         StoryKind
 	}
-	groups := map[key][]*laOp{}
+	groups := map[key][]*report.Op{}
 	var order []key
-	add := func(k key, v *laOp) {
+	add := func(k key, v *report.Op) {
 		if _, ok := groups[k]; !ok {
 			order = append(order, k)
 		}
@@ -168,12 +204,12 @@ func (b *storyBuilder) lostStories(lost []checkers.LostElement) []Story {
 			add(key{stale: l, kind: KindUnexplained}, l)
 			continue
 		}
-		lt, _ := l.tokenOf()
-		dt, _ := d.tokenOf()
+		lt, _ := l.TokenOf()
+		dt, _ := d.TokenOf()
 		switch {
-		case d.staleFrom >= 0 && d.staleFrom < d.writeAt() && (dt < lt || l.staleFrom < 0 || l.staleFrom >= l.writeAt()):
+		case d.StaleFrom >= 0 && d.StaleFrom < d.WriteAt() && (dt < lt || l.StaleFrom < 0 || l.StaleFrom >= l.WriteAt()):
 			add(key{stale: d, kind: KindStaleOverwrote}, l)
-		case l.staleFrom >= 0 && l.staleFrom < l.writeAt():
+		case l.StaleFrom >= 0 && l.StaleFrom < l.WriteAt():
 			add(key{stale: l, other: d, kind: KindStaleOverwritten}, l)
 		case dt < lt:
 			add(key{stale: d, kind: KindStaleOverwrote}, l)
@@ -184,7 +220,7 @@ func (b *storyBuilder) lostStories(lost []checkers.LostElement) []Story {
 	out := make([]Story, 0, len(order))
 	for _, k := range order {
 		vs := groups[k]
-		slices.SortFunc(vs, func(x, y *laOp) int { return cmp.Compare(x.writeIdx, y.writeIdx) })
+		slices.SortFunc(vs, func(x, y *report.Op) int { return cmp.Compare(x.WriteIdx, y.WriteIdx) })
 		switch k.kind {
 		case KindStaleOverwrote:
 			out = append(out, b.overwroteStory(k.stale, vs))
@@ -204,7 +240,7 @@ func (b *storyBuilder) lostStories(lost []checkers.LostElement) []Story {
 
 // overwriterOf is the append the lost-updates checker named as the
 // overwriter, if the history has it.
-func (b *storyBuilder) overwriterOf(le checkers.LostElement) *laOp {
+func (b *storyBuilder) overwriterOf(le checkers.LostElement) *report.Op {
 	if w := le.OverwrittenBy; w != nil && w.Known {
 		return b.m.byElement[w.Element]
 	}
@@ -214,28 +250,28 @@ func (b *storyBuilder) overwriterOf(le checkers.LostElement) *laOp {
 // cast names the actors of one story: A first, then B, C ...
 type cast struct {
 	cfg    storyConfig
-	names  map[*laOp]string
+	names  map[*report.Op]string
 	actors []Actor
 	// told are the ops whose grant the story has told.
-	told map[*laOp]bool
+	told map[*report.Op]bool
 }
 
 func newCast(cfg storyConfig) *cast {
-	return &cast{cfg: cfg, names: map[*laOp]string{}, told: map[*laOp]bool{}}
+	return &cast{cfg: cfg, names: map[*report.Op]string{}, told: map[*report.Op]bool{}}
 }
 
 // name returns o's letter, giving it the next one (with role) on first use.
-func (c *cast) name(o *laOp, role string) string {
+func (c *cast) name(o *report.Op, role string) string {
 	if n, ok := c.names[o]; ok {
 		return n
 	}
 	n := string(rune('A' + len(c.actors)))
 	if len(c.actors) >= 8 {
-		n = "process " + o.proc.String()
+		n = "process " + o.Proc.String()
 	}
 	c.names[o] = n
-	tok, _ := o.tokenOf()
-	c.actors = append(c.actors, Actor{Name: n, Process: o.proc, Node: nodeOf(o.proc, c.cfg.Workers), Token: tok, Role: role, op: o})
+	tok, _ := o.TokenOf()
+	c.actors = append(c.actors, Actor{Name: n, Process: o.Proc, Node: report.NodeOf(o.Proc, c.cfg.Workers), Token: tok, Role: role, op: o})
 	return n
 }
 
@@ -252,44 +288,44 @@ func (c *cast) byNode(node string) (string, bool) {
 // prelude tells the stale holder's critical section up to its write: its
 // grant, read and lease check, the faults that hit it, and the grant that
 // superseded it.
-func (b *storyBuilder) prelude(c *cast, a *laOp) []Step {
+func (b *storyBuilder) prelude(c *cast, a *report.Op) []Step {
 	A := c.name(a, "the stale holder")
 	var steps []Step
 	steps = append(steps, b.acquireStep(c, a, "")...)
-	if l, ok := a.readList(); ok {
-		at := a.readAt
+	if l, ok := readList(a); ok {
+		at := a.ReadAt
 		if at < 0 {
-			at = a.acquiredAt
+			at = a.AcquiredAt
 		}
 		steps = append(steps, Step{At: at, Who: A, Text: "reads the list: " + describeList(l)})
 	}
-	if a.checkedAt >= 0 {
-		left := time.Duration(a.checked.RemainingMS) * time.Millisecond
-		if a.checked.OK {
+	if a.CheckedAt >= 0 {
+		left := time.Duration(a.Checked.RemainingMS) * time.Millisecond
+		if a.Checked.OK {
 			margin := ""
 			if b.cfg.Margin != "" {
 				margin = " > " + b.cfg.Margin + " margin"
 			}
-			steps = append(steps, Step{At: a.checkedAt, Who: A, Text: fmt.Sprintf("checks its lease: %s left%s: safe to write, it thinks", left, margin)})
+			steps = append(steps, Step{At: a.CheckedAt, Who: A, Text: fmt.Sprintf("checks its lease: %s left%s: safe to write, it thinks", left, margin)})
 		} else {
-			steps = append(steps, Step{At: a.checkedAt, Who: A, Text: fmt.Sprintf("checks its lease: only %s left", left)})
+			steps = append(steps, Step{At: a.CheckedAt, Who: A, Text: fmt.Sprintf("checks its lease: only %s left", left)})
 		}
 	}
-	end := a.writeAt()
+	end := a.WriteAt()
 	if end < 0 {
-		end = b.m.last
+		end = b.m.Last
 	}
-	steps = append(steps, b.faultSteps(c, a.acquiredAt, end)...)
-	if s := a.staleBy; s != nil {
+	steps = append(steps, b.faultSteps(c, a.AcquiredAt, end)...)
+	if s := a.StaleBy; s != nil {
 		C := c.name(s, "got the lock while "+A+" still believed it held it")
 		c.told[s] = true
 		ttl := ""
 		if b.cfg.TTL != "" {
 			ttl = " (TTL " + b.cfg.TTL + ")"
 		}
-		steps = append(steps, Step{At: s.acquiredAt, Who: C, Tone: "bad",
+		steps = append(steps, Step{At: s.AcquiredAt, Who: C, Tone: "bad",
 			Text: fmt.Sprintf("acquires the lock: fencing token %d (> %d). %s's lease%s has expired, but %s does not know it: from here on %s is a stale holder",
-				s.token, a.token, A, ttl, A, A)})
+				s.Token, a.Token, A, ttl, A, A)})
 	}
 	return steps
 }
@@ -297,10 +333,10 @@ func (b *storyBuilder) prelude(c *cast, a *laOp) []Step {
 // faultSteps tells the faults whose windows meet [from, to].
 func (b *storyBuilder) faultSteps(c *cast, from, to int64) []Step {
 	var steps []Step
-	for _, f := range b.m.faults {
+	for _, f := range b.m.Faults {
 		stop := f.Stop
 		if stop < 0 {
-			stop = b.m.last
+			stop = b.m.Last
 		}
 		if stop < from || f.Start > to {
 			continue
@@ -314,7 +350,7 @@ func (b *storyBuilder) faultSteps(c *cast, from, to int64) []Step {
 			}
 		}
 		what := f.Fault
-		if p := describeParams(f.Params); p != "" {
+		if p := report.DescribeParams(f.Params); p != "" {
 			what += ", " + p
 		}
 		pause := strings.HasPrefix(f.Fault, "pause")
@@ -348,67 +384,50 @@ func (b *storyBuilder) faultSteps(c *cast, from, to int64) []Step {
 	return steps
 }
 
-// describeParams writes fault parameters as k=v, sorted, leaving out the
-// process and token the story already names.
-func describeParams(p map[string]string) string {
-	keys := make([]string, 0, len(p))
-	for k := range p {
-		if k != "process" && k != "token" {
-			keys = append(keys, k)
-		}
-	}
-	slices.Sort(keys)
-	var parts []string
-	for _, k := range keys {
-		parts = append(parts, k+"="+p[k])
-	}
-	return strings.Join(parts, " ")
-}
-
 // acquireStep tells o's grant, when it has one.
-func (b *storyBuilder) acquireStep(c *cast, o *laOp, role string) []Step {
+func (b *storyBuilder) acquireStep(c *cast, o *report.Op, role string) []Step {
 	n := c.name(o, role)
-	if !o.acquired || c.told[o] {
+	if !o.Acquired || c.told[o] {
 		return nil
 	}
 	c.told[o] = true
-	return []Step{{At: o.acquiredAt, Who: n, Text: fmt.Sprintf("acquires the lock: fencing token %d", o.token)}}
+	return []Step{{At: o.AcquiredAt, Who: n, Text: fmt.Sprintf("acquires the lock: fencing token %d", o.Token)}}
 }
 
 // writeStep tells o's write and how the resource took it.
-func (b *storyBuilder) writeStep(c *cast, o *laOp, tone, extra string) []Step {
+func (b *storyBuilder) writeStep(c *cast, o *report.Op, tone, extra string) []Step {
 	n := c.name(o, "")
-	l, _ := o.readList()
-	written := append(slices.Clone(l), o.element)
-	tok, _ := o.tokenOf()
+	l, _ := readList(o)
+	written := append(slices.Clone(l), o.Element)
+	tok, _ := o.TokenOf()
 	var steps []Step
-	if o.typ == history.Info && o.end >= 0 {
-		steps = append(steps, Step{At: o.end, Who: "harness", Text: fmt.Sprintf("gives up waiting for %s: the operation is recorded info (outcome unknown)", n)})
+	if o.Type == history.Info && o.End >= 0 {
+		steps = append(steps, Step{At: o.End, Who: "harness", Text: fmt.Sprintf("gives up waiting for %s: the operation is recorded info (outcome unknown)", n)})
 	}
-	at := o.writeAt()
+	at := o.WriteAt()
 	var s string
 	switch {
-	case o.landed():
+	case o.Landed():
 		rev := ""
-		if r := o.writeComp().Rev; r > 0 {
+		if r := o.WriteComp().Rev; r > 0 {
 			rev = fmt.Sprintf(", revision %d", r)
 		}
 		how := "ACCEPTED, acknowledged"
-		if o.late != nil {
+		if o.Late != nil {
 			how = "ACCEPTED: the late result says ok"
 		}
 		s = fmt.Sprintf("writes %s with token %d: %s%s", describeList(written), tok, how, rev)
-		if o.late != nil {
-			at = min(at, o.lateAt)
+		if o.Late != nil {
+			at = min(at, o.LateAt)
 		}
 	default:
-		if r, e := o.rejected(); r {
+		if r, e := o.Rejected(); r {
 			s = fmt.Sprintf("writes %s with token %d: REJECTED by the fence (%s)", describeList(written), tok, e)
-			if o.late != nil {
+			if o.Late != nil {
 				s += ", says its late result"
 			}
 		} else {
-			s = fmt.Sprintf("writes %s with token %d: outcome unknown (%s)", describeList(written), tok, o.typ)
+			s = fmt.Sprintf("writes %s with token %d: outcome unknown (%s)", describeList(written), tok, o.Type)
 		}
 	}
 	if extra != "" {
@@ -420,20 +439,20 @@ func (b *storyBuilder) writeStep(c *cast, o *laOp, tone, extra string) []Step {
 // erasedBy returns the acknowledged elements that writes applied after a
 // acquired the lock and before write position upto appended and that a's
 // read lacks: what a stale write built on that read erases.
-func (b *storyBuilder) erasedBy(a *laOp, upto int) []int64 {
-	read, _ := a.readList()
+func (b *storyBuilder) erasedBy(a *report.Op, upto int) []int64 {
+	read, _ := readList(a)
 	in := make(map[int64]bool, len(read))
 	for _, x := range read {
 		in[x] = true
 	}
 	from := upto
-	for from > 0 && b.m.writes[from-1].ackAt() >= a.acquiredAt {
+	for from > 0 && b.m.writes[from-1].AckAt() >= a.AcquiredAt {
 		from--
 	}
 	var out []int64
 	for _, w := range b.m.writes[from:upto] {
-		if w != a && !in[w.element] && w.typ == history.Ok {
-			out = append(out, w.element)
+		if w != a && !in[w.Element] && w.Type == history.Ok {
+			out = append(out, w.Element)
 		}
 	}
 	return out
@@ -442,15 +461,15 @@ func (b *storyBuilder) erasedBy(a *laOp, upto int) []int64 {
 // writesBefore returns how many writes (in the resource's order) were
 // acknowledged before t.
 func (b *storyBuilder) writesBefore(t int64) int {
-	n, _ := slices.BinarySearchFunc(b.m.writes, t, func(w *laOp, t int64) int { return cmp.Compare(w.ackAt(), t) })
+	n, _ := slices.BinarySearchFunc(b.m.writes, t, func(w *report.Op, t int64) int { return cmp.Compare(w.AckAt(), t) })
 	return n
 }
 
 // whyFencing says whether token and cas fencing stop the stale write of a,
 // landed at write position i.
-func (b *storyBuilder) whyFencing(c *cast, a *laOp, hi int64, by *laOp) string {
+func (b *storyBuilder) whyFencing(c *cast, a *report.Op, hi int64, by *report.Op) string {
 	A := c.name(a, "")
-	tok, _ := a.tokenOf()
+	tok, _ := a.TokenOf()
 	var s strings.Builder
 	switch b.cfg.Fencing {
 	case "token":
@@ -462,15 +481,15 @@ func (b *storyBuilder) whyFencing(c *cast, a *laOp, hi int64, by *laOp) string {
 		B := c.name(by, "its write had set the highest token the resource accepted")
 		if b.cfg.Fencing != "token" {
 			fmt.Fprintf(&s, "Token fencing would have stopped it: the resource keeps the highest token it accepted, and when %s's write arrived it had accepted token %d (%s's write, acknowledged at %s); %s's token %d is lower, so the write would have been refused and nothing lost. ",
-				A, hi, B, secs(by.ackAt()), A, tok)
+				A, hi, B, report.Secs(by.AckAt()), A, tok)
 		}
 	} else {
 		fmt.Fprintf(&s, "Token fencing alone would not have stopped this write: when it arrived no write with a token above %d had reached the resource yet (the newer holder had read, but not written). ", tok)
 	}
-	if sb := a.staleBy; sb != nil && b.cfg.Fencing != "cas" {
+	if sb := a.StaleBy; sb != nil && b.cfg.Fencing != "cas" {
 		C := c.name(sb, "")
 		fmt.Fprintf(&s, "Fencing by compare-and-set (--fencing cas) ties the write to %s's ownership of the lock, which had ended when %s got the lock with token %d at %s: that write would have failed too. ",
-			A, C, sb.token, secs(sb.acquiredAt))
+			A, C, sb.Token, report.Secs(sb.AcquiredAt))
 	}
 	s.WriteString("Only the resource can stop a stale holder: " + A + " itself believed it held the lock when it wrote.")
 	return s.String()
@@ -478,13 +497,13 @@ func (b *storyBuilder) whyFencing(c *cast, a *laOp, hi int64, by *laOp) string {
 
 // overwroteStory: the stale holder a's write erased the acknowledged
 // elements of victims.
-func (b *storyBuilder) overwroteStory(a *laOp, victims []*laOp) Story {
+func (b *storyBuilder) overwroteStory(a *report.Op, victims []*report.Op) Story {
 	c := newCast(b.cfg)
 	steps := b.prelude(c, a)
 	A := c.name(a, "")
 	var lostEls []int64
 	for i, v := range victims {
-		lostEls = append(lostEls, v.element)
+		lostEls = append(lostEls, v.Element)
 		if i >= 3 {
 			continue
 		}
@@ -494,11 +513,11 @@ func (b *storyBuilder) overwroteStory(a *laOp, victims []*laOp) Story {
 	}
 	if len(victims) > 3 {
 		last := victims[len(victims)-1]
-		steps = append(steps, Step{At: last.ackAt(), Who: "others",
+		steps = append(steps, Step{At: last.AckAt(), Who: "others",
 			Text: moreSections(len(victims)-3) + elementsPhrase(lostEls[3:])})
 	}
-	erased := b.erasedBy(a, a.writeIdx)
-	extra := fmt.Sprintf("Its list is the one it read at %s", secs(a.readAt))
+	erased := b.erasedBy(a, a.WriteIdx)
+	extra := fmt.Sprintf("Its list is the one it read at %s", report.Secs(a.ReadAt))
 	if len(erased) > 0 {
 		extra += fmt.Sprintf(": it lacks %s, acknowledged since", elementsPhrase(erased))
 	}
@@ -508,106 +527,106 @@ func (b *storyBuilder) overwroteStory(a *laOp, victims []*laOp) Story {
 	if len(victims) > 1 {
 		lostWho = fmt.Sprintf("%d acknowledged updates", len(victims))
 	}
-	steps = append(steps, Step{At: a.ackAt(), Who: "result", Tone: "result",
+	steps = append(steps, Step{At: a.AckAt(), Who: "result", Tone: "result",
 		Text: fmt.Sprintf("%s %s missing from the final read: %s %s LOST%s",
 			elementsPhrase(lostEls), isAre(len(lostEls)), lostWho, isAre(len(victims)), b.finalNote())})
-	hi, by := b.m.highestBefore(a.writeIdx)
+	hi, by := b.m.highestBefore(a.WriteIdx)
 	st := Story{
 		Kind: KindStaleOverwrote, Steps: steps, Lost: lostEls,
-		Title: fmt.Sprintf("%s's stale write (token %d) erased %s", A, a.token, lostWho),
+		Title: fmt.Sprintf("%s's stale write (token %d) erased %s", A, a.Token, lostWho),
 		Summary: fmt.Sprintf("%s (process %s on %s) acquired the lock with token %d, read the list and was stopped inside its critical section%s. Its lease expired and the lock moved on%s. "+
 			"%s woke up still believing it held the lock and wrote the list it had read before: the resource accepted it at %s, and %s appended meanwhile %s gone.",
-			A, a.proc, nodeOf(a.proc, b.cfg.Workers), a.token, b.faultPhrase(a), b.movedOn(c, a), A, secs(a.writeAt()),
+			A, a.Proc, report.NodeOf(a.Proc, b.cfg.Workers), a.Token, b.faultPhrase(a), b.movedOn(c, a), A, report.Secs(a.WriteAt()),
 			describeVictims(c, victims), isAre(len(victims))),
 		stale: a, victims: victims,
 	}
 	st.Fencing = b.whyFencing(c, a, hi, by)
-	st.TokenStops = hi > a.token
+	st.TokenStops = hi > a.Token
 	var owners []string
 	for i, v := range victims {
 		if i == 3 {
 			owners = append(owners, fmt.Sprintf("%d more", len(victims)-3))
 			break
 		}
-		vt, _ := v.tokenOf()
-		owners = append(owners, fmt.Sprintf("%d of process %s (token %d)", v.element, v.proc, vt))
+		vt, _ := v.TokenOf()
+		owners = append(owners, fmt.Sprintf("%d of process %s (token %d)", v.Element, v.Proc, vt))
 	}
-	st.Brief = fmt.Sprintf("%s wrote its stale list at %s: %s lost.", b.briefHolder(a), secs(a.writeAt()), "element "+strings.Join(owners, ", "))
+	st.Brief = fmt.Sprintf("%s wrote its stale list at %s: %s lost.", b.briefHolder(a), report.Secs(a.WriteAt()), "element "+strings.Join(owners, ", "))
 	return b.finish(st, c)
 }
 
 // overwrittenStory: the stale holder a's write landed inside d's critical
 // section; d's write then erased a's own acknowledged element.
-func (b *storyBuilder) overwrittenStory(a, d *laOp) Story {
+func (b *storyBuilder) overwrittenStory(a, d *report.Op) Story {
 	c := newCast(b.cfg)
 	steps := b.prelude(c, a)
 	A := c.name(a, "the stale holder, whose own acknowledged update is lost")
 	B := c.name(d, "in whose critical section the stale write landed")
-	erased := b.erasedBy(a, a.writeIdx)
+	erased := b.erasedBy(a, a.WriteIdx)
 	if len(erased) > 0 {
 		first := b.m.byElement[erased[0]]
-		steps = append(steps, Step{At: first.ackAt(), Who: "others",
+		steps = append(steps, Step{At: first.AckAt(), Who: "others",
 			Text: fmt.Sprintf("meanwhile other holders append and are acknowledged: %s", describeElements(erased, 12))})
 	}
 	steps = append(steps, b.acquireStep(c, d, "")...)
-	if l, ok := d.readList(); ok && d.readAt >= 0 {
-		steps = append(steps, Step{At: d.readAt, Who: B, Text: fmt.Sprintf("reads the list: %s. %s's element %d is not in it: %s has not written yet", describeList(l), A, a.element, A)})
+	if l, ok := readList(d); ok && d.ReadAt >= 0 {
+		steps = append(steps, Step{At: d.ReadAt, Who: B, Text: fmt.Sprintf("reads the list: %s. %s's element %d is not in it: %s has not written yet", describeList(l), A, a.Element, A)})
 	}
 	extra := ""
 	if len(erased) > 0 {
-		extra = fmt.Sprintf("Its list is the one it read at %s: for the moment it erases %s", secs(a.readAt), describeElements(erased, 10))
+		extra = fmt.Sprintf("Its list is the one it read at %s: for the moment it erases %s", report.Secs(a.ReadAt), describeElements(erased, 10))
 	}
 	steps = append(steps, b.writeStep(c, a, "bad", extra)...)
 	back := ""
 	if len(erased) > 0 {
 		back = "brings " + describeElements(erased, 6) + " back but "
 	}
-	steps = append(steps, b.writeStep(c, d, "bad", fmt.Sprintf("%s read before %s's write landed: its list %sdoes not have %s's element %d", B, A, back, A, a.element))...)
-	steps = append(steps, Step{At: d.ackAt(), Who: "result", Tone: "result",
+	steps = append(steps, b.writeStep(c, d, "bad", fmt.Sprintf("%s read before %s's write landed: its list %sdoes not have %s's element %d", B, A, back, A, a.Element))...)
+	steps = append(steps, Step{At: d.AckAt(), Who: "result", Tone: "result",
 		Text: fmt.Sprintf("element %d is missing from the final read: %s's own acknowledged update is LOST. %s was told its write succeeded, although its lease had expired before it wrote%s",
-			a.element, A, A, b.finalNote())})
-	hi, by := b.m.highestBefore(a.writeIdx)
+			a.Element, A, A, b.finalNote())})
+	hi, by := b.m.highestBefore(a.WriteIdx)
 	st := Story{
-		Kind: KindStaleOverwritten, Steps: steps, Lost: []int64{a.element},
-		Title: fmt.Sprintf("%s's stale write (token %d) landed inside %s's critical section; %s's write (token %d) erased %s's acknowledged element %d", A, a.token, B, B, d.token, A, a.element),
+		Kind: KindStaleOverwritten, Steps: steps, Lost: []int64{a.Element},
+		Title: fmt.Sprintf("%s's stale write (token %d) landed inside %s's critical section; %s's write (token %d) erased %s's acknowledged element %d", A, a.Token, B, B, d.Token, A, a.Element),
 		Summary: fmt.Sprintf("%s (process %s on %s) acquired the lock with token %d, read the list and was stopped inside its critical section%s. Its lease expired and the lock moved on%s. "+
 			"%s woke up and wrote while %s (token %d) was inside its own critical section, after %s had read: the resource accepted %s's write and acknowledged element %d. "+
 			"%s then wrote the list it had read before, and %s's element %d is gone.",
-			A, a.proc, nodeOf(a.proc, b.cfg.Workers), a.token, b.faultPhrase(a), b.movedOn(c, a), A, B, d.token, B, A, a.element, B, A, a.element),
-		stale: a, other: d, victims: []*laOp{a},
+			A, a.Proc, report.NodeOf(a.Proc, b.cfg.Workers), a.Token, b.faultPhrase(a), b.movedOn(c, a), A, B, d.Token, B, A, a.Element, B, A, a.Element),
+		stale: a, other: d, victims: []*report.Op{a},
 	}
 	st.Fencing = b.whyFencing(c, a, hi, by)
-	st.TokenStops = hi > a.token
+	st.TokenStops = hi > a.Token
 	st.Brief = fmt.Sprintf("%s wrote at %s inside process %s's critical section (token %d), whose write then erased its own acknowledged element %d.",
-		b.briefHolder(a), secs(a.writeAt()), d.proc, d.token, a.element)
+		b.briefHolder(a), report.Secs(a.WriteAt()), d.Proc, d.Token, a.Element)
 	return b.finish(st, c)
 }
 
 // sideWriterStory: the side writer's batch w, with no lock and no token,
 // erased the victims' acknowledged elements.
-func (b *storyBuilder) sideWriterStory(w *laOp, victims []*laOp) Story {
+func (b *storyBuilder) sideWriterStory(w *report.Op, victims []*report.Op) Story {
 	c := newCast(b.cfg)
 	var steps []Step
 	lost := make([]int64, len(victims))
 	for i, v := range victims {
-		lost[i] = v.element
+		lost[i] = v.Element
 	}
-	if l, ok := w.readList(); ok {
-		steps = append(steps, Step{At: w.invoke, Who: "side writer", Text: fmt.Sprintf("reads the list, with no lock and no token: %s", describeList(l))})
+	if l, ok := readList(w); ok {
+		steps = append(steps, Step{At: w.Invoke, Who: "side writer", Text: fmt.Sprintf("reads the list, with no lock and no token: %s", describeList(l))})
 	}
 	for _, v := range victims {
 		c.name(v, "whose acknowledged update is lost")
 		steps = append(steps, b.acquireStep(c, v, "")...)
 		steps = append(steps, b.writeStep(c, v, "good", "")...)
 	}
-	at := w.writeAt()
+	at := w.WriteAt()
 	steps = append(steps, Step{At: at, Who: "side writer", Tone: "bad",
-		Text: fmt.Sprintf("writes its list with element %d appended, unfenced: ACCEPTED", w.element)})
-	steps = append(steps, Step{At: max(at, w.end), Who: "result", Tone: "result",
+		Text: fmt.Sprintf("writes its list with element %d appended, unfenced: ACCEPTED", w.Element)})
+	steps = append(steps, Step{At: max(at, w.End), Who: "result", Tone: "result",
 		Text: fmt.Sprintf("%s missing from the final read: LOST%s", elementsPhrase(lost), b.finalNote())})
 	title := fmt.Sprintf("The side writer's batch erased %s", elementsPhrase(lost))
 	summary := fmt.Sprintf("The side writer read the list at %s, worked, and wrote it back at %s with its own element appended, without taking the lock and without a token. Meanwhile %s had been acknowledged; the write erased %s. The write came from the side writer: no fence can stop a write path that does not send the token, so every write path must check it.",
-		secs(w.invoke), secs(at), elementsPhrase(lost), plural(len(lost), "of them"))
+		report.Secs(w.Invoke), report.Secs(at), elementsPhrase(lost), plural(len(lost), "of them"))
 	st := Story{Kind: KindSideWriter, Steps: steps, Lost: lost, Title: title, Summary: summary, stale: w, victims: victims,
 		Brief: fmt.Sprintf("The side writer (no lock, no token) erased %s.", elementsPhrase(lost))}
 	return b.finish(st, c)
@@ -615,53 +634,53 @@ func (b *storyBuilder) sideWriterStory(w *laOp, victims []*laOp) Story {
 
 // sideWriterErasedStory: the side writer's batch w landed inside holder d's
 // critical section, and d's write erased w's element.
-func (b *storyBuilder) sideWriterErasedStory(w, d *laOp) Story {
+func (b *storyBuilder) sideWriterErasedStory(w, d *report.Op) Story {
 	c := newCast(b.cfg)
 	var steps []Step
-	if l, ok := w.readList(); ok {
-		steps = append(steps, Step{At: w.invoke, Who: "side writer", Text: fmt.Sprintf("reads the list, with no lock and no token: %s", describeList(l))})
+	if l, ok := readList(w); ok {
+		steps = append(steps, Step{At: w.Invoke, Who: "side writer", Text: fmt.Sprintf("reads the list, with no lock and no token: %s", describeList(l))})
 	}
-	at := w.writeAt()
+	at := w.WriteAt()
 	steps = append(steps, Step{At: at, Who: "side writer", Tone: "bad",
-		Text: fmt.Sprintf("writes its list with element %d appended, unfenced: acknowledged", w.element)})
-	to := max(at, w.end)
-	summary := fmt.Sprintf("The side writer wrote element %d at %s without taking the lock and without a token. ", w.element, secs(at))
+		Text: fmt.Sprintf("writes its list with element %d appended, unfenced: acknowledged", w.Element)})
+	to := max(at, w.End)
+	summary := fmt.Sprintf("The side writer wrote element %d at %s without taking the lock and without a token. ", w.Element, report.Secs(at))
 	if d != nil {
 		D := c.name(d, "the holder whose write erased it")
 		steps = append(steps, b.acquireStep(c, d, "")...)
 		steps = append(steps, b.writeStep(c, d, "bad", "")...)
-		to = max(to, d.writeAt())
-		summary += fmt.Sprintf("%s held the lock and had read the list before that write; its own write, built on that read, then erased element %d. The side writer took no lock, so nothing ordered its write with %s's, and it sent no token, so no fence could refuse it: every write path must check.", D, w.element, D)
+		to = max(to, d.WriteAt())
+		summary += fmt.Sprintf("%s held the lock and had read the list before that write; its own write, built on that read, then erased element %d. The side writer took no lock, so nothing ordered its write with %s's, and it sent no token, so no fence could refuse it: every write path must check.", D, w.Element, D)
 	}
-	steps = append(steps, Step{At: to, Who: "result", Tone: "result", Text: fmt.Sprintf("element %d is missing from the final read: LOST%s", w.element, b.finalNote())})
-	st := Story{Kind: KindSideWriterErased, Steps: steps, Lost: []int64{w.element}, Title: fmt.Sprintf("The side writer's element %d landed inside a critical section and was erased", w.element),
-		Summary: summary, stale: w, victims: []*laOp{w},
-		Brief: fmt.Sprintf("The side writer's element %d (no lock, no token) was erased by the holder it interrupted.", w.element)}
+	steps = append(steps, Step{At: to, Who: "result", Tone: "result", Text: fmt.Sprintf("element %d is missing from the final read: LOST%s", w.Element, b.finalNote())})
+	st := Story{Kind: KindSideWriterErased, Steps: steps, Lost: []int64{w.Element}, Title: fmt.Sprintf("The side writer's element %d landed inside a critical section and was erased", w.Element),
+		Summary: summary, stale: w, victims: []*report.Op{w},
+		Brief: fmt.Sprintf("The side writer's element %d (no lock, no token) was erased by the holder it interrupted.", w.Element)}
 	return b.finish(st, c)
 }
 
 // unexplainedStory: l's acknowledged element is missing, yet no landed write
 // erased it; w (nil if unknown) is the overwriter the checker names.
-func (b *storyBuilder) unexplainedStory(l, w *laOp) Story {
+func (b *storyBuilder) unexplainedStory(l, w *report.Op) Story {
 	c := newCast(b.cfg)
 	L := c.name(l, "whose acknowledged update is lost")
 	steps := b.acquireStep(c, l, "")
 	steps = append(steps, b.writeStep(c, l, "good", "")...)
-	title := fmt.Sprintf("%s's acknowledged element %d is lost, and no acknowledged write erased it", L, l.element)
+	title := fmt.Sprintf("%s's acknowledged element %d is lost, and no acknowledged write erased it", L, l.Element)
 	summary := fmt.Sprintf("Element %d of process %s was acknowledged at %s but is missing from the final read. No write the history saw succeed erased it, so a write whose outcome the harness never learnt (info) must have landed after it.",
-		l.element, l.proc, secs(l.ackAt()))
-	to := l.ackAt()
+		l.Element, l.Proc, report.Secs(l.AckAt()))
+	to := l.AckAt()
 	if w != nil {
 		W := c.name(w, "whose write of unknown outcome erased it")
 		steps = append(steps, b.prelude(c, w)...)
 		steps = append(steps, b.writeStep(c, w, "bad", "")...)
-		title = fmt.Sprintf("%s's acknowledged element %d was erased by %s's write, whose outcome the harness never learnt", L, l.element, W)
-		summary += fmt.Sprintf(" The final list carries %s's element %d where %d should be: %s's write (token %d, %s) landed.", W, w.element, l.element, W, w.token, w.typ)
-		to = max(to, w.writeAt())
+		title = fmt.Sprintf("%s's acknowledged element %d was erased by %s's write, whose outcome the harness never learnt", L, l.Element, W)
+		summary += fmt.Sprintf(" The final list carries %s's element %d where %d should be: %s's write (token %d, %s) landed.", W, w.Element, l.Element, W, w.Token, w.Type)
+		to = max(to, w.WriteAt())
 	}
-	steps = append(steps, Step{At: to, Who: "result", Tone: "result", Text: fmt.Sprintf("element %d is missing from the final read: LOST%s", l.element, b.finalNote())})
-	st := Story{Kind: KindUnexplained, Steps: steps, Lost: []int64{l.element}, Title: title, Summary: summary, stale: w, victims: []*laOp{l},
-		Brief: fmt.Sprintf("Element %d of process %s was erased by a write of unknown outcome.", l.element, l.proc)}
+	steps = append(steps, Step{At: to, Who: "result", Tone: "result", Text: fmt.Sprintf("element %d is missing from the final read: LOST%s", l.Element, b.finalNote())})
+	st := Story{Kind: KindUnexplained, Steps: steps, Lost: []int64{l.Element}, Title: title, Summary: summary, stale: w, victims: []*report.Op{l},
+		Brief: fmt.Sprintf("Element %d of process %s was erased by a write of unknown outcome.", l.Element, l.Proc)}
 	if w != nil {
 		st.Fencing = b.whyFencing(c, w, 0, nil)
 	}
@@ -669,13 +688,13 @@ func (b *storyBuilder) unexplainedStory(l, w *laOp) Story {
 }
 
 // fencedStory: the fence refused o's stale write.
-func (b *storyBuilder) fencedStory(a *laOp) Story {
+func (b *storyBuilder) fencedStory(a *report.Op) Story {
 	c := newCast(b.cfg)
 	steps := b.prelude(c, a)
 	A := c.name(a, "the stale holder")
-	at := a.writeAt()
+	at := a.WriteAt()
 	if at < 0 {
-		at = a.rejectedAt()
+		at = a.RejectedAt()
 	}
 	hi, by := b.m.highestBeforeTime(at)
 	if by != nil {
@@ -687,13 +706,13 @@ func (b *storyBuilder) fencedStory(a *laOp) Story {
 	// since A's read.
 	upto := b.writesBefore(at)
 	erased := b.erasedBy(a, upto)
-	_, why := a.rejected()
+	_, why := a.Rejected()
 	// With token fencing reads are fenced too: a holder whose lease ended
 	// before it read is refused at its read, and writes nothing.
-	readRefused := a.writeSentAt < 0
+	readRefused := a.WriteSentAt < 0
 	if readRefused {
-		tok, _ := a.tokenOf()
-		steps = append(steps, Step{At: a.rejectedAt(), Who: A, Tone: "good",
+		tok, _ := a.TokenOf()
+		steps = append(steps, Step{At: a.RejectedAt(), Who: A, Tone: "good",
 			Text: fmt.Sprintf("reads with token %d: REJECTED by the fence (%s); it writes nothing", tok, why)})
 	} else {
 		steps = append(steps, b.writeStep(c, a, "good", "")...)
@@ -720,20 +739,20 @@ func (b *storyBuilder) fencedStory(a *laOp) Story {
 	if len(erased) > 0 {
 		res = fmt.Sprintf("the %s that %s's stale list lacked (%s) %s", plural(len(erased), "acknowledged element"), A, describeElements(erased, 10), survived)
 	}
-	steps = append(steps, Step{At: a.rejectedAt(), Who: "result", Tone: "good", Text: res})
+	steps = append(steps, Step{At: a.RejectedAt(), Who: "result", Tone: "good", Text: res})
 
 	var f strings.Builder
-	tok, _ := a.tokenOf()
+	tok, _ := a.TokenOf()
 	switch {
 	case b.cfg.Fencing == "cas":
 		fmt.Fprintf(&f, "The resource's compare-and-set ties the write to %s's ownership of the lock", A)
-		if sb := a.staleBy; sb != nil {
-			fmt.Fprintf(&f, ", which had ended when %s got the lock with token %d at %s", c.name(sb, ""), sb.token, secs(sb.acquiredAt))
+		if sb := a.StaleBy; sb != nil {
+			fmt.Fprintf(&f, ", which had ended when %s got the lock with token %d at %s", c.name(sb, ""), sb.Token, report.Secs(sb.AcquiredAt))
 		}
 		fmt.Fprintf(&f, ": the write was refused (%s). ", why)
 	case hi > 0 && by != nil:
 		fmt.Fprintf(&f, "The resource keeps the highest token it accepted: %d, from %s's write acknowledged at %s. %s's token %d is lower, so it refused the write (%s). ",
-			hi, c.name(by, ""), secs(by.ackAt()), A, tok, why)
+			hi, c.name(by, ""), report.Secs(by.AckAt()), A, tok, why)
 	default:
 		fmt.Fprintf(&f, "The resource refused the write (%s). ", why)
 	}
@@ -743,10 +762,10 @@ func (b *storyBuilder) fencedStory(a *laOp) Story {
 		fmt.Fprintf(&f, "%s still believed it held the lock when it wrote: only the resource could stop it.", A)
 	}
 	if len(erased) > 0 {
-		fmt.Fprintf(&f, " Without fencing, %s's list from %s would have replaced the list and erased %s.", A, secs(a.readAt), plural(len(erased), "acknowledged element"))
+		fmt.Fprintf(&f, " Without fencing, %s's list from %s would have replaced the list and erased %s.", A, report.Secs(a.ReadAt), plural(len(erased), "acknowledged element"))
 	}
 	summary := fmt.Sprintf("%s (process %s on %s) acquired the lock with token %d and was stopped inside its critical section%s. The lock moved on%s. When %s woke up and wrote with token %d, the resource refused the write.",
-		A, a.proc, nodeOf(a.proc, b.cfg.Workers), tok, b.faultPhrase(a), b.movedOn(c, a), A, tok)
+		A, a.Proc, report.NodeOf(a.Proc, b.cfg.Workers), tok, b.faultPhrase(a), b.movedOn(c, a), A, tok)
 	st := Story{
 		Kind: KindFenced, Steps: steps, Fencing: f.String(), Summary: summary,
 		Title: fmt.Sprintf("The fence stopped %s's stale write (token %d < %d)", A, tok, hi),
@@ -755,12 +774,12 @@ func (b *storyBuilder) fencedStory(a *laOp) Story {
 	if hi <= tok {
 		st.Title = fmt.Sprintf("The resource refused %s's stale write (token %d)", A, tok)
 	}
-	st.Brief = fmt.Sprintf("%s wrote at %s: refused by the fence", b.briefHolder(a), secs(at))
+	st.Brief = fmt.Sprintf("%s wrote at %s: refused by the fence", b.briefHolder(a), report.Secs(at))
 	if readRefused {
 		st.Title = fmt.Sprintf("The fence refused %s's stale read (token %d)", A, tok)
 		st.Summary = fmt.Sprintf("%s (process %s on %s) acquired the lock with token %d and was stopped before it read%s. The lock moved on%s. When %s went on and read with token %d, the resource refused the read: it never wrote.",
-			A, a.proc, nodeOf(a.proc, b.cfg.Workers), tok, b.faultPhrase(a), b.movedOn(c, a), A, tok)
-		st.Brief = fmt.Sprintf("%s read at %s: refused by the fence", b.briefHolder(a), secs(a.rejectedAt()))
+			A, a.Proc, report.NodeOf(a.Proc, b.cfg.Workers), tok, b.faultPhrase(a), b.movedOn(c, a), A, tok)
+		st.Brief = fmt.Sprintf("%s read at %s: refused by the fence", b.briefHolder(a), report.Secs(a.RejectedAt()))
 	}
 	if hi > tok {
 		st.Brief += fmt.Sprintf(" (highest accepted token %d)", hi)
@@ -770,29 +789,29 @@ func (b *storyBuilder) fencedStory(a *laOp) Story {
 }
 
 // faultPhrase says which fault stopped a, for summaries.
-func (b *storyBuilder) faultPhrase(a *laOp) string {
-	node := nodeOf(a.proc, b.cfg.Workers)
-	end := a.writeAt()
+func (b *storyBuilder) faultPhrase(a *report.Op) string {
+	node := report.NodeOf(a.Proc, b.cfg.Workers)
+	end := a.WriteAt()
 	if end < 0 {
-		end = b.m.last
+		end = b.m.Last
 	}
-	for _, f := range b.m.faults {
-		if f.Start > end || (f.Stop >= 0 && f.Stop < a.acquiredAt) || !slices.Contains(f.Nodes, node) {
+	for _, f := range b.m.Faults {
+		if f.Start > end || (f.Stop >= 0 && f.Stop < a.AcquiredAt) || !slices.Contains(f.Nodes, node) {
 			continue
 		}
 		if f.Stop >= 0 {
-			return fmt.Sprintf(" by %s for %s (%s to %s)", f.Fault, time.Duration(f.Stop-f.Start).Round(10*time.Millisecond), secs(f.Start), secs(f.Stop))
+			return fmt.Sprintf(" by %s for %s (%s to %s)", f.Fault, time.Duration(f.Stop-f.Start).Round(10*time.Millisecond), report.Secs(f.Start), report.Secs(f.Stop))
 		}
-		return fmt.Sprintf(" by %s from %s", f.Fault, secs(f.Start))
+		return fmt.Sprintf(" by %s from %s", f.Fault, report.Secs(f.Start))
 	}
 	return ""
 }
 
 // briefHolder names the stale holder for a brief: "process 2 (token 19),
 // frozen 5.61s by pause-holder,".
-func (b *storyBuilder) briefHolder(a *laOp) string {
-	tok, _ := a.tokenOf()
-	s := fmt.Sprintf("Process %s (token %d)", a.proc, tok)
+func (b *storyBuilder) briefHolder(a *report.Op) string {
+	tok, _ := a.TokenOf()
+	s := fmt.Sprintf("Process %s (token %d)", a.Proc, tok)
 	if f := b.faultPhrase(a); f != "" {
 		s += ", stopped" + strings.SplitN(f, " (", 2)[0] + ","
 	}
@@ -800,16 +819,16 @@ func (b *storyBuilder) briefHolder(a *laOp) string {
 }
 
 // movedOn names the grant that superseded a.
-func (b *storyBuilder) movedOn(c *cast, a *laOp) string {
-	if s := a.staleBy; s != nil {
-		return fmt.Sprintf(": %s got it with token %d at %s", c.name(s, ""), s.token, secs(s.acquiredAt))
+func (b *storyBuilder) movedOn(c *cast, a *report.Op) string {
+	if s := a.StaleBy; s != nil {
+		return fmt.Sprintf(": %s got it with token %d at %s", c.name(s, ""), s.Token, report.Secs(s.AcquiredAt))
 	}
 	return ""
 }
 
 func (b *storyBuilder) finalNote() string {
 	if b.m.hasFinal {
-		return fmt.Sprintf(" (final read at %s)", secs(b.m.finalAt))
+		return fmt.Sprintf(" (final read at %s)", report.Secs(b.m.finalAt))
 	}
 	return ""
 }
@@ -828,7 +847,7 @@ func (b *storyBuilder) finish(st Story, c *cast) Story {
 			if a.Name != s.Who {
 				continue
 			}
-			for _, f := range b.m.faults {
+			for _, f := range b.m.Faults {
 				if strings.HasPrefix(f.Fault, "pause") && f.Stop >= 0 && f.Start < s.At && s.At < f.Stop && slices.Contains(f.Nodes, a.Node) {
 					s.At = f.Stop
 				}
@@ -848,19 +867,19 @@ func (b *storyBuilder) finish(st Story, c *cast) Story {
 		st.To = max(st.To, s.At)
 	}
 	if st.stale != nil {
-		st.Stale = st.stale.proc
+		st.Stale = st.stale.Proc
 	}
 	return st
 }
 
-func describeVictims(c *cast, vs []*laOp) string {
+func describeVictims(c *cast, vs []*report.Op) string {
 	var parts []string
 	for i, v := range vs {
 		if i == 3 {
 			parts = append(parts, fmt.Sprintf("%d more", len(vs)-3))
 			break
 		}
-		parts = append(parts, fmt.Sprintf("%s's element %d", c.name(v, ""), v.element))
+		parts = append(parts, fmt.Sprintf("%s's element %d", c.name(v, ""), v.Element))
 	}
 	return strings.Join(parts, ", ")
 }

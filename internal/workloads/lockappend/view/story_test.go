@@ -1,4 +1,4 @@
-package report
+package view
 
 import (
 	"slices"
@@ -7,13 +7,14 @@ import (
 
 	"github.com/fencecheck/fencecheck/internal/history"
 	"github.com/fencecheck/fencecheck/internal/history/lockappend"
+	"github.com/fencecheck/fencecheck/internal/report"
 )
 
 // stepText joins a story's steps, one a line.
 func stepText(s Story) string {
 	var b strings.Builder
 	for _, st := range s.Steps {
-		b.WriteString(secs(st.At) + " " + st.Who + " " + st.Text + "\n")
+		b.WriteString(report.Secs(st.At) + " " + st.Who + " " + st.Text + "\n")
 	}
 	return b.String()
 }
@@ -41,19 +42,19 @@ func stepIndex(st Story, s string) int {
 // lease expires, B (token 7) acquires and writes, A wakes up and writes the
 // list it read before: B's acknowledged element is lost.
 func TestStoryStaleWriteErasesOthersUpdate(t *testing.T) {
-	h := &hist{t: t}
-	h.begin(0, 1, 4, []int64{}, 0.06, 0.07)
-	h.fault(0.09, 2.19, "w1", map[string]string{"process": "0", "token": "4", "hold": "2.1s"})
-	h.invoke(0.09, 2, 3)
-	h.add(0.77, 2, history.Fail, lockappend.FAppend, lockappend.Completion{Element: 3, Reason: lockappend.ReasonNotAcquired})
-	h.section(1, 2, 7, []int64{}, 0.77, 2.17, 2.175, 9)
-	h.phase(2.19, 0, lockappend.PhaseWriteSent, nil)
-	h.phase(2.196, 0, lockappend.PhaseReleasing, nil)
-	h.phase(2.2, 0, lockappend.PhaseReleased, lockappend.Released{Error: "lease not found"})
-	h.add(2.201, 0, history.Ok, lockappend.FAppend, lockappend.Completion{Element: 1, Token: 4, Read: []int64{}, Rev: 11})
-	h.final(2.21, []int64{1})
+	h := &hist{T: t}
+	h.Begin(0, 1, 4, []int64{}, 0.06, 0.07)
+	h.Fault(0.09, 2.19, "w1", map[string]string{"process": "0", "token": "4", "hold": "2.1s"})
+	h.Invoke(0.09, 2, 3)
+	h.Add(0.77, 2, history.Fail, lockappend.FAppend, lockappend.Completion{Element: 3, Reason: lockappend.ReasonNotAcquired})
+	h.Section(1, 2, 7, []int64{}, 0.77, 2.17, 2.175, 9)
+	h.Phase(2.19, 0, lockappend.PhaseWriteSent, nil)
+	h.Phase(2.196, 0, lockappend.PhaseReleasing, nil)
+	h.Phase(2.2, 0, lockappend.PhaseReleased, lockappend.Released{Error: "lease not found"})
+	h.Add(2.201, 0, history.Ok, lockappend.FAppend, lockappend.Completion{Element: 1, Token: 4, Read: []int64{}, Rev: 11})
+	h.Final(2.21, []int64{1})
 
-	lost, fenced, res := storiesOf(t, h.sorted(), "none", 3)
+	lost, fenced, res := storiesOf(t, h.Sorted(), "none", 3)
 	if laResult(res).LostUpdates.Lost != 1 || len(lost) != 1 || len(fenced) != 0 {
 		t.Fatalf("lost %d elements, %d lost stories, %d fenced; want 1, 1, 0", laResult(res).LostUpdates.Lost, len(lost), len(fenced))
 	}
@@ -95,21 +96,21 @@ func TestStoryStaleWriteErasesOthersUpdate(t *testing.T) {
 // (after C read), and C's write, built on its older read, erases A's own
 // acknowledged element.
 func TestStoryStaleWriteLandsInsideAnotherSection(t *testing.T) {
-	h := &hist{t: t}
-	h.section(1, 1, 5, []int64{}, 0, 0.01, 0.2, 10)
-	h.begin(0, 3, 10, []int64{1}, 0.21, 0.22)
-	h.fault(0.3, 4.5, "w1", map[string]string{"process": "0", "token": "10"})
-	h.section(1, 2, 13, []int64{1}, 0.21, 2.5, 2.75, 20)
-	h.begin(2, 4, 16, []int64{1, 2}, 0.21, 4.4)
-	h.phase(4.5, 0, lockappend.PhaseWriteSent, nil)
-	h.phase(4.51, 0, lockappend.PhaseReleasing, nil)
-	h.add(4.52, 0, history.Ok, lockappend.FAppend, lockappend.Completion{Element: 3, Token: 10, Read: []int64{1}, Rev: 22})
-	h.phase(4.6, 2, lockappend.PhaseWriteSent, nil)
-	h.phase(4.61, 2, lockappend.PhaseReleasing, nil)
-	h.add(4.62, 2, history.Ok, lockappend.FAppend, lockappend.Completion{Element: 4, Token: 16, Read: []int64{1, 2}, Rev: 23})
-	h.final(5, []int64{1, 2, 4})
+	h := &hist{T: t}
+	h.Section(1, 1, 5, []int64{}, 0, 0.01, 0.2, 10)
+	h.Begin(0, 3, 10, []int64{1}, 0.21, 0.22)
+	h.Fault(0.3, 4.5, "w1", map[string]string{"process": "0", "token": "10"})
+	h.Section(1, 2, 13, []int64{1}, 0.21, 2.5, 2.75, 20)
+	h.Begin(2, 4, 16, []int64{1, 2}, 0.21, 4.4)
+	h.Phase(4.5, 0, lockappend.PhaseWriteSent, nil)
+	h.Phase(4.51, 0, lockappend.PhaseReleasing, nil)
+	h.Add(4.52, 0, history.Ok, lockappend.FAppend, lockappend.Completion{Element: 3, Token: 10, Read: []int64{1}, Rev: 22})
+	h.Phase(4.6, 2, lockappend.PhaseWriteSent, nil)
+	h.Phase(4.61, 2, lockappend.PhaseReleasing, nil)
+	h.Add(4.62, 2, history.Ok, lockappend.FAppend, lockappend.Completion{Element: 4, Token: 16, Read: []int64{1, 2}, Rev: 23})
+	h.Final(5, []int64{1, 2, 4})
 
-	lost, _, res := storiesOf(t, h.sorted(), "none", 3)
+	lost, _, res := storiesOf(t, h.Sorted(), "none", 3)
 	if laResult(res).LostUpdates.Lost != 1 || len(lost) != 1 {
 		t.Fatalf("lost %d, %d stories; want 1, 1", laResult(res).LostUpdates.Lost, len(lost))
 	}
@@ -117,7 +118,7 @@ func TestStoryStaleWriteLandsInsideAnotherSection(t *testing.T) {
 	if s.Kind != KindStaleOverwritten || s.Stale != 0 || s.Lost[0] != 3 {
 		t.Fatalf("story %s by %d lost %v; want %s by 0, lost [3]", s.Kind, s.Stale, s.Lost, KindStaleOverwritten)
 	}
-	if s.other == nil || s.other.proc != 2 {
+	if s.other == nil || s.other.Proc != 2 {
 		t.Fatalf("the write that erased A's element should be process 2's")
 	}
 	text := stepText(s)
@@ -139,18 +140,18 @@ func TestStoryStaleWriteLandsInsideAnotherSection(t *testing.T) {
 // When A's stale write lands before any write with a higher token, a token
 // fence lets it through; the story must say so, and that cas stops it.
 func TestStoryTokenFenceWouldNotStopIt(t *testing.T) {
-	h := &hist{t: t}
-	h.section(1, 1, 5, []int64{}, 0, 0.01, 0.2, 10)
-	h.begin(0, 3, 10, []int64{1}, 0.21, 0.22)
-	h.fault(0.3, 3, "w1", nil)
-	h.begin(2, 4, 16, []int64{1}, 0.21, 2.5)
-	h.phase(3, 0, lockappend.PhaseWriteSent, nil)
-	h.add(3.01, 0, history.Ok, lockappend.FAppend, lockappend.Completion{Element: 3, Token: 10, Read: []int64{1}, Rev: 20})
-	h.phase(3.1, 2, lockappend.PhaseWriteSent, nil)
-	h.add(3.11, 2, history.Ok, lockappend.FAppend, lockappend.Completion{Element: 4, Token: 16, Read: []int64{1}, Rev: 21})
-	h.final(4, []int64{1, 4})
+	h := &hist{T: t}
+	h.Section(1, 1, 5, []int64{}, 0, 0.01, 0.2, 10)
+	h.Begin(0, 3, 10, []int64{1}, 0.21, 0.22)
+	h.Fault(0.3, 3, "w1", nil)
+	h.Begin(2, 4, 16, []int64{1}, 0.21, 2.5)
+	h.Phase(3, 0, lockappend.PhaseWriteSent, nil)
+	h.Add(3.01, 0, history.Ok, lockappend.FAppend, lockappend.Completion{Element: 3, Token: 10, Read: []int64{1}, Rev: 20})
+	h.Phase(3.1, 2, lockappend.PhaseWriteSent, nil)
+	h.Add(3.11, 2, history.Ok, lockappend.FAppend, lockappend.Completion{Element: 4, Token: 16, Read: []int64{1}, Rev: 21})
+	h.Final(4, []int64{1, 4})
 
-	lost, _, _ := storiesOf(t, h.sorted(), "token", 3)
+	lost, _, _ := storiesOf(t, h.Sorted(), "token", 3)
 	if len(lost) != 1 || lost[0].Kind != KindStaleOverwritten {
 		t.Fatalf("%d stories (%v), want 1 %s", len(lost), lost, KindStaleOverwritten)
 	}
@@ -161,18 +162,18 @@ func TestStoryTokenFenceWouldNotStopIt(t *testing.T) {
 // With token fencing the resource refuses A's stale write: the story names
 // both tokens and the update that survived.
 func TestStoryFenceRejection(t *testing.T) {
-	h := &hist{t: t}
-	h.section(1, 1, 5, []int64{}, 0, 0.01, 0.2, 10)
-	h.begin(0, 3, 10, []int64{1}, 0.21, 0.22)
-	h.fault(0.3, 3, "w1", map[string]string{"process": "0", "token": "10", "hold": "2.7s"})
-	h.section(1, 2, 13, []int64{1}, 0.21, 2.5, 2.75, 20)
-	h.phase(3, 0, lockappend.PhaseWriteSent, nil)
-	h.phase(3.01, 0, lockappend.PhaseReleasing, nil)
-	h.add(3.02, 0, history.Fail, lockappend.FAppend, lockappend.Completion{Element: 3, Token: 10, Read: []int64{1},
+	h := &hist{T: t}
+	h.Section(1, 1, 5, []int64{}, 0, 0.01, 0.2, 10)
+	h.Begin(0, 3, 10, []int64{1}, 0.21, 0.22)
+	h.Fault(0.3, 3, "w1", map[string]string{"process": "0", "token": "10", "hold": "2.7s"})
+	h.Section(1, 2, 13, []int64{1}, 0.21, 2.5, 2.75, 20)
+	h.Phase(3, 0, lockappend.PhaseWriteSent, nil)
+	h.Phase(3.01, 0, lockappend.PhaseReleasing, nil)
+	h.Add(3.02, 0, history.Fail, lockappend.FAppend, lockappend.Completion{Element: 3, Token: 10, Read: []int64{1},
 		Reason: lockappend.ReasonFenced, Error: "write rejected by fencing: token 10 < highest accepted 13"})
-	h.final(4, []int64{1, 2})
+	h.Final(4, []int64{1, 2})
 
-	lost, fenced, res := storiesOf(t, h.sorted(), "token", 3)
+	lost, fenced, res := storiesOf(t, h.Sorted(), "token", 3)
 	if len(lost) != 0 || len(fenced) != 1 || laResult(res).FenceRejections != 1 {
 		t.Fatalf("%d lost stories, %d fenced, %d rejections; want 0, 1, 1", len(lost), len(fenced), laResult(res).FenceRejections)
 	}
@@ -193,20 +194,20 @@ func TestStoryFenceRejection(t *testing.T) {
 // section (info), but the worker later reported that the write was
 // accepted. The late write is the stale one that lost B's update.
 func TestStoryInfoWithLateResult(t *testing.T) {
-	h := &hist{t: t}
-	h.section(1, 1, 5, []int64{}, 0, 0.01, 0.2, 10)
-	h.begin(0, 3, 10, []int64{1}, 0.21, 0.22)
-	h.fault(0.3, 6, "w1", map[string]string{"process": "0", "token": "10"})
-	h.add(5, 0, history.Info, lockappend.FAppend, lockappend.Completion{Element: 3, Reason: "timeout"})
-	h.section(1, 2, 13, []int64{1}, 0.21, 2.5, 2.75, 20)
-	h.phase(6.01, 0, lockappend.PhaseWriteSent, nil)
-	h.phase(6.05, 0, lockappend.PhaseLate, lockappend.Late{Type: history.Ok,
+	h := &hist{T: t}
+	h.Section(1, 1, 5, []int64{}, 0, 0.01, 0.2, 10)
+	h.Begin(0, 3, 10, []int64{1}, 0.21, 0.22)
+	h.Fault(0.3, 6, "w1", map[string]string{"process": "0", "token": "10"})
+	h.Add(5, 0, history.Info, lockappend.FAppend, lockappend.Completion{Element: 3, Reason: "timeout"})
+	h.Section(1, 2, 13, []int64{1}, 0.21, 2.5, 2.75, 20)
+	h.Phase(6.01, 0, lockappend.PhaseWriteSent, nil)
+	h.Phase(6.05, 0, lockappend.PhaseLate, lockappend.Late{Type: history.Ok,
 		Completion: lockappend.Completion{Element: 3, Token: 10, Read: []int64{1}, Rev: 22}})
 	// The worker goes on as process 3 (0 + 3 workers).
-	h.section(3, 4, 20, []int64{1, 3}, 6.06, 6.1, 6.3, 25)
-	h.final(7, []int64{1, 3, 4})
+	h.Section(3, 4, 20, []int64{1, 3}, 6.06, 6.1, 6.3, 25)
+	h.Final(7, []int64{1, 3, 4})
 
-	ev := h.sorted()
+	ev := h.Sorted()
 	lost, _, res := storiesOf(t, ev, "none", 3)
 	if laResult(res).LostUpdates.Lost != 1 || len(lost) != 1 {
 		t.Fatalf("lost %d, %d stories; want 1, 1", laResult(res).LostUpdates.Lost, len(lost))
@@ -221,17 +222,17 @@ func TestStoryInfoWithLateResult(t *testing.T) {
 		"element 2 is missing from the final read")
 
 	// The same section fenced: the late result says the fence refused it.
-	h2 := &hist{t: t}
-	h2.section(1, 1, 5, []int64{}, 0, 0.01, 0.2, 10)
-	h2.begin(0, 3, 10, []int64{1}, 0.21, 0.22)
-	h2.fault(0.3, 6, "w1", nil)
-	h2.add(5, 0, history.Info, lockappend.FAppend, lockappend.Completion{Element: 3, Reason: "timeout"})
-	h2.section(1, 2, 13, []int64{1}, 0.21, 2.5, 2.75, 20)
-	h2.phase(6.01, 0, lockappend.PhaseWriteSent, nil)
-	h2.phase(6.05, 0, lockappend.PhaseLate, lockappend.Late{Type: history.Fail,
+	h2 := &hist{T: t}
+	h2.Section(1, 1, 5, []int64{}, 0, 0.01, 0.2, 10)
+	h2.Begin(0, 3, 10, []int64{1}, 0.21, 0.22)
+	h2.Fault(0.3, 6, "w1", nil)
+	h2.Add(5, 0, history.Info, lockappend.FAppend, lockappend.Completion{Element: 3, Reason: "timeout"})
+	h2.Section(1, 2, 13, []int64{1}, 0.21, 2.5, 2.75, 20)
+	h2.Phase(6.01, 0, lockappend.PhaseWriteSent, nil)
+	h2.Phase(6.05, 0, lockappend.PhaseLate, lockappend.Late{Type: history.Fail,
 		Completion: lockappend.Completion{Element: 3, Token: 10, Read: []int64{1}, Reason: lockappend.ReasonFenced, Error: "token 10 < 13"}})
-	h2.final(7, []int64{1, 2})
-	lost, fenced, _ := storiesOf(t, h2.sorted(), "token", 3)
+	h2.Final(7, []int64{1, 2})
+	lost, fenced, _ := storiesOf(t, h2.Sorted(), "token", 3)
 	if len(lost) != 0 || len(fenced) != 1 {
 		t.Fatalf("%d lost, %d fenced stories; want 0, 1", len(lost), len(fenced))
 	}
@@ -240,17 +241,17 @@ func TestStoryInfoWithLateResult(t *testing.T) {
 
 // Several acknowledged elements erased by one stale write make one story.
 func TestStoryOneStaleWriteManyLosses(t *testing.T) {
-	h := &hist{t: t}
-	h.begin(0, 1, 4, []int64{}, 0, 0.01)
-	h.fault(0.02, 5, "w1", nil)
-	h.section(1, 2, 7, []int64{}, 0, 2.1, 2.3, 10)
-	h.section(2, 3, 9, []int64{2}, 0, 2.4, 2.6, 12)
-	h.section(1, 4, 11, []int64{2, 3}, 2.31, 2.7, 2.9, 14)
-	h.section(2, 5, 13, []int64{2, 3, 4}, 2.61, 3.0, 3.2, 16)
-	h.phase(5, 0, lockappend.PhaseWriteSent, nil)
-	h.add(5.01, 0, history.Ok, lockappend.FAppend, lockappend.Completion{Element: 1, Token: 4, Read: []int64{}, Rev: 20})
-	h.final(6, []int64{1})
-	lost, _, res := storiesOf(t, h.sorted(), "none", 3)
+	h := &hist{T: t}
+	h.Begin(0, 1, 4, []int64{}, 0, 0.01)
+	h.Fault(0.02, 5, "w1", nil)
+	h.Section(1, 2, 7, []int64{}, 0, 2.1, 2.3, 10)
+	h.Section(2, 3, 9, []int64{2}, 0, 2.4, 2.6, 12)
+	h.Section(1, 4, 11, []int64{2, 3}, 2.31, 2.7, 2.9, 14)
+	h.Section(2, 5, 13, []int64{2, 3, 4}, 2.61, 3.0, 3.2, 16)
+	h.Phase(5, 0, lockappend.PhaseWriteSent, nil)
+	h.Add(5.01, 0, history.Ok, lockappend.FAppend, lockappend.Completion{Element: 1, Token: 4, Read: []int64{}, Rev: 20})
+	h.Final(6, []int64{1})
+	lost, _, res := storiesOf(t, h.Sorted(), "none", 3)
 	if laResult(res).LostUpdates.Lost != 4 || len(lost) != 1 {
 		t.Fatalf("lost %d in %d stories; want 4 in 1", laResult(res).LostUpdates.Lost, len(lost))
 	}
@@ -264,18 +265,18 @@ func TestStoryOneStaleWriteManyLosses(t *testing.T) {
 // With token fencing reads are fenced: a holder stopped between its grant
 // and its read is refused at the read and writes nothing; the story says so.
 func TestStoryFencedRead(t *testing.T) {
-	h := &hist{t: t}
-	h.section(1, 1, 5, []int64{}, 0, 0.01, 0.2, 10)
-	h.invoke(0.21, 0, 3)
-	h.phase(0.22, 0, lockappend.PhaseAcquired, lockappend.Acquired{Token: 10})
-	h.fault(0.3, 3, "w1", map[string]string{"process": "0", "token": "10", "hold": "2.7s"})
-	h.section(1, 2, 13, []int64{1}, 0.21, 2.5, 2.75, 20)
-	h.phase(3.01, 0, lockappend.PhaseReleasing, nil)
-	h.add(3.02, 0, history.Fail, lockappend.FAppend, lockappend.Completion{Element: 3, Token: 10,
+	h := &hist{T: t}
+	h.Section(1, 1, 5, []int64{}, 0, 0.01, 0.2, 10)
+	h.Invoke(0.21, 0, 3)
+	h.Phase(0.22, 0, lockappend.PhaseAcquired, lockappend.Acquired{Token: 10})
+	h.Fault(0.3, 3, "w1", map[string]string{"process": "0", "token": "10", "hold": "2.7s"})
+	h.Section(1, 2, 13, []int64{1}, 0.21, 2.5, 2.75, 20)
+	h.Phase(3.01, 0, lockappend.PhaseReleasing, nil)
+	h.Add(3.02, 0, history.Fail, lockappend.FAppend, lockappend.Completion{Element: 3, Token: 10,
 		Reason: lockappend.ReasonFenced, Error: "rejected by fencing: read with token 10 < highest accepted 13"})
-	h.final(4, []int64{1, 2})
+	h.Final(4, []int64{1, 2})
 
-	_, fenced, _ := storiesOf(t, h.sorted(), "token", 3)
+	_, fenced, _ := storiesOf(t, h.Sorted(), "token", 3)
 	if len(fenced) != 1 {
 		t.Fatalf("%d fenced stories, want 1", len(fenced))
 	}
@@ -292,14 +293,14 @@ func TestStoryFencedRead(t *testing.T) {
 // A side writer's batch that erased acknowledged elements is told as the
 // side writer's, and names it.
 func TestSideWriterStory(t *testing.T) {
-	h := &hist{t: t}
+	h := &hist{T: t}
 	sw := history.SideWriter
-	h.invoke(0.5, sw, 100)
-	h.section(0, 1, 10, []int64{}, 0.6, 0.6, 0.8, 0)
-	h.section(1, 2, 11, []int64{1}, 0.9, 0.9, 1.1, 0)
-	h.add(1.5, sw, history.Ok, lockappend.FAppend, lockappend.Completion{Element: 100, Read: []int64{}})
-	h.final(2, []int64{100})
-	ev := h.sorted()
+	h.Invoke(0.5, sw, 100)
+	h.Section(0, 1, 10, []int64{}, 0.6, 0.6, 0.8, 0)
+	h.Section(1, 2, 11, []int64{1}, 0.9, 0.9, 1.1, 0)
+	h.Add(1.5, sw, history.Ok, lockappend.FAppend, lockappend.Completion{Element: 100, Read: []int64{}})
+	h.Final(2, []int64{100})
+	ev := h.Sorted()
 	res := check(t, ev)
 	m, err := buildLockAppend(ev)
 	if err != nil {

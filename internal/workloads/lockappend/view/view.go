@@ -1,17 +1,27 @@
-package report
+// Package view is the lock-append workload's report page: the stories of
+// the lost updates and fence rejections, told from the history (story.go,
+// on the model of the history in model.go), the timeline with the
+// stories' marks, the lost elements, the tokens and the checkers. It lives
+// apart from the workload (package lockappend) so that the worker binary,
+// which links the workloads, links no report; package views pairs it with
+// the workload.
+package view
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/fencecheck/fencecheck/internal/checkers"
 	"github.com/fencecheck/fencecheck/internal/history"
+	"github.com/fencecheck/fencecheck/internal/report"
 	"github.com/fencecheck/fencecheck/internal/store"
 )
 
 // How many stories the report tells in full, with their own timeline; the
-// others get one line each (up to maxRows).
+// others get one line each (up to report.MaxRows).
 const (
 	maxLostStories   = 12
 	maxFencedStories = 6
@@ -27,8 +37,8 @@ const (
 type storyView struct {
 	Story
 	KindLabel string
-	Fig       figure
-	Zoom      *figure
+	Fig       report.Figure
+	Zoom      *report.Figure
 	ZoomFrom  string
 	ZoomTo    string
 }
@@ -48,7 +58,7 @@ type storiesData struct {
 	// Quiet explains a run with neither lost updates nor fence
 	// rejections.
 	Quiet string
-	// Truncated counts stories beyond maxRows not listed at all.
+	// Truncated counts stories beyond report.MaxRows not listed at all.
 	Truncated int
 }
 
@@ -73,11 +83,11 @@ type linInfo struct {
 type checkersData struct {
 	Rows []checkerRow
 	Lin  linInfo
-	JSON jsonBlock
+	JSON report.JSONBlock
 }
 
 type timelineData struct {
-	Fig       figure
+	Fig       report.Figure
 	Aggregate bool
 	Ops       int
 }
@@ -86,21 +96,18 @@ type timelineData struct {
 // visualization is slow to open.
 const largeLin = 5 << 20
 
-// LockAppendView is the lock-append report: the stories of the lost updates
-// and fence rejections, the timeline, the charts, the lost elements, the
-// checkers. Results that are not a lock-append result get GenericView.
-func LockAppendView(in *Input) (*Page, error) {
+// View is the lock-append report: the stories of the lost updates and
+// fence rejections, the timeline, the charts, the lost elements, the
+// checkers. Results that are not a lock-append result get report.GenericView.
+func View(in *report.Input) (*report.Page, error) {
 	res := in.Results
 	la, ok := res.Result.(*checkers.LockAppendResult)
 	if !ok {
-		return GenericView(in)
+		return report.GenericView(in)
 	}
 	verdict := res.Valid().String()
-	p := &Page{
-		Title:   fmt.Sprintf("%s · %s %s · fencing %s", strings.ToUpper(verdict), in.Test.Target, res.Workload, orDash(in.Test.Fencing)),
-		Verdict: verdict,
-		Config:  configCards(in.Test),
-	}
+	p := report.NewPage(in, "")
+	p.Title = fmt.Sprintf("%s · %s %s · fencing %s", strings.ToUpper(verdict), in.Test.Target, res.Workload, orDash(in.Test.Fencing))
 	// With several resources, the stories are those of the resource that
 	// lost the most (the first, if none lost anything), told from its
 	// projection of the history.
@@ -118,7 +125,7 @@ func LockAppendView(in *Input) (*Page, error) {
 		if in.HistoryErr == "" {
 			in.HistoryErr = err.Error()
 		}
-		m = &laModel{}
+		m = &model{OpModel: &report.OpModel{}}
 	}
 	if m.skipped > 0 {
 		p.Notes = append(p.Notes, fmt.Sprintf("%d operations of the history have values that do not decode; the report leaves them out (see the checkers).", m.skipped))
@@ -133,7 +140,7 @@ func LockAppendView(in *Input) (*Page, error) {
 		// The checkers rejected the history: tell no story of it either.
 		lostStories, fenced = nil, nil
 	}
-	last := max(m.last, 1)
+	last := max(m.Last, 1)
 
 	st := la.Checkers.Stats
 	lu := la.LostUpdates
@@ -152,33 +159,33 @@ func LockAppendView(in *Input) (*Page, error) {
 			if st.Kind == KindFenced {
 				cls = "good"
 			}
-			p.Leads = append(p.Leads, lead{Href: "#" + st.ID, At: secs(st.To), Text: st.Brief, Class: cls})
+			p.Leads = append(p.Leads, report.Lead{Href: "#" + st.ID, At: report.Secs(st.To), Text: st.Brief, Class: cls})
 		}
 	}
-	lostCard := card{Label: "lost updates", Value: fmt.Sprintf("%d of %d", lu.Lost, lu.Acknowledged), Note: fmt.Sprintf("%.1f%% of acknowledged", pct)}
+	lostCard := report.Card{Label: "lost updates", Value: fmt.Sprintf("%d of %d", lu.Lost, lu.Acknowledged), Note: fmt.Sprintf("%.1f%% of acknowledged", pct)}
 	if lu.Lost > 0 {
 		lostCard.Class = "bad"
 	}
 	if la.Checkers.LostUpdates.Valid == checkers.Unknown {
 		lostCard.Note = "unknown: " + la.Checkers.LostUpdates.Message
 	}
-	fenceCard := card{Label: "fence rejections", Value: fmt.Sprint(la.FenceRejections), Note: "stale writes refused"}
+	fenceCard := report.Card{Label: "fence rejections", Value: fmt.Sprint(la.FenceRejections), Note: "stale writes refused"}
 	if la.FenceRejections > 0 {
 		fenceCard.Class = "good"
 	}
-	p.Cards = []card{lostCard}
+	p.Cards = []report.Card{lostCard}
 	if la.FirstLostUpdateNS != nil {
-		p.Cards = append(p.Cards, card{Label: "first lost at", Value: secs(*la.FirstLostUpdateNS)})
+		p.Cards = append(p.Cards, report.Card{Label: "first lost at", Value: report.Secs(*la.FirstLostUpdateNS)})
 	}
 	p.Cards = append(p.Cards,
 		fenceCard,
-		card{Label: "operations", Value: fmt.Sprintf("%d ok", st.Ok), Note: fmt.Sprintf("%d fail, %d info", st.Fail, st.Info)},
-		card{Label: "overlaps", Value: fmt.Sprint(la.Overlaps), Note: "two believed holders"},
-		card{Label: "faults", Value: fmt.Sprint(len(res.Faults))},
-		card{Label: "history", Value: fmt.Sprintf("%d events", res.Events), Note: "checked in " + orDash(res.CheckTime)},
+		report.Card{Label: "operations", Value: fmt.Sprintf("%d ok", st.Ok), Note: fmt.Sprintf("%d fail, %d info", st.Fail, st.Info)},
+		report.Card{Label: "overlaps", Value: fmt.Sprint(la.Overlaps), Note: "two believed holders"},
+		report.Card{Label: "faults", Value: fmt.Sprint(len(res.Faults))},
+		report.Card{Label: "history", Value: fmt.Sprintf("%d events", res.Events), Note: "checked in " + orDash(res.CheckTime)},
 	)
 	if res.Interrupted {
-		p.Cards = append(p.Cards, card{Label: "run", Value: "interrupted", Class: "warn"})
+		p.Cards = append(p.Cards, report.Card{Label: "run", Value: "interrupted", Class: "warn"})
 	}
 	if res.Note != "" {
 		p.Notes = append(p.Notes, res.Note)
@@ -187,33 +194,33 @@ func LockAppendView(in *Input) (*Page, error) {
 		p.Notes = append(p.Notes, "The checkers could not read the history: "+la.Error)
 	}
 
-	tl := timelineInput{ID: "tl-main", m: m, workers: workers, servers: serverNames(in.Test), from: 0, to: last,
-		stories: append(append([]Story(nil), lostStories...), fenced...)}
-	main := drawTimeline(tl)
+	tl := report.TimelineInput{ID: "tl-main", Model: m.OpModel, Workers: workers, Servers: report.ServerNames(in.Test), From: 0, To: last,
+		Marks: marksOf(append(append([]Story(nil), lostStories...), fenced...))}
+	main := report.DrawTimeline(tl)
 	if len(la.Resources) > 1 {
-		p.Sections = append(p.Sections, section{ID: "resources", Title: "Resources", tmpl: "resources", data: resourceRows(in.Test, la)})
+		p.Sections = append(p.Sections, tmpl.Section("resources", "Resources", "resources", resourceRows(in.Test, la)))
 	}
 	if len(la.Locks) > 1 {
 		var rows []resourceRow
-		for _, n := range sortedKeys(la.Locks) {
+		for _, n := range slices.Sorted(maps.Keys(la.Locks)) {
 			r := la.Locks[n]
 			rows = append(rows, resourceRow{Name: n, Valid: r.Valid.String(),
 				Lost: fmt.Sprintf("%d of %d", r.LostUpdates.Lost, r.LostUpdates.Acknowledged), Rejections: r.FenceRejections})
 		}
-		p.Sections = append(p.Sections, section{ID: "locks", Title: "Locks", tmpl: "locks", data: rows})
+		p.Sections = append(p.Sections, tmpl.Section("locks", "Locks", "locks", rows))
 	}
 	if pu := la.PartialUpdates; pu != nil {
 		shown := *pu
-		shown.Elements = shown.Elements[:min(len(shown.Elements), maxRows)]
-		p.Sections = append(p.Sections, section{ID: "partial", Title: "Partial updates", tmpl: "partial", data: shown})
+		shown.Elements = shown.Elements[:min(len(shown.Elements), report.MaxRows)]
+		p.Sections = append(p.Sections, tmpl.Section("partial", "Partial updates", "partial", shown))
 		if pu.Count > 0 {
 			p.Sub = append(p.Sub, fmt.Sprintf("%s: a stale holder's write refused by one resource and acknowledged by another. Every write path must check the token.", plural(pu.Count, "partial update")))
 		}
 	}
 	if a := la.AuditLog; a != nil {
 		shown := *a
-		shown.Elements = shown.Elements[:min(len(shown.Elements), maxRows)]
-		p.Sections = append(p.Sections, section{ID: "audit", Title: "Audit log", tmpl: "audit", data: shown})
+		shown.Elements = shown.Elements[:min(len(shown.Elements), report.MaxRows)]
+		p.Sections = append(p.Sections, tmpl.Section("audit", "Audit log", "audit", shown))
 		if a.RefusedButLogged > 0 {
 			p.Sub = append(p.Sub, fmt.Sprintf("The audit log records %s that the resource refused: a log that checks no token claims writes that never happened.", plural(a.RefusedButLogged, "write")))
 		}
@@ -222,12 +229,12 @@ func LockAppendView(in *Input) (*Page, error) {
 		p.Sub = append(p.Sub, fmt.Sprintf("A side writer wrote the resource %s without the lock or a token: no fence can stop a write path that does not send the token.", plural(st.SideWrites, "time")))
 	}
 	p.Sections = append(p.Sections,
-		section{ID: "stories", Title: "What happened", tmpl: "stories", data: storiesSection(in, m, cfg, lostStories, fenced)},
-		section{ID: "timeline", Title: "Timeline", tmpl: "timeline", data: timelineData{Fig: main, Aggregate: len(m.ops) > detailMax, Ops: len(m.ops)}},
-		section{ID: "charts", Title: "Throughput and latency", tmpl: "charts", data: chartsData(laSamples(m), m.faults, last)},
-		section{ID: "lost", Title: "Lost updates", tmpl: "lost", data: lostRows(m, la.LostUpdates, lostStories)},
-		section{ID: "tokens", Title: "Fencing tokens", tmpl: "tokens", data: tokenRows(m, la.Checkers.TokenMonotonic)},
-		section{ID: "checkers", Title: "Checkers", tmpl: "checkers", data: checkersSection(in, la)},
+		tmpl.Section("stories", "What happened", "stories", storiesSection(in, m, cfg, lostStories, fenced)),
+		tmpl.Section("timeline", "Timeline", "timeline", timelineData{Fig: main, Aggregate: len(m.Ops) > report.DetailMax, Ops: len(m.Ops)}),
+		report.ChartsSection(laSamples(m), m.Faults, last),
+		tmpl.Section("lost", "Lost updates", "lost", lostRows(m, la.LostUpdates, lostStories)),
+		tmpl.Section("tokens", "Fencing tokens", "tokens", tokenRows(m, la.Checkers.TokenMonotonic)),
+		tmpl.Section("checkers", "Checkers", "checkers", checkersSection(in, la)),
 	)
 	return p, nil
 }
@@ -236,7 +243,7 @@ func LockAppendView(in *Input) (*Page, error) {
 // that lost the most, else the first; with its lost elements.
 func storyResource(la *checkers.LockAppendResult) (string, []checkers.LostElement) {
 	best := ""
-	for _, n := range sortedKeys(la.Resources) {
+	for _, n := range slices.Sorted(maps.Keys(la.Resources)) {
 		if best == "" || la.Resources[n].LostUpdates.Lost > la.Resources[best].LostUpdates.Lost {
 			best = n
 		}
@@ -245,7 +252,7 @@ func storyResource(la *checkers.LockAppendResult) (string, []checkers.LostElemen
 }
 
 // buildProjected is the model of one resource's projection of a history.
-func buildProjected(events []history.Event, r string) (*laModel, error) {
+func buildProjected(events []history.Event, r string) (*model, error) {
 	ops, err := history.Pair(events)
 	if err != nil {
 		return nil, err
@@ -279,7 +286,7 @@ type resourceRow struct {
 
 func resourceRows(t store.TestInfo, la *checkers.LockAppendResult) []resourceRow {
 	var rows []resourceRow
-	names := sortedKeys(la.Resources)
+	names := slices.Sorted(maps.Keys(la.Resources))
 	if len(t.Resources) > 0 {
 		names = nil
 		for _, r := range t.Resources {
@@ -298,7 +305,7 @@ func resourceRows(t store.TestInfo, la *checkers.LockAppendResult) []resourceRow
 }
 
 // headline is the verdict in a sentence, and what the stories below tell.
-func headline(in *Input, la *checkers.LockAppendResult, lost, fenced []Story, pct float64) (string, []string) {
+func headline(in *report.Input, la *checkers.LockAppendResult, lost, fenced []Story, pct float64) (string, []string) {
 	lu := la.LostUpdates
 	var sub []string
 	var h string
@@ -389,37 +396,37 @@ func kindLabel(k StoryKind) string {
 
 // storiesSection tells the first stories in full, with their own timeline,
 // and lists the rest.
-func storiesSection(in *Input, m *laModel, cfg storyConfig, lost, fenced []Story) storiesData {
+func storiesSection(in *report.Input, m *model, cfg storyConfig, lost, fenced []Story) storiesData {
 	d := storiesData{Fencing: orDash(cfg.Fencing)}
 	view := func(s Story) storyView {
 		pad := int64(float64(s.To-s.From) * storyPadFrac)
 		pad = max(pad, 200e6)
-		actors := map[*laOp]string{}
-		involved := map[*laOp]bool{}
+		actors := map[*report.Op]string{}
+		involved := map[*report.Op]bool{}
 		for _, a := range s.Actors {
 			actors[a.op] = a.Name
 			involved[a.op] = true
 		}
-		tl := timelineInput{ID: "tl-" + s.ID, m: m, workers: cfg.Workers, servers: serverNames(in.Test),
-			from: max(s.From-pad, 0), to: s.To + pad, stories: []Story{s}, involved: involved, actors: actors}
-		v := storyView{Story: s, KindLabel: kindLabel(s.Kind), Fig: drawTimeline(tl)}
+		tl := report.TimelineInput{ID: "tl-" + s.ID, Model: m.OpModel, Workers: cfg.Workers, Servers: report.ServerNames(in.Test),
+			From: max(s.From-pad, 0), To: s.To + pad, Marks: marksOf([]Story{s}), Involved: involved, Actors: actors}
+		v := storyView{Story: s, KindLabel: kindLabel(s.Kind), Fig: report.DrawTimeline(tl)}
 		// The end: from the first grant of another actor to the last step.
 		focus := int64(-1)
 		for _, a := range s.Actors[1:] {
-			if a.op.acquired && (focus < 0 || a.op.acquiredAt < focus) {
-				focus = a.op.acquiredAt
+			if a.op.Acquired && (focus < 0 || a.op.AcquiredAt < focus) {
+				focus = a.op.AcquiredAt
 			}
 		}
 		if focus >= 0 && s.To > focus && 4*(s.To-focus) < s.To-s.From {
 			zpad := max((s.To-focus)/8, 10e6)
-			tl.ID, tl.from, tl.to = "tl-"+s.ID+"-end", max(focus-zpad, 0), s.To+zpad
-			z := drawTimeline(tl)
-			v.Zoom, v.ZoomFrom, v.ZoomTo = &z, secs(tl.from), secs(tl.to)
+			tl.ID, tl.From, tl.To = "tl-"+s.ID+"-end", max(focus-zpad, 0), s.To+zpad
+			z := report.DrawTimeline(tl)
+			v.Zoom, v.ZoomFrom, v.ZoomTo = &z, report.Secs(tl.From), report.Secs(tl.To)
 		}
 		return v
 	}
 	line := func(s Story) storyLine {
-		l := storyLine{ID: s.ID, At: secs(s.To), Title: s.Title, KindLabel: kindLabel(s.Kind)}
+		l := storyLine{ID: s.ID, At: report.Secs(s.To), Title: s.Title, KindLabel: kindLabel(s.Kind)}
 		if len(s.Lost) > 0 {
 			l.Lost = describeElements(s.Lost, 8)
 		}
@@ -429,7 +436,7 @@ func storiesSection(in *Input, m *laModel, cfg storyConfig, lost, fenced []Story
 		switch {
 		case i < maxLostStories:
 			d.Lost = append(d.Lost, view(s))
-		case i < maxRows:
+		case i < report.MaxRows:
 			d.LostMore = append(d.LostMore, line(s))
 		default:
 			d.Truncated++
@@ -439,7 +446,7 @@ func storiesSection(in *Input, m *laModel, cfg storyConfig, lost, fenced []Story
 		switch {
 		case i < maxFencedStories:
 			d.Fenced = append(d.Fenced, view(s))
-		case i < maxRows:
+		case i < report.MaxRows:
 			d.FencedMore = append(d.FencedMore, line(s))
 		default:
 			d.Truncated++
@@ -447,7 +454,7 @@ func storiesSection(in *Input, m *laModel, cfg storyConfig, lost, fenced []Story
 	}
 	if len(lost) == 0 && len(fenced) == 0 {
 		switch {
-		case len(m.faults) == 0:
+		case len(m.Faults) == 0:
 			d.Quiet = "No fault was injected: no holder was stopped, so no stale write could happen."
 		default:
 			d.Quiet = "No acknowledged update was lost and the resource refused no write: no fault left a stale holder that wrote after its lease had passed on (it may have given up on its own, or its write failed)."
@@ -457,20 +464,20 @@ func storiesSection(in *Input, m *laModel, cfg storyConfig, lost, fenced []Story
 }
 
 // laSamples returns the appends for the charts.
-func laSamples(m *laModel) []opSample {
-	out := make([]opSample, 0, len(m.ops))
-	for _, o := range m.ops {
-		if o.end < 0 {
+func laSamples(m *model) []report.Sample {
+	out := make([]report.Sample, 0, len(m.Ops))
+	for _, o := range m.Ops {
+		if o.End < 0 {
 			continue
 		}
-		out = append(out, opSample{invoke: o.invoke, end: o.end, typ: o.typ, what: fmt.Sprintf("process %s append %d", o.proc, o.element)})
+		out = append(out, report.Sample{Invoke: o.Invoke, End: o.End, Type: o.Type, What: fmt.Sprintf("process %s append %d", o.Proc, o.Element)})
 	}
 	return out
 }
 
 // lostRows lists the lost elements with who erased them, as the stories
 // found.
-func lostRows(m *laModel, lu checkers.LostUpdates, ss []Story) lostTable {
+func lostRows(m *model, lu checkers.LostUpdates, ss []Story) lostTable {
 	var t lostTable
 	story := map[int64]*Story{}
 	for i := range ss {
@@ -479,23 +486,16 @@ func lostRows(m *laModel, lu checkers.LostUpdates, ss []Story) lostTable {
 		}
 	}
 	for i, e := range lu.Elements {
-		if i == maxRows {
-			t.More = len(lu.Elements) - maxRows
+		if i == report.MaxRows {
+			t.More = len(lu.Elements) - report.MaxRows
 			break
 		}
-		r := lostRow{Element: fmt.Sprint(e.Element), Process: e.Process.String(), Token: fmt.Sprint(e.Token), Acked: secs(e.Acknowledged), Erased: "unknown"}
+		r := lostRow{Element: fmt.Sprint(e.Element), Process: e.Process.String(), Token: fmt.Sprint(e.Token), Acked: report.Secs(e.Acknowledged), Erased: "unknown"}
 		if s := story[e.Element]; s != nil {
 			r.Story, r.Kind = "#"+s.ID, kindLabel(s.Kind)
-			var d *laOp
-			switch s.Kind {
-			case KindStaleOverwrote, KindUnexplained:
-				d = s.stale
-			case KindStaleOverwritten:
-				d = s.other
-			}
-			if d != nil {
-				tok, _ := d.tokenOf()
-				r.Erased = fmt.Sprintf("process %s, token %d, at %s", d.proc, tok, secs(d.writeAt()))
+			if d := s.eraser(); d != nil {
+				tok, _ := d.TokenOf()
+				r.Erased = fmt.Sprintf("process %s, token %d, at %s", d.Proc, tok, report.Secs(d.WriteAt()))
 			}
 		} else if w := e.OverwrittenBy; w != nil && w.Known {
 			r.Erased = fmt.Sprintf("process %s, token %d (per the checker)", w.Process, w.Token)
@@ -505,7 +505,7 @@ func lostRows(m *laModel, lu checkers.LostUpdates, ss []Story) lostTable {
 	return t
 }
 
-func checkersSection(in *Input, la *checkers.LockAppendResult) checkersData {
+func checkersSection(in *report.Input, la *checkers.LockAppendResult) checkersData {
 	c := la.Checkers
 	d := checkersData{Rows: []checkerRow{
 		verdictRow(checkers.NameLinearizable, c.Linearizable.Verdict),
@@ -514,10 +514,10 @@ func checkersSection(in *Input, la *checkers.LockAppendResult) checkersData {
 		verdictRow(checkers.NameOverlap, c.Overlap.Verdict),
 		verdictRow(checkers.NameStats, c.Stats.Verdict),
 	}}
-	if n := in.fileSize(store.LinFile); n >= 0 {
-		d.Lin = linInfo{Present: true, Name: store.LinFile, Size: humanSize(n), Large: n > largeLin, Ops: c.Linearizable.Ops, Message: c.Linearizable.Message}
+	if n := in.FileSize(store.LinFile); n >= 0 {
+		d.Lin = linInfo{Present: true, Name: store.LinFile, Size: report.File{Size: n}.HumanSize(), Large: n > largeLin, Ops: c.Linearizable.Ops, Message: c.Linearizable.Message}
 	}
-	d.JSON = asJSON(c)
+	d.JSON = report.AsJSON(c)
 	return d
 }
 
@@ -540,18 +540,18 @@ type tokenRow struct {
 // tokenRows lists the token violations (a token granted twice, or a later
 // grant with a lower token), with when each grant happened and which faults
 // were in effect between the first grant and the second.
-func tokenRows(m *laModel, tr checkers.TokensResult) tokenTable {
+func tokenRows(m *model, tr checkers.TokensResult) tokenTable {
 	t := tokenTable{Message: strings.TrimSpace(tr.Message + " " + tr.Error)}
 	for _, v := range tr.Violations {
 		from, to := v.A.Granted, v.B.Granted
 		var during []string
-		for _, f := range m.faults {
+		for _, f := range m.Faults {
 			stop := f.Stop
 			if stop < 0 {
 				stop = to
 			}
 			if f.Start <= to && stop >= from {
-				during = append(during, fmt.Sprintf("%s on %s (%s to %s)", f.Fault, strings.Join(f.Nodes, ","), secs(f.Start), secs(stop)))
+				during = append(during, fmt.Sprintf("%s on %s (%s to %s)", f.Fault, strings.Join(f.Nodes, ","), report.Secs(f.Start), report.Secs(stop)))
 			}
 		}
 		faults := "none"
@@ -559,10 +559,35 @@ func tokenRows(m *laModel, tr checkers.TokensResult) tokenTable {
 			faults = strings.Join(during, "; ")
 		}
 		t.Rows = append(t.Rows, tokenRow{Kind: v.Kind,
-			AProc: v.A.Process.String(), AToken: v.A.Token, AGranted: secs(v.A.Granted),
-			BProc: v.B.Process.String(), BToken: v.B.Token, BAsked: secs(v.B.Invoked), BGranted: secs(v.B.Granted),
+			AProc: v.A.Process.String(), AToken: v.A.Token, AGranted: report.Secs(v.A.Granted),
+			BProc: v.B.Process.String(), BToken: v.B.Token, BAsked: report.Secs(v.B.Invoked), BGranted: report.Secs(v.B.Granted),
 			Faults: faults})
 	}
 	t.More = tr.Count - len(t.Rows)
 	return t
+}
+
+// checkerRow is one checker's verdict.
+type checkerRow struct {
+	Name, Valid, Message, Error string
+}
+
+func verdictRow(name string, v checkers.Verdict) checkerRow {
+	return checkerRow{Name: name, Valid: v.Valid.String(), Message: v.Message, Error: v.Error}
+}
+
+// orDash is s, or "-" for none.
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// dstr is a duration as test.json wrote it ("2s"), "" for none.
+func dstr(d time.Duration) string {
+	if d == 0 {
+		return ""
+	}
+	return d.String()
 }

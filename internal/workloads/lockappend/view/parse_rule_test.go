@@ -1,4 +1,4 @@
-package report
+package view
 
 import (
 	"encoding/json"
@@ -28,7 +28,7 @@ func TestOneAppendReading(t *testing.T) {
 		t.Errorf("checkers: %s (%v), want unknown for a bad history", r.Valid, r.Err())
 	}
 	m, err := buildLockAppend(ev)
-	if err != nil || m.skipped != 1 || len(m.ops) != 0 {
-		t.Errorf("report: %v, %d skipped, %d ops; want the append skipped", err, m.skipped, len(m.ops))
+	if err != nil || m.skipped != 1 || len(m.Ops) != 0 {
+		t.Errorf("report: %v, %d skipped, %d ops; want the append skipped", err, m.skipped, len(m.Ops))
 	}
 }

@@ -1,22 +1,142 @@
-package report
+// Package lockappendtest makes lock-append histories for tests: critical
+// sections written by hand (Hist), the seed story, a long synthetic run,
+// and their results as the real checkers give them. The report's tests and
+// the lock-append view's share it.
+package lockappendtest
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"os"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/fencecheck/fencecheck/internal/checkers"
 	"github.com/fencecheck/fencecheck/internal/history"
 	"github.com/fencecheck/fencecheck/internal/history/lockappend"
+	"github.com/fencecheck/fencecheck/internal/spec"
 	"github.com/fencecheck/fencecheck/internal/store"
 )
 
-// synthetic makes a lock-append history of n critical sections by workers
+// Hist builds a history by hand, with times in seconds.
+type Hist struct {
+	T  testing.TB
+	ev []history.Event
+}
+
+// Add records an event at sec seconds.
+func (h *Hist) Add(sec float64, p history.Process, typ history.Type, f string, v any) {
+	h.T.Helper()
+	var raw json.RawMessage
+	if v != nil {
+		b, err := json.Marshal(v)
+		if err != nil {
+			h.T.Fatal(err)
+		}
+		raw = b
+	}
+	h.ev = append(h.ev, history.Event{Index: len(h.ev), Time: int64(sec * 1e9), Process: p, Type: typ, F: f, Value: raw})
+}
+
+// Invoke records p's invocation of an append of element.
+func (h *Hist) Invoke(sec float64, p history.Process, element int64) {
+	h.Add(sec, p, history.Invoke, lockappend.FAppend, lockappend.Invoke{Element: element})
+}
+
+// Phase records a phase of p's critical section.
+func (h *Hist) Phase(sec float64, p history.Process, f string, v any) {
+	h.Add(sec, p, history.Phase, f, v)
+}
+
+// Section records a whole critical section of p: acquired with token,
+// read, checked, write sent at write, released, and the ok completion with
+// rev.
+func (h *Hist) Section(p history.Process, element, token int64, read []int64, invoke, acq, write float64, rev int64) {
+	h.Invoke(invoke, p, element)
+	h.Phase(acq, p, lockappend.PhaseAcquired, lockappend.Acquired{Token: token})
+	h.Phase(acq+0.001, p, lockappend.PhaseRead, lockappend.ReadValue{Value: read})
+	h.Phase(acq+0.002, p, lockappend.PhaseChecked, lockappend.Checked{RemainingMS: 1900, OK: true})
+	h.Phase(write, p, lockappend.PhaseWriteSent, nil)
+	h.Phase(write+0.002, p, lockappend.PhaseReleasing, nil)
+	h.Phase(write+0.004, p, lockappend.PhaseReleased, lockappend.Released{})
+	h.Add(write+0.005, p, history.Ok, lockappend.FAppend, lockappend.Completion{Element: element, Token: token, Read: read, Rev: rev})
+}
+
+// Begin records the start of p's critical section up to its lease check.
+func (h *Hist) Begin(p history.Process, element, token int64, read []int64, invoke, acq float64) {
+	h.Invoke(invoke, p, element)
+	h.Phase(acq, p, lockappend.PhaseAcquired, lockappend.Acquired{Token: token})
+	h.Phase(acq+0.001, p, lockappend.PhaseRead, lockappend.ReadValue{Value: read})
+	h.Phase(acq+0.002, p, lockappend.PhaseChecked, lockappend.Checked{RemainingMS: 1950, OK: true})
+}
+
+// Fault records a pause-holder fault on node from start to stop.
+func (h *Hist) Fault(start, stop float64, node string, params map[string]string) {
+	v := history.FaultValue{Fault: "pause-holder", Nodes: []string{node}, Params: params}
+	h.Add(start, history.Nemesis, history.Info, history.FStart, v)
+	h.Add(stop, history.Nemesis, history.Info, history.FStop, v)
+}
+
+// Final records the final read of list.
+func (h *Hist) Final(sec float64, list []int64) {
+	h.Add(sec, 1000000, history.Invoke, lockappend.FFinalRead, nil)
+	h.Add(sec+0.001, 1000000, history.Ok, lockappend.FFinalRead, lockappend.ReadValue{Value: list})
+}
+
+// Sorted returns the events in time order, re-indexed (hand-written
+// histories add a section's events together).
+func (h *Hist) Sorted() []history.Event {
+	ev := append([]history.Event(nil), h.ev...)
+	sortEvents(ev)
+	return ev
+}
+
+// Check runs the real checkers on a history and returns its results, as
+// the harness would store them.
+func Check(t testing.TB, ev []history.Event) *store.Results {
+	t.Helper()
+	la := checkers.CheckLockAppend(ev, checkers.Options{})
+	fs, err := history.Faults(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &store.Results{Workload: "lock-append", Result: &la, Faults: fs, Events: len(ev), CheckTime: "1ms"}
+}
+
+// TestInfo is the test.json of an etcd run with fencing and workers.
+func TestInfo(fencing string, workers int) store.TestInfo {
+	return store.TestInfo{
+		Spec: spec.Spec{Name: "test", Target: "etcd", Workload: "lock-append", Fencing: fencing,
+			Nemesis: "pause-holder", Concurrency: workers, Nodes: 3, TTL: 2 * time.Second, Margin: 500 * time.Millisecond, TimeLimit: 20 * time.Second},
+		Found: store.Found{RunID: "r1", TargetVersion: "3.6.16",
+			Servers: []store.NodeInfo{{Name: "n1", Addr: "10.0.0.1:2379"}, {Name: "n2", Addr: "10.0.0.2:2379"}, {Name: "n3", Addr: "10.0.0.3:2379"}}}}
+}
+
+// Result is a lock-append run's checker result.
+func Result(r *store.Results) *checkers.LockAppendResult {
+	return r.Result.(*checkers.LockAppendResult)
+}
+
+// SeedHistory is the seed story (the lock-append view's
+// TestStoryStaleWriteErasesOthersUpdate) with extra strings that must be
+// escaped wherever they land.
+func SeedHistory(t testing.TB, evil string) []history.Event {
+	h := &Hist{T: t}
+	h.Begin(0, 1, 4, []int64{}, 0.06, 0.07)
+	h.Fault(0.09, 2.19, "w1", map[string]string{"process": "0", "token": "4", "hold": evil})
+	h.Invoke(0.09, 2, 3)
+	h.Add(0.77, 2, history.Fail, lockappend.FAppend, lockappend.Completion{Element: 3, Reason: lockappend.ReasonNotAcquired, Error: evil})
+	h.Section(1, 2, 7, []int64{}, 0.77, 2.17, 2.175, 9)
+	h.Phase(2.19, 0, lockappend.PhaseWriteSent, nil)
+	h.Phase(2.196, 0, lockappend.PhaseReleasing, nil)
+	h.Phase(2.2, 0, lockappend.PhaseReleased, lockappend.Released{Error: evil})
+	h.Add(2.201, 0, history.Ok, lockappend.FAppend, lockappend.Completion{Element: 1, Token: 4, Read: []int64{}, Rev: 11})
+	h.Final(2.21, []int64{1})
+	return h.Sorted()
+}
+
+// Synthetic makes a lock-append history of n critical sections by workers
 // clients, in memory, as a long unfenced run under pause-holder would
 // record it: every 300 sections the holder is paused for 4s inside its
 // critical section; its lease passes on; it wakes up and writes its stale
@@ -26,7 +146,7 @@ import (
 // the lists in the events are cut to their last 32 elements, to keep the
 // history's size linear (a real run's lists grow without bound); so the
 // results are computed from the simulation, not by the checkers.
-func synthetic(n, workers int) ([]history.Event, *store.Results) {
+func Synthetic(n, workers int) ([]history.Event, *store.Results) {
 	type node struct {
 		elem int64
 		prev *node
@@ -217,8 +337,8 @@ func sortEvents(ev []history.Event) {
 	}
 }
 
-// writeHistory writes events as history.jsonl.
-func writeHistory(t testing.TB, path string, ev []history.Event) {
+// WriteHistory writes events as history.jsonl.
+func WriteHistory(t testing.TB, path string, ev []history.Event) {
 	f, err := os.Create(path)
 	if err != nil {
 		t.Fatal(err)
@@ -235,70 +355,38 @@ func writeHistory(t testing.TB, path string, ev []history.Event) {
 	f.Close()
 }
 
-// A 100k-operation history: the report is written (history read from disk
-// included) in well under 10 s and stays under 20 MB, because the timeline
-// aggregates and the stories and tables are capped.
-func TestReport100kOps(t *testing.T) {
-	const n = 100_000
-	ev, res := synthetic(n, 5)
-	if laResult(res).LostUpdates.Lost == 0 || len(res.Faults) < 300 {
-		t.Fatalf("synthetic history: %d lost, %d faults", laResult(res).LostUpdates.Lost, len(res.Faults))
-	}
-	root := t.TempDir()
-	run, err := store.NewRun(root, "synthetic", time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	writeHistory(t, run.Path(store.HistoryFile), ev)
-	hinfo, _ := os.Stat(run.Path(store.HistoryFile))
-
-	start := time.Now()
-	if err := Write(run, testInfo("none", 5), res, LockAppendView); err != nil {
-		t.Fatal(err)
-	}
-	elapsed := time.Since(start)
-	b, err := os.ReadFile(run.Path(store.ReportFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("%d operations, %d events, history.jsonl %s, %d lost in %d faults: report.html %s written in %s",
-		n, len(ev), humanSize(hinfo.Size()), laResult(res).LostUpdates.Lost, len(res.Faults), humanSize(int64(len(b))), elapsed.Round(time.Millisecond))
-	if len(b) > 20<<20 {
-		t.Errorf("report.html is %s, want < 20 MB", humanSize(int64(len(b))))
-	}
-	// The target, under 10 s, is measured by BenchmarkRender100kOps and
-	// logged above; this bound only catches a blow-up (a quadratic step
-	// would take minutes), not a slow machine.
-	if elapsed > time.Minute {
-		t.Errorf("writing the report took %s", elapsed)
-	}
-	page := string(b)
-	for _, want := range []string{"operations are too many to draw one by one", `id="lost-1"`, "more lost-update stories", "aggregated in 500 bins"} {
-		if !strings.Contains(page, want) {
-			t.Errorf("report lacks %q", want)
+// WithFaultParam returns a copy of events whose first fault start carries
+// one more parameter.
+func WithFaultParam(t testing.TB, events []history.Event, key, value string) []history.Event {
+	out := append([]history.Event(nil), events...)
+	for i, e := range out {
+		if e.Process != history.Nemesis || e.F != history.FStart {
+			continue
 		}
+		var f history.FaultValue
+		if err := e.Decode(&f); err != nil {
+			t.Fatal(err)
+		}
+		f.Params[key] = value
+		b, err := json.Marshal(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[i].Value = b
+		return out
 	}
-	// The main timeline is bounded: far fewer shapes than events.
-	main := page[strings.Index(page, `id="tl-main"`):]
-	main = main[:strings.Index(main, "</svg>")]
-	if shapes := strings.Count(main, "<rect") + strings.Count(main, "<use") + strings.Count(main, "<circle") + strings.Count(main, "<line"); shapes > 20000 {
-		t.Errorf("the main timeline has %d shapes for %d operations", shapes, n)
-	}
+	t.Fatal("no fault in the history")
+	return nil
 }
 
-// BenchmarkRender100kOps renders the report of a 100k-operation history
-// from memory (the history already decoded into events).
-func BenchmarkRender100kOps(b *testing.B) {
-	ev, res := synthetic(100_000, 5)
-	in := Input{Test: testInfo("none", 5), Results: res, Events: ev, View: LockAppendView}
-	var size int
-	b.ResetTimer()
-	for b.Loop() {
-		var buf bytes.Buffer
-		if err := Render(&buf, in); err != nil {
-			b.Fatal(err)
-		}
-		size = buf.Len()
+// ResultsOf is the results of a synthetic history with its faults as the
+// harness takes them from the history.
+func ResultsOf(t testing.TB, res *store.Results, events []history.Event) *store.Results {
+	r := *res
+	fs, err := history.Faults(events)
+	if err != nil {
+		t.Fatal(err)
 	}
-	b.ReportMetric(float64(size)/(1<<20), "MB")
+	r.Faults = fs
+	return &r
 }

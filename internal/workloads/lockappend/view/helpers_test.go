@@ -1,0 +1,39 @@
+package view
+
+import (
+	"testing"
+
+	"github.com/fencecheck/fencecheck/internal/history"
+	"github.com/fencecheck/fencecheck/internal/report"
+	"github.com/fencecheck/fencecheck/internal/store"
+	"github.com/fencecheck/fencecheck/internal/workloads/lockappend/lockappendtest"
+)
+
+// The tests' histories and their results, as lockappendtest makes them.
+type hist = lockappendtest.Hist
+
+var (
+	check          = lockappendtest.Check
+	seedHistory    = lockappendtest.SeedHistory
+	testInfo       = lockappendtest.TestInfo
+	laResult       = lockappendtest.Result
+	synthetic      = lockappendtest.Synthetic
+	writeHistory   = lockappendtest.WriteHistory
+	withFaultParam = lockappendtest.WithFaultParam
+	resultsOf      = lockappendtest.ResultsOf
+)
+
+// storiesOf builds the stories of a history checked by the real checkers.
+func storiesOf(t *testing.T, ev []history.Event, fencing string, workers int) (lost, fenced []Story, res *store.Results) {
+	t.Helper()
+	res = check(t, ev)
+	m, err := buildLockAppend(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lost, fenced = stories(m, laResult(res).LostUpdates.Elements, storyConfig{Fencing: fencing, TTL: "2s", Margin: "500ms", Workers: workers})
+	return lost, fenced, res
+}
+
+// humanSize is n bytes for people, as the report writes sizes.
+func humanSize(n int64) string { return report.File{Size: n}.HumanSize() }
