@@ -189,12 +189,12 @@ func playElection(ctx context.Context, cl *harness.Cluster, cfg Config, f target
 	} else {
 		s.say("result", "final log %v: B's entry survived", final)
 	}
-	r, _ := res.Result.(*election.Result)
-	if r == nil {
+	o, ok := election.OutcomeOf(res)
+	if !ok {
 		return st, fmt.Errorf("%w: demo: no election result", harness.ErrHarness)
 	}
-	s.say("check", "%s (forks %d, lost entries %d, refused entries %d): %s", res.Valid(), r.Forks, r.LostUpdates.Lost,
-		r.FenceRejections, s.run.Path(store.ReportFile))
+	s.say("check", "%s (forks %d, lost entries %d, refused entries %d): %s", res.Valid(), o.Forks, o.Lost,
+		o.Refused, s.run.Path(store.ReportFile))
 	return st, nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/fencecheck/fencecheck/internal/checkers"
 	"github.com/fencecheck/fencecheck/internal/history"
 	la "github.com/fencecheck/fencecheck/internal/history/lockappend"
+	"github.com/fencecheck/fencecheck/internal/store"
 )
 
 // builder writes hand-made election histories; times are in ms.
@@ -138,6 +139,12 @@ func TestForkedLog(t *testing.T) {
 	s := Stories(b.events, r)
 	if len(s) != 1 || s[0].Outcome != "accepted" || !strings.Contains(s[0].Text, "term 5") || !strings.Contains(s[0].Text, "entry 6.1") {
 		t.Fatalf("stories: %+v", s)
+	}
+	if o, ok := OutcomeOf(&store.Results{Result: r}); !ok || o != (Outcome{Forks: 1, Lost: 1, Refused: 0}) {
+		t.Errorf("outcome %+v, %v", o, ok)
+	}
+	if _, ok := OutcomeOf(&store.Results{Result: &checkers.RegisterWorkloadResult{}}); ok {
+		t.Error("an outcome of a register result")
 	}
 }
 

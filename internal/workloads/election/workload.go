@@ -106,6 +106,22 @@ func (Workload) Decode(raw []byte) (store.WorkloadResult, error) {
 	return &r, nil
 }
 
+// Outcome is what an election run's result counts: the forks of the log,
+// the acknowledged entries lost and the entries of old terms the log
+// refused.
+type Outcome struct {
+	Forks, Lost, Refused int
+}
+
+// OutcomeOf is the outcome of res; false when res holds no election result.
+func OutcomeOf(res *store.Results) (Outcome, bool) {
+	r, ok := res.Result.(*Result)
+	if !ok || r == nil {
+		return Outcome{}, false
+	}
+	return Outcome{Forks: r.Forks, Lost: r.LostUpdates.Lost, Refused: r.FenceRejections}, true
+}
+
 // Summary writes the leaderships, the lost entries, the forks, the refused
 // entries and the checkers' verdicts.
 func (Workload) Summary(b io.Writer, res *store.Results) {
