@@ -19,43 +19,43 @@ func TestBrokenAssumptions(t *testing.T) {
 		want  string
 	}{
 		{"completion before its invocation", func(h *hist) {
-			h.section(0, 1, 10)
-			h.invoke(1, 2).acquired(1, 11).read(1, 1)
-			h.events[len(h.events)-1].Time = h.now
-			h.ok(1, 2, 11, 1)
+			h.Section(0, 1, 10)
+			h.Invoke(1, 2).Acquired(1, 11).Read(1, 1)
+			h.Events[len(h.Events)-1].Time = h.Time()
+			h.Ok(1, 2, 11, 1)
 			// The completion's time goes back before the invocation's.
-			h.events[len(h.events)-1].Time = h.events[len(h.events)-3].Time - 5*ms
-			h.finalRead(1_000_000, 1, 2)
+			h.Events[len(h.Events)-1].Time = h.Events[len(h.Events)-3].Time - 5*ms
+			h.FinalRead(1_000_000, 1, 2)
 		}, "completes at"},
 		{"an ok append after the final read", func(h *hist) {
-			h.section(0, 1, 10)
-			h.invoke(1, 2).acquired(1, 11).read(1, 1)
-			h.add(1_000_000, history.Invoke, lockappend.FFinalRead, nil)
-			h.writeSent(1).released(1).ok(1, 2, 11, 1)
-			h.add(1_000_000, history.Ok, lockappend.FFinalRead, lockappend.ReadValue{Value: []int64{1, 2}})
+			h.Section(0, 1, 10)
+			h.Invoke(1, 2).Acquired(1, 11).Read(1, 1)
+			h.Add(1_000_000, history.Invoke, lockappend.FFinalRead, nil)
+			h.WriteSent(1).Released(1).Ok(1, 2, 11, 1)
+			h.Add(1_000_000, history.Ok, lockappend.FFinalRead, lockappend.ReadValue{Value: []int64{1, 2}})
 		}, "after the final read began"},
 		{"a duplicate element", func(h *hist) {
-			h.section(0, 1, 10)
-			h.section(1, 1, 11, 1)
-			h.finalRead(1_000_000, 1, 1)
+			h.Section(0, 1, 10)
+			h.Section(1, 1, 11, 1)
+			h.FinalRead(1_000_000, 1, 1)
 		}, "element 1 is appended twice"},
 		{"two operations of a process outstanding at once", func(h *hist) {
-			h.section(0, 1, 10)
-			h.section(0, 2, 11, 1)
+			h.Section(0, 1, 10)
+			h.Section(0, 2, 11, 1)
 			// The second invocation's time goes back inside the first.
-			for i := range h.events {
-				if h.events[i].Type == history.Invoke && h.events[i].F == lockappend.FAppend && h.events[i].Process == 0 && i > 0 {
-					h.events[i].Time = 2 * ms
+			for i := range h.Events {
+				if h.Events[i].Type == history.Invoke && h.Events[i].F == lockappend.FAppend && h.Events[i].Process == 0 && i > 0 {
+					h.Events[i].Time = 2 * ms
 				}
 			}
-			h.finalRead(1_000_000, 1, 2)
+			h.FinalRead(1_000_000, 1, 2)
 		}, "two operations outstanding at once"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			h := newHist(t)
 			c.build(h)
-			res := CheckLockAppend(h.events, Options{})
+			res := CheckLockAppend(h.Events, Options{})
 			if res.Valid != Unknown {
 				t.Fatalf("verdict %s, want unknown", res.Valid)
 			}

@@ -125,12 +125,12 @@ func TestBudgetAbortsLegalHistoryAsUnknown(t *testing.T) {
 		var l []int64
 		for e := int64(1); e <= 40; e++ {
 			p := history.Process(e % 3)
-			h.invoke(p, e).read(p, l...)
-			h.ok(p, e, e, l...)
+			h.Invoke(p, e).Read(p, l...)
+			h.Ok(p, e, e, l...)
 			l = append(l, e)
 		}
-		h.finalRead(9, l...)
-		ops, err := history.Pair(h.events)
+		h.FinalRead(9, l...)
+		ops, err := history.Pair(h.Events)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -146,7 +146,7 @@ func TestBudgetAbortsLegalHistoryAsUnknown(t *testing.T) {
 		if checked, of := budgetCut(t, r.Message, "1.0 GiB"); checked >= of || of != r.Ops {
 			t.Errorf("checked %d of %d, want fewer of %d", checked, of, r.Ops)
 		}
-		all := CheckLockAppend(h.events, o)
+		all := CheckLockAppend(h.Events, o)
 		if all.Valid != Unknown || all.Checkers.Linearizable.Valid != Unknown {
 			t.Errorf("composed: %s, linearizable %s: %s", all.Valid, all.Checkers.Linearizable.Valid, all.Checkers.Linearizable.Message)
 		}
@@ -238,17 +238,17 @@ func TestGenerousBudgetChangesNothing(t *testing.T) {
 	}
 	legal, illegal := newHist(t), newHist(t)
 	for _, h := range []*hist{legal, illegal} {
-		h.invoke(0, 1).read(0).ok(0, 1, 1)
-		h.invoke(1, 2).read(1, 1).ok(1, 2, 2, 1)
+		h.Invoke(0, 1).Read(0).Ok(0, 1, 1)
+		h.Invoke(1, 2).Read(1, 1).Ok(1, 2, 2, 1)
 	}
-	legal.finalRead(9, 1, 2)
-	illegal.finalRead(9, 2)
+	legal.FinalRead(9, 1, 2)
+	illegal.FinalRead(9, 2)
 	for _, c := range []struct {
 		name string
 		h    *hist
 		want Validity
 	}{{"lock-append legal", legal, Valid}, {"lock-append illegal", illegal, Invalid}} {
-		a, b := CheckLockAppend(c.h.events, none), CheckLockAppend(c.h.events, generous)
+		a, b := CheckLockAppend(c.h.Events, none), CheckLockAppend(c.h.Events, generous)
 		la, lb := a.Checkers.Linearizable, b.Checkers.Linearizable
 		if la.Valid != c.want || lb.Valid != c.want || la.Message != lb.Message || a.Valid != b.Valid {
 			t.Errorf("%s: without a budget %s (%s), with %s (%s)", c.name, la.Valid, la.Message, lb.Valid, lb.Message)

@@ -47,13 +47,13 @@ var allValid = verdicts{Valid, Valid, Valid, Valid, Valid}
 // fenced, the resource refuses A's write.
 func lostUpdate(t *testing.T, fenced bool) *hist {
 	h := newHist(t).
-		invoke(0, 1).acquired(0, 10).read(0).
-		invoke(1, 2).acquired(1, 12).read(1).writeSent(1).released(1).ok(1, 2, 12).
-		writeSent(0).released(0)
+		Invoke(0, 1).Acquired(0, 10).Read(0).
+		Invoke(1, 2).Acquired(1, 12).Read(1).WriteSent(1).Released(1).Ok(1, 2, 12).
+		WriteSent(0).Released(0)
 	if fenced {
-		return h.fail(0, 1, 10, lockappend.ReasonFenced).finalRead(9, 2)
+		return h.Fail(0, 1, 10, lockappend.ReasonFenced).FinalRead(9, 2)
 	}
-	return h.ok(0, 1, 10).finalRead(9, 1)
+	return h.Ok(0, 1, 10).FinalRead(9, 1)
 }
 
 func TestCheckLockAppend(t *testing.T) {
@@ -65,8 +65,8 @@ func TestCheckLockAppend(t *testing.T) {
 	}{
 		{
 			name: "sequential legal",
-			h: newHist(t).section(0, 1, 1).section(1, 2, 2, 1).section(2, 3, 3, 1, 2).
-				section(0, 4, 4, 1, 2, 3).section(1, 5, 5, seq(4)...).finalRead(9, seq(5)...),
+			h: newHist(t).Section(0, 1, 1).Section(1, 2, 2, 1).Section(2, 3, 3, 1, 2).
+				Section(0, 4, 4, 1, 2, 3).Section(1, 5, 5, seq(4)...).FinalRead(9, seq(5)...),
 			want: allValid,
 			check: func(t *testing.T, r LockAppendResult) {
 				if r.LostUpdates.Acknowledged != 5 || r.LostUpdates.Lost != 0 || r.Overlaps != 0 || r.FenceRejections != 0 {
@@ -121,10 +121,10 @@ func TestCheckLockAppend(t *testing.T) {
 		{
 			// A times out after sending its write; it did land: B reads it.
 			name: "info that happened",
-			h: newHist(t).invoke(0, 1).acquired(0, 10).read(0).writeSent(0).info(0, 1).
-				section(5, 2, 11, 1).
-				released(0).late(0, history.Ok, lockappend.Completion{Element: 1, Token: 10}).
-				finalRead(9, 1, 2),
+			h: newHist(t).Invoke(0, 1).Acquired(0, 10).Read(0).WriteSent(0).Info(0, 1).
+				Section(5, 2, 11, 1).
+				Released(0).Late(0, history.Ok, lockappend.Completion{Element: 1, Token: 10}).
+				FinalRead(9, 1, 2),
 			want: allValid,
 			check: func(t *testing.T, r LockAppendResult) {
 				l := r.Checkers.Linearizable
@@ -139,8 +139,8 @@ func TestCheckLockAppend(t *testing.T) {
 		{
 			// A times out; its write never lands.
 			name: "info that did not happen",
-			h: newHist(t).invoke(0, 1).acquired(0, 10).read(0).writeSent(0).info(0, 1).
-				section(5, 2, 11).finalRead(9, 2),
+			h: newHist(t).Invoke(0, 1).Acquired(0, 10).Read(0).WriteSent(0).Info(0, 1).
+				Section(5, 2, 11).FinalRead(9, 2),
 			want: allValid,
 			check: func(t *testing.T, r LockAppendResult) {
 				if l := r.Checkers.Linearizable; l.NoEffect != 1 || l.Info != 0 {
@@ -152,8 +152,8 @@ func TestCheckLockAppend(t *testing.T) {
 			// A's info has no value and A never reported its read: where 1
 			// sits in the final read says A read [].
 			name: "info inferred from the final read",
-			h: newHist(t).invoke(0, 1).acquired(0, 10).add(0, history.Info, lockappend.FAppend, nil).
-				section(5, 2, 11, 1).section(6, 3, 12, 1, 2).finalRead(9, 1, 2, 3),
+			h: newHist(t).Invoke(0, 1).Acquired(0, 10).Add(0, history.Info, lockappend.FAppend, nil).
+				Section(5, 2, 11, 1).Section(6, 3, 12, 1, 2).FinalRead(9, 1, 2, 3),
 			want: allValid,
 			check: func(t *testing.T, r LockAppendResult) {
 				if l := r.Checkers.Linearizable; l.Inferred != 1 || l.Info != 1 {
@@ -165,10 +165,10 @@ func TestCheckLockAppend(t *testing.T) {
 			// The read list of the late result is the one that counts
 			// when the info completion carries none.
 			name: "info read from the late result",
-			h: newHist(t).invoke(0, 1).acquired(0, 10).info(0, 1).
-				section(5, 2, 11, 1).
-				late(0, history.Ok, lockappend.Completion{Element: 1, Token: 10, Read: []int64{}}).
-				finalRead(9, 1, 2),
+			h: newHist(t).Invoke(0, 1).Acquired(0, 10).Info(0, 1).
+				Section(5, 2, 11, 1).
+				Late(0, history.Ok, lockappend.Completion{Element: 1, Token: 10, Read: []int64{}}).
+				FinalRead(9, 1, 2),
 			want: allValid,
 			check: func(t *testing.T, r LockAppendResult) {
 				if l := r.Checkers.Linearizable; l.Inferred != 0 || l.Info != 1 {
@@ -179,15 +179,15 @@ func TestCheckLockAppend(t *testing.T) {
 		{
 			// B reads [1] before A, which appends 1, was even invoked.
 			name: "info invoked after its element was read",
-			h:    newHist(t).section(5, 2, 11, 1).invoke(0, 1).acquired(0, 12).read(0).info(0, 1).finalRead(9, 1, 2),
+			h:    newHist(t).Section(5, 2, 11, 1).Invoke(0, 1).Acquired(0, 12).Read(0).Info(0, 1).FinalRead(9, 1, 2),
 			want: verdicts{all: Invalid, lin: Invalid, lost: Valid, tokens: Valid, stats: Valid},
 		},
 		{
 			name: "fenced late result",
-			h: newHist(t).invoke(0, 1).acquired(0, 10).read(0).writeSent(0).info(0, 1).
-				section(5, 2, 11).
-				released(0).late(0, history.Fail, lockappend.Completion{Element: 1, Token: 10, Read: []int64{}, Reason: lockappend.ReasonFenced}).
-				finalRead(9, 2),
+			h: newHist(t).Invoke(0, 1).Acquired(0, 10).Read(0).WriteSent(0).Info(0, 1).
+				Section(5, 2, 11).
+				Released(0).Late(0, history.Fail, lockappend.Completion{Element: 1, Token: 10, Read: []int64{}, Reason: lockappend.ReasonFenced}).
+				FinalRead(9, 2),
 			want: allValid,
 			check: func(t *testing.T, r LockAppendResult) {
 				if r.FenceRejections != 1 {
@@ -197,7 +197,7 @@ func TestCheckLockAppend(t *testing.T) {
 		},
 		{
 			name: "no final read",
-			h:    newHist(t).section(0, 1, 1).section(1, 2, 2, 1),
+			h:    newHist(t).Section(0, 1, 1).Section(1, 2, 2, 1),
 			want: verdicts{all: Unknown, lin: Valid, lost: Unknown, tokens: Valid, stats: Valid},
 			check: func(t *testing.T, r LockAppendResult) {
 				if m := r.Checkers.LostUpdates.Message; !strings.Contains(m, "no final read") {
@@ -207,7 +207,7 @@ func TestCheckLockAppend(t *testing.T) {
 		},
 		{
 			name: "duplicate token",
-			h:    newHist(t).section(0, 1, 10).section(1, 2, 10, 1).finalRead(9, 1, 2),
+			h:    newHist(t).Section(0, 1, 10).Section(1, 2, 10, 1).FinalRead(9, 1, 2),
 			want: verdicts{all: Invalid, lin: Valid, lost: Valid, tokens: Invalid, stats: Valid},
 			check: func(t *testing.T, r LockAppendResult) {
 				tr := r.Checkers.TokenMonotonic
@@ -218,7 +218,7 @@ func TestCheckLockAppend(t *testing.T) {
 		},
 		{
 			name: "decreasing token",
-			h:    newHist(t).section(0, 1, 12).section(1, 2, 10, 1).finalRead(9, 1, 2),
+			h:    newHist(t).Section(0, 1, 12).Section(1, 2, 10, 1).FinalRead(9, 1, 2),
 			want: verdicts{all: Invalid, lin: Valid, lost: Valid, tokens: Invalid, stats: Valid},
 			check: func(t *testing.T, r LockAppendResult) {
 				tr := r.Checkers.TokenMonotonic
@@ -231,14 +231,14 @@ func TestCheckLockAppend(t *testing.T) {
 			// B is invoked before A is granted: no order between them to
 			// contradict.
 			name: "concurrent grants may go either way",
-			h: newHist(t).invoke(1, 2).invoke(0, 1).acquired(0, 12).read(0).released(0).ok(0, 1, 12).
-				acquired(1, 10).read(1, 1).released(1).ok(1, 2, 10, 1).finalRead(9, 1, 2),
+			h: newHist(t).Invoke(1, 2).Invoke(0, 1).Acquired(0, 12).Read(0).Released(0).Ok(0, 1, 12).
+				Acquired(1, 10).Read(1, 1).Released(1).Ok(1, 2, 10, 1).FinalRead(9, 1, 2),
 			want: allValid,
 		},
 		{
 			name: "nothing succeeded",
-			h: newHist(t).invoke(0, 1).fail(0, 1, 0, lockappend.ReasonNotAcquired).
-				invoke(1, 2).acquired(1, 3).read(1).released(1).fail(1, 2, 3, lockappend.ReasonLeaseShort).finalRead(9),
+			h: newHist(t).Invoke(0, 1).Fail(0, 1, 0, lockappend.ReasonNotAcquired).
+				Invoke(1, 2).Acquired(1, 3).Read(1).Released(1).Fail(1, 2, 3, lockappend.ReasonLeaseShort).FinalRead(9),
 			want: verdicts{all: Unknown, lin: Valid, lost: Valid, tokens: Valid, stats: Unknown},
 			check: func(t *testing.T, r LockAppendResult) {
 				if m := r.Checkers.Stats.Message; !strings.Contains(m, "no operation succeeded") {
@@ -248,7 +248,7 @@ func TestCheckLockAppend(t *testing.T) {
 		},
 		{
 			name: "unpaired history",
-			h:    newHist(t).section(0, 1, 1).ok(0, 1, 1),
+			h:    newHist(t).Section(0, 1, 1).Ok(0, 1, 1),
 			want: verdicts{Unknown, Unknown, Unknown, Unknown, Unknown},
 			check: func(t *testing.T, r LockAppendResult) {
 				if r.Error == "" || r.Checkers.Linearizable.Error == "" {
@@ -258,12 +258,12 @@ func TestCheckLockAppend(t *testing.T) {
 		},
 		{
 			name: "undecodable value",
-			h:    newHist(t).add(0, history.Invoke, lockappend.FAppend, "not an object").ok(0, 1, 1).finalRead(9, 1),
+			h:    newHist(t).Add(0, history.Invoke, lockappend.FAppend, "not an object").Ok(0, 1, 1).FinalRead(9, 1),
 			want: verdicts{Unknown, Unknown, Unknown, Unknown, Unknown},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := CheckLockAppend(tc.h.events, Options{Timeout: 10 * time.Second})
+			r := CheckLockAppend(tc.h.Events, Options{Timeout: 10 * time.Second})
 			if tc.want == (verdicts{Unknown, Unknown, Unknown, Unknown, Unknown}) {
 				// Everything unknown includes overlap.
 				if r.Valid != Unknown || r.Checkers.Overlap.Valid != Unknown || r.Error == "" {
@@ -287,16 +287,16 @@ func TestCheckOverlap(t *testing.T) {
 	}{
 		{
 			name: "hand-over at the same instant",
-			h:    newHist(t).invoke(0, 1).invoke(1, 2).acquired(0, 1).released(0).same().acquired(1, 2).released(1),
+			h:    newHist(t).Invoke(0, 1).Invoke(1, 2).Acquired(0, 1).Released(0).Same().Acquired(1, 2).Released(1),
 		},
 		{
 			// A (token 10) is paused inside its critical section from
 			// its grant (2 ms) to its release (9 ms); B holds from 5 ms
 			// to 7 ms.
 			name: "paused holder",
-			h: newHist(t).invoke(0, 1).acquired(0, 10).read(0).
-				invoke(1, 2).acquired(1, 12).read(1).released(1).ok(1, 2, 12).
-				released(0).ok(0, 1, 10),
+			h: newHist(t).Invoke(0, 1).Acquired(0, 10).Read(0).
+				Invoke(1, 2).Acquired(1, 12).Read(1).Released(1).Ok(1, 2, 12).
+				Released(0).Ok(0, 1, 10),
 			windows: []OverlapWindow{{Start: 5 * ms, End: 7 * ms, Holders: []Holder{{0, 10}, {1, 12}}}},
 		},
 		{
@@ -304,16 +304,16 @@ func TestCheckOverlap(t *testing.T) {
 			// believes it holds until its completion. C's info at 8 ms is
 			// followed by a late result at 9 ms, which ends its belief.
 			name: "info ends",
-			h: newHist(t).invoke(0, 1).acquired(0, 10).info(0, 1).
-				invoke(1, 2).acquired(1, 11).invoke(2, 3).acquired(2, 12).info(2, 3).
-				late(2, history.Ok, lockappend.Completion{Element: 3}).released(1).ok(1, 2, 11),
+			h: newHist(t).Invoke(0, 1).Acquired(0, 10).Info(0, 1).
+				Invoke(1, 2).Acquired(1, 11).Invoke(2, 3).Acquired(2, 12).Info(2, 3).
+				Late(2, history.Ok, lockappend.Completion{Element: 3}).Released(1).Ok(1, 2, 11),
 			windows: []OverlapWindow{{Start: 7 * ms, End: 9 * ms, Holders: []Holder{{1, 11}, {2, 12}}}},
 		},
 		{
 			// A never completes: it believes until the history ends.
 			name: "holder until the end",
-			h: newHist(t).invoke(0, 1).acquired(0, 10).
-				section(1, 2, 11).section(2, 3, 12, 2),
+			h: newHist(t).Invoke(0, 1).Acquired(0, 10).
+				Section(1, 2, 11).Section(2, 3, 12, 2),
 			windows: []OverlapWindow{
 				{Start: 4 * ms, End: 7 * ms, Holders: []Holder{{0, 10}, {1, 11}}},
 				{Start: 10 * ms, End: 13 * ms, Holders: []Holder{{0, 10}, {2, 12}}},
@@ -321,7 +321,7 @@ func TestCheckOverlap(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := CheckOverlap(pair(t, tc.h.events))
+			r := CheckOverlap(pair(t, tc.h.Events))
 			if r.Valid != Valid {
 				t.Errorf("overlap is %s, want always valid", r.Valid)
 			}
@@ -351,7 +351,7 @@ func equalHolders(a, b []Holder) bool {
 }
 
 func TestLockAppendResultJSON(t *testing.T) {
-	r := CheckLockAppend(lostUpdate(t, false).events, Options{})
+	r := CheckLockAppend(lostUpdate(t, false).Events, Options{})
 	b, err := json.Marshal(r)
 	if err != nil {
 		t.Fatal(err)
@@ -394,7 +394,7 @@ func TestLockAppendResultJSON(t *testing.T) {
 	}
 
 	// Valid history: elements is [], not null; valid is true.
-	b, _ = json.Marshal(CheckLockAppend(newHist(t).section(0, 1, 1).finalRead(9, 1).events, Options{}))
+	b, _ = json.Marshal(CheckLockAppend(newHist(t).Section(0, 1, 1).FinalRead(9, 1).Events, Options{}))
 	if s := string(b); !strings.HasPrefix(s, `{"valid":true,`) || !strings.Contains(s, `"lost_updates":{"acknowledged":1,"lost":0,"elements":[]}`) {
 		t.Errorf("valid result JSON %s", s)
 	}
@@ -418,7 +418,7 @@ func sorted(s []string) []string {
 
 func TestVisualization(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "linearizability.html")
-	r := CheckLockAppend(lostUpdate(t, false).events, Options{VisualizationPath: path})
+	r := CheckLockAppend(lostUpdate(t, false).Events, Options{VisualizationPath: path})
 	l := r.Checkers.Linearizable
 	if l.Valid != Invalid || l.Visualization != "linearizability.html" || l.Error != "" {
 		t.Fatalf("linearizable %+v, want invalid with a visualization", l)
@@ -435,7 +435,7 @@ func TestVisualization(t *testing.T) {
 
 	// A valid history writes nothing.
 	path = filepath.Join(t.TempDir(), "ok.html")
-	r = CheckLockAppend(lostUpdate(t, true).events, Options{VisualizationPath: path})
+	r = CheckLockAppend(lostUpdate(t, true).Events, Options{VisualizationPath: path})
 	if r.Checkers.Linearizable.Visualization != "" {
 		t.Errorf("valid history got a visualization")
 	}
@@ -450,13 +450,13 @@ func TestVisualization(t *testing.T) {
 func chain(t *testing.T, k int, final ...int64) []history.Event {
 	h := newHist(t)
 	for i := range k {
-		h.invoke(history.Process(i), int64(i+1))
+		h.Invoke(history.Process(i), int64(i+1))
 	}
 	for i := range k {
 		p := history.Process(i)
-		h.acquired(p, int64(i+1)).read(p, seq(int64(i))...).writeSent(p).info(p, int64(i+1))
+		h.Acquired(p, int64(i+1)).Read(p, seq(int64(i))...).WriteSent(p).Info(p, int64(i+1))
 	}
-	return h.finalRead(history.Process(k), final...).events
+	return h.FinalRead(history.Process(k), final...).Events
 }
 
 func TestLinearizableTimeout(t *testing.T) {

@@ -1,30 +1,13 @@
 package checkers
 
-import (
-	"testing"
-
-	"github.com/fencecheck/fencecheck/internal/history"
-	"github.com/fencecheck/fencecheck/internal/history/lockappend"
-)
-
-// sectionOn is section on lock l: the invocation names the lock.
-func (h *hist) sectionOn(l int, p history.Process, e, token int64, read ...int64) *hist {
-	h.add(p, history.Invoke, lockappend.FAppend, lockappend.Invoke{Element: e, Lock: l})
-	return h.acquired(p, token).read(p, read...).writeSent(p).released(p).ok(p, e, token, read...)
-}
-
-// finalReadOn is lock l's final read.
-func (h *hist) finalReadOn(l int, p history.Process, v ...int64) *hist {
-	h.add(p, history.Invoke, lockappend.FFinalRead, nil)
-	return h.add(p, history.Ok, lockappend.FFinalRead, lockappend.ReadValue{Value: list(v), Lock: l})
-}
+import "testing"
 
 // A run of two locks is checked lock by lock: each lock's list holds its
 // own elements only, which checked as one history would be lost updates.
 func TestCheckLocks(t *testing.T) {
-	legal := newHist(t).sectionOn(0, 0, 1, 1).sectionOn(1, 1, 2, 2).sectionOn(0, 2, 3, 3, 1).sectionOn(1, 3, 4, 4, 2).
-		finalReadOn(0, 1_000_000, 1, 3).finalReadOn(1, 1_000_001, 2, 4)
-	r := CheckLockAppend(legal.events, Options{})
+	legal := newHist(t).SectionOn(0, 0, 1, 1).SectionOn(1, 1, 2, 2).SectionOn(0, 2, 3, 3, 1).SectionOn(1, 3, 4, 4, 2).
+		FinalReadOn(0, 1_000_000, 1, 3).FinalReadOn(1, 1_000_001, 2, 4)
+	r := CheckLockAppend(legal.Events, Options{})
 	if r.Valid != Valid || r.LostUpdates.Acknowledged != 4 || r.LostUpdates.Lost != 0 || len(r.Locks) != 2 {
 		t.Fatalf("two legal locks: %s, %+v, %d locks; want valid, 4 acknowledged, 2 locks (%v)", r.Valid, r.LostUpdates, len(r.Locks), r.Error)
 	}
@@ -33,14 +16,14 @@ func TestCheckLocks(t *testing.T) {
 	}
 	// The same operations without their locks: one lock's final list
 	// misses the other's elements.
-	one := newHist(t).section(0, 1, 1).section(1, 2, 2).section(2, 3, 3, 1).section(3, 4, 4, 2).finalRead(1_000_000, 1, 3)
-	if r := CheckLockAppend(one.events, Options{}); r.Valid != Invalid {
+	one := newHist(t).Section(0, 1, 1).Section(1, 2, 2).Section(2, 3, 3, 1).Section(3, 4, 4, 2).FinalRead(1_000_000, 1, 3)
+	if r := CheckLockAppend(one.Events, Options{}); r.Valid != Invalid {
 		t.Fatalf("the same history as one lock: %s, want invalid", r.Valid)
 	}
 	// Lock 1 loses element 2: process 3 wrote [4] over [2], stale.
-	lost := newHist(t).sectionOn(0, 0, 1, 1).sectionOn(1, 1, 2, 2).sectionOn(0, 2, 3, 3, 1).sectionOn(1, 3, 4, 1).
-		finalReadOn(0, 1_000_000, 1, 3).finalReadOn(1, 1_000_001, 4)
-	r = CheckLockAppend(lost.events, Options{})
+	lost := newHist(t).SectionOn(0, 0, 1, 1).SectionOn(1, 1, 2, 2).SectionOn(0, 2, 3, 3, 1).SectionOn(1, 3, 4, 1).
+		FinalReadOn(0, 1_000_000, 1, 3).FinalReadOn(1, 1_000_001, 4)
+	r = CheckLockAppend(lost.Events, Options{})
 	if r.Valid != Invalid || r.LostUpdates.Lost != 1 || r.LostUpdates.Elements[0].Element != 2 || r.LostUpdates.Elements[0].Lock != "lock-1" {
 		t.Fatalf("a loss on lock 1: %s, %+v; want invalid, element 2 of lock-1 lost", r.Valid, r.LostUpdates)
 	}

@@ -17,21 +17,21 @@ func TestOverwriterIsTheWriteThatLandedAfter(t *testing.T) {
 			if !withRevs {
 				rev = 0
 			}
-			return h.add(p, history.Ok, lockappend.FAppend, lockappend.Completion{Element: e, Token: token, Read: list(read), Rev: rev})
+			return h.Add(p, history.Ok, lockappend.FAppend, lockappend.Completion{Element: e, Token: token, Read: list(read), Rev: rev})
 		}
 		h := newHist(t)
 		// A (p0, token 10) reads [] and is paused.
-		h.invoke(0, 1).acquired(0, 10).read(0)
+		h.Invoke(0, 1).Acquired(0, 10).Read(0)
 		// C (p2, token 12) takes the lock, writes [3].
-		h.invoke(2, 3).acquired(2, 12).read(2)
+		h.Invoke(2, 3).Acquired(2, 12).Read(2)
 		okRev(h, 2, 3, 12, 5)
 		// D (p1, token 14) reads [3]; A resumes and writes [1]; D writes [3 2].
-		h.invoke(1, 2).acquired(1, 14).read(1, 3)
+		h.Invoke(1, 2).Acquired(1, 14).Read(1, 3)
 		okRev(h, 0, 1, 10, 6)
 		okRev(h, 1, 2, 14, 7, 3)
-		h.add(9, history.Invoke, lockappend.FFinalRead, nil)
-		h.add(9, history.Ok, lockappend.FFinalRead, lockappend.ReadValue{Value: []int64{3, 2}})
-		r := CheckLockAppend(h.events, Options{})
+		h.Add(9, history.Invoke, lockappend.FFinalRead, nil)
+		h.Add(9, history.Ok, lockappend.FFinalRead, lockappend.ReadValue{Value: []int64{3, 2}})
+		r := CheckLockAppend(h.Events, Options{})
 		lu := r.Checkers.LostUpdates
 		if lu.Lost != 1 || lu.Elements[0].Element != 1 {
 			t.Fatalf("revs %v: lost %+v", withRevs, lu.Elements)

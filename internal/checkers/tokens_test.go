@@ -87,18 +87,18 @@ func TestLostUpdateOverwriters(t *testing.T) {
 			// 3 read [1] and wrote [1,3]; stale 4 (token 2) had read [1]
 			// too and wrote [1,4]; 5 built on that.
 			name: "overwritten then built on",
-			h: newHist(t).section(0, 1, 1).
-				invoke(1, 4).acquired(1, 2).read(1, 1).
-				section(2, 3, 3, 1).
-				writeSent(1).released(1).ok(1, 4, 2, 1).
-				section(2, 5, 5, 1, 4).finalRead(9, 1, 4, 5),
+			h: newHist(t).Section(0, 1, 1).
+				Invoke(1, 4).Acquired(1, 2).Read(1, 1).
+				Section(2, 3, 3, 1).
+				WriteSent(1).Released(1).Ok(1, 4, 2, 1).
+				Section(2, 5, 5, 1, 4).FinalRead(9, 1, 4, 5),
 			lost: []int64{3},
 			by:   []*Overwrite{{Element: 4, Known: true, Process: 1, Token: 2, Type: history.Ok, Stale: true}},
 		},
 		{
 			// The final list holds an element no append wrote.
 			name: "unknown overwriter",
-			h:    newHist(t).section(0, 1, 1).finalRead(9, 7),
+			h:    newHist(t).Section(0, 1, 1).FinalRead(9, 7),
 			lost: []int64{1},
 			by:   []*Overwrite{{Element: 7}},
 		},
@@ -106,21 +106,21 @@ func TestLostUpdateOverwriters(t *testing.T) {
 			// An info append's delayed write of [1,2] lands after 3's
 			// [1,2,3]: the final list is a prefix of the lost write's.
 			name: "older write landed last",
-			h: newHist(t).section(0, 1, 1).invoke(1, 2).acquired(1, 2).read(1, 1).info(1, 2).
-				section(2, 3, 3, 1, 2).finalRead(9, 1, 2),
+			h: newHist(t).Section(0, 1, 1).Invoke(1, 2).Acquired(1, 2).Read(1, 1).Info(1, 2).
+				Section(2, 3, 3, 1, 2).FinalRead(9, 1, 2),
 			lost: []int64{3},
 			by:   []*Overwrite{{Element: 2, Known: true, Process: 1, Token: 2, Type: history.Info, Stale: true}},
 		},
 		{
 			// Empty final list: nothing says who.
 			name: "emptied",
-			h:    newHist(t).section(0, 1, 1).section(1, 2, 2, 1).finalRead(9),
+			h:    newHist(t).Section(0, 1, 1).Section(1, 2, 2, 1).FinalRead(9),
 			lost: []int64{1, 2},
 			by:   []*Overwrite{nil, nil},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := CheckLostUpdates(pair(t, tc.h.events))
+			r := CheckLostUpdates(pair(t, tc.h.Events))
 			if r.Valid != Invalid || r.Lost != len(tc.lost) {
 				t.Fatalf("got %s, %+v; want %v lost", r.Valid, r.LostUpdates, tc.lost)
 			}
