@@ -129,11 +129,11 @@ func opSpans(ops []history.Op) spans {
 	}
 }
 
-// checkLockAppendAssumptions checks what the lock-append checkers rely on
+// CheckLockAppendAssumptions checks what the lock-append checkers rely on
 // beyond the shared assumptions: every append's element is unique, and the
 // final read (the ok one that completed last) began after every append was
 // acknowledged, so that it can vouch for each.
-func checkLockAppendAssumptions(ops []history.Op) error {
+func CheckLockAppendAssumptions(ops []history.Op) error {
 	if err := checkSpans(opSpans(ops)); err != nil {
 		return err
 	}
@@ -145,7 +145,7 @@ func checkLockAppendAssumptions(ops []history.Op) error {
 		case lockappend.FAppend:
 			var inv lockappend.Invoke
 			if err := o.Invoke.Decode(&inv); err != nil {
-				return badOp(o, err)
+				return BadOp(o, err)
 			}
 			if first, dup := seen[inv.Element]; dup {
 				return fmt.Errorf("%w: element %d is appended twice (events %d and %d): elements must be unique",

@@ -146,9 +146,12 @@ func TestBudgetAbortsLegalHistoryAsUnknown(t *testing.T) {
 		if checked, of := budgetCut(t, r.Message, "1.0 GiB"); checked >= of || of != r.Ops {
 			t.Errorf("checked %d of %d, want fewer of %d", checked, of, r.Ops)
 		}
-		all := CheckLockAppend(h.Events, o)
-		if all.Valid != Unknown || all.Checkers.Linearizable.Valid != Unknown {
-			t.Errorf("composed: %s, linearizable %s: %s", all.Valid, all.Checkers.Linearizable.Valid, all.Checkers.Linearizable.Message)
+		parsed, err := ParseAppendHistory(ops)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if lin := parsed.Linearizable(o); lin.Valid != Unknown || Compose(lin.Valid, Valid) != Unknown {
+			t.Errorf("the parsed history's linearizable: %s: %s", lin.Valid, lin.Message)
 		}
 	})
 }
@@ -248,9 +251,12 @@ func TestGenerousBudgetChangesNothing(t *testing.T) {
 		h    *hist
 		want Validity
 	}{{"lock-append legal", legal, Valid}, {"lock-append illegal", illegal, Invalid}} {
-		a, b := CheckLockAppend(c.h.Events, none), CheckLockAppend(c.h.Events, generous)
-		la, lb := a.Checkers.Linearizable, b.Checkers.Linearizable
-		if la.Valid != c.want || lb.Valid != c.want || la.Message != lb.Message || a.Valid != b.Valid {
+		parsed, err := ParseAppendHistory(pair(t, c.h.Events))
+		if err != nil {
+			t.Fatal(err)
+		}
+		la, lb := parsed.Linearizable(none), parsed.Linearizable(generous)
+		if la.Valid != c.want || lb.Valid != c.want || la.Message != lb.Message {
 			t.Errorf("%s: without a budget %s (%s), with %s (%s)", c.name, la.Valid, la.Message, lb.Valid, lb.Message)
 		}
 	}

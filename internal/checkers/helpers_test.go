@@ -5,7 +5,10 @@ import "github.com/fencecheck/fencecheck/internal/history/lockappend/histtest"
 // The tests' lock-append histories (histtest).
 type hist = histtest.Hist
 
-const ms = histtest.MS
+const (
+	ms          = histtest.MS
+	raceEnabled = histtest.RaceEnabled
+)
 
 var (
 	newHist   = histtest.New

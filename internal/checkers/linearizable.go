@@ -273,14 +273,14 @@ func mix(x uint64) uint64 {
 // visualization is written there (unless the budget stops the search for
 // the part to draw: then res.VisualizationWindow says so).
 func CheckLinearizable(ops []history.Op, opts Options) LinearizableResult {
-	h, err := parseLockAppend(ops)
+	h, err := ParseAppendHistory(ops)
 	if err != nil {
 		return LinearizableResult{Verdict: unknown(err)}
 	}
 	return checkLinearizable(h, opts)
 }
 
-func checkLinearizable(h *lockAppendHistory, opts Options) LinearizableResult {
+func checkLinearizable(h *AppendHistory, opts Options) LinearizableResult {
 	g := startGuard(opts)
 	defer g.stop()
 	var res LinearizableResult

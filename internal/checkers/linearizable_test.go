@@ -1,6 +1,12 @@
 package checkers
 
-import "testing"
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fencecheck/fencecheck/internal/history"
+)
 
 func TestDescribe(t *testing.T) {
 	tab := newListTable()
@@ -25,5 +31,51 @@ func TestDescribe(t *testing.T) {
 				t.Errorf("got %q, want %q", tc.got, tc.want)
 			}
 		})
+	}
+}
+
+// chain is k info appends, all invoked at once, the i-th having read
+// [1..i-1]: any subset of them may have taken effect in any order. The final
+// read says final.
+func chain(t *testing.T, k int, final ...int64) []history.Event {
+	h := newHist(t)
+	for i := range k {
+		h.Invoke(history.Process(i), int64(i+1))
+	}
+	for i := range k {
+		p := history.Process(i)
+		h.Acquired(p, int64(i+1)).Read(p, seq(int64(i))...).WriteSent(p).Info(p, int64(i+1))
+	}
+	return h.FinalRead(history.Process(k), final...).Events
+}
+
+func TestLinearizableTimeout(t *testing.T) {
+	const k = 40
+	// The final read holds an element nobody wrote, so the history is
+	// illegal, but Porcupine can only tell after trying every subset of
+	// the 40 info appends: it must time out.
+	illegal := append(seq(k), 999)
+	start := time.Now()
+	r := CheckLinearizable(pair(t, chain(t, k, illegal...)), Options{Timeout: 100 * time.Millisecond})
+	took := time.Since(start)
+	if r.Valid != Unknown || r.Error != "" {
+		t.Fatalf("got %s (%s %s), want unknown from a timeout", r.Valid, r.Message, r.Error)
+	}
+	if !strings.Contains(r.Message, "timed out after 100ms") || !strings.Contains(r.Message, "41 operations") || r.Ops != k+1 || r.Info != k {
+		t.Errorf("message %q, ops %d, info %d: want a timeout over 41 operations", r.Message, r.Ops, r.Info)
+	}
+	if took > 5*time.Second {
+		t.Errorf("a 100ms timeout took %s", took)
+	}
+
+	// Not vacuous: the same shape with a consistent final read is checked
+	// at once, and the same illegal history is never called valid.
+	r = CheckLinearizable(pair(t, chain(t, k, seq(k)...)), Options{Timeout: 10 * time.Second})
+	if r.Valid != Valid || r.Ops != k+1 {
+		t.Errorf("consistent chain: got %s (%s), ops %d; want valid", r.Valid, r.Message, r.Ops)
+	}
+	r = CheckLinearizable(pair(t, chain(t, 8, append(seq(8), 999)...)), Options{Timeout: 10 * time.Second})
+	if r.Valid != Invalid {
+		t.Errorf("short illegal chain: got %s (%s), want invalid", r.Valid, r.Message)
 	}
 }

@@ -27,7 +27,7 @@ type LostElement struct {
 	// Resource is the resource that lost it, in a run with several.
 	Resource string `json:"resource,omitempty"`
 	// Lock is the lock whose list lost it, in a run with several
-	// (--locks): LockName's "lock-2".
+	// (--locks): the lock-append workload's LockName, "lock-2".
 	Lock string `json:"lock,omitempty"`
 	// SideWriter is true when the element was the side writer's
 	// (--side-writer): its batch, with no lock, landed inside a holder's
@@ -108,14 +108,14 @@ func firstLoss(lost []LostElement, byElement map[int64]*appendOp) *int64 {
 // final read the result is Unknown. Each lost element names the write that
 // overwrote it; see Overwrite.
 func CheckLostUpdates(ops []history.Op) LostUpdatesResult {
-	h, err := parseLockAppend(ops)
+	h, err := ParseAppendHistory(ops)
 	if err != nil {
 		return LostUpdatesResult{Verdict: unknown(err), LostUpdates: LostUpdates{Elements: []LostElement{}}}
 	}
 	return checkLostUpdates(h)
 }
 
-func checkLostUpdates(h *lockAppendHistory) LostUpdatesResult {
+func checkLostUpdates(h *AppendHistory) LostUpdatesResult {
 	res := LostUpdatesResult{LostUpdates: LostUpdates{Elements: []LostElement{}}}
 	var acked []*appendOp
 	for i := range h.appends {

@@ -41,14 +41,14 @@ type OverlapResult struct {
 // the last event of the history. Intervals that only touch do not overlap. It runs in
 // O(n log n).
 func CheckOverlap(ops []history.Op) OverlapResult {
-	h, err := parseLockAppend(ops)
+	h, err := ParseAppendHistory(ops)
 	if err != nil {
 		return OverlapResult{Verdict: unknown(err)}
 	}
 	return checkOverlap(h)
 }
 
-func checkOverlap(h *lockAppendHistory) OverlapResult {
+func checkOverlap(h *AppendHistory) OverlapResult {
 	type point struct {
 		t     int64
 		start bool

@@ -43,8 +43,10 @@ type finalRead struct {
 	list []int64
 }
 
-// lockAppendHistory is a lock-append history, decoded.
-type lockAppendHistory struct {
+// AppendHistory is a lock-append history (one lock, one resource),
+// decoded once for the checkers that read one: the lock-append workload's
+// and the election workload's.
+type AppendHistory struct {
 	appends []appendOp
 	// finals are the ok final reads in invocation order.
 	finals []finalRead
@@ -101,18 +103,18 @@ func orEmpty(l []int64) []int64 {
 	return l
 }
 
-// badOp wraps err for the operation o.
-func badOp(o *history.Op, err error) error {
+// BadOp wraps err for the operation o.
+func BadOp(o *history.Op, err error) error {
 	return fmt.Errorf("checkers: %w: %s of process %s invoked at event %d: %w",
 		ErrBadHistory, o.F, o.Process, o.Invoke.Index, err)
 }
 
-// parseLockAppend decodes the lock-append operations of ops (other
+// ParseAppendHistory decodes the lock-append operations of ops (other
 // functions are skipped). An append invocation without an element, an ok
 // completion without a value, a final read without its list, or any value
 // that does not decode is an error wrapping ErrBadHistory.
-func parseLockAppend(ops []history.Op) (*lockAppendHistory, error) {
-	h := &lockAppendHistory{}
+func ParseAppendHistory(ops []history.Op) (*AppendHistory, error) {
+	h := &AppendHistory{}
 	for i := range ops {
 		o := &ops[i]
 		h.last = max(h.last, o.Invoke.Time)
@@ -135,7 +137,7 @@ func parseLockAppend(ops []history.Op) (*lockAppendHistory, error) {
 			}
 			list, err := lockappend.ParseFinalRead(o)
 			if err != nil {
-				return nil, badOp(o, err)
+				return nil, BadOp(o, err)
 			}
 			h.finals = append(h.finals, finalRead{op: o, list: list})
 		}
@@ -148,14 +150,14 @@ func parseLockAppend(ops []history.Op) (*lockAppendHistory, error) {
 func parseAppend(o *history.Op) (appendOp, error) {
 	p, err := lockappend.ParseAppend(o)
 	if err != nil {
-		return appendOp{op: o, releasedAt: -1}, badOp(o, err)
+		return appendOp{op: o, releasedAt: -1}, BadOp(o, err)
 	}
 	return appendOp{op: o, element: p.Element, comp: p.Comp, acquired: p.Acquired, acquiredAt: p.AcquiredAt, token: p.Token,
 		releasedAt: p.ReleasingAt, late: p.Late, lateAt: p.LateAt, readPhase: p.Read, hasReadPhase: p.HasRead}, nil
 }
 
 // lastFinal returns the ok final read that completed last, if any.
-func (h *lockAppendHistory) lastFinal() (finalRead, bool) {
+func (h *AppendHistory) lastFinal() (finalRead, bool) {
 	var best finalRead
 	found := false
 	for _, f := range h.finals {
@@ -171,7 +173,7 @@ func (h *lockAppendHistory) lastFinal() (finalRead, bool) {
 // append read (completions, late results, read phases). It returns, for each
 // element found, the part of that list before the element. The scan stops
 // once every element is found.
-func (h *lockAppendHistory) locate(elements map[int64]bool) map[int64][]int64 {
+func (h *AppendHistory) locate(elements map[int64]bool) map[int64][]int64 {
 	found := map[int64][]int64{}
 	if len(elements) == 0 {
 		return found
@@ -202,3 +204,22 @@ func (h *lockAppendHistory) locate(elements map[int64]bool) map[int64][]int64 {
 	}
 	return found
 }
+
+// Linearizable checks h against the append-list model (see
+// CheckLinearizable).
+func (h *AppendHistory) Linearizable(opts Options) LinearizableResult {
+	return checkLinearizable(h, opts)
+}
+
+// LostUpdates finds h's lost updates (see CheckLostUpdates).
+func (h *AppendHistory) LostUpdates() LostUpdatesResult { return checkLostUpdates(h) }
+
+// Tokens checks that h's tokens only grow (see CheckTokens).
+func (h *AppendHistory) Tokens() TokensResult { return checkTokens(h) }
+
+// Overlap finds the windows in which two clients of h believed they held
+// the lock (see CheckOverlap).
+func (h *AppendHistory) Overlap() OverlapResult { return checkOverlap(h) }
+
+// Stats counts h's operations by outcome (see CheckStats).
+func (h *AppendHistory) Stats() StatsResult { return checkStats(h) }

@@ -36,8 +36,8 @@ type RegisterWorkloadResult struct {
 	err error
 }
 
-// Err is why the checkers could not judge the history, as
-// LockAppendResult's.
+// Err is why the checkers could not judge the history, as the lock-append
+// workload's result's.
 func (r *RegisterWorkloadResult) Err() error { return r.err }
 
 // CheckRegisterWorkload checks a register workload's history: Porcupine on

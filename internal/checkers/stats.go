@@ -32,14 +32,14 @@ type StatsResult struct {
 // completed ok, and Unknown otherwise: a run where nothing succeeded cannot
 // tell anything.
 func CheckStats(ops []history.Op) StatsResult {
-	h, err := parseLockAppend(ops)
+	h, err := ParseAppendHistory(ops)
 	if err != nil {
 		return StatsResult{Verdict: unknown(err), FailReasons: map[string]int{}, LateResults: map[string]int{}}
 	}
 	return checkStats(h)
 }
 
-func checkStats(h *lockAppendHistory) StatsResult {
+func checkStats(h *AppendHistory) StatsResult {
 	res := StatsResult{FailReasons: map[string]int{}, LateResults: map[string]int{}}
 	for i := range h.appends {
 		a := &h.appends[i]

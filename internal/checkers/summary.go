@@ -48,11 +48,13 @@ func (s Summary) Throughput(d time.Duration) float64 {
 	return float64(s.Ops.OK) / d.Seconds()
 }
 
-// Summary is the lock-append result's figures (store.WorkloadResult).
-func (r *LockAppendResult) Summary() Summary {
-	st := r.Checkers.Stats
-	return Summary{Verdict: r.Valid, Updates: true, Acknowledged: r.LostUpdates.Acknowledged, Lost: r.LostUpdates.Lost,
-		Losses: r.LostUpdates.Elements, FenceRejections: r.FenceRejections, FirstLostNS: r.FirstLostUpdateNS,
+// UpdatesSummary is the figures of a result whose workload appends to lists
+// and can lose updates (lock-append's, election's): its verdict, the
+// acknowledged and lost updates, the fence rejections, the first loss and
+// the operations by outcome.
+func UpdatesSummary(v Validity, lu LostUpdates, fenceRejections int, firstLostNS *int64, st StatsResult) Summary {
+	return Summary{Verdict: v, Updates: true, Acknowledged: lu.Acknowledged, Lost: lu.Lost,
+		Losses: lu.Elements, FenceRejections: fenceRejections, FirstLostNS: firstLostNS,
 		Ops: &OpCounts{OK: st.Ok, Fail: st.Fail, Info: st.Info}}
 }
 
@@ -61,19 +63,6 @@ func (r *LockAppendResult) Summary() Summary {
 func (r *RegisterWorkloadResult) Summary() Summary {
 	st := r.Checkers.Stats
 	return Summary{Verdict: r.Valid, Ops: &OpCounts{OK: st.Ok, Fail: st.Fail, Info: st.Info}}
-}
-
-// CutText returns a copy of r whose free text (its error, each checker's
-// message and error) is cut by cut, for a page that shows a result read
-// from elsewhere. The copy is a *LockAppendResult.
-func (r *LockAppendResult) CutText(cut func(string) string) any {
-	c := *r
-	c.Error = cut(c.Error)
-	k := &c.Checkers
-	for _, v := range []*Verdict{&k.Linearizable.Verdict, &k.LostUpdates.Verdict, &k.TokenMonotonic.Verdict, &k.Overlap.Verdict, &k.Stats.Verdict} {
-		v.CutText(cut)
-	}
-	return &c
 }
 
 // CutText returns a copy of r whose free text (its error, each checker's

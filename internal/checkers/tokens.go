@@ -58,14 +58,14 @@ type TokensResult struct {
 // one whose grants carry no token (token 0: a lock without tokens), whose
 // tokenless grants are otherwise left out.
 func CheckTokens(ops []history.Op) TokensResult {
-	h, err := parseLockAppend(ops)
+	h, err := ParseAppendHistory(ops)
 	if err != nil {
 		return TokensResult{Verdict: unknown(err)}
 	}
 	return checkTokens(h)
 }
 
-func checkTokens(h *lockAppendHistory) TokensResult {
+func checkTokens(h *AppendHistory) TokensResult {
 	var grants []Grant
 	for i := range h.appends {
 		a := &h.appends[i]

@@ -1,7 +1,11 @@
 // Package checkers reads a recorded history and returns typed verdicts:
 // Porcupine linearizability on an append-list model, lost updates against
 // the final read, fencing-token monotonicity, lock-holder overlap and
-// operation statistics, composed into one result for results.json.
+// operation statistics, and the register and key-value models; the checkers
+// that the workloads share. A workload composes them into its own result
+// for results.json (the lock-append workload's is lockappend.Result, in
+// internal/workloads/lockappend; the register workload's is
+// RegisterWorkloadResult, still here).
 //
 // Semantics follow Jepsen: an ok operation happened, a fail certainly did
 // not, and an info (or an operation with no completion) may have happened at
@@ -12,6 +16,7 @@ package checkers
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 )
 
@@ -127,3 +132,13 @@ var (
 	_ json.Marshaler   = Validity(0)
 	_ json.Unmarshaler = (*Validity)(nil)
 )
+
+// CannotCheck is the verdict of a checker that could not judge a history:
+// unknown, saying whether the history could not be read or breaks an
+// assumption of the checkers (err wraps ErrAssumption).
+func CannotCheck(err error) Verdict {
+	if errors.Is(err, ErrAssumption) {
+		return assumptionBroken(err)
+	}
+	return unknown(err)
+}

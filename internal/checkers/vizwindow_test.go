@@ -26,10 +26,13 @@ func TestVisualizationOfALongHistoryIsAWindow(t *testing.T) {
 	b, _ := json.Marshal(final)
 	last.Value = b
 	viz := filepath.Join(t.TempDir(), "linearizability.html")
-	r := CheckLockAppend(events, Options{VisualizationPath: viz})
-	lin := r.Checkers.Linearizable
-	if lin.Valid != Invalid || r.LostUpdates.Lost != 1 || r.LostUpdates.Elements[0].Element != lost {
-		t.Fatalf("verdict %s, lost %+v", lin.Valid, r.LostUpdates)
+	parsed, err := ParseAppendHistory(pair(t, events))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lin, lu := parsed.Linearizable(Options{VisualizationPath: viz}), parsed.LostUpdates()
+	if lin.Valid != Invalid || lu.Lost != 1 || lu.Elements[0].Element != lost {
+		t.Fatalf("verdict %s, lost %+v", lin.Valid, lu.LostUpdates)
 	}
 	st, err := os.Stat(viz)
 	if err != nil {
@@ -55,7 +58,7 @@ func writeWhole(events []history.Event, path string) error {
 	if err != nil {
 		return err
 	}
-	h, err := parseLockAppend(ops)
+	h, err := ParseAppendHistory(ops)
 	if err != nil {
 		return err
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/fencecheck/fencecheck/internal/nemesis"
 	"github.com/fencecheck/fencecheck/internal/store"
 	"github.com/fencecheck/fencecheck/internal/trends"
+	"github.com/fencecheck/fencecheck/internal/workloads/lockappend"
 	"github.com/fencecheck/fencecheck/targets"
 )
 
@@ -347,7 +348,7 @@ func TestMatrixCellRecovery(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var c matrixRun
 			c.fill(&harness.Outcome{Run: &store.Run{Dir: t.TempDir()},
-				Results: &store.Results{Result: &checkers.LockAppendResult{Valid: checkers.Valid}, Liveness: tc.liveness}})
+				Results: &store.Results{Result: &lockappend.Result{Valid: checkers.Valid}, Liveness: tc.liveness}})
 			switch {
 			case tc.want == nil && c.RecoveryS != nil:
 				t.Errorf("recovery %v, want none", *c.RecoveryS)

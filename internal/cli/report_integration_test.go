@@ -28,7 +28,6 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-
 	"github.com/fencecheck/fencecheck/internal/checkers"
 	"github.com/fencecheck/fencecheck/internal/harness"
 	"github.com/fencecheck/fencecheck/internal/history"
@@ -369,7 +368,7 @@ func TestServeBinary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	la := checkers.CheckLockAppend(events, checkers.Options{})
+	la := lockappend.Check(events, checkers.Options{})
 	if err := harness.WriteResults(run, test, &store.Results{Workload: "lock-append", Result: &la, Faults: []history.Fault{}, Events: len(events)}, events, lockappend.Workload{}); err != nil {
 		t.Fatal(err)
 	}

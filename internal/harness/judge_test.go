@@ -9,10 +9,11 @@ import (
 	"github.com/fencecheck/fencecheck/internal/history"
 	"github.com/fencecheck/fencecheck/internal/spec"
 	"github.com/fencecheck/fencecheck/internal/store"
+	"github.com/fencecheck/fencecheck/internal/workloads/lockappend"
 )
 
 func valid() *store.Results {
-	return &store.Results{Workload: "lock-append", Result: &checkers.LockAppendResult{Valid: checkers.Valid}}
+	return &store.Results{Workload: "lock-append", Result: &lockappend.Result{Valid: checkers.Valid}}
 }
 
 func fault(name string, start, stop int64, params map[string]string) history.Fault {
@@ -83,7 +84,7 @@ func TestJudge(t *testing.T) {
 		}
 	})
 	t.Run("an invalid run stays invalid", func(t *testing.T) {
-		res := &store.Results{Result: &checkers.LockAppendResult{Valid: checkers.Invalid}}
+		res := &store.Results{Result: &lockappend.Result{Valid: checkers.Invalid}}
 		Judge(test, busy, res)
 		if res.Valid() != checkers.Invalid {
 			t.Errorf("%s", res.Valid())

@@ -6,6 +6,7 @@ import (
 
 	"github.com/fencecheck/fencecheck/internal/checkers"
 	"github.com/fencecheck/fencecheck/internal/store"
+	"github.com/fencecheck/fencecheck/internal/workloads/lockappend"
 	"github.com/fencecheck/fencecheck/internal/workloads/lockappend/lockappendtest"
 )
 
@@ -22,7 +23,7 @@ func TestViewFromBlocks(t *testing.T) {
 		p.Sections = append(p.Sections, OperationsSections(in)...)
 		return p, nil
 	}
-	res := &store.Results{Workload: "election", Result: &checkers.LockAppendResult{Valid: checkers.Invalid}}
+	res := &store.Results{Workload: "election", Result: &lockappend.Result{Valid: checkers.Invalid}}
 	page := render(t, Input{Test: lockappendtest.TestInfo("none", 2), Results: res, View: view})
 	for _, want := range []string{"Two leaders in term 5.", "<th>leaders</th>", "&lt;b&gt;w1&lt;/b&gt;, w2", "A deposed leader", `id="timeline"`, "invalid"} {
 		if !strings.Contains(page, want) {

@@ -7,13 +7,14 @@ import (
 
 	"github.com/fencecheck/fencecheck/internal/checkers"
 	"github.com/fencecheck/fencecheck/internal/store"
+	"github.com/fencecheck/fencecheck/internal/workloads/lockappend"
 )
 
 // TestBoundResultsCutsEveryWorkload: the page bounds each workload's free
 // text through its CutText, and leaves the stored result as it was.
 func TestBoundResultsCutsEveryWorkload(t *testing.T) {
 	huge := strings.Repeat("x", 10*MaxText)
-	la := &checkers.LockAppendResult{Valid: checkers.Unknown, Error: huge}
+	la := &lockappend.Result{Valid: checkers.Unknown, Error: huge}
 	la.Checkers.Overlap.Message = huge
 	reg := &checkers.RegisterWorkloadResult{Valid: checkers.Unknown, Error: huge}
 	reg.Checkers.Linearizable.FailingKey = huge

@@ -11,6 +11,7 @@ import (
 	"github.com/fencecheck/fencecheck/internal/checkers"
 	"github.com/fencecheck/fencecheck/internal/history"
 	"github.com/fencecheck/fencecheck/internal/store"
+	"github.com/fencecheck/fencecheck/internal/workloads/lockappend"
 	"github.com/fencecheck/fencecheck/internal/workloads/lockappend/lockappendtest"
 )
 
@@ -62,7 +63,7 @@ func TestWriteIndex(t *testing.T) {
 	mk("etcd-none", t0, lockappendtest.Check(t, lockappendtest.SeedHistory(t, "1s")), lockappendtest.TestInfo("none", 3))
 	mk("etcd-none", t0.Add(time.Minute), nil, lockappendtest.TestInfo("none", 3)) // still running
 	evil := lockappendtest.TestInfo(`<b>x</b>`, 3)
-	mk("etcd-token", t0.Add(2*time.Minute), &store.Results{Workload: "lock-append", Result: &checkers.LockAppendResult{Valid: checkers.Valid}}, evil)
+	mk("etcd-token", t0.Add(2*time.Minute), &store.Results{Workload: "lock-append", Result: &lockappend.Result{Valid: checkers.Valid}}, evil)
 	if err := os.WriteFile(filepath.Join(root, "stray.txt"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}

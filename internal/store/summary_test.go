@@ -9,6 +9,7 @@ import (
 	"github.com/fencecheck/fencecheck/internal/history"
 	"github.com/fencecheck/fencecheck/internal/store"
 	"github.com/fencecheck/fencecheck/internal/workloads/election"
+	"github.com/fencecheck/fencecheck/internal/workloads/lockappend"
 )
 
 // TestSummaryReadBack: each workload's result, written as results.json and
@@ -19,7 +20,7 @@ func TestSummaryReadBack(t *testing.T) {
 	lost := checkers.LostUpdates{Acknowledged: 40, Lost: 2, Elements: []checkers.LostElement{
 		{Element: 7, Process: 3, Token: 12}, {Element: 9, Process: 4, Token: 13},
 	}}
-	la := &checkers.LockAppendResult{Valid: checkers.Invalid, LostUpdates: lost, FenceRejections: 5, FirstLostUpdateNS: &first}
+	la := &lockappend.Result{Valid: checkers.Invalid, LostUpdates: lost, FenceRejections: 5, FirstLostUpdateNS: &first}
 	la.Checkers.Stats.Ok, la.Checkers.Stats.Fail, la.Checkers.Stats.Info = 40, 6, 1
 	el := &election.Result{Valid: checkers.Invalid, LostUpdates: lost, FenceRejections: 3, FirstLostUpdateNS: &first}
 	el.Checkers.Stats.Ok, el.Checkers.Stats.Fail, el.Checkers.Stats.Info = 9, 2, 3

@@ -11,6 +11,7 @@ import (
 	"github.com/fencecheck/fencecheck/internal/checkers"
 	"github.com/fencecheck/fencecheck/internal/history"
 	"github.com/fencecheck/fencecheck/internal/store"
+	"github.com/fencecheck/fencecheck/internal/workloads/lockappend"
 )
 
 func TestParsePauses(t *testing.T) {
@@ -233,7 +234,7 @@ func TestNewTrial(t *testing.T) {
 		ev(3500, 2, history.Phase, "write-sent", nil),
 	}
 	res := &store.Results{
-		Result: &checkers.LockAppendResult{Valid: checkers.Invalid, LostUpdates: checkers.LostUpdates{Acknowledged: 30, Lost: 4}, FenceRejections: 2},
+		Result: &lockappend.Result{Valid: checkers.Invalid, LostUpdates: checkers.LostUpdates{Acknowledged: 30, Lost: 4}, FenceRejections: 2},
 	}
 	tr := NewTrial(7, res, events, "sweep-etcd/x")
 	if tr.Verdict != "invalid" || tr.Lost != 4 || tr.FenceRejections != 2 || tr.Acknowledged != 30 || tr.HeldMS != 3012 || !tr.Hit || tr.Faults != 1 || tr.Seed != 7 {

@@ -70,7 +70,7 @@ func TestProxyRestartUnderAStaleHolder(t *testing.T) {
 }
 
 type staleHolder struct {
-	res    checkers.LockAppendResult
+	res    lockappend.Result
 	final  []int64
 	aErr   error
 	events []history.Event
@@ -154,6 +154,6 @@ func playStaleHolder(t *testing.T, r proxy.Resource) (staleHolder, error) {
 	); err != nil {
 		return out, fmt.Errorf("%w: %w\n%s", harness.ErrNotSetUp, err, history.Format(out.events))
 	}
-	out.res = checkers.CheckLockAppend(out.events, checkers.Options{Timeout: 10 * time.Second})
+	out.res = lockappend.Check(out.events, checkers.Options{Timeout: 10 * time.Second})
 	return out, nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/fencecheck/fencecheck/internal/checkers"
 	"github.com/fencecheck/fencecheck/internal/history"
 	la "github.com/fencecheck/fencecheck/internal/history/lockappend"
+	"github.com/fencecheck/fencecheck/internal/workloads/lockappend"
 )
 
 // Checker names of the election workload, besides lock-append's
@@ -257,7 +258,9 @@ func leadership(o *history.Op, last int64) (Leadership, bool, error) {
 // process, the first carrying the leadership's grant with the term as its
 // token), so the log's linearizability, the lost entries, the terms
 // (lock-append's token monotonicity) and the stats are lock-append's own
-// checkers; the forked log and the split brain are the election's.
+// checkers, run by the lock-append workload's lockappend.Check (this
+// package imports that workload for it); the forked log and the split
+// brain are the election's.
 func Check(events []history.Event, opts checkers.Options) *Result {
 	ops, err := history.Pair(events)
 	if err != nil {
@@ -272,7 +275,7 @@ func Check(events []history.Event, opts checkers.Options) *Result {
 	if err != nil {
 		return failed(fmt.Errorf("checkers: %w: %w", checkers.ErrBadHistory, err))
 	}
-	lr := checkers.CheckLockAppend(synthetic, opts)
+	lr := lockappend.Check(synthetic, opts)
 	if lr.Err() != nil {
 		return failed(lr.Err())
 	}
@@ -564,10 +567,7 @@ func asLockAppend(events []history.Event, ops []history.Op, leads []lead) ([]his
 // log's acknowledged and lost entries, its term-fencing rejections and the
 // lead operations by outcome.
 func (r *Result) Summary() checkers.Summary {
-	st := r.Checkers.Stats
-	return checkers.Summary{Verdict: r.Valid, Updates: true, Acknowledged: r.LostUpdates.Acknowledged, Lost: r.LostUpdates.Lost,
-		Losses: r.LostUpdates.Elements, FenceRejections: r.FenceRejections, FirstLostNS: r.FirstLostUpdateNS,
-		Ops: &checkers.OpCounts{OK: st.Ok, Fail: st.Fail, Info: st.Info}}
+	return checkers.UpdatesSummary(r.Valid, r.LostUpdates, r.FenceRejections, r.FirstLostUpdateNS, r.Checkers.Stats)
 }
 
 // CutText returns a copy of r whose free text (its error, each checker's

@@ -5,8 +5,9 @@
 // holder's write can replace a list that already holds another client's
 // acknowledged element: a lost update.
 //
-// Its history vocabulary is history/lockappend; its checkers are the
-// checkers package's CheckLockAppend, and its report page is package view
+// Its history vocabulary is history/lockappend; its checker is Check
+// (check.go: the shared checkers of package checkers, run per lock and per
+// resource, composed into Result), and its report page is package view
 // (lockappend/view, paired with it in package views).
 package lockappend
 
@@ -127,13 +128,13 @@ func (Workload) FinalReads(c workloads.Clients) []workloads.FinalRead {
 
 // Check runs the lock-append checkers.
 func (Workload) Check(events []history.Event, opts checkers.Options) store.WorkloadResult {
-	r := checkers.CheckLockAppend(events, opts)
+	r := Check(events, opts)
 	return &r
 }
 
 // Decode reads a lock-append result.
 func (Workload) Decode(raw []byte) (store.WorkloadResult, error) {
-	var r checkers.LockAppendResult
+	var r Result
 	if err := json.Unmarshal(raw, &r); err != nil {
 		return nil, err
 	}
@@ -143,7 +144,7 @@ func (Workload) Decode(raw []byte) (store.WorkloadResult, error) {
 // Summary writes the operations, the lost updates, the fence rejections
 // and the checkers' verdicts.
 func (Workload) Summary(b io.Writer, res *store.Results) {
-	r, ok := res.Result.(*checkers.LockAppendResult)
+	r, ok := res.Result.(*Result)
 	if !ok {
 		return
 	}

@@ -14,9 +14,10 @@ import (
 
 	"github.com/fencecheck/fencecheck/internal/checkers"
 	"github.com/fencecheck/fencecheck/internal/history"
-	"github.com/fencecheck/fencecheck/internal/history/lockappend"
+	la "github.com/fencecheck/fencecheck/internal/history/lockappend"
 	"github.com/fencecheck/fencecheck/internal/spec"
 	"github.com/fencecheck/fencecheck/internal/store"
+	"github.com/fencecheck/fencecheck/internal/workloads/lockappend"
 )
 
 // Hist builds a history by hand, with times in seconds.
@@ -41,7 +42,7 @@ func (h *Hist) Add(sec float64, p history.Process, typ history.Type, f string, v
 
 // Invoke records p's invocation of an append of element.
 func (h *Hist) Invoke(sec float64, p history.Process, element int64) {
-	h.Add(sec, p, history.Invoke, lockappend.FAppend, lockappend.Invoke{Element: element})
+	h.Add(sec, p, history.Invoke, la.FAppend, la.Invoke{Element: element})
 }
 
 // Phase records a phase of p's critical section.
@@ -54,21 +55,21 @@ func (h *Hist) Phase(sec float64, p history.Process, f string, v any) {
 // rev.
 func (h *Hist) Section(p history.Process, element, token int64, read []int64, invoke, acq, write float64, rev int64) {
 	h.Invoke(invoke, p, element)
-	h.Phase(acq, p, lockappend.PhaseAcquired, lockappend.Acquired{Token: token})
-	h.Phase(acq+0.001, p, lockappend.PhaseRead, lockappend.ReadValue{Value: read})
-	h.Phase(acq+0.002, p, lockappend.PhaseChecked, lockappend.Checked{RemainingMS: 1900, OK: true})
-	h.Phase(write, p, lockappend.PhaseWriteSent, nil)
-	h.Phase(write+0.002, p, lockappend.PhaseReleasing, nil)
-	h.Phase(write+0.004, p, lockappend.PhaseReleased, lockappend.Released{})
-	h.Add(write+0.005, p, history.Ok, lockappend.FAppend, lockappend.Completion{Element: element, Token: token, Read: read, Rev: rev})
+	h.Phase(acq, p, la.PhaseAcquired, la.Acquired{Token: token})
+	h.Phase(acq+0.001, p, la.PhaseRead, la.ReadValue{Value: read})
+	h.Phase(acq+0.002, p, la.PhaseChecked, la.Checked{RemainingMS: 1900, OK: true})
+	h.Phase(write, p, la.PhaseWriteSent, nil)
+	h.Phase(write+0.002, p, la.PhaseReleasing, nil)
+	h.Phase(write+0.004, p, la.PhaseReleased, la.Released{})
+	h.Add(write+0.005, p, history.Ok, la.FAppend, la.Completion{Element: element, Token: token, Read: read, Rev: rev})
 }
 
 // Begin records the start of p's critical section up to its lease check.
 func (h *Hist) Begin(p history.Process, element, token int64, read []int64, invoke, acq float64) {
 	h.Invoke(invoke, p, element)
-	h.Phase(acq, p, lockappend.PhaseAcquired, lockappend.Acquired{Token: token})
-	h.Phase(acq+0.001, p, lockappend.PhaseRead, lockappend.ReadValue{Value: read})
-	h.Phase(acq+0.002, p, lockappend.PhaseChecked, lockappend.Checked{RemainingMS: 1950, OK: true})
+	h.Phase(acq, p, la.PhaseAcquired, la.Acquired{Token: token})
+	h.Phase(acq+0.001, p, la.PhaseRead, la.ReadValue{Value: read})
+	h.Phase(acq+0.002, p, la.PhaseChecked, la.Checked{RemainingMS: 1950, OK: true})
 }
 
 // Fault records a pause-holder fault on node from start to stop.
@@ -80,8 +81,8 @@ func (h *Hist) Fault(start, stop float64, node string, params map[string]string)
 
 // Final records the final read of list.
 func (h *Hist) Final(sec float64, list []int64) {
-	h.Add(sec, 1000000, history.Invoke, lockappend.FFinalRead, nil)
-	h.Add(sec+0.001, 1000000, history.Ok, lockappend.FFinalRead, lockappend.ReadValue{Value: list})
+	h.Add(sec, 1000000, history.Invoke, la.FFinalRead, nil)
+	h.Add(sec+0.001, 1000000, history.Ok, la.FFinalRead, la.ReadValue{Value: list})
 }
 
 // Sorted returns the events in time order, re-indexed (hand-written
@@ -96,7 +97,7 @@ func (h *Hist) Sorted() []history.Event {
 // the harness would store them.
 func Check(t testing.TB, ev []history.Event) *store.Results {
 	t.Helper()
-	la := checkers.CheckLockAppend(ev, checkers.Options{})
+	la := lockappend.Check(ev, checkers.Options{})
 	fs, err := history.Faults(ev)
 	if err != nil {
 		t.Fatal(err)
@@ -114,8 +115,8 @@ func TestInfo(fencing string, workers int) store.TestInfo {
 }
 
 // Result is a lock-append run's checker result.
-func Result(r *store.Results) *checkers.LockAppendResult {
-	return r.Result.(*checkers.LockAppendResult)
+func Result(r *store.Results) *lockappend.Result {
+	return r.Result.(*lockappend.Result)
 }
 
 // SeedHistory is the seed story (the lock-append view's
@@ -126,12 +127,12 @@ func SeedHistory(t testing.TB, evil string) []history.Event {
 	h.Begin(0, 1, 4, []int64{}, 0.06, 0.07)
 	h.Fault(0.09, 2.19, "w1", map[string]string{"process": "0", "token": "4", "hold": evil})
 	h.Invoke(0.09, 2, 3)
-	h.Add(0.77, 2, history.Fail, lockappend.FAppend, lockappend.Completion{Element: 3, Reason: lockappend.ReasonNotAcquired, Error: evil})
+	h.Add(0.77, 2, history.Fail, la.FAppend, la.Completion{Element: 3, Reason: la.ReasonNotAcquired, Error: evil})
 	h.Section(1, 2, 7, []int64{}, 0.77, 2.17, 2.175, 9)
-	h.Phase(2.19, 0, lockappend.PhaseWriteSent, nil)
-	h.Phase(2.196, 0, lockappend.PhaseReleasing, nil)
-	h.Phase(2.2, 0, lockappend.PhaseReleased, lockappend.Released{Error: evil})
-	h.Add(2.201, 0, history.Ok, lockappend.FAppend, lockappend.Completion{Element: 1, Token: 4, Read: []int64{}, Rev: 11})
+	h.Phase(2.19, 0, la.PhaseWriteSent, nil)
+	h.Phase(2.196, 0, la.PhaseReleasing, nil)
+	h.Phase(2.2, 0, la.PhaseReleased, la.Released{Error: evil})
+	h.Add(2.201, 0, history.Ok, la.FAppend, la.Completion{Element: 1, Token: 4, Read: []int64{}, Rev: 11})
 	h.Final(2.21, []int64{1})
 	return h.Sorted()
 }
@@ -191,22 +192,22 @@ func Synthetic(n, workers int) ([]history.Event, *store.Results) {
 		elem++
 		e := elem
 		inv := max(free[w], now-300*ms)
-		add(inv, w, history.Invoke, lockappend.FAppend, lockappend.Invoke{Element: e})
+		add(inv, w, history.Invoke, la.FAppend, la.Invoke{Element: e})
 		token += 3
 		tok := token
 		acq := now + ms
-		add(acq, w, history.Phase, lockappend.PhaseAcquired, lockappend.Acquired{Token: tok})
+		add(acq, w, history.Phase, la.PhaseAcquired, la.Acquired{Token: tok})
 		read := state
 		rl := list(read)
-		add(acq+ms, w, history.Phase, lockappend.PhaseRead, lockappend.ReadValue{Value: rl})
-		add(acq+2*ms, w, history.Phase, lockappend.PhaseChecked, lockappend.Checked{RemainingMS: 1900, OK: true})
+		add(acq+ms, w, history.Phase, la.PhaseRead, la.ReadValue{Value: rl})
+		add(acq+2*ms, w, history.Phase, la.PhaseChecked, la.Checked{RemainingMS: 1900, OK: true})
 		write := acq + 250*ms
-		add(write, w, history.Phase, lockappend.PhaseWriteSent, nil)
+		add(write, w, history.Phase, la.PhaseWriteSent, nil)
 		rev += 3
 		state = &node{e, read}
-		add(write+3*ms, w, history.Phase, lockappend.PhaseReleasing, nil)
-		add(write+8*ms, w, history.Phase, lockappend.PhaseReleased, lockappend.Released{})
-		add(write+9*ms, w, history.Ok, lockappend.FAppend, lockappend.Completion{Element: e, Token: tok, Read: rl, Rev: rev})
+		add(write+3*ms, w, history.Phase, la.PhaseReleasing, nil)
+		add(write+8*ms, w, history.Phase, la.PhaseReleased, la.Released{})
+		add(write+9*ms, w, history.Ok, la.FAppend, la.Completion{Element: e, Token: tok, Read: rl, Rev: rev})
 		acked[e] = struct {
 			p       int
 			tok, at int64
@@ -224,15 +225,15 @@ func Synthetic(n, workers int) ([]history.Event, *store.Results) {
 		a := (i / 300) % workers
 		elem++
 		ea := elem
-		add(max(free[a], now-300*ms), a, history.Invoke, lockappend.FAppend, lockappend.Invoke{Element: ea})
+		add(max(free[a], now-300*ms), a, history.Invoke, la.FAppend, la.Invoke{Element: ea})
 		token += 3
 		ta := token
 		acq := now + ms
-		add(acq, a, history.Phase, lockappend.PhaseAcquired, lockappend.Acquired{Token: ta})
+		add(acq, a, history.Phase, la.PhaseAcquired, la.Acquired{Token: ta})
 		readA := state
 		ra := list(readA)
-		add(acq+ms, a, history.Phase, lockappend.PhaseRead, lockappend.ReadValue{Value: ra})
-		add(acq+2*ms, a, history.Phase, lockappend.PhaseChecked, lockappend.Checked{RemainingMS: 1950, OK: true})
+		add(acq+ms, a, history.Phase, la.PhaseRead, la.ReadValue{Value: ra})
+		add(acq+2*ms, a, history.Phase, la.PhaseChecked, la.Checked{RemainingMS: 1950, OK: true})
 		nodeName := "w" + strconv.Itoa(a+1)
 		fv := history.FaultValue{Fault: "pause-holder", Nodes: []string{nodeName}, Params: map[string]string{"process": strconv.Itoa(a), "token": strconv.FormatInt(ta, 10), "hold": "4s"}}
 		pause := acq + 100*ms
@@ -259,21 +260,21 @@ func Synthetic(n, workers int) ([]history.Event, *store.Results) {
 			c = (a + 1) % workers
 			elem++
 			ec = elem
-			add(max(free[c], now-300*ms), c, history.Invoke, lockappend.FAppend, lockappend.Invoke{Element: ec})
+			add(max(free[c], now-300*ms), c, history.Invoke, la.FAppend, la.Invoke{Element: ec})
 			token += 3
 			tc = token
 			cAcq = now + ms
-			add(cAcq, c, history.Phase, lockappend.PhaseAcquired, lockappend.Acquired{Token: tc})
+			add(cAcq, c, history.Phase, la.PhaseAcquired, la.Acquired{Token: tc})
 			cRead = state
-			add(cAcq+ms, c, history.Phase, lockappend.PhaseRead, lockappend.ReadValue{Value: list(cRead)})
-			add(cAcq+2*ms, c, history.Phase, lockappend.PhaseChecked, lockappend.Checked{RemainingMS: 1900, OK: true})
+			add(cAcq+ms, c, history.Phase, la.PhaseRead, la.ReadValue{Value: list(cRead)})
+			add(cAcq+2*ms, c, history.Phase, la.PhaseChecked, la.Checked{RemainingMS: 1900, OK: true})
 		}
 		add(resume, -1, history.Info, history.FStop, fv)
-		add(resume+ms, a, history.Phase, lockappend.PhaseWriteSent, nil)
+		add(resume+ms, a, history.Phase, la.PhaseWriteSent, nil)
 		rev += 3
 		state = &node{ea, readA}
-		add(resume+4*ms, a, history.Phase, lockappend.PhaseReleasing, nil)
-		add(resume+9*ms, a, history.Ok, lockappend.FAppend, lockappend.Completion{Element: ea, Token: ta, Read: ra, Rev: rev})
+		add(resume+4*ms, a, history.Phase, la.PhaseReleasing, nil)
+		add(resume+9*ms, a, history.Ok, la.FAppend, la.Completion{Element: ea, Token: ta, Read: ra, Rev: rev})
 		acked[ea] = struct {
 			p       int
 			tok, at int64
@@ -283,11 +284,11 @@ func Synthetic(n, workers int) ([]history.Event, *store.Results) {
 		i++
 		if pattern2 {
 			write := cAcq + 250*ms
-			add(write, c, history.Phase, lockappend.PhaseWriteSent, nil)
+			add(write, c, history.Phase, la.PhaseWriteSent, nil)
 			rev += 3
 			state = &node{ec, cRead}
-			add(write+3*ms, c, history.Phase, lockappend.PhaseReleasing, nil)
-			add(write+9*ms, c, history.Ok, lockappend.FAppend, lockappend.Completion{Element: ec, Token: tc, Read: list(cRead), Rev: rev})
+			add(write+3*ms, c, history.Phase, la.PhaseReleasing, nil)
+			add(write+9*ms, c, history.Ok, la.FAppend, la.Completion{Element: ec, Token: tc, Read: list(cRead), Rev: rev})
 			acked[ec] = struct {
 				p       int
 				tok, at int64
@@ -297,8 +298,8 @@ func Synthetic(n, workers int) ([]history.Event, *store.Results) {
 			i++
 		}
 	}
-	add(now+500*ms, 1000000, history.Invoke, lockappend.FFinalRead, nil)
-	add(now+501*ms, 1000000, history.Ok, lockappend.FFinalRead, lockappend.ReadValue{Value: list(state)})
+	add(now+500*ms, 1000000, history.Invoke, la.FFinalRead, nil)
+	add(now+501*ms, 1000000, history.Ok, la.FFinalRead, la.ReadValue{Value: list(state)})
 	// Events were appended out of time order around pauses; sort them.
 	sortEvents(ev)
 
@@ -314,7 +315,7 @@ func Synthetic(n, workers int) ([]history.Event, *store.Results) {
 	}
 	lost.Lost = len(lost.Elements)
 	ops, _ := history.Pair(ev)
-	la := checkers.LockAppendResult{Valid: checkers.Invalid, LostUpdates: lost}
+	la := lockappend.Result{Valid: checkers.Invalid, LostUpdates: lost}
 	la.Checkers.Stats = checkers.CheckStats(ops)
 	la.Checkers.Overlap = checkers.CheckOverlap(ops)
 	la.Checkers.TokenMonotonic = checkers.CheckTokens(ops)

@@ -8,6 +8,7 @@ import (
 	"github.com/fencecheck/fencecheck/internal/checkers"
 	"github.com/fencecheck/fencecheck/internal/history"
 	la "github.com/fencecheck/fencecheck/internal/history/lockappend"
+	"github.com/fencecheck/fencecheck/internal/workloads/lockappend"
 )
 
 // TestOneAppendReading: the report reads an append as the checkers do. An
@@ -23,7 +24,7 @@ func TestOneAppendReading(t *testing.T) {
 		{Index: 4, Time: 5, Process: 0, Type: history.Invoke, F: la.FFinalRead},
 		{Index: 5, Time: 6, Process: 0, Type: history.Ok, F: la.FFinalRead, Value: raw(`{"value":[1]}`)},
 	}
-	r := checkers.CheckLockAppend(ev, checkers.Options{})
+	r := lockappend.Check(ev, checkers.Options{})
 	if r.Valid != checkers.Unknown || !errors.Is(r.Err(), checkers.ErrBadHistory) {
 		t.Errorf("checkers: %s (%v), want unknown for a bad history", r.Valid, r.Err())
 	}

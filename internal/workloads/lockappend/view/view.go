@@ -18,6 +18,7 @@ import (
 	"github.com/fencecheck/fencecheck/internal/history"
 	"github.com/fencecheck/fencecheck/internal/report"
 	"github.com/fencecheck/fencecheck/internal/store"
+	"github.com/fencecheck/fencecheck/internal/workloads/lockappend"
 )
 
 // How many stories the report tells in full, with their own timeline; the
@@ -101,7 +102,7 @@ const largeLin = 5 << 20
 // checkers. Results that are not a lock-append result get report.GenericView.
 func View(in *report.Input) (*report.Page, error) {
 	res := in.Results
-	la, ok := res.Result.(*checkers.LockAppendResult)
+	la, ok := res.Result.(*lockappend.Result)
 	if !ok {
 		return report.GenericView(in)
 	}
@@ -241,7 +242,7 @@ func View(in *report.Input) (*report.Page, error) {
 
 // storyResource is the resource whose stories the report tells: the one
 // that lost the most, else the first; with its lost elements.
-func storyResource(la *checkers.LockAppendResult) (string, []checkers.LostElement) {
+func storyResource(la *lockappend.Result) (string, []checkers.LostElement) {
 	best := ""
 	for _, n := range slices.Sorted(maps.Keys(la.Resources)) {
 		if best == "" || la.Resources[n].LostUpdates.Lost > la.Resources[best].LostUpdates.Lost {
@@ -257,11 +258,11 @@ func buildProjected(events []history.Event, r string) (*model, error) {
 	if err != nil {
 		return nil, err
 	}
-	names, err := checkers.ResourceNames(ops)
+	names, err := lockappend.ResourceNames(ops)
 	if err != nil {
 		return nil, err
 	}
-	pops, err := checkers.Project(ops, r, len(names) > 0 && names[0] == r)
+	pops, err := lockappend.Project(ops, r, len(names) > 0 && names[0] == r)
 	if err != nil {
 		return nil, err
 	}
@@ -284,7 +285,7 @@ type resourceRow struct {
 	Rejections                 int
 }
 
-func resourceRows(t store.TestInfo, la *checkers.LockAppendResult) []resourceRow {
+func resourceRows(t store.TestInfo, la *lockappend.Result) []resourceRow {
 	var rows []resourceRow
 	names := slices.Sorted(maps.Keys(la.Resources))
 	if len(t.Resources) > 0 {
@@ -305,7 +306,7 @@ func resourceRows(t store.TestInfo, la *checkers.LockAppendResult) []resourceRow
 }
 
 // headline is the verdict in a sentence, and what the stories below tell.
-func headline(in *report.Input, la *checkers.LockAppendResult, lost, fenced []Story, pct float64) (string, []string) {
+func headline(in *report.Input, la *lockappend.Result, lost, fenced []Story, pct float64) (string, []string) {
 	lu := la.LostUpdates
 	var sub []string
 	var h string
@@ -505,7 +506,7 @@ func lostRows(m *model, lu checkers.LostUpdates, ss []Story) lostTable {
 	return t
 }
 
-func checkersSection(in *report.Input, la *checkers.LockAppendResult) checkersData {
+func checkersSection(in *report.Input, la *lockappend.Result) checkersData {
 	c := la.Checkers
 	d := checkersData{Rows: []checkerRow{
 		verdictRow(checkers.NameLinearizable, c.Linearizable.Verdict),

@@ -1,12 +1,13 @@
-package checkers
+package lockappend
 
 import (
 	"bytes"
 	"fmt"
 	"slices"
 
+	"github.com/fencecheck/fencecheck/internal/checkers"
 	"github.com/fencecheck/fencecheck/internal/history"
-	"github.com/fencecheck/fencecheck/internal/history/lockappend"
+	la "github.com/fencecheck/fencecheck/internal/history/lockappend"
 )
 
 // lockOf is the lock an operation of a lock-append history belongs to (a
@@ -15,25 +16,25 @@ import (
 // the nemesis). A value that does not decode is an error.
 func lockOf(o *history.Op) (int, error) {
 	switch o.F {
-	case lockappend.FAppend:
+	case la.FAppend:
 		if !bytes.Contains(o.Invoke.Value, lockKey) {
 			return 0, nil // lock 0 is left out: a run of one lock decodes nothing here
 		}
-		var inv lockappend.Invoke
+		var inv la.Invoke
 		if err := o.Invoke.Decode(&inv); err != nil {
-			return 0, badOp(o, err)
+			return 0, checkers.BadOp(o, err)
 		}
 		return inv.Lock, nil
-	case lockappend.FFinalRead:
+	case la.FFinalRead:
 		if o.Complete == nil || len(o.Complete.Value) == 0 {
 			return -1, nil // a failed read: every lock's
 		}
 		if !bytes.Contains(o.Complete.Value, lockKey) {
 			return 0, nil
 		}
-		var v lockappend.ReadValue
+		var v la.ReadValue
 		if err := o.Complete.Decode(&v); err != nil {
-			return 0, badOp(o, err)
+			return 0, checkers.BadOp(o, err)
 		}
 		return v.Lock, nil
 	}
@@ -55,7 +56,7 @@ func opLocks(ops []history.Op) (of, ids []int, err error) {
 			return nil, nil, err
 		}
 		if l < -1 {
-			return nil, nil, badOp(&ops[i], fmt.Errorf("lock %d", l))
+			return nil, nil, checkers.BadOp(&ops[i], fmt.Errorf("lock %d", l))
 		}
 		of[i] = l
 		if l >= 0 {
@@ -80,10 +81,10 @@ func LockName(l int) string { return fmt.Sprintf("lock-%d", l) }
 // locks, the lost elements of all (each naming its lock), the sums; Locks
 // holds each lock's own result. Porcupine's visualization, if asked for,
 // is the first lock's.
-func checkLocks(ops []history.Op, of, locks []int, opts Options) (LockAppendResult, error) {
+func checkLocks(ops []history.Op, of, locks []int, opts checkers.Options) (Result, error) {
 	names := make([]string, len(locks))
-	all := make([]LockAppendResult, len(locks))
-	per := make(map[string]*LockAppendResult, len(locks))
+	all := make([]Result, len(locks))
+	per := make(map[string]*Result, len(locks))
 	for i, l := range locks {
 		var mine []history.Op
 		for j := range ops {
@@ -97,7 +98,7 @@ func checkLocks(ops []history.Op, of, locks []int, opts Options) (LockAppendResu
 		}
 		r := checkPaired(mine, o)
 		if err := r.Err(); err != nil {
-			return LockAppendResult{}, fmt.Errorf("%s: %w", LockName(l), err)
+			return Result{}, fmt.Errorf("%s: %w", LockName(l), err)
 		}
 		for j := range r.LostUpdates.Elements {
 			r.LostUpdates.Elements[j].Lock = LockName(l)

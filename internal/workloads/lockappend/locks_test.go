@@ -1,14 +1,19 @@
-package checkers
+package lockappend
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/fencecheck/fencecheck/internal/checkers"
+	"github.com/fencecheck/fencecheck/internal/history/lockappend/histtest"
+)
 
 // A run of two locks is checked lock by lock: each lock's list holds its
 // own elements only, which checked as one history would be lost updates.
 func TestCheckLocks(t *testing.T) {
-	legal := newHist(t).SectionOn(0, 0, 1, 1).SectionOn(1, 1, 2, 2).SectionOn(0, 2, 3, 3, 1).SectionOn(1, 3, 4, 4, 2).
+	legal := histtest.New(t).SectionOn(0, 0, 1, 1).SectionOn(1, 1, 2, 2).SectionOn(0, 2, 3, 3, 1).SectionOn(1, 3, 4, 4, 2).
 		FinalReadOn(0, 1_000_000, 1, 3).FinalReadOn(1, 1_000_001, 2, 4)
-	r := CheckLockAppend(legal.Events, Options{})
-	if r.Valid != Valid || r.LostUpdates.Acknowledged != 4 || r.LostUpdates.Lost != 0 || len(r.Locks) != 2 {
+	r := Check(legal.Events, checkers.Options{})
+	if r.Valid != checkers.Valid || r.LostUpdates.Acknowledged != 4 || r.LostUpdates.Lost != 0 || len(r.Locks) != 2 {
 		t.Fatalf("two legal locks: %s, %+v, %d locks; want valid, 4 acknowledged, 2 locks (%v)", r.Valid, r.LostUpdates, len(r.Locks), r.Error)
 	}
 	if r.Checkers.Stats.Ok != 4 || r.Locks["lock-1"].Checkers.Stats.Ok != 2 {
@@ -16,18 +21,18 @@ func TestCheckLocks(t *testing.T) {
 	}
 	// The same operations without their locks: one lock's final list
 	// misses the other's elements.
-	one := newHist(t).Section(0, 1, 1).Section(1, 2, 2).Section(2, 3, 3, 1).Section(3, 4, 4, 2).FinalRead(1_000_000, 1, 3)
-	if r := CheckLockAppend(one.Events, Options{}); r.Valid != Invalid {
+	one := histtest.New(t).Section(0, 1, 1).Section(1, 2, 2).Section(2, 3, 3, 1).Section(3, 4, 4, 2).FinalRead(1_000_000, 1, 3)
+	if r := Check(one.Events, checkers.Options{}); r.Valid != checkers.Invalid {
 		t.Fatalf("the same history as one lock: %s, want invalid", r.Valid)
 	}
 	// Lock 1 loses element 2: process 3 wrote [4] over [2], stale.
-	lost := newHist(t).SectionOn(0, 0, 1, 1).SectionOn(1, 1, 2, 2).SectionOn(0, 2, 3, 3, 1).SectionOn(1, 3, 4, 1).
+	lost := histtest.New(t).SectionOn(0, 0, 1, 1).SectionOn(1, 1, 2, 2).SectionOn(0, 2, 3, 3, 1).SectionOn(1, 3, 4, 1).
 		FinalReadOn(0, 1_000_000, 1, 3).FinalReadOn(1, 1_000_001, 4)
-	r = CheckLockAppend(lost.Events, Options{})
-	if r.Valid != Invalid || r.LostUpdates.Lost != 1 || r.LostUpdates.Elements[0].Element != 2 || r.LostUpdates.Elements[0].Lock != "lock-1" {
+	r = Check(lost.Events, checkers.Options{})
+	if r.Valid != checkers.Invalid || r.LostUpdates.Lost != 1 || r.LostUpdates.Elements[0].Element != 2 || r.LostUpdates.Elements[0].Lock != "lock-1" {
 		t.Fatalf("a loss on lock 1: %s, %+v; want invalid, element 2 of lock-1 lost", r.Valid, r.LostUpdates)
 	}
-	if r.Locks["lock-0"].Valid != Valid || r.Locks["lock-1"].Valid != Invalid {
+	if r.Locks["lock-0"].Valid != checkers.Valid || r.Locks["lock-1"].Valid != checkers.Invalid {
 		t.Errorf("per lock: %s, %s; want valid, invalid", r.Locks["lock-0"].Valid, r.Locks["lock-1"].Valid)
 	}
 }

@@ -1,12 +1,13 @@
-package checkers
+package lockappend
 
 import (
 	"encoding/json"
 	"slices"
 	"strings"
 
+	"github.com/fencecheck/fencecheck/internal/checkers"
 	"github.com/fencecheck/fencecheck/internal/history"
-	"github.com/fencecheck/fencecheck/internal/history/lockappend"
+	la "github.com/fencecheck/fencecheck/internal/history/lockappend"
 )
 
 // A lock-append run can write several resources in each critical section
@@ -79,24 +80,24 @@ func resourceNames(ops []history.Op) ([]string, error) {
 	for i := range ops {
 		o := &ops[i]
 		switch o.F {
-		case lockappend.FAppend:
+		case la.FAppend:
 			if o.Complete == nil || len(o.Complete.Value) == 0 || !strings.Contains(string(o.Complete.Value), `"resources"`) {
 				continue
 			}
-			var c lockappend.Completion
+			var c la.Completion
 			if err := o.Complete.Decode(&c); err != nil {
-				return nil, badOp(o, err)
+				return nil, checkers.BadOp(o, err)
 			}
 			for _, p := range c.Resources {
 				add(p.Resource)
 			}
-		case lockappend.FFinalRead:
+		case la.FFinalRead:
 			if o.Type() != history.Ok {
 				continue
 			}
-			var v lockappend.ReadValue
+			var v la.ReadValue
 			if err := o.Complete.Decode(&v); err != nil {
-				return nil, badOp(o, err)
+				return nil, checkers.BadOp(o, err)
 			}
 			add(v.Resource)
 		}
@@ -116,13 +117,13 @@ func project(ops []history.Op, r string, first bool) ([]history.Op, error) {
 	for i := range ops {
 		o := ops[i]
 		switch o.F {
-		case lockappend.FAuditRead:
+		case la.FAuditRead:
 			continue
-		case lockappend.FFinalRead:
+		case la.FFinalRead:
 			if o.Type() == history.Ok {
-				var v lockappend.ReadValue
+				var v la.ReadValue
 				if err := o.Complete.Decode(&v); err != nil {
-					return nil, badOp(&o, err)
+					return nil, checkers.BadOp(&o, err)
 				}
 				if v.Resource != r {
 					continue
@@ -130,7 +131,7 @@ func project(ops []history.Op, r string, first bool) ([]history.Op, error) {
 			} else if !first {
 				continue
 			}
-		case lockappend.FAppend:
+		case la.FAppend:
 			p, err := projectAppend(o, r)
 			if err != nil {
 				return nil, err
@@ -155,9 +156,9 @@ func projectAppend(o history.Op, r string) (*history.Op, error) {
 		return nil, nil
 	}
 	if o.Complete != nil && len(o.Complete.Value) > 0 {
-		var c lockappend.Completion
+		var c la.Completion
 		if err := o.Complete.Decode(&c); err != nil {
-			return nil, badOp(&o, err)
+			return nil, checkers.BadOp(&o, err)
 		}
 		if len(c.Resources) > 0 {
 			typ, pc := part(o.Complete.Type, c, r)
@@ -173,15 +174,15 @@ func projectAppend(o history.Op, r string) (*history.Op, error) {
 	var phases []history.Event
 	for _, e := range o.Phases {
 		switch e.F {
-		case lockappend.PhaseRead:
-			var v lockappend.ReadValue
+		case la.PhaseRead:
+			var v la.ReadValue
 			if len(e.Value) > 0 && json.Unmarshal(e.Value, &v) == nil && v.Resource != "" && v.Resource != r {
 				continue
 			}
-		case lockappend.PhaseLate:
-			var l lockappend.Late
+		case la.PhaseLate:
+			var l la.Late
 			if err := json.Unmarshal(e.Value, &l); err != nil {
-				return nil, badOp(&o, err)
+				return nil, checkers.BadOp(&o, err)
 			}
 			if len(l.Completion.Resources) > 0 {
 				l.Type, l.Completion = part(l.Type, l.Completion, r)
@@ -201,8 +202,8 @@ func projectAppend(o history.Op, r string) (*history.Op, error) {
 // part is a completion's part for resource r: its read and the outcome of
 // its write there. A resource that was not written (the operation failed
 // before its writes) has the operation's own outcome.
-func part(t history.Type, c lockappend.Completion, r string) (history.Type, lockappend.Completion) {
-	out := lockappend.Completion{Element: c.Element, Token: c.Token, Reason: c.Reason, Error: c.Error}
+func part(t history.Type, c la.Completion, r string) (history.Type, la.Completion) {
+	out := la.Completion{Element: c.Element, Token: c.Token, Reason: c.Reason, Error: c.Error}
 	for _, p := range c.Resources {
 		if p.Resource != r {
 			continue
@@ -221,13 +222,13 @@ func part(t history.Type, c lockappend.Completion, r string) (history.Type, lock
 // compose over the resources, the lost elements and fence rejections add up
 // (each lost element naming its resource), and Resources holds each one's
 // result.
-func checkResources(ops []history.Op, names []string, opts Options) (LockAppendResult, error) {
-	per := make(map[string]*LockAppendResult, len(names))
-	var all []LockAppendResult
+func checkResources(ops []history.Op, names []string, opts checkers.Options) (Result, error) {
+	per := make(map[string]*Result, len(names))
+	var all []Result
 	for i, n := range names {
 		pops, err := project(ops, n, i == 0)
 		if err != nil {
-			return LockAppendResult{}, err
+			return Result{}, err
 		}
 		o := opts
 		if o.VisualizationPath != "" && i > 0 {
@@ -254,12 +255,12 @@ func checkResources(ops []history.Op, names []string, opts Options) (LockAppendR
 // of acknowledged, lost and fence rejections, the first loss. The other
 // fields are the first part's (the operations' counts among them: parts
 // that are resources share their operations).
-func composeResults(names []string, all []LockAppendResult) LockAppendResult {
+func composeResults(names []string, all []Result) Result {
 	out := all[0]
 	out.Checkers = composeCheckers(names, all)
-	out.LostUpdates = LostUpdates{Elements: []LostElement{}}
+	out.LostUpdates = checkers.LostUpdates{Elements: []checkers.LostElement{}}
 	out.FenceRejections, out.FirstLostUpdateNS = 0, nil
-	var vs []Validity
+	var vs []checkers.Validity
 	for _, r := range all {
 		vs = append(vs, r.Valid)
 		out.LostUpdates.Acknowledged += r.LostUpdates.Acknowledged
@@ -270,31 +271,31 @@ func composeResults(names []string, all []LockAppendResult) LockAppendResult {
 			out.FirstLostUpdateNS = f
 		}
 	}
-	slices.SortStableFunc(out.LostUpdates.Elements, func(x, y LostElement) int {
+	slices.SortStableFunc(out.LostUpdates.Elements, func(x, y checkers.LostElement) int {
 		return int(min(max(x.Acknowledged-y.Acknowledged, -1), 1))
 	})
-	out.Valid = Compose(vs...)
+	out.Valid = checkers.Compose(vs...)
 	return out
 }
 
 // composeCheckers composes each checker's verdict over the resources; its
 // message names each resource's.
-func composeCheckers(names []string, rs []LockAppendResult) LockAppendCheckers {
+func composeCheckers(names []string, rs []Result) Checkers {
 	c := rs[0].Checkers
-	join := func(get func(LockAppendCheckers) Verdict) Verdict {
-		var vs []Validity
+	join := func(get func(Checkers) checkers.Verdict) checkers.Verdict {
+		var vs []checkers.Validity
 		var msgs []string
 		for i, r := range rs {
 			v := get(r.Checkers)
 			vs = append(vs, v.Valid)
 			msgs = append(msgs, names[i]+": "+v.Message)
 		}
-		return Verdict{Valid: Compose(vs...), Message: strings.Join(msgs, "; ")}
+		return checkers.Verdict{Valid: checkers.Compose(vs...), Message: strings.Join(msgs, "; ")}
 	}
-	c.Linearizable.Verdict = join(func(c LockAppendCheckers) Verdict { return c.Linearizable.Verdict })
-	c.LostUpdates.Verdict = join(func(c LockAppendCheckers) Verdict { return c.LostUpdates.Verdict })
-	c.TokenMonotonic.Verdict = join(func(c LockAppendCheckers) Verdict { return c.TokenMonotonic.Verdict })
-	c.Stats.Verdict = join(func(c LockAppendCheckers) Verdict { return c.Stats.Verdict })
+	c.Linearizable.Verdict = join(func(c Checkers) checkers.Verdict { return c.Linearizable.Verdict })
+	c.LostUpdates.Verdict = join(func(c Checkers) checkers.Verdict { return c.LostUpdates.Verdict })
+	c.TokenMonotonic.Verdict = join(func(c Checkers) checkers.Verdict { return c.TokenMonotonic.Verdict })
+	c.Stats.Verdict = join(func(c Checkers) checkers.Verdict { return c.Stats.Verdict })
 	return c
 }
 
@@ -303,19 +304,19 @@ func checkPartial(ops []history.Op) (*PartialUpdates, error) {
 	res := &PartialUpdates{Elements: []PartialUpdate{}}
 	for i := range ops {
 		o := &ops[i]
-		if o.F != lockappend.FAppend || o.Complete == nil || len(o.Complete.Value) == 0 {
+		if o.F != la.FAppend || o.Complete == nil || len(o.Complete.Value) == 0 {
 			continue
 		}
-		var c lockappend.Completion
+		var c la.Completion
 		if err := o.Complete.Decode(&c); err != nil {
-			return nil, badOp(o, err)
+			return nil, checkers.BadOp(o, err)
 		}
 		var acc, ref []string
 		for _, p := range c.Resources {
 			switch {
 			case p.Type == history.Ok:
 				acc = append(acc, p.Resource)
-			case p.Reason == lockappend.ReasonFenced:
+			case p.Reason == la.ReasonFenced:
 				ref = append(ref, p.Resource)
 			}
 		}
@@ -337,14 +338,14 @@ func checkAudit(ops []history.Op) (*AuditLogResult, error) {
 	for i := range ops {
 		o := &ops[i]
 		switch o.F {
-		case lockappend.FAuditRead:
+		case la.FAuditRead:
 			if o.Type() == history.Ok {
 				log = o
 			}
-		case lockappend.FAppend:
-			var inv lockappend.Invoke
+		case la.FAppend:
+			var inv la.Invoke
 			if err := o.Invoke.Decode(&inv); err != nil {
-				return nil, badOp(o, err)
+				return nil, checkers.BadOp(o, err)
 			}
 			byElement[inv.Element] = o
 		}
@@ -353,9 +354,9 @@ func checkAudit(ops []history.Op) (*AuditLogResult, error) {
 		return nil, nil
 	}
 	res := &AuditLogResult{Read: true, Elements: []RefusedLogLine{}}
-	var v lockappend.AuditValue
+	var v la.AuditValue
 	if err := log.Complete.Decode(&v); err != nil {
-		return nil, badOp(log, err)
+		return nil, checkers.BadOp(log, err)
 	}
 	res.Entries = len(v.Entries)
 	for _, e := range v.Entries {
@@ -363,18 +364,18 @@ func checkAudit(ops []history.Op) (*AuditLogResult, error) {
 		if !ok || o.Complete == nil || len(o.Complete.Value) == 0 {
 			continue
 		}
-		var c lockappend.Completion
+		var c la.Completion
 		if err := o.Complete.Decode(&c); err != nil {
-			return nil, badOp(o, err)
+			return nil, checkers.BadOp(o, err)
 		}
 		var refused []string
 		if len(c.Resources) == 0 {
-			if o.Complete.Type == history.Fail && c.Reason == lockappend.ReasonFenced {
+			if o.Complete.Type == history.Fail && c.Reason == la.ReasonFenced {
 				refused = []string{""}
 			}
 		}
 		for _, p := range c.Resources {
-			if p.Reason == lockappend.ReasonFenced {
+			if p.Reason == la.ReasonFenced {
 				refused = append(refused, p.Resource)
 			}
 		}

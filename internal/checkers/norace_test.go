@@ -1,5 +1,0 @@
-//go:build !race
-
-package checkers
-
-const raceEnabled = false
