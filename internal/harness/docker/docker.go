@@ -11,6 +11,7 @@
 package docker
 
 import (
+	"archive/tar"
 	"bytes"
 	"context"
 	"errors"
@@ -19,6 +20,7 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -102,6 +104,18 @@ type Spec struct {
 	Entrypoint []string
 	Cmd        []string
 	Env        []string
+	// Files are written into the container after it is created and before
+	// it starts, their parent directories made as needed: what a server
+	// reads at start-up and no image holds (keys, token files), with no
+	// shell needed in the image to write them.
+	Files []File
+}
+
+// File is a file of Spec.Files.
+type File struct {
+	Path string // absolute path in the container
+	Data []byte
+	Mode int64 // permission bits; 0 is 0o644
 }
 
 // Roles.
@@ -246,6 +260,15 @@ func (r *Runtime) start(ctx context.Context, s Spec, ip string) (*Container, err
 	r.mu.Lock()
 	r.containers = append(r.containers, c)
 	r.mu.Unlock()
+	if len(s.Files) > 0 {
+		arch, err := tarOf(s.Files)
+		if err != nil {
+			return nil, fmt.Errorf("docker: files of %s: %w", cname, err)
+		}
+		if err := r.cli.CopyToContainer(ctx, created.ID, "/", arch, container.CopyToContainerOptions{}); err != nil {
+			return nil, fmt.Errorf("docker: copy files into %s: %w", cname, err)
+		}
+	}
 	if err := r.cli.ContainerStart(ctx, created.ID, container.StartOptions{}); err != nil {
 		return nil, fmt.Errorf("docker: start %s: %w", cname, err)
 	}
@@ -260,6 +283,34 @@ func (r *Runtime) start(ctx context.Context, s Spec, ip string) (*Container, err
 		return nil, fmt.Errorf("docker: %s has no address on %s", cname, r.network)
 	}
 	return c, nil
+}
+
+// tarOf is a tar archive of files, relative to /. It has no entries for
+// their directories: the Engine makes those missing (0o755) and leaves
+// existing ones as they are (an entry would reset their modes and times).
+func tarOf(files []File) (io.Reader, error) {
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	for _, f := range files {
+		if !path.IsAbs(f.Path) || path.Clean(f.Path) != f.Path || f.Path == "/" {
+			return nil, fmt.Errorf("file path %q: not a clean absolute path", f.Path)
+		}
+		mode := f.Mode
+		if mode == 0 {
+			mode = 0o644
+		}
+		hdr := &tar.Header{Typeflag: tar.TypeReg, Name: strings.TrimPrefix(f.Path, "/"), Mode: mode, Size: int64(len(f.Data)), ModTime: time.Unix(0, 0)}
+		if err := tw.WriteHeader(hdr); err != nil {
+			return nil, err
+		}
+		if _, err := tw.Write(f.Data); err != nil {
+			return nil, err
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return nil, err
+	}
+	return &buf, nil
 }
 
 // StartAll starts the containers concurrently and returns them in order;
