@@ -14,6 +14,13 @@
 //   - zookeeper: the base plus Debian's zookeeper package (3.8.0 in
 //     bookworm) and its headless OpenJDK, installed by apt in a docker build
 //     FROM the base (zookeeper/Dockerfile.txt);
+//   - kubernetes: the base plus kube-apiserver, built here from the Go
+//     module k8s.io/kubernetes (cmd/kube-apiserver, CGO_ENABLED=0; its
+//     staging modules replaced by their releases: kubernetes/VERSION/*.txt)
+//     at /usr/local/bin/kube-apiserver, with no etcd of its own (it runs
+//     beside an etcd image's server). Its compile takes about 5 minutes on 2
+//     cores, so `images build` with no kinds (make images) leaves it out:
+//     it is built when named, or on first use;
 //   - worker: the base plus the worker binary (cmd/fencecheck-worker, or
 //     fencecheck itself when there is none), which runs each lock client
 //     as `fencecheck worker`.
@@ -54,10 +61,11 @@ import (
 //go:embed base/build.sh etcd
 //go:embed consul
 //go:embed zookeeper/Dockerfile.txt
+//go:embed kubernetes
 var recipes embed.FS
 
 // LabelImage marks fencecheck's images with their kind (base, etcd, consul,
-// zookeeper, worker).
+// zookeeper, kubernetes, worker).
 const LabelImage = "fencecheck.image"
 
 // ErrBuild: an image could not be built.
@@ -118,6 +126,10 @@ func EtcdRef() string { return versionRef(Versions(Etcd)[0], Etcd) }
 // ConsulRef is the tag of the default consul image this binary builds.
 func ConsulRef() string { return versionRef(Versions(Consul)[0], Consul) }
 
+// KubernetesRef is the tag of the default kubernetes image this binary
+// builds.
+func KubernetesRef() string { return versionRef(Versions(Kubernetes)[0], Kubernetes) }
+
 // ZooKeeperRef is the tag of the zookeeper image this binary builds.
 func ZooKeeperRef() string {
 	return fmt.Sprintf("fencecheck/zookeeper:%s-%s", ZooKeeperVersion(), hashOf([]byte(BaseRef()), mustRead("zookeeper/Dockerfile.txt")))
@@ -162,6 +174,13 @@ func (b *Builder) EnsureConsul(ctx context.Context) (string, error) {
 	return b.ensureVersion(ctx, Consul, Versions(Consul)[0])
 }
 
+// EnsureKubernetes builds the default kubernetes image (and the base)
+// unless it exists: kube-apiserver compiled from k8s.io/kubernetes, about 5
+// minutes on 2 cores the first time.
+func (b *Builder) EnsureKubernetes(ctx context.Context) (string, error) {
+	return b.ensureVersion(ctx, Kubernetes, Versions(Kubernetes)[0])
+}
+
 // EnsureZooKeeper builds the zookeeper image (and the base) unless it
 // exists: a docker build of zookeeper/Dockerfile.txt FROM the base, whose
 // apt-get install of Debian's packages takes a few minutes the first time.
@@ -199,8 +218,8 @@ func (b *Builder) EnsureWorker(ctx context.Context, path string) (string, error)
 	})
 }
 
-// Ensure builds an image by kind name: base, etcd, consul, zookeeper, or
-// worker (which needs the fencecheck binary's path); KIND@VERSION
+// Ensure builds an image by kind name: base, etcd, consul, zookeeper,
+// kubernetes, or worker (which needs the fencecheck binary's path); KIND@VERSION
 // (VersionKind) names a version of a kind's version table.
 func (b *Builder) Ensure(ctx context.Context, kind, workerBinary string) (string, error) {
 	if k, name := SplitKind(kind); name != "" {
@@ -219,6 +238,8 @@ func (b *Builder) Ensure(ctx context.Context, kind, workerBinary string) (string
 		return b.EnsureConsul(ctx)
 	case ZooKeeper:
 		return b.EnsureZooKeeper(ctx)
+	case Kubernetes:
+		return b.EnsureKubernetes(ctx)
 	case Worker:
 		return b.EnsureWorker(ctx, workerBinary)
 	}
@@ -307,6 +328,8 @@ type goServer struct {
 	ref     func() string
 	files   map[string]string // embedded recipe file -> name in the build directory
 	pkg     string            // what go build builds, in the build directory
+	ldflags string            // added to go build's -ldflags "-s -w"
+	binary  string            // the binary's name in /usr/local/bin
 	note    string            // what the log says while it compiles
 }
 
@@ -317,6 +340,10 @@ var goServers = map[string]goServer{
 	// `go build` builds the main package at that module's root (see
 	// consul/1.14.11/deps.go.txt).
 	Consul: versionServer(Versions(Consul)[0], Consul),
+	// Kubernetes: a module that requires k8s.io/kubernetes, in which `go
+	// build` builds its cmd/kube-apiserver (see
+	// kubernetes/1.37.2/deps.go.txt).
+	Kubernetes: versionServer(Versions(Kubernetes)[0], Kubernetes),
 }
 
 // compile builds a Go server's binary.
@@ -337,7 +364,11 @@ func (b *Builder) compile(ctx context.Context, s goServer) ([]byte, error) {
 	}
 	b.logf("  go build of %s %s %s", s.kind, s.version(), s.note)
 	start := time.Now()
-	cmd := exec.CommandContext(ctx, gobin, "build", "-trimpath", "-ldflags=-s -w", "-o", s.kind, s.pkg)
+	ldflags := "-s -w"
+	if s.ldflags != "" {
+		ldflags += " " + s.ldflags
+	}
+	cmd := exec.CommandContext(ctx, gobin, "build", "-trimpath", "-ldflags="+ldflags, "-o", s.binary, s.pkg)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOFLAGS=-mod=readonly")
 	var tail tailBuffer
@@ -346,12 +377,12 @@ func (b *Builder) compile(ctx context.Context, s goServer) ([]byte, error) {
 		return nil, fmt.Errorf("go build %s: %v: %s", s.kind, err, tail.String())
 	}
 	b.logf("  %s compiled in %.1fs", s.kind, time.Since(start).Seconds())
-	return os.ReadFile(filepath.Join(dir, s.kind))
+	return os.ReadFile(filepath.Join(dir, s.binary))
 }
 
 // serverImage adds a compiled server to the base image.
 func (b *Builder) serverImage(ctx context.Context, s goServer, bin []byte) error {
-	return b.buildOnBase(ctx, s.ref(), s.kind, s.version(), map[string][]byte{s.kind: bin}, "/usr/local/bin/"+s.kind)
+	return b.buildOnBase(ctx, s.ref(), s.kind, s.version(), map[string][]byte{s.binary: bin}, "/usr/local/bin/"+s.binary)
 }
 
 // ensureServer builds a Go server's image (and the base) unless it exists.
@@ -369,12 +400,12 @@ func (b *Builder) ensureServer(ctx context.Context, s goServer) (string, error) 
 	})
 }
 
-// EnsureAll builds what is missing of the images of kinds (every kind at
-// its default version when none is given; KIND@VERSION names another
-// version) and of the base they stand on, overlapping the slow steps: the
-// Go servers compile while debootstrap makes the base. It returns the
-// base's tag, then the kinds' in the order given (in Kinds order when none
-// is given). An unknown kind or version is an error, before anything is
+// EnsureAll builds what is missing of the images of kinds (every kind of
+// DefaultKinds, which leaves kubernetes out, at its default version when
+// none is given; KIND@VERSION names another version) and of the base they
+// stand on, overlapping the slow steps: the Go servers compile while
+// debootstrap makes the base. It returns the base's tag, then the kinds' in
+// the order given (in DefaultKinds order when none is given). An unknown kind or version is an error, before anything is
 // built.
 func (b *Builder) EnsureAll(ctx context.Context, workerBinary string, kinds ...string) ([]string, error) {
 	type built struct {
@@ -383,7 +414,7 @@ func (b *Builder) EnsureAll(ctx context.Context, workerBinary string, kinds ...s
 	}
 	order := kinds
 	if len(order) == 0 {
-		order = Kinds
+		order = DefaultKinds
 	}
 	var servers []goServer // the Go servers among them, compiled beside the base
 	for _, k := range order {
@@ -449,7 +480,7 @@ func (b *Builder) EnsureAll(ctx context.Context, workerBinary string, kinds ...s
 	return refs, nil
 }
 
-// goTool finds the go command for building etcd and consul.
+// goTool finds the go command for building etcd, consul and kubernetes.
 func goTool() (string, error) {
 	if p, err := exec.LookPath("go"); err == nil {
 		return p, nil
@@ -459,7 +490,7 @@ func goTool() (string, error) {
 			return p, nil
 		}
 	}
-	return "", errors.New("the etcd and consul images are built from Go source and no `go` command was found (install Go, or put it on PATH)")
+	return "", errors.New("the etcd, consul and kubernetes images are built from Go source and no `go` command was found (install Go, or put it on PATH)")
 }
 
 // labels is the Dockerfile line that labels an image of kind.
@@ -584,7 +615,7 @@ func List(ctx context.Context, cli *client.Client, workerBinary string) ([]Info,
 		return nil, fmt.Errorf("images: list: %w", err)
 	}
 	current := map[string]bool{BaseRef(): true, EtcdRef(): true, ConsulRef(): true, ZooKeeperRef(): true}
-	for _, kind := range []string{Etcd, Consul} {
+	for _, kind := range []string{Etcd, Consul, Kubernetes} {
 		for _, v := range Versions(kind) {
 			current[versionRef(v, kind)] = true
 		}

@@ -140,3 +140,58 @@ func TestConsulVersionTable(t *testing.T) {
 		}
 	}
 }
+
+// The kubernetes image is kube-apiserver of the release its line names: a
+// module that requires k8s.io/kubernetes at that version and replaces every
+// k8s.io/* module required at v0.0.0 (the staging modules) with its
+// v0.MINOR.PATCH release, stamped with the version, at
+// /usr/local/bin/kube-apiserver; it is a kind to name, not one of the
+// default build (make images).
+func TestKubernetesVersionTable(t *testing.T) {
+	vs := Versions(Kubernetes)
+	if len(vs) != 1 || vs[0].Name != "1.37.2" || KubernetesVersion() != "1.37.2" || KubernetesRef() != versionRef(vs[0], Kubernetes) {
+		t.Fatalf("table %+v: want 1.37.2", vs)
+	}
+	v := vs[0]
+	if !regexp.MustCompile(`^fencecheck/kubernetes:1\.37\.2-[0-9a-f]{12}$`).MatchString(KubernetesRef()) {
+		t.Errorf("ref %s", KubernetesRef())
+	}
+	if v.Pkg != "k8s.io/kubernetes/cmd/kube-apiserver" || v.Binary != "kube-apiserver" || versionServer(v, Kubernetes).binary != "kube-apiserver" {
+		t.Errorf("package %s, binary %s", v.Pkg, v.Binary)
+	}
+	if !strings.Contains(v.Ldflags, "-X k8s.io/component-base/version.gitVersion=v"+v.Server+" ") {
+		t.Errorf("ldflags %q do not stamp v%s", v.Ldflags, v.Server)
+	}
+	mod := string(mustRead(v.Dir + "/go.mod.txt"))
+	if !regexp.MustCompile(`(?m)^\s*(require )?k8s\.io/kubernetes v` + regexp.QuoteMeta(v.Server) + `$`).MatchString(mod) {
+		t.Errorf("%s/go.mod.txt does not require k8s.io/kubernetes v%s", v.Dir, v.Server)
+	}
+	staging := "v0." + strings.SplitN(v.Server, ".", 2)[1]
+	replaced := regexp.MustCompile(`(?m)^\s*(k8s\.io/[a-z-]+) => (k8s\.io/[a-z-]+) (v\S+)$`).FindAllStringSubmatch(mod, -1)
+	if len(replaced) < 25 || !strings.Contains(mod, "k8s.io/client-go => k8s.io/client-go "+staging+"\n") {
+		t.Errorf("%s/go.mod.txt replaces %d modules, want the ~31 staging modules", v.Dir, len(replaced))
+	}
+	for _, r := range replaced {
+		if r[1] != r[2] || r[3] != staging {
+			t.Errorf("replace %s => %s %s: want %s %s", r[1], r[2], r[3], r[1], staging)
+		}
+	}
+	var names []string
+	for _, f := range recipeFiles(v) {
+		names = append(names, filepath.Base(f))
+	}
+	if len(names) != 3 || names[0] != "go.mod.txt" || names[1] != "go.sum.txt" || names[2] != "deps.go.txt" {
+		t.Errorf("%s holds %v", v.Dir, names)
+	}
+	if CheckKind(Kubernetes) != nil || CheckKind("kubernetes@1.37.2") != nil || CheckKind("kubernetes@1.36.0") == nil || CheckScratch(Kubernetes) == nil {
+		t.Errorf("kinds: %v %v %v", CheckKind(Kubernetes), CheckKind("kubernetes@1.36.0"), CheckScratch(Kubernetes))
+	}
+	for _, k := range DefaultKinds {
+		if k == Kubernetes {
+			t.Errorf("default kinds %v include kubernetes", DefaultKinds)
+		}
+	}
+	if len(DefaultKinds) != len(Kinds)-1 {
+		t.Errorf("default kinds %v, kinds %v: want all kinds but kubernetes", DefaultKinds, Kinds)
+	}
+}

@@ -8,15 +8,20 @@ import "github.com/fencecheck/fencecheck/internal/images/kinds"
 
 // Image kinds.
 const (
-	Base      = kinds.Base
-	Etcd      = kinds.Etcd
-	Consul    = kinds.Consul
-	ZooKeeper = kinds.ZooKeeper
-	Worker    = kinds.Worker
+	Base       = kinds.Base
+	Etcd       = kinds.Etcd
+	Consul     = kinds.Consul
+	ZooKeeper  = kinds.ZooKeeper
+	Kubernetes = kinds.Kubernetes
+	Worker     = kinds.Worker
 )
 
 // Kinds lists the image kinds in build order (the base first).
 var Kinds = kinds.Kinds
+
+// DefaultKinds are the kinds EnsureAll builds when given none
+// (kinds.DefaultKinds: all but kubernetes).
+var DefaultKinds = kinds.DefaultKinds
 
 // ServerVersion is one version of a server image (kinds.ServerVersion).
 type ServerVersion = kinds.ServerVersion
@@ -48,3 +53,7 @@ func ConsulVersion() string { return kinds.ConsulVersion() }
 
 // ZooKeeperVersion is the ZooKeeper server version the zookeeper image runs.
 func ZooKeeperVersion() string { return kinds.ZooKeeperVersion() }
+
+// KubernetesVersion is the Kubernetes version of the default kubernetes
+// image.
+func KubernetesVersion() string { return kinds.KubernetesVersion() }

@@ -38,6 +38,11 @@ func versionRef(v ServerVersion, kind string) string {
 	for _, f := range recipeFiles(v) {
 		parts = append(parts, mustRead(f))
 	}
+	// Only when set, so that the tags of the versions without them stay
+	// what they were.
+	if v.Ldflags != "" || v.Binary != "" {
+		parts = append(parts, []byte("ldflags="+v.Ldflags), []byte("binary="+v.Binary))
+	}
 	return fmt.Sprintf("fencecheck/%s:%s-%s", kind, v.Name, hashOf(parts...))
 }
 
@@ -47,8 +52,12 @@ func versionServer(v ServerVersion, kind string) goServer {
 	for _, f := range recipeFiles(v) {
 		files[f] = strings.TrimSuffix(path.Base(f), ".txt")
 	}
+	binary := v.Binary
+	if binary == "" {
+		binary = kind
+	}
 	return goServer{kind: kind, version: func() string { return v.Server }, ref: func() string { return versionRef(v, kind) },
-		files: files, pkg: v.Pkg, note: "from " + v.Source + " (a minute or more the first time)"}
+		files: files, pkg: v.Pkg, ldflags: v.Ldflags, binary: binary, note: "from " + v.Source + " (a minute or more the first time)"}
 }
 
 // VersionRef is the tag of the image of kind at version name ("" the

@@ -12,21 +12,32 @@ import (
 
 // Image kinds.
 const (
-	Base      = "base"
-	Etcd      = "etcd"
-	Consul    = "consul"
-	ZooKeeper = "zookeeper"
-	Worker    = "worker"
+	Base       = "base"
+	Etcd       = "etcd"
+	Consul     = "consul"
+	ZooKeeper  = "zookeeper"
+	Kubernetes = "kubernetes"
+	Worker     = "worker"
 )
 
 // Kinds lists the image kinds in build order (the base first).
-var Kinds = []string{Base, Etcd, Consul, ZooKeeper, Worker}
+var Kinds = []string{Base, Etcd, Consul, ZooKeeper, Kubernetes, Worker}
+
+// DefaultKinds are the kinds `images build` builds when it names none (what
+// `make images` builds): every kind but kubernetes, whose kube-apiserver
+// takes about as long to compile as all the others together and which no
+// target runs yet; it is built when named, or on first use.
+var DefaultKinds = []string{Base, Etcd, Consul, ZooKeeper, Worker}
 
 // EtcdVersion is the etcd server version of the default etcd image.
 func EtcdVersion() string { return etcdVersions[0].Server }
 
 // ConsulVersion is the Consul server version of the default consul image.
 func ConsulVersion() string { return consulVersions[0].Server }
+
+// KubernetesVersion is the Kubernetes version of the default kubernetes
+// image's kube-apiserver.
+func KubernetesVersion() string { return kubernetesVersions[0].Server }
 
 // ZooKeeperVersion is the ZooKeeper server version the zookeeper image
 // runs: that of Debian bookworm's zookeeper package (3.8.0-11+deb12u2 when
@@ -51,6 +62,13 @@ type ServerVersion struct {
 	// Pkg is what `go build` builds in the module's directory; empty for a
 	// Dockerfile recipe.
 	Pkg string
+	// Ldflags are -ldflags that go build adds to "-s -w" (the -X flags that
+	// stamp a version into a binary whose release builds get it from
+	// their build scripts); part of the image's tag when not empty.
+	Ldflags string
+	// Binary is the server's file name in /usr/local/bin; "" is the
+	// kind's name.
+	Binary string
 
 	// Dir is the recipe's folder under internal/images (package images
 	// reads its files).
@@ -77,14 +95,31 @@ var consulVersions = []ServerVersion{
 	{Name: "1.13.9", Server: "1.13.9", Source: "github.com/hashicorp/consul v1.13.9, the last 1.13 release (MPL-2.0)", Pkg: "github.com/hashicorp/consul", Dir: "consul/1.13.9"},
 }
 
+// kubernetesVersions lists the Kubernetes releases the kubernetes image can
+// run: kube-apiserver alone (cmd/kube-apiserver of k8s.io/kubernetes, built
+// with CGO_ENABLED=0 as the release builds are), the control plane that
+// client-go's Leases and leader election talk to, with etcd as its store.
+// k8s.io/kubernetes requires its ~31 staging modules (k8s.io/api,
+// apimachinery, apiserver, client-go, ...) at v0.0.0 and replaces them with
+// directories of its own repository, which its module zip lacks; the
+// recipe's go.mod replaces each with its v0.MINOR.PATCH release, the same
+// source published as its own module (see kubernetes/1.37.2/deps.go.txt).
+var kubernetesVersions = []ServerVersion{
+	{Name: "1.37.2", Server: "1.37.2", Source: "k8s.io/kubernetes v1.37.2 (cmd/kube-apiserver; its staging modules at v0.37.2)",
+		Pkg: "k8s.io/kubernetes/cmd/kube-apiserver", Dir: "kubernetes/1.37.2", Binary: "kube-apiserver",
+		Ldflags: "-X k8s.io/component-base/version.gitVersion=v1.37.2 -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=37 -X k8s.io/component-base/version.gitTreeState=clean"},
+}
+
 // Versions lists the versions of an image kind, the default first; nil for
-// kinds with one version (base, zookeeper, worker).
+// kinds with no version table (base, zookeeper, worker).
 func Versions(kind string) []ServerVersion {
 	switch kind {
 	case Etcd:
 		return etcdVersions
 	case Consul:
 		return consulVersions
+	case Kubernetes:
+		return kubernetesVersions
 	}
 	return nil
 }
