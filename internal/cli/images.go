@@ -24,7 +24,7 @@ func cmdImages(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			"       tagged by content hash; with nothing changed it takes about a second; given\n"+
 			"       kinds ("+strings.Join(images.Kinds, ", ")+", or a version: etcd@3.4.3, etcd@debian),\n"+
 			"       builds those only, and the base. A run builds what it needs by itself.\n"+
-			"       kubernetes (kube-apiserver from Go source, about 5 minutes on 2 cores) is\n"+
+			"       kubernetes (kube-apiserver from Go source, 7 to 13 minutes on 2 cores) is\n"+
 			"       built only when named.\n"+
 			"list   lists fencecheck's images (* marks those this binary uses) and the versions\n"+
 			"       each target can run (--version), built or not\n"+

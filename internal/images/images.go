@@ -18,9 +18,9 @@
 //     module k8s.io/kubernetes (cmd/kube-apiserver, CGO_ENABLED=0; its
 //     staging modules replaced by their releases: kubernetes/VERSION/*.txt)
 //     at /usr/local/bin/kube-apiserver, with no etcd of its own (it runs
-//     beside an etcd image's server). Its compile takes about 5 minutes on 2
-//     cores, so `images build` with no kinds (make images) leaves it out:
-//     it is built when named, or on first use;
+//     beside an etcd image's server). Its compile takes 13 minutes of CPU
+//     time (7 to 13 minutes on 2 cores), so `images build` with no kinds
+//     (make images) leaves it out: it is built when named, or on first use;
 //   - worker: the base plus the worker binary (cmd/fencecheck-worker, or
 //     fencecheck itself when there is none), which runs each lock client
 //     as `fencecheck worker`.
@@ -175,7 +175,7 @@ func (b *Builder) EnsureConsul(ctx context.Context) (string, error) {
 }
 
 // EnsureKubernetes builds the default kubernetes image (and the base)
-// unless it exists: kube-apiserver compiled from k8s.io/kubernetes, about 5
+// unless it exists: kube-apiserver compiled from k8s.io/kubernetes, 7 to 13
 // minutes on 2 cores the first time.
 func (b *Builder) EnsureKubernetes(ctx context.Context) (string, error) {
 	return b.ensureVersion(ctx, Kubernetes, Versions(Kubernetes)[0])

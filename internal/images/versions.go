@@ -52,12 +52,15 @@ func versionServer(v ServerVersion, kind string) goServer {
 	for _, f := range recipeFiles(v) {
 		files[f] = strings.TrimSuffix(path.Base(f), ".txt")
 	}
-	binary := v.Binary
+	binary, takes := v.Binary, v.Takes
 	if binary == "" {
 		binary = kind
 	}
+	if takes == "" {
+		takes = "a minute or more"
+	}
 	return goServer{kind: kind, version: func() string { return v.Server }, ref: func() string { return versionRef(v, kind) },
-		files: files, pkg: v.Pkg, ldflags: v.Ldflags, binary: binary, note: "from " + v.Source + " (a minute or more the first time)"}
+		files: files, pkg: v.Pkg, ldflags: v.Ldflags, binary: binary, note: "from " + v.Source + " (" + takes + " the first time)"}
 }
 
 // VersionRef is the tag of the image of kind at version name ("" the
