@@ -252,6 +252,13 @@ func (r *Runtime) start(ctx context.Context, s Spec, ip string) (*Container, err
 	netcfg := &network.NetworkingConfig{EndpointsConfig: map[string]*network.EndpointSettings{
 		r.network: {Aliases: []string{s.Name}, IPAMConfig: &network.EndpointIPAMConfig{IPv4Address: ip}},
 	}}
+	var arch io.Reader
+	if len(s.Files) > 0 {
+		var err error
+		if arch, err = tarOf(s.Files); err != nil {
+			return nil, fmt.Errorf("docker: files of %s: %w", cname, err)
+		}
+	}
 	created, err := r.cli.ContainerCreate(ctx, cfg, host, netcfg, nil, cname)
 	if err != nil {
 		return nil, fmt.Errorf("docker: create %s: %w", cname, err)
@@ -260,11 +267,7 @@ func (r *Runtime) start(ctx context.Context, s Spec, ip string) (*Container, err
 	r.mu.Lock()
 	r.containers = append(r.containers, c)
 	r.mu.Unlock()
-	if len(s.Files) > 0 {
-		arch, err := tarOf(s.Files)
-		if err != nil {
-			return nil, fmt.Errorf("docker: files of %s: %w", cname, err)
-		}
+	if arch != nil {
 		if err := r.cli.CopyToContainer(ctx, created.ID, "/", arch, container.CopyToContainerOptions{}); err != nil {
 			return nil, fmt.Errorf("docker: copy files into %s: %w", cname, err)
 		}

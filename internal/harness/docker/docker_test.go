@@ -175,3 +175,45 @@ func TestCleanRemovesNetworkWithActiveEndpoints(t *testing.T) {
 		t.Errorf("the unlabelled container was touched: %v", err)
 	}
 }
+
+// A Spec's files are in the container when its command starts, with their
+// modes, in directories made for them; the directories that were there
+// keep their modes.
+func TestFilesBeforeStart(t *testing.T) {
+	ctx, cli, base := engineWithBase(t)
+	rt, err := docker.New(ctx, cli, fmt.Sprintf("fs%x", time.Now().UnixNano()&0xffffff))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if _, err := rt.Teardown(); err != nil {
+			t.Error(err)
+		}
+	}()
+	// The command reads the files as it starts, before anything could
+	// copy them in later.
+	c, err := rt.Start(ctx, docker.Spec{Name: "n1", Role: docker.RoleServer, Image: base,
+		Cmd: []string{"sh", "-c", "stat -c '%a %n' /etc/fc-test/a/key /etc/fc-test/b /tmp > /started; cat /etc/fc-test/a/key >> /started; sleep 30"},
+		Files: []docker.File{
+			{Path: "/etc/fc-test/a/key", Data: []byte("secret\n"), Mode: 0o600},
+			{Path: "/etc/fc-test/b", Data: []byte("plain")},
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out string
+	for range 50 {
+		if out, err = rt.Exec(ctx, c, "cat", "/started"); err == nil && strings.Contains(out, "secret") {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	want := "600 /etc/fc-test/a/key\n644 /etc/fc-test/b\n1777 /tmp\nsecret\n"
+	if out != want {
+		t.Errorf("the command saw %q (%v), want %q", out, err, want)
+	}
+	if _, err := rt.Start(ctx, docker.Spec{Name: "n2", Role: docker.RoleServer, Image: base, Cmd: []string{"true"},
+		Files: []docker.File{{Path: "etc/relative", Data: []byte("x")}}}); err == nil {
+		t.Errorf("a relative path: no error")
+	}
+}
