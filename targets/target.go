@@ -50,11 +50,21 @@ type NodeSpec struct {
 	// target's Image(). A target with more than one kind of server (etcd
 	// under Kubernetes' apiservers) names each node's.
 	Image string
+	// Files are written into the node's container before it starts (keys,
+	// certificates, configuration), their directories made as needed.
+	Files []File
 	// Tier names the node's role in a target with more than one kind of
 	// server ("etcd"); "" for the servers clients talk to. Clients'
 	// endpoints are the nodes of tier "" only; every node is a server to
 	// the faults, and the report names a node's tier.
 	Tier string
+}
+
+// File is a file of NodeSpec.Files.
+type File struct {
+	Path string // absolute, in the container
+	Data []byte
+	Mode int64 // permission bits; 0 is 0o644
 }
 
 // Node is a running server: its name and the address of its client port,
@@ -102,10 +112,13 @@ type Credentials struct {
 
 // Secured is implemented by targets whose servers serve TLS and
 // authenticate clients with material made for each run (a certificate
-// authority, a token): the harness calls Secure once per run, adds Env to
-// every node's environment, and gives Credentials to every client.
+// authority, a token): the harness calls Secure once per run, runs the
+// target it returns (whose Nodes write the material into the servers, and
+// whose Ready and Leader present the credentials), and gives creds to
+// every client (ClientConfig.Credentials).
 type Secured interface {
-	Secure() (env []string, creds Credentials, err error)
+	Target
+	Secure() (secured Target, creds Credentials, err error)
 }
 
 // Endpoints are the addresses of the nodes clients talk to: those of tier

@@ -157,6 +157,13 @@ func newRunID() string {
 // targets.ErrBadConfig for what the configuration asked that cannot be.
 func StartCluster(ctx context.Context, cfg ClusterConfig) (*Cluster, error) {
 	c := newCluster(cfg)
+	if sec, ok := c.cfg.Target.(targets.Secured); ok {
+		t, creds, err := sec.Secure()
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s credentials: %w", ErrHarness, c.cfg.Target.Name(), err)
+		}
+		c.cfg.Target, c.cfg.Client.Credentials = t, &creds
+	}
 	specs, err := c.cfg.Target.Nodes(c.cfg.Nodes)
 	if err != nil {
 		return nil, err
@@ -164,16 +171,6 @@ func StartCluster(ctx context.Context, cfg ClusterConfig) (*Cluster, error) {
 	cli, err := docker.Connect(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrHarness, err)
-	}
-	if sec, ok := c.cfg.Target.(targets.Secured); ok {
-		env, creds, err := sec.Secure()
-		if err != nil {
-			return nil, fmt.Errorf("%w: %s credentials: %w", ErrHarness, c.cfg.Target.Name(), err)
-		}
-		for i := range specs {
-			specs[i].Env = append(slices.Clone(specs[i].Env), env...)
-		}
-		c.cfg.Client.Credentials = &creds
 	}
 	server, err := c.ensureImages(ctx, cli, specs)
 	if err != nil {
@@ -313,6 +310,9 @@ func (c *Cluster) startServers(ctx context.Context, specs []targets.NodeSpec, se
 	for i, s := range specs {
 		kind, cmd := server.of(s)
 		dspecs[i] = docker.Spec{Name: s.Name, Role: docker.RoleServer, Image: c.Images[kind], Cmd: cmd, Env: s.Env}
+		for _, f := range s.Files {
+			dspecs[i].Files = append(dspecs[i].Files, docker.File{Path: f.Path, Data: f.Data, Mode: f.Mode})
+		}
 		if kind == UserImageKind {
 			// The server binary is PID 1, not the image's wrapper: [""]
 			// clears the image's entry point (an empty list would be

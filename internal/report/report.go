@@ -374,12 +374,18 @@ const MaxRows = 1000
 
 func faultRows(in *Input) faultTable {
 	var t faultTable
+	tiers := map[string]string{}
+	for _, s := range in.Test.Servers {
+		if s.Tier != "" {
+			tiers[s.Name] = s.Tier
+		}
+	}
 	for i, f := range in.Results.Faults {
 		if i == MaxRows {
 			t.More = len(in.Results.Faults) - MaxRows
 			break
 		}
-		r := faultRow{Fault: f.Fault, Nodes: strings.Join(f.Nodes, ", "), Start: Secs(f.Start), Stop: "not recovered", Params: DescribeParams(f.Params), Error: f.Error}
+		r := faultRow{Fault: f.Fault, Nodes: nodesWithTiers(f.Nodes, tiers), Start: Secs(f.Start), Stop: "not recovered", Params: DescribeParams(f.Params), Error: f.Error}
 		if f.Stop >= 0 {
 			r.Stop = Secs(f.Stop)
 			r.Held = time.Duration(f.Stop - f.Start).Round(time.Millisecond).String()
@@ -390,6 +396,19 @@ func faultRows(in *Input) faultTable {
 		t.Rows = append(t.Rows, r)
 	}
 	return t
+}
+
+// nodesWithTiers names the nodes a fault hit, each with its tier when the
+// target has more than one kind of server ("n1 (etcd), a2").
+func nodesWithTiers(nodes []string, tiers map[string]string) string {
+	named := make([]string, len(nodes))
+	for i, n := range nodes {
+		named[i] = n
+		if tier := tiers[n]; tier != "" {
+			named[i] += " (" + tier + ")"
+		}
+	}
+	return strings.Join(named, ", ")
 }
 
 func configRows(t store.TestInfo) []card {
@@ -416,7 +435,7 @@ func configRows(t store.TestInfo) []card {
 	}
 	var srv []string
 	for _, s := range t.Servers {
-		srv = append(srv, s.Name+" "+s.Addr)
+		srv = append(srv, s.Name+" "+s.Addr+ifSet(" ", s.Tier))
 	}
 	add("servers", strings.Join(srv, " · "))
 	add("cluster ready in", t.ClusterReady)
