@@ -189,3 +189,30 @@ func Elects(t testing.TB, a, b targets.Client, wait time.Duration) {
 	}
 	_ = la2.Release(ctx)
 }
+
+// PassesOn checks that a holder that stops (its client closed: no renewal
+// and no release, as in a frozen or crashed process) keeps the lock for
+// between least and most, and that the next holder, on other, gets a
+// higher token. It returns the stopped holder's lease, the next holder's,
+// still held, and how long the lock took to pass on.
+func PassesOn(t testing.TB, holder, other targets.Client, least, most time.Duration) (a, b targets.Lease, waited time.Duration) {
+	t.Helper()
+	ctx := context.Background()
+	a, err := holder.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	holder.Close()
+	start := time.Now()
+	if b, err = other.Acquire(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waited = time.Since(start)
+	if waited < least || waited > most {
+		t.Errorf("lock passed on after %s, want %s to %s", waited, least, most)
+	}
+	if b.Token() <= a.Token() {
+		t.Errorf("token %d after %d", b.Token(), a.Token())
+	}
+	return a, b, waited
+}
