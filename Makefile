@@ -46,7 +46,11 @@ demo: build deps-demo
 # runs' containers. The one test that removes every fencecheck container
 # (clean without --run) skips there, saying so, and runs alone at the end
 # (FENCECHECK_CLEAN_ALL=1; a test that calls requireAlone joins its -run).
+# The kubernetes image, which a plain images build leaves out (its
+# kube-apiserver compiles for 7 to 13 minutes the first time), is built
+# before the tests, not during them beside the timing-sensitive ones.
 test: images
+	$(BIN) images build kubernetes
 	$(GO) vet ./...
 	FENCECHECK_BIN=$(CURDIR)/$(BIN) $(GO) test -p 2 -parallel 4 -count=1 -timeout 60m ./...
 	FENCECHECK_BIN=$(CURDIR)/$(BIN) FENCECHECK_CLEAN_ALL=1 $(GO) test -count=1 -timeout 10m -run '^TestCleanAfterHarnessKilled$$' ./internal/cli/

@@ -15,6 +15,7 @@ import (
 	"github.com/fencecheck/fencecheck/internal/resources/proxy"
 	"github.com/fencecheck/fencecheck/internal/targets/consul"
 	"github.com/fencecheck/fencecheck/internal/targets/etcd"
+	"github.com/fencecheck/fencecheck/internal/targets/kubernetes"
 	"github.com/fencecheck/fencecheck/internal/targets/redis"
 	"github.com/fencecheck/fencecheck/internal/targets/redis/redlock"
 	"github.com/fencecheck/fencecheck/internal/targets/redis/sentinel"
@@ -36,6 +37,7 @@ var Targets = []targets.Target{
 	sentinel.Target{},
 	redlock.Target{},
 	zookeeper.Target{},
+	kubernetes.Target{},
 }
 
 // Resources lists every resource --resource can name; the first is the
