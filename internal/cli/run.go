@@ -130,7 +130,7 @@ func addRunFlags(fs *flag.FlagSet, only func(spec.Knob) bool) *runFlags {
 // (spec.Knob.Choices), from the tables.
 func knobChoices() map[string]string {
 	return map[string]string{
-		"targets": targetNames(), "versions": versionNames(), "recipes": "etcd: " + etcdRecipeNames(),
+		"targets": targetNames(), "versions": versionNames(), "recipes": recipeNames(),
 		"workloads": workloadNames(), "resources": resourceNames(), "faults": nemesis.Names(),
 		"image runners": imageRunnerNames(),
 	}

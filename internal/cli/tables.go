@@ -5,7 +5,6 @@ import (
 
 	"github.com/fencecheck/fencecheck/internal/resources"
 	"github.com/fencecheck/fencecheck/internal/tables"
-	"github.com/fencecheck/fencecheck/internal/targets/etcd"
 	"github.com/fencecheck/fencecheck/internal/worker"
 	"github.com/fencecheck/fencecheck/internal/workloads"
 	"github.com/fencecheck/fencecheck/targets"
@@ -67,10 +66,20 @@ func versionNames() string {
 	return strings.Join(parts, "; ")
 }
 
-// etcdRecipeNames are the etcd target's recipes, for the flags' help.
-func etcdRecipeNames() string { return strings.Join(etcd.Target{}.Recipes(), ", ") }
-func resourceNames() string   { return names(resourceTable) }
-func workloadNames() string   { return names(workloadTable) }
+// recipeNames lists the recipes of each target that has several ("etcd:
+// mutex, lock-rpc; ..."), for the flags' help.
+func recipeNames() string {
+	var parts []string
+	for _, t := range targetTable {
+		if rt, ok := t.(targets.Reciper); ok {
+			parts = append(parts, t.Name()+": "+strings.Join(rt.Recipes(), ", "))
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+func resourceNames() string { return names(resourceTable) }
+func workloadNames() string { return names(workloadTable) }
 
 func lookupTarget(name string) (targets.Target, error) { return lookup(targetTable, "target", name) }
 func lookupResource(name string) (resources.Resource, error) {

@@ -61,7 +61,7 @@ func (t Target) Dial(ctx context.Context, cfg targets.ClientConfig) (targets.Cli
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes: %w", err)
 	}
-	return &client{cs: cs, addr: addr, ttl: cfg.TTL, rpc: rpc, name: LeaseName(cfg.Prefix),
+	return &client{cs: cs, addr: addr, ttl: cfg.TTL, rpc: rpc, name: LeaseName(cfg.Prefix), recipe: cfg.Recipe,
 		id: fmt.Sprintf("%s-%08x", strings.ReplaceAll(addr, ":", "-"), rand.Uint32())}, nil
 }
 
@@ -93,16 +93,42 @@ func LeaseName(prefix string) string {
 }
 
 type client struct {
-	cs   *coordinationv1.CoordinationV1Client
-	addr string
-	ttl  time.Duration
-	rpc  time.Duration
-	name string // the Lease
-	id   string // this client's part of its candidates' identities
-	n    atomic.Int64
+	cs     *coordinationv1.CoordinationV1Client
+	addr   string
+	ttl    time.Duration
+	rpc    time.Duration
+	name   string // the Lease
+	recipe string
+	id     string // this client's part of its candidates' identities
+	n      atomic.Int64
 
 	mu     sync.Mutex
-	leases map[*lease]bool
+	leases map[held]bool
+}
+
+// held is a lease of either recipe, while its client renews it.
+type held interface {
+	// holder is its candidate's identity, the Lease's holderIdentity
+	// while it holds it.
+	holder() string
+	// abandon stops renewing without giving the Lease back, as a
+	// crashed process does.
+	abandon()
+}
+
+func (c *client) track(l held) {
+	c.mu.Lock()
+	if c.leases == nil {
+		c.leases = map[held]bool{}
+	}
+	c.leases[l] = true
+	c.mu.Unlock()
+}
+
+func (c *client) forget(l held) {
+	c.mu.Lock()
+	delete(c.leases, l)
+	c.mu.Unlock()
 }
 
 func (c *client) timeout(ctx context.Context) (context.Context, context.CancelFunc) {

@@ -15,10 +15,18 @@ import (
 	"github.com/fencecheck/fencecheck/targets"
 )
 
-// Acquire takes the lock the way a controller takes its leadership: it runs
-// client-go's leader election on the run's Lease until it leads (the grant
-// is OnStartedLeading). See Campaign.
+// Acquire takes the lock with the client's recipe: by default the way a
+// controller takes its leadership, running client-go's leader election on
+// the run's Lease until it leads (the grant is OnStartedLeading; see
+// Campaign); lease-lock: acquireLease.
 func (c *client) Acquire(ctx context.Context) (targets.Lease, error) {
+	if c.recipe == RecipeLeaseLock {
+		l, err := c.acquireLease(ctx)
+		if h, ok := l.(held); ok {
+			c.track(h)
+		}
+		return l, err
+	}
 	return c.Campaign(ctx, "lock")
 }
 
@@ -76,12 +84,7 @@ func (c *client) Campaign(ctx context.Context, candidate string) (targets.Lease,
 		return nil, fmt.Errorf("kubernetes: campaign: %w", ctx.Err())
 	}
 	l.token = int64(rec.grantTransitions()) + 1
-	c.mu.Lock()
-	if c.leases == nil {
-		c.leases = map[*lease]bool{}
-	}
-	c.leases[l] = true
-	c.mu.Unlock()
+	c.track(l)
 	return l, nil
 }
 
@@ -167,6 +170,8 @@ type lease struct {
 
 func (l *lease) Token() int64 { return l.token }
 
+func (l *lease) holder() string { return l.identity }
+
 func (l *lease) Remaining() time.Duration {
 	if l.stopped.Load() {
 		return 0
@@ -178,7 +183,7 @@ func (l *lease) Remaining() time.Duration {
 // (an update with no holder) if this candidate still holds it, and waits
 // for it to stop.
 func (l *lease) Release(ctx context.Context) error {
-	l.forget()
+	l.c.forget(l)
 	l.cancel()
 	select {
 	case <-l.done:
@@ -192,10 +197,4 @@ func (l *lease) Release(ctx context.Context) error {
 func (l *lease) abandon() {
 	l.rec.dead.Store(true)
 	l.cancel()
-}
-
-func (l *lease) forget() {
-	l.c.mu.Lock()
-	delete(l.c.leases, l)
-	l.c.mu.Unlock()
 }

@@ -32,9 +32,11 @@ func startKubernetes(t *testing.T, apis int) (*harness.Cluster, targets.Client) 
 	return cl, cl.Host().Lock
 }
 
-func dial(t *testing.T, cl *harness.Cluster) targets.Client {
+func dial(t *testing.T, cl *harness.Cluster, recipe string) targets.Client {
 	t.Helper()
-	c, err := kubernetes.Target{}.Dial(context.Background(), cl.ClientConfig())
+	cfg := cl.ClientConfig()
+	cfg.Recipe = recipe
+	c, err := kubernetes.Target{}.Dial(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,34 +82,54 @@ func TestLockTokensAndFencing(t *testing.T) {
 		t.Errorf("a client that does not trust the run's CA: %v, want a certificate error", err)
 	}
 
-	a, err := c.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
+	// The lock contract with each recipe, one after the other on the same
+	// Lease (its tokens go on growing).
+	for _, recipe := range (kubernetes.Target{}).Recipes() {
+		t.Run(recipe, func(t *testing.T) {
+			c := dial(t, cl, recipe)
+			targettest.Emptied(t, c)
+			a, err := c.Acquire(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// leaderelection leads for its renew deadline after a renewal;
+			// the lease-lock holder counts a TTL from its own.
+			_, most, _ := kubernetes.Timings(ttl)
+			if recipe == kubernetes.RecipeLeaseLock {
+				most = ttl
+			}
+			if left := a.Remaining(); left < most/2 || left > most {
+				t.Errorf("fresh lease has %s left, want about %s", left, most)
+			}
+			targettest.Exclusive(t, c, 3*ttl)
+			b, revs := targettest.Fences(t, c, a)
+			if !revs.AllSet() {
+				t.Errorf("revisions %+v: want a resourceVersion for every write", revs)
+			}
+			if err := b.Release(ctx); err != nil {
+				t.Error(err)
+			}
+			targettest.Emptied(t, c)
+		})
 	}
-	_, renew, _ := kubernetes.Timings(ttl)
-	if left := a.Remaining(); left < renew/2 || left > renew {
-		t.Errorf("fresh lease has %s left, want about the %s renew deadline", left, renew)
-	}
-	targettest.Exclusive(t, c, 3*ttl)
-	b, revs := targettest.Fences(t, c, a)
-	if !revs.AllSet() {
-		t.Errorf("revisions %+v: want a resourceVersion for every write", revs)
-	}
-	b.Release(ctx)
-	targettest.Emptied(t, c)
-
-	other := dial(t, cl)
-	targettest.Elects(t, c, other, 3*ttl)
+	targettest.Elects(t, c, dial(t, cl, ""), 3*ttl)
 }
 
 // A holder that stops (its process frozen or dead: no renewal, no release)
 // keeps the Lease for its duration; then another candidate takes it, with a
 // higher term, and the stopped one's estimate has run out.
 func TestLeaseExpiresWhenHolderStops(t *testing.T) {
-	cl, c := startKubernetes(t, 1)
-	a, _, _ := targettest.PassesOn(t, c, dial(t, cl), ttl/2, 3*ttl)
-	if a.Remaining() != 0 {
-		t.Errorf("the stopped holder believes it has %s left", a.Remaining())
+	cl, _ := startKubernetes(t, 1)
+	for _, recipe := range (kubernetes.Target{}).Recipes() {
+		t.Run(recipe, func(t *testing.T) {
+			a, b, _ := targettest.PassesOn(t, dial(t, cl, recipe), dial(t, cl, recipe), ttl/2, 3*ttl)
+			if left := a.Remaining(); left != 0 {
+				t.Errorf("the stopped holder believes it has %s left", left)
+			}
+			if err := b.Release(context.Background()); err != nil {
+				t.Error(err)
+			}
+		})
 	}
 }
 

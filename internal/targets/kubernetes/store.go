@@ -138,8 +138,8 @@ func (c *client) patch(ctx context.Context, ops []patchOp, failed func(*coordina
 // fenced moves the fence to lease's token, keeping the list as it was
 // read, and returns that list; ErrFenced when the fence is above the
 // token already. list, if not nil, is written with the fence.
-func (c *client) fenced(ctx context.Context, held targets.Lease, list []int64) ([]int64, int64, error) {
-	tok := held.Token()
+func (c *client) fenced(ctx context.Context, ls targets.Lease, list []int64) ([]int64, int64, error) {
+	tok := ls.Token()
 	for {
 		s, err := c.get(ctx)
 		if err != nil {
@@ -184,8 +184,8 @@ func (c *client) fenced(ctx context.Context, held targets.Lease, list []int64) (
 }
 
 // ReadFenced is Store.ReadFenced.
-func (c *client) ReadFenced(ctx context.Context, held targets.Lease) ([]int64, error) {
-	list, _, err := c.fenced(ctx, held, nil)
+func (c *client) ReadFenced(ctx context.Context, ls targets.Lease) ([]int64, error) {
+	list, _, err := c.fenced(ctx, ls, nil)
 	if err != nil && !errors.Is(err, targets.ErrFenced) {
 		err = fmt.Errorf("kubernetes: fenced read: %w", err)
 	}
@@ -193,7 +193,7 @@ func (c *client) ReadFenced(ctx context.Context, held targets.Lease) ([]int64, e
 }
 
 // Write is Store.Write.
-func (c *client) Write(ctx context.Context, list []int64, held targets.Lease, f targets.Fencing) (int64, error) {
+func (c *client) Write(ctx context.Context, list []int64, ls targets.Lease, f targets.Fencing) (int64, error) {
 	b, _ := json.Marshal(list)
 	switch f.Applied() {
 	case targets.FencingNone:
@@ -203,27 +203,27 @@ func (c *client) Write(ctx context.Context, list []int64, held targets.Lease, f 
 		}
 		return rev, nil
 	case targets.FencingToken:
-		_, rev, err := c.fenced(ctx, held, list)
+		_, rev, err := c.fenced(ctx, ls, list)
 		if err != nil && !errors.Is(err, targets.ErrFenced) {
 			err = fmt.Errorf("kubernetes: token write: %w", err)
 		}
 		return rev, err
 	case targets.FencingCAS:
-		l, ok := held.(*lease)
+		l, ok := ls.(held)
 		if !ok {
 			return 0, fmt.Errorf("%w: kubernetes: cas fencing needs a lease of this target's own leader election", targets.ErrBadConfig)
 		}
-		rev, tested, err := c.patch(ctx, []patchOp{{Op: "test", Path: ptrHolder, Value: l.identity}, {Op: "replace", Path: ptrList, Value: string(b)}},
+		rev, tested, err := c.patch(ctx, []patchOp{{Op: "test", Path: ptrHolder, Value: l.holder()}, {Op: "replace", Path: ptrList, Value: string(b)}},
 			func(now *coordinationv1.Lease) bool {
 				// A candidate's identity is its own: once the Lease has
 				// another holder, it never comes back to it.
-				return now.Spec.HolderIdentity == nil || *now.Spec.HolderIdentity != l.identity
+				return now.Spec.HolderIdentity == nil || *now.Spec.HolderIdentity != l.holder()
 			})
 		if err != nil {
 			return 0, fmt.Errorf("kubernetes: cas write: %w", err)
 		}
 		if tested {
-			return 0, fmt.Errorf("%w: the Lease is no longer held by %s", targets.ErrFenced, l.identity)
+			return 0, fmt.Errorf("%w: the Lease is no longer held by %s", targets.ErrFenced, l.holder())
 		}
 		return rev, nil
 	}
