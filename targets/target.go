@@ -53,10 +53,10 @@ type NodeSpec struct {
 	// Files are written into the node's container before it starts (keys,
 	// certificates, configuration), their directories made as needed.
 	Files []File
-	// Tier names the node's role in a target with more than one kind of
-	// server ("etcd"); "" for the servers clients talk to. Clients'
-	// endpoints are the nodes of tier "" only; every node is a server to
-	// the faults, and the report names a node's tier.
+	// Tier names the node's kind in a target with more than one kind of
+	// server ("etcd", "apiserver"; see Tiered); "" in a target with one.
+	// Every node is a server to the faults, which can pick nodes of one
+	// tier (pause-server:one@etcd); the report names a node's tier.
 	Tier string
 }
 
@@ -73,6 +73,12 @@ type Node struct {
 	Name string
 	Addr string // host:port
 	Tier string // its NodeSpec's
+}
+
+// Tiered is implemented by targets with servers of more than one kind
+// (NodeSpec.Tier): ClientTier names the tier clients talk to.
+type Tiered interface {
+	ClientTier() string
 }
 
 // ClientConfig is what a client needs: where the servers are, the lease it
@@ -121,12 +127,16 @@ type Secured interface {
 	Secure() (secured Target, creds Credentials, err error)
 }
 
-// Endpoints are the addresses of the nodes clients talk to: those of tier
-// "".
-func Endpoints(nodes []Node) []string {
+// Endpoints are the addresses of the nodes of t that clients talk to:
+// those of its ClientTier (Tiered), or every node.
+func Endpoints(t Target, nodes []Node) []string {
+	tier := ""
+	if tt, ok := t.(Tiered); ok {
+		tier = tt.ClientTier()
+	}
 	var out []string
 	for _, n := range nodes {
-		if n.Tier == "" {
+		if n.Tier == tier {
 			out = append(out, n.Addr)
 		}
 	}

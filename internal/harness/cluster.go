@@ -382,7 +382,7 @@ func (c *Cluster) awaitReady(ctx context.Context) error {
 // dials the harness's own clients of the lock service and the resources
 // (Host), and resets every resource. Undone by closing the host clients.
 func (c *Cluster) dialHost(ctx context.Context) error {
-	c.cfg.Client.Endpoints = targets.Endpoints(c.Nodes)
+	c.cfg.Client.Endpoints = targets.Endpoints(c.cfg.Target, c.Nodes)
 	c.cfg.Client.Prefix = "/fencecheck/" + c.RunID
 	c.setup = c.newSetup()
 	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)

@@ -6,15 +6,24 @@ import (
 	"github.com/fencecheck/fencecheck/internal/harness/vdso"
 	"github.com/fencecheck/fencecheck/internal/nemesis"
 	"github.com/fencecheck/fencecheck/internal/resources"
+	"github.com/fencecheck/fencecheck/targets"
 )
 
 // faultShape is the run as the faults' preconditions see it
-// (nemesis.Shape), from the configuration alone: servers is how many the
-// target starts for --nodes, and the resources with containers are those
+// (nemesis.Shape), from the configuration alone: the servers the target
+// starts for --nodes (specs) and their tiers, and the resources with containers are those
 // StartCluster starts (the audit log's included), as Cluster.Resources
 // names them.
-func (c *Config) faultShape(servers int) nemesis.Shape {
-	s := nemesis.Shape{Target: c.Target.Name(), Servers: servers, ServerClock: vdso.Supported()}
+func (c *Config) faultShape(specs []targets.NodeSpec) nemesis.Shape {
+	s := nemesis.Shape{Target: c.Target.Name(), Servers: len(specs), ServerClock: vdso.Supported()}
+	for _, n := range specs {
+		if n.Tier != "" {
+			if s.Tiers == nil {
+				s.Tiers = map[string]int{}
+			}
+			s.Tiers[n.Tier]++
+		}
+	}
 	rs := slices.Clone(c.Resources)
 	if c.Audit != nil {
 		rs = append(rs, resources.Resource(c.Audit))

@@ -107,6 +107,16 @@ func (e nemesisEnv) Servers() []string {
 	return names
 }
 
+// Tier is a server's tier (nemesis.Env): its NodeSpec's.
+func (e nemesisEnv) Tier(node string) string {
+	for _, n := range e.c.Nodes {
+		if n.Name == node {
+			return n.Tier
+		}
+	}
+	return ""
+}
+
 // Resources are the nodes that faults with the resource scope hit: each
 // resource's first container (nemesis.Env).
 func (e nemesisEnv) Resources() []string {

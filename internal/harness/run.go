@@ -260,7 +260,7 @@ func (c *Config) Validate() error {
 	}
 	// Every fault can apply to this run: one that cannot would fail at
 	// each injection, after the cluster is up.
-	if err := nemesis.CheckApplies(c.Faults, c.faultShape(len(specs))); err != nil {
+	if err := nemesis.CheckApplies(c.Faults, c.faultShape(specs)); err != nil {
 		return fmt.Errorf("%w: %w", targets.ErrBadConfig, err)
 	}
 	if c.LockDelay != nil && *c.LockDelay < 0 {

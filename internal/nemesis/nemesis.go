@@ -74,6 +74,9 @@ type Cluster interface {
 	// service.
 	Servers() []string
 	Clients() []string
+	// Tier is a server's tier in a target with servers of more than one
+	// kind (targets.NodeSpec.Tier), "" otherwise.
+	Tier(node string) string
 	Resources() []string
 	// Leader is the server that leads now.
 	Leader(ctx context.Context) (string, error)

@@ -46,6 +46,8 @@ type fakeEnv struct {
 	stopTakes time.Duration
 	// killFails: a kill takes effect but its call returns an error.
 	killFails bool
+	// tiers are the servers' tiers (none: a target of one kind).
+	tiers map[string]string
 }
 
 func (e *fakeEnv) Lease() time.Duration {
@@ -57,6 +59,7 @@ func (e *fakeEnv) Lease() time.Duration {
 func (e *fakeEnv) TTL() time.Duration                     { return 100 * time.Millisecond }
 func (e *fakeEnv) Servers() []string                      { return []string{"n1", "n2", "n3"} }
 func (e *fakeEnv) Clients() []string                      { return []string{"w1", "w2"} }
+func (e *fakeEnv) Tier(node string) string                { return e.tiers[node] }
 func (e *fakeEnv) Resources() []string                    { return []string{"pg"} }
 func (e *fakeEnv) Leader(context.Context) (string, error) { return "n2", nil }
 func (e *fakeEnv) Healthy(context.Context) error          { return nil }

@@ -111,33 +111,48 @@ func (f Partition) NetNodes(c Cluster) []string {
 // a resource container; a grudge between servers needs two servers, a
 // majorities ring and a bridge three.
 func (f Partition) Applies(s Shape) error {
-	switch f.Scope {
+	scope, tier := splitTier(f.Scope)
+	ts, err := inTier(s, tier)
+	if err != nil {
+		return err
+	}
+	switch scope {
 	case PartResource:
 		return needContainer(s)
 	case PartMajoritiesRing:
-		return needServers(s, 3, "a majorities ring")
+		return needServers(ts, 3, "a majorities ring")
 	case PartBridge:
-		return needServers(s, 3, "a bridge")
+		return needServers(ts, 3, "a bridge")
+	case PartOne, PartLeader:
+		// One server (of the tier) cut off from every other.
+		return needServers(s, 2, "a partition between servers")
 	}
-	return needServers(s, 2, "a partition between servers")
+	return needServers(ts, 2, "a partition between servers")
 }
 
 // grudge computes the scope's grudge.
 func (f Partition) grudge(ctx context.Context, env Env, r *rand.Rand) (Grudge, error) {
-	all := slices.Clone(env.Servers())
-	if len(all) < 2 {
+	scope, tier := splitTier(f.Scope)
+	// With a tier, one and leader cut a server of the tier off from every
+	// other server; the other grudges are among the tier's servers.
+	every := slices.Clone(env.Servers())
+	all := tierServers(env, tier)
+	if len(all) < 2 && !(tier != "" && (scope == PartOne || scope == PartLeader) && len(all) == 1) {
 		return nil, fmt.Errorf("partition: %d server cannot be partitioned", len(all))
 	}
 	r.Shuffle(len(all), func(i, j int) { all[i], all[j] = all[j], all[i] })
-	switch f.Scope {
+	switch scope {
 	case PartOne:
-		return Isolate(all[0], all), nil
+		return Isolate(all[0], every), nil
 	case PartLeader:
 		l, err := env.Leader(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("partition: no leader: %w", err)
 		}
-		return Isolate(l, all), nil
+		if !slices.Contains(all, l) {
+			return nil, fmt.Errorf("partition: the leader %s is not of tier %s", l, tier)
+		}
+		return Isolate(l, every), nil
 	case PartHalves:
 		return Halves(all), nil
 	case PartMajoritiesRing:

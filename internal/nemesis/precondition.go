@@ -14,6 +14,9 @@ type Shape struct {
 	// Servers is how many server nodes the run starts (Env.Servers, a
 	// Sentinel counted as a server).
 	Servers int
+	// Tiers counts the servers of each tier, in a target with servers of
+	// more than one kind (nil otherwise): what a SCOPE@TIER picks from.
+	Tiers map[string]int
 	// Resources are the names of the run's resources, the audit log's
 	// included; Containers the ones among them that run containers of
 	// their own (Env.Resources: what a :resource scope hits).

@@ -3,6 +3,7 @@ package nemesis
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -22,9 +23,51 @@ const (
 	ScopeResource = "resource"
 )
 
+// A server scope may name a tier of a target with servers of more than one
+// kind (targets.Tiered): SCOPE@TIER picks among that tier's servers alone.
+// pause-server:one@etcd pauses one etcd node under Kubernetes' apiservers;
+// kill:leader@etcd kills the etcd leader; partition:one@apiserver cuts one
+// apiserver off from every other server while clients still reach it.
+
+// splitTier splits a scope into its base scope and the tier it picks from
+// ("" for every server).
+func splitTier(scope string) (base, tier string) {
+	base, tier, _ = strings.Cut(scope, "@")
+	return base, tier
+}
+
+// tierServers are env's servers of tier ("" every server).
+func tierServers(env Cluster, tier string) []string {
+	var out []string
+	for _, n := range env.Servers() {
+		if tier == "" || env.Tier(n) == tier {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// inTier is s as a fault scoped to tier sees it (its servers those of the
+// tier), or why the run has no such tier.
+func inTier(s Shape, tier string) (Shape, error) {
+	if tier == "" {
+		return s, nil
+	}
+	n, ok := s.Tiers[tier]
+	if !ok {
+		if len(s.Tiers) == 0 {
+			return s, cannotApply("@%s: target %s has servers of one kind, no tiers", tier, s.Target)
+		}
+		return s, cannotApply("@%s: target %s has no tier %q (its tiers: %s)", tier, s.Target, tier, strings.Join(slices.Sorted(maps.Keys(s.Tiers)), ", "))
+	}
+	s.Servers = n
+	return s, nil
+}
+
 // pickServers returns the servers a scope names, in a seeded random order.
 func pickServers(ctx context.Context, env Env, r *rand.Rand, scope string) ([]string, error) {
-	all := slices.Clone(env.Servers())
+	scope, tier := splitTier(scope)
+	all := tierServers(env, tier)
 	r.Shuffle(len(all), func(i, j int) { all[i], all[j] = all[j], all[i] })
 	n := len(all)
 	switch scope {
@@ -34,6 +77,9 @@ func pickServers(ctx context.Context, env Env, r *rand.Rand, scope string) ([]st
 		l, err := env.Leader(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("no leader to hit: %w", err)
+		}
+		if !slices.Contains(all, l) {
+			return nil, fmt.Errorf("the leader %s is not of tier %s", l, tier)
 		}
 		return []string{l}, nil
 	case ScopeMinority:
@@ -58,6 +104,11 @@ func pickServers(ctx context.Context, env Env, r *rand.Rand, scope string) ([]st
 // scopeApplies is the precondition of a server scope (pickServers): a
 // minority needs three servers, :resource a resource container.
 func scopeApplies(scope string, s Shape) error {
+	scope, tier := splitTier(scope)
+	s, err := inTier(s, tier)
+	if err != nil {
+		return err
+	}
 	switch scope {
 	case ScopeMinority:
 		return needServers(s, 3, "a minority of servers")
@@ -74,8 +125,12 @@ func scoped(scopes []string, make func(scope string) Fault) func(string) (Fault,
 		if scope == "" {
 			scope = scopes[0]
 		}
-		if !slices.Contains(scopes, scope) {
-			return nil, fmt.Errorf("scope %q: valid: %s", scope, strings.Join(scopes, ", "))
+		base, tier := splitTier(scope)
+		if !slices.Contains(scopes, base) {
+			return nil, fmt.Errorf("scope %q: valid: %s (a server scope may name a tier: one@etcd)", base, strings.Join(scopes, ", "))
+		}
+		if tier != "" && (base == ScopeResource || base == PartResource) {
+			return nil, fmt.Errorf("scope %q: the resource has no tiers", scope)
 		}
 		return make(scope), nil
 	}

@@ -54,7 +54,7 @@ func TestLockTokensAndFencing(t *testing.T) {
 	for _, n := range cl.Nodes {
 		tiers = append(tiers, n.Name+":"+n.Tier)
 	}
-	if want := []string{"n1:etcd", "n2:etcd", "n3:etcd", "a1:", "a2:"}; !slices.Equal(tiers, want) {
+	if want := []string{"n1:etcd", "n2:etcd", "n3:etcd", "a1:apiserver", "a2:apiserver"}; !slices.Equal(tiers, want) {
 		t.Errorf("nodes %v, want %v", tiers, want)
 	}
 	cfg := cl.ClientConfig()

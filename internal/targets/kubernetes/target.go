@@ -5,7 +5,7 @@
 // its leader.
 //
 // A cluster is three etcd nodes (n1..n3, tier "etcd", the etcd target's
-// default image and command) and --nodes apiservers (a1.., tier "", the
+// default image and command) and --nodes apiservers (a1.., tier "apiserver", the
 // servers clients talk to; 2 by default, as a production control plane).
 // Every server is a server to the faults: a pause or a kill can hit an
 // apiserver or an etcd node, and the report names the tier.
@@ -31,8 +31,10 @@ import (
 const (
 	// APIPort is kube-apiserver's HTTPS port.
 	APIPort = 6443
-	// TierEtcd is the tier of the etcd nodes under the apiservers.
-	TierEtcd = "etcd"
+	// TierEtcd is the tier of the etcd nodes under the apiservers, and
+	// TierAPIServer the apiservers', which clients talk to.
+	TierEtcd      = "etcd"
+	TierAPIServer = "apiserver"
 	// etcdNodes is how many etcd nodes a cluster has.
 	etcdNodes = 3
 	// maxAPIServers bounds --nodes.
@@ -52,6 +54,9 @@ func (Target) Name() string { return "kubernetes" }
 // Image is the kubernetes image (kube-apiserver): the apiservers'. The etcd
 // nodes name their own.
 func (Target) Image() string { return kinds.Kubernetes }
+
+// ClientTier is the apiservers' (targets.Tiered).
+func (Target) ClientTier() string { return TierAPIServer }
 
 // DefaultNodes is 2 apiservers.
 func (Target) DefaultNodes() int { return 2 }
@@ -83,7 +88,7 @@ func (t Target) Nodes(n int) ([]targets.NodeSpec, error) {
 		urls = append(urls, fmt.Sprintf("http://%s:%d", specs[i].Name, specs[i].Port))
 	}
 	for i := 1; i <= n; i++ {
-		specs = append(specs, targets.NodeSpec{Name: fmt.Sprintf("a%d", i), Port: APIPort, Cmd: apiServerCmd(urls), Files: t.files})
+		specs = append(specs, targets.NodeSpec{Name: fmt.Sprintf("a%d", i), Port: APIPort, Cmd: apiServerCmd(urls), Files: t.files, Tier: TierAPIServer})
 	}
 	return specs, nil
 }
@@ -112,7 +117,7 @@ func (t Target) Ready(ctx context.Context, nodes []targets.Node) error {
 		return err
 	}
 	return targets.PollReady(ctx, "kubernetes", 250*time.Millisecond, func(ctx context.Context) error {
-		for _, n := range tier(nodes, "") {
+		for _, n := range tier(nodes, TierAPIServer) {
 			if err := readyz(ctx, n.Addr, t.creds); err != nil {
 				return fmt.Errorf("%s: %w", n.Name, err)
 			}

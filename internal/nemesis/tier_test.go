@@ -1,0 +1,65 @@
+package nemesis
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// A scope may name a tier: the fault picks among that tier's servers, and
+// a partition of one server of a tier cuts it off from every other server.
+func TestTierScopes(t *testing.T) {
+	ctx := context.Background()
+	env := &fakeEnv{tiers: map[string]string{"n1": "etcd", "n2": "etcd", "n3": "apiserver"}}
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, c := range []struct {
+		scope string
+		want  []string
+	}{{"one@apiserver", []string{"n3"}}, {"all@etcd", []string{"n1", "n2"}}, {"leader@etcd", []string{"n2"}}} {
+		got, err := pickServers(ctx, env, r, c.scope)
+		slices.Sort(got)
+		if err != nil || !slices.Equal(got, c.want) {
+			t.Errorf("%s: %v %v, want %v", c.scope, got, err, c.want)
+		}
+	}
+	if _, err := pickServers(ctx, env, r, "leader@apiserver"); err == nil || !strings.Contains(err.Error(), "not of tier apiserver") {
+		t.Errorf("leader@apiserver with an etcd leader: %v", err)
+	}
+	g, err := Partition{Scope: "one@apiserver"}.grudge(ctx, env, r)
+	if err != nil || g.String() != "n1 drops n3; n2 drops n3; n3 drops n1,n2" {
+		t.Errorf("partition:one@apiserver: %v %v", g, err)
+	}
+
+	tiered := Shape{Target: "kubernetes", Servers: 5, Tiers: map[string]int{"etcd": 3, "apiserver": 2}}
+	plain := Shape{Target: "etcd", Servers: 3}
+	for _, c := range []struct {
+		nemesis string
+		shape   Shape
+		why     string // "" applies
+	}{
+		{"pause-server:one@etcd", tiered, ""},
+		{"kill:minority@etcd", tiered, ""},
+		{"partition:one@apiserver", tiered, ""},
+		{"kill:minority@apiserver", tiered, "needs 3 servers"},
+		{"partition:majorities-ring@apiserver", tiered, "needs 3 servers"},
+		{"pause-server:one@zookeeper", tiered, `no tier "zookeeper" (its tiers: apiserver, etcd)`},
+		{"pause-server:one@etcd", plain, "servers of one kind"},
+	} {
+		fs, err := Parse(c.nemesis)
+		if err != nil {
+			t.Fatalf("%s: %v", c.nemesis, err)
+		}
+		err = CheckApplies(fs, c.shape)
+		if c.why == "" && err != nil || c.why != "" && (!errors.Is(err, ErrCannotApply) || !strings.Contains(err.Error(), c.why)) {
+			t.Errorf("%s on %s: %v, want %q", c.nemesis, c.shape.Target, err, c.why)
+		}
+	}
+	for _, bad := range []string{"pause-server:resource@etcd", "pause-server:some@etcd"} {
+		if _, err := Parse(bad); err == nil {
+			t.Errorf("%s parsed", bad)
+		}
+	}
+}
