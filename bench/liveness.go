@@ -43,6 +43,9 @@ func livenessCells(limit time.Duration) []livenessCell {
 		{target: "redlock", nemesis: "kill:leader", limit: limit, note: "n1: token counter and resource"},
 		{target: "zookeeper", nemesis: "kill-holder", limit: limit},
 		{target: "zookeeper", nemesis: "kill:leader", limit: limit},
+		{target: "kubernetes", nemesis: "kill-holder", limit: limit},
+		{target: "kubernetes", nemesis: "kill:leader@etcd", limit: limit, note: "the etcd leader"},
+		{target: "kubernetes", nemesis: "kill:one@apiserver", limit: limit, note: "an apiserver (its clients wait for it)"},
 	}
 }
 

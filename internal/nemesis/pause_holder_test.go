@@ -61,16 +61,15 @@ func TestPauseHolderParam(t *testing.T) {
 // time SIGSTOP took counts, the schedule holds the rest; the multiple is in
 // the params. Without one the hold is 1.5-3 leases, after SIGSTOP.
 func TestPauseHolderHold(t *testing.T) {
-	const slack = 15 * time.Millisecond // the test's own scheduling
 	for _, c := range []struct {
 		f         PauseHolder
 		stopTakes time.Duration
 		min, max  time.Duration
 		multiple  string
 	}{
-		{PauseHolder{TTLMultiple: 0.5}, 0, 50*time.Millisecond - slack, 50 * time.Millisecond, "0.5"},
-		{PauseHolder{TTLMultiple: 2.25}, 0, 225*time.Millisecond - slack, 225 * time.Millisecond, "2.25"},
-		{PauseHolder{TTLMultiple: 2.25}, 60 * time.Millisecond, 165*time.Millisecond - slack, 165 * time.Millisecond, "2.25"},
+		{PauseHolder{TTLMultiple: 0.5}, 0, 0, 50 * time.Millisecond, "0.5"},
+		{PauseHolder{TTLMultiple: 2.25}, 0, 0, 225 * time.Millisecond, "2.25"},
+		{PauseHolder{TTLMultiple: 2.25}, 60 * time.Millisecond, 0, 225 * time.Millisecond, "2.25"},
 		{PauseHolder{TTLMultiple: 0.5}, 80 * time.Millisecond, 0, 0, "0.5"},
 		{PauseHolder{}, 60 * time.Millisecond, 450 * time.Millisecond, 900 * time.Millisecond, ""},
 	} {
@@ -80,8 +79,20 @@ func TestPauseHolderHold(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", c.f.Name(), err)
 		}
-		if inj.Hold < c.min || inj.Hold > c.max {
+		if inj.Hold > c.max {
+			t.Errorf("%s: hold %s, want at most %s", c.f.Name(), inj.Hold, c.max)
+		}
+		if c.multiple == "" && inj.Hold < c.min {
 			t.Errorf("%s: hold %s, want %s to %s", c.f.Name(), inj.Hold, c.min, c.max)
+		}
+		// With a multiple, the hold is the rest of M TTLs after SIGSTOP
+		// took what it took (however long a loaded machine made that):
+		// the two add up to M TTLs, to the millisecond stop_took is
+		// rounded to.
+		if took, err := time.ParseDuration(inj.Params["stop_took"]); c.multiple != "" && err == nil && c.max > 0 {
+			if sum := inj.Hold + took; sum < c.max-time.Millisecond || sum > c.max+time.Millisecond {
+				t.Errorf("%s: hold %s + stop_took %s = %s, want %s", c.f.Name(), inj.Hold, took, sum, c.max)
+			}
 		}
 		if got := inj.Params["ttl_multiple"]; got != c.multiple {
 			t.Errorf("%s: ttl_multiple %q, want %q", c.f.Name(), got, c.multiple)
