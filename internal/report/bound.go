@@ -86,7 +86,7 @@ func boundTest(t store.TestInfo, events []history.Event) store.TestInfo {
 	}
 	servers := make([]store.NodeInfo, len(t.Servers))
 	for i, s := range t.Servers {
-		servers[i] = store.NodeInfo{Name: cut(s.Name, MaxName), Addr: cut(s.Addr, MaxName)}
+		servers[i] = store.NodeInfo{Name: cut(s.Name, MaxName), Addr: cut(s.Addr, MaxName), Tier: cut(s.Tier, MaxName)}
 	}
 	t.Servers = servers
 	t.Images, t.ImageIDs = boundMap(t.Images, MaxName), boundMap(t.ImageIDs, MaxName)

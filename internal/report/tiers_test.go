@@ -1,6 +1,8 @@
 package report
 
 import (
+	"bytes"
+	"strings"
 	"testing"
 
 	"github.com/fencecheck/fencecheck/internal/history"
@@ -25,5 +27,13 @@ func TestFaultRowsNameTiers(t *testing.T) {
 		if r.Label == "servers" && r.Value != "n1 10.0.0.2:2379 etcd · a1 10.0.0.5:6443" {
 			t.Errorf("servers %q", r.Value)
 		}
+	}
+	// And through the whole page, bounds included.
+	var page bytes.Buffer
+	if err := Render(&page, *in); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(page.String(), "<td>n1 (etcd), a1</td>") || !strings.Contains(page.String(), "n1 10.0.0.2:2379 etcd") {
+		t.Errorf("the page names no tier")
 	}
 }
