@@ -98,6 +98,10 @@ func (r Recipe) target() (targets.Target, error) {
 	if err != nil {
 		return nil, bad("servers: %v", err)
 	}
+	if _, ok := base.(targets.Secured); ok {
+		// Its servers' credentials are made per run for its own client.
+		return nil, bad("servers: %s runs with credentials made for its own client; a recipe cannot use its servers yet", r.Servers)
+	}
 	return recipeTarget{Target: base, r: r}, nil
 }
 

@@ -32,6 +32,11 @@ func TestRecipeValidation(t *testing.T) {
 	if code := fencecheck.Run([]string{"run", "--target", "mylock"}, twice, twice); code != 254 {
 		t.Errorf("two recipes with one name: exit %d, want 254", code)
 	}
+	// Servers whose credentials are made per run for their own client.
+	k8s := fencecheck.Recipe{Name: "mylock", Servers: "kubernetes", Dial: dial}
+	if code := fencecheck.Run([]string{"run", "--target", "mylock"}, k8s); code != 254 {
+		t.Errorf("a recipe on kubernetes: exit %d, want 254", code)
+	}
 }
 
 // A user's module outside this repository builds its own fencecheck binary

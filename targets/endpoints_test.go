@@ -11,6 +11,7 @@ type tiered struct {
 }
 
 func (t tiered) ClientTier() string { return t.client }
+func (t tiered) LeaderTier() string { return "etcd" }
 
 func TestEndpointsAreTheClientTier(t *testing.T) {
 	nodes := []Node{{Name: "e1", Addr: "10.0.0.2:2379", Tier: "etcd"}, {Name: "a1", Addr: "10.0.0.3:6443", Tier: "apiserver"}, {Name: "e2", Addr: "10.0.0.4:2379", Tier: "etcd"}, {Name: "a2", Addr: "10.0.0.5:6443", Tier: "apiserver"}}

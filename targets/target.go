@@ -76,9 +76,11 @@ type Node struct {
 }
 
 // Tiered is implemented by targets with servers of more than one kind
-// (NodeSpec.Tier): ClientTier names the tier clients talk to.
+// (NodeSpec.Tier): ClientTier names the tier clients talk to, LeaderTier
+// the tier of the server Leader names.
 type Tiered interface {
 	ClientTier() string
+	LeaderTier() string
 }
 
 // ClientConfig is what a client needs: where the servers are, the lease it

@@ -83,10 +83,24 @@ func TestKubernetesElectionPauseHolder(t *testing.T) {
 	}
 }
 
-// A TTL that a Lease cannot hold is refused before anything starts.
-func TestKubernetesBadTTL(t *testing.T) {
-	r := runCLI(t, nil, "run", "--target", "kubernetes", "--ttl", "1500ms", "--results", t.TempDir())
-	if r.code != exitBadArgs || !strings.Contains(r.stderr, "leaseDurationSeconds") || r.elapsed > 2*time.Second {
-		t.Errorf("exit %d after %s: %s; want 254 within a second naming leaseDurationSeconds", r.code, r.elapsed, lastLines(r.stderr, 5))
+// What a kubernetes run cannot do is refused before anything starts: a TTL
+// that a Lease cannot hold, a leader fault of the apiservers' tier (the
+// leader is etcd's), a client program (the protocol carries no
+// credentials).
+func TestKubernetesRefusals(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		why  string
+	}{
+		{[]string{"--ttl", "1500ms"}, "leaseDurationSeconds"},
+		{[]string{"--nemesis", "kill:leader@apiserver"}, "is a server of tier etcd"},
+		{[]string{"--nemesis", "pause-server:one@zookeeper"}, `no tier "zookeeper"`},
+		{[]string{"--client-dir", "../../examples/clients/sh-redis"}, "credentials"},
+	} {
+		args := append([]string{"run", "--target", "kubernetes", "--results", t.TempDir()}, c.args...)
+		r := runCLI(t, nil, args...)
+		if r.code != exitBadArgs || !strings.Contains(r.stderr, c.why) || r.elapsed > 2*time.Second {
+			t.Errorf("%v: exit %d after %s: %s; want 254 within a second naming %q", c.args, r.code, r.elapsed, lastLines(r.stderr, 5), c.why)
+		}
 	}
 }

@@ -16,6 +16,9 @@ import (
 // names them.
 func (c *Config) faultShape(specs []targets.NodeSpec) nemesis.Shape {
 	s := nemesis.Shape{Target: c.Target.Name(), Servers: len(specs), ServerClock: vdso.Supported()}
+	if tt, ok := c.Target.(targets.Tiered); ok {
+		s.LeaderTier = tt.LeaderTier()
+	}
 	for _, n := range specs {
 		if n.Tier != "" {
 			if s.Tiers == nil {

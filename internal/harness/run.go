@@ -219,6 +219,10 @@ func (c *Config) Validate() error {
 	if c.Workload == nil {
 		return bad("no workload")
 	}
+	if _, ok := c.Target.(targets.Secured); ok && c.ClientProgram != nil {
+		// The client protocol's init carries no credentials.
+		return bad("--client-dir: target %s asks its clients for credentials made per run, which the client protocol does not carry yet", c.Target.Name())
+	}
 	if len(c.Resources) == 0 {
 		return bad("no resource")
 	}

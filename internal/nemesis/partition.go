@@ -112,7 +112,7 @@ func (f Partition) NetNodes(c Cluster) []string {
 // majorities ring and a bridge three.
 func (f Partition) Applies(s Shape) error {
 	scope, tier := splitTier(f.Scope)
-	ts, err := inTier(s, tier)
+	ts, err := inTier(s, scope, tier)
 	if err != nil {
 		return err
 	}

@@ -17,6 +17,9 @@ type Shape struct {
 	// Tiers counts the servers of each tier, in a target with servers of
 	// more than one kind (nil otherwise): what a SCOPE@TIER picks from.
 	Tiers map[string]int
+	// LeaderTier is the tier of the server Env.Leader names (a tiered
+	// target's LeaderTier): leader@TIER of another tier cannot apply.
+	LeaderTier string
 	// Resources are the names of the run's resources, the audit log's
 	// included; Containers the ones among them that run containers of
 	// their own (Env.Resources: what a :resource scope hits).

@@ -47,11 +47,15 @@ func tierServers(env Cluster, tier string) []string {
 	return out
 }
 
-// inTier is s as a fault scoped to tier sees it (its servers those of the
-// tier), or why the run has no such tier.
-func inTier(s Shape, tier string) (Shape, error) {
+// inTier is s as a fault of scope base scoped to tier sees it (its servers
+// those of the tier), or why the run has no such tier, or why its leader is
+// not in it.
+func inTier(s Shape, base, tier string) (Shape, error) {
 	if tier == "" {
 		return s, nil
+	}
+	if base == ScopeLeader && s.LeaderTier != "" && tier != s.LeaderTier {
+		return s, cannotApply("leader@%s: the leader of target %s is a server of tier %s", tier, s.Target, s.LeaderTier)
 	}
 	n, ok := s.Tiers[tier]
 	if !ok {
@@ -105,7 +109,7 @@ func pickServers(ctx context.Context, env Env, r *rand.Rand, scope string) ([]st
 // minority needs three servers, :resource a resource container.
 func scopeApplies(scope string, s Shape) error {
 	scope, tier := splitTier(scope)
-	s, err := inTier(s, tier)
+	s, err := inTier(s, scope, tier)
 	if err != nil {
 		return err
 	}
@@ -119,15 +123,32 @@ func scopeApplies(scope string, s Shape) error {
 }
 
 // scoped is the constructor of a fault that takes one of the given scopes
-// (the first is the default).
+// (the first is the default), and no tier.
 func scoped(scopes []string, make func(scope string) Fault) func(string) (Fault, error) {
+	return scopedIn(scopes, false, make)
+}
+
+// tiered is scoped for a fault whose server scopes may name a tier
+// (SCOPE@TIER): pause-server, kill, partition.
+func tiered(scopes []string, make func(scope string) Fault) func(string) (Fault, error) {
+	return scopedIn(scopes, true, make)
+}
+
+func scopedIn(scopes []string, tiers bool, make func(scope string) Fault) func(string) (Fault, error) {
 	return func(scope string) (Fault, error) {
 		if scope == "" {
 			scope = scopes[0]
 		}
 		base, tier := splitTier(scope)
+		if !tiers {
+			base, tier = scope, ""
+		}
 		if !slices.Contains(scopes, base) {
-			return nil, fmt.Errorf("scope %q: valid: %s (a server scope may name a tier: one@etcd)", base, strings.Join(scopes, ", "))
+			valid := strings.Join(scopes, ", ")
+			if tiers {
+				valid += " (a server scope may name a tier: one@etcd)"
+			}
+			return nil, fmt.Errorf("scope %q: valid: %s", base, valid)
 		}
 		if tier != "" && (base == ScopeResource || base == PartResource) {
 			return nil, fmt.Errorf("scope %q: the resource has no tiers", scope)

@@ -25,19 +25,19 @@ var table = []entry{
 		Name:   "pause-server",
 		Doc:    "SIGSTOP server processes (or the resource's: :resource) for 1-3 leases, then SIGCONT",
 		Scopes: serverScopes,
-		New:    scoped(serverScopes, func(s string) Fault { return PauseServer{Scope: s} }),
+		New:    tiered(serverScopes, func(s string) Fault { return PauseServer{Scope: s} }),
 	},
 	{
 		Name:   "kill",
 		Doc:    "SIGKILL server processes (or the resource's: :resource), keep them down 1-2 leases, restart them on their data",
 		Scopes: killScopes,
-		New:    scoped(killScopes, func(s string) Fault { return Kill{Scope: s} }),
+		New:    tiered(killScopes, func(s string) Fault { return Kill{Scope: s} }),
 	},
 	{
 		Name:   "partition",
 		Doc:    "partition the servers (a grudge applied as iptables rules in the servers' network namespaces), or cut the resource off from everyone (:resource), for 1-3 leases",
 		Scopes: partitionScopes,
-		New:    scoped(partitionScopes, func(s string) Fault { return Partition{Scope: s} }),
+		New:    tiered(partitionScopes, func(s string) Fault { return Partition{Scope: s} }),
 	},
 	{
 		Name: "partition-client",

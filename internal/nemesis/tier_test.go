@@ -33,7 +33,7 @@ func TestTierScopes(t *testing.T) {
 		t.Errorf("partition:one@apiserver: %v %v", g, err)
 	}
 
-	tiered := Shape{Target: "kubernetes", Servers: 5, Tiers: map[string]int{"etcd": 3, "apiserver": 2}}
+	tiered := Shape{Target: "kubernetes", Servers: 5, Tiers: map[string]int{"etcd": 3, "apiserver": 2}, LeaderTier: "etcd"}
 	plain := Shape{Target: "etcd", Servers: 3}
 	for _, c := range []struct {
 		nemesis string
@@ -47,6 +47,9 @@ func TestTierScopes(t *testing.T) {
 		{"partition:majorities-ring@apiserver", tiered, "needs 3 servers"},
 		{"pause-server:one@zookeeper", tiered, `no tier "zookeeper" (its tiers: apiserver, etcd)`},
 		{"pause-server:one@etcd", plain, "servers of one kind"},
+		{"kill:leader@etcd", tiered, ""},
+		{"kill:leader@apiserver", tiered, "the leader of target kubernetes is a server of tier etcd"},
+		{"partition:leader@apiserver", tiered, "a server of tier etcd"},
 	} {
 		fs, err := Parse(c.nemesis)
 		if err != nil {
@@ -57,7 +60,8 @@ func TestTierScopes(t *testing.T) {
 			t.Errorf("%s on %s: %v, want %q", c.nemesis, c.shape.Target, err, c.why)
 		}
 	}
-	for _, bad := range []string{"pause-server:resource@etcd", "pause-server:some@etcd"} {
+	// Only the faults that pick servers by scope take a tier.
+	for _, bad := range []string{"pause-server:resource@etcd", "pause-server:some@etcd", "clock-skew:server@etcd", "netem:loss@etcd"} {
 		if _, err := Parse(bad); err == nil {
 			t.Errorf("%s parsed", bad)
 		}

@@ -193,8 +193,14 @@ func (l *lease) Release(ctx context.Context) error {
 	}
 }
 
-// abandon stops the election without giving the Lease back.
+// abandon stops the election without giving the Lease back, and waits
+// (at most a renew deadline) until it stopped, so that no renewal lands
+// after it.
 func (l *lease) abandon() {
 	l.rec.dead.Store(true)
 	l.cancel()
+	select {
+	case <-l.done:
+	case <-time.After(l.renew):
+	}
 }

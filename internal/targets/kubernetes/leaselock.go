@@ -35,9 +35,11 @@ func (Target) Recipes() []string { return []string{RecipeLeaderElection, RecipeL
 // leaderelection's) and read again. A holder renews every third of the TTL
 // with the same conditioned update (read again on a conflict: a write of
 // the list changes the resourceVersion too), and has lost the lock when
-// the Lease names another holder, or when a TTL passed since its last
-// renewal was sent. The token is the leaseTransitions its taking update
-// wrote.
+// the Lease names another holder, or when a TTL passed since the renew
+// time its last landed renewal wrote (what a taker counts from). The token
+// is the leaseTransitions its taking update wrote. An attempt whose take
+// landed but whose answer was lost finds its own identity on the Lease and
+// adopts it.
 func (c *client) acquireLease(ctx context.Context) (targets.Lease, error) {
 	_, _, retry := Timings(c.ttl)
 	identity := fmt.Sprintf("lock-%s-%d", c.id, c.n.Add(1))
@@ -75,6 +77,11 @@ func (c *client) tryTake(ctx context.Context, identity string) (targets.Lease, e
 		return nil, err
 	}
 	now := time.Now()
+	if h := cur.Spec.HolderIdentity; h != nil && *h == identity && cur.Spec.LeaseTransitions != nil && cur.Spec.RenewTime != nil {
+		// An earlier attempt's take landed though its answer was lost:
+		// the Lease is this candidate's, from the time that take wrote.
+		return c.held(identity, int64(*cur.Spec.LeaseTransitions), cur, cur.Spec.RenewTime.Time), nil
+	}
 	if h := cur.Spec.HolderIdentity; h != nil && *h != "" && !expired(cur, now) {
 		return nil, nil
 	}
@@ -87,7 +94,6 @@ func (c *client) tryTake(ctx context.Context, identity string) (targets.Lease, e
 	mt := metav1.NewMicroTime(now)
 	next.Spec = coordinationv1.LeaseSpec{HolderIdentity: &identity, LeaseDurationSeconds: &secs,
 		AcquireTime: &mt, RenewTime: &mt, LeaseTransitions: &transitions}
-	sent := time.Now()
 	var got *coordinationv1.Lease
 	if cur.ResourceVersion == "" {
 		got, err = c.cs.Leases(namespace).Create(rctx, next, metav1.CreateOptions{})
@@ -100,9 +106,16 @@ func (c *client) tryTake(ctx context.Context, identity string) (targets.Lease, e
 	if err != nil {
 		return nil, err
 	}
-	l := &plainLease{c: c, identity: identity, token: int64(transitions), cur: got, renewed: sent, stop: make(chan struct{}), done: make(chan struct{})}
+	// The Lease says the holder renewed at mt (to the microsecond), which
+	// is what a taker counts from: so does the holder.
+	return c.held(identity, int64(transitions), got, mt.Time), nil
+}
+
+// held starts renewing a Lease this candidate holds, renewed at renewed.
+func (c *client) held(identity string, token int64, cur *coordinationv1.Lease, renewed time.Time) *plainLease {
+	l := &plainLease{c: c, identity: identity, token: token, cur: cur, renewed: renewed, stop: make(chan struct{}), done: make(chan struct{})}
 	go l.keepAlive()
-	return l, nil
+	return l
 }
 
 // expired: the Lease's renewTime plus its duration is past by now (this
@@ -172,13 +185,12 @@ func (l *plainLease) renew() (lost bool) {
 		if h := next.Spec.HolderIdentity; h == nil || *h != l.identity {
 			return l.lose()
 		}
-		sent := time.Now()
-		mt := metav1.NewMicroTime(sent)
+		mt := metav1.NewMicroTime(time.Now())
 		next.Spec.RenewTime = &mt
 		got, err := l.c.cs.Leases(namespace).Update(ctx, next, metav1.UpdateOptions{})
 		if err == nil {
 			l.mu.Lock()
-			l.cur, l.renewed = got, sent
+			l.cur, l.renewed = got, mt.Time
 			l.mu.Unlock()
 			return false
 		}

@@ -194,6 +194,9 @@ func (c *client) ReadFenced(ctx context.Context, ls targets.Lease) ([]int64, err
 
 // Write is Store.Write.
 func (c *client) Write(ctx context.Context, list []int64, ls targets.Lease, f targets.Fencing) (int64, error) {
+	if list == nil {
+		list = []int64{} // an empty list, not a fenced read (fenced's nil)
+	}
 	b, _ := json.Marshal(list)
 	switch f.Applied() {
 	case targets.FencingNone:
