@@ -28,95 +28,119 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
+	"math/bits"
 	"os"
 	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+	"unsafe"
 )
 
 // ErrUnsupported: the platform or the process's vDSO cannot be patched.
 var ErrUnsupported = errors.New("vdso: clock skew unsupported")
 
-var magic = []byte("FCSKEW01")
+var magic = []byte("FCSKEW02")
 
-// Cave layout: magic, offset (seconds), the original first 16 bytes of each
-// patched function, then the replacement functions.
+// The cave: magic, the wall clock's and the monotonic clock's parameters
+// (params: three words each), the original first 16 bytes of each patched
+// function, then the replacement functions, whose source is cave.asm
+// (TestCaveMatchesSource assembles it and compares). A clock reads
+//
+//	fbase + ((t - rbase) * mult) >> 32
+//
+// t the true reading in nanoseconds: identity is {0, 0, 1<<32}, an offset o
+// is {0, o, 1<<32}, a rate r from now on is {now, fake now, r<<32}. The wall
+// parameters serve CLOCK_REALTIME and CLOCK_REALTIME_COARSE, gettimeofday
+// and time; the monotonic ones CLOCK_MONOTONIC and CLOCK_MONOTONIC_COARSE.
+// Every other clock is read true, through the system call.
 const (
 	offMagic  = 0
-	offOffset = 8
-	offOrig   = 16 // 3 x 16 bytes
-	offCode   = 64
-	caveSize  = 176
+	offWall   = 8
+	offMono   = 32
+	offOrig   = 56 // 3 x 16 bytes
+	offCode   = 104
 	entrySize = 12 // movabs rax, imm64; jmp rax
 )
 
-// patched lists the functions replaced, with their replacement's place in
-// the cave and its code (rel is the position of the rip-relative
-// displacement to the offset, next the address after that instruction).
+// code is the cave from offCode on (cave.asm, assembled).
+var code = []byte{
+	0x49, 0x2b, 0x00, 0x49, 0xf7, 0x68, 0x10, 0x48, 0x0f, 0xac, 0xd0, 0x20, 0x49, 0x03, 0x40, 0x08,
+	0xc3, 0x31, 0xd2, 0xb9, 0x00, 0xca, 0x9a, 0x3b, 0x48, 0xf7, 0xf1, 0xc3, 0x57, 0x56, 0xb8, 0xe4,
+	0x00, 0x00, 0x00, 0x0f, 0x05, 0x5e, 0x5f, 0x85, 0xc0, 0x75, 0x22, 0x4c, 0x8d, 0x05, 0x6e, 0xff,
+	0xff, 0xff, 0x83, 0xff, 0x00, 0x74, 0x17, 0x83, 0xff, 0x05, 0x74, 0x12, 0x4c, 0x8d, 0x05, 0x75,
+	0xff, 0xff, 0xff, 0x83, 0xff, 0x01, 0x74, 0x06, 0x83, 0xff, 0x06, 0x74, 0x01, 0xc3, 0x48, 0x69,
+	0x06, 0x00, 0xca, 0x9a, 0x3b, 0x48, 0x03, 0x46, 0x08, 0xe8, 0xa2, 0xff, 0xff, 0xff, 0xe8, 0xae,
+	0xff, 0xff, 0xff, 0x48, 0x89, 0x06, 0x48, 0x89, 0x56, 0x08, 0x31, 0xc0, 0xc3, 0x57, 0xb8, 0x60,
+	0x00, 0x00, 0x00, 0x0f, 0x05, 0x5f, 0x85, 0xc0, 0x75, 0x3e, 0x48, 0x85, 0xff, 0x74, 0x39, 0x48,
+	0x69, 0x07, 0x00, 0xca, 0x9a, 0x3b, 0x48, 0x69, 0x4f, 0x08, 0xe8, 0x03, 0x00, 0x00, 0x48, 0x01,
+	0xc8, 0x4c, 0x8d, 0x05, 0x08, 0xff, 0xff, 0xff, 0xe8, 0x63, 0xff, 0xff, 0xff, 0xe8, 0x6f, 0xff,
+	0xff, 0xff, 0x48, 0x89, 0x07, 0x48, 0x89, 0xd0, 0x31, 0xd2, 0xb9, 0xe8, 0x03, 0x00, 0x00, 0x48,
+	0xf7, 0xf1, 0x48, 0x89, 0x47, 0x08, 0x31, 0xc0, 0xc3, 0x57, 0x31, 0xff, 0xb8, 0xc9, 0x00, 0x00,
+	0x00, 0x0f, 0x05, 0x48, 0x69, 0xc0, 0x00, 0xca, 0x9a, 0x3b, 0x4c, 0x8d, 0x05, 0xcf, 0xfe, 0xff,
+	0xff, 0xe8, 0x2a, 0xff, 0xff, 0xff, 0xe8, 0x36, 0xff, 0xff, 0xff, 0x5f, 0x48, 0x85, 0xff, 0x74,
+	0x03, 0x48, 0x89, 0x07, 0xc3,
+}
+
+// caveSize is the room the cave takes in the vDSO.
+var caveSize = offCode + len(code)
+
+// patched lists the functions replaced, each with its replacement's place
+// in the cave (cave.asm's labels).
 var patched = []struct {
-	names     []string
-	at        int
-	code      []byte
-	disp, end int
+	names []string
+	at    int
 }{
-	{
-		// clock_gettime(id, ts): syscall; if ok and id is REALTIME (0) or
-		// REALTIME_COARSE (5), ts->tv_sec += offset.
-		names: []string{"__vdso_clock_gettime", "clock_gettime"}, at: offCode,
-		code: []byte{
-			0x57, 0x56, // push rdi; push rsi
-			0xb8, 0xe4, 0x00, 0x00, 0x00, // mov eax, 228 (clock_gettime)
-			0x0f, 0x05, // syscall
-			0x5e, 0x5f, // pop rsi; pop rdi
-			0x85, 0xc0, // test eax, eax
-			0x75, 0x14, // jnz done
-			0x83, 0xff, 0x00, // cmp edi, 0
-			0x74, 0x05, // je adj
-			0x83, 0xff, 0x05, // cmp edi, 5
-			0x75, 0x0a, // jne done
-			0x48, 0x8b, 0x0d, 0, 0, 0, 0, // adj: mov rcx, [rip+offset]
-			0x48, 0x01, 0x0e, // add [rsi], rcx
-			0xc3, // done: ret
-		},
-		disp: 28, end: 32,
-	},
-	{
-		// gettimeofday(tv, tz): syscall; if ok and tv, tv->tv_sec += offset.
-		names: []string{"__vdso_gettimeofday", "gettimeofday"}, at: offCode + 48,
-		code: []byte{
-			0x57,                         // push rdi
-			0xb8, 0x60, 0x00, 0x00, 0x00, // mov eax, 96 (gettimeofday)
-			0x0f, 0x05, // syscall
-			0x5f,       // pop rdi
-			0x85, 0xc0, // test eax, eax
-			0x75, 0x0f, // jnz done
-			0x48, 0x85, 0xff, // test rdi, rdi
-			0x74, 0x0a, // jz done
-			0x48, 0x8b, 0x0d, 0, 0, 0, 0, // mov rcx, [rip+offset]
-			0x48, 0x01, 0x0f, // add [rdi], rcx
-			0xc3, // done: ret
-		},
-		disp: 21, end: 25,
-	},
-	{
-		// time(t): syscall time(NULL) + offset; store in *t if t.
-		names: []string{"__vdso_time", "time"}, at: offCode + 80,
-		code: []byte{
-			0x57,       // push rdi
-			0x31, 0xff, // xor edi, edi
-			0xb8, 0xc9, 0x00, 0x00, 0x00, // mov eax, 201 (time)
-			0x0f, 0x05, // syscall
-			0x5f,                         // pop rdi
-			0x48, 0x03, 0x05, 0, 0, 0, 0, // add rax, [rip+offset]
-			0x48, 0x85, 0xff, // test rdi, rdi
-			0x74, 0x03, // jz done
-			0x48, 0x89, 0x07, // mov [rdi], rax
-			0xc3, // done: ret
-		},
-		disp: 14, end: 18,
-	},
+	{names: []string{"__vdso_clock_gettime", "clock_gettime"}, at: 0x84},
+	{names: []string{"__vdso_gettimeofday", "gettimeofday"}, at: 0xd5},
+	{names: []string{"__vdso_time", "time"}, at: 0x121},
+}
+
+// params is one clock's parameters in the cave.
+type params struct {
+	rbase, fbase int64
+	mult         uint64
+}
+
+// one is a rate of 1 in params.mult.
+const one = 1 << 32
+
+var identity = params{mult: one}
+
+// at is what the clock reads when the true clock reads t.
+func (p params) at(t int64) int64 {
+	hi, lo := bits.Mul64(uint64(t-p.rbase), p.mult)
+	if t < p.rbase { // a signed product: subtract mult<<64 back
+		hi -= p.mult
+	}
+	return int64(hi<<32|lo>>32) + p.fbase
+}
+
+// rate is the clock's rate.
+func (p params) rate() float64 { return float64(p.mult) / one }
+
+// from is a clock that reads what p reads at true time t and from then on
+// runs at rate r.
+func (p params) from(t int64, r float64) params {
+	return params{rbase: t, fbase: p.at(t), mult: uint64(math.Round(r * one))}
+}
+
+func (p params) bytes() []byte {
+	b := make([]byte, 24)
+	binary.LittleEndian.PutUint64(b, uint64(p.rbase))
+	binary.LittleEndian.PutUint64(b[8:], uint64(p.fbase))
+	binary.LittleEndian.PutUint64(b[16:], p.mult)
+	return b
+}
+
+func readParams(b []byte) params {
+	return params{
+		rbase: int64(binary.LittleEndian.Uint64(b)),
+		fbase: int64(binary.LittleEndian.Uint64(b[8:])),
+		mult:  binary.LittleEndian.Uint64(b[16:]),
+	}
 }
 
 // image is a process's vDSO: where it is mapped, its bytes, where the cave
@@ -171,7 +195,7 @@ func load(mem *os.File, pid int) (*image, error) {
 	shnum := uint64(binary.LittleEndian.Uint16(img.data[0x3c:]))
 	used = max(used, shoff+shentsize*shnum)
 	used = (used + 15) &^ 15
-	if used+caveSize > uint64(len(img.data)) {
+	if used+uint64(caveSize) > uint64(len(img.data)) {
 		return nil, fmt.Errorf("%w: no room in process %d's vDSO (%d of %d bytes used)", ErrUnsupported, pid, used, len(img.data))
 	}
 	img.cave = lo + used
@@ -227,23 +251,143 @@ func vdsoRange(pid int) (uint64, uint64, error) {
 	return 0, 0, fmt.Errorf("%w: process %d has no vDSO", ErrUnsupported, pid)
 }
 
+// Clock is what a process's clocks read: its wall clock Offset ahead of the
+// true time (negative: behind), and both its wall and its monotonic clock
+// running Rate times as fast as true time (1: true rate).
+type Clock struct {
+	Offset time.Duration
+	Rate   float64
+}
+
+// MinRate and MaxRate bound a rate: slower than a hundredth or faster than
+// a hundredfold is no longer a clock that drifts.
+const (
+	MinRate = 0.01
+	MaxRate = 100
+)
+
 // SetOffset makes the wall clock of process pid run offset ahead (negative:
-// behind), whole seconds. It patches the process on the first call and only
-// changes the offset on later ones.
+// behind), at the true rate; the monotonic clock is left as it is. It
+// patches the process on the first call and only changes the parameters on
+// later ones.
 func SetOffset(pid int, offset time.Duration) error {
+	return update(pid, func(now trueNow, wall, mono params) (params, params) {
+		return params{fbase: int64(offset), mult: one}, mono
+	})
+}
+
+// SetRate makes both clocks of process pid run rate times as fast as true
+// time from now on, each continuing from what it reads now (a clock never
+// jumps, and the monotonic clock never goes back). A wall offset set before
+// is kept at this instant and then grows or shrinks with the rate.
+func SetRate(pid int, rate float64) error {
+	if math.IsNaN(rate) || rate < MinRate || rate > MaxRate {
+		return fmt.Errorf("vdso: rate %g out of [%g, %g]", rate, float64(MinRate), float64(MaxRate))
+	}
+	return update(pid, func(now trueNow, wall, mono params) (params, params) {
+		return wall.from(now.wall, rate), mono.from(now.mono, rate)
+	})
+}
+
+// Reset makes process pid's clocks true again: the wall clock reads the true
+// time (it jumps back to it), both clocks run at the true rate. A monotonic
+// clock that a rate left ahead of or behind the true one keeps that lead or
+// lag (going back would break the process's timers; jumping forward would
+// look like a pause); a process whose monotonic clock is true is unpatched.
+// A process that was never patched is left alone.
+func Reset(pid int) error {
 	return stopped(pid, func(mem *os.File) error {
 		img, err := load(mem, pid)
 		if err != nil {
 			return err
 		}
-		sec := make([]byte, 8)
-		binary.LittleEndian.PutUint64(sec, uint64(int64(offset/time.Second)))
-		if img.patchedAlready() {
-			return writeAt(mem, img.cave+offOffset, sec)
+		if !img.patchedAlready() {
+			return nil
 		}
-		cave := make([]byte, caveSize)
-		copy(cave[offMagic:], magic)
-		copy(cave[offOffset:], sec)
+		mono := readParams(img.bytesAt(img.cave+offMono, 24))
+		if mono != identity {
+			now := readTrue()
+			return writeParams(mem, img, identity, mono.from(now.mono, 1))
+		}
+		for i, p := range patched {
+			entry, ok := img.symbol(p.names)
+			if !ok {
+				continue
+			}
+			if err := writeAt(mem, entry, img.bytesAt(img.cave+uint64(offOrig+16*i), entrySize)); err != nil {
+				return err
+			}
+		}
+		// The cave's code stays: a thread stopped inside a replacement
+		// function (in its system call, most often: a busy process spends
+		// its clock calls there while skewed) resumes into it. Its
+		// parameters become the identity, then the magic goes, so that the
+		// next call patches anew.
+		if err := writeParams(mem, img, identity, identity); err != nil {
+			return err
+		}
+		return writeAt(mem, img.cave+offMagic, make([]byte, len(magic)))
+	})
+}
+
+// Read returns what process pid's clocks read now: the wall clock's offset
+// from the true time (to the microsecond) and its rate; the zero offset
+// and rate 1 when it is not patched.
+func Read(pid int) (Clock, error) {
+	mem, err := os.Open(fmt.Sprintf("/proc/%d/mem", pid))
+	if err != nil {
+		return Clock{}, fmt.Errorf("vdso: %w", err)
+	}
+	defer mem.Close()
+	img, err := load(mem, pid)
+	if err != nil {
+		return Clock{}, err
+	}
+	if !img.patchedAlready() {
+		return Clock{Rate: 1}, nil
+	}
+	wall := readParams(img.bytesAt(img.cave+offWall, 24))
+	now := readTrue().wall
+	return Clock{Offset: time.Duration(wall.at(now) - now).Round(time.Microsecond), Rate: wall.rate()}, nil
+}
+
+// Offset returns the wall-clock offset installed in process pid (0 if
+// none), to the microsecond.
+func Offset(pid int) (time.Duration, error) {
+	c, err := Read(pid)
+	return c.Offset, err
+}
+
+// trueNow is a true reading of both clocks, in nanoseconds.
+type trueNow struct{ wall, mono int64 }
+
+// readTrue reads the true clocks through the system call: this process's
+// own vDSO is never patched, but the system call needs no vDSO at all. The
+// clocks are the machine's: a container has no clocks of its own.
+func readTrue() trueNow {
+	var w, m syscall.Timespec
+	clockGettime(0, &w) // CLOCK_REALTIME
+	clockGettime(1, &m) // CLOCK_MONOTONIC
+	return trueNow{wall: w.Nano(), mono: m.Nano()}
+}
+
+func clockGettime(id int, ts *syscall.Timespec) {
+	syscall.Syscall(syscall.SYS_CLOCK_GETTIME, uintptr(id), uintptr(unsafe.Pointer(ts)), 0)
+}
+
+// update patches process pid (once) and sets its clocks' parameters to
+// what f makes of the current ones (the identity in a fresh patch), with
+// the process stopped.
+func update(pid int, f func(now trueNow, wall, mono params) (params, params)) error {
+	return stopped(pid, func(mem *os.File) error {
+		img, err := load(mem, pid)
+		if err != nil {
+			return err
+		}
+		if img.patchedAlready() {
+			wall, mono := f(readTrue(), readParams(img.bytesAt(img.cave+offWall, 24)), readParams(img.bytesAt(img.cave+offMono, 24)))
+			return writeParams(mem, img, wall, mono)
+		}
 		entries := make([]uint64, len(patched))
 		for i, p := range patched {
 			entry, ok := img.symbol(p.names)
@@ -251,12 +395,16 @@ func SetOffset(pid int, offset time.Duration) error {
 				return fmt.Errorf("%w: vDSO has no %s", ErrUnsupported, p.names[0])
 			}
 			entries[i] = entry
-			copy(cave[offOrig+16*i:], img.bytesAt(entry, 16))
-			code := append([]byte(nil), p.code...)
-			rel := int64(img.cave+offOffset) - int64(img.cave+uint64(p.at)+uint64(p.end))
-			binary.LittleEndian.PutUint32(code[p.disp:], uint32(int32(rel)))
-			copy(cave[p.at:], code)
 		}
+		wall, mono := f(readTrue(), identity, identity)
+		cave := make([]byte, caveSize)
+		copy(cave[offMagic:], magic)
+		copy(cave[offWall:], wall.bytes())
+		copy(cave[offMono:], mono.bytes())
+		for i, entry := range entries {
+			copy(cave[offOrig+16*i:], img.bytesAt(entry, 16))
+		}
+		copy(cave[offCode:], code)
 		// The cave first, then the jumps into it.
 		if err := writeAt(mem, img.cave, cave); err != nil {
 			return err
@@ -272,52 +420,12 @@ func SetOffset(pid int, offset time.Duration) error {
 	})
 }
 
-// Reset restores the process's vDSO entries, so its clock is true again. A
-// process that was never patched is left alone.
-func Reset(pid int) error {
-	return stopped(pid, func(mem *os.File) error {
-		img, err := load(mem, pid)
-		if err != nil {
-			return err
-		}
-		if !img.patchedAlready() {
-			return nil
-		}
-		for i, p := range patched {
-			entry, ok := img.symbol(p.names)
-			if !ok {
-				continue
-			}
-			if err := writeAt(mem, entry, img.bytesAt(img.cave+uint64(offOrig+16*i), entrySize)); err != nil {
-				return err
-			}
-		}
-		// The cave's code stays: a thread stopped inside a replacement
-		// function (in its system call, most often: a busy process spends
-		// its clock calls there while skewed) resumes into it. Its offset
-		// becomes 0, then the magic goes, so that SetOffset patches anew.
-		if err := writeAt(mem, img.cave+offOffset, make([]byte, 8)); err != nil {
-			return err
-		}
-		return writeAt(mem, img.cave+offMagic, make([]byte, len(magic)))
-	})
-}
-
-// Offset returns the offset installed in process pid (0 if none).
-func Offset(pid int) (time.Duration, error) {
-	mem, err := os.Open(fmt.Sprintf("/proc/%d/mem", pid))
-	if err != nil {
-		return 0, fmt.Errorf("vdso: %w", err)
+// writeParams writes both clocks' parameters into a patched process.
+func writeParams(mem *os.File, img *image, wall, mono params) error {
+	if err := writeAt(mem, img.cave+offWall, wall.bytes()); err != nil {
+		return err
 	}
-	defer mem.Close()
-	img, err := load(mem, pid)
-	if err != nil {
-		return 0, err
-	}
-	if !img.patchedAlready() {
-		return 0, nil
-	}
-	return time.Duration(int64(binary.LittleEndian.Uint64(img.bytesAt(img.cave+offOffset, 8)))) * time.Second, nil
+	return writeAt(mem, img.cave+offMono, mono.bytes())
 }
 
 func writeAt(mem *os.File, addr uint64, b []byte) error {

@@ -2,7 +2,9 @@ package vdso
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"strconv"
@@ -29,56 +31,16 @@ func TestMain(m *testing.M) {
 type clockLine struct{ wall, monoMS int64 }
 
 func TestSkewAndResetAGoProcess(t *testing.T) {
-	if os.Geteuid() != 0 && os.Getenv("CI") == "" {
-		t.Skip("writing another process's memory needs root")
-	}
-	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), childEnv+"=1")
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
-	lines := make(chan clockLine, 1000)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			f := strings.Fields(sc.Text())
-			w, _ := strconv.ParseInt(f[0], 10, 64)
-			m, _ := strconv.ParseInt(f[1], 10, 64)
-			lines <- clockLine{w, m}
-		}
-		close(lines)
-	}()
-	// latest drains what the child printed and returns its newest line,
-	// waiting for one printed after now.
+	pid, newest := child(t)
+	// latest waits for a line printed after now.
 	latest := func() clockLine {
 		time.Sleep(100 * time.Millisecond)
-		var l clockLine
-		for {
-			select {
-			case l = <-lines:
-			default:
-				if l.wall != 0 {
-					return l
-				}
-				// Nothing printed yet (a busy machine): wait for a line.
-				select {
-				case l = <-lines:
-				case <-time.After(10 * time.Second):
-					t.Fatal("the child printed nothing for 10s")
-				}
-			}
-		}
+		return newest()
 	}
 	before := latest()
 	if d := before.wall - time.Now().Unix(); d < -1 || d > 1 {
 		t.Fatalf("child clock off by %ds before any skew", d)
 	}
-	pid := cmd.Process.Pid
 	if err := SetOffset(pid, time.Hour); err != nil {
 		t.Fatal(err)
 	}
@@ -120,5 +82,167 @@ func TestSkewAndResetAGoProcess(t *testing.T) {
 	}
 	if l := latest(); l.monoMS <= after.monoMS {
 		t.Errorf("the child stopped printing")
+	}
+}
+
+// child starts the test binary as a clock-printing child and returns its
+// pid and latest (see TestSkewAndResetAGoProcess).
+func child(t *testing.T) (int, func() clockLine) {
+	t.Helper()
+	if os.Geteuid() != 0 && os.Getenv("CI") == "" {
+		t.Skip("writing another process's memory needs root")
+	}
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), childEnv+"=1")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	lines := make(chan clockLine, 1000)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			f := strings.Fields(sc.Text())
+			w, _ := strconv.ParseInt(f[0], 10, 64)
+			m, _ := strconv.ParseInt(f[1], 10, 64)
+			lines <- clockLine{w, m}
+		}
+		close(lines)
+	}()
+	return cmd.Process.Pid, func() clockLine {
+		var l clockLine
+		for {
+			select {
+			case l = <-lines:
+			default:
+				if l.wall != 0 {
+					return l
+				}
+				select {
+				case l = <-lines:
+				case <-time.After(10 * time.Second):
+					t.Fatal("the child printed nothing for 10s")
+				}
+			}
+		}
+	}
+}
+
+// observedRate is the rate of the child's monotonic clock over a true
+// interval of d.
+func observedRate(latest func() clockLine, d time.Duration) float64 {
+	latest()
+	t0, a := time.Now(), latest()
+	time.Sleep(d)
+	t1, b := time.Now(), latest()
+	return float64(b.monoMS-a.monoMS) / float64(t1.Sub(t0).Milliseconds())
+}
+
+func TestRateOfAGoProcess(t *testing.T) {
+	pid, latest := child(t)
+	if r := observedRate(latest, time.Second); r < 0.8 || r > 1.2 {
+		t.Fatalf("before any rate the child's clock runs at %.2f", r)
+	}
+	for _, rate := range []float64{3, 0.25} {
+		if err := SetRate(pid, rate); err != nil {
+			t.Fatal(err)
+		}
+		if c, err := Read(pid); err != nil || math.Abs(c.Rate-rate) > 1e-6 {
+			t.Errorf("Read after SetRate(%g) = %+v, %v", rate, c, err)
+		}
+		if r := observedRate(latest, 2*time.Second); math.Abs(r-rate)/rate > 0.2 {
+			t.Errorf("SetRate(%g): the child's monotonic clock runs at %.2f", rate, r)
+		}
+	}
+	// After 3x then 0.25x the wall clock is off; Reset makes it true, and
+	// the monotonic clock neither goes back nor leaves its rate of 1.
+	before := latest()
+	if err := Reset(pid); err != nil {
+		t.Fatal(err)
+	}
+	after := latest()
+	if d := after.wall - time.Now().Unix(); d < -1 || d > 1 {
+		t.Errorf("after Reset the child's wall clock is %ds off", d)
+	}
+	if after.monoMS < before.monoMS {
+		t.Errorf("the monotonic clock went back at Reset: %d then %d", before.monoMS, after.monoMS)
+	}
+	if r := observedRate(latest, time.Second); r < 0.8 || r > 1.2 {
+		t.Errorf("after Reset the child's clock runs at %.2f", r)
+	}
+	if c, err := Read(pid); err != nil || c.Rate != 1 || c.Offset != 0 {
+		t.Errorf("Read after Reset = %+v, %v", c, err)
+	}
+	if err := SetRate(pid, 0); err == nil {
+		t.Errorf("SetRate(0) was taken")
+	}
+}
+
+func TestParams(t *testing.T) {
+	half := params{rbase: 1000, fbase: 5000, mult: one / 2}
+	for _, c := range []struct{ t, want int64 }{
+		{1000, 5000}, {3000, 6000}, {0, 4500}, {1 << 61, 5000 + (1<<61-1000)/2},
+	} {
+		if got := half.at(c.t); got != c.want {
+			t.Errorf("at(%d) = %d, want %d", c.t, got, c.want)
+		}
+	}
+	off := params{fbase: -int64(time.Hour), mult: one}
+	if now := time.Now().UnixNano(); off.at(now) != now-int64(time.Hour) {
+		t.Errorf("an offset is not an offset")
+	}
+	cont := half.from(3000, 4)
+	if cont.at(3000) != 6000 || cont.at(3010) != 6040 {
+		t.Errorf("from: %d %d", cont.at(3000), cont.at(3010))
+	}
+}
+
+// TestCaveMatchesSource assembles cave.asm with the GNU assembler and
+// compares it with the bytes and labels the package writes.
+func TestCaveMatchesSource(t *testing.T) {
+	as, err1 := exec.LookPath("as")
+	objcopy, err2 := exec.LookPath("objcopy")
+	if err1 != nil || err2 != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("binutils (as, objcopy) are missing")
+		}
+		t.Skip("binutils (as, objcopy) are missing")
+	}
+	dir := t.TempDir()
+	obj, bin := dir+"/cave.o", dir+"/cave.bin"
+	if out, err := exec.Command(as, "--64", "-o", obj, "cave.asm").CombinedOutput(); err != nil {
+		t.Fatalf("as: %v\n%s", err, out)
+	}
+	if out, err := exec.Command(objcopy, "-O", "binary", "-j", ".text", obj, bin).CombinedOutput(); err != nil {
+		t.Fatalf("objcopy: %v\n%s", err, out)
+	}
+	b, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) != caveSize || !bytes.Equal(b[offCode:], code) || !bytes.Equal(b[:len(magic)], magic) {
+		t.Fatalf("cave.asm assembles to %d bytes that differ from the package's %d", len(b), caveSize)
+	}
+	out, err := exec.Command("nm", obj).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	labels := map[string]int{}
+	for _, l := range strings.Split(string(out), "\n") {
+		if f := strings.Fields(l); len(f) == 3 {
+			v, _ := strconv.ParseInt(f[0], 16, 64)
+			labels[f[2]] = int(v)
+		}
+	}
+	want := map[string]int{"wall": offWall, "mono": offMono, "orig": offOrig, "adjust": offCode,
+		"clock_gettime": patched[0].at, "gettimeofday": patched[1].at, "time": patched[2].at}
+	for name, at := range want {
+		if labels[name] != at {
+			t.Errorf("label %s at %#x in cave.asm, %#x in the package", name, labels[name], at)
+		}
 	}
 }
