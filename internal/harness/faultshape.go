@@ -15,7 +15,7 @@ import (
 // StartCluster starts (the audit log's included), as Cluster.Resources
 // names them.
 func (c *Config) faultShape(specs []targets.NodeSpec) nemesis.Shape {
-	s := nemesis.Shape{Target: c.Target.Name(), Servers: len(specs), ServerClock: vdso.Supported()}
+	s := nemesis.Shape{Target: c.Target.Name(), Servers: len(specs), ProcessClock: vdso.Supported()}
 	if tt, ok := c.Target.(targets.Tiered); ok {
 		s.LeaderTier = tt.LeaderTier()
 	}

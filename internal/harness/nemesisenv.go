@@ -9,7 +9,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -319,9 +323,32 @@ func (e nemesisEnv) Undelay(ctx context.Context, node string) error {
 	return errors.Join(err, d.Stop())
 }
 
-// SkewServerClock sets a server process's wall-clock offset by patching its
-// vDSO; 0 restores the true clock (nemesis.Env).
-func (e nemesisEnv) SkewServerClock(ctx context.Context, node string, offset time.Duration) error {
+// SkewProcessClock sets the wall-clock offset of a node's processes by
+// patching their vDSO; 0 restores the true clock (nemesis.Env).
+func (e nemesisEnv) SkewProcessClock(ctx context.Context, node string, offset time.Duration) error {
+	return e.eachProcess(ctx, node, func(pid int) error {
+		if offset == 0 {
+			return vdso.Reset(pid)
+		}
+		return vdso.SetOffset(pid, offset)
+	})
+}
+
+// RateProcessClock sets the rate of a node's processes' clocks by patching
+// their vDSO; 1 makes them true again (nemesis.Env).
+func (e nemesisEnv) RateProcessClock(ctx context.Context, node string, rate float64) error {
+	return e.eachProcess(ctx, node, func(pid int) error {
+		if rate == 1 {
+			return vdso.Reset(pid)
+		}
+		return vdso.SetRate(pid, rate)
+	})
+}
+
+// eachProcess calls f on the process of a node's container and on every
+// process it started (a client program under the worker), as the host sees
+// their pids.
+func (e nemesisEnv) eachProcess(ctx context.Context, node string, f func(pid int) error) error {
 	c := e.c
 	ct, err := c.node(node)
 	if err != nil {
@@ -334,10 +361,31 @@ func (e nemesisEnv) SkewServerClock(ctx context.Context, node string, offset tim
 	if pid == 0 {
 		return fmt.Errorf("harness: %s does not run", node)
 	}
-	if offset == 0 {
-		return vdso.Reset(pid)
+	var errs []error
+	for _, p := range descendants(pid) {
+		if err := f(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, fmt.Errorf("%s: process %d: %w", node, p, err))
+		}
 	}
-	return vdso.SetOffset(pid, offset)
+	return errors.Join(errs...)
+}
+
+// descendants is pid and every process below it, parents first, from
+// /proc/PID/task/TID/children.
+func descendants(pid int) []int {
+	out := []int{pid}
+	for i := 0; i < len(out); i++ {
+		tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", out[i]))
+		for _, t := range tasks {
+			b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", out[i], t.Name()))
+			for _, f := range strings.Fields(string(b)) {
+				if c, err := strconv.Atoi(f); err == nil && !slices.Contains(out, c) {
+					out = append(out, c)
+				}
+			}
+		}
+	}
+	return out
 }
 
 // SkewClientClock sets a client's lease-clock offset (nemesis.Env).

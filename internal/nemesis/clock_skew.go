@@ -2,7 +2,10 @@ package nemesis
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -10,6 +13,7 @@ import (
 const (
 	ClockServer = "server"
 	ClockClient = "client"
+	ClockWall   = "wall"
 )
 
 // ClockSkew skews a clock for one to two leases, then restores it.
@@ -23,18 +27,68 @@ const (
 // client: a random client's lease clock jumps ahead or behind by two to four
 // TTLs. Behind, the client believes its lease has more time left than it
 // has, and its lease check passes when it should not; ahead, it gives up
-// leases it still holds.
-type ClockSkew struct{ Scope string }
+// leases it still holds. Only fencecheck's own lease estimate moves: what a
+// client library reads of the clock does not.
+//
+// wall: the wall clock of the next lock holder's whole process (every
+// process of its container: the worker and any client program it runs)
+// jumps ahead or behind by two to four TTLs, or by the offset given
+// (clock-skew:wall:+1h), as a step of its machine's clock does, by the same
+// vDSO patch; its monotonic clock does not move. A client library that
+// times leases on the wall clock sees the jump; one that times them on the
+// monotonic clock (Go's time.Since, client-go's leader election) does not.
+type ClockSkew struct {
+	Scope  string
+	Offset time.Duration // wall: the jump; 0 a random one
+}
 
-// Name is "clock-skew:SCOPE".
-func (f ClockSkew) Name() string { return "clock-skew:" + f.Scope }
+// Name is "clock-skew:SCOPE", with the offset of a fixed wall jump.
+func (f ClockSkew) Name() string {
+	if f.Scope == ClockWall && f.Offset != 0 {
+		sign := "+"
+		if f.Offset < 0 {
+			sign = ""
+		}
+		return "clock-skew:" + ClockWall + ":" + sign + f.Offset.String()
+	}
+	return "clock-skew:" + f.Scope
+}
 
-// Applies checks the scope's precondition (Precondition): :server needs a
-// way to skew a server process's clock (Shape.ServerClock); a client's
+// MaxClockJump bounds clock-skew:wall's offset.
+const MaxClockJump = 24 * time.Hour
+
+// parseClockSkew is clock-skew's constructor: a scope, and for wall an
+// optional signed offset (clock-skew:wall:+1h, clock-skew:wall:-90s).
+func parseClockSkew(param string) (Fault, error) {
+	scope, offset, hasOffset := strings.Cut(param, ":")
+	if scope == "" {
+		scope = ClockClient
+	}
+	switch scope {
+	case ClockClient, ClockServer:
+		if hasOffset {
+			return nil, fmt.Errorf("clock-skew:%s takes no offset (clock-skew:wall:+1h does)", scope)
+		}
+		return ClockSkew{Scope: scope}, nil
+	case ClockWall:
+		if !hasOffset {
+			return ClockSkew{Scope: ClockWall}, nil
+		}
+		d, err := time.ParseDuration(offset)
+		if err != nil || d == 0 || d.Abs() > MaxClockJump || d%time.Microsecond != 0 {
+			return nil, fmt.Errorf("clock-skew:wall:%s: the offset must be a non-zero duration of at most %s either way, to the microsecond (+1h, -90s)", offset, MaxClockJump)
+		}
+		return ClockSkew{Scope: ClockWall, Offset: d}, nil
+	}
+	return nil, fmt.Errorf("scope %q: valid: %s", scope, strings.Join(clockScopes, ", "))
+}
+
+// Applies checks the scope's precondition (Precondition): :server and :wall
+// need a way to skew a process's clock (Shape.ProcessClock); a client's
 // lease clock can always be skewed.
 func (f ClockSkew) Applies(s Shape) error {
-	if f.Scope == ClockServer && s.ServerClock != nil {
-		return cannotApply("a server's clock cannot be skewed here: %w", s.ServerClock)
+	if f.Scope != ClockClient && s.ProcessClock != nil {
+		return cannotApply("a process's clock cannot be skewed here: %w", s.ProcessClock)
 	}
 	return nil
 }
@@ -43,12 +97,28 @@ func (f ClockSkew) Applies(s Shape) error {
 func (f ClockSkew) Inject(ctx context.Context, env Env, r *rand.Rand) (*Injection, error) {
 	offset := between(r, 2*env.TTL(), 4*env.TTL()).Round(time.Second)
 	hold := between(r, env.Lease(), 2*env.Lease())
+	params := map[string]string{}
 	var node string
 	var skew func(context.Context, string, time.Duration) error
 	switch f.Scope {
 	case ClockServer:
 		servers := env.Servers()
-		node, skew = servers[r.IntN(len(servers))], env.SkewServerClock
+		node, skew = servers[r.IntN(len(servers))], env.SkewProcessClock
+	case ClockWall:
+		if r.IntN(2) == 0 {
+			offset = -offset
+		}
+		if f.Offset != 0 {
+			offset = f.Offset
+		}
+		h, err := env.NextHolder(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer h.Proceed()
+		node, skew = h.Node, env.SkewProcessClock
+		params["process"] = h.Process.String()
+		params["token"] = strconv.FormatInt(h.Token, 10)
 	default:
 		clients := env.Clients()
 		node, skew = clients[r.IntN(len(clients))], env.SkewClientClock
@@ -59,9 +129,9 @@ func (f ClockSkew) Inject(ctx context.Context, env Env, r *rand.Rand) (*Injectio
 	if err := skew(ctx, node, offset); err != nil {
 		return nil, err
 	}
+	params["offset"], params["hold"] = offset.String(), ms(hold)
 	return &Injection{
-		Nodes: []string{node}, Hold: hold,
-		Params:  map[string]string{"offset": offset.String(), "hold": ms(hold)},
+		Nodes: []string{node}, Hold: hold, Params: params,
 		Recover: func(ctx context.Context) error { return skew(ctx, node, 0) },
 	}, nil
 }

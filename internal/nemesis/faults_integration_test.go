@@ -13,6 +13,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -327,25 +328,13 @@ func everyFault(t *testing.T, cl *harness.Cluster) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		serverTime := func() time.Time {
-			resp, err := http.Get("http://" + cl.Addr(node) + ":2379/version")
-			if err != nil {
-				t.Fatal(err)
-			}
-			resp.Body.Close()
-			at, err := http.ParseTime(resp.Header.Get("Date"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			return at
-		}
-		if skew := time.Until(serverTime()); skew < offset-2*time.Second || skew > offset+2*time.Second {
+		if skew := time.Until(serverTime(t, cl, node)); skew < offset-2*time.Second || skew > offset+2*time.Second {
 			t.Errorf("%s's clock is %s ahead, want %s", node, skew.Round(time.Second), offset)
 		}
 		// etcd times leases on the monotonic clock: it keeps serving.
 		healthy(t, cl)
 		recover(t, inj)
-		if skew := time.Until(serverTime()); skew < -2*time.Second || skew > 2*time.Second {
+		if skew := time.Until(serverTime(t, cl, node)); skew < -2*time.Second || skew > 2*time.Second {
 			t.Errorf("after recovery %s's clock is %s off", node, skew.Round(time.Second))
 		}
 	})
@@ -472,4 +461,75 @@ func everyFault(t *testing.T, cl *harness.Cluster) {
 			t.Errorf("with its clock restored: %v", err)
 		}
 	})
+
+	t.Run("clock-rate:client", func(t *testing.T) {
+		// Worker 1 runs critical sections (each logged with its own wall
+		// clock's time) until told to stop; the fault takes it at its
+		// failpoint and runs its clocks 4 times as fast.
+		stop := make(chan struct{})
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+					cl.RunOne(ctx, 1, 100*time.Millisecond)
+				}
+			}
+		}()
+		defer func() { close(stop); <-done }()
+		inj := inject(t, cl, nemesis.ClockRate{Scope: nemesis.ClockClient, Rate: 4})
+		node := inj.Nodes[0]
+		if node != "w2" || inj.Params["rate"] != "4" {
+			t.Errorf("clock-rate on %s, params %v: want w2, rate 4", node, inj.Params)
+		}
+		time.Sleep(3 * time.Second)
+		recover(t, inj)
+		obs, err := strconv.ParseFloat(inj.Params["observed_rate"], 64)
+		if err != nil || obs < 3 || obs > 5 {
+			t.Errorf("observed rate %q over %s log lines, want about 4", inj.Params["observed_rate"], inj.Params["observed_lines"])
+		}
+		// Healed, its clock runs true.
+		healed := time.Now()
+		time.Sleep(2 * time.Second)
+		if r, n, err := cl.ObservedClockRate(ctx, node, healed); err != nil || r < 0.8 || r > 1.25 {
+			t.Errorf("after recovery %s's clock runs at %.2f (%d lines, %v)", node, r, n, err)
+		}
+	})
+
+	t.Run("clock-rate:server", func(t *testing.T) {
+		inj := inject(t, cl, nemesis.ClockRate{Scope: nemesis.ClockServer, Rate: 4})
+		node := inj.Nodes[0]
+		t0, s0 := time.Now(), serverTime(t, cl, node)
+		time.Sleep(3 * time.Second)
+		t1, s1 := time.Now(), serverTime(t, cl, node)
+		// The Date header counts whole seconds: 12 s of server time, ±1.
+		if r := s1.Sub(s0).Seconds() / t1.Sub(t0).Seconds(); r < 3.3 || r > 4.7 {
+			t.Errorf("%s's clock ran at %.2f, want 4 (Date %s then %s)", node, r, s0.Format(time.TimeOnly), s1.Format(time.TimeOnly))
+		}
+		healthy(t, cl)
+		recover(t, inj)
+		if skew := time.Until(serverTime(t, cl, node)); skew < -2*time.Second || skew > 2*time.Second {
+			t.Errorf("after recovery %s's clock is %s off", node, skew.Round(time.Second))
+		}
+		t.Logf("observed from %s's log: %s (%s lines)", node, inj.Params["observed_rate"], inj.Params["observed_lines"])
+	})
+}
+
+// serverTime is an etcd server's wall clock, to the second: the Date of its
+// /version answer.
+func serverTime(t *testing.T, cl *harness.Cluster, node string) time.Time {
+	t.Helper()
+	resp, err := http.Get("http://" + cl.Addr(node) + ":2379/version")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	at, err := http.ParseTime(resp.Header.Get("Date"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return at
 }

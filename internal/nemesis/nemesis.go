@@ -119,9 +119,22 @@ type Network interface {
 
 // Clocks skews clocks.
 type Clocks interface {
-	// SkewServerClock makes a server process's wall clock run offset ahead
-	// (0 restores it).
-	SkewServerClock(ctx context.Context, node string, offset time.Duration) error
+	// SkewProcessClock makes the wall clock of a node's processes (a
+	// server's; every process of a client's container: the worker and any
+	// client program it runs) run offset ahead, at the true rate (0
+	// restores it). Their monotonic clocks are not touched.
+	SkewProcessClock(ctx context.Context, node string, offset time.Duration) error
+	// RateProcessClock makes both clocks of a node's processes (as
+	// SkewProcessClock picks them) run rate times as fast as true time,
+	// each continuing from what it reads. 1 heals: the wall clock reads
+	// true again, and the monotonic clock runs at the true rate from
+	// where it is (it never goes back).
+	RateProcessClock(ctx context.Context, node string, rate float64) error
+	// ObservedClockRate measures the rate of a node's clock since a time
+	// from its log lines (those its process stamps with its wall clock,
+	// against the engine's true time of each), and how many lines it took;
+	// an error says why it could not.
+	ObservedClockRate(ctx context.Context, node string, since time.Time) (rate float64, lines int, err error)
 	// SkewClientClock makes a client's lease clock run offset ahead
 	// (negative: behind; 0 restores it).
 	SkewClientClock(ctx context.Context, node string, offset time.Duration) error
@@ -167,7 +180,8 @@ type Injection struct {
 	Params map[string]string
 	// Hold is how long the schedule keeps the fault before recovering it.
 	Hold time.Duration
-	// Recover heals exactly what Inject broke. It is called once, with a
+	// Recover heals exactly what Inject broke. It may add what it measured
+	// to Params (they are recorded with the fault's stop). It is called once, with a
 	// context that is not the (maybe cancelled) run's.
 	Recover func(ctx context.Context) error
 }
@@ -353,12 +367,13 @@ func (s *Schedule) heal(env Env, rec Recorder, log *slog.Logger) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	err := a.inj.Recover(ctx)
 	params := map[string]string{}
 	for k, v := range a.inj.Params {
 		params[k] = v
 	}
 	v := history.FaultValue{Fault: a.fault, Nodes: a.inj.Nodes, Params: params}
-	if err := a.inj.Recover(ctx); err != nil {
+	if err != nil {
 		v.Error = err.Error()
 		log.Error("fault not recovered", "fault", a.fault, "nodes", a.inj.Nodes, "err", err)
 	}

@@ -85,7 +85,11 @@ func (e *fakeEnv) NetExec(_ context.Context, node string, cmd ...string) (string
 	e.signals = append(e.signals, "exec "+node+" "+strings.Join(cmd, " "))
 	return "", nil
 }
-func (e *fakeEnv) SkewServerClock(context.Context, string, time.Duration) error { return nil }
+func (e *fakeEnv) SkewProcessClock(context.Context, string, time.Duration) error { return nil }
+func (e *fakeEnv) RateProcessClock(context.Context, string, float64) error       { return nil }
+func (e *fakeEnv) ObservedClockRate(context.Context, string, time.Time) (float64, int, error) {
+	return 1, 0, nil
+}
 func (e *fakeEnv) Delay(context.Context, string, time.Duration, time.Duration) error {
 	return nil
 }
@@ -384,5 +388,38 @@ func TestMissedHolderIsRecordedAsMissed(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
+	}
+}
+
+func TestParseClocks(t *testing.T) {
+	for spec, want := range map[string]string{
+		"clock-skew":               "clock-skew:client",
+		"clock-skew:wall":          "clock-skew:wall",
+		"clock-skew:wall:+1h":      "clock-skew:wall:+1h0m0s",
+		"clock-skew:wall:-90s":     "clock-skew:wall:-1m30s",
+		"clock-rate":               "clock-rate:client",
+		"clock-rate:server":        "clock-rate:server",
+		"clock-rate:client:x0.125": "clock-rate:client:x0.125",
+		"clock-rate:server:x3":     "clock-rate:server:x3",
+	} {
+		fs, err := Parse(spec)
+		if err != nil || len(fs) != 1 || fs[0].Name() != want {
+			t.Errorf("Parse(%q) = %v, %v; want %s", spec, fs, err, want)
+			continue
+		}
+		// A name parses back to the same fault (rerun, matrix identities).
+		if again, err := Parse(fs[0].Name()); err != nil || again[0] != fs[0] {
+			t.Errorf("%s does not parse back: %v, %v", fs[0].Name(), again, err)
+		}
+	}
+	for _, spec := range []string{
+		"clock-skew:server:+1h", "clock-skew:client:+1h", "clock-skew:wall:0s", "clock-skew:wall:48h",
+		"clock-skew:wall:soon", "clock-skew:sundial", "clock-rate:x0.5", "clock-rate:client:0.5",
+		"clock-rate:client:x1", "clock-rate:client:x0", "clock-rate:client:x200", "clock-rate:client:xNaN",
+		"clock-rate:wall",
+	} {
+		if _, err := Parse(spec); err == nil || !errors.Is(err, ErrUnknown) {
+			t.Errorf("Parse(%q) = %v, want an ErrUnknown", spec, err)
+		}
 	}
 }

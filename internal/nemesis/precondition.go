@@ -25,9 +25,9 @@ type Shape struct {
 	// their own (Env.Resources: what a :resource scope hits).
 	Resources  []string
 	Containers []string
-	// ServerClock is nil when a server process's wall clock can be skewed
+	// ProcessClock is nil when the clocks of a node's processes can be skewed
 	// (the harness's vDSO patch), else why it cannot.
-	ServerClock error
+	ProcessClock error
 }
 
 // Precondition is a fault that cannot apply to every run: one whose scope

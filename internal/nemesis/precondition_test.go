@@ -23,7 +23,11 @@ func (e *shapedEnv) Resources() []string { return e.resources }
 func (e *shapedEnv) Leader(context.Context) (string, error) {
 	return e.servers[len(e.servers)-1], nil
 }
-func (e *shapedEnv) SkewServerClock(context.Context, string, time.Duration) error { return e.clock }
+func (e *shapedEnv) SkewProcessClock(context.Context, string, time.Duration) error { return e.clock }
+func (e *shapedEnv) RateProcessClock(context.Context, string, float64) error       { return e.clock }
+func (e *shapedEnv) ObservedClockRate(context.Context, string, time.Time) (float64, int, error) {
+	return 1, 0, nil
+}
 
 // allFaults is every fault of the table, with each of its scopes.
 func allFaults(t *testing.T) []Fault {
@@ -56,7 +60,7 @@ func TestPreconditionsMatchInjection(t *testing.T) {
 		for servers := 1; servers <= 3; servers++ {
 			for _, containers := range [][]string{nil, {"pg"}} {
 				for _, clock := range []error{nil, noClock} {
-					s := Shape{Target: "etcd", Servers: servers, Resources: []string{"lock-store"}, ServerClock: clock}
+					s := Shape{Target: "etcd", Servers: servers, Resources: []string{"lock-store"}, ProcessClock: clock}
 					env := &shapedEnv{fakeEnv: &fakeEnv{holders: make(chan Holder, 1)}, clock: clock}
 					for i := 1; i <= servers; i++ {
 						env.servers = append(env.servers, fmt.Sprintf("n%d", i))
@@ -101,8 +105,12 @@ func TestPreconditionMessages(t *testing.T) {
 		{"partition", lockStore, []string{"--nemesis partition:one", "a partition between servers needs 2 servers; this redis run has 1 (--nodes)"}},
 		{"partition:bridge", Shape{Target: "etcd", Servers: 2}, []string{"a bridge needs 3 servers; this etcd run has 2"}},
 		{"kill:minority", lockStore, []string{"--nemesis kill:minority", "a minority of servers needs 3 servers"}},
-		{"clock-skew:server", Shape{Servers: 3, ServerClock: errors.New("vdso: clock skew unsupported on darwin/arm64")},
-			[]string{"--nemesis clock-skew:server", "a server's clock cannot be skewed here: vdso: clock skew unsupported on darwin/arm64"}},
+		{"clock-skew:server", Shape{Servers: 3, ProcessClock: errors.New("vdso: clock skew unsupported on darwin/arm64")},
+			[]string{"--nemesis clock-skew:server", "a process's clock cannot be skewed here: vdso: clock skew unsupported on darwin/arm64"}},
+		{"clock-rate:client:x0.5", Shape{Servers: 3, ProcessClock: errors.New("vdso: clock skew unsupported on darwin/arm64")},
+			[]string{"--nemesis clock-rate:client:x0.5", "a process's clock rate cannot be changed here"}},
+		{"clock-skew:wall", Shape{Servers: 3, ProcessClock: errors.New("vdso: clock skew unsupported on darwin/arm64")},
+			[]string{"--nemesis clock-skew:wall", "a process's clock cannot be skewed here"}},
 	} {
 		fs, err := Parse(c.spec)
 		if err != nil {

@@ -46,9 +46,15 @@ var table = []entry{
 	},
 	{
 		Name:   "clock-skew",
-		Doc:    "jump a client's lease clock, or a server process's wall clock (vDSO patch), by 2-4 TTLs for 1-2 leases",
+		Doc:    "jump a client's lease clock, a server process's wall clock or the next holder's process wall clock (:wall, vDSO patch) by 2-4 TTLs (:wall:+1h: by 1h) for 1-2 leases",
 		Scopes: clockScopes,
-		New:    scoped(clockScopes, func(s string) Fault { return ClockSkew{Scope: s} }),
+		New:    parseClockSkew,
+	},
+	{
+		Name:   "clock-rate",
+		Doc:    "run both clocks of the next holder's process (:client) or of a server process (:server) fast or slow, 0.25-0.75x or 1.5-4x (:client:xR: R times true speed), for 3-5 leases (vDSO patch)",
+		Scopes: rateScopes,
+		New:    parseClockRate,
 	},
 	{
 		Name:   "netem",
@@ -62,7 +68,8 @@ var (
 	serverScopes    = []string{ScopeOne, ScopeLeader, ScopeMinority, ScopeMajority, ScopeAll, ScopeResource}
 	killScopes      = []string{ScopeOne, ScopeLeader, ScopeMinority, ScopeAll, ScopeResource}
 	partitionScopes = []string{PartOne, PartLeader, PartHalves, PartMajoritiesRing, PartBridge, PartResource}
-	clockScopes     = []string{ClockClient, ClockServer}
+	clockScopes     = []string{ClockClient, ClockServer, ClockWall}
+	rateScopes      = []string{ClockClient, ClockServer}
 	netemScopes     = []string{NetemDelay, NetemLoss}
 )
 

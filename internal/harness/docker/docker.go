@@ -602,6 +602,23 @@ func (r *Runtime) SaveLogs(ctx context.Context, c *Container, path string) error
 	return nil
 }
 
+// LogLines returns the container's log lines (stdout and stderr) written
+// since the given time, each prefixed by the time the engine received it
+// (RFC 3339 with nanoseconds, then a space).
+func (r *Runtime) LogLines(ctx context.Context, c *Container, since time.Time) ([]string, error) {
+	rc, err := r.cli.ContainerLogs(ctx, c.ID, container.LogsOptions{ShowStdout: true, ShowStderr: true,
+		Timestamps: true, Since: strconv.FormatInt(since.Unix(), 10)})
+	if err != nil {
+		return nil, fmt.Errorf("docker: logs of %s: %w", c.Name, err)
+	}
+	defer rc.Close()
+	var buf bytes.Buffer
+	if _, err := stdcopy.StdCopy(&buf, &buf, rc); err != nil {
+		return nil, fmt.Errorf("docker: logs of %s: %w", c.Name, err)
+	}
+	return strings.Split(strings.TrimRight(buf.String(), "\n"), "\n"), nil
+}
+
 // Exec runs a command in the container and returns its combined output; a
 // non-zero exit is an error that includes the output.
 func (r *Runtime) Exec(ctx context.Context, c *Container, cmd ...string) (string, error) {

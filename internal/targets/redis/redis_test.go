@@ -116,10 +116,10 @@ func TestServerClockJumpExpiresTheLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	read, _ := c.Read(ctx)
-	if err := cl.SkewServerClock(ctx, "n1", 3*redistest.TTL); err != nil {
+	if err := cl.SkewProcessClock(ctx, "n1", 3*redistest.TTL); err != nil {
 		t.Fatal(err)
 	}
-	defer cl.SkewServerClock(ctx, "n1", 0)
+	defer cl.SkewProcessClock(ctx, "n1", 0)
 	actx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
 	b, err := other.Acquire(actx)
 	cancel()

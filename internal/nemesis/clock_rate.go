@@ -1,0 +1,135 @@
+package nemesis
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ClockRate makes a clock run fast or slow, for three to five leases, then
+// true again: both the wall and the monotonic clock of a process run Rate
+// times as fast as true time (a vDSO patch, like clock-skew:server's; the
+// machine's clock is not touched), continuing from what they read, so that
+// every timeout, ticker and lease the process times stretches (slow) or
+// shrinks (fast). Leases are only safe if the clocks that time them run at
+// the same rate: client-go's leader election says it tolerates clock skew
+// but not skew rate.
+//
+// client: the next lock holder's whole process (every process of its
+// container), taken at its failpoint (lease checked, about to work and
+// write) and let go on at once. A slow holder renews late and believes its
+// lease lasts longer than the service does; a fast one gives up early.
+//
+// server: one random server process.
+//
+// Recovery makes the wall clock true again (it jumps back to the true
+// time); the monotonic clock runs at the true rate from where it is, since
+// going back would break the process's timers.
+//
+// Rate 0 picks one at random: slow 0.25-0.75 or fast 1.5-4, to two
+// decimals. The rate is recorded in the fault's params (rate), and at
+// recovery the rate the process showed (observed_rate, from the wall-clock
+// stamps of its log lines against the engine's: Env.ObservedClockRate).
+type ClockRate struct {
+	Scope string
+	Rate  float64
+}
+
+// MinClockRate and MaxClockRate bound clock-rate's factor (the vDSO patch
+// takes [0.01, 100]).
+const (
+	MinClockRate = 0.01
+	MaxClockRate = 100
+)
+
+// clockRateParam is the prefix of clock-rate's factor.
+const clockRateParam = "x"
+
+// Name is "clock-rate:SCOPE", with ":xR" for a fixed rate.
+func (f ClockRate) Name() string {
+	if f.Rate == 0 {
+		return "clock-rate:" + f.Scope
+	}
+	return "clock-rate:" + f.Scope + ":" + clockRateParam + strconv.FormatFloat(f.Rate, 'f', -1, 64)
+}
+
+// parseClockRate is clock-rate's constructor: a scope (client by default)
+// and an optional factor (clock-rate:client:x0.5).
+func parseClockRate(param string) (Fault, error) {
+	scope, factor, hasFactor := strings.Cut(param, ":")
+	if scope == "" {
+		scope = ClockClient
+	}
+	if scope != ClockClient && scope != ClockServer {
+		return nil, fmt.Errorf("scope %q: valid: %s (then :xR, as in clock-rate:client:x0.5)", scope, strings.Join(rateScopes, ", "))
+	}
+	if !hasFactor {
+		return ClockRate{Scope: scope}, nil
+	}
+	num, ok := strings.CutPrefix(factor, clockRateParam)
+	rate, err := strconv.ParseFloat(num, 64)
+	if !ok || err != nil || math.IsNaN(rate) || rate < MinClockRate || rate > MaxClockRate || rate == 1 {
+		return nil, fmt.Errorf("clock-rate:%s:%s: the factor is xR, R in [%g, %g] and not 1 (x0.5: half speed; x2: twice)", scope, factor, float64(MinClockRate), float64(MaxClockRate))
+	}
+	return ClockRate{Scope: scope, Rate: rate}, nil
+}
+
+// Applies checks the precondition (Precondition): a way to patch a
+// process's clocks (Shape.ProcessClock).
+func (f ClockRate) Applies(s Shape) error {
+	if s.ProcessClock != nil {
+		return cannotApply("a process's clock rate cannot be changed here: %w", s.ProcessClock)
+	}
+	return nil
+}
+
+// Inject changes one process's clock rate.
+func (f ClockRate) Inject(ctx context.Context, env Env, r *rand.Rand) (*Injection, error) {
+	rate := f.Rate
+	if rate == 0 {
+		if r.IntN(2) == 0 {
+			rate = 0.25 + 0.5*r.Float64()
+		} else {
+			rate = 1.5 + 2.5*r.Float64()
+		}
+		rate = math.Round(rate*100) / 100
+	}
+	hold := between(r, 3*env.Lease(), 5*env.Lease())
+	params := map[string]string{"rate": strconv.FormatFloat(rate, 'f', -1, 64), "hold": ms(hold)}
+	var node string
+	if f.Scope == ClockServer {
+		servers := env.Servers()
+		node = servers[r.IntN(len(servers))]
+	} else {
+		h, err := env.NextHolder(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer h.Proceed()
+		node = h.Node
+		params["process"] = h.Process.String()
+		params["token"] = strconv.FormatInt(h.Token, 10)
+	}
+	if err := env.RateProcessClock(ctx, node, rate); err != nil {
+		return nil, fmt.Errorf("clock-rate: %s: %w", node, err)
+	}
+	since := time.Now()
+	return &Injection{
+		Nodes: []string{node}, Hold: hold, Params: params,
+		Recover: func(ctx context.Context) error {
+			// The rate the process showed, from its own log's stamps,
+			// before its clock is true again.
+			if obs, n, err := env.ObservedClockRate(ctx, node, since); err != nil {
+				params["observed_rate"] = "unobserved: " + err.Error()
+			} else {
+				params["observed_rate"] = strconv.FormatFloat(math.Round(obs*1000)/1000, 'f', -1, 64)
+				params["observed_lines"] = strconv.Itoa(n)
+			}
+			return env.RateProcessClock(ctx, node, 1)
+		},
+	}, nil
+}
