@@ -6,35 +6,40 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/fencecheck/fencecheck/internal/nemesis"
 )
 
-// ObservedClockRate measures the rate of a node's clock from its own log:
-// each line the engine received since the given time carries the engine's
+// ObservedClock reads what a node's clock showed since a time from its own
+// log: each line the engine received since then carries the engine's
 // (true) time and, when the process stamps its lines with its wall clock,
 // the process's time (a JSON "time" or "ts" field: the worker's slog,
-// etcd's zap; or klog's "I1202 15:04:05.000000" header: kube-apiserver). The
-// rate is the process's time elapsed over the true time elapsed between the
-// first and the last stamped line; n is how many lines were stamped. It
-// says why when fewer than two stamped lines span at least half a second
-// (nemesis.Env).
-func (e nemesisEnv) ObservedClockRate(ctx context.Context, node string, since time.Time) (float64, int, error) {
+// etcd's zap; or klog's "I1202 15:04:05.000000" header: kube-apiserver).
+// Offset is the process's time minus the engine's at the last stamped line.
+// Rate assumes the process's wall clock read true at since (the instant its
+// rate was set: a rate continues from the clock's reading, and faults come
+// one at a time, so no jump is in place), which anchors the first point:
+// it is the process's time elapsed over the true time elapsed from there
+// to the last stamped line, 0 when no stamped line came half a second or
+// more after since. An error says no line was stamped (nemesis.Env).
+func (e nemesisEnv) ObservedClock(ctx context.Context, node string, since time.Time) (nemesis.ClockSeen, error) {
 	c := e.c
 	ct, err := c.node(node)
 	if err != nil {
-		return 0, 0, err
+		return nemesis.ClockSeen{}, err
 	}
 	lines, err := c.rt.LogLines(ctx, ct, since)
 	if err != nil {
-		return 0, 0, err
+		return nemesis.ClockSeen{}, err
 	}
-	return observeRate(lines, since)
+	return observeClock(lines, since)
 }
 
-// observeRate is ObservedClockRate's arithmetic over log lines prefixed by
-// the engine's RFC 3339 time.
-func observeRate(lines []string, since time.Time) (float64, int, error) {
+// observeClock is ObservedClock's arithmetic over log lines prefixed by the
+// engine's RFC 3339 time.
+func observeClock(lines []string, since time.Time) (nemesis.ClockSeen, error) {
 	type stamp struct{ true, proc time.Time }
-	var stamps []stamp
+	stamps := []stamp{{since, since}}
 	for _, l := range lines {
 		head, rest, ok := strings.Cut(l, " ")
 		if !ok {
@@ -48,15 +53,16 @@ func observeRate(lines []string, since time.Time) (float64, int, error) {
 			stamps = append(stamps, stamp{at, proc})
 		}
 	}
-	if len(stamps) < 2 {
-		return 0, len(stamps), fmt.Errorf("%d log lines stamped with the process's clock since %s", len(stamps), since.Format(time.TimeOnly))
+	n := len(stamps) - 1
+	if n == 0 {
+		return nemesis.ClockSeen{}, fmt.Errorf("no log line stamped with the process's clock since %s", since.Format(time.TimeOnly))
 	}
-	first, last := stamps[0], stamps[len(stamps)-1]
-	span := last.true.Sub(first.true)
-	if span < 500*time.Millisecond {
-		return 0, len(stamps), fmt.Errorf("the process's stamped log lines span %s only", span.Round(time.Millisecond))
+	first, last := stamps[0], stamps[n]
+	seen := nemesis.ClockSeen{Lines: n, Offset: last.proc.Sub(last.true)}
+	if span := last.true.Sub(first.true); span >= 500*time.Millisecond {
+		seen.Rate = float64(last.proc.Sub(first.proc)) / float64(span)
 	}
-	return float64(last.proc.Sub(first.proc)) / float64(span), len(stamps), nil
+	return seen, nil
 }
 
 // processTime reads the time a process stamped its log line with: a JSON

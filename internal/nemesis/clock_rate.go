@@ -33,7 +33,7 @@ import (
 // Rate 0 picks one at random: slow 0.25-0.75 or fast 1.5-4, to two
 // decimals. The rate is recorded in the fault's params (rate), and at
 // recovery the rate the process showed (observed_rate, from the wall-clock
-// stamps of its log lines against the engine's: Env.ObservedClockRate).
+// stamps of its log lines against the engine's: Env.ObservedClock).
 type ClockRate struct {
 	Scope string
 	Rate  float64
@@ -123,11 +123,15 @@ func (f ClockRate) Inject(ctx context.Context, env Env, r *rand.Rand) (*Injectio
 		Recover: func(ctx context.Context) error {
 			// The rate the process showed, from its own log's stamps,
 			// before its clock is true again.
-			if obs, n, err := env.ObservedClockRate(ctx, node, since); err != nil {
+			seen, err := env.ObservedClock(ctx, node, since)
+			switch {
+			case err != nil:
 				params["observed_rate"] = "unobserved: " + err.Error()
-			} else {
-				params["observed_rate"] = strconv.FormatFloat(math.Round(obs*1000)/1000, 'f', -1, 64)
-				params["observed_lines"] = strconv.Itoa(n)
+			case seen.Rate == 0:
+				params["observed_rate"] = "unobserved: its log's stamped lines span less than 0.5s"
+			default:
+				params["observed_rate"] = strconv.FormatFloat(math.Round(seen.Rate*1000)/1000, 'f', -1, 64)
+				params["observed_lines"] = strconv.Itoa(seen.Lines)
 			}
 			return env.RateProcessClock(ctx, node, 1)
 		},

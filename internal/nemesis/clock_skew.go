@@ -37,6 +37,9 @@ const (
 // vDSO patch; its monotonic clock does not move. A client library that
 // times leases on the wall clock sees the jump; one that times them on the
 // monotonic clock (Go's time.Since, client-go's leader election) does not.
+//
+// server and wall record, at recovery, the offset the process's own log
+// stamps showed against the engine's (observed_offset: Env.ObservedClock).
 type ClockSkew struct {
 	Scope  string
 	Offset time.Duration // wall: the jump; 0 a random one
@@ -129,9 +132,21 @@ func (f ClockSkew) Inject(ctx context.Context, env Env, r *rand.Rand) (*Injectio
 	if err := skew(ctx, node, offset); err != nil {
 		return nil, err
 	}
+	since := time.Now()
 	params["offset"], params["hold"] = offset.String(), ms(hold)
 	return &Injection{
 		Nodes: []string{node}, Hold: hold, Params: params,
-		Recover: func(ctx context.Context) error { return skew(ctx, node, 0) },
+		Recover: func(ctx context.Context) error {
+			if f.Scope != ClockClient {
+				// The offset the process showed, from its own log's
+				// stamps, before its clock is true again.
+				if seen, err := env.ObservedClock(ctx, node, since); err != nil {
+					params["observed_offset"] = "unobserved: " + err.Error()
+				} else {
+					params["observed_offset"] = seen.Offset.Round(time.Millisecond).String()
+				}
+			}
+			return skew(ctx, node, 0)
+		},
 	}, nil
 }

@@ -130,14 +130,24 @@ type Clocks interface {
 	// true again, and the monotonic clock runs at the true rate from
 	// where it is (it never goes back).
 	RateProcessClock(ctx context.Context, node string, rate float64) error
-	// ObservedClockRate measures the rate of a node's clock since a time
-	// from its log lines (those its process stamps with its wall clock,
-	// against the engine's true time of each), and how many lines it took;
-	// an error says why it could not.
-	ObservedClockRate(ctx context.Context, node string, since time.Time) (rate float64, lines int, err error)
+	// ObservedClock reads what a node's clock showed since a time, from
+	// its log lines (those its process stamps with its wall clock, against
+	// the engine's true time of each); an error says why it could not.
+	ObservedClock(ctx context.Context, node string, since time.Time) (ClockSeen, error)
 	// SkewClientClock makes a client's lease clock run offset ahead
 	// (negative: behind; 0 restores it).
 	SkewClientClock(ctx context.Context, node string, offset time.Duration) error
+}
+
+// ClockSeen is what a node's log showed of its clock (Clocks.ObservedClock).
+type ClockSeen struct {
+	// Lines counts the log lines stamped with the process's clock.
+	Lines int
+	// Offset is the process's clock minus the true time at the last.
+	Offset time.Duration
+	// Rate is the process's clock's rate since the clock was set,
+	// assuming it read true then; 0 when the lines span too little time.
+	Rate float64
 }
 
 // NetFault is a fault that changes the network of nodes (through

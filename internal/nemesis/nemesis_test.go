@@ -87,8 +87,8 @@ func (e *fakeEnv) NetExec(_ context.Context, node string, cmd ...string) (string
 }
 func (e *fakeEnv) SkewProcessClock(context.Context, string, time.Duration) error { return nil }
 func (e *fakeEnv) RateProcessClock(context.Context, string, float64) error       { return nil }
-func (e *fakeEnv) ObservedClockRate(context.Context, string, time.Time) (float64, int, error) {
-	return 1, 0, nil
+func (e *fakeEnv) ObservedClock(context.Context, string, time.Time) (ClockSeen, error) {
+	return ClockSeen{Rate: 1}, nil
 }
 func (e *fakeEnv) Delay(context.Context, string, time.Duration, time.Duration) error {
 	return nil

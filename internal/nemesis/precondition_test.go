@@ -25,8 +25,8 @@ func (e *shapedEnv) Leader(context.Context) (string, error) {
 }
 func (e *shapedEnv) SkewProcessClock(context.Context, string, time.Duration) error { return e.clock }
 func (e *shapedEnv) RateProcessClock(context.Context, string, float64) error       { return e.clock }
-func (e *shapedEnv) ObservedClockRate(context.Context, string, time.Time) (float64, int, error) {
-	return 1, 0, nil
+func (e *shapedEnv) ObservedClock(context.Context, string, time.Time) (ClockSeen, error) {
+	return ClockSeen{Rate: 1}, nil
 }
 
 // allFaults is every fault of the table, with each of its scopes.
