@@ -17,28 +17,14 @@ type Op struct {
 	// Writes is true for an operation whose write the timeline draws (a
 	// lock-append critical section); the generic view draws operations as
 	// spans only.
-	Writes  bool
-	Element int64
-	Invoke  int64
-	End     int64 // completion time, -1 when it never completed
-	Type    history.Type
-	Comp    lockappend.Completion
-
-	Acquired   bool
-	AcquiredAt int64
-	Token      int64
-
-	ReadAt  int64
-	Read    []int64
-	HasRead bool
-
-	CheckedAt int64
-	Checked   lockappend.Checked
-
-	WriteSentAt int64
-	ReleasingAt int64 // first of releasing and released
-	Late        *lockappend.Late
-	LateAt      int64
+	Writes bool
+	Invoke int64
+	End    int64 // completion time, -1 when it never completed
+	Type   history.Type
+	// Append is what the operation's phases say of a critical section,
+	// as the checkers read it (lockappend.ParseAppend); an operation of
+	// another kind has its times at -1 (NoAppend).
+	lockappend.Append
 
 	// StaleFrom is when the lock was granted with a higher token while this
 	// holder still believed it held it (-1: never). StaleBy is that grant.
@@ -49,6 +35,10 @@ type Op struct {
 	// view that orders them).
 	WriteIdx int
 }
+
+// NoAppend is the Append of an operation that is no critical section:
+// every phase time -1.
+var NoAppend = lockappend.Append{ReadAt: -1, CheckedAt: -1, WriteSentAt: -1, ReleasingAt: -1, LateAt: -1}
 
 // Landed reports whether the op's write reached the resource for certain:
 // an ok completion, or an ok late result of an info op.

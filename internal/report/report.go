@@ -529,7 +529,7 @@ func genericModel(ops []history.Op, events []history.Event) *OpModel {
 			continue
 		}
 		m.Ops = append(m.Ops, &Op{Proc: o.Process, Invoke: o.Invoke.Time, End: o.End(), Type: o.Type(), Label: o.F,
-			ReadAt: -1, CheckedAt: -1, WriteSentAt: -1, ReleasingAt: -1, LateAt: -1, StaleFrom: -1, WriteIdx: -1})
+			Append: NoAppend, StaleFrom: -1, WriteIdx: -1})
 	}
 	return m
 }

@@ -128,9 +128,7 @@ func decodeAppend(o *history.Op) (*report.Op, error) {
 		return nil, err
 	}
 	a := &report.Op{Proc: o.Process, Invoke: o.Invoke.Time, End: o.End(), Type: o.Type(), StaleFrom: -1, WriteIdx: -1,
-		Writes: true, Element: p.Element, Label: "append " + strconv.FormatInt(p.Element, 10), Comp: p.Comp,
-		Acquired: p.Acquired, AcquiredAt: p.AcquiredAt, Token: p.Token, ReadAt: p.ReadAt, Read: p.Read, HasRead: p.HasRead,
-		CheckedAt: p.CheckedAt, Checked: p.Checked, WriteSentAt: p.WriteSentAt, ReleasingAt: p.ReleasingAt, Late: p.Late, LateAt: p.LateAt}
+		Writes: true, Label: "append " + strconv.FormatInt(p.Element, 10), Append: p}
 	if !a.Acquired {
 		// A completion or late result may carry the token without the
 		// phase (a worker that reported none).
