@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -186,17 +185,10 @@ func livenessRun(bin, dir string, c livenessCell, seed uint64) (livenessFigures,
 	res := filepath.Join(dir, fmt.Sprintf("%s-%s-%d-%d", c.target, strings.ReplaceAll(c.nemesis, ":", "-"), len(c.args), seed))
 	args := append([]string{"run", "--target", c.target, "--fencing", "token", "--nemesis", c.nemesis, "--nemesis-interval", "2s",
 		"--time-limit", c.limit.String(), "--seed", fmt.Sprint(seed), "--results", res, "--quiet"}, c.args...)
-	out, err := exec.Command(bin, args...).CombinedOutput()
 	var f livenessFigures
-	var ee *exec.ExitError
-	switch {
-	case errors.As(err, &ee):
-		f.code = ee.ExitCode()
-	case err != nil:
-		return f, err
-	}
-	if f.code > 2 {
-		return f, fmt.Errorf("%s %s seed %d: exit %d\n%s", c.target, c.nemesis, seed, f.code, out)
+	var err error
+	if f.code, _, err = runVerdict(bin, args...); err != nil {
+		return f, fmt.Errorf("%s %s seed %d: %w", c.target, c.nemesis, seed, err)
 	}
 	var v struct {
 		Valid    any `json:"valid"`

@@ -7,6 +7,7 @@
 //
 //	go run ./bench -bin bin/fencecheck -runs 5 [-cold]
 //	go run ./bench -bin bin/fencecheck -liveness [-runs 1] [-parallel 2] [-only TARGET]
+//	go run ./bench -bin bin/fencecheck -clock-rate 0.1,0.2,0.5 [-runs 5] [-chart docs/clock-rate.svg]
 package main
 
 import (
@@ -18,6 +19,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -44,8 +46,36 @@ func main() {
 	rerun := flag.Bool("rerun", false, "instead, measure reproduction: an invalid unfenced etcd pause-holder run, then fencecheck rerun of it with -runs re-runs")
 	liveness := flag.Bool("liveness", false, "instead, measure liveness: every target under kill-holder and the kill of its leader, -runs seeds (default 1) a cell, -parallel at a time (-only: the targets whose name contains it)")
 	clientOverhead := flag.String("client-overhead", "", "instead, compare a client program's critical sections per second (this --client-dir) with -target's built-in recipe: no faults, alternating runs")
+	clockRate := flag.String("clock-rate", "", "instead, run -workload (default election) on -target (default kubernetes) with the holder's clock at each of these rates (comma-separated: clock-rate:client:xR), -fencing (default none,term) and seeds 1..-runs; print the table and write the chart to -chart")
+	chart := flag.String("chart", "docs/clock-rate.svg", "with -clock-rate: where the chart goes (\"\": none)")
 	imagesBench := flag.Bool("images", false, "instead, run etcd from fencecheck's image and from a FROM-scratch image (images scratch etcd) under -nemesis, -fencing (default none,token), seeds 1..-runs, -parallel at a time")
 	flag.Parse()
+	if *clockRate != "" {
+		t, w, fs := "kubernetes", "election", "none,term"
+		if isSet("target") {
+			t = *target
+		}
+		if isSet("workload") {
+			w = *workloadFlag
+		}
+		if isSet("fencing") {
+			fs = *fencings
+		}
+		var rates []float64
+		for _, r := range strings.Split(*clockRate, ",") {
+			v, err := strconv.ParseFloat(strings.TrimSpace(r), 64)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "bench: -clock-rate:", err)
+				os.Exit(2)
+			}
+			rates = append(rates, v)
+		}
+		if err := runClockRate(*bin, t, w, rates, strings.Split(fs, ","), *runs, strings.Fields(*extra), *chart); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *imagesBench {
 		fs := "none,token"
 		if isSet("fencing") {
@@ -150,6 +180,26 @@ func main() {
 	}
 }
 
+// runVerdict runs fencecheck with args and returns its exit code, which
+// must be a verdict (0, 1 or 2: else an error with its output), and its
+// wall time in seconds.
+func runVerdict(bin string, args ...string) (code int, wall float64, err error) {
+	start := time.Now()
+	out, err := exec.Command(bin, args...).CombinedOutput()
+	wall = time.Since(start).Seconds()
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		code = ee.ExitCode()
+	case err != nil:
+		return 0, wall, err
+	}
+	if code > 2 {
+		return code, wall, fmt.Errorf("exit %d\n%s", code, out)
+	}
+	return code, wall, nil
+}
+
 // isSet reports whether the flag was given.
 func isSet(name string) bool {
 	set := false
@@ -233,19 +283,10 @@ func oneRun(bin, dir, target, fencing, nemesis string, extra []string, limit tim
 		args = append(args, "--time-limit", limit.String())
 	}
 	args = append(args, extra...)
-	cmd := exec.Command(bin, args...)
-	start := time.Now()
-	out, err := cmd.CombinedOutput()
-	r := runFigures{wall: time.Since(start).Seconds(), firstLost: -1}
-	var ee *exec.ExitError
-	switch {
-	case errors.As(err, &ee):
-		r.code = ee.ExitCode()
-	case err != nil:
-		return r, err
-	}
-	if r.code > 2 {
-		return r, fmt.Errorf("run %s seed %d: exit %d\n%s", fencing, seed, r.code, out)
+	r := runFigures{firstLost: -1}
+	var err error
+	if r.code, r.wall, err = runVerdict(bin, args...); err != nil {
+		return r, fmt.Errorf("run %s seed %d: %w", fencing, seed, err)
 	}
 	var v struct {
 		Checkers struct {
