@@ -397,6 +397,24 @@ func (e nemesisEnv) SkewClientClock(ctx context.Context, node string, offset tim
 	return fmt.Errorf("harness: no client %q", node)
 }
 
+// LimitCPU caps a node's container's CPU time (nemesis.Env).
+func (e nemesisEnv) LimitCPU(ctx context.Context, node string, cpus float64) error {
+	ct, err := e.node(node)
+	if err != nil {
+		return err
+	}
+	return e.c.rt.LimitCPU(ctx, ct, cpus)
+}
+
+// CPUTime is the CPU time a node's container has used (nemesis.Env).
+func (e nemesisEnv) CPUTime(ctx context.Context, node string) (time.Duration, error) {
+	ct, err := e.node(node)
+	if err != nil {
+		return 0, err
+	}
+	return e.c.rt.CPUTime(ctx, ct)
+}
+
 // ProcessState returns the state letter of a node's process (R, S, T, ...).
 func (e nemesisEnv) ProcessState(ctx context.Context, node string) (string, error) {
 	c := e.c

@@ -101,21 +101,27 @@ func (f ClockRate) Inject(ctx context.Context, env Env, r *rand.Rand) (*Injectio
 	hold := between(r, 3*env.Lease(), 5*env.Lease())
 	params := map[string]string{"rate": strconv.FormatFloat(rate, 'f', -1, 64), "hold": ms(hold)}
 	var node string
+	var h *Holder
 	if f.Scope == ClockServer {
 		servers := env.Servers()
 		node = servers[r.IntN(len(servers))]
 	} else {
-		h, err := env.NextHolder(ctx)
+		next, err := env.NextHolder(ctx)
 		if err != nil {
 			return nil, err
 		}
-		defer h.Proceed()
-		node = h.Node
+		h, node = &next, next.Node
 		params["process"] = h.Process.String()
 		params["token"] = strconv.FormatInt(h.Token, 10)
 	}
 	if err := env.RateProcessClock(ctx, node, rate); err != nil {
+		if h != nil {
+			h.Proceed()
+		}
 		return nil, fmt.Errorf("clock-rate: %s: %w", node, err)
+	}
+	if h != nil {
+		h.hit(params)
 	}
 	since := time.Now()
 	return &Injection{

@@ -102,6 +102,7 @@ func (f ClockSkew) Inject(ctx context.Context, env Env, r *rand.Rand) (*Injectio
 	hold := between(r, env.Lease(), 2*env.Lease())
 	params := map[string]string{}
 	var node string
+	var h *Holder
 	var skew func(context.Context, string, time.Duration) error
 	switch f.Scope {
 	case ClockServer:
@@ -114,11 +115,11 @@ func (f ClockSkew) Inject(ctx context.Context, env Env, r *rand.Rand) (*Injectio
 		if f.Offset != 0 {
 			offset = f.Offset
 		}
-		h, err := env.NextHolder(ctx)
+		next, err := env.NextHolder(ctx)
 		if err != nil {
 			return nil, err
 		}
-		defer h.Proceed()
+		h = &next
 		node, skew = h.Node, env.SkewProcessClock
 		params["process"] = h.Process.String()
 		params["token"] = strconv.FormatInt(h.Token, 10)
@@ -130,7 +131,13 @@ func (f ClockSkew) Inject(ctx context.Context, env Env, r *rand.Rand) (*Injectio
 		}
 	}
 	if err := skew(ctx, node, offset); err != nil {
+		if h != nil {
+			h.Proceed()
+		}
 		return nil, err
+	}
+	if h != nil {
+		h.hit(params)
 	}
 	since := time.Now()
 	params["offset"], params["hold"] = offset.String(), ms(hold)

@@ -466,20 +466,7 @@ func everyFault(t *testing.T, cl *harness.Cluster) {
 		// Worker 1 runs critical sections (each logged with its own wall
 		// clock's time) until told to stop; the fault takes it at its
 		// failpoint and runs its clocks 4 times as fast.
-		stop := make(chan struct{})
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-					cl.RunOne(ctx, 1, 100*time.Millisecond)
-				}
-			}
-		}()
-		defer func() { close(stop); <-done }()
+		defer busy(ctx, cl, 1)()
 		inj := inject(t, cl, nemesis.ClockRate{Scope: nemesis.ClockClient, Rate: 4})
 		node := inj.Nodes[0]
 		if node != "w2" || inj.Params["rate"] != "4" {
@@ -496,6 +483,40 @@ func everyFault(t *testing.T, cl *harness.Cluster) {
 		time.Sleep(2 * time.Second)
 		if seen, err := cl.ObservedClock(ctx, node, healed); err != nil || seen.Rate < 0.8 || seen.Rate > 1.25 || seen.Offset.Abs() > time.Second {
 			t.Errorf("after recovery %s's clock: %+v, %v", node, seen, err)
+		}
+	})
+
+	t.Run("cpu-throttle:holder", func(t *testing.T) {
+		// Worker 0 runs critical sections until told to stop; the fault
+		// takes it at its failpoint and squeezes its container to 2 % of a
+		// core. A shell loop run in the container (in its cgroup) shows
+		// the squeeze, and its end.
+		defer busy(ctx, cl, 0)()
+		burn := func() time.Duration {
+			start := time.Now()
+			if out, err := cl.Exec(ctx, "w1", "sh", "-c", "i=0; while [ $i -lt 40000 ]; do i=$((i+1)); done"); err != nil {
+				t.Fatalf("the loop: %v: %s", err, out)
+			}
+			return time.Since(start)
+		}
+		free := burn()
+		inj := inject(t, cl, nemesis.CPUThrottle{Scope: nemesis.ScopeHolder, Percent: 2})
+		if inj.Nodes[0] != "w1" || inj.Params["hit"] != "true" || inj.Params["cpus"] != "0.02" {
+			t.Errorf("cpu-throttle on %v, params %v: want w1, hit, 0.02 cpus", inj.Nodes, inj.Params)
+		}
+		squeezed := burn()
+		recover(t, inj)
+		after := burn()
+		t.Logf("the loop took %s free, %s at 2%%, %s after; the holder used %s of CPU (%s of a core)",
+			free.Round(time.Millisecond), squeezed.Round(time.Millisecond), after.Round(time.Millisecond), inj.Params["cpu_used"], inj.Params["cpu_share"])
+		if squeezed < 5*free || squeezed < 500*time.Millisecond {
+			t.Errorf("at 2%% of a core the loop took %s, free %s: no squeeze", squeezed, free)
+		}
+		if after > 3*free+time.Second {
+			t.Errorf("after recovery the loop took %s, free %s: still squeezed", after, free)
+		}
+		if share, err := strconv.ParseFloat(inj.Params["cpu_share"], 64); err != nil || share <= 0 || share > 0.05 {
+			t.Errorf("cpu_share %q during the hold, want (0, 0.05]", inj.Params["cpu_share"])
 		}
 	})
 
@@ -516,6 +537,25 @@ func everyFault(t *testing.T, cl *harness.Cluster) {
 		}
 		t.Logf("observed from %s's log: %s (%s lines)", node, inj.Params["observed_rate"], inj.Params["observed_lines"])
 	})
+}
+
+// busy makes worker i run critical sections, one after another, until the
+// function it returns is called (which waits for the last to end).
+func busy(ctx context.Context, cl *harness.Cluster, i int) func() {
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				cl.RunOne(ctx, i, 100*time.Millisecond)
+			}
+		}
+	}()
+	return func() { close(stop); <-done }
 }
 
 // serverTime is an etcd server's wall clock, to the second: the Date of its

@@ -100,6 +100,11 @@ type Processes interface {
 	// and its next operations run under a fresh process.
 	Kill(ctx context.Context, node string) error
 	Restart(ctx context.Context, node string) error
+	// LimitCPU caps a node's container at cpus cores of CPU time (0.02: 2 %
+	// of one core); 0 lifts the cap. CPUTime is the CPU time every process
+	// of the container has used so far.
+	LimitCPU(ctx context.Context, node string, cpus float64) error
+	CPUTime(ctx context.Context, node string) (time.Duration, error)
 }
 
 // Network changes the network of node containers, in their namespaces.

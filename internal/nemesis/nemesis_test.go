@@ -86,6 +86,8 @@ func (e *fakeEnv) NetExec(_ context.Context, node string, cmd ...string) (string
 	return "", nil
 }
 func (e *fakeEnv) SkewProcessClock(context.Context, string, time.Duration) error { return nil }
+func (e *fakeEnv) LimitCPU(context.Context, string, float64) error               { return nil }
+func (e *fakeEnv) CPUTime(context.Context, string) (time.Duration, error)        { return 0, nil }
 func (e *fakeEnv) RateProcessClock(context.Context, string, float64) error       { return nil }
 func (e *fakeEnv) ObservedClock(context.Context, string, time.Time) (ClockSeen, error) {
 	return ClockSeen{Rate: 1}, nil
@@ -420,6 +422,34 @@ func TestParseClocks(t *testing.T) {
 	} {
 		if _, err := Parse(spec); err == nil || !errors.Is(err, ErrUnknown) {
 			t.Errorf("Parse(%q) = %v, want an ErrUnknown", spec, err)
+		}
+	}
+}
+
+func TestParseCPUThrottle(t *testing.T) {
+	for spec, want := range map[string]CPUThrottle{
+		"cpu-throttle":                    {Scope: ScopeHolder},
+		"cpu-throttle:holder:2%":          {Scope: ScopeHolder, Percent: 2},
+		"cpu-throttle:leader":             {Scope: ScopeLeader},
+		"cpu-throttle:one@etcd:2.5%":      {Scope: "one@etcd", Percent: 2.5},
+		"cpu-throttle:resource:50%":       {Scope: ScopeResource, Percent: 50},
+		"cpu-throttle:minority@apiserver": {Scope: "minority@apiserver"},
+	} {
+		fs, err := Parse(spec)
+		if err != nil || len(fs) != 1 || fs[0] != want {
+			t.Errorf("Parse(%q) = %v, %v; want %v", spec, fs, err, want)
+			continue
+		}
+		if again, err := Parse(fs[0].Name()); err != nil || again[0] != fs[0] {
+			t.Errorf("%s does not parse back: %v, %v", fs[0].Name(), again, err)
+		}
+	}
+	for _, spec := range []string{
+		"cpu-throttle:holder:2", "cpu-throttle:holder:0.5%", "cpu-throttle:holder:95%", "cpu-throttle:client",
+		"cpu-throttle:resource@etcd", "cpu-throttle:holder:NaN%",
+	} {
+		if _, err := Parse(spec); err == nil {
+			t.Errorf("Parse(%q) was taken", spec)
 		}
 	}
 }

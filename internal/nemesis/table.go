@@ -45,6 +45,12 @@ var table = []entry{
 		New:  noScope(PartitionClient{}),
 	},
 	{
+		Name:   "cpu-throttle",
+		Doc:    "squeeze the CPU quota of the lock holder's container inside its critical section (:holder) or of servers' (server scopes, as pause-server's) to 1-5% of a core (:N%: N%) for 1.5-3 (servers: 1-3) leases",
+		Scopes: append([]string{ScopeHolder}, serverScopes...),
+		New:    parseCPUThrottle,
+	},
+	{
 		Name:   "clock-skew",
 		Doc:    "jump a client's lease clock, a server process's wall clock or the next holder's process wall clock (:wall, vDSO patch) by 2-4 TTLs (:wall:+1h: by 1h) for 1-2 leases",
 		Scopes: clockScopes,
