@@ -350,45 +350,57 @@ func everyFault(t *testing.T, cl *harness.Cluster) {
 		}
 	})
 
-	t.Run("partition-client", func(t *testing.T) {
-		// The fault waits for a holder: let a worker run critical sections
-		// until it is injected.
-		injected := make(chan struct{})
-		done := make(chan error, 1)
-		go func() {
-			var err error
-			for {
-				select {
-				case <-injected:
-					done <- err
-					return
-				default:
+	for _, mode := range []string{nemesis.CutBoth, nemesis.CutRequests, nemesis.CutReplies, nemesis.CutReset} {
+		f := nemesis.PartitionClient{Mode: mode}
+		t.Run("partition-client:"+mode, func(t *testing.T) {
+			// The fault waits for a holder: let a worker run critical
+			// sections until it is injected.
+			injected := make(chan struct{})
+			done := make(chan error, 1)
+			go func() {
+				var err error
+				for {
+					select {
+					case <-injected:
+						done <- err
+						return
+					default:
+					}
+					err = cl.RunOne(ctx, 0, 500*time.Millisecond)
 				}
-				err = cl.RunOne(ctx, 0, 500*time.Millisecond)
+			}()
+			inj := inject(t, cl, f)
+			close(injected)
+			node := inj.Nodes[0]
+			if inj.Params["hit"] != "true" {
+				t.Fatalf("%s missed its holder (params %v): the holder gave up waiting at its failpoint, so the partition says nothing about a critical section", f.Name(), inj.Params)
 			}
-		}()
-		inj := inject(t, cl, nemesis.PartitionClient{})
-		close(injected)
-		node := inj.Nodes[0]
-		if inj.Params["hit"] != "true" {
-			t.Fatalf("partition-client missed its holder (params %v): the holder gave up waiting at its failpoint, so the partition says nothing about a critical section", inj.Params)
-		}
-		reach := func() error {
-			_, err := cl.NetExec(ctx, node, "timeout", "1", "bash", "-c", "</dev/tcp/"+cl.Addr(cl.Servers()[0])+"/2379")
-			return err
-		}
-		if reach() == nil {
-			t.Errorf("%s still reaches the servers", node)
-		}
-		recover(t, inj)
-		if err := reach(); err != nil {
-			t.Errorf("%s does not reach the servers after recovery: %v", node, err)
-		}
-		if err := <-done; err != nil {
-			t.Logf("the partitioned critical section: %v", err)
-		}
-		healthy(t, cl)
-	})
+			// A new connection fails whichever way the packets are lost
+			// (a handshake needs both); with resets, at once.
+			reach := func(limit string) (time.Duration, error) {
+				start := time.Now()
+				_, err := cl.NetExec(ctx, node, "timeout", limit, "bash", "-c", "</dev/tcp/"+cl.Addr(cl.Servers()[0])+"/2379")
+				return time.Since(start), err
+			}
+			if took, err := reach("2"); err == nil {
+				t.Errorf("%s still reaches the servers", node)
+			} else if mode == nemesis.CutReset && took > time.Second {
+				t.Errorf("with resets the connection failed after %s, not at once", took)
+			}
+			recover(t, inj)
+			if n, err := strconv.Atoi(inj.Params["dropped"]); err != nil || n < 1 {
+				t.Errorf("dropped %q: the rules stopped no packet", inj.Params["dropped"])
+			}
+			t.Logf("%s: %s packets stopped", f.Name(), inj.Params["dropped"])
+			if _, err := reach("1"); err != nil {
+				t.Errorf("%s does not reach the servers after recovery: %v", node, err)
+			}
+			if err := <-done; err != nil {
+				t.Logf("the partitioned critical section: %v", err)
+			}
+			healthy(t, cl)
+		})
+	}
 
 	t.Run("kill-holder", func(t *testing.T) {
 		// Worker 0 runs critical sections (alone: each gets the lock)

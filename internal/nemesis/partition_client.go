@@ -3,8 +3,18 @@ package nemesis
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"strconv"
+	"strings"
+)
+
+// Partition-client modes: which of the holder's packets are lost.
+const (
+	CutBoth     = "both"     // every packet, both ways, silently (the default)
+	CutRequests = "requests" // what the holder sends: nothing reaches a server
+	CutReplies  = "replies"  // what it receives: its requests land, no answer comes
+	CutReset    = "reset"    // every TCP packet answered by a reset, both ways
 )
 
 // PartitionClient cuts the lock holder off from every server, inside its
@@ -14,23 +24,78 @@ import (
 // meanwhile (its keepalives no longer arrive), another client gets the
 // lock, and when the holder's connection heals its late write is a stale
 // one. The harness's control connection to the client is not cut.
-type PartitionClient struct{}
+//
+// The mode says which packets are lost, by iptables rules in the holder's
+// network namespace. both: every packet either way, dropped silently (no
+// RST: a connection is half-open, and the client hangs until its own
+// timeout). requests: what the holder sends (nothing it sends arrives, what
+// a server sends still does). replies: what it receives (its requests land
+// and take effect, the answers never come: it believes a renewal or a write
+// failed that succeeded). reset: every TCP packet either way is refused
+// with a reset, so the holder's connections fail at once.
+//
+// At recovery the params record how many packets the rules stopped
+// (dropped), from their counters, which shows the cut took.
+type PartitionClient struct{ Mode string }
 
-// Name is "partition-client".
-func (PartitionClient) Name() string { return "partition-client" }
+var cutModes = []string{CutBoth, CutRequests, CutReplies, CutReset}
+
+// Name is "partition-client", or "partition-client:MODE" for a one-way or
+// resetting cut.
+func (f PartitionClient) Name() string {
+	if f.Mode == "" || f.Mode == CutBoth {
+		return "partition-client"
+	}
+	return "partition-client:" + f.Mode
+}
+
+// parsePartitionClient is partition-client's constructor.
+func parsePartitionClient(mode string) (Fault, error) {
+	if mode == "" || mode == CutBoth {
+		return PartitionClient{}, nil
+	}
+	for _, m := range cutModes {
+		if m == mode {
+			return PartitionClient{Mode: mode}, nil
+		}
+	}
+	return nil, fmt.Errorf("scope %q: valid: %s", mode, strings.Join(cutModes, ", "))
+}
 
 // NetNodes are the clients: any may be the holder it cuts off (NetFault).
 func (PartitionClient) NetNodes(c Cluster) []string { return c.Clients() }
 
+// rules are the iptables rules that cut node's traffic with a peer.
+func (f PartitionClient) rules(addr string) []string {
+	in := "iptables -w -A INPUT -s " + addr
+	out := "iptables -w -A OUTPUT -d " + addr
+	switch f.Mode {
+	case CutRequests:
+		return []string{out + " -j DROP"}
+	case CutReplies:
+		return []string{in + " -j DROP"}
+	case CutReset:
+		// The reset an OUTPUT rule makes comes in as from the peer: the
+		// INPUT rule lets resets through, or the socket never sees it.
+		const rst = " -j REJECT --reject-with tcp-reset"
+		return []string{in + " -p tcp ! --tcp-flags RST RST" + rst, out + " -p tcp" + rst}
+	}
+	return []string{in + " -j DROP", out + " -j DROP"}
+}
+
 // Inject waits for the next holder and cuts it off.
-func (PartitionClient) Inject(ctx context.Context, env Env, r *rand.Rand) (*Injection, error) {
+func (f PartitionClient) Inject(ctx context.Context, env Env, r *rand.Rand) (*Injection, error) {
 	h, err := env.NextHolder(ctx)
 	if err != nil {
 		return nil, err
 	}
 	hold := between(r, 3*env.Lease()/2, 3*env.Lease())
 	nodes := []string{h.Node}
-	if err := dropBoth(ctx, env, h.Node, env.Servers()); err != nil {
+	var rules []string
+	for _, s := range env.Servers() {
+		rules = append(rules, f.rules(env.Addr(s))...)
+	}
+	if _, err := env.NetExec(ctx, h.Node, "sh", "-c", strings.Join(rules, " && ")); err != nil {
 		h.Proceed()
 		return nil, errors.Join(err, flush(context.Background(), env, nodes))
 	}
@@ -38,6 +103,35 @@ func (PartitionClient) Inject(ctx context.Context, env Env, r *rand.Rand) (*Inje
 	h.hit(params)
 	return &Injection{
 		Nodes: nodes, Hold: hold, Params: params,
-		Recover: func(ctx context.Context) error { return flush(ctx, env, nodes) },
+		Recover: func(ctx context.Context) error {
+			if n, err := dropped(ctx, env, h.Node); err != nil {
+				params["dropped"] = "uncounted: " + err.Error()
+			} else {
+				params["dropped"] = strconv.Itoa(n)
+			}
+			return flush(ctx, env, nodes)
+		},
 	}, nil
+}
+
+// dropped is how many packets the rules in node's INPUT and OUTPUT chains
+// (fencecheck's alone: flush empties both) matched.
+func dropped(ctx context.Context, env Env, node string) (int, error) {
+	out, err := env.NetExec(ctx, node, "sh", "-c", "iptables -w -L INPUT -v -n -x && iptables -w -L OUTPUT -v -n -x")
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, l := range strings.Split(out, "\n") {
+		f := strings.Fields(l)
+		if len(f) < 3 || (f[2] != "DROP" && f[2] != "REJECT") {
+			continue
+		}
+		v, err := strconv.Atoi(f[0])
+		if err != nil {
+			return 0, fmt.Errorf("iptables counters: %q", l)
+		}
+		n += v
+	}
+	return n, nil
 }

@@ -40,9 +40,10 @@ var table = []entry{
 		New:    tiered(partitionScopes, func(s string) Fault { return Partition{Scope: s} }),
 	},
 	{
-		Name: "partition-client",
-		Doc:  "cut the lock holder off from every server inside its critical section for 1.5-3 leases",
-		New:  noScope(PartitionClient{}),
+		Name:   "partition-client",
+		Doc:    "cut the lock holder off from every server inside its critical section for 1.5-3 leases: every packet silently (:both), only what it sends (:requests) or receives (:replies: its requests land, no answer comes), or with TCP resets (:reset)",
+		Scopes: cutModes,
+		New:    parsePartitionClient,
 	},
 	{
 		Name:   "cpu-throttle",
