@@ -22,9 +22,14 @@ import (
 // brains, the rates the holders' logs showed) and writes a chart of the
 // fraction of invalid runs against the rate, one line per fencing mode, to
 // chart ("" for none). For client-go's leaderelection (target kubernetes,
-// workload election) the chart marks the rate at which its renewals, one
-// retry period apart by the holder's clock, come a lease duration apart by
-// the true clock: retry period / lease duration (2 s / 15 s scaled).
+// workload election) the chart marks two rates below which a holder's
+// renewals no longer show as renewals to the other candidates, who see a
+// Lease unchanged for a lease duration and take it: its renewals come one
+// retry period apart by its clock, so a lease duration apart by the true
+// clock at retry period / lease duration (2/15); and a candidate sees a
+// change only when the Lease's record changes, whose renewTime is kept to
+// the second (metav1.Time), so a holder whose wall clock gains less than a
+// second per lease duration renews unseen, at 1 s / lease duration.
 func runClockRate(bin, target, workload string, rates []float64, fencings []string, runs int, extra []string, chart string) error {
 	bin, err := filepath.Abs(bin)
 	if err != nil {
@@ -73,11 +78,54 @@ func runClockRate(bin, target, workload string, rates []float64, fencings []stri
 	if chart == "" {
 		return nil
 	}
-	mark := 0.0
-	if target == "kubernetes" && workload == "election" {
-		mark = 2.0 / 15
+	return drawRateChart(target, workload, cells, fencings, extra, chart)
+}
+
+// redrawClockRate draws the chart of a table runClockRate printed (its
+// Markdown rows, in file), running nothing.
+func redrawClockRate(file, target, workload string, fencings, extra []string, chart string) error {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return err
 	}
-	svg := rateChart(target, workload, cells, fencings, mark)
+	var cells []rateCell
+	for _, l := range strings.Split(string(b), "\n") {
+		f := strings.Split(l, "|")
+		if len(f) < 5 {
+			continue
+		}
+		r, err1 := strconv.ParseFloat(strings.TrimSpace(f[1]), 64)
+		var c rateCell
+		_, err2 := fmt.Sscanf(strings.TrimSpace(f[3]), "%d of %d", &c.invalid, &c.runs)
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		c.rate, c.fencing = r, strings.TrimSpace(f[2])
+		cells = append(cells, c)
+	}
+	if len(cells) == 0 {
+		return fmt.Errorf("%s: no row of bench -clock-rate's table", file)
+	}
+	return drawRateChart(target, workload, cells, fencings, extra, chart)
+}
+
+// drawRateChart writes the chart of the cells to chart.
+func drawRateChart(target, workload string, cells []rateCell, fencings, extra []string, chart string) error {
+	var marks []rateMark
+	if target == "kubernetes" && workload == "election" {
+		ttl := 2 * time.Second // the kubernetes profile's
+		for i, a := range extra {
+			if d, err := time.ParseDuration(strings.TrimPrefix(a, "--ttl=")); err == nil && strings.HasPrefix(a, "--ttl=") {
+				ttl = d
+			} else if a == "--ttl" && i+1 < len(extra) {
+				if d, err := time.ParseDuration(extra[i+1]); err == nil {
+					ttl = d
+				}
+			}
+		}
+		marks = []rateMark{{2.0 / 15, "retry period / lease"}, {float64(time.Second) / float64(ttl), "1 s / lease"}}
+	}
+	svg := rateChart(target, workload, cells, fencings, marks)
 	if err := os.WriteFile(chart, svg, 0o644); err != nil {
 		return err
 	}
@@ -135,11 +183,20 @@ func rateRun(bin, dir, target, workload, fencing string, rate float64, extra []s
 	return o, nil
 }
 
+// rateMark is a rate the chart marks with a dashed line.
+type rateMark struct {
+	rate  float64
+	label string
+}
+
 // rateChart draws the fraction of invalid runs against the rate, one line
 // per fencing mode, as a standalone SVG document.
-func rateChart(target, workload string, cells []rateCell, fencings []string, mark float64) []byte {
+func rateChart(target, workload string, cells []rateCell, fencings []string, marks []rateMark) []byte {
 	const w, h, left, right, top, bottom = 720.0, 400.0, 64.0, 28.0, 70.0, 56.0
-	xmax := mark
+	xmax := 0.0
+	for _, m := range marks {
+		xmax = max(xmax, m.rate)
+	}
 	for _, c := range cells {
 		xmax = max(xmax, c.rate)
 	}
@@ -164,9 +221,9 @@ func rateChart(target, workload string, cells []rateCell, fencings []string, mar
 			x(v), x(v), top, h-bottom, x(v), h-bottom+18, v)
 	}
 	fmt.Fprintf(&b, `<text x="%g" y="%g" font-size="12" fill="#344054" text-anchor="middle">R, the holder's clock rate (1: true)</text>`+"\n", (left+w-right)/2, h-14)
-	if mark > 0 {
-		fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%g" y2="%g" stroke="#b45f06" stroke-dasharray="5 3"/><text x="%.1f" y="%g" font-size="11" fill="#b45f06">retry period / lease = %.3f</text>`+"\n",
-			x(mark), x(mark), top, h-bottom, x(mark)+6, top+12, mark)
+	for i, m := range marks {
+		fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%g" y2="%g" stroke="#b45f06" stroke-dasharray="5 3"/><text x="%.1f" y="%g" font-size="11" fill="#b45f06">%s = %.3g</text>`+"\n",
+			x(m.rate), x(m.rate), top, h-bottom, x(m.rate)+6, top+12+float64(i)*14, html.EscapeString(m.label), m.rate)
 	}
 	for i, f := range fencings {
 		var pts []string

@@ -47,6 +47,7 @@ func main() {
 	liveness := flag.Bool("liveness", false, "instead, measure liveness: every target under kill-holder and the kill of its leader, -runs seeds (default 1) a cell, -parallel at a time (-only: the targets whose name contains it)")
 	clientOverhead := flag.String("client-overhead", "", "instead, compare a client program's critical sections per second (this --client-dir) with -target's built-in recipe: no faults, alternating runs")
 	clockRate := flag.String("clock-rate", "", "instead, run -workload (default election) on -target (default kubernetes) with the holder's clock at each of these rates (comma-separated: clock-rate:client:xR), -fencing (default none,term) and seeds 1..-runs; print the table and write the chart to -chart")
+	redraw := flag.String("redraw", "", "with -clock-rate: run nothing, draw the chart of the table in this file (what an earlier -clock-rate printed)")
 	chart := flag.String("chart", "docs/clock-rate.svg", "with -clock-rate: where the chart goes (\"\": none)")
 	imagesBench := flag.Bool("images", false, "instead, run etcd from fencecheck's image and from a FROM-scratch image (images scratch etcd) under -nemesis, -fencing (default none,token), seeds 1..-runs, -parallel at a time")
 	flag.Parse()
@@ -70,7 +71,15 @@ func main() {
 			}
 			rates = append(rates, v)
 		}
-		if err := runClockRate(*bin, t, w, rates, strings.Split(fs, ","), *runs, strings.Fields(*extra), *chart); err != nil {
+		run := func() error {
+			return runClockRate(*bin, t, w, rates, strings.Split(fs, ","), *runs, strings.Fields(*extra), *chart)
+		}
+		if *redraw != "" {
+			run = func() error {
+				return redrawClockRate(*redraw, t, w, strings.Split(fs, ","), strings.Fields(*extra), *chart)
+			}
+		}
+		if err := run(); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
 			os.Exit(1)
 		}
