@@ -532,6 +532,38 @@ func everyFault(t *testing.T, cl *harness.Cluster) {
 		}
 	})
 
+	t.Run("clock-strobe:server", func(t *testing.T) {
+		inj := inject(t, cl, nemesis.ClockStrobe{Scope: nemesis.ClockServer})
+		node := inj.Nodes[0]
+		delta, err := time.ParseDuration(inj.Params["delta"])
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Sampled for 1.5 s, the server's clock is seen both true and
+		// delta ahead.
+		var atTrue, ahead int
+		for end := time.Now().Add(1500 * time.Millisecond); time.Now().Before(end); time.Sleep(30 * time.Millisecond) {
+			switch skew := time.Until(serverTime(t, cl, node)); {
+			case skew.Abs() <= 1500*time.Millisecond:
+				atTrue++
+			case (skew - delta).Abs() <= 1500*time.Millisecond:
+				ahead++
+			}
+		}
+		recover(t, inj)
+		t.Logf("%s: %d samples true, %d ahead by %s; %s flips every %s", node, atTrue, ahead, delta, inj.Params["flips"], inj.Params["period"])
+		if atTrue == 0 || ahead == 0 {
+			t.Errorf("the strobed clock was seen true %d times and ahead %d times", atTrue, ahead)
+		}
+		if n, _ := strconv.Atoi(inj.Params["flips"]); n < 5 {
+			t.Errorf("%s flips", inj.Params["flips"])
+		}
+		if skew := time.Until(serverTime(t, cl, node)); skew.Abs() > 2*time.Second {
+			t.Errorf("after recovery %s's clock is %s off", node, skew.Round(time.Second))
+		}
+		healthy(t, cl)
+	})
+
 	t.Run("clock-rate:server", func(t *testing.T) {
 		inj := inject(t, cl, nemesis.ClockRate{Scope: nemesis.ClockServer, Rate: 4})
 		node := inj.Nodes[0]

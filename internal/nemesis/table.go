@@ -64,6 +64,12 @@ var table = []entry{
 		New:    parseClockRate,
 	},
 	{
+		Name:   "clock-strobe",
+		Doc:    "flip a server process's wall clock (:server) or the next holder's process's (:wall) between true and 2-4 TTLs ahead every 50-200 ms, for 1-2 leases (vDSO patch)",
+		Scopes: strobeScopes,
+		New:    parseClockStrobe,
+	},
+	{
 		Name:   "netem",
 		Doc:    "tc netem on a minority of servers: delay 200ms±50ms or 30% loss, for 1-3 leases",
 		Scopes: netemScopes,

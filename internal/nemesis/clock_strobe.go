@@ -1,0 +1,123 @@
+package nemesis
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// ClockStrobe flips a process's wall clock back and forth, as Jepsen's
+// strobe does: every Period the offset goes from 0 to Delta or back, for
+// 1-2 leases, then the clock is true again. A process that reads the wall
+// clock twice may see time run backwards, or leap. The jumps patch the
+// process's vDSO (clock-skew:server's path); the monotonic clock is not
+// touched.
+//
+// server: one random server process. wall: the next lock holder's whole
+// process (every process of its container), taken at its failpoint.
+//
+// Delta is 2-4 TTLs at random and Period 50-200 ms, both recorded, with the
+// number of flips made (flips).
+type ClockStrobe struct{ Scope string }
+
+// Name is "clock-strobe:SCOPE".
+func (f ClockStrobe) Name() string { return "clock-strobe:" + f.Scope }
+
+var strobeScopes = []string{ClockServer, ClockWall}
+
+// parseClockStrobe is clock-strobe's constructor: server (the default) or
+// wall.
+func parseClockStrobe(scope string) (Fault, error) {
+	if scope == "" {
+		scope = ClockServer
+	}
+	if scope != ClockServer && scope != ClockWall {
+		return nil, fmt.Errorf("scope %q: valid: %s", scope, strings.Join(strobeScopes, ", "))
+	}
+	return ClockStrobe{Scope: scope}, nil
+}
+
+// Applies checks the precondition (Precondition): a way to patch a
+// process's clock (Shape.ProcessClock).
+func (f ClockStrobe) Applies(s Shape) error {
+	if s.ProcessClock != nil {
+		return cannotApply("a process's clock cannot be strobed here: %w", s.ProcessClock)
+	}
+	return nil
+}
+
+// Inject starts the strobe.
+func (f ClockStrobe) Inject(ctx context.Context, env Env, r *rand.Rand) (*Injection, error) {
+	delta := between(r, 2*env.TTL(), 4*env.TTL()).Round(time.Second)
+	period := between(r, 50*time.Millisecond, 200*time.Millisecond).Round(time.Millisecond)
+	hold := between(r, env.Lease(), 2*env.Lease())
+	params := map[string]string{"delta": delta.String(), "period": ms(period), "hold": ms(hold)}
+	var node string
+	var h *Holder
+	if f.Scope == ClockServer {
+		servers := env.Servers()
+		node = servers[r.IntN(len(servers))]
+	} else {
+		next, err := env.NextHolder(ctx)
+		if err != nil {
+			return nil, err
+		}
+		h, node = &next, next.Node
+		params["process"], params["token"] = h.Process.String(), strconv.FormatInt(h.Token, 10)
+	}
+	if err := env.SkewProcessClock(ctx, node, delta); err != nil {
+		if h != nil {
+			h.Proceed()
+		}
+		return nil, fmt.Errorf("clock-strobe: %s: %w", node, err)
+	}
+	if h != nil {
+		h.hit(params)
+	}
+	sctx, stop := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	flips := 1
+	var failed error
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(period)
+		defer t.Stop()
+		ahead := true
+		for {
+			select {
+			case <-sctx.Done():
+				return
+			case <-t.C:
+			}
+			off := delta
+			if ahead {
+				off = 0
+			}
+			if err := env.SkewProcessClock(sctx, node, off); err != nil {
+				if sctx.Err() == nil {
+					failed = err
+				}
+				return
+			}
+			ahead = !ahead
+			flips++
+		}
+	}()
+	return &Injection{
+		Nodes: []string{node}, Hold: hold, Params: params,
+		Recover: func(ctx context.Context) error {
+			stop()
+			wg.Wait()
+			params["flips"] = strconv.Itoa(flips)
+			if failed != nil {
+				params["strobe_error"] = failed.Error()
+			}
+			return env.SkewProcessClock(ctx, node, 0)
+		},
+	}, nil
+}
