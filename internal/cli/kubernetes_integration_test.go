@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -25,8 +26,38 @@ type electionJSON struct {
 	Forks           int `json:"forks"`
 	SplitBrain      int `json:"split_brain"`
 	Faults          []struct {
-		Fault string `json:"fault"`
+		Fault  string            `json:"fault"`
+		Params map[string]string `json:"params"`
 	} `json:"faults"`
+}
+
+// electionRun runs an election on kubernetes and reads its results.json.
+// The run's directory is the third result.
+func electionRun(t *testing.T, args ...string) (cliResult, electionJSON, string) {
+	t.Helper()
+	res := t.TempDir()
+	args = append([]string{"run", "--target", "kubernetes", "--workload", "election", "--results", res, "--quiet"}, args...)
+	r := runCLI(t, nil, args...)
+	t.Cleanup(func() { assertRunsGone(t, res) })
+	if r.code != exitValid && r.code != exitInvalid {
+		t.Fatalf("exit %d: %s", r.code, lastLines(r.stderr, 30))
+	}
+	dir := filepath.Join(res, "latest")
+	b, err := os.ReadFile(filepath.Join(dir, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got electionJSON
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	checkJUnit(t, dir, got.Valid != true)
+	t.Logf("exit %d: %d leaderships, lost %d of %d, forks %d, refused %d, split brain %d, %d faults, %s",
+		r.code, got.Leaderships, got.LostUpdates.Lost, got.LostUpdates.Acknowledged, got.Forks, got.FenceRejections, got.SplitBrain, len(got.Faults), r.elapsed.Round(time.Second))
+	if len(got.Faults) == 0 {
+		t.Errorf("no fault recorded")
+	}
+	return r, got, dir
 }
 
 // A leader paused inside its term past its lease: with no fencing, two
@@ -39,29 +70,8 @@ func TestKubernetesElectionPauseHolder(t *testing.T) {
 	fencecheckBinary(t)
 	for _, fencing := range []string{"none", "term"} {
 		t.Run(fencing, func(t *testing.T) {
-			res := t.TempDir()
-			r := runCLI(t, nil, "run", "--target", "kubernetes", "--workload", "election", "--fencing", fencing,
-				"--nemesis", "pause-holder", "--time-limit", "20s", "--nemesis-interval", "2s",
-				"--results", res, "--seed", "7", "--quiet")
-			t.Cleanup(func() { assertRunsGone(t, res) })
-			if r.code != exitValid && r.code != exitInvalid {
-				t.Fatalf("exit %d: %s", r.code, lastLines(r.stderr, 30))
-			}
-			dir := filepath.Join(res, "latest")
-			b, err := os.ReadFile(filepath.Join(dir, "results.json"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var got electionJSON
-			if err := json.Unmarshal(b, &got); err != nil {
-				t.Fatal(err)
-			}
-			checkJUnit(t, dir, got.Valid != true)
-			t.Logf("exit %d: %d leaderships, lost %d of %d, forks %d, refused %d, split brain %d, %d faults, %s",
-				r.code, got.Leaderships, got.LostUpdates.Lost, got.LostUpdates.Acknowledged, got.Forks, got.FenceRejections, got.SplitBrain, len(got.Faults), r.elapsed.Round(time.Second))
-			if len(got.Faults) == 0 {
-				t.Errorf("no fault recorded")
-			}
+			r, got, dir := electionRun(t, "--fencing", fencing, "--nemesis", "pause-holder", "--time-limit", "20s",
+				"--nemesis-interval", "2s", "--seed", "7")
 			if fencing == "none" {
 				if r.code != exitInvalid || got.Valid != false || got.LostUpdates.Lost+got.Forks < 1 {
 					t.Errorf("exit %d, valid %v, lost %d, forks %d: want 1, invalid, a lost entry or a fork", r.code, got.Valid, got.LostUpdates.Lost, got.Forks)
@@ -101,6 +111,66 @@ func TestKubernetesRefusals(t *testing.T) {
 		r := runCLI(t, nil, args...)
 		if r.code != exitBadArgs || !strings.Contains(r.stderr, c.why) || r.elapsed > 2*time.Second {
 			t.Errorf("%v: exit %d after %s: %s; want 254 within a second naming %q", c.args, r.code, r.elapsed, lastLines(r.stderr, 5), c.why)
+		}
+	}
+}
+
+// kubernetes#125761 reported a split brain of two seconds or more after a
+// leader's wall clock jumped an hour forward. On client-go v0.37.2 a jump
+// of the holder's whole process clock (clock-skew:wall: its vDSO, as a
+// step of its machine's clock) by an hour either way leaves the election
+// valid, unfenced: client-go times the lease on Go's monotonic clock, which
+// the jump does not move. A fault records the offset the holder's own log
+// showed, which proves the jump took.
+func TestKubernetesWallClockJump(t *testing.T) {
+	requireDocker(t)
+	t.Parallel()
+	fencecheckBinary(t)
+	r, got, _ := electionRun(t, "--fencing", "none", "--nemesis", "clock-skew:wall:+1h", "--time-limit", "20s",
+		"--nemesis-interval", "2s", "--seed", "7")
+	if r.code != exitValid || got.Valid != true || got.SplitBrain != 0 {
+		t.Errorf("exit %d, valid %v, split brain %d: want 0, valid, none (kubernetes#125761 does not reproduce)", r.code, got.Valid, got.SplitBrain)
+	}
+	// A leader that logged nothing during its jump (its log has a line per
+	// term) shows nothing: some fault must show the hour, and none another
+	// offset.
+	observed := 0
+	for _, f := range got.Faults {
+		o := f.Params["observed_offset"]
+		if strings.HasPrefix(o, "unobserved") {
+			continue
+		}
+		observed++
+		if off, err := time.ParseDuration(o); err != nil || (off-time.Hour).Abs() > 2*time.Second {
+			t.Errorf("%s on process %s: observed offset %q, want 1h", f.Fault, f.Params["process"], o)
+		}
+	}
+	if observed == 0 {
+		t.Errorf("no fault's jump showed in the leader's log")
+	}
+}
+
+// A holder whose clock runs at a tenth of true speed renews its Lease ten
+// times too late and believes its lease lasts ten times too long: another
+// candidate takes the Lease while it still acts, and with no fencing an
+// acknowledged entry is lost or the log forks. Each fault records the rate
+// the holder's own log showed. (bench -clock-rate draws the rate at which
+// this starts.)
+func TestKubernetesSlowHolderClock(t *testing.T) {
+	requireDocker(t)
+	t.Parallel()
+	fencecheckBinary(t)
+	r, got, _ := electionRun(t, "--fencing", "none", "--nemesis", "clock-rate:client:x0.1", "--time-limit", "20s",
+		"--nemesis-interval", "2s", "--seed", "7")
+	if r.code != exitInvalid || got.SplitBrain < 1 || got.LostUpdates.Lost+got.Forks < 1 {
+		t.Errorf("exit %d, split brain %d, lost %d, forks %d: want 1, two leaders acting, a lost entry or a fork", r.code, got.SplitBrain, got.LostUpdates.Lost, got.Forks)
+	}
+	for _, f := range got.Faults {
+		if f.Params["rate"] != "0.1" {
+			t.Errorf("%s: rate %q", f.Fault, f.Params["rate"])
+		}
+		if obs, err := strconv.ParseFloat(f.Params["observed_rate"], 64); err == nil && (obs < 0.08 || obs > 0.12) {
+			t.Errorf("%s: observed rate %s, want 0.1", f.Fault, f.Params["observed_rate"])
 		}
 	}
 }
