@@ -24,12 +24,7 @@ func (e *shapedEnv) Leader(context.Context) (string, error) {
 	return e.servers[len(e.servers)-1], nil
 }
 func (e *shapedEnv) SkewProcessClock(context.Context, string, time.Duration) error { return e.clock }
-func (e *shapedEnv) LimitCPU(context.Context, string, float64) error               { return nil }
-func (e *shapedEnv) CPUTime(context.Context, string) (time.Duration, error)        { return 0, nil }
 func (e *shapedEnv) RateProcessClock(context.Context, string, float64) error       { return e.clock }
-func (e *shapedEnv) ObservedClock(context.Context, string, time.Time) (ClockSeen, error) {
-	return ClockSeen{Rate: 1}, nil
-}
 
 // allFaults is every fault of the table, with each of its scopes.
 func allFaults(t *testing.T) []Fault {
