@@ -19,7 +19,7 @@ func TestBadArguments(t *testing.T) {
 		{"unknown target", []string{"run", "--target", "chubby"}, "valid: etcd"},
 		{"unknown workload", []string{"run", "--workload", "queue"}, "valid: lock-append"},
 		{"unknown fencing", []string{"run", "--fencing", "hope"}, "valid: none, token, cas"},
-		{"unknown nemesis", []string{"run", "--nemesis", "pause-holder,meteor"}, "valid: none, clock-skew[:client|server], kill"},
+		{"unknown nemesis", []string{"run", "--nemesis", "pause-holder,meteor"}, "valid: none, clock-rate[:client|server], clock-skew[:client|server|wall], clock-strobe"},
 		{"nemesis scope", []string{"run", "--nemesis", "pause-client:all"}, "takes no scope"},
 		{"pause-holder parameter", []string{"run", "--nemesis", "pause-holder:all"}, "pause-holder takes xM (hold M TTLs"},
 		{"pause-holder multiple", []string{"run", "--nemesis", "pause-holder:x0"}, "the TTL multiple must be a number in (0, 50]"},
