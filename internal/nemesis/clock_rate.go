@@ -100,28 +100,9 @@ func (f ClockRate) Inject(ctx context.Context, env Env, r *rand.Rand) (*Injectio
 	}
 	hold := between(r, 3*env.Lease(), 5*env.Lease())
 	params := map[string]string{"rate": strconv.FormatFloat(rate, 'f', -1, 64), "hold": ms(hold)}
-	var node string
-	var h *Holder
-	if f.Scope == ClockServer {
-		servers := env.Servers()
-		node = servers[r.IntN(len(servers))]
-	} else {
-		next, err := env.NextHolder(ctx)
-		if err != nil {
-			return nil, err
-		}
-		h, node = &next, next.Node
-		params["process"] = h.Process.String()
-		params["token"] = strconv.FormatInt(h.Token, 10)
-	}
-	if err := env.RateProcessClock(ctx, node, rate); err != nil {
-		if h != nil {
-			h.Proceed()
-		}
-		return nil, fmt.Errorf("clock-rate: %s: %w", node, err)
-	}
-	if h != nil {
-		h.hit(params)
+	node, err := onProcess(ctx, env, r, f.Scope == ClockServer, params, func(n string) error { return env.RateProcessClock(ctx, n, rate) })
+	if err != nil {
+		return nil, fmt.Errorf("clock-rate: %w", err)
 	}
 	since := time.Now()
 	return &Injection{

@@ -102,42 +102,32 @@ func (f ClockSkew) Inject(ctx context.Context, env Env, r *rand.Rand) (*Injectio
 	hold := between(r, env.Lease(), 2*env.Lease())
 	params := map[string]string{}
 	var node string
-	var h *Holder
-	var skew func(context.Context, string, time.Duration) error
+	var err error
 	switch f.Scope {
-	case ClockServer:
-		servers := env.Servers()
-		node, skew = servers[r.IntN(len(servers))], env.SkewProcessClock
-	case ClockWall:
-		if r.IntN(2) == 0 {
-			offset = -offset
+	case ClockServer, ClockWall:
+		if f.Scope == ClockWall {
+			if r.IntN(2) == 0 {
+				offset = -offset
+			}
+			if f.Offset != 0 {
+				offset = f.Offset
+			}
 		}
-		if f.Offset != 0 {
-			offset = f.Offset
-		}
-		next, err := env.NextHolder(ctx)
-		if err != nil {
-			return nil, err
-		}
-		h = &next
-		node, skew = h.Node, env.SkewProcessClock
-		params["process"] = h.Process.String()
-		params["token"] = strconv.FormatInt(h.Token, 10)
+		node, err = onProcess(ctx, env, r, f.Scope == ClockServer, params, func(n string) error { return env.SkewProcessClock(ctx, n, offset) })
 	default:
 		clients := env.Clients()
-		node, skew = clients[r.IntN(len(clients))], env.SkewClientClock
+		node = clients[r.IntN(len(clients))]
 		if r.IntN(2) == 0 {
 			offset = -offset
 		}
+		err = env.SkewClientClock(ctx, node, offset)
 	}
-	if err := skew(ctx, node, offset); err != nil {
-		if h != nil {
-			h.Proceed()
-		}
+	if err != nil {
 		return nil, err
 	}
-	if h != nil {
-		h.hit(params)
+	skew := env.SkewProcessClock
+	if f.Scope == ClockClient {
+		skew = env.SkewClientClock
 	}
 	since := time.Now()
 	params["offset"], params["hold"] = offset.String(), ms(hold)
@@ -156,4 +146,27 @@ func (f ClockSkew) Inject(ctx context.Context, env Env, r *rand.Rand) (*Injectio
 			return skew(ctx, node, 0)
 		},
 	}, nil
+}
+
+// onProcess sets the clock of a random server's process (server) or of the
+// next lock holder's (taken at its failpoint; its process and token go in
+// params, and it is let go on once set has run, a hit), and returns the
+// node.
+func onProcess(ctx context.Context, env Env, r *rand.Rand, server bool, params map[string]string, set func(node string) error) (string, error) {
+	if server {
+		servers := env.Servers()
+		node := servers[r.IntN(len(servers))]
+		return node, set(node)
+	}
+	h, err := env.NextHolder(ctx)
+	if err != nil {
+		return "", err
+	}
+	params["process"], params["token"] = h.Process.String(), strconv.FormatInt(h.Token, 10)
+	if err := set(h.Node); err != nil {
+		h.Proceed()
+		return "", err
+	}
+	h.hit(params)
+	return h.Node, nil
 }

@@ -56,27 +56,9 @@ func (f ClockStrobe) Inject(ctx context.Context, env Env, r *rand.Rand) (*Inject
 	period := between(r, 50*time.Millisecond, 200*time.Millisecond).Round(time.Millisecond)
 	hold := between(r, env.Lease(), 2*env.Lease())
 	params := map[string]string{"delta": delta.String(), "period": ms(period), "hold": ms(hold)}
-	var node string
-	var h *Holder
-	if f.Scope == ClockServer {
-		servers := env.Servers()
-		node = servers[r.IntN(len(servers))]
-	} else {
-		next, err := env.NextHolder(ctx)
-		if err != nil {
-			return nil, err
-		}
-		h, node = &next, next.Node
-		params["process"], params["token"] = h.Process.String(), strconv.FormatInt(h.Token, 10)
-	}
-	if err := env.SkewProcessClock(ctx, node, delta); err != nil {
-		if h != nil {
-			h.Proceed()
-		}
-		return nil, fmt.Errorf("clock-strobe: %s: %w", node, err)
-	}
-	if h != nil {
-		h.hit(params)
+	node, err := onProcess(ctx, env, r, f.Scope == ClockServer, params, func(n string) error { return env.SkewProcessClock(ctx, n, delta) })
+	if err != nil {
+		return nil, fmt.Errorf("clock-strobe: %w", err)
 	}
 	sctx, stop := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
