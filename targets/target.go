@@ -58,6 +58,11 @@ type NodeSpec struct {
 	// Every node is a server to the faults, which can pick nodes of one
 	// tier (pause-server:one@etcd); the report names a node's tier.
 	Tier string
+	// DataDir is the directory in the container that holds the server's
+	// durable state ("" if none): where the harness mounts a lazy disk
+	// for the disk faults (disk-slow, kill:lose-unsynced), its content
+	// first copied from the image.
+	DataDir string
 }
 
 // File is a file of NodeSpec.Files.

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 
@@ -13,7 +14,7 @@ func cmdClean(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs := newFlags("clean", stderr)
 	runID := fs.String("run", "", "only the containers and network of this run id (test.json's run_id)")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: fencecheck clean [--run ID]\n\nResumes and removes every container, and removes every network, that fencecheck labelled\n(fencecheck=1), from any run; faults inside them go with them. Nothing else is touched.\n\n")
+		fmt.Fprintf(stderr, "Usage: fencecheck clean [--run ID]\n\nResumes and removes every container, and removes every network, that fencecheck labelled\n(fencecheck=1), from any run; faults inside them go with them. Then unmounts the lazy disks\nthose runs left (disk faults). Nothing else is touched.\n\n")
 		fs.PrintDefaults()
 	}
 	if err := parse(fs, args); err != nil {
@@ -34,6 +35,12 @@ func cmdClean(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		n, err = docker.Clean(ctx, cli)
 	}
 	fmt.Fprintf(stdout, "removed %d containers and %d networks\n", n.Containers, n.Networks)
+	// The containers are gone, so their lazy disks are free to go.
+	disks, derr := harness.CleanDisks(*runID)
+	if disks > 0 {
+		fmt.Fprintf(stdout, "unmounted %d lazy disks\n", disks)
+	}
+	err = errors.Join(err, derr)
 	for _, name := range n.Stuck {
 		fmt.Fprintf(stderr, "fencecheck clean: network %s left: %v; it holds nothing\n", name, docker.ErrStuckNetwork)
 	}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/fencecheck/fencecheck/internal/clientproto"
 	"github.com/fencecheck/fencecheck/internal/harness/docker"
+	"github.com/fencecheck/fencecheck/internal/harness/lazydisk"
 	"github.com/fencecheck/fencecheck/internal/harness/netdelay"
 	"github.com/fencecheck/fencecheck/internal/history"
 	"github.com/fencecheck/fencecheck/internal/images"
@@ -87,6 +88,10 @@ type ClusterConfig struct {
 	// the target: the target must be a targets.ImageRunner. Faults need
 	// nothing inside it (see docker.Runtime.NetExec).
 	TargetImage string
+	// LazyDisks mounts a lazy disk (package lazydisk) under the data
+	// directory of every server and resource container that names one,
+	// for the disk faults (nemesis.NeedsDisk).
+	LazyDisks bool
 	// LogsDir receives the containers' logs when the set-up fails.
 	LogsDir string
 	Log     *slog.Logger
@@ -127,6 +132,8 @@ type Cluster struct {
 	byNode  map[string]*docker.Container
 
 	scripted atomic.Int64 // ids of RunOne's operations
+
+	disks map[string]*lazydisk.Disk // by node: LazyDisks's
 
 	mu       sync.Mutex
 	delayers map[string]*netdelay.Delayer
@@ -322,6 +329,18 @@ func (c *Cluster) startServers(ctx context.Context, specs []targets.NodeSpec, se
 	}
 	for _, n := range rnodes {
 		dspecs = append(dspecs, docker.Spec{Name: n.spec.Name, Role: docker.RoleResource, Image: c.Images[n.spec.Image], Cmd: n.spec.Cmd, Env: n.spec.Env})
+	}
+	if cfg.LazyDisks {
+		dataDirs := map[string]string{}
+		for _, s := range specs {
+			dataDirs[s.Name] = s.DataDir
+		}
+		for _, n := range rnodes {
+			dataDirs[n.spec.Name] = n.spec.DataDir
+		}
+		if err := c.mountDisks(ctx, dspecs, dataDirs); err != nil {
+			return err
+		}
 	}
 	what := fmt.Sprintf("%d %s servers", len(specs), cfg.Target.Name())
 	if len(rnodes) > 0 {
@@ -699,6 +718,10 @@ func (c *Cluster) teardown(logsDir string) error {
 	done, err := c.rt.Teardown()
 	if err != nil {
 		c.log.Error("teardown", "err", err)
+	}
+	if derr := c.unmountDisks(); derr != nil {
+		c.log.Error("lazy disks", "err", derr)
+		err = errors.Join(err, derr)
 	}
 	for _, n := range done.Stuck {
 		c.log.Warn("network left", "network", n, "err", docker.ErrStuckNetwork)

@@ -3,6 +3,7 @@ package harness
 import (
 	"slices"
 
+	"github.com/fencecheck/fencecheck/internal/harness/lazydisk"
 	"github.com/fencecheck/fencecheck/internal/harness/vdso"
 	"github.com/fencecheck/fencecheck/internal/nemesis"
 	"github.com/fencecheck/fencecheck/internal/resources"
@@ -15,11 +16,17 @@ import (
 // StartCluster starts (the audit log's included), as Cluster.Resources
 // names them.
 func (c *Config) faultShape(specs []targets.NodeSpec) nemesis.Shape {
-	s := nemesis.Shape{Target: c.Target.Name(), Servers: len(specs), ProcessClock: vdso.Supported()}
+	s := nemesis.Shape{Target: c.Target.Name(), Servers: len(specs), ProcessClock: vdso.Supported(), ServerData: len(specs) > 0}
+	if nemesis.NeedsDisk(c.Faults) {
+		s.Disk = lazydisk.Supported()
+	}
 	if tt, ok := c.Target.(targets.Tiered); ok {
 		s.LeaderTier = tt.LeaderTier()
 	}
 	for _, n := range specs {
+		if n.DataDir == "" {
+			s.ServerData = false
+		}
 		if n.Tier != "" {
 			if s.Tiers == nil {
 				s.Tiers = map[string]int{}
@@ -36,8 +43,11 @@ func (c *Config) faultShape(specs []targets.NodeSpec) nemesis.Shape {
 			continue
 		}
 		s.Resources = append(s.Resources, r.Name())
-		if len(r.Nodes()) > 0 {
+		if ns := r.Nodes(); len(ns) > 0 {
 			s.Containers = append(s.Containers, r.Name())
+			if ns[0].DataDir != "" {
+				s.DataContainers = append(s.DataContainers, r.Name())
+			}
 		}
 	}
 	return s

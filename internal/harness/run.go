@@ -368,6 +368,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		FailpointTimeout: cfg.OpTimeout + time.Minute,
 		WorkerBinary:     cfg.WorkerBinary, ClientProgram: cfg.ClientProgram, ReadyTimeout: cfg.ReadyTimeout,
 		TargetImage: cfg.Image[store.ImageTarget],
+		LazyDisks:   nemesis.NeedsDisk(cfg.Faults),
 		LogsDir:     run.Path(store.LogsDir), Log: log, Stage: cfg.Stage,
 	})
 	if err != nil {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -60,12 +59,8 @@ func parseCPUThrottle(param string) (Fault, error) {
 		scope = ScopeHolder
 	}
 	if scope != ScopeHolder {
-		base, tier := splitTier(scope)
-		if !slices.Contains(serverScopes, base) {
-			return nil, fmt.Errorf("scope %q: valid: holder, %s (then :N%%, as in cpu-throttle:holder:2%%)", scope, strings.Join(serverScopes, ", "))
-		}
-		if tier != "" && base == ScopeResource {
-			return nil, fmt.Errorf("scope %q: the resource has no tiers", scope)
+		if err := checkServerScope(scope, "holder, ", "then :N%, as in cpu-throttle:holder:2%"); err != nil {
+			return nil, err
 		}
 	}
 	if !hasQuota {

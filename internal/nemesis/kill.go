@@ -3,21 +3,70 @@ package nemesis
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
+	"strings"
 )
 
 // Kill crashes servers with SIGKILL, keeps them down for one to two leases,
 // and restarts them on their data (the container's file system survives),
-// at their addresses.
-type Kill struct{ Scope string }
+// at their addresses. With LoseUnsynced the crash is a power loss: each
+// killed node's lazy disk forgets every write no fsync made durable before
+// the node restarts (Disks.LoseUnsynced).
+type Kill struct {
+	Scope        string
+	LoseUnsynced bool
+}
 
-// Name is "kill:SCOPE".
-func (f Kill) Name() string { return "kill:" + f.Scope }
+// LoseUnsynced is kill's option: kill:SCOPE:lose-unsynced, and
+// kill:lose-unsynced for every server at once (a power loss of the
+// cluster).
+const LoseUnsynced = "lose-unsynced"
+
+// parseKill parses kill's scope: a server scope (one by default),
+// optionally followed by :lose-unsynced; lose-unsynced alone is
+// all:lose-unsynced.
+func parseKill(scope string) (Fault, error) {
+	lose := false
+	if scope == LoseUnsynced {
+		scope, lose = ScopeAll, true
+	} else if s, ok := strings.CutSuffix(scope, ":"+LoseUnsynced); ok {
+		scope, lose = s, true
+	}
+	f, err := tiered(killScopes, func(s string) Fault { return Kill{Scope: s} })(scope)
+	if err != nil {
+		return nil, fmt.Errorf("%w (then :%s for a power loss: kill:%s, kill:one:%s)", err, LoseUnsynced, LoseUnsynced, LoseUnsynced)
+	}
+	k := f.(Kill)
+	k.LoseUnsynced = lose
+	return k, nil
+}
+
+// Name is "kill:SCOPE", or "kill:SCOPE:lose-unsynced".
+func (f Kill) Name() string {
+	if f.LoseUnsynced {
+		return "kill:" + f.Scope + ":" + LoseUnsynced
+	}
+	return "kill:" + f.Scope
+}
 
 // Applies checks the scope's precondition (Precondition): :minority needs
 // three servers, :resource a resource container (a resource that lives in
-// the lock service has no process of its own to kill).
-func (f Kill) Applies(s Shape) error { return scopeApplies(f.Scope, s) }
+// the lock service has no process of its own to kill); :lose-unsynced
+// needs lazy disks (FUSE, as root) and nodes that name a data directory.
+func (f Kill) Applies(s Shape) error {
+	if err := scopeApplies(f.Scope, s); err != nil {
+		return err
+	}
+	if f.LoseUnsynced {
+		base, _ := splitTier(f.Scope)
+		return needDisk(s, base == ScopeResource)
+	}
+	return nil
+}
+
+// NeedsDisk: with LoseUnsynced, the killed nodes' data is on lazy disks.
+func (f Kill) NeedsDisk() bool { return f.LoseUnsynced }
 
 // Inject kills the servers the scope names.
 func (f Kill) Inject(ctx context.Context, env Env, r *rand.Rand) (*Injection, error) {
@@ -34,6 +83,8 @@ func (f Kill) Inject(ctx context.Context, env Env, r *rand.Rand) (*Injection, er
 		}
 		return errors.Join(errs...)
 	}
+	params := map[string]string{"down": ms(down)}
+	var loss DiskLoss
 	for _, n := range nodes {
 		// Counted before the kill: a kill cut short after its SIGKILL
 		// (the run ending) still needs the restart.
@@ -42,9 +93,22 @@ func (f Kill) Inject(ctx context.Context, env Env, r *rand.Rand) (*Injection, er
 			return nil, errors.Join(err, restart(context.Background()))
 		}
 	}
+	if f.LoseUnsynced {
+		// Every node is down before any disk forgets: a power loss.
+		for _, n := range nodes {
+			l, err := env.LoseUnsynced(ctx, n)
+			if err != nil {
+				return nil, errors.Join(fmt.Errorf("%s: %w", n, err), restart(context.Background()))
+			}
+			loss.Files += l.Files
+			loss.Bytes += l.Bytes
+		}
+		params["lost_files"] = itoa(loss.Files)
+		params["lost_bytes"] = fmt.Sprint(loss.Bytes)
+	}
 	return &Injection{
 		Nodes: nodes, Hold: down,
-		Params:  map[string]string{"down": ms(down)},
+		Params:  params,
 		Recover: restart,
 	}, nil
 }

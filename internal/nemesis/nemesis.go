@@ -59,6 +59,7 @@ type Env interface {
 	Processes
 	Network
 	Clocks
+	Disks
 }
 
 // Cluster is what a fault knows of the test.
@@ -142,6 +143,50 @@ type Clocks interface {
 	// SkewClientClock makes a client's lease clock run offset ahead
 	// (negative: behind; 0 restores it).
 	SkewClientClock(ctx context.Context, node string, offset time.Duration) error
+}
+
+// Disks acts on the lazy disks the harness mounts under the data
+// directories of a run's nodes when a fault asks for them (DiskFault): file
+// systems that can slow fsync and forget what no fsync made durable.
+type Disks interface {
+	// SlowSync makes every fsync on a node's disk take delay longer (0:
+	// as it does).
+	SlowSync(ctx context.Context, node string, delay time.Duration) error
+	// LoseUnsynced makes a node's disk forget every write no fsync made
+	// durable, as a power loss does; the node must be down (Kill). An
+	// error says why it could not (no lazy disk, or one its process never
+	// wrote through).
+	LoseUnsynced(ctx context.Context, node string) (DiskLoss, error)
+	// DiskStats is what a node's disk has seen so far.
+	DiskStats(ctx context.Context, node string) (DiskStats, error)
+}
+
+// DiskLoss is what Disks.LoseUnsynced dropped.
+type DiskLoss struct {
+	Files int   // files that lost content
+	Bytes int64 // bytes written or cut since those files' last fsync
+}
+
+// DiskStats counts what a lazy disk has seen: writes, truncations and
+// fsyncs (Ops), fsyncs, and those SlowSync held.
+type DiskStats struct{ Ops, Syncs, Slowed int64 }
+
+// DiskFault is a fault that may need lazy disks (Disks) under the data
+// directories of the run's nodes, mounted before they start: it does when
+// NeedsDisk says so.
+type DiskFault interface {
+	Fault
+	NeedsDisk() bool
+}
+
+// NeedsDisk reports whether any of the faults needs lazy disks.
+func NeedsDisk(faults []Fault) bool {
+	for _, f := range faults {
+		if df, ok := f.(DiskFault); ok && df.NeedsDisk() {
+			return true
+		}
+	}
+	return false
 }
 
 // ClockSeen is what a node's log showed of its clock (Clocks.ObservedClock).

@@ -92,6 +92,21 @@ func (e *fakeEnv) RateProcessClock(context.Context, string, float64) error      
 func (e *fakeEnv) ObservedClock(context.Context, string, time.Time) (ClockSeen, error) {
 	return ClockSeen{Rate: 1}, nil
 }
+func (e *fakeEnv) SlowSync(_ context.Context, node string, d time.Duration) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.signals = append(e.signals, "slow-sync "+node+" "+d.String())
+	return nil
+}
+func (e *fakeEnv) LoseUnsynced(_ context.Context, node string) (DiskLoss, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.signals = append(e.signals, "lose-unsynced "+node)
+	return DiskLoss{Files: 1, Bytes: 100}, nil
+}
+func (e *fakeEnv) DiskStats(context.Context, string) (DiskStats, error) {
+	return DiskStats{Ops: 3, Syncs: 2, Slowed: 1}, nil
+}
 func (e *fakeEnv) Delay(context.Context, string, time.Duration, time.Duration) error {
 	return nil
 }
@@ -435,14 +450,7 @@ func TestParseCPUThrottle(t *testing.T) {
 		"cpu-throttle:resource:50%":       {Scope: ScopeResource, Percent: 50},
 		"cpu-throttle:minority@apiserver": {Scope: "minority@apiserver"},
 	} {
-		fs, err := Parse(spec)
-		if err != nil || len(fs) != 1 || fs[0] != want {
-			t.Errorf("Parse(%q) = %v, %v; want %v", spec, fs, err, want)
-			continue
-		}
-		if again, err := Parse(fs[0].Name()); err != nil || again[0] != fs[0] {
-			t.Errorf("%s does not parse back: %v, %v", fs[0].Name(), again, err)
-		}
+		parsesTo(t, spec, want)
 	}
 	for _, spec := range []string{
 		"cpu-throttle:holder:2", "cpu-throttle:holder:0.5%", "cpu-throttle:holder:95%", "cpu-throttle:client",
@@ -452,4 +460,52 @@ func TestParseCPUThrottle(t *testing.T) {
 			t.Errorf("Parse(%q) was taken", spec)
 		}
 	}
+}
+
+func TestParseDiskFaults(t *testing.T) {
+	for spec, want := range map[string]Fault{
+		"kill":                           Kill{Scope: ScopeOne},
+		"kill:lose-unsynced":             Kill{Scope: ScopeAll, LoseUnsynced: true},
+		"kill:one:lose-unsynced":         Kill{Scope: ScopeOne, LoseUnsynced: true},
+		"kill:leader@etcd:lose-unsynced": Kill{Scope: "leader@etcd", LoseUnsynced: true},
+		"kill:resource:lose-unsynced":    Kill{Scope: ScopeResource, LoseUnsynced: true},
+		"disk-slow":                      DiskSlow{Scope: ScopeOne},
+		"disk-slow:leader:500ms":         DiskSlow{Scope: ScopeLeader, Delay: 500 * time.Millisecond},
+		"disk-slow:resource":             DiskSlow{Scope: ScopeResource},
+	} {
+		if !parsesTo(t, spec, want) {
+			continue
+		}
+		fs, _ := Parse(spec)
+		if df, ok := fs[0].(DiskFault); !ok || df.NeedsDisk() != (spec != "kill") {
+			t.Errorf("%s: NeedsDisk wrong", spec)
+		}
+	}
+	for _, spec := range []string{
+		"kill:lose-unsynced:one", "kill:bogus:lose-unsynced", "kill:lose", "disk-slow:holder", "disk-slow:one:0s",
+		"disk-slow:one:2m", "disk-slow:one:fast", "disk-slow:resource@etcd",
+	} {
+		if _, err := Parse(spec); err == nil {
+			t.Errorf("Parse(%q) was taken", spec)
+		}
+	}
+	if NeedsDisk([]Fault{Kill{Scope: ScopeOne}, PauseClient{}}) {
+		t.Error("a plain kill needs no lazy disk")
+	}
+}
+
+// parsesTo reports whether spec parses to want alone, and want's name
+// parses back to it (an error says which did not).
+func parsesTo(t *testing.T, spec string, want Fault) bool {
+	t.Helper()
+	fs, err := Parse(spec)
+	if err != nil || len(fs) != 1 || fs[0] != want {
+		t.Errorf("Parse(%q) = %v, %v; want %v", spec, fs, err, want)
+		return false
+	}
+	if again, err := Parse(fs[0].Name()); err != nil || again[0] != fs[0] {
+		t.Errorf("%s does not parse back: %v, %v", fs[0].Name(), again, err)
+		return false
+	}
+	return true
 }

@@ -28,6 +28,13 @@ type Shape struct {
 	// ProcessClock is nil when the clocks of a node's processes can be skewed
 	// (the harness's vDSO patch), else why it cannot.
 	ProcessClock error
+	// Disk is nil when this harness can mount lazy disks (Disks), else
+	// why it cannot. ServerData says whether every server names a data
+	// directory (targets.NodeSpec.DataDir); DataContainers are the
+	// resources among Containers whose container does.
+	Disk           error
+	ServerData     bool
+	DataContainers []string
 }
 
 // Precondition is a fault that cannot apply to every run: one whose scope
@@ -82,4 +89,26 @@ func needContainer(s Shape) error {
 	}
 	return cannotApply("the :resource scope hits a resource's own container, and the run's resources (%s) have none: they live in the lock service (use --resource postgres or proxy)",
 		strings.Join(s.Resources, ", "))
+}
+
+// needDisk says why a run of shape s cannot have a disk fault on the
+// servers (resource false) or on the resource's container (nil when it
+// can).
+func needDisk(s Shape, resource bool) error {
+	if s.Disk != nil {
+		return cannotApply("%v", s.Disk)
+	}
+	if resource {
+		if err := needContainer(s); err != nil {
+			return err
+		}
+		if len(s.DataContainers) == 0 {
+			return cannotApply("the resource's container (%s) names no data directory for a disk fault", strings.Join(s.Containers, ", "))
+		}
+		return nil
+	}
+	if !s.ServerData {
+		return cannotApply("the servers of target %s name no data directory for a disk fault", s.Target)
+	}
+	return nil
 }

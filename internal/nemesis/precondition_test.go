@@ -11,11 +11,31 @@ import (
 )
 
 // shapedEnv is a fakeEnv of a given shape: its servers, its resource
-// containers, and a server clock that cannot be skewed when clock is set.
+// containers, a server clock that cannot be skewed when clock is set, and
+// no lazy disks when disk is set.
 type shapedEnv struct {
 	*fakeEnv
 	servers, resources []string
-	clock              error
+	clock, disk        error
+}
+
+func (e *shapedEnv) SlowSync(ctx context.Context, node string, d time.Duration) error {
+	if e.disk != nil {
+		return e.disk
+	}
+	return e.fakeEnv.SlowSync(ctx, node, d)
+}
+func (e *shapedEnv) LoseUnsynced(ctx context.Context, node string) (DiskLoss, error) {
+	if e.disk != nil {
+		return DiskLoss{}, e.disk
+	}
+	return e.fakeEnv.LoseUnsynced(ctx, node)
+}
+func (e *shapedEnv) DiskStats(ctx context.Context, node string) (DiskStats, error) {
+	if e.disk != nil {
+		return DiskStats{}, e.disk
+	}
+	return e.fakeEnv.DiskStats(ctx, node)
 }
 
 func (e *shapedEnv) Servers() []string   { return e.servers }
@@ -47,23 +67,30 @@ func allFaults(t *testing.T) []Fault {
 
 // A fault's precondition says exactly what its injection finds: for every
 // fault and scope of the table and every shape of run (1 to 3 servers, a
-// resource container or none, a server clock that can be skewed or not),
-// Applies returns nil if and only if Inject into a run of that shape
-// succeeds; a fault without a precondition injects into every shape.
+// resource container or none, a server clock that can be skewed or not,
+// lazy disks or none), Applies returns nil if and only if Inject into a run
+// of that shape succeeds; a fault without a precondition injects into every
+// shape.
 func TestPreconditionsMatchInjection(t *testing.T) {
 	noClock := errors.New("vdso: clock skew unsupported on plan9/mips")
+	noDisk := errors.New("a lazy disk needs FUSE: open /dev/fuse: no such file or directory")
 	for _, f := range allFaults(t) {
 		p, hasPre := f.(Precondition)
 		for servers := 1; servers <= 3; servers++ {
 			for _, containers := range [][]string{nil, {"pg"}} {
 				for _, clock := range []error{nil, noClock} {
-					s := Shape{Target: "etcd", Servers: servers, Resources: []string{"lock-store"}, ProcessClock: clock}
-					env := &shapedEnv{fakeEnv: &fakeEnv{holders: make(chan Holder, 1)}, clock: clock}
+					disk := noDisk
+					if clock == nil {
+						disk = nil // one dimension for both: they fail alike
+					}
+					s := Shape{Target: "etcd", Servers: servers, Resources: []string{"lock-store"}, ProcessClock: clock, Disk: disk, ServerData: true}
+					env := &shapedEnv{fakeEnv: &fakeEnv{holders: make(chan Holder, 1)}, clock: clock, disk: disk}
 					for i := 1; i <= servers; i++ {
 						env.servers = append(env.servers, fmt.Sprintf("n%d", i))
 					}
 					if containers != nil {
 						s.Resources, s.Containers, env.resources = []string{"postgres"}, []string{"postgres"}, containers
+						s.DataContainers = s.Containers
 					}
 					env.holders <- env.fakeEnv.holder("w1", 0, 7)
 					ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -108,6 +135,13 @@ func TestPreconditionMessages(t *testing.T) {
 			[]string{"--nemesis clock-rate:client:x0.5", "a process's clock rate cannot be changed here"}},
 		{"clock-skew:wall", Shape{Servers: 3, ProcessClock: errors.New("vdso: clock skew unsupported on darwin/arm64")},
 			[]string{"--nemesis clock-skew:wall", "a process's clock cannot be skewed here"}},
+		{"kill:lose-unsynced", Shape{Target: "redis-sentinel", Servers: 5, ServerData: false},
+			[]string{"--nemesis kill:all:lose-unsynced", "the servers of target redis-sentinel name no data directory"}},
+		{"disk-slow", Shape{Target: "etcd", Servers: 3, ServerData: true, Disk: errors.New("mounting a lazy disk (FUSE) needs root; fencecheck runs as uid 1000")},
+			[]string{"--nemesis disk-slow:one", "needs root"}},
+		{"disk-slow:resource", Shape{Target: "etcd", Servers: 1, ServerData: true, Resources: []string{"proxy"}, Containers: []string{"proxy"}},
+			[]string{"--nemesis disk-slow:resource", "the resource's container (proxy) names no data directory"}},
+		{"kill:resource:lose-unsynced", lockStore, []string{"(lock-store) have none"}},
 	} {
 		fs, err := Parse(c.spec)
 		if err != nil {

@@ -157,6 +157,20 @@ func scopedIn(scopes []string, tiers bool, make func(scope string) Fault) func(s
 	}
 }
 
+// checkServerScope checks a server scope (SCOPE or SCOPE@TIER) of a fault
+// that parses its own parameters; the error lists the valid scopes after
+// others (the fault's own, "holder, "), then what may follow (then).
+func checkServerScope(scope, others, then string) error {
+	base, tier := splitTier(scope)
+	if !slices.Contains(serverScopes, base) {
+		return fmt.Errorf("scope %q: valid: %s%s (%s)", scope, others, strings.Join(serverScopes, ", "), then)
+	}
+	if tier != "" && base == ScopeResource {
+		return fmt.Errorf("scope %q: the resource has no tiers", scope)
+	}
+	return nil
+}
+
 // between returns a seeded random duration in [lo, hi].
 func between(r *rand.Rand, lo, hi time.Duration) time.Duration {
 	return lo + time.Duration(r.Float64()*float64(hi-lo))

@@ -1,6 +1,9 @@
 package nemesis
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // table lists every fault --nemesis can name. Adding a fault is one file and
 // one row here.
@@ -29,9 +32,9 @@ var table = []entry{
 	},
 	{
 		Name:   "kill",
-		Doc:    "SIGKILL server processes (or the resource's: :resource), keep them down 1-2 leases, restart them on their data",
-		Scopes: killScopes,
-		New:    tiered(killScopes, func(s string) Fault { return Kill{Scope: s} }),
+		Doc:    "SIGKILL server processes (or the resource's: :resource), keep them down 1-2 leases, restart them on their data; :SCOPE:lose-unsynced (kill:lose-unsynced: every server) is a power loss: their disks forget what no fsync made durable",
+		Scopes: append(slices.Clone(killScopes), LoseUnsynced),
+		New:    parseKill,
 	},
 	{
 		Name:   "partition",
@@ -68,6 +71,12 @@ var table = []entry{
 		Doc:    "flip a server process's wall clock (:server) or the next holder's process's (:wall) between true and 2-4 TTLs ahead every 50-200 ms, for 1-2 leases (vDSO patch)",
 		Scopes: strobeScopes,
 		New:    parseClockStrobe,
+	},
+	{
+		Name:   "disk-slow",
+		Doc:    "make every fsync on servers' disks (server scopes, as pause-server's; one by default) take 0.5-2 TTLs longer (:SCOPE:D: D) for 1-3 leases (lazy disks: FUSE, as root)",
+		Scopes: serverScopes,
+		New:    parseDiskSlow,
 	},
 	{
 		Name:   "netem",

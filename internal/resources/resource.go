@@ -52,6 +52,9 @@ type NodeSpec struct {
 	Env   []string
 	// Port is the port clients use.
 	Port int
+	// DataDir is the directory that holds the resource's durable state,
+	// as targets.NodeSpec.DataDir ("" if none).
+	DataDir string
 }
 
 // Config is what a Store needs.

@@ -34,6 +34,7 @@ var Targets = []targets.Target{
 	consul.Target{},
 	redis.Target{},
 	redis.Target{NoPersistence: true},
+	redis.Target{Everysec: true},
 	sentinel.Target{},
 	redlock.Target{},
 	zookeeper.Target{},

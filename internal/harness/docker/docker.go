@@ -31,6 +31,7 @@ import (
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/mount"
 	"github.com/docker/docker/api/types/network"
 	"github.com/docker/docker/client"
 	"github.com/docker/docker/pkg/stdcopy"
@@ -110,7 +111,12 @@ type Spec struct {
 	// reads at start-up and no image holds (keys, token files), with no
 	// shell needed in the image to write them.
 	Files []File
+	// Binds are host directories mounted into the container.
+	Binds []Bind
 }
+
+// Bind is a host directory mounted at a path of a container.
+type Bind struct{ Host, Container string }
 
 // File is a file of Spec.Files.
 type File struct {
@@ -249,6 +255,9 @@ func (r *Runtime) start(ctx context.Context, s Spec, ip string) (*Container, err
 		NetworkMode: container.NetworkMode(r.network),
 		// No NET_ADMIN: network faults act from the node's helper.
 		LogConfig: container.LogConfig{Type: "json-file"},
+	}
+	for _, b := range s.Binds {
+		host.Mounts = append(host.Mounts, mount.Mount{Type: mount.TypeBind, Source: b.Host, Target: b.Container})
 	}
 	netcfg := &network.NetworkingConfig{EndpointsConfig: map[string]*network.EndpointSettings{
 		r.network: {Aliases: []string{s.Name}, IPAMConfig: &network.EndpointIPAMConfig{IPv4Address: ip}},

@@ -59,9 +59,10 @@ func (Resource) Fencings() []targets.Fencing {
 // SIGKILL reach it), running as the postgres user.
 func (Resource) Nodes() []resources.NodeSpec {
 	return []resources.NodeSpec{{
-		Name:  "pg",
-		Image: kinds.Base,
-		Port:  Port,
+		Name:    "pg",
+		Image:   kinds.Base,
+		Port:    Port,
+		DataDir: "/var/lib/postgresql/15/main",
 		Cmd: []string{"setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups",
 			"/usr/lib/postgresql/15/bin/postgres",
 			"-D", "/var/lib/postgresql/15/main",

@@ -137,7 +137,7 @@ func (Target) Nodes(n int) ([]targets.NodeSpec, error) {
 				cmd = append(cmd, "-retry-join", fmt.Sprintf("n%d", j))
 			}
 		}
-		specs[i] = targets.NodeSpec{Name: name, Port: httpPort, Cmd: cmd}
+		specs[i] = targets.NodeSpec{Name: name, Port: httpPort, Cmd: cmd, DataDir: "/var/lib/consul"}
 	}
 	return specs, nil
 }

@@ -112,8 +112,9 @@ func (Target) Nodes(n int) ([]targets.NodeSpec, error) {
 	for i := range specs {
 		name := fmt.Sprintf("n%d", i+1)
 		specs[i] = targets.NodeSpec{
-			Name: name,
-			Port: clientPort,
+			Name:    name,
+			Port:    clientPort,
+			DataDir: "/var/lib/etcd",
 			Cmd: []string{"/usr/local/bin/etcd",
 				"--name", name,
 				"--data-dir", "/var/lib/etcd",

@@ -74,13 +74,21 @@ var (
 	Durable = []string{"--appendonly", "yes", "--appendfsync", "always", "--save", ""}
 	// Volatile: nothing on disk; a restarted server is empty.
 	Volatile = []string{"--appendonly", "no", "--save", ""}
+	// Everysec: every write is in the append-only file before the client
+	// hears of it, and a background thread fsyncs the file about once a
+	// second (Redis's default for AOF): a power loss loses the last second
+	// or two of acknowledged writes, a process crash loses none.
+	Everysec = []string{"--appendonly", "yes", "--appendfsync", "everysec", "--save", ""}
 )
 
+// DataDir is where redis-server keeps its append-only file.
+const DataDir = "/var/lib/redis"
+
 // ServerCmd is the command line of a redis-server on Port with its data in
-// /var/lib/redis and the given persistence settings.
+// DataDir and the given persistence settings.
 func ServerCmd(persistence []string) []string {
 	cmd := []string{"redis-server", "--port", fmt.Sprint(Port), "--bind", "0.0.0.0", "--protected-mode", "no",
-		"--dir", "/var/lib/redis", "--loglevel", "notice"}
+		"--dir", DataDir, "--loglevel", "notice"}
 	return append(cmd, persistence...)
 }
 
@@ -89,12 +97,19 @@ type Target struct {
 	// NoPersistence runs the server with --save "" --appendonly no: a
 	// restart loses every key, the token counter included.
 	NoPersistence bool
+	// Everysec fsyncs the append-only file once a second instead of
+	// before every reply (appendfsync everysec).
+	Everysec bool
 }
 
-// Name is "redis", or "redis-nopersist" without persistence.
+// Name is "redis", "redis-nopersist" without persistence, or
+// "redis-everysec" with appendfsync everysec.
 func (t Target) Name() string {
-	if t.NoPersistence {
+	switch {
+	case t.NoPersistence:
 		return "redis-nopersist"
+	case t.Everysec:
+		return "redis-everysec"
 	}
 	return "redis"
 }
@@ -114,10 +129,13 @@ func (t Target) Nodes(n int) ([]targets.NodeSpec, error) {
 		return nil, fmt.Errorf("%w: %s is a single Redis server: run it with --nodes 1, not %d", targets.ErrBadConfig, t.Name(), n)
 	}
 	p := Durable
-	if t.NoPersistence {
+	switch {
+	case t.NoPersistence:
 		p = Volatile
+	case t.Everysec:
+		p = Everysec
 	}
-	return []targets.NodeSpec{{Name: "n1", Port: Port, Cmd: ServerCmd(p)}}, nil
+	return []targets.NodeSpec{{Name: "n1", Port: Port, Cmd: ServerCmd(p), DataDir: DataDir}}, nil
 }
 
 // Validate rejects leases Redis cannot express (PX is in whole

@@ -144,6 +144,9 @@ func (Target) Nodes(n int) ([]targets.NodeSpec, error) {
 			Port: clientPort,
 			Cmd:  []string{"/bin/sh", "-c", start},
 			Env:  []string{fmt.Sprintf("ZK_MYID=%d", i+1), "ZK_CFG=" + cfg},
+			// The snapshots and the transaction log, which ZooKeeper
+			// fsyncs before it acknowledges a write (forceSync=yes).
+			DataDir: dataDir,
 		}
 	}
 	return specs, nil

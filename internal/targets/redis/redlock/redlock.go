@@ -95,7 +95,7 @@ func (Target) Nodes(n int) ([]targets.NodeSpec, error) {
 	}
 	specs := make([]targets.NodeSpec, n)
 	for i := range specs {
-		specs[i] = targets.NodeSpec{Name: fmt.Sprintf("n%d", i+1), Port: redis.Port, Cmd: redis.ServerCmd(redis.Durable)}
+		specs[i] = targets.NodeSpec{Name: fmt.Sprintf("n%d", i+1), Port: redis.Port, Cmd: redis.ServerCmd(redis.Durable), DataDir: redis.DataDir}
 	}
 	return specs, nil
 }
