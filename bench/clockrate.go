@@ -16,9 +16,10 @@ import (
 // runClockRate measures the clock rate at which a lock holder's slow (or
 // fast) clock lets two holders act: for each rate R, -runs seeds of
 //
-//	fencecheck run --target T --workload W --nemesis clock-rate:client:xR --fencing F --seed N
+//	fencecheck run --target T --workload W --nemesis clock-rate:SCOPE:xR --fencing F --seed N
 //
-// for each fencing F. It prints a table (invalid runs, lost entries, split
+// for each fencing F, SCOPE client (the next holder's clock) or server (a
+// server's). It prints a table (invalid runs, lost entries, split
 // brains, the rates the holders' logs showed) and writes a chart of the
 // fraction of invalid runs against the rate, one line per fencing mode, to
 // chart ("" for none). For client-go's leaderelection (target kubernetes,
@@ -30,7 +31,7 @@ import (
 // change only when the Lease's record changes, whose renewTime is kept to
 // the second (metav1.Time), so a holder whose wall clock gains less than a
 // second per lease duration renews unseen, at 1 s / lease duration.
-func runClockRate(bin, target, workload string, rates []float64, fencings []string, runs int, extra []string, chart string) error {
+func runClockRate(bin, target, workload, scope string, rates []float64, fencings []string, runs int, extra []string, chart string) error {
 	bin, err := filepath.Abs(bin)
 	if err != nil {
 		return err
@@ -40,8 +41,8 @@ func runClockRate(bin, target, workload string, rates []float64, fencings []stri
 		return err
 	}
 	defer os.RemoveAll(dir)
-	fmt.Printf("fencecheck bench -clock-rate, %s: %d seeds per cell, `fencecheck run --target %s --workload %s --nemesis clock-rate:client:xR --fencing F --seed N %s`\n\n",
-		time.Now().UTC().Format(time.RFC3339), runs, target, workload, strings.Join(extra, " "))
+	fmt.Printf("fencecheck bench -clock-rate, %s: %d seeds per cell, `fencecheck run --target %s --workload %s --nemesis clock-rate:%s:xR --fencing F --seed N %s`\n\n",
+		time.Now().UTC().Format(time.RFC3339), runs, target, workload, scope, strings.Join(extra, " "))
 	fmt.Println("| rate R | fencing | invalid runs | lost entries (median) | split brains (median) | faults | observed rate (median, range) | median wall time |")
 	fmt.Println("|---|---|---|---|---|---|---|---|")
 	var cells []rateCell
@@ -50,7 +51,7 @@ func runClockRate(bin, target, workload string, rates []float64, fencings []stri
 			c := rateCell{rate: r, fencing: f}
 			var lost, splits, walls []float64
 			for seed := 1; seed <= runs; seed++ {
-				o, err := rateRun(bin, dir, target, workload, f, r, extra, uint64(seed))
+				o, err := rateRun(bin, dir, target, workload, scope, f, r, extra, uint64(seed))
 				if err != nil {
 					return err
 				}
@@ -78,12 +79,12 @@ func runClockRate(bin, target, workload string, rates []float64, fencings []stri
 	if chart == "" {
 		return nil
 	}
-	return drawRateChart(target, workload, cells, fencings, extra, chart)
+	return drawRateChart(target, workload, scope, cells, fencings, extra, chart)
 }
 
 // redrawClockRate draws the chart of a table runClockRate printed (its
 // Markdown rows, in file), running nothing.
-func redrawClockRate(file, target, workload string, fencings, extra []string, chart string) error {
+func redrawClockRate(file, target, workload, scope string, fencings, extra []string, chart string) error {
 	b, err := os.ReadFile(file)
 	if err != nil {
 		return err
@@ -106,13 +107,13 @@ func redrawClockRate(file, target, workload string, fencings, extra []string, ch
 	if len(cells) == 0 {
 		return fmt.Errorf("%s: no row of bench -clock-rate's table", file)
 	}
-	return drawRateChart(target, workload, cells, fencings, extra, chart)
+	return drawRateChart(target, workload, scope, cells, fencings, extra, chart)
 }
 
 // drawRateChart writes the chart of the cells to chart.
-func drawRateChart(target, workload string, cells []rateCell, fencings, extra []string, chart string) error {
+func drawRateChart(target, workload, scope string, cells []rateCell, fencings, extra []string, chart string) error {
 	var marks []rateMark
-	if target == "kubernetes" && workload == "election" {
+	if target == "kubernetes" && workload == "election" && scope == "client" {
 		ttl := 2 * time.Second // the kubernetes profile's
 		for i, a := range extra {
 			if d, err := time.ParseDuration(strings.TrimPrefix(a, "--ttl=")); err == nil && strings.HasPrefix(a, "--ttl=") {
@@ -125,7 +126,7 @@ func drawRateChart(target, workload string, cells []rateCell, fencings, extra []
 		}
 		marks = []rateMark{{2.0 / 15, "retry period / lease"}, {float64(time.Second) / float64(ttl), "1 s / lease"}}
 	}
-	svg := rateChart(target, workload, cells, fencings, marks)
+	svg := rateChart(target, workload, scope, cells, fencings, marks)
 	if err := os.WriteFile(chart, svg, 0o644); err != nil {
 		return err
 	}
@@ -150,8 +151,8 @@ type rateOutcome struct {
 }
 
 // rateRun runs one clock-rate run and reads its results.json.
-func rateRun(bin, dir, target, workload, fencing string, rate float64, extra []string, seed uint64) (rateOutcome, error) {
-	nemesis := "clock-rate:client:x" + strconv.FormatFloat(rate, 'f', -1, 64)
+func rateRun(bin, dir, target, workload, scope, fencing string, rate float64, extra []string, seed uint64) (rateOutcome, error) {
+	nemesis := "clock-rate:" + scope + ":x" + strconv.FormatFloat(rate, 'f', -1, 64)
 	res := filepath.Join(dir, fmt.Sprintf("x%g-%s-%d", rate, fencing, seed))
 	args := append([]string{"run", "--target", target, "--workload", workload, "--fencing", fencing,
 		"--nemesis", nemesis, "--seed", fmt.Sprint(seed), "--results", res, "--quiet"}, extra...)
@@ -191,7 +192,7 @@ type rateMark struct {
 
 // rateChart draws the fraction of invalid runs against the rate, one line
 // per fencing mode, as a standalone SVG document.
-func rateChart(target, workload string, cells []rateCell, fencings []string, marks []rateMark) []byte {
+func rateChart(target, workload, scope string, cells []rateCell, fencings []string, marks []rateMark) []byte {
 	const w, h, left, right, top, bottom = 720.0, 400.0, 64.0, 28.0, 70.0, 56.0
 	xmax := 0.0
 	for _, m := range marks {
@@ -200,27 +201,35 @@ func rateChart(target, workload string, cells []rateCell, fencings []string, mar
 	for _, c := range cells {
 		xmax = max(xmax, c.rate)
 	}
-	xmax = float64(int(xmax*10)+1) / 10
+	step := 0.1 // the x grid
+	if xmax > 1.5 {
+		step = 0.5
+	}
+	xmax = (float64(int(xmax/step)) + 1) * step
+	who := "the lock holder's clock"
+	if scope == "server" {
+		who = "a server's clock"
+	}
 	x := func(v float64) float64 { return left + v/xmax*(w-left-right) }
 	y := func(f float64) float64 { return h - bottom - f*(h-top-bottom) }
 	colors := map[string]string{"none": "#c62828", "term": "#2e7d32", "token": "#2e7d32", "cas": "#1565c0"}
 	var b bytes.Buffer
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%g" height="%g" viewBox="0 0 %g %g" font-family="system-ui,'DejaVu Sans',sans-serif">`+"\n", w, h, w, h)
 	fmt.Fprintf(&b, `<rect width="%g" height="%g" fill="#fff"/>`+"\n", w, h)
-	fmt.Fprintf(&b, `<text x="%g" y="26" font-size="15" font-weight="700" fill="#1d2330">%s: the lock holder's clock at R times true speed</text>`+"\n",
-		left, html.EscapeString(target+" "+workload))
-	fmt.Fprintf(&b, `<text x="%g" y="46" font-size="11.5" fill="#475467">fraction of runs invalid (two holders acted) against R, %d seeds per point; fencecheck bench -clock-rate</text>`+"\n",
+	fmt.Fprintf(&b, `<text x="%g" y="26" font-size="15" font-weight="700" fill="#1d2330">%s: %s at R times true speed</text>`+"\n",
+		left, html.EscapeString(target+" "+workload), who)
+	fmt.Fprintf(&b, `<text x="%g" y="46" font-size="11.5" fill="#475467">fraction of runs invalid (updates lost or two holders acted) against R, %d seeds per point; fencecheck bench -clock-rate</text>`+"\n",
 		left, cells[0].runs)
 	for i := 0; i <= 4; i++ {
 		f := float64(i) / 4
 		fmt.Fprintf(&b, `<line x1="%g" x2="%g" y1="%.1f" y2="%.1f" stroke="#eceef2"/><text x="%g" y="%.1f" font-size="11" fill="#667085" text-anchor="end">%g</text>`+"\n",
 			left, w-right, y(f), y(f), left-8, y(f)+4, f)
 	}
-	for v := 0.0; v <= xmax+1e-9; v += 0.1 {
+	for v := 0.0; v <= xmax+1e-9; v += step {
 		fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%g" y2="%g" stroke="#eceef2"/><text x="%.1f" y="%g" font-size="11" fill="#667085" text-anchor="middle">%.1f</text>`+"\n",
 			x(v), x(v), top, h-bottom, x(v), h-bottom+18, v)
 	}
-	fmt.Fprintf(&b, `<text x="%g" y="%g" font-size="12" fill="#344054" text-anchor="middle">R, the holder's clock rate (1: true)</text>`+"\n", (left+w-right)/2, h-14)
+	fmt.Fprintf(&b, `<text x="%g" y="%g" font-size="12" fill="#344054" text-anchor="middle">R, the clock's rate (1: true)</text>`+"\n", (left+w-right)/2, h-14)
 	for i, m := range marks {
 		fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%g" y2="%g" stroke="#b45f06" stroke-dasharray="5 3"/><text x="%.1f" y="%g" font-size="11" fill="#b45f06">%s = %.3g</text>`+"\n",
 			x(m.rate), x(m.rate), top, h-bottom, x(m.rate)+6, top+12+float64(i)*14, html.EscapeString(m.label), m.rate)

@@ -46,7 +46,8 @@ func main() {
 	rerun := flag.Bool("rerun", false, "instead, measure reproduction: an invalid unfenced etcd pause-holder run, then fencecheck rerun of it with -runs re-runs")
 	liveness := flag.Bool("liveness", false, "instead, measure liveness: every target under kill-holder and the kill of its leader, -runs seeds (default 1) a cell, -parallel at a time (-only: the targets whose name contains it)")
 	clientOverhead := flag.String("client-overhead", "", "instead, compare a client program's critical sections per second (this --client-dir) with -target's built-in recipe: no faults, alternating runs")
-	clockRate := flag.String("clock-rate", "", "instead, run -workload (default election) on -target (default kubernetes) with the holder's clock at each of these rates (comma-separated: clock-rate:client:xR), -fencing (default none,term) and seeds 1..-runs; print the table and write the chart to -chart")
+	clockRate := flag.String("clock-rate", "", "instead, run -workload (default election) on -target (default kubernetes) with the holder's clock (or a server's: -clock-scope server) at each of these rates (comma-separated: clock-rate:client:xR), -fencing (default none,term) and seeds 1..-runs; print the table and write the chart to -chart")
+	clockScope := flag.String("clock-scope", "client", "with -clock-rate: whose clock, client (the next holder's) or server")
 	redraw := flag.String("redraw", "", "with -clock-rate: run nothing, draw the chart of the table in this file (what an earlier -clock-rate printed)")
 	chart := flag.String("chart", "docs/clock-rate.svg", "with -clock-rate: where the chart goes (\"\": none)")
 	imagesBench := flag.Bool("images", false, "instead, run etcd from fencecheck's image and from a FROM-scratch image (images scratch etcd) under -nemesis, -fencing (default none,token), seeds 1..-runs, -parallel at a time")
@@ -72,11 +73,11 @@ func main() {
 			rates = append(rates, v)
 		}
 		run := func() error {
-			return runClockRate(*bin, t, w, rates, strings.Split(fs, ","), *runs, strings.Fields(*extra), *chart)
+			return runClockRate(*bin, t, w, *clockScope, rates, strings.Split(fs, ","), *runs, strings.Fields(*extra), *chart)
 		}
 		if *redraw != "" {
 			run = func() error {
-				return redrawClockRate(*redraw, t, w, strings.Split(fs, ","), strings.Fields(*extra), *chart)
+				return redrawClockRate(*redraw, t, w, *clockScope, strings.Split(fs, ","), strings.Fields(*extra), *chart)
 			}
 		}
 		if err := run(); err != nil {
