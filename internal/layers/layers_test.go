@@ -27,7 +27,7 @@ var layers = []layer{
 		"targets", "internal/spec", "internal/images/kinds",
 		"internal/history", "internal/history/lockappend", "internal/history/lockappend/histtest", "internal/history/register",
 		"internal/images",
-		"internal/harness/docker", "internal/harness/vdso", "internal/harness/netdelay",
+		"internal/harness/docker", "internal/harness/vdso", "internal/harness/netdelay", "internal/harness/lazydisk",
 		"internal/trends",
 	}},
 	{"verdicts and files (no container, no network)", []string{
