@@ -272,10 +272,9 @@ func (e nemesisEnv) Addr(node string) string {
 	return ""
 }
 
-const delayRule = "OUTPUT -o eth0 -j NFQUEUE --queue-num 0 --queue-bypass"
-
-// Delay holds every packet a node sends for delay ± jitter (nemesis.Env).
-func (e nemesisEnv) Delay(ctx context.Context, node string, delay, jitter time.Duration) error {
+// Shape gives every packet a node sends the treatment p says, through a
+// netfilter queue the harness serves (nemesis.Env).
+func (e nemesisEnv) Shape(ctx context.Context, node string, p netdelay.Policy) error {
 	c := e.c
 	ct, err := c.node(node)
 	if err != nil {
@@ -289,13 +288,13 @@ func (e nemesisEnv) Delay(ctx context.Context, node string, delay, jitter time.D
 	_, busy := c.delayers[node]
 	c.mu.Unlock()
 	if busy {
-		return fmt.Errorf("harness: %s is delayed already", node)
+		return fmt.Errorf("harness: %s is shaped already", node)
 	}
-	d, err := netdelay.Start(pid, 0, delay, jitter, uint64(pid))
+	d, err := netdelay.Start(pid, 0, p, uint64(pid))
 	if err != nil {
 		return err
 	}
-	if _, err := c.rt.NetExec(ctx, ct, "sh", "-c", "iptables -w -A "+delayRule); err != nil {
+	if _, err := c.rt.NetExec(ctx, ct, "sh", "-c", "iptables -w -A "+netdelay.Rule(0)); err != nil {
 		return errors.Join(err, d.Stop())
 	}
 	c.mu.Lock()
@@ -304,23 +303,24 @@ func (e nemesisEnv) Delay(ctx context.Context, node string, delay, jitter time.D
 	return nil
 }
 
-// Undelay ends a node's delay: the rule goes, then every held packet is
+// Unshape ends a node's shaping: the rule goes, then every held packet is
 // released (nemesis.Env).
-func (e nemesisEnv) Undelay(ctx context.Context, node string) error {
+func (e nemesisEnv) Unshape(ctx context.Context, node string) (netdelay.Counts, error) {
 	c := e.c
 	c.mu.Lock()
 	d := c.delayers[node]
 	delete(c.delayers, node)
 	c.mu.Unlock()
 	if d == nil {
-		return nil
+		return netdelay.Counts{}, nil
 	}
 	ct, err := c.node(node)
 	if err != nil {
-		return errors.Join(err, d.Stop())
+		return d.Counts(), errors.Join(err, d.Stop())
 	}
-	_, err = c.rt.NetExec(ctx, ct, "sh", "-c", "iptables -w -D "+delayRule)
-	return errors.Join(err, d.Stop())
+	_, err = c.rt.NetExec(ctx, ct, "sh", "-c", "iptables -w -D "+netdelay.Rule(0))
+	err = errors.Join(err, d.Stop())
+	return d.Counts(), err
 }
 
 // SkewProcessClock sets the wall-clock offset of a node's processes by

@@ -23,6 +23,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fencecheck/fencecheck/internal/harness/netdelay"
 	"github.com/fencecheck/fencecheck/internal/history"
 )
 
@@ -117,10 +118,12 @@ type Network interface {
 	NetExec(ctx context.Context, node string, cmd ...string) (string, error)
 	// Addr is a node's IP address on the run's network.
 	Addr(node string) string
-	// Delay holds every packet a node sends for delay ± jitter (normally
-	// distributed) until Undelay.
-	Delay(ctx context.Context, node string, delay, jitter time.Duration) error
-	Undelay(ctx context.Context, node string) error
+	// Shape gives every packet a node sends on the run's network the
+	// treatment p says (delay, reorder, duplication, corruption, a
+	// bandwidth; package netdelay) until Unshape, which returns what was
+	// done to them.
+	Shape(ctx context.Context, node string, p netdelay.Policy) error
+	Unshape(ctx context.Context, node string) (netdelay.Counts, error)
 }
 
 // Clocks skews clocks.

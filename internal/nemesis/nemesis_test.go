@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fencecheck/fencecheck/internal/harness/netdelay"
 	"github.com/fencecheck/fencecheck/internal/history"
 )
 
@@ -107,10 +108,10 @@ func (e *fakeEnv) LoseUnsynced(_ context.Context, node string) (DiskLoss, error)
 func (e *fakeEnv) DiskStats(context.Context, string) (DiskStats, error) {
 	return DiskStats{Ops: 3, Syncs: 2, Slowed: 1}, nil
 }
-func (e *fakeEnv) Delay(context.Context, string, time.Duration, time.Duration) error {
-	return nil
+func (e *fakeEnv) Shape(context.Context, string, netdelay.Policy) error { return nil }
+func (e *fakeEnv) Unshape(context.Context, string) (netdelay.Counts, error) {
+	return netdelay.Counts{Packets: 10, Held: 5}, nil
 }
-func (e *fakeEnv) Undelay(context.Context, string) error                        { return nil }
 func (e *fakeEnv) SkewClientClock(context.Context, string, time.Duration) error { return nil }
 func (e *fakeEnv) NextHolder(ctx context.Context) (Holder, error) {
 	select {
@@ -462,7 +463,7 @@ func TestParseCPUThrottle(t *testing.T) {
 	}
 }
 
-func TestParseDiskFaults(t *testing.T) {
+func TestParseDiskAndNetemFaults(t *testing.T) {
 	for spec, want := range map[string]Fault{
 		"kill":                           Kill{Scope: ScopeOne},
 		"kill:lose-unsynced":             Kill{Scope: ScopeAll, LoseUnsynced: true},
@@ -485,6 +486,21 @@ func TestParseDiskFaults(t *testing.T) {
 		"kill:lose-unsynced:one", "kill:bogus:lose-unsynced", "kill:lose", "disk-slow:holder", "disk-slow:one:0s",
 		"disk-slow:one:2m", "disk-slow:one:fast", "disk-slow:resource@etcd",
 	} {
+		if _, err := Parse(spec); err == nil {
+			t.Errorf("Parse(%q) was taken", spec)
+		}
+	}
+	for spec, want := range map[string]Fault{
+		"netem":                  Netem{Mode: NetemDelay, Scope: NetemServers},
+		"netem:loss":             Netem{Mode: NetemLoss, Scope: NetemServers},
+		"netem:duplicate:client": Netem{Mode: NetemDuplicate, Scope: NetemClient},
+		"netem:rate:resource":    Netem{Mode: NetemRate, Scope: ScopeResource},
+		"netem:corrupt:servers":  Netem{Mode: NetemCorrupt, Scope: NetemServers},
+		"netem:reorder":          Netem{Mode: NetemReorder, Scope: NetemServers},
+	} {
+		parsesTo(t, spec, want)
+	}
+	for _, spec := range []string{"netem:jitter", "netem:delay:leader", "netem:rate:client:1mbit"} {
 		if _, err := Parse(spec); err == nil {
 			t.Errorf("Parse(%q) was taken", spec)
 		}

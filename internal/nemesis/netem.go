@@ -3,63 +3,188 @@ package nemesis
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
+
+	"github.com/fencecheck/fencecheck/internal/harness/netdelay"
 )
 
-// Netem scopes.
+// Netem modes: what happens to the packets.
 const (
-	NetemDelay = "delay"
-	NetemLoss  = "loss"
+	NetemDelay     = "delay"
+	NetemLoss      = "loss"
+	NetemDuplicate = "duplicate"
+	NetemReorder   = "reorder"
+	NetemCorrupt   = "corrupt"
+	NetemRate      = "rate"
 )
 
-// Netem degrades the network of a random minority of servers (one server of
-// three), on what they send: delay holds every packet 200 ms ± 50 ms
-// (normally distributed, so packets also reorder); loss drops 30% of them.
-// Held one to three leases, then removed.
+// Netem scopes: whose packets. The servers' is the default (no scope in
+// the name).
+const (
+	NetemServers = "servers"
+	NetemClient  = "client"
+)
+
+// netemMode is a mode of Netem: its policy (loss is an iptables rule
+// instead) and what it records.
+type netemMode struct {
+	mode   string
+	policy netdelay.Policy
+	params map[string]string
+}
+
+// netemModes are Netem's modes with their policies (loss is an iptables
+// rule instead) and what they record.
+var netemModes = []netemMode{
+	{NetemDelay, netdelay.Policy{Delay: 200 * time.Millisecond, Jitter: 50 * time.Millisecond}, map[string]string{"delay": "200ms±50ms"}},
+	{NetemLoss, netdelay.Policy{}, map[string]string{"loss": "30%"}},
+	{NetemDuplicate, netdelay.Policy{Duplicate: 0.3}, map[string]string{"duplicate": "30%"}},
+	{NetemReorder, netdelay.Policy{Reorder: 0.3, ReorderBy: 100 * time.Millisecond}, map[string]string{"reorder": "30% held 100ms"}},
+	{NetemCorrupt, netdelay.Policy{Corrupt: 0.1}, map[string]string{"corrupt": "10%"}},
+	{NetemRate, netdelay.Policy{Rate: 16 << 10}, map[string]string{"rate": "16KiB/s"}},
+}
+
+// Netem degrades the network on what nodes send, held one to three leases
+// (the client's 1.5-3), then removed:
+//   - delay: every packet held 200 ms ± 50 ms (normally distributed, so
+//     packets also reorder);
+//   - loss: 30 % dropped;
+//   - duplicate: 30 % sent twice;
+//   - reorder: 30 % held 100 ms while the rest pass at once;
+//   - corrupt: 10 % sent with one bit of their IP payload flipped (the
+//     receiver drops them, as a noisy link's: TCP sends them again);
+//   - rate: a 16 KiB/s link, in order.
+//
+// Scope: a random minority of servers (one of three, or the one) by default;
+// client: the next lock holder's container, taken at its failpoint (as
+// partition-client), whose requests, renewals and write are then degraded;
+// resource: the resource's own containers.
 //
 // It is tc netem's effect without tc netem, which needs a kernel built with
-// sch_netem (this project's CI machines have none): delay is an NFQUEUE rule
-// in the container's network namespace whose packets the harness releases late
-// (harness/netdelay), loss an iptables statistic-match rule.
-type Netem struct{ Scope string }
+// sch_netem (this project's CI machines have none): loss is an iptables
+// statistic-match rule, every other mode an NFQUEUE rule in the node's
+// network namespace whose packets the harness gives their verdicts
+// (harness/netdelay). At recovery the params record what was done: the
+// packets seen and those held, reordered, duplicated or corrupted
+// (dropped, for loss).
+type Netem struct{ Mode, Scope string }
 
-// Name is "netem:SCOPE".
-func (f Netem) Name() string { return "netem:" + f.Scope }
+// Name is "netem:MODE", with ":SCOPE" for client and resource.
+func (f Netem) Name() string {
+	if f.Scope == NetemServers || f.Scope == "" {
+		return "netem:" + f.Mode
+	}
+	return "netem:" + f.Mode + ":" + f.Scope
+}
 
-// NetNodes are the servers (NetFault).
-func (Netem) NetNodes(c Cluster) []string { return c.Servers() }
+// parseNetem is netem's constructor: a mode (delay by default) and a scope.
+func parseNetem(param string) (Fault, error) {
+	mode, scope, _ := strings.Cut(param, ":")
+	if mode == "" {
+		mode = NetemDelay
+	}
+	if !slices.ContainsFunc(netemModes, func(m netemMode) bool { return m.mode == mode }) {
+		return nil, fmt.Errorf("mode %q: valid: %s (then :client or :resource, as in netem:duplicate:client)", mode, strings.Join(netemScopes, ", "))
+	}
+	switch scope {
+	case "", NetemServers:
+		scope = NetemServers
+	case NetemClient, ScopeResource:
+	default:
+		return nil, fmt.Errorf("netem:%s:%s: valid scopes: servers (the default), client, resource", mode, scope)
+	}
+	return Netem{Mode: mode, Scope: scope}, nil
+}
+
+// Applies: the resource scope needs a resource container.
+func (f Netem) Applies(s Shape) error {
+	if f.Scope == ScopeResource {
+		return needContainer(s)
+	}
+	return nil
+}
+
+// NetNodes are the nodes it may degrade (NetFault).
+func (f Netem) NetNodes(c Cluster) []string {
+	switch f.Scope {
+	case NetemClient:
+		return c.Clients()
+	case ScopeResource:
+		return c.Resources()
+	}
+	return c.Servers()
+}
 
 const lossRule = "OUTPUT -o eth0 -m statistic --mode random --probability 0.3 -j DROP"
 
 // Inject degrades the network.
 func (f Netem) Inject(ctx context.Context, env Env, r *rand.Rand) (*Injection, error) {
-	nodes, err := pickServers(ctx, env, r, ScopeMinority)
-	if err != nil {
-		if nodes, err = pickServers(ctx, env, r, ScopeOne); err != nil {
+	var nodes []string
+	var h *Holder
+	hold := between(r, env.Lease(), 3*env.Lease())
+	switch f.Scope {
+	case NetemClient:
+		next, err := env.NextHolder(ctx)
+		if err != nil {
 			return nil, err
 		}
+		h, nodes = &next, []string{next.Node}
+		hold = between(r, 3*env.Lease()/2, 3*env.Lease())
+	case ScopeResource:
+		var err error
+		if nodes, err = pickServers(ctx, env, r, ScopeResource); err != nil {
+			return nil, err
+		}
+	default:
+		var err error
+		if nodes, err = pickServers(ctx, env, r, ScopeMinority); err != nil {
+			if nodes, err = pickServers(ctx, env, r, ScopeOne); err != nil {
+				return nil, err
+			}
+		}
 	}
-	hold := between(r, env.Lease(), 3*env.Lease())
+	var policy netdelay.Policy
 	params := map[string]string{"hold": ms(hold)}
-	var on, off func(ctx context.Context, node string) error
-	switch f.Scope {
-	case NetemLoss:
-		params["loss"] = "30%"
+	for _, m := range netemModes {
+		if m.mode == f.Mode {
+			policy = m.policy
+			for k, v := range m.params {
+				params[k] = v
+			}
+		}
+	}
+	var counts netdelay.Counts
+	var on func(ctx context.Context, node string) error
+	var off func(ctx context.Context, node string) error
+	if f.Mode == NetemLoss {
 		on = func(ctx context.Context, n string) error {
 			_, err := env.NetExec(ctx, n, "sh", "-c", "iptables -w -A "+lossRule)
 			return err
 		}
 		off = func(ctx context.Context, n string) error {
-			_, err := env.NetExec(ctx, n, "sh", "-c", "iptables -w -D "+lossRule)
+			d, err := dropped(ctx, env, n)
+			if err == nil {
+				counts.Packets += int64(d)
+				_, err = env.NetExec(ctx, n, "sh", "-c", "iptables -w -D "+lossRule)
+			}
 			return err
 		}
-	default:
-		params["delay"] = "200ms±50ms"
-		on = func(ctx context.Context, n string) error {
-			return env.Delay(ctx, n, 200*time.Millisecond, 50*time.Millisecond)
+	} else {
+		on = func(ctx context.Context, n string) error { return env.Shape(ctx, n, policy) }
+		off = func(ctx context.Context, n string) error {
+			c, err := env.Unshape(ctx, n)
+			counts.Packets += c.Packets
+			counts.Held += c.Held
+			counts.Reordered += c.Reordered
+			counts.Duplicated += c.Duplicated
+			counts.Corrupted += c.Corrupted
+			return err
 		}
-		off = env.Undelay
 	}
 	var done []string
 	heal := func(ctx context.Context) error {
@@ -67,13 +192,37 @@ func (f Netem) Inject(ctx context.Context, env Env, r *rand.Rand) (*Injection, e
 		for _, n := range done {
 			errs = append(errs, off(ctx, n))
 		}
+		done = nil
 		return errors.Join(errs...)
 	}
 	for _, n := range nodes {
 		if err := on(ctx, n); err != nil {
+			if h != nil {
+				h.Proceed()
+			}
 			return nil, errors.Join(err, heal(context.Background()))
 		}
 		done = append(done, n)
 	}
-	return &Injection{Nodes: nodes, Hold: hold, Params: params, Recover: heal}, nil
+	if h != nil {
+		params["process"], params["token"] = h.Process.String(), strconv.FormatInt(h.Token, 10)
+		h.hit(params)
+	}
+	return &Injection{Nodes: nodes, Hold: hold, Params: params, Recover: func(ctx context.Context) error {
+		err := heal(ctx)
+		n := func(v int64) string { return strconv.FormatInt(v, 10) }
+		switch f.Mode {
+		case NetemLoss:
+			params["dropped"] = n(counts.Packets)
+		case NetemDuplicate:
+			params["packets"], params["duplicated"] = n(counts.Packets), n(counts.Duplicated)
+		case NetemReorder:
+			params["packets"], params["reordered"] = n(counts.Packets), n(counts.Reordered)
+		case NetemCorrupt:
+			params["packets"], params["corrupted"] = n(counts.Packets), n(counts.Corrupted)
+		default:
+			params["packets"], params["held"] = n(counts.Packets), n(counts.Held)
+		}
+		return err
+	}}, nil
 }

@@ -142,6 +142,7 @@ func TestPreconditionMessages(t *testing.T) {
 		{"disk-slow:resource", Shape{Target: "etcd", Servers: 1, ServerData: true, Resources: []string{"proxy"}, Containers: []string{"proxy"}},
 			[]string{"--nemesis disk-slow:resource", "the resource's container (proxy) names no data directory"}},
 		{"kill:resource:lose-unsynced", lockStore, []string{"(lock-store) have none"}},
+		{"netem:corrupt:resource", lockStore, []string{"--nemesis netem:corrupt:resource", "(lock-store) have none"}},
 	} {
 		fs, err := Parse(c.spec)
 		if err != nil {

@@ -80,9 +80,9 @@ var table = []entry{
 	},
 	{
 		Name:   "netem",
-		Doc:    "tc netem on a minority of servers: delay 200ms±50ms or 30% loss, for 1-3 leases",
+		Doc:    "tc netem's effects (NFQUEUE) on what a minority of servers send (:MODE:client: the next lock holder at its failpoint; :MODE:resource: the resource's containers): delay 200ms±50ms, 30% loss, 30% duplicated, 30% reordered (held 100ms), 10% corrupted, or a 16KiB/s link, for 1-3 leases",
 		Scopes: netemScopes,
-		New:    scoped(netemScopes, func(s string) Fault { return Netem{Scope: s} }),
+		New:    parseNetem,
 	},
 }
 
@@ -92,7 +92,7 @@ var (
 	partitionScopes = []string{PartOne, PartLeader, PartHalves, PartMajoritiesRing, PartBridge, PartResource}
 	clockScopes     = []string{ClockClient, ClockServer, ClockWall}
 	rateScopes      = []string{ClockClient, ClockServer}
-	netemScopes     = []string{NetemDelay, NetemLoss}
+	netemScopes     = []string{NetemDelay, NetemLoss, NetemDuplicate, NetemReorder, NetemCorrupt, NetemRate}
 )
 
 // noScope is the constructor of a fault that takes no :scope.

@@ -1,0 +1,156 @@
+package nemesis_test
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+
+	"github.com/fencecheck/fencecheck/internal/harness"
+	"github.com/fencecheck/fencecheck/internal/harness/harnesstest"
+	"github.com/fencecheck/fencecheck/internal/history"
+	"github.com/fencecheck/fencecheck/internal/nemesis"
+	"github.com/fencecheck/fencecheck/internal/targets/etcd"
+	"github.com/fencecheck/fencecheck/internal/workloads"
+	"github.com/fencecheck/fencecheck/internal/workloads/lockappend"
+	"github.com/fencecheck/fencecheck/targets"
+)
+
+// retransmitted is how many TCP segments a node's network namespace has
+// sent again (RetransSegs of /proc/net/snmp, read by its network helper).
+func retransmitted(t *testing.T, cl *harness.Cluster, node string) int {
+	t.Helper()
+	out, err := cl.NetExec(context.Background(), node, "cat", "/proc/net/snmp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, l := range strings.Split(out, "\n") {
+		f := strings.Fields(l)
+		if len(f) == 0 || f[0] != "Tcp:" {
+			continue
+		}
+		if names == nil {
+			names = f
+			continue
+		}
+		for i, n := range names {
+			if n == "RetransSegs" && i < len(f) {
+				v, _ := strconv.Atoi(f[i])
+				return v
+			}
+		}
+	}
+	t.Fatalf("no RetransSegs in %s's /proc/net/snmp", node)
+	return 0
+}
+
+// TestNetemModesOnRealContainers: each of netem's packet modes takes effect
+// on a real etcd server and on a lock holder, counted; the corrupted
+// packets make TCP send again; the rate limit slows a read to the link's
+// speed; and once healed the cluster serves at full speed.
+func TestNetemModesOnRealContainers(t *testing.T) {
+	harnesstest.RequireDocker(t)
+	t.Parallel()
+	cl := harnesstest.Cluster(t, harness.ClusterConfig{
+		Target: etcd.Target{}, Nodes: 3, Workers: 1, Workload: lockappend.Workload{},
+		Config:       workloads.Config{AcquireTimeout: 10 * time.Second, Margin: 500 * time.Millisecond},
+		Client:       targets.ClientConfig{TTL: 2 * time.Second, RPCTimeout: 2 * time.Second},
+		WorkerBinary: harnesstest.WorkerBinary(t),
+	})
+	ctx := context.Background()
+	cctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if err := cl.Connect(cctx, history.NewMemoryRecorder()); err != nil {
+		t.Fatal(err)
+	}
+	parse := func(spec string) nemesis.Fault {
+		f, err := nemesis.Parse(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f[0]
+	}
+	count := func(inj *nemesis.Injection, key string) int {
+		n, err := strconv.Atoi(inj.Params[key])
+		if err != nil {
+			t.Fatalf("param %s: %v", key, inj.Params)
+		}
+		return n
+	}
+
+	for _, c := range []struct{ mode, count string }{
+		{"duplicate", "duplicated"}, {"reorder", "reordered"}, {"corrupt", "corrupted"},
+	} {
+		t.Run("netem:"+c.mode, func(t *testing.T) {
+			f := parse("netem:" + c.mode)
+			inj := inject(t, cl, f)
+			node := inj.Nodes[0]
+			before := retransmitted(t, cl, node)
+			time.Sleep(2 * time.Second) // raft heartbeats flow meanwhile
+			after := retransmitted(t, cl, node)
+			recover(t, inj)
+			t.Logf("healed: %v; TCP retransmissions from %s: %d then %d", inj.Params, node, before, after)
+			if n := count(inj, c.count); n == 0 || count(inj, "packets") < 10 {
+				t.Errorf("%s: %v", c.mode, inj.Params)
+			}
+			if c.mode == "corrupt" && after <= before {
+				t.Errorf("corrupted packets but no TCP retransmission from %s (%d then %d)", node, before, after)
+			}
+			healthy(t, cl)
+		})
+	}
+
+	t.Run("netem:rate", func(t *testing.T) {
+		// A 64 KiB value read from the degraded server itself (a
+		// serializable read) comes at 16 KiB/s: about 4 s.
+		inj := inject(t, cl, parse("netem:rate"))
+		node := inj.Nodes[0]
+		c, err := clientv3.New(clientv3.Config{Endpoints: []string{cl.Addr(node) + ":2379"}, DialTimeout: 10 * time.Second, Logger: zap.NewNop()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		get := func() time.Duration {
+			gctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			defer cancel()
+			start := time.Now()
+			if _, err := c.Get(gctx, "big", clientv3.WithSerializable()); err != nil {
+				t.Fatal(err)
+			}
+			return time.Since(start)
+		}
+		pctx, pcancel := context.WithTimeout(ctx, 30*time.Second)
+		_, err = c.Put(pctx, "big", strings.Repeat("x", 64<<10))
+		pcancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		slow := get()
+		recover(t, inj)
+		fast := get()
+		t.Logf("64 KiB read: %s at 16 KiB/s, %s after", slow, fast)
+		if slow < 3*time.Second || fast > time.Second {
+			t.Errorf("a 64 KiB read took %s on a 16 KiB/s link and %s after the heal", slow, fast)
+		}
+		healthy(t, cl)
+	})
+
+	t.Run("netem:duplicate:client", func(t *testing.T) {
+		stop := busy(ctx, cl, 0)
+		inj := inject(t, cl, parse("netem:duplicate:client"))
+		time.Sleep(time.Second)
+		recover(t, inj)
+		stop()
+		if inj.Params["hit"] != "true" || count(inj, "duplicated") == 0 || inj.Nodes[0] != "w1" {
+			t.Errorf("the holder's packets: %v on %v", inj.Params, inj.Nodes)
+		}
+		if err := cl.RunOne(ctx, 0, 10*time.Millisecond); err != nil {
+			t.Errorf("the client after the heal: %v", err)
+		}
+	})
+}
