@@ -491,16 +491,19 @@ func TestParseDiskAndNetemFaults(t *testing.T) {
 		}
 	}
 	for spec, want := range map[string]Fault{
-		"netem":                  Netem{Mode: NetemDelay, Scope: NetemServers},
-		"netem:loss":             Netem{Mode: NetemLoss, Scope: NetemServers},
-		"netem:duplicate:client": Netem{Mode: NetemDuplicate, Scope: NetemClient},
-		"netem:rate:resource":    Netem{Mode: NetemRate, Scope: ScopeResource},
-		"netem:corrupt:servers":  Netem{Mode: NetemCorrupt, Scope: NetemServers},
-		"netem:reorder":          Netem{Mode: NetemReorder, Scope: NetemServers},
+		"netem":                             Netem{Mode: NetemDelay, Scope: NetemServers},
+		"netem:loss":                        Netem{Mode: NetemLoss, Scope: NetemServers},
+		"netem:duplicate:client":            Netem{Mode: NetemDuplicate, Scope: NetemClient},
+		"netem:rate:resource":               Netem{Mode: NetemRate, Scope: ScopeResource},
+		"netem:corrupt:servers":             Netem{Mode: NetemCorrupt, Scope: NetemServers},
+		"netem:reorder":                     Netem{Mode: NetemReorder, Scope: NetemServers},
+		"partition-client:replies:resource": PartitionClient{Mode: CutReplies, Resource: true},
+		"partition-client:both:resource":    PartitionClient{Resource: true},
+		"partition-client:reset":            PartitionClient{Mode: CutReset},
 	} {
 		parsesTo(t, spec, want)
 	}
-	for _, spec := range []string{"netem:jitter", "netem:delay:leader", "netem:rate:client:1mbit"} {
+	for _, spec := range []string{"netem:jitter", "netem:delay:leader", "netem:rate:client:1mbit", "partition-client:both:servers", "partition-client:resource"} {
 		if _, err := Parse(spec); err == nil {
 			t.Errorf("Parse(%q) was taken", spec)
 		}

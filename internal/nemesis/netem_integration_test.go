@@ -14,6 +14,7 @@ import (
 	"github.com/fencecheck/fencecheck/internal/harness/harnesstest"
 	"github.com/fencecheck/fencecheck/internal/history"
 	"github.com/fencecheck/fencecheck/internal/nemesis"
+	"github.com/fencecheck/fencecheck/internal/resources/postgres"
 	"github.com/fencecheck/fencecheck/internal/targets/etcd"
 	"github.com/fencecheck/fencecheck/internal/workloads"
 	"github.com/fencecheck/fencecheck/internal/workloads/lockappend"
@@ -153,4 +154,49 @@ func TestNetemModesOnRealContainers(t *testing.T) {
 			t.Errorf("the client after the heal: %v", err)
 		}
 	})
+}
+
+// TestHolderCutOffFromResource: partition-client:replies:resource cuts the
+// holder off from PostgreSQL's answers alone, inside its critical section:
+// the rules drop packets, the lock service still answers it, and once
+// healed it writes again.
+func TestHolderCutOffFromResource(t *testing.T) {
+	harnesstest.RequireDocker(t)
+	t.Parallel()
+	cl := harnesstest.Cluster(t, harness.ClusterConfig{
+		Target: etcd.Target{}, Nodes: 1, Workers: 1, Workload: lockappend.Workload{},
+		Resources:    []harness.ResourceUse{{Resource: postgres.Resource{}, Fencing: targets.FencingToken}},
+		Config:       workloads.Config{AcquireTimeout: 10 * time.Second, Margin: 500 * time.Millisecond},
+		Client:       targets.ClientConfig{TTL: 2 * time.Second, RPCTimeout: 2 * time.Second},
+		WorkerBinary: harnesstest.WorkerBinary(t),
+	})
+	ctx := context.Background()
+	cctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if err := cl.Connect(cctx, history.NewMemoryRecorder()); err != nil {
+		t.Fatal(err)
+	}
+	fs, err := nemesis.Parse("partition-client:replies:resource")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := busy(ctx, cl, 0)
+	inj := inject(t, cl, fs[0])
+	// The lock service still answers the holder.
+	if _, _, err := memberStatus(t, cl, "n1"); err != nil {
+		t.Errorf("etcd from the test: %v", err)
+	}
+	if out, err := cl.NetExec(ctx, "w1", "sh", "-c", "iptables -w -S INPUT"); err != nil || !strings.Contains(out, cl.Addr("pg")) || strings.Contains(out, cl.Addr("n1")+"/") {
+		t.Errorf("the holder's INPUT rules name the resource, not the server: %q %v", out, err)
+	}
+	time.Sleep(time.Second)
+	recover(t, inj)
+	stop()
+	t.Logf("healed: %v", inj.Params)
+	if inj.Params["hit"] != "true" || inj.Params["dropped"] == "0" {
+		t.Errorf("the cut: %v", inj.Params)
+	}
+	if err := cl.RunOne(ctx, 0, 10*time.Millisecond); err != nil {
+		t.Errorf("the client after the heal: %v", err)
+	}
 }

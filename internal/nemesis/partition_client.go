@@ -1,10 +1,12 @@
 package nemesis
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -34,32 +36,58 @@ const (
 // failed that succeeded). reset: every TCP packet either way is refused
 // with a reset, so the holder's connections fail at once.
 //
+// With the resource scope (partition-client:MODE:resource) the holder is
+// cut off from the resource's containers instead (PostgreSQL, the fencing
+// proxy), not from the lock service: it keeps its lock, and its write is
+// what is lost, delayed or landed unanswered.
+//
 // At recovery the params record how many packets the rules stopped
 // (dropped), from their counters, which shows the cut took.
-type PartitionClient struct{ Mode string }
+type PartitionClient struct {
+	Mode string
+	// Resource cuts the holder off from the resource's containers.
+	Resource bool
+}
 
 var cutModes = []string{CutBoth, CutRequests, CutReplies, CutReset}
 
 // Name is "partition-client", or "partition-client:MODE" for a one-way or
 // resetting cut.
 func (f PartitionClient) Name() string {
-	if f.Mode == "" || f.Mode == CutBoth {
-		return "partition-client"
+	name := "partition-client"
+	if f.Mode != "" && f.Mode != CutBoth || f.Resource {
+		name += ":" + cmp.Or(f.Mode, CutBoth)
 	}
-	return "partition-client:" + f.Mode
+	if f.Resource {
+		name += ":" + ScopeResource
+	}
+	return name
 }
 
-// parsePartitionClient is partition-client's constructor.
-func parsePartitionClient(mode string) (Fault, error) {
+// parsePartitionClient is partition-client's constructor: a mode, then
+// optionally :resource.
+func parsePartitionClient(param string) (Fault, error) {
+	mode, scope, _ := strings.Cut(param, ":")
+	if scope != "" && scope != ScopeResource {
+		return nil, fmt.Errorf("partition-client:%s: the scope after the mode is resource (the holder cut off from the resource's containers), or none (from the servers)", param)
+	}
+	f := PartitionClient{Resource: scope == ScopeResource}
 	if mode == "" || mode == CutBoth {
-		return PartitionClient{}, nil
+		return f, nil
 	}
-	for _, m := range cutModes {
-		if m == mode {
-			return PartitionClient{Mode: mode}, nil
-		}
+	if !slices.Contains(cutModes, mode) {
+		return nil, fmt.Errorf("scope %q: valid: %s (then :resource)", mode, strings.Join(cutModes, ", "))
 	}
-	return nil, fmt.Errorf("scope %q: valid: %s", mode, strings.Join(cutModes, ", "))
+	f.Mode = mode
+	return f, nil
+}
+
+// Applies: the resource scope needs a resource container.
+func (f PartitionClient) Applies(s Shape) error {
+	if f.Resource {
+		return needContainer(s)
+	}
+	return nil
 }
 
 // NetNodes are the clients: any may be the holder it cuts off (NetFault).
@@ -91,8 +119,16 @@ func (f PartitionClient) Inject(ctx context.Context, env Env, r *rand.Rand) (*In
 	}
 	hold := between(r, 3*env.Lease()/2, 3*env.Lease())
 	nodes := []string{h.Node}
+	peers := env.Servers()
+	if f.Resource {
+		peers = env.Resources()
+	}
+	if len(peers) == 0 {
+		h.Proceed()
+		return nil, errors.New("partition-client: no resource container to cut the holder off from")
+	}
 	var rules []string
-	for _, s := range env.Servers() {
+	for _, s := range peers {
 		rules = append(rules, f.rules(env.Addr(s))...)
 	}
 	if _, err := env.NetExec(ctx, h.Node, "sh", "-c", strings.Join(rules, " && ")); err != nil {

@@ -46,17 +46,24 @@ func (e *shapedEnv) Leader(context.Context) (string, error) {
 func (e *shapedEnv) SkewProcessClock(context.Context, string, time.Duration) error { return e.clock }
 func (e *shapedEnv) RateProcessClock(context.Context, string, float64) error       { return e.clock }
 
-// allFaults is every fault of the table, with each of its scopes.
+// allFaults is every fault of the table, with each of its scopes, and
+// each followed by the second parts some faults take (netem:corrupt:client,
+// partition-client:replies:resource, kill:one:lose-unsynced).
 func allFaults(t *testing.T) []Fault {
 	t.Helper()
 	var out []Fault
 	for _, e := range table {
 		for _, sc := range append([]string{""}, e.Scopes...) {
-			f, err := e.New(sc)
-			if err != nil {
-				continue // a parameter, not a scope (pause-holder's xM)
+			for _, then := range []string{"", ":" + ScopeResource, ":" + NetemClient, ":" + LoseUnsynced} {
+				if sc == "" && then != "" {
+					continue
+				}
+				f, err := e.New(sc + then)
+				if err != nil {
+					continue // a parameter, not a scope (pause-holder's xM)
+				}
+				out = append(out, f)
 			}
-			out = append(out, f)
 		}
 	}
 	if len(out) < 25 {
