@@ -22,7 +22,9 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -67,11 +69,56 @@ func startHostile(t *testing.T, dir string, args ...string) (*exec.Cmd, *bytes.B
 	return cmd, &out, &errb
 }
 
-// finish waits for cmd, killing it after limit.
+// hwm is the peak resident set of process pid's own memory (VmHWM), in
+// bytes; 0 once it is gone.
+func hwm(pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+// finish waits for cmd, killing it after limit. The max RSS it reports is
+// the child's own: the kernel's figure for a child (wait4's ru_maxrss)
+// also counts the test process's peak at the fork, since the child ran in
+// the parent's memory until it exec'd; when that figure is no higher than
+// the test process's own peak, the child's own peak, sampled from
+// /proc every 2 ms while it ran, is taken instead.
 func finish(t *testing.T, cmd *exec.Cmd, out, errb *bytes.Buffer, start time.Time, limit time.Duration) hostileResult {
 	t.Helper()
+	parentPeak := hwm(os.Getpid())
+	var sampled atomic.Int64
+	stopSampling := make(chan struct{})
+	sampling := make(chan struct{})
+	go func() {
+		defer close(sampling)
+		tick := time.NewTicker(2 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			if v := hwm(cmd.Process.Pid); v > sampled.Load() {
+				sampled.Store(v)
+			}
+			select {
+			case <-stopSampling:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
 	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	go func() {
+		err := cmd.Wait()
+		close(stopSampling)
+		<-sampling
+		done <- err
+	}()
 	var err error
 	select {
 	case err = <-done:
@@ -90,6 +137,9 @@ func finish(t *testing.T, cmd *exec.Cmd, out, errb *bytes.Buffer, start time.Tim
 	}
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		r.maxRSS = int64(ru.Maxrss) << 10 // Linux counts kilobytes
+		if r.maxRSS <= parentPeak {
+			r.maxRSS = sampled.Load()
+		}
 	}
 	t.Logf("fencecheck %s: exit %d in %s, max RSS %d MB\n%s%s", strings.Join(shorten(cmd.Args[1:]), " "), r.code, r.elapsed.Round(time.Millisecond), r.maxRSS>>20, r.stdout, lastLines(r.stderr, 15))
 	return r
