@@ -278,7 +278,7 @@ func (c *Config) Validate() error {
 
 // WorkloadConfig is the workloads' configuration of the run.
 func (c *Config) WorkloadConfig() workloads.Config {
-	return workloads.Config{Fencings: c.Fencings, AcquireTimeout: c.AcquireTimeout, Margin: c.Margin, Work: c.Work,
+	return workloads.Config{Fencings: c.Fencings, AcquireTimeout: c.AcquireTimeout, Margin: c.Margin, Work: c.Work, WorkCPU: c.WorkCPU,
 		AuditLog: c.Audit != nil, Keys: c.Keys, ReadMode: c.ReadMode, Locks: c.Locks, Clients: c.Concurrency}
 }
 

@@ -118,6 +118,8 @@ var Knobs = []Knob{
 		field: func(s *Spec) value { return optDurationValue{&s.LockDelay} }},
 	{Flag: "work", Key: "work", Axis: true, Replay: true, Positive: true, Most: int64(MaxDuration),
 		Help: "time between the lease check and the write", field: dur(func(s *Spec) *time.Duration { return &s.Work })},
+	{Flag: "work-cpu", Key: "work_cpu", Axis: true, Replay: true,
+		Help: "spend --work computing (that much CPU time of one thread, which a CPU throttle stretches) instead of waiting", field: boolean(func(s *Spec) *bool { return &s.WorkCPU })},
 	{Flag: "nemesis-interval", Key: "nemesis_interval", Axis: true, Replay: true, Positive: true, Most: int64(MaxDuration),
 		Help: "quiet time between two faults (default the target's profile: 3s; consul 2s)", field: dur(func(s *Spec) *time.Duration { return &s.NemesisInterval })},
 	{Flag: "acquire-timeout", Key: "acquire_timeout", Replay: true, Positive: true, Most: int64(MaxDuration),

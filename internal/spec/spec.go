@@ -51,6 +51,7 @@ type Spec struct {
 	TTL            time.Duration  // --ttl
 	LockDelay      *time.Duration // --lock-delay (nil: the target's)
 	Work           time.Duration  // --work
+	WorkCPU        bool           // --work-cpu
 	Margin         time.Duration  // --margin
 	AcquireTimeout time.Duration  // --acquire-timeout
 	RPCTimeout     time.Duration  // --rpc-timeout

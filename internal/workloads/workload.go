@@ -71,6 +71,9 @@ type Config struct {
 	// Work is the time between the lease check and the write: the window
 	// where a pause or a partition lands.
 	Work time.Duration `json:"work,omitempty"`
+	// WorkCPU: the work is computing, Work of one thread's CPU time,
+	// not waiting (DoWork).
+	WorkCPU bool `json:"work_cpu,omitempty"`
 	// AuditLog: every holder appends an entry to the audit log before its
 	// writes.
 	AuditLog bool `json:"audit_log,omitempty"`

@@ -18,7 +18,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/fencecheck/fencecheck/internal/history"
 	la "github.com/fencecheck/fencecheck/internal/history/lockappend"
@@ -198,12 +197,8 @@ func Lead(ctx context.Context, c workloads.Clients, cfg workloads.Config, elemen
 		if i == 0 && env.Failpoint != nil {
 			env.Failpoint(ctx, done.Term)
 		}
-		if cfg.Work > 0 {
-			select {
-			case <-time.After(cfg.Work):
-			case <-ctx.Done():
-				return stop("cancelled", ctx.Err().Error())
-			}
+		if err := workloads.DoWork(ctx, cfg); err != nil {
+			return stop("cancelled", err.Error())
 		}
 		env.Report(PhaseWriteSent, nil)
 		written := append(append(make([]int64, 0, len(st.List)+1), st.List...), element)

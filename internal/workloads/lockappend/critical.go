@@ -3,7 +3,6 @@ package lockappend
 import (
 	"context"
 	"errors"
-	"time"
 
 	"github.com/fencecheck/fencecheck/internal/history"
 	la "github.com/fencecheck/fencecheck/internal/history/lockappend"
@@ -103,13 +102,9 @@ func Execute(ctx context.Context, c workloads.Clients, cfg workloads.Config, ele
 		env.Failpoint(ctx, done.Token)
 	}
 
-	if cfg.Work > 0 {
-		select {
-		case <-time.After(cfg.Work):
-		case <-ctx.Done():
-			done.Reason, done.Error = "cancelled", ctx.Err().Error()
-			return history.Fail, finish()
-		}
+	if err := workloads.DoWork(ctx, cfg); err != nil {
+		done.Reason, done.Error = "cancelled", err.Error()
+		return history.Fail, finish()
 	}
 
 	if c.Audit != nil {

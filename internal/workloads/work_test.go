@@ -1,0 +1,46 @@
+package workloads
+
+import (
+	"context"
+	"runtime"
+	"testing"
+	"time"
+)
+
+// DoWork's waiting uses no CPU; its computing uses the work's CPU time, at
+// least, and both take at least the work's wall time; a cancelled context
+// ends either early.
+func TestDoWork(t *testing.T) {
+	cpu := func(f func()) (time.Duration, time.Duration) {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		c0, _ := threadCPU()
+		w0 := time.Now()
+		f()
+		c1, _ := threadCPU()
+		return c1 - c0, time.Since(w0)
+	}
+	work := 80 * time.Millisecond
+	used, took := cpu(func() {
+		if err := DoWork(context.Background(), Config{Work: work}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if took < work || used > 20*time.Millisecond {
+		t.Errorf("waiting: %s of CPU in %s", used, took)
+	}
+	used, took = cpu(func() {
+		if err := DoWork(context.Background(), Config{Work: work, WorkCPU: true}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if took < work || used < work {
+		t.Errorf("computing: %s of CPU in %s, want at least %s of each", used, took, work)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	if err := DoWork(ctx, Config{Work: time.Minute, WorkCPU: true}); err == nil || time.Since(start) > 5*time.Second {
+		t.Errorf("a cancelled computation: %v after %s", err, time.Since(start))
+	}
+}
