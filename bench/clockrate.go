@@ -32,11 +32,7 @@ import (
 // the second (metav1.Time), so a holder whose wall clock gains less than a
 // second per lease duration renews unseen, at 1 s / lease duration.
 func runClockRate(bin, target, workload, scope string, rates []float64, fencings []string, runs int, extra []string, chart string) error {
-	bin, err := filepath.Abs(bin)
-	if err != nil {
-		return err
-	}
-	dir, err := os.MkdirTemp("", "fencecheck-clockrate-")
+	bin, dir, err := scratch(bin, "clockrate")
 	if err != nil {
 		return err
 	}

@@ -50,6 +50,7 @@ func main() {
 	clockScope := flag.String("clock-scope", "client", "with -clock-rate: whose clock, client (the next holder's) or server")
 	redraw := flag.String("redraw", "", "with -clock-rate: run nothing, draw the chart of the table in this file (what an earlier -clock-rate printed)")
 	chart := flag.String("chart", "docs/clock-rate.svg", "with -clock-rate: where the chart goes (\"\": none)")
+	handoverFlag := flag.Bool("handover", false, "instead, measure how long the lock takes to pass on after each fault aimed at a holder (-nemesis, default partition-client) on -target, and whether the stale holder's write lands: -fencing (default none,token), seeds 1..-runs")
 	imagesBench := flag.Bool("images", false, "instead, run etcd from fencecheck's image and from a FROM-scratch image (images scratch etcd) under -nemesis, -fencing (default none,token), seeds 1..-runs, -parallel at a time")
 	flag.Parse()
 	if *clockRate != "" {
@@ -118,6 +119,20 @@ func main() {
 			vs = "3.4.3,3.6.16"
 		}
 		if err := runScenario(*bin, *scenario, vs, n); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if *handoverFlag {
+		n, fs := "partition-client", "none,token"
+		if isSet("nemesis") {
+			n = *nemesis
+		}
+		if isSet("fencing") {
+			fs = *fencings
+		}
+		if err := runHandover(*bin, *target, n, strings.Split(fs, ","), *runs, *limit, strings.Fields(*extra)); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
 			os.Exit(1)
 		}
@@ -208,6 +223,17 @@ func runVerdict(bin string, args ...string) (code int, wall float64, err error) 
 		return code, wall, fmt.Errorf("exit %d\n%s", code, out)
 	}
 	return code, wall, nil
+}
+
+// scratch returns bin's absolute path and a new temporary directory for a
+// mode's runs (the caller removes it).
+func scratch(bin, mode string) (string, string, error) {
+	abs, err := filepath.Abs(bin)
+	if err != nil {
+		return "", "", err
+	}
+	dir, err := os.MkdirTemp("", "fencecheck-"+mode+"-")
+	return abs, dir, err
 }
 
 // isSet reports whether the flag was given.

@@ -38,7 +38,7 @@ var layers = []layer{
 		"internal/report",
 	}},
 	{"systems (targets, resources, clients, faults)", []string{
-		"internal/targets/etcd", "internal/targets/consul", "internal/targets/zookeeper", "internal/targets/kubernetes",
+		"internal/targets/etcd", "internal/targets/consul", "internal/targets/zookeeper", "internal/targets/kubernetes", "internal/targets/pgadvisory",
 		"internal/targets/redis", "internal/targets/redis/redlock", "internal/targets/redis/sentinel",
 		"internal/targets/targettest",
 		"internal/resources", "internal/resources/lockstore", "internal/resources/postgres", "internal/resources/proxy",

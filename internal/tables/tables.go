@@ -16,6 +16,7 @@ import (
 	"github.com/fencecheck/fencecheck/internal/targets/consul"
 	"github.com/fencecheck/fencecheck/internal/targets/etcd"
 	"github.com/fencecheck/fencecheck/internal/targets/kubernetes"
+	"github.com/fencecheck/fencecheck/internal/targets/pgadvisory"
 	"github.com/fencecheck/fencecheck/internal/targets/redis"
 	"github.com/fencecheck/fencecheck/internal/targets/redis/redlock"
 	"github.com/fencecheck/fencecheck/internal/targets/redis/sentinel"
@@ -39,6 +40,7 @@ var Targets = []targets.Target{
 	redlock.Target{},
 	zookeeper.Target{},
 	kubernetes.Target{},
+	pgadvisory.Target{},
 }
 
 // Resources lists every resource --resource can name; the first is the
