@@ -41,6 +41,8 @@ var Targets = []targets.Target{
 	zookeeper.Target{},
 	kubernetes.Target{},
 	pgadvisory.Target{},
+	pgadvisory.Target{Pooling: pgadvisory.PoolTransaction},
+	pgadvisory.Target{Pooling: pgadvisory.PoolSession},
 }
 
 // Resources lists every resource --resource can name; the first is the

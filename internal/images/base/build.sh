@@ -3,7 +3,8 @@
 #
 # debootstrap makes a minimal Debian root file system from Debian's own package
 # mirror, apt adds the servers of the resources (PostgreSQL 15, nginx for the
-# fencing proxy's WebDAV store) with their services kept from starting, and
+# fencing proxy's WebDAV store, PgBouncer for the pg-advisory-pgbouncer
+# targets) with their services kept from starting, and
 # this script packs it into OUT.tar; `fencecheck images build` then imports
 # the tar as an image (no registry is involved). This file is part of the
 # base image's content hash (images/images.go), so changing the package
@@ -19,7 +20,7 @@ mirror=${FENCECHECK_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 packages=iptables,iproute2,procps,redis-server,ca-certificates,libfaketime
 # Resources: installed by apt in the new root, where policy-rc.d keeps
 # their services from starting.
-resource_packages="postgresql-15 nginx"
+resource_packages="postgresql-15 nginx pgbouncer"
 
 if [ "$(id -u)" != 0 ]; then
 	echo "build.sh: debootstrap needs root" >&2

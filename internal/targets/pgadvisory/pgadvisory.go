@@ -50,11 +50,57 @@ import (
 	"github.com/fencecheck/fencecheck/targets"
 )
 
-// Target is PostgreSQL's advisory lock, reached directly.
-type Target struct{}
+// Target is PostgreSQL's advisory lock, reached directly or through
+// PgBouncer (Pooling).
+type Target struct {
+	// Pooling is PgBouncer's pool mode between the clients and the
+	// server: "" (no PgBouncer), PoolTransaction or PoolSession.
+	Pooling string
+}
 
-// Name is "pg-advisory".
-func (Target) Name() string { return "pg-advisory" }
+// PgBouncer's pool modes.
+const (
+	PoolTransaction = "transaction"
+	PoolSession     = "session"
+)
+
+// Tiers of the pooled targets: the server, and PgBouncer, which clients
+// talk to.
+const (
+	TierPostgres  = "postgres"
+	TierPgBouncer = "pgbouncer"
+)
+
+// BouncerPort is PgBouncer's port.
+const BouncerPort = 6432
+
+// Name is "pg-advisory", "pg-advisory-pgbouncer" (transaction pooling) or
+// "pg-advisory-pgbouncer-session".
+func (t Target) Name() string {
+	switch t.Pooling {
+	case PoolTransaction:
+		return "pg-advisory-pgbouncer"
+	case PoolSession:
+		return "pg-advisory-pgbouncer-session"
+	}
+	return "pg-advisory"
+}
+
+// ClientTier is PgBouncer's when there is one (targets.Tiered).
+func (t Target) ClientTier() string {
+	if t.Pooling == "" {
+		return ""
+	}
+	return TierPgBouncer
+}
+
+// LeaderTier is the server's (targets.Tiered).
+func (t Target) LeaderTier() string {
+	if t.Pooling == "" {
+		return ""
+	}
+	return TierPostgres
+}
 
 // Image is the base image, which holds PostgreSQL 15.
 func (Target) Image() string { return kinds.Base }
@@ -62,16 +108,77 @@ func (Target) Image() string { return kinds.Base }
 // Version is the PostgreSQL major version.
 func (Target) Version() string { return "15" }
 
-// DefaultNodes is 1: one PostgreSQL server.
+// DefaultNodes is 1: one PostgreSQL server (and PgBouncer beside it).
 func (Target) DefaultNodes() int { return 1 }
 
-// Nodes is one PostgreSQL server, the postgres resource's, as n1.
+// Nodes is one PostgreSQL server, the postgres resource's, as n1, and with
+// pooling PgBouncer (Debian's 1.18, the base image's) as b1, in front of
+// it.
 func (t Target) Nodes(n int) ([]targets.NodeSpec, error) {
 	if n != 1 {
 		return nil, fmt.Errorf("%w: %s is one PostgreSQL server: run it with --nodes 1, not %d", targets.ErrBadConfig, t.Name(), n)
 	}
 	pg := postgres.Resource{}.Nodes()[0]
-	return []targets.NodeSpec{{Name: "n1", Port: pg.Port, Cmd: pg.Cmd, DataDir: pg.DataDir}}, nil
+	specs := []targets.NodeSpec{{Name: "n1", Port: pg.Port, Cmd: pg.Cmd, DataDir: pg.DataDir}}
+	if t.Pooling == "" {
+		return specs, nil
+	}
+	specs[0].Tier = TierPostgres
+	return append(specs, targets.NodeSpec{
+		Name: "b1", Port: BouncerPort, Tier: TierPgBouncer,
+		// PgBouncer will not run as root.
+		Cmd:   []string{"setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups", "pgbouncer", "/etc/fencecheck/pgbouncer.ini"},
+		Files: []targets.File{{Path: "/etc/fencecheck/pgbouncer.ini", Data: []byte(bouncerConfig(t.Pooling))}, {Path: "/etc/fencecheck/userlist.txt", Data: []byte(`"postgres" ""` + "\n")}},
+	}), nil
+}
+
+// PgBouncer's server connections per pool. Transaction pooling: fewer
+// than the clients of a run (5 by default), so that they share them, as a
+// pooler's clients do. Session pooling gives each client connection a
+// server connection of its own for as long as it is connected, so its pool
+// has room for every client's two (the lock's session and the
+// lock-store's) and the harness's.
+const (
+	TransactionPoolSize = 3
+	SessionPoolSize     = 40
+)
+
+func poolSize(mode string) int {
+	if mode == PoolSession {
+		return SessionPoolSize
+	}
+	return TransactionPoolSize
+}
+
+// bouncerConfig is pgbouncer.ini for a pool mode. PgBouncer finds a dead
+// client by its own TCP keepalives, set here to about 2 s (idle 1 s, one
+// probe after 1 s), and tcp_user_timeout 2 s: it cannot know the run's TTL,
+// so pooled runs take a TTL of at least 2 s and their lease bound is the
+// larger (MaxLease). In session mode it resets a server connection a
+// client leaves with DISCARD ALL, which releases its advisory locks; in
+// transaction mode it resets nothing.
+func bouncerConfig(mode string) string {
+	return fmt.Sprintf(`[databases]
+postgres = host=n1 port=%d dbname=postgres user=postgres
+
+[pgbouncer]
+listen_addr = 0.0.0.0
+listen_port = %d
+unix_socket_dir =
+auth_type = trust
+auth_file = /etc/fencecheck/userlist.txt
+pool_mode = %s
+default_pool_size = %d
+max_client_conn = 500
+tcp_keepalive = 1
+tcp_keepidle = 1
+tcp_keepintvl = 1
+tcp_keepcnt = 1
+tcp_user_timeout = 2000
+ignore_startup_parameters = extra_float_digits
+logfile =
+pidfile =
+`, postgres.Port, BouncerPort, mode, poolSize(mode))
 }
 
 // Validate: the TTL is whole seconds of at least 2 (the keepalive settings
@@ -84,25 +191,45 @@ func (Target) Validate(cfg targets.ClientConfig) error {
 }
 
 // MaxLease is a TTL and a second: the keepalives' last probe, and the
-// server's noticing it failed.
+// server's (or PgBouncer's) noticing it failed.
 func (Target) MaxLease(cfg targets.ClientConfig) time.Duration { return cfg.TTL + time.Second }
 
 // Ready returns nil once the server accepts a connection out of recovery
 // and has the token's sequence and the lock-store's table (made here if
-// missing).
-func (Target) Ready(ctx context.Context, nodes []targets.Node) error {
-	if err := (postgres.Resource{}).Ready(ctx, nodes); err != nil {
+// missing), and PgBouncer, if any, passes a query on.
+func (t Target) Ready(ctx context.Context, nodes []targets.Node) error {
+	server := nodes[:1]
+	if err := (postgres.Resource{}).Ready(ctx, server); err != nil {
 		return err
 	}
-	c := conn{addr: nodes[0].Addr, rpc: 5 * time.Second}
+	c := conn{addr: server[0].Addr, rpc: 5 * time.Second}
 	defer c.drop()
-	return c.do(ctx, func(ctx context.Context, pc *pgx.Conn) error {
+	if err := c.do(ctx, func(ctx context.Context, pc *pgx.Conn) error {
 		_, err := pc.Exec(ctx, schema)
 		return err
-	})
+	}); err != nil {
+		return err
+	}
+	for _, n := range targets.Endpoints(t, nodes) {
+		if n == server[0].Addr {
+			continue
+		}
+		b := conn{addr: n, rpc: 2 * time.Second, simple: true}
+		err := targets.PollReady(ctx, "pgbouncer", 100*time.Millisecond, func(ctx context.Context) error {
+			return b.do(ctx, func(ctx context.Context, pc *pgx.Conn) error {
+				_, err := pc.Exec(ctx, "SELECT 1")
+				return err
+			})
+		})
+		b.drop()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
-// Leader is the one server.
+// Leader is the server.
 func (Target) Leader(_ context.Context, nodes []targets.Node) (string, error) {
 	if len(nodes) == 0 {
 		return "", errors.New("pg-advisory: no server")
@@ -128,6 +255,12 @@ func (t Target) Dial(_ context.Context, cfg targets.ClientConfig) (targets.Clien
 		lock:  conn{addr: cfg.Endpoints[0], rpc: rpc, params: keepalive(cfg.TTL)},
 		store: conn{addr: cfg.Endpoints[0], rpc: rpc},
 		ttl:   cfg.TTL, k1: k.k1, k2: k.k2, id: cfg.Prefix,
+	}
+	if t.Pooling != "" {
+		// PgBouncer takes no server settings at start-up (its own
+		// keepalives find a dead client), and its transaction pooling
+		// no named prepared statements.
+		c.lock.params, c.lock.simple, c.store.simple = nil, true, true
 	}
 	return c, nil
 }
@@ -165,6 +298,7 @@ type conn struct {
 	addr   string
 	rpc    time.Duration
 	params map[string]string
+	simple bool // the simple query protocol (through PgBouncer)
 
 	mu sync.Mutex
 	c  *pgx.Conn
@@ -196,6 +330,9 @@ func (c *conn) get(ctx context.Context) (*pgx.Conn, error) {
 	}
 	for k, v := range c.params {
 		cfg.RuntimeParams[k] = v
+	}
+	if c.simple {
+		cfg.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
 	}
 	pc, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {

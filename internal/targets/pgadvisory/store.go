@@ -78,7 +78,7 @@ func (c *Client) Write(ctx context.Context, list []int64, l targets.Lease, f tar
 		return 0, err
 	}
 	q := "UPDATE fencecheck_lists SET content = $2, version = version + 1 WHERE id = $1 RETURNING version"
-	args := []any{c.id, content}
+	args := []any{c.id, string(content)} // text: the simple protocol would send []byte as bytea
 	switch f.Applied() {
 	case targets.FencingNone:
 	case targets.FencingToken:
