@@ -280,7 +280,7 @@ func everyFault(t *testing.T, cl *harness.Cluster) {
 			}
 			return best
 		}
-		inj := inject(t, cl, nemesis.Netem{Scope: nemesis.NetemDelay})
+		inj := inject(t, cl, nemesis.Netem{Mode: nemesis.NetemDelay})
 		node := inj.Nodes[0]
 		during := latency(node)
 		recover(t, inj)
@@ -299,7 +299,7 @@ func everyFault(t *testing.T, cl *harness.Cluster) {
 	})
 
 	t.Run("netem:loss", func(t *testing.T) {
-		inj := inject(t, cl, nemesis.Netem{Scope: nemesis.NetemLoss})
+		inj := inject(t, cl, nemesis.Netem{Mode: nemesis.NetemLoss})
 		node := inj.Nodes[0]
 		if out, _ := cl.NetExec(ctx, node, "iptables", "-w", "-S", "OUTPUT"); !strings.Contains(out, "statistic") {
 			t.Errorf("no loss rule in %s: %s", node, out)
