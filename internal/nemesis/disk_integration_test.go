@@ -43,7 +43,7 @@ func diskCluster(t *testing.T, target targets.Target, nodes int) *harness.Cluste
 // again.
 func TestDiskFaultsOnEtcd(t *testing.T) {
 	harnesstest.RequireDocker(t)
-	t.Parallel()
+	// Not parallel: see TestNetemModesOnRealContainers.
 	cl := diskCluster(t, etcd.Target{}, 3)
 	ctx := context.Background()
 	var eps []string
@@ -123,7 +123,6 @@ func TestLoseUnsyncedRedis(t *testing.T) {
 		loseAcks bool
 	}{{redis.Target{Everysec: true}, true}, {redis.Target{}, false}} {
 		t.Run(c.target.Name(), func(t *testing.T) {
-			t.Parallel()
 			cl := diskCluster(t, c.target, 1)
 			rdb := goredis.NewClient(&goredis.Options{Addr: cl.Addr("n1") + ":6379", MaxRetries: -1})
 			defer rdb.Close()

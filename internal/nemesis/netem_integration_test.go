@@ -56,7 +56,8 @@ func retransmitted(t *testing.T, cl *harness.Cluster, node string) int {
 // speed; and once healed the cluster serves at full speed.
 func TestNetemModesOnRealContainers(t *testing.T) {
 	harnesstest.RequireDocker(t)
-	t.Parallel()
+	// Not parallel: the package's parallel tests already run two
+	// clusters, beside other packages' on a 2-core CI machine.
 	cl := harnesstest.Cluster(t, harness.ClusterConfig{
 		Target: etcd.Target{}, Nodes: 3, Workers: 1, Workload: lockappend.Workload{},
 		Config:       workloads.Config{AcquireTimeout: 10 * time.Second, Margin: 500 * time.Millisecond},
@@ -107,8 +108,25 @@ func TestNetemModesOnRealContainers(t *testing.T) {
 	}
 
 	t.Run("netem:rate", func(t *testing.T) {
-		// A 64 KiB value read from the degraded server itself (a
+		// A 64 KiB value, written before the fault (replicating it
+		// through a 16 KiB/s leader would outlast etcd's request
+		// timeout), read from the degraded server itself (a
 		// serializable read) comes at 16 KiB/s: about 4 s.
+		var eps []string
+		for _, n := range cl.Servers() {
+			eps = append(eps, cl.Addr(n)+":2379")
+		}
+		w, err := clientv3.New(clientv3.Config{Endpoints: eps, DialTimeout: 10 * time.Second, Logger: zap.NewNop()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Close()
+		pctx, pcancel := context.WithTimeout(ctx, 30*time.Second)
+		_, err = w.Put(pctx, "big", strings.Repeat("x", 64<<10))
+		pcancel()
+		if err != nil {
+			t.Fatal(err)
+		}
 		inj := inject(t, cl, parse("netem:rate"))
 		node := inj.Nodes[0]
 		c, err := clientv3.New(clientv3.Config{Endpoints: []string{cl.Addr(node) + ":2379"}, DialTimeout: 10 * time.Second, Logger: zap.NewNop()})
@@ -124,12 +142,6 @@ func TestNetemModesOnRealContainers(t *testing.T) {
 				t.Fatal(err)
 			}
 			return time.Since(start)
-		}
-		pctx, pcancel := context.WithTimeout(ctx, 30*time.Second)
-		_, err = c.Put(pctx, "big", strings.Repeat("x", 64<<10))
-		pcancel()
-		if err != nil {
-			t.Fatal(err)
 		}
 		slow := get()
 		recover(t, inj)
@@ -162,7 +174,8 @@ func TestNetemModesOnRealContainers(t *testing.T) {
 // healed it writes again.
 func TestHolderCutOffFromResource(t *testing.T) {
 	harnesstest.RequireDocker(t)
-	t.Parallel()
+	// Not parallel: the package's parallel tests already run two
+	// clusters, beside other packages' on a 2-core CI machine.
 	cl := harnesstest.Cluster(t, harness.ClusterConfig{
 		Target: etcd.Target{}, Nodes: 1, Workers: 1, Workload: lockappend.Workload{},
 		Resources:    []harness.ResourceUse{{Resource: postgres.Resource{}, Fencing: targets.FencingToken}},
