@@ -93,7 +93,14 @@ func TestNetemModesOnRealContainers(t *testing.T) {
 			inj := inject(t, cl, f)
 			node := inj.Nodes[0]
 			before := retransmitted(t, cl, node)
-			time.Sleep(2 * time.Second) // raft heartbeats flow meanwhile
+			// Data from the node meanwhile, besides raft's heartbeats:
+			// reads of the cluster's status, answered by the node for
+			// 2 s. A corrupted data segment is sent again; a corrupted
+			// pure ACK is not, so heartbeats alone may show no
+			// retransmission.
+			for end := time.Now().Add(2 * time.Second); time.Now().Before(end); {
+				_, _, _ = memberStatus(t, cl, node)
+			}
 			after := retransmitted(t, cl, node)
 			recover(t, inj)
 			t.Logf("healed: %v; TCP retransmissions from %s: %d then %d", inj.Params, node, before, after)
