@@ -35,12 +35,18 @@ import (
 
 func startCluster(t *testing.T, image string) *harness.Cluster {
 	t.Helper()
-	cl := harnesstest.Cluster(t, harness.ClusterConfig{
-		Target: etcd.Target{}, TargetImage: image, Nodes: 3, Workers: 2, Workload: lockappend.Workload{},
-		Config:       workloads.Config{AcquireTimeout: 10 * time.Second, Margin: 500 * time.Millisecond},
-		Client:       targets.ClientConfig{TTL: 2 * time.Second, RPCTimeout: 2 * time.Second},
-		WorkerBinary: harnesstest.WorkerBinary(t),
-	})
+	return workerCluster(t, harness.ClusterConfig{Target: etcd.Target{}, TargetImage: image, Nodes: 3, Workers: 2})
+}
+
+// workerCluster starts cfg's cluster with lock-append workers (a 2 s TTL,
+// a 500 ms margin) and connects to them.
+func workerCluster(t *testing.T, cfg harness.ClusterConfig) *harness.Cluster {
+	t.Helper()
+	cfg.Workload = lockappend.Workload{}
+	cfg.Config = workloads.Config{AcquireTimeout: 10 * time.Second, Margin: 500 * time.Millisecond}
+	cfg.Client = targets.ClientConfig{TTL: 2 * time.Second, RPCTimeout: 2 * time.Second}
+	cfg.WorkerBinary = harnesstest.WorkerBinary(t)
+	cl := harnesstest.Cluster(t, cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if err := cl.Connect(ctx, history.NewMemoryRecorder()); err != nil {

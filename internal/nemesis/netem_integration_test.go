@@ -12,12 +12,9 @@ import (
 
 	"github.com/fencecheck/fencecheck/internal/harness"
 	"github.com/fencecheck/fencecheck/internal/harness/harnesstest"
-	"github.com/fencecheck/fencecheck/internal/history"
 	"github.com/fencecheck/fencecheck/internal/nemesis"
 	"github.com/fencecheck/fencecheck/internal/resources/postgres"
 	"github.com/fencecheck/fencecheck/internal/targets/etcd"
-	"github.com/fencecheck/fencecheck/internal/workloads"
-	"github.com/fencecheck/fencecheck/internal/workloads/lockappend"
 	"github.com/fencecheck/fencecheck/targets"
 )
 
@@ -58,18 +55,8 @@ func TestNetemModesOnRealContainers(t *testing.T) {
 	harnesstest.RequireDocker(t)
 	// Not parallel: the package's parallel tests already run two
 	// clusters, beside other packages' on a 2-core CI machine.
-	cl := harnesstest.Cluster(t, harness.ClusterConfig{
-		Target: etcd.Target{}, Nodes: 3, Workers: 1, Workload: lockappend.Workload{},
-		Config:       workloads.Config{AcquireTimeout: 10 * time.Second, Margin: 500 * time.Millisecond},
-		Client:       targets.ClientConfig{TTL: 2 * time.Second, RPCTimeout: 2 * time.Second},
-		WorkerBinary: harnesstest.WorkerBinary(t),
-	})
+	cl := workerCluster(t, harness.ClusterConfig{Target: etcd.Target{}, Nodes: 3, Workers: 1})
 	ctx := context.Background()
-	cctx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	if err := cl.Connect(cctx, history.NewMemoryRecorder()); err != nil {
-		t.Fatal(err)
-	}
 	parse := func(spec string) nemesis.Fault {
 		f, err := nemesis.Parse(spec)
 		if err != nil {
@@ -183,19 +170,9 @@ func TestHolderCutOffFromResource(t *testing.T) {
 	harnesstest.RequireDocker(t)
 	// Not parallel: the package's parallel tests already run two
 	// clusters, beside other packages' on a 2-core CI machine.
-	cl := harnesstest.Cluster(t, harness.ClusterConfig{
-		Target: etcd.Target{}, Nodes: 1, Workers: 1, Workload: lockappend.Workload{},
-		Resources:    []harness.ResourceUse{{Resource: postgres.Resource{}, Fencing: targets.FencingToken}},
-		Config:       workloads.Config{AcquireTimeout: 10 * time.Second, Margin: 500 * time.Millisecond},
-		Client:       targets.ClientConfig{TTL: 2 * time.Second, RPCTimeout: 2 * time.Second},
-		WorkerBinary: harnesstest.WorkerBinary(t),
-	})
+	cl := workerCluster(t, harness.ClusterConfig{Target: etcd.Target{}, Nodes: 1, Workers: 1,
+		Resources: []harness.ResourceUse{{Resource: postgres.Resource{}, Fencing: targets.FencingToken}}})
 	ctx := context.Background()
-	cctx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	if err := cl.Connect(cctx, history.NewMemoryRecorder()); err != nil {
-		t.Fatal(err)
-	}
 	fs, err := nemesis.Parse("partition-client:replies:resource")
 	if err != nil {
 		t.Fatal(err)

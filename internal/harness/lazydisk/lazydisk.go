@@ -63,8 +63,8 @@ func Supported() error {
 
 // Disk is a mounted lazy disk.
 type Disk struct {
-	backing, mountpoint string
-	server              *fuse.Server
+	mountpoint string
+	server     *fuse.Server
 
 	delay atomic.Int64 // fsync delay, ns
 
@@ -107,7 +107,7 @@ func Mount(backing, mountpoint string) (*Disk, error) {
 	if err := syscall.Stat(backing, &st); err != nil {
 		return nil, fmt.Errorf("lazydisk: backing directory: %w", err)
 	}
-	d := &Disk{backing: backing, mountpoint: mountpoint, files: map[uint64]*fileState{}}
+	d := &Disk{mountpoint: mountpoint, files: map[uint64]*fileState{}}
 	root := &fs.LoopbackRoot{Path: backing, Dev: uint64(st.Dev)}
 	root.NewNode = func(r *fs.LoopbackRoot, _ *fs.Inode, _ string, _ *syscall.Stat_t) fs.InodeEmbedder {
 		return &node{LoopbackNode: fs.LoopbackNode{RootData: r}, d: d}
@@ -120,8 +120,8 @@ func Mount(backing, mountpoint string) (*Disk, error) {
 		EntryTimeout: &zero, AttrTimeout: &zero, NegativeTimeout: &zero,
 		MountOptions: fuse.MountOptions{
 			AllowOther: true, FsName: FsName, Name: "lazydisk",
-			DirectMount: true, DisableXAttrs: false,
-			Options: []string{"default_permissions"},
+			DirectMount: true,
+			Options:     []string{"default_permissions"},
 		},
 	})
 	if err != nil {
