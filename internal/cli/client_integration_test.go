@@ -38,6 +38,10 @@ func TestClientCheck(t *testing.T) {
 		{"redis-py", example("redis-py"), nil, exitValid, []string{"ok   exclusion", "OK  redis-py"}},
 		{"redis-py-token", example("redis-py"), []string{"--fencing", "token"}, exitValid, []string{"tokens true", "token 2", "OK  redis-py"}},
 		{"go-etcd", example("go-etcd"), nil, exitValid, []string{"ok   handover", "OK  etcd concurrency.Mutex"}},
+		// Curator's InterProcessMutex in Java, compiled by the manifest's
+		// image_build step with Debian's OpenJDK: the czxid token grows.
+		{"curator", example("curator"), nil, exitValid, []string{"ok   exclusion", "ok   handover", "tokens false", "OK  Curator InterProcessMutex (Java)"}},
+		{"curator-token", example("curator"), []string{"--fencing", "token"}, exitValid, []string{"Curator 5.4.0 InterProcessMutex", "tokens true", "ok   handover", "OK  Curator"}},
 		// A user's own image (here fencecheck's base image, which has sh,
 		// sed, date and redis-cli): the worker binary is added to it.
 		{"sh-redis-own-image", example("sh-redis"), []string{"--client-image", images.BaseRef()}, exitValid, []string{"ok   exclusion", "token 2", "OK  sh + redis-cli lock"}},

@@ -41,6 +41,11 @@ type Manifest struct {
 	// Build is a shell command run on this machine in the directory before
 	// it is copied (a compile step: "CGO_ENABLED=0 go build -o client .").
 	Build string `json:"build,omitempty"`
+	// ImageBuild is a shell command run in /client while the client's image
+	// is built, after its packages are installed and its files copied (a
+	// compile step whose toolchain comes from the packages: "javac ...").
+	// Its output is in the image; it runs again only when the image changes.
+	ImageBuild string `json:"image_build,omitempty"`
 	// Target is the lock service the client is written for (client-check's
 	// default --target).
 	Target string `json:"target,omitempty"`

@@ -286,7 +286,7 @@ func (c *Cluster) ensureImages(ctx context.Context, cli *dockerclient.Client, sp
 		}
 	}
 	if p := cfg.ClientProgram; p != nil && cfg.Workers > 0 {
-		ci := images.ClientImage{From: p.Manifest.Image, Packages: p.Manifest.Packages}
+		ci := images.ClientImage{From: p.Manifest.Image, Packages: p.Manifest.Packages, Build: p.Manifest.ImageBuild}
 		files, err := p.Files(256 << 20)
 		if err != nil {
 			return server, err

@@ -2,6 +2,7 @@ package images
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"sort"
@@ -25,6 +26,10 @@ type ClientImage struct {
 	// Files are the client directory's files, by relative path, copied to
 	// /client.
 	Files map[string]File
+	// Build, when not empty, is a shell command run in /client after the
+	// packages are installed and the files copied (the manifest's
+	// image_build). A failure fails the image's build, with its output.
+	Build string
 }
 
 // File is a file of an image's build context.
@@ -53,7 +58,7 @@ func (b *Builder) EnsureClient(ctx context.Context, workerBinary string, c Clien
 	if err != nil {
 		return "", fmt.Errorf("images: worker binary: %w", err)
 	}
-	parts := [][]byte{[]byte(from), []byte(ins.ID), bin, []byte(strings.Join(c.Packages, " "))}
+	parts := [][]byte{[]byte(from), []byte(ins.ID), bin, []byte(strings.Join(c.Packages, " ")), []byte(c.Build)}
 	names := make([]string, 0, len(c.Files))
 	for n := range c.Files {
 		names = append(names, n)
@@ -72,19 +77,31 @@ func (b *Builder) EnsureClient(ctx context.Context, workerBinary string, c Clien
 		fmt.Fprintf(&df, "FROM %s\nUSER root\nENTRYPOINT []\n", from)
 		if len(c.Packages) > 0 {
 			b.logf("  apt-get install %s (cached after the first build)", strings.Join(c.Packages, " "))
-			fmt.Fprintf(&df, "RUN apt-get -q -y update && DEBIAN_FRONTEND=noninteractive apt-get -q -y install --no-install-recommends %s && rm -rf /var/lib/apt/lists/* /var/cache/apt/archives/*.deb\n",
+			// Debian's JREs link their man pages in postinst, and the base
+			// image has no /usr/share/man/man1 (docs are stripped).
+			fmt.Fprintf(&df, "RUN mkdir -p /usr/share/man/man1 && apt-get -q -y update && DEBIAN_FRONTEND=noninteractive apt-get -q -y install --no-install-recommends %s && rm -rf /var/lib/apt/lists/* /var/cache/apt/archives/*.deb\n",
 				strings.Join(c.Packages, " "))
 		}
+		// The client's files and build step come before the worker binary,
+		// which changes with every build of fencecheck: a compiled client is
+		// then compiled again only when its own files change.
 		files := map[string]File{"fencecheck": {Data: bin, Mode: 0o755}}
-		df.WriteString("COPY fencecheck /usr/local/bin/fencecheck\n")
 		for n, f := range c.Files {
 			files["client/"+n] = f
 		}
 		if len(c.Files) > 0 {
 			df.WriteString("COPY client/ /client/\n")
-		} else {
-			df.WriteString("WORKDIR /client\n")
 		}
+		df.WriteString("WORKDIR /client\n")
+		if c.Build != "" {
+			b.logf("  in the image: %s", c.Build)
+			run, err := json.Marshal([]string{"/bin/sh", "-c", c.Build})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(&df, "RUN %s\n", run)
+		}
+		df.WriteString("COPY fencecheck /usr/local/bin/fencecheck\n")
 		df.WriteString(labels(Client, ""))
 		return b.buildFiles(ctx, ref, df.String(), files, nil)
 	})

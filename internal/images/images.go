@@ -562,11 +562,14 @@ func (b *Builder) buildFiles(ctx context.Context, ref, dockerfile string, files 
 }
 
 // readBuildStream reads the Engine's JSON progress stream and returns the
-// first error it reports.
+// first error it reports, with the last lines the build printed before it
+// (a failed RUN's output: a compiler's errors).
 func readBuildStream(r io.Reader) error {
 	dec := json.NewDecoder(bufio.NewReader(r))
+	var tail tailBuffer
 	for {
 		var m struct {
+			Stream      string `json:"stream"`
 			Error       string `json:"error"`
 			ErrorDetail struct {
 				Message string `json:"message"`
@@ -577,7 +580,11 @@ func readBuildStream(r io.Reader) error {
 		} else if err != nil {
 			return fmt.Errorf("reading build output: %w", err)
 		}
+		tail.Write([]byte(m.Stream))
 		if m.Error != "" {
+			if out := tail.String(); out != "" {
+				return fmt.Errorf("%s; the build's last output:\n%s", m.Error, out)
+			}
 			return errors.New(m.Error)
 		}
 	}
