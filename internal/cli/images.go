@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -18,7 +19,7 @@ func cmdImages(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs := newFlags("images", stderr)
 	verbose := fs.Bool("v", false, "show the output of debootstrap and go build")
 	fs.Usage = func() {
-		fmt.Fprint(stderr, "Usage: fencecheck images [-v] [build [KIND[@VERSION]...]|scratch KIND[@VERSION]...|list|prune]\n\n"+
+		fmt.Fprint(stderr, "Usage: fencecheck images [-v] [build [KIND[@VERSION]...]|scratch KIND[@VERSION]...|list|prune|save DIR|load DIR|tags [KIND...]]\n\n"+
 			"build  builds what is missing of the base (debootstrap), etcd and consul (from Go source),\n"+
 			"       zookeeper (Debian's package) and worker images, each target's default version,\n"+
 			"       tagged by content hash; with nothing changed it takes about a second; given\n"+
@@ -31,7 +32,14 @@ func cmdImages(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			"scratch builds, from the etcd or consul image, one FROM scratch with only the server's\n"+
 			"       static binary (no shell, no iptables: like the official distroless images), and\n"+
 			"       prints its tag, to try --image target=TAG without a registry\n"+
-			"prune  removes fencecheck's images that this binary does not use\n")
+			"prune  removes fencecheck's images that this binary does not use\n"+
+			"save   writes each image this binary uses that is built to DIR, one archive per image\n"+
+			"       named by its tag (its content hash): a CI cache directory; archives already\n"+
+			"       there are kept, those of fencecheck's older images removed\n"+
+			"load   loads the archives in DIR that the Engine lacks (a warm CI runner: seconds,\n"+
+			"       instead of building)\n"+
+			"tags   prints the tags of the images build makes (or of the KINDs given), built or\n"+
+			"       not, without the Engine: a CI cache key for save's directory\n")
 		fs.PrintDefaults()
 	}
 	if err := parse(fs, args); err != nil {
@@ -45,8 +53,43 @@ func cmdImages(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if len(kinds) > 0 {
 		kinds = kinds[1:]
 	}
+	if verb == "tags" {
+		ks := kinds
+		if len(ks) == 0 {
+			// build's kinds but the worker, which is rebuilt in seconds
+			// and changes with every build of fencecheck.
+			ks = slices.DeleteFunc(slices.Clone(images.DefaultKinds), func(k string) bool { return k == images.Worker })
+			if !slices.Contains(ks, images.Base) {
+				ks = append([]string{images.Base}, ks...)
+			}
+		}
+		for _, k := range ks {
+			if err := images.CheckKind(k); err != nil {
+				return fmt.Errorf("%w: %w", errUsage, err)
+			}
+			bin := ""
+			if k == images.Worker {
+				var err error
+				if bin, err = workerBinary(stderr); err != nil {
+					return err
+				}
+			}
+			ref, err := images.Ref(k, bin)
+			if err != nil {
+				return fmt.Errorf("%w: %w", errUsage, err)
+			}
+			fmt.Fprintln(stdout, ref)
+		}
+		return nil
+	}
+	if verb == "save" || verb == "load" {
+		if len(kinds) != 1 || kinds[0] == "" {
+			return fmt.Errorf("%w: images %s takes one directory", errUsage, verb)
+		}
+		return archiveImages(ctx, verb, kinds[0], stdout, stderr)
+	}
 	if (verb != "build" && verb != "scratch" && len(kinds) > 0) || (verb != "build" && verb != "scratch" && verb != "list" && verb != "prune") {
-		return fmt.Errorf("%w: images takes build, scratch, list or prune (build and scratch name KIND[@VERSION]...)", errUsage)
+		return fmt.Errorf("%w: images takes build, scratch, list, prune, save DIR or load DIR (build and scratch name KIND[@VERSION]...)", errUsage)
 	}
 	if verb == "scratch" && len(kinds) == 0 {
 		return fmt.Errorf("%w: images scratch names the server: etcd, etcd@VERSION or consul", errUsage)
@@ -170,4 +213,56 @@ func yesNo(b bool) string {
 		return "yes"
 	}
 	return "no (built on first use)"
+}
+
+// archiveImages is images save and images load: the images this binary
+// uses (those built) to DIR's archives, or DIR's archives to the Engine.
+func archiveImages(ctx context.Context, verb, dir string, stdout, stderr io.Writer) error {
+	cli, err := docker.Connect(ctx)
+	if err != nil {
+		return fmt.Errorf("%w: %w", harness.ErrHarness, err)
+	}
+	defer cli.Close()
+	logf := func(f string, a ...any) { fmt.Fprintf(stderr, "fencecheck: "+f+"\n", a...) }
+	start := time.Now()
+	if verb == "load" {
+		res, err := images.Load(ctx, cli, dir, logf)
+		for _, r := range res.Loaded {
+			fmt.Fprintln(stdout, "loaded", r)
+		}
+		if err != nil {
+			return fmt.Errorf("%w: %w", harness.ErrHarness, err)
+		}
+		fmt.Fprintf(stderr, "fencecheck: %d images loaded, %d there already, in %.1fs\n", len(res.Loaded), len(res.Present), time.Since(start).Seconds())
+		return nil
+	}
+	workerBin, err := workerBinary(stderr)
+	if err != nil {
+		return err
+	}
+	list, err := images.List(ctx, cli, workerBin)
+	if err != nil {
+		return fmt.Errorf("%w: %w", harness.ErrHarness, err)
+	}
+	var refs []string
+	for _, i := range list {
+		if i.Current {
+			refs = append(refs, i.Ref)
+		}
+	}
+	if len(refs) == 0 {
+		return fmt.Errorf("%w: no image of this binary is built (fencecheck images build first)", harness.ErrHarness)
+	}
+	res, err := images.Save(ctx, cli, dir, refs, logf)
+	for _, p := range res.Written {
+		fmt.Fprintln(stdout, "wrote", p)
+	}
+	for _, p := range res.Removed {
+		fmt.Fprintln(stdout, "removed", p)
+	}
+	if err != nil {
+		return fmt.Errorf("%w: %w", harness.ErrHarness, err)
+	}
+	fmt.Fprintf(stderr, "fencecheck: %d archives written, %d there already, %d older removed, in %.1fs\n", len(res.Written), len(res.Kept), len(res.Removed), time.Since(start).Seconds())
+	return nil
 }

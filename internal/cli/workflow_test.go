@@ -54,6 +54,24 @@ func TestNightlyWorkflows(t *testing.T) {
 					}
 				}
 			})
+			// Images come from the CI cache: loaded, built if missing,
+			// saved, in that order, the same directory each time.
+			var imageVerbs, imageDirs []string
+			for _, l := range lines {
+				if _, rest, ok := strings.Cut(l, "fencecheck images "); ok {
+					f := strings.Fields(rest)
+					imageVerbs = append(imageVerbs, f[0])
+					if len(f) > 1 && (f[0] == "load" || f[0] == "save") {
+						imageDirs = append(imageDirs, strings.TrimRight(f[1], ";"))
+					}
+				}
+			}
+			if i, j := slices.Index(imageVerbs, "load"), slices.Index(imageVerbs, "save"); i < 0 || j < i {
+				t.Errorf("images commands %v: want images load, then images save", imageVerbs)
+			}
+			if len(imageDirs) < 2 || slices.Compact(slices.Clone(imageDirs))[0] != imageDirs[len(imageDirs)-1] || len(slices.Compact(slices.Clone(imageDirs))) != 1 {
+				t.Errorf("images load and save use directories %v, want one", imageDirs)
+			}
 			if matrixLine == "" || mergeCmd == nil {
 				t.Fatalf("no matrix or merge command found (matrix %q, merge %v)", matrixLine, mergeCmd)
 			}

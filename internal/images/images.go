@@ -220,6 +220,30 @@ func (b *Builder) EnsureWorker(ctx context.Context, path string) (string, error)
 
 // Ensure builds an image by kind name: base, etcd, consul, zookeeper,
 // kubernetes, or worker (which needs the fencecheck binary's path); KIND@VERSION
+// Ref is the tag kind's image would have (KIND or KIND@VERSION), built or
+// not; the worker's needs the worker binary. It is what images tags prints:
+// a cache key that changes exactly when an image would.
+func Ref(kind, workerBinary string) (string, error) {
+	if k, name := SplitKind(kind); name != "" {
+		return VersionRef(k, name)
+	}
+	switch kind {
+	case Base:
+		return BaseRef(), nil
+	case Etcd:
+		return EtcdRef(), nil
+	case Consul:
+		return ConsulRef(), nil
+	case ZooKeeper:
+		return ZooKeeperRef(), nil
+	case Kubernetes:
+		return KubernetesRef(), nil
+	case Worker:
+		return WorkerRef(workerBinary)
+	}
+	return "", fmt.Errorf("images: unknown image %q (valid: %s)", kind, strings.Join(Kinds, ", "))
+}
+
 // (VersionKind) names a version of a kind's version table.
 func (b *Builder) Ensure(ctx context.Context, kind, workerBinary string) (string, error) {
 	if k, name := SplitKind(kind); name != "" {

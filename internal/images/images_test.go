@@ -211,3 +211,21 @@ func TestBuildStreamErrorCarriesOutput(t *testing.T) {
 		t.Fatalf("a build without an error: %v", err)
 	}
 }
+
+// An archive's name is its tag, and the tag comes back from the name.
+func TestArchiveNames(t *testing.T) {
+	for _, ref := range []string{"fencecheck/etcd:3.6.16-1a2b3c4d5e6f", "fencecheck/base:6500e7eff356", "fencecheck/client:3fa4e5ac9e5f", "fencecheck/etcd:debian_3.4-abc"} {
+		name := ArchiveName(ref)
+		if strings.ContainsAny(name, "/:") {
+			t.Errorf("%s: name %s", ref, name)
+		}
+		if got, ok := archiveRef(name); !ok || got != ref {
+			t.Errorf("%s: %s back is %q, %v", ref, name, got, ok)
+		}
+	}
+	for _, bad := range []string{"notes.txt", "x.tar", "@tag.tar", "repo@.tar", "fencecheck_etcd@3.6.tar.gz"} {
+		if ref, ok := archiveRef(bad); ok {
+			t.Errorf("%s taken as an archive of %s", bad, ref)
+		}
+	}
+}

@@ -1,0 +1,118 @@
+package cli
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/docker/docker/api/types/build"
+	"github.com/docker/docker/api/types/image"
+
+	"github.com/fencecheck/fencecheck/internal/harness/docker"
+	"github.com/fencecheck/fencecheck/internal/images"
+)
+
+// images save and images load, round trip: an image saved to a directory,
+// removed from the Engine and loaded back is the same image (same ID); a
+// second save keeps the archive, a second load loads nothing; bad
+// directories are refused.
+func TestImagesSaveLoad(t *testing.T) {
+	requireDocker(t)
+	t.Parallel()
+	ctx := context.Background()
+	cli, err := docker.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	ref := fmt.Sprintf("fencecheck/archive-test:%d", time.Now().UnixNano())
+	var ctxTar bytes.Buffer
+	tw := tar.NewWriter(&ctxTar)
+	for name, body := range map[string]string{
+		"Dockerfile": "FROM scratch\nCOPY hello /hello\nLABEL " + images.LabelImage + "=archive-test\n",
+		"hello":      ref + "\n",
+	} {
+		tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(body))})
+		tw.Write([]byte(body))
+	}
+	tw.Close()
+	resp, err := cli.ImageBuild(ctx, &ctxTar, build.ImageBuildOptions{Tags: []string{ref}, Remove: true, Version: build.BuilderV1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	out.ReadFrom(resp.Body)
+	resp.Body.Close()
+	before, err := cli.ImageInspect(ctx, ref)
+	if err != nil {
+		t.Fatalf("test image not built: %v: %s", err, out.String())
+	}
+	t.Cleanup(func() { cli.ImageRemove(context.Background(), ref, image.RemoveOptions{Force: true}) })
+
+	dir := t.TempDir()
+	logf := func(f string, a ...any) { t.Logf(f, a...) }
+	res, err := images.Save(ctx, cli, dir, []string{ref}, logf)
+	if err != nil || len(res.Written) != 1 || filepath.Base(res.Written[0]) != images.ArchiveName(ref) {
+		t.Fatalf("save: %+v, %v", res, err)
+	}
+	// An older image's archive goes at the next save; other files stay.
+	older := filepath.Join(dir, images.ArchiveName("fencecheck/archive-test:older"))
+	other := filepath.Join(dir, "README")
+	os.WriteFile(older, []byte("x"), 0o644)
+	os.WriteFile(other, []byte("x"), 0o644)
+	if res, err := images.Save(ctx, cli, dir, []string{ref}, logf); err != nil || len(res.Kept) != 1 || len(res.Written) != 0 || len(res.Removed) != 1 {
+		t.Errorf("second save: %+v, %v; want the archive kept and the older one removed", res, err)
+	}
+	if _, err := os.Stat(older); err == nil {
+		t.Errorf("%s is still there", older)
+	}
+	if err := os.Remove(other); err != nil {
+		t.Errorf("save removed a file that is not an archive: %v", err)
+	}
+	if _, err := cli.ImageRemove(ctx, ref, image.RemoveOptions{Force: true}); err != nil {
+		t.Fatal(err)
+	}
+
+	r := runCLI(t, nil, "images", "load", dir)
+	if r.code != 0 || !strings.Contains(r.stdout, "loaded "+ref) {
+		t.Fatalf("images load: exit %d, %q: %s", r.code, r.stdout, r.stderr)
+	}
+	after, err := cli.ImageInspect(ctx, ref)
+	if err != nil || after.ID != before.ID {
+		t.Fatalf("after load: %v, ID %s, want %s", err, after.ID, before.ID)
+	}
+	r = runCLI(t, nil, "images", "load", dir)
+	if r.code != 0 || strings.Contains(r.stdout, "loaded") || !strings.Contains(r.stderr, "0 images loaded, 1 there already") {
+		t.Errorf("second load: exit %d, %q: %s", r.code, r.stdout, r.stderr)
+	}
+
+	empty := t.TempDir()
+	if r := runCLI(t, nil, "images", "load", empty); r.code != exitHarness || !strings.Contains(r.stderr, "no image archives") {
+		t.Errorf("load of an empty directory: exit %d: %s", r.code, r.stderr)
+	}
+	os.WriteFile(filepath.Join(empty, "notes.txt"), []byte("x"), 0o644)
+	if r := runCLI(t, nil, "images", "load", empty); r.code != exitHarness || !strings.Contains(r.stderr, "notes.txt is not an image archive") {
+		t.Errorf("load of a directory with another file: exit %d: %s", r.code, r.stderr)
+	}
+	if r := runCLI(t, nil, "images", "save"); r.code != 254 || !strings.Contains(r.stderr, "images save takes one directory") {
+		t.Errorf("save without a directory: exit %d: %s", r.code, r.stderr)
+	}
+}
+
+// images tags prints the tags build would make, without the Engine.
+func TestImagesTags(t *testing.T) {
+	r := runCLI(t, []string{"DOCKER_HOST=tcp://127.0.0.1:1"}, "images", "tags")
+	want := strings.Join([]string{images.BaseRef(), images.EtcdRef(), images.ConsulRef(), images.ZooKeeperRef()}, "\n") + "\n"
+	if r.code != 0 || r.stdout != want {
+		t.Errorf("images tags: exit %d, %q, want %q: %s", r.code, r.stdout, want, r.stderr)
+	}
+	if r := runCLI(t, nil, "images", "tags", "etcd@nope"); r.code != 254 {
+		t.Errorf("images tags etcd@nope: exit %d, want 254", r.code)
+	}
+}
