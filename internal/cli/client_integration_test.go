@@ -42,6 +42,11 @@ func TestClientCheck(t *testing.T) {
 		// image_build step with Debian's OpenJDK: the czxid token grows.
 		{"curator", example("curator"), nil, exitValid, []string{"ok   exclusion", "ok   handover", "tokens false", "OK  Curator InterProcessMutex (Java)"}},
 		{"curator-token", example("curator"), []string{"--fencing", "token"}, exitValid, []string{"Curator 5.4.0 InterProcessMutex", "tokens true", "ok   handover", "OK  Curator"}},
+		// The zoo (docs/zoo.md): each library as its documentation gives
+		// it, with its token under --fencing token.
+		{"kazoo-token", example("kazoo"), []string{"--fencing", "token"}, exitValid, []string{"kazoo 2.8.0 Lock", "tokens true", "ok   handover", "OK  kazoo Lock"}},
+		{"python-etcd3-token", example("python-etcd3"), []string{"--fencing", "token"}, exitValid, []string{"python-etcd3 0.12.0 Lock", "tokens true", "ok   exclusion", "OK  python-etcd3 Lock"}},
+		{"python-consul-token", example("python-consul"), []string{"--fencing", "token"}, exitValid, []string{"python-consul 0.7.1 session lock", "tokens true", "ok   handover", "OK  python-consul"}},
 		// A user's own image (here fencecheck's base image, which has sh,
 		// sed, date and redis-cli): the worker binary is added to it.
 		{"sh-redis-own-image", example("sh-redis"), []string{"--client-image", images.BaseRef()}, exitValid, []string{"ok   exclusion", "token 2", "OK  sh + redis-cli lock"}},

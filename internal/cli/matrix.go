@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/fencecheck/fencecheck/internal/checkers"
+	"github.com/fencecheck/fencecheck/internal/clientproto"
 	"github.com/fencecheck/fencecheck/internal/harness"
 	"github.com/fencecheck/fencecheck/internal/nemesis"
 	"github.com/fencecheck/fencecheck/internal/resources"
@@ -449,6 +450,14 @@ func matrixCells(o *runFlags, ax matrixAxes, seed uint64, runs int, strict bool,
 								suffix += "-" + a.knob.Flag + "-" + a.value
 							}
 							words := matrixCell{Axes: axes}.AxesText()
+							if why := clientElsewhere(co.sp.ClientDir, t.Name()); why != "" {
+								why = fmt.Sprintf("%s, %s: %s", tname, words, why)
+								if !seen[why] {
+									seen[why] = true
+									skipped = append(skipped, why)
+								}
+								continue
+							}
 							if wn != "lock-append" && (co.sp.AuditLog || co.sp.SideWriter) {
 								// The audit log and the side writer are lock-append's.
 								why := fmt.Sprintf("%s %s, %s: --audit-log and --side-writer go with lock-append cells only", t.Name(), wn, cmp.Or(words, "side-writer=true"))
@@ -826,3 +835,18 @@ var (
 	_ flag.Value = (*multiFlag)(nil)
 	_ flag.Value = (*listFlag)(nil)
 )
+
+// clientElsewhere says why a client directory's program is not run on
+// target (its client.json names another target; a variant, redis-everysec
+// for redis, is the same service), or "" when it is, or when the directory
+// cannot be read (the cell's run then says what is wrong with it).
+func clientElsewhere(dir, target string) string {
+	if dir == "" {
+		return ""
+	}
+	c, err := clientproto.Load(dir, "", "")
+	if err != nil || c.Manifest.Target == "" || c.Manifest.Target == target || strings.HasPrefix(target, c.Manifest.Target+"-") {
+		return ""
+	}
+	return fmt.Sprintf("the client %s is written for %s", c.Name(), c.Manifest.Target)
+}

@@ -178,3 +178,45 @@ func TestMergeKeepsAxes(t *testing.T) {
 		t.Fatalf("cell 0 with TTL 1s and 2s: %v", err)
 	}
 }
+
+// --client-dir is an axis: builtin (the target's own recipe) and client
+// directories, each cell running one; a client written for another target
+// is skipped on this one, and said so.
+func TestMatrixClientAxis(t *testing.T) {
+	fs := newFlags("matrix", io.Discard)
+	o, lists := addMatrixRunFlags(fs)
+	args := []string{"--client-dir", "builtin," + example("go-etcd") + "," + example("curator")}
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	ax := axes([]string{"etcd", "zookeeper"}, []string{"lock-store"}, []string{"none"}, []string{"pause-holder"})
+	ax.knobs = knobAxes(lists)
+	var stderr bytes.Buffer
+	cells, skipped, err := matrixCells(o, ax, 1, 1, false, &stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, c := range cells {
+		got[c.Target+" "+c.Axes["client-dir"]] = c.cfg.Name
+		if (c.cfg.ClientProgram != nil) != (c.Axes["client-dir"] != "builtin") {
+			t.Errorf("cell %s: client program %v", c.cfg.Name, c.cfg.ClientProgram)
+		}
+	}
+	for _, want := range []string{"etcd builtin", "etcd " + example("go-etcd"), "zookeeper builtin", "zookeeper " + example("curator")} {
+		if got[want] == "" {
+			t.Errorf("no cell %q among %v", want, got)
+		}
+	}
+	if len(cells) != 4 || len(skipped) != 2 {
+		t.Errorf("%d cells, %d skipped (%v); want 4 and 2", len(cells), len(skipped), skipped)
+	}
+	for _, s := range skipped {
+		if !strings.Contains(s, "is written for") {
+			t.Errorf("skipped %q", s)
+		}
+	}
+	if got["etcd builtin"] == got["etcd "+example("go-etcd")] {
+		t.Errorf("the builtin and the client cells share the name %s", got["etcd builtin"])
+	}
+}

@@ -141,8 +141,9 @@ var Knobs = []Knob{
 		Help:  "random seed of the nemesis (0: pick one and record it)",
 		field: func(s *Spec) value { return uint64Value{&s.Seed} }},
 
-	{Flag: "client-dir",
-		Help: "your own lock client: a directory with client.json and the program, which each worker runs and drives over the client protocol (docs/client-protocol.md)", field: str(func(s *Spec) *string { return &s.ClientDir })},
+	{Flag: "client-dir", Axis: true,
+		Help:  "your own lock client: a directory with client.json and the program, which each worker runs and drives over the client protocol (docs/client-protocol.md); builtin: the target's own recipe",
+		field: func(s *Spec) value { return clientDirValue{&s.ClientDir} }},
 	{Flag: "client-cmd",
 		Help: "with --client-dir: the command that starts the program (run with /bin/sh -c in the directory's copy), instead of client.json's", field: str(func(s *Spec) *string { return &s.ClientCmd })},
 	{Flag: "client-image",

@@ -155,6 +155,34 @@ func (v stringValue) Set(s string) error { *v.p = s; return nil }
 func (v stringValue) zero() bool         { return *v.p == "" }
 func (v stringValue) js() any            { return *v.p }
 
+// clientDirValue is --client-dir: a directory, or "builtin" (the default,
+// as the empty string): the target's own recipe, which matrix can list
+// beside client directories (--client-dir builtin,DIR).
+type clientDirValue struct{ p *string }
+
+// Builtin is --client-dir's value for the target's own recipe.
+const Builtin = "builtin"
+
+func (v clientDirValue) String() string {
+	if v.p == nil || *v.p == "" {
+		return Builtin
+	}
+	return *v.p
+}
+
+func (v clientDirValue) Set(s string) error {
+	if s == Builtin {
+		s = ""
+	}
+	*v.p = s
+	return nil
+}
+
+func (v clientDirValue) zero() bool                     { return *v.p == "" }
+func (v clientDirValue) js() any                        { return *v.p }
+func (v clientDirValue) reset()                         { *v.p = "" }
+func (v clientDirValue) unjs(raw json.RawMessage) error { return json.Unmarshal(raw, v.p) }
+
 // listValue is a comma-separated list; each Set replaces it.
 type listValue struct{ p *[]string }
 
