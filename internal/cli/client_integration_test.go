@@ -47,6 +47,12 @@ func TestClientCheck(t *testing.T) {
 		{"kazoo-token", example("kazoo"), []string{"--fencing", "token"}, exitValid, []string{"kazoo 2.8.0 Lock", "tokens true", "ok   handover", "OK  kazoo Lock"}},
 		{"python-etcd3-token", example("python-etcd3"), []string{"--fencing", "token"}, exitValid, []string{"python-etcd3 0.12.0 Lock", "tokens true", "ok   exclusion", "OK  python-etcd3 Lock"}},
 		{"python-consul-token", example("python-consul"), []string{"--fencing", "token"}, exitValid, []string{"python-consul 0.7.1 session lock", "tokens true", "ok   handover", "OK  python-consul"}},
+		{"node-redis-token", example("node-redis"), []string{"--fencing", "token"}, exitValid, []string{"node-redis 4.5.1 SET NX PX lock", "tokens true", "ok   handover", "OK  node-redis"}},
+		{"ruby-redis-token", example("ruby-redis"), []string{"--fencing", "token"}, exitValid, []string{"redis-rb 4.8.0 SET NX PX lock", "tokens true", "ok   handover", "OK  redis-rb"}},
+		{"php-redis-token", example("php-redis"), []string{"--fencing", "token"}, exitValid, []string{"phpredis 5.3.7 SET NX PX lock", "tokens true", "ok   handover", "OK  phpredis"}},
+		{"go-consul-token", example("go-consul"), []string{"--fencing", "token"}, exitValid, []string{"consul api v1.", "tokens true", "ok   handover", "OK  consul api Lock"}},
+		{"go-zookeeper-token", example("go-zookeeper"), []string{"--fencing", "token"}, exitValid, []string{"go-zookeeper v1.", "tokens true", "ok   handover", "OK  go-zookeeper Lock"}},
+		{"go-redsync", example("go-redsync"), nil, exitValid, []string{"redsync v4.", "tokens false", "ok   handover", "OK  redsync Mutex"}},
 		// A user's own image (here fencecheck's base image, which has sh,
 		// sed, date and redis-cli): the worker binary is added to it.
 		{"sh-redis-own-image", example("sh-redis"), []string{"--client-image", images.BaseRef()}, exitValid, []string{"ok   exclusion", "token 2", "OK  sh + redis-cli lock"}},
@@ -68,6 +74,21 @@ func TestClientCheck(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A program whose grants carry no token (redsync has none) cannot run
+// with --fencing token: the run stops at the workers' setup, before any
+// operation, with exit 254 and the reason (once a worker crashed on this
+// path and the run exited 255 with "setup: EOF").
+func TestClientWithoutTokensRefusesTokenFencing(t *testing.T) {
+	requireDocker(t)
+	t.Parallel()
+	res := t.TempDir()
+	r := runCLI(t, nil, "run", "--target", "redlock", "--client-dir", example("go-redsync"), "--fencing", "token", "--time-limit", "5s", "--results", res, "--quiet")
+	t.Cleanup(func() { assertRunsGone(t, res) })
+	if r.code != 254 || !strings.Contains(r.stderr, "carry no fencing token") {
+		t.Fatalf("exit %d, want 254 naming the missing token: %s", r.code, lastLines(r.stderr, 5))
 	}
 }
 

@@ -56,14 +56,15 @@ func Serve(ctx context.Context, ln net.Listener, cat Catalog, log *slog.Logger) 
 // service. On error everything dialled is closed.
 func DialClients(ctx context.Context, cat Catalog, s Setup, log *slog.Logger) (c workloads.Clients, closeAll func(), err error) {
 	var closers []func() error
-	closeAll = func() {
+	closeDialled := func() {
 		for i := len(closers) - 1; i >= 0; i-- {
 			_ = closers[i]()
 		}
 	}
+	// Not closeAll, which an error's return sets to nil.
 	defer func() {
 		if err != nil {
-			closeAll()
+			closeDialled()
 		}
 	}()
 	c.OfLock = s.Config.Lock
@@ -124,7 +125,7 @@ func DialClients(ctx context.Context, cat Catalog, s Setup, log *slog.Logger) (c
 		}
 		closers = append(closers, c.Audit.Close)
 	}
-	return c, closeAll, nil
+	return c, closeDialled, nil
 }
 
 // ProgramInit is the init request a worker's client program gets
