@@ -297,6 +297,7 @@ type resultsJSON struct {
 		Lost         int `json:"lost"`
 	} `json:"lost_updates"`
 	FenceRejections   int             `json:"fence_rejections"`
+	Overlaps          int             `json:"overlaps"`
 	Interrupted       bool            `json:"interrupted"`
 	FirstLostUpdateNS *int64          `json:"first_lost_update_ns"`
 	Faults            []history.Fault `json:"faults"`
