@@ -111,6 +111,10 @@ func saveOne(ctx context.Context, cli *client.Client, ref, path string) error {
 	if err := tmp.Close(); err != nil {
 		return fmt.Errorf("images: save %s: %w", ref, err)
 	}
+	// Readable by a CI cache step that does not run as root.
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return fmt.Errorf("images: save %s: %w", ref, err)
+	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		return fmt.Errorf("images: save %s: %w", ref, err)
 	}
