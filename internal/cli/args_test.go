@@ -58,7 +58,7 @@ func TestBadArguments(t *testing.T) {
 		{"unknown command", []string{"frobnicate"}, "unknown command"},
 		{"check without dir", []string{"check"}, "one RUN_DIR"},
 		{"check of a non-run", []string{"check", "/"}, "not a run directory"},
-		{"images verb", []string{"images", "push"}, "images takes build, scratch, list or prune (build and scratch name KIND[@VERSION]...)"},
+		{"images verb", []string{"images", "push"}, "images takes build, scratch, list, prune, tags, save DIR or load DIR (build, scratch and tags name KIND[@VERSION]...)"},
 		{"images scratch of nothing", []string{"images", "scratch"}, "images scratch names the server"},
 		{"images scratch of zookeeper", []string{"images", "scratch", "zookeeper"}, `a scratch image needs a Go-built server (etcd, consul), not "zookeeper"`},
 		{"images scratch of Debian's etcd", []string{"images", "scratch", "etcd@debian"}, "etcd@debian is Debian bookworm's etcd-server package, not built from Go source"},

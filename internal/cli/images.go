@@ -89,7 +89,7 @@ func cmdImages(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return archiveImages(ctx, verb, kinds[0], stdout, stderr)
 	}
 	if (verb != "build" && verb != "scratch" && len(kinds) > 0) || (verb != "build" && verb != "scratch" && verb != "list" && verb != "prune") {
-		return fmt.Errorf("%w: images takes build, scratch, list, prune, save DIR or load DIR (build and scratch name KIND[@VERSION]...)", errUsage)
+		return fmt.Errorf("%w: images takes build, scratch, list, prune, tags, save DIR or load DIR (build, scratch and tags name KIND[@VERSION]...)", errUsage)
 	}
 	if verb == "scratch" && len(kinds) == 0 {
 		return fmt.Errorf("%w: images scratch names the server: etcd, etcd@VERSION or consul", errUsage)

@@ -21,7 +21,7 @@ const module = "github.com/fencecheck/fencecheck"
 // layer whose peers it serves.
 var layers = []layer{
 	{"client programs (speak the client protocol, import nothing of fencecheck)", []string{
-		"examples/clients/go-etcd",
+		"examples/clients/go-etcd", "examples/clients/go-consul", "examples/clients/go-zookeeper", "examples/clients/go-redsync",
 	}},
 	{"foundation (vocabularies and mechanisms)", []string{
 		"targets", "internal/spec", "internal/images/kinds",
