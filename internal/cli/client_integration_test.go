@@ -119,15 +119,16 @@ func TestClientProgramRuns(t *testing.T) {
 	t.Parallel()
 	fencecheckBinary(t)
 	for _, tc := range []struct {
-		name    string
-		args    []string
-		fenced  bool
-		program string // the client in test.json
+		name     string
+		args     []string
+		fenced   bool
+		program  string // the client in test.json
+		selfName string // its name for itself, client_name in test.json
 	}{
-		{"redis-py/none", []string{"--target", "redis", "--client-dir", example("redis-py"), "--fencing", "none"}, false, "redis-py"},
-		{"redis-py/token", []string{"--target", "redis", "--client-dir", example("redis-py"), "--fencing", "token"}, true, "redis-py"},
-		{"go-etcd/none", []string{"--target", "etcd", "--client-dir", example("go-etcd"), "--fencing", "none"}, false, "etcd concurrency.Mutex"},
-		{"go-etcd/token", []string{"--target", "etcd", "--client-dir", example("go-etcd"), "--fencing", "token"}, true, "etcd concurrency.Mutex"},
+		{"redis-py/none", []string{"--target", "redis", "--client-dir", example("redis-py"), "--fencing", "none"}, false, "redis-py", "redis-py 4.3.4 Lock"},
+		{"redis-py/token", []string{"--target", "redis", "--client-dir", example("redis-py"), "--fencing", "token"}, true, "redis-py", "redis-py 4.3.4 Lock"},
+		{"go-etcd/none", []string{"--target", "etcd", "--client-dir", example("go-etcd"), "--fencing", "none"}, false, "etcd concurrency.Mutex", "etcd concurrency.Mutex (Go)"},
+		{"go-etcd/token", []string{"--target", "etcd", "--client-dir", example("go-etcd"), "--fencing", "token"}, true, "etcd concurrency.Mutex", "etcd concurrency.Mutex (Go)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -140,12 +141,17 @@ func TestClientProgramRuns(t *testing.T) {
 				wantLost(t, r, got)
 			}
 			var ti struct {
-				Client string `json:"client"`
+				Client     string `json:"client"`
+				ClientName string `json:"client_name"`
 			}
 			b, _ := os.ReadFile(filepath.Join(dir, "test.json"))
 			json.Unmarshal(b, &ti)
 			if !strings.HasPrefix(ti.Client, tc.program) || (tc.program == "") != (ti.Client == "") {
 				t.Errorf("test.json client %q, want %q...", ti.Client, tc.program)
+			}
+			// The program's own name, with its library's version.
+			if !strings.HasPrefix(ti.ClientName, tc.selfName) {
+				t.Errorf("test.json client_name %q, want %q...", ti.ClientName, tc.selfName)
 			}
 		})
 	}

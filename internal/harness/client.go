@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/fencecheck/fencecheck/targets"
 	"net"
+	"strings"
 	"sync"
 	"time"
 
@@ -15,6 +15,7 @@ import (
 	"github.com/fencecheck/fencecheck/internal/history"
 	"github.com/fencecheck/fencecheck/internal/worker"
 	"github.com/fencecheck/fencecheck/internal/workloads"
+	"github.com/fencecheck/fencecheck/targets"
 )
 
 // client is the harness's end of one worker: its container, its connection,
@@ -67,11 +68,11 @@ type pending struct {
 func (p *pending) completion(v any) error { return json.Unmarshal(p.value, v) }
 
 // dialWorker connects to a worker (retrying until it listens or ctx ends) and
-// sets it up.
-func dialWorker(ctx context.Context, c *docker.Container, setup worker.Setup) (*worker.Conn, error) {
+// sets it up. program is the client program's name for itself, when the
+// worker runs one.
+func dialWorker(ctx context.Context, c *docker.Container, setup worker.Setup) (cn *worker.Conn, program string, err error) {
 	addr := net.JoinHostPort(c.IP, fmt.Sprint(worker.Port))
 	var nc net.Conn
-	var err error
 	for {
 		d := net.Dialer{Timeout: time.Second, KeepAlive: 5 * time.Second}
 		nc, err = d.DialContext(ctx, "tcp", addr)
@@ -80,14 +81,14 @@ func dialWorker(ctx context.Context, c *docker.Container, setup worker.Setup) (*
 		}
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("worker %s (%s) never listened: %w", c.Name, addr, err)
+			return nil, "", fmt.Errorf("worker %s (%s) never listened: %w", c.Name, addr, err)
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
-	cn := worker.NewConn(nc)
+	cn = worker.NewConn(nc)
 	if err := cn.Send(worker.Message{Kind: worker.KindSetup, Protocol: worker.Protocol, Setup: &setup}); err != nil {
 		cn.Close()
-		return nil, fmt.Errorf("worker %s: %w", c.Name, err)
+		return nil, "", fmt.Errorf("worker %s: %w", c.Name, err)
 	}
 	// The answer comes after the worker dialed the target: bound it.
 	if dl, ok := ctx.Deadline(); ok {
@@ -97,16 +98,18 @@ func dialWorker(ctx context.Context, c *docker.Container, setup worker.Setup) (*
 	nc.SetReadDeadline(time.Time{})
 	if err != nil {
 		cn.Close()
-		return nil, fmt.Errorf("worker %s: setup: %w", c.Name, err)
+		return nil, "", fmt.Errorf("worker %s: setup: %w", c.Name, err)
 	}
 	if m.Kind != worker.KindReady {
 		cn.Close()
 		if m.BadConfig {
-			return nil, fmt.Errorf("worker %s: setup: %w: %s", c.Name, targets.ErrBadConfig, m.Error)
+			// The worker's message already starts with the error's text.
+			msg := strings.TrimPrefix(m.Error, targets.ErrBadConfig.Error()+": ")
+			return nil, "", fmt.Errorf("worker %s: setup: %w: %s", c.Name, targets.ErrBadConfig, msg)
 		}
-		return nil, fmt.Errorf("worker %s: setup: %s", c.Name, m.Error)
+		return nil, "", fmt.Errorf("worker %s: setup: %s", c.Name, m.Error)
 	}
-	return cn, nil
+	return cn, m.Client, nil
 }
 
 func newClient(name string, c *docker.Container, cn *worker.Conn, rec *history.Recorder, w workloads.Workload,

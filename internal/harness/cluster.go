@@ -104,6 +104,10 @@ type Cluster struct {
 	// nemesisEnv makes the cluster the faults' nemesis.Env
 	// (nemesisenv.go).
 	nemesisEnv
+	// Program is the client program's name for itself (its init_ok's: the
+	// library and its version), as the first worker reported it; empty
+	// without a program.
+	Program  string
 	cfg      ClusterConfig
 	rt       *docker.Runtime
 	log      *slog.Logger
@@ -623,6 +627,7 @@ func (c *Cluster) Connect(ctx context.Context, rec *history.Recorder) error {
 	// Process i runs on worker w(i+1).
 	sort.Slice(ws, func(i, j int) bool { return workerIndex(ws[i].Name) < workerIndex(ws[j].Name) })
 	conns := make([]*worker.Conn, len(ws))
+	programs := make([]string, len(ws))
 	errs := make([]error, len(ws))
 	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
@@ -631,7 +636,7 @@ func (c *Cluster) Connect(ctx context.Context, rec *history.Recorder) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			conns[i], errs[i] = dialWorker(dctx, w, c.workerSetup(i))
+			conns[i], programs[i], errs[i] = dialWorker(dctx, w, c.workerSetup(i))
 		}()
 	}
 	wg.Wait()
@@ -645,6 +650,9 @@ func (c *Cluster) Connect(ctx context.Context, rec *history.Recorder) error {
 			return err // the configuration's, not the harness's: exit 254
 		}
 		return fmt.Errorf("%w: %w", ErrHarness, err)
+	}
+	if len(programs) > 0 {
+		c.Program = programs[0]
 	}
 	for i := range ws {
 		cl := newClient(ws[i].Name, ws[i], conns[i], rec, c.cfg.Workload, c.onFailpoint)

@@ -205,7 +205,7 @@ func (e nemesisEnv) Restart(ctx context.Context, node string) error {
 	if cl == nil || !cl.isDead() {
 		return nil // not a client, or one whose kill never took
 	}
-	cn, err := dialWorker(ctx, ct, c.workerSetup(workerIndex(ct.Name)-1))
+	cn, _, err := dialWorker(ctx, ct, c.workerSetup(workerIndex(ct.Name)-1))
 	if err != nil {
 		return fmt.Errorf("harness: reconnect %s: %w", node, err)
 	}

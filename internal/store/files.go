@@ -37,6 +37,9 @@ type Found struct {
 	// Client is the user's lock client program (--client-dir): its name
 	// and command; empty: the target's own recipe.
 	Client string `json:"client,omitempty"`
+	// ClientName is the program's name for itself, from its init_ok (the
+	// library and its version: "Curator 5.4.0 InterProcessMutex").
+	ClientName string `json:"client_name,omitempty"`
 	// Scripted names the script of a scripted run (the demo), empty for
 	// a run of the generator.
 	Scripted string `json:"scripted,omitempty"`

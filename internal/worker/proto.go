@@ -121,6 +121,9 @@ type Message struct {
 	// BadConfig marks an error of setup that is the configuration's (a
 	// client program that cannot run with the run's fencing): exit 254.
 	BadConfig bool `json:"bad_config,omitempty"`
+	// Client, in ready, is the client program's name for itself (its
+	// init_ok's: the library and its version), when a program runs.
+	Client string `json:"client,omitempty"`
 }
 
 // Conn is one end of the protocol: line-delimited JSON with serialized

@@ -171,7 +171,11 @@ func serveConn(ctx context.Context, c *Conn, cat Catalog, log *slog.Logger) erro
 	defer closeAll()
 	log.Info("set up", "target", setup.Target, "endpoints", setup.Client.Endpoints, "workload", setup.Workload,
 		"resources", setup.Resources, "config", setup.Config)
-	if err := c.Send(Message{Kind: KindReady}); err != nil {
+	ready := Message{Kind: KindReady}
+	if p, ok := clients.Lock.(*clientproto.Client); ok {
+		ready.Client = p.Name()
+	}
+	if err := c.Send(ready); err != nil {
 		return err
 	}
 
