@@ -58,7 +58,12 @@ Usage:
   fencecheck client-check --client-dir DIR
                                   check that your lock client program speaks the client protocol,
                                   against a real single-node lock service (docs/client-protocol.md)
-  fencecheck images [build|list]  build or list the container images (no registry needed)
+  fencecheck zoo [--out FILE] RESULTS
+                                  the lock-client zoo's page (Markdown) from a matrix run with
+                                  --client-dir builtin,DIR,... (docs/zoo.md)
+  fencecheck images [build|list|save DIR|load DIR|tags]
+                                  build or list the container images (no registry needed); save and load
+                                  them as a CI cache
   fencecheck clean                remove every container and network fencecheck labelled, resuming paused processes
   fencecheck proxy --backend URL  the fencing proxy of the "proxy" resource (runs in its container)
 
@@ -114,6 +119,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = cmdClean(ctx, args[1:], stdout, stderr)
 	case "client-check":
 		code, err = cmdClientCheck(ctx, args[1:], stdout, stderr)
+	case "zoo":
+		code, err = cmdZoo(ctx, args[1:], stdout, stderr)
 	// The worker binary's commands (package worker): fencecheck runs them
 	// too, for a worker image that holds fencecheck itself.
 	case worker.CmdClientProbeName:

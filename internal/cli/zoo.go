@@ -1,0 +1,262 @@
+package cli
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/fencecheck/fencecheck/internal/store"
+	"github.com/fencecheck/fencecheck/internal/trends"
+)
+
+// zooAxis is the matrix axis that makes a zoo: the lock client of each cell.
+const zooAxis = "client-dir"
+
+// maxZooFile bounds each file zoo reads (matrix.json, a run's test.json):
+// they are input from elsewhere (a CI artifact).
+const maxZooFile = 16 << 20
+
+// cmdZoo is `fencecheck zoo [--out FILE] RESULTS`: the lock-client zoo's
+// page, in Markdown, from a matrix (or merged shards) run with --client-dir
+// as an axis: one table row per client, target, fault and fencing mode,
+// over the cell's seeds.
+func cmdZoo(_ context.Context, args []string, stdout, stderr io.Writer) (int, error) {
+	fset := newFlags("zoo", stderr)
+	out := fset.String("out", "", "write the page to FILE (its links to the reports are relative to FILE's directory) instead of stdout")
+	fset.Usage = func() {
+		fmt.Fprintf(stderr, `Usage: fencecheck zoo [--out FILE] RESULTS
+
+RESULTS is the results directory of a matrix run with --client-dir as an
+axis (fencecheck matrix --client-dir builtin,DIR1,DIR2 ..., or merge of its
+shards). Writes the zoo's page in Markdown: for each lock client (its name
+and version, as the program reported them), server and version, fault and
+fencing mode, the verdicts over the cell's seeds, lost updates, fence
+rejections, the first lost update, and a link to the report of one invalid
+run per client. A fencing mode the client's grants cannot serve (no token)
+is said so. Exit 0, 254 if RESULTS has no matrix.json or no client axis.
+
+`)
+		fset.PrintDefaults()
+	}
+	if err := parse(fset, args); err != nil {
+		return 0, err
+	}
+	if fset.NArg() != 1 {
+		return 0, fmt.Errorf("%w: zoo needs one RESULTS directory", errUsage)
+	}
+	results := fset.Arg(0)
+	page, err := zooPage(results, *out)
+	if err != nil {
+		return 0, err
+	}
+	if *out == "" {
+		_, err := io.WriteString(stdout, page)
+		return exitValid, err
+	}
+	if err := os.WriteFile(*out, []byte(page), 0o644); err != nil {
+		return 0, err
+	}
+	fmt.Fprintf(stderr, "fencecheck: wrote %s\n", *out)
+	return exitValid, nil
+}
+
+// zooRow is one row of the zoo: a client on a target under a fault and a
+// fencing mode, over the cell's seeds.
+type zooRow struct {
+	client, server, nemesis, fencing string
+	runs, invalid, unknown, refused  int
+	lost, acknowledged, rejections   int
+	firstLost                        []float64
+	invalidRun                       string // a report of an invalid run, relative to RESULTS
+	order                            int
+}
+
+// zooPage reads RESULTS and renders the page; out is where it will be
+// written ("" stdout), for relative links.
+func zooPage(results, out string) (string, error) {
+	root, err := os.OpenRoot(results)
+	if err != nil {
+		return "", fmt.Errorf("%w: zoo: %w", errUsage, err)
+	}
+	defer root.Close()
+	b, err := readRootFile(root, trends.MatrixFile)
+	if err != nil {
+		return "", fmt.Errorf("%w: zoo: %s: %w", errUsage, results, err)
+	}
+	m, err := trends.DecodeMatrix(b)
+	if err != nil {
+		return "", fmt.Errorf("%w: zoo: %s: %w", errUsage, filepath.Join(results, trends.MatrixFile), err)
+	}
+	rows := map[string]*zooRow{}
+	var clients []string // in the matrix's order
+	for i, c := range m.Cells {
+		dir, ok := c.Axes[zooAxis]
+		if !ok {
+			continue
+		}
+		ti := zooTestInfo(root, c)
+		client := zooClientName(dir, ti)
+		if !slices.Contains(clients, client) {
+			clients = append(clients, client)
+		}
+		server := c.Target
+		if v := cmp.Or(ti.TargetVersion, c.Version); v != "" {
+			server += " " + v
+		}
+		key := strings.Join([]string{client, server, c.Nemesis, c.Mode()}, "\x00")
+		r := rows[key]
+		if r == nil {
+			r = &zooRow{client: client, server: server, nemesis: c.Nemesis, fencing: c.Mode(), order: i}
+			rows[key] = r
+		}
+		r.runs++
+		switch {
+		case c.Verdict == "error" && strings.Contains(c.Error, "carry no fencing token"):
+			r.refused++
+		case c.Verdict == "invalid":
+			r.invalid++
+			if r.invalidRun == "" && c.Run != "" && filepath.IsLocal(c.Run) {
+				r.invalidRun = path.Join(filepath.ToSlash(c.Run), "report.html")
+			}
+		case c.Verdict != "valid":
+			r.unknown++
+		}
+		r.lost += c.Lost
+		r.acknowledged += c.Acknowledged
+		r.rejections += c.FenceRejections
+		if c.FirstLostS != nil {
+			r.firstLost = append(r.firstLost, *c.FirstLostS)
+		}
+	}
+	if len(rows) == 0 {
+		return "", fmt.Errorf("%w: zoo: %s: no cell has a --client-dir axis (run fencecheck matrix --client-dir builtin,DIR,...)", errUsage, results)
+	}
+	link := func(rel string) string {
+		p := filepath.Join(results, filepath.FromSlash(rel))
+		if out != "" {
+			if r, err := filepath.Rel(filepath.Dir(out), p); err == nil {
+				p = r
+			}
+		}
+		return filepath.ToSlash(p)
+	}
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "# The lock-client zoo\n\n")
+	fmt.Fprintf(&sb, "Generated by `fencecheck zoo` from the matrix run of %s:\n\n    fencecheck matrix %s\n\n",
+		m.Started.UTC().Format("2006-01-02 15:04 UTC"), strings.Join(m.Args, " "))
+	sb.WriteString("Each row is one lock client on one server under one fault and fencing mode, over the cell's seeds. " +
+		"\"invalid\" counts runs in which an acknowledged update was lost (or another checker failed); " +
+		"\"no token\": the client's grants carry no fencing token, so the run was refused before it started.\n\n")
+	sb.WriteString("| lock client | server | fault | fencing | verdicts | lost (of acknowledged) | fence rejections | first lost (median) |\n")
+	sb.WriteString("|---|---|---|---|---|---|---|---|\n")
+	all := make([]*zooRow, 0, len(rows))
+	for _, r := range rows {
+		all = append(all, r)
+	}
+	slices.SortFunc(all, func(a, b *zooRow) int {
+		return cmp.Or(cmp.Compare(slices.Index(clients, a.client), slices.Index(clients, b.client)), cmp.Compare(a.order, b.order))
+	})
+	for _, r := range all {
+		verdicts := fmt.Sprintf("%d of %d invalid", r.invalid, r.runs)
+		if r.unknown > 0 {
+			verdicts += fmt.Sprintf(", %d unknown", r.unknown)
+		}
+		if r.refused == r.runs {
+			verdicts = "no token (refused)"
+		} else if r.refused > 0 {
+			verdicts += fmt.Sprintf(", %d refused (no token)", r.refused)
+		}
+		first := "none"
+		if len(r.firstLost) > 0 {
+			first = fmt.Sprintf("%.1f s (%d of %d runs)", median(r.firstLost), len(r.firstLost), r.runs)
+		}
+		lost := fmt.Sprintf("%d of %d", r.lost, r.acknowledged)
+		if r.refused == r.runs {
+			lost, first = "–", "–"
+		}
+		fmt.Fprintf(&sb, "| %s | %s | `%s` | %s | %s | %s | %d | %s |\n", mdCell(r.client), mdCell(r.server), mdCell(r.nemesis), mdCell(r.fencing), verdicts, lost, r.rejections, first)
+	}
+	sb.WriteString("\nOne invalid run of each client, its report:\n\n")
+	listed := false
+	for _, client := range clients {
+		for _, r := range all {
+			if r.client == client && r.invalidRun != "" {
+				fmt.Fprintf(&sb, "- %s, `%s`, fencing %s: [report](%s)\n", mdCell(client), mdCell(r.nemesis), mdCell(r.fencing), link(r.invalidRun))
+				listed = true
+				break
+			}
+		}
+	}
+	if !listed {
+		sb.WriteString("- none: no run was invalid.\n")
+	}
+	return sb.String(), nil
+}
+
+// zooTestInfo is a cell's test.json, or zero when it cannot be read.
+func zooTestInfo(root *os.Root, c trends.MatrixCell) store.TestInfo {
+	var ti store.TestInfo
+	if c.Run == "" || !filepath.IsLocal(c.Run) {
+		return ti
+	}
+	b, err := readRootFile(root, filepath.Join(c.Run, store.TestFile))
+	if err != nil {
+		return ti
+	}
+	_ = json.Unmarshal(b, &ti)
+	return ti
+}
+
+// zooClientName is a cell's client: the program's name for itself (its
+// library and version), else its manifest's name, else its directory's.
+func zooClientName(dir string, ti store.TestInfo) string {
+	if dir == "" || dir == "builtin" {
+		return "built-in recipe (" + cmp.Or(ti.Target, "its target") + ")"
+	}
+	if ti.ClientName != "" {
+		return ti.ClientName
+	}
+	if name, _, ok := strings.Cut(ti.Client, " ("); ok && name != "" {
+		return name
+	}
+	return filepath.Base(dir)
+}
+
+// readRootFile reads name under root, at most maxZooFile bytes.
+func readRootFile(root *os.Root, name string) ([]byte, error) {
+	f, err := root.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxZooFile+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > maxZooFile {
+		return nil, fmt.Errorf("%s: larger than %d bytes", name, maxZooFile)
+	}
+	return b, nil
+}
+
+// mdCell makes s safe in a Markdown table cell: no pipe, no line break.
+func mdCell(s string) string {
+	return strings.NewReplacer("|", "\\|", "\n", " ", "\r", " ", "`", "'").Replace(s)
+}
+
+// median of xs (not empty), which it sorts.
+func median(xs []float64) float64 {
+	slices.Sort(xs)
+	n := len(xs)
+	if n%2 == 1 {
+		return xs[n/2]
+	}
+	return (xs[n/2-1] + xs[n/2]) / 2
+}
