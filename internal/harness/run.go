@@ -410,6 +410,14 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		rec.Close()
 		return nil, err
 	}
+	if cl.Program != "" {
+		// The client program named itself to the workers: test.json again.
+		test.ClientName = cl.Program
+		if err := run.WriteJSON(store.TestFile, test); err != nil {
+			rec.Close()
+			return nil, fmt.Errorf("%w: %w", ErrHarness, err)
+		}
+	}
 	if nodes := nemesis.NetNodes(cfg.Faults, cl); len(nodes) > 0 {
 		wctx, cancel := context.WithTimeout(ctx, time.Minute)
 		err := cl.WarmNet(wctx, nodes)

@@ -65,7 +65,6 @@ func newTestInfo(cfg Config, runID string, cl *Cluster, started time.Time) store
 		return t
 	}
 	t.Images, t.ImageIDs, t.ClusterReady = cl.Images, cl.ImageIDs, cl.Ready.Round(time.Millisecond).String()
-	t.ClientName = cl.Program
 	for _, n := range cl.Nodes {
 		t.Servers = append(t.Servers, store.NodeInfo{Name: n.Name, Addr: n.Addr, Tier: n.Tier})
 	}
