@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/fencecheck/fencecheck/internal/checkers"
@@ -234,12 +235,27 @@ func clientProgram(sp spec.Spec, w workloads.Workload, stderr io.Writer) (*clien
 		return nil, err
 	}
 	if prog.Manifest.Build != "" {
-		fmt.Fprintf(stderr, "fencecheck: building the client: %s\n", prog.Manifest.Build)
-		if err := prog.RunBuild(context.Background(), stderr); err != nil {
+		if err := buildClientOnce(prog, stderr); err != nil {
 			return nil, err
 		}
 	}
 	return &prog, nil
+}
+
+// clientBuilds remembers the client builds this process ran (by directory
+// and command) and how they ended: a matrix builds each client once, not
+// once a cell.
+var clientBuilds sync.Map // string -> func() error
+
+// buildClientOnce runs prog's build step unless this process already ran
+// it, and returns its result.
+func buildClientOnce(prog clientproto.Spec, stderr io.Writer) error {
+	key := prog.HostDir + "\x00" + prog.Manifest.Build
+	once, _ := clientBuilds.LoadOrStore(key, sync.OnceValue(func() error {
+		fmt.Fprintf(stderr, "fencecheck: building the client: %s\n", prog.Manifest.Build)
+		return prog.RunBuild(context.Background(), stderr)
+	}))
+	return once.(func() error)()
 }
 
 // progress draws the one-line status on a terminal (rewritten in place), or

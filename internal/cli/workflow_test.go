@@ -37,7 +37,8 @@ func TestNightlyWorkflows(t *testing.T) {
 			if err := yaml.Unmarshal(b, &doc); err != nil {
 				t.Fatalf("not valid YAML: %v", err)
 			}
-			var matrixLine, trendsRoot string
+			var matrixLine, trendsRoot, zooLine string
+			var zooCmd []string
 			var mergeCmd []string
 			var lines []string
 			walkStrings(doc, func(s string) {
@@ -47,7 +48,14 @@ func TestNightlyWorkflows(t *testing.T) {
 						trendsRoot = strings.TrimSpace(rest)
 					}
 					if _, rest, ok := strings.Cut(line, "fencecheck matrix "); ok {
-						matrixLine = strings.TrimSuffix(strings.TrimSpace(rest), "|| true")
+						if strings.Contains(rest, "--client-dir") {
+							zooLine = strings.TrimSuffix(strings.TrimSpace(rest), "|| true")
+						} else {
+							matrixLine = strings.TrimSuffix(strings.TrimSpace(rest), "|| true")
+						}
+					}
+					if _, rest, ok := strings.Cut(line, "fencecheck zoo "); ok {
+						zooCmd = strings.Fields(rest)
 					}
 					if _, rest, ok := strings.Cut(line, "fencecheck merge "); ok {
 						mergeCmd = strings.Fields(rest)
@@ -118,6 +126,35 @@ func TestNightlyWorkflows(t *testing.T) {
 				if !strings.HasSuffix(mergeCmd[2+k], d) {
 					t.Errorf("merge's directory %d is %s, the shard wrote %s", k+1, mergeCmd[2+k], d)
 				}
+			}
+			// The zoo job: its matrix runs every client of examples/clients
+			// (each on its own target), and zoo renders that matrix.
+			if zooLine == "" || zooCmd == nil {
+				t.Fatalf("no zoo matrix or zoo command (matrix %q, zoo %v)", zooLine, zooCmd)
+			}
+			var zooArgs []string
+			zooResults := ""
+			f := strings.Fields(strings.ReplaceAll(zooLine, "examples/clients/", filepath.Join("..", "..", "examples", "clients")+"/"))
+			for j := 0; j < len(f); j++ {
+				if f[j] == "--results" && j+1 < len(f) {
+					j++
+					zooResults = f[j]
+					continue
+				}
+				zooArgs = append(zooArgs, f[j])
+			}
+			zooCells := list(zooArgs...)
+			entries, _ := os.ReadDir(filepath.Join("..", "..", "examples", "clients"))
+			for _, e := range entries {
+				if e.Name() == "sh-redis" {
+					continue // the example for --client-image, not a library
+				}
+				if !slices.ContainsFunc(zooCells, func(c string) bool { return strings.Contains(c, "examples/clients/"+e.Name()) }) {
+					t.Errorf("the zoo matrix runs no cell of examples/clients/%s", e.Name())
+				}
+			}
+			if zooCmd[len(zooCmd)-1] != zooResults {
+				t.Errorf("zoo %v renders %s, not the zoo matrix's %s", zooCmd, zooCmd[len(zooCmd)-1], zooResults)
 			}
 			// The trends step keeps each night's merged results as a
 			// directory of its root of nights.
