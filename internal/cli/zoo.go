@@ -86,7 +86,7 @@ func zooPage(results, out string) (string, error) {
 		return "", fmt.Errorf("%w: zoo: %w", errUsage, err)
 	}
 	defer root.Close()
-	b, err := readRootFile(root, trends.MatrixFile)
+	b, err := trends.ReadBounded(root, trends.MatrixFile, maxZooFile)
 	if err != nil {
 		return "", fmt.Errorf("%w: zoo: %s: %w", errUsage, results, err)
 	}
@@ -206,7 +206,7 @@ func zooTestInfo(root *os.Root, c trends.MatrixCell) store.TestInfo {
 	if c.Run == "" || !filepath.IsLocal(c.Run) {
 		return ti
 	}
-	b, err := readRootFile(root, filepath.Join(c.Run, store.TestFile))
+	b, err := trends.ReadBounded(root, filepath.Join(c.Run, store.TestFile), maxZooFile)
 	if err != nil {
 		return ti
 	}
@@ -227,23 +227,6 @@ func zooClientName(dir string, ti store.TestInfo) string {
 		return name
 	}
 	return filepath.Base(dir)
-}
-
-// readRootFile reads name under root, at most maxZooFile bytes.
-func readRootFile(root *os.Root, name string) ([]byte, error) {
-	f, err := root.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxZooFile+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > maxZooFile {
-		return nil, fmt.Errorf("%s: larger than %d bytes", name, maxZooFile)
-	}
-	return b, nil
 }
 
 // mdCell makes s safe in a Markdown table cell: no pipe, no line break.

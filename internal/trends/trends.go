@@ -161,7 +161,7 @@ func (n Night) byKey() map[Key]Cell {
 // when it cannot be read as one.
 func ReadNight(root *os.Root, dir string) (Night, error) {
 	n := Night{Dir: dir}
-	b, err := readBounded(root, dir+"/"+MatrixFile, MaxMatrixBytes)
+	b, err := ReadBounded(root, dir+"/"+MatrixFile, MaxMatrixBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return n, fmt.Errorf("%w: %s has no %s", ErrNoMatrix, dir, MatrixFile)
 	}
@@ -421,9 +421,9 @@ func Compare(was, now Night) Comparison {
 	return c
 }
 
-// readBounded reads a regular file through root, at most limit bytes (an
+// ReadBounded reads a regular file through root, at most limit bytes (an
 // error past it), without blocking on anything else.
-func readBounded(root *os.Root, name string, limit int64) ([]byte, error) {
+func ReadBounded(root *os.Root, name string, limit int64) ([]byte, error) {
 	f, err := root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
