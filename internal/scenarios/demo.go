@@ -199,12 +199,14 @@ func playStory(ctx context.Context, cl *harness.Cluster, cfg Config, tm Timings,
 	}
 	s.say("B", "writes %v with token %d: ok, acknowledged", append(slices.Clone(bDone.Read), 2), st.TokenB)
 
-	// A wakes up and writes.
+	// A wakes up and writes. The fault's end is recorded before the
+	// SIGCONT is sent: A's write, which follows it at once, can reach the
+	// recorder before the signal's call returns (a loaded machine).
+	rec.Record(history.Nemesis, history.Info, history.FStop, history.FaultValue{Fault: "pause-holder", Nodes: []string{A.Name()},
+		Params: map[string]string{"process": "0", "token": fmt.Sprint(st.TokenA), "hit": "true", "phase": nemesis.PhaseFailpoint}})
 	if err := cl.Signal(ctx, A.Name(), "SIGCONT"); err != nil {
 		return st, fmt.Errorf("%w: %w", harness.ErrHarness, err)
 	}
-	rec.Record(history.Nemesis, history.Info, history.FStop, history.FaultValue{Fault: "pause-holder", Nodes: []string{A.Name()},
-		Params: map[string]string{"process": "0", "token": fmt.Sprint(st.TokenA), "hit": "true", "phase": nemesis.PhaseFailpoint}})
 	s.say("harness", "SIGCONT %s after %.1fs: A resumes, still believing it holds the lock", A.Name(), (rec.Since() - paused).Seconds())
 	st.AResult = A.Await(ctx, pa, 20*time.Second)
 	var aDone lockappend.Completion

@@ -112,9 +112,10 @@ func playElection(ctx context.Context, cl *harness.Cluster, cfg Config, f target
 			return nil
 		}
 		healed = true
-		herr := inj.Recover(context.WithoutCancel(ctx))
+		// Recorded before the heal: A's write, which the heal lets
+		// through, can reach the recorder before Recover returns.
 		s.rec.Record(history.Nemesis, history.Info, history.FStop, history.FaultValue{Fault: "partition-client", Nodes: inj.Nodes, Params: inj.Params})
-		return herr
+		return inj.Recover(context.WithoutCancel(ctx))
 	}
 	defer func() {
 		if herr := heal(); herr != nil && err == nil {
