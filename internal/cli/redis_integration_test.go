@@ -97,7 +97,7 @@ type tokenResults struct {
 // away while clients still reach it), and a server without persistence that
 // restarts empty. Both grant tokens again: token-monotonic is invalid, and
 // results.json names both grants of each violation, with their times,
-// around the fault.
+// none before the first fault.
 func TestRedisTokenReuse(t *testing.T) {
 	requireDocker(t)
 	t.Parallel()
@@ -127,8 +127,19 @@ func TestRedisTokenReuse(t *testing.T) {
 			if tm.Valid != checkers.Invalid || tm.Count < 1 || len(tm.Violations) == 0 {
 				t.Fatalf("token-monotonic: %s, %d violations; want invalid with violations", tm.Valid, tm.Count)
 			}
+			// A token is reused only after a fault: a failover the
+			// partition set off, or the restart, which may complete after
+			// the fault's own end (Sentinel promotes the replica after
+			// the heal on a loaded machine).
+			first := int64(1 << 62)
+			for _, f := range got.Faults {
+				first = min(first, f.Start)
+			}
 			across := 0
 			for _, v := range tm.Violations {
+				if v.B.Granted < first {
+					t.Errorf("violation %+v: its second grant came before the first fault (%d)", v, first)
+				}
 				switch {
 				case v.Kind == checkers.Duplicate && v.A.Token == v.B.Token:
 				case v.Kind == checkers.NotIncreasing && v.A.Token > v.B.Token && v.A.Granted < v.B.Invoked:
@@ -149,10 +160,8 @@ func TestRedisTokenReuse(t *testing.T) {
 					}
 				}
 			}
-			if across == 0 {
-				t.Errorf("no violation has a fault between (or during) its two grants: %+v", tm.Violations)
-			}
-			t.Logf("%s: %s; first: %+v", c.name, tm.Message, tm.Violations[0])
+			t.Logf("%s: %s; %d of %d violations have a fault between (or during) their two grants; first: %+v",
+				c.name, tm.Message, across, len(tm.Violations), tm.Violations[0])
 		})
 	}
 }

@@ -309,7 +309,9 @@ func putWithin(t *testing.T, url, body, token string, d time.Duration) {
 
 // A client that sent half its body and stalled (partitioned, paused) holds
 // no one up: the proxy reads a body whole before it takes its turn, and
-// another client's PUT goes through within a second.
+// another client's PUT goes through, long before the proxy's 30 s read
+// timeout would free it (10 s allowed: a loaded machine; typically
+// milliseconds).
 func TestProxyStalledBodyBlocksNoOne(t *testing.T) {
 	st := &files{m: map[string]string{}}
 	front, active := activeProxy(t, st)
@@ -320,7 +322,7 @@ func TestProxyStalledBodyBlocksNoOne(t *testing.T) {
 		t.Fatal("the stalled PUT's head never reached the proxy")
 	}
 	time.Sleep(100 * time.Millisecond) // its handler runs
-	putWithin(t, front.URL+"/run/list.json", "[7]", "4", time.Second)
+	putWithin(t, front.URL+"/run/list.json", "[7]", "4", 10*time.Second)
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if got := st.m["/run/list.json"]; got != "[7]" {
@@ -330,7 +332,8 @@ func TestProxyStalledBodyBlocksNoOne(t *testing.T) {
 
 // A client that asked for a big file and reads none of the reply holds no
 // one up: the proxy writes a reply after its turn, and another client's PUT
-// goes through within a second.
+// goes through, long before the 30 s write timeout would free it (10 s
+// allowed: a loaded machine; typically milliseconds).
 func TestProxyUnreadReplyBlocksNoOne(t *testing.T) {
 	big := bytes.Repeat([]byte("0123456789abcdef"), 50<<20/16)
 	st := &files{m: map[string]string{}}
@@ -355,7 +358,7 @@ func TestProxyUnreadReplyBlocksNoOne(t *testing.T) {
 	case <-served:
 	case <-time.After(3 * time.Second):
 	}
-	putWithin(t, front.URL+"/run/list.json", "[8]", "", time.Second)
+	putWithin(t, front.URL+"/run/list.json", "[8]", "", 10*time.Second)
 }
 
 // Hostile paths: the proxy refuses, with 400, a path that leaves the base
