@@ -48,9 +48,15 @@ demo: build deps-demo
 # (FENCECHECK_CLEAN_ALL=1; a test that calls requireAlone joins its -run).
 # The kubernetes image, which a plain images build leaves out (its
 # kube-apiserver compiles for 7 to 13 minutes the first time), is built
-# before the tests, not during them beside the timing-sensitive ones.
+# before the tests, not during them beside the timing-sensitive ones; so are
+# the other server versions the version tests run (etcd and Consul compile
+# from source) and the example clients' images (apt-get, a JDK compiling
+# Curator), one after another.
+CLIENT_DIRS := $(shell ls -d examples/clients/*/ | sed 's|/$$||' | paste -sd, -)
 test: images
 	$(BIN) images build kubernetes
+	$(BIN) images build --all-versions
+	$(BIN) images build --client-dir $(CLIENT_DIRS)
 	$(GO) vet ./...
 	FENCECHECK_BIN=$(CURDIR)/$(BIN) $(GO) test -p 2 -parallel 4 -count=1 -timeout 60m ./...
 	FENCECHECK_BIN=$(CURDIR)/$(BIN) FENCECHECK_CLEAN_ALL=1 $(GO) test -count=1 -timeout 10m -run '^TestCleanAfterHarnessKilled$$' ./internal/cli/

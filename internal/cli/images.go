@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/fencecheck/fencecheck/internal/clientproto"
 	"github.com/fencecheck/fencecheck/internal/harness"
 	"github.com/fencecheck/fencecheck/internal/harness/docker"
 	"github.com/fencecheck/fencecheck/internal/images"
@@ -18,15 +19,20 @@ import (
 func cmdImages(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("images", stderr)
 	verbose := fs.Bool("v", false, "show the output of debootstrap and go build")
+	allVersions := fs.Bool("all-versions", false, "with build: every version the targets can run (--version) of the kinds built, not only the default (a CI step before tests that run them all)")
+	clientDirs := fs.String("client-dir", "", "with build: client programs' directories (comma-separated) whose images to build, one after another, each after its manifest's build step")
 	fs.Usage = func() {
-		fmt.Fprint(stderr, "Usage: fencecheck images [-v] [build [KIND[@VERSION]...]|scratch KIND[@VERSION]...|list|prune|save DIR|load DIR|tags [KIND...]]\n\n"+
+		fmt.Fprint(stderr, "Usage: fencecheck images [-v] [build [--all-versions] [--client-dir DIR,...] [KIND[@VERSION]...]|scratch KIND[@VERSION]...|list|prune|save DIR|load DIR|tags [KIND...]]\n\n"+
 			"build  builds what is missing of the base (debootstrap), etcd and consul (from Go source),\n"+
 			"       zookeeper (Debian's package) and worker images, each target's default version,\n"+
 			"       tagged by content hash; with nothing changed it takes about a second; given\n"+
 			"       kinds ("+strings.Join(images.Kinds, ", ")+", or a version: etcd@3.4.3, etcd@debian),\n"+
 			"       builds those only, and the base. A run builds what it needs by itself.\n"+
 			"       kubernetes (kube-apiserver from Go source, 7 to 13 minutes on 2 cores) is\n"+
-			"       built only when named.\n"+
+			"       built only when named. --client-dir DIR,... builds client programs' images\n"+
+			"       (one after another: a CI step before the runs that use them), and only those\n"+
+			"       unless kinds are named too. --all-versions builds every version of the kinds\n"+
+			"       built (images list shows them), not only the default.\n"+
 			"list   lists fencecheck's images (* marks those this binary uses) and the versions\n"+
 			"       each target can run (--version), built or not\n"+
 			"scratch builds, from the etcd or consul image, one FROM scratch with only the server's\n"+
@@ -52,6 +58,19 @@ func cmdImages(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	kinds := fs.Args()
 	if len(kinds) > 0 {
 		kinds = kinds[1:]
+	}
+	if len(kinds) > 0 {
+		// Flags may follow the verb too: images build --client-dir DIR.
+		if err := parse(fs, kinds); err != nil {
+			return err
+		}
+		kinds = fs.Args()
+	}
+	if (*clientDirs != "" || *allVersions) && verb != "build" {
+		return fmt.Errorf("%w: --client-dir and --all-versions go with images build", errUsage)
+	}
+	if *allVersions {
+		kinds = withAllVersions(kinds)
 	}
 	if verb == "tags" {
 		ks := kinds
@@ -164,14 +183,21 @@ func cmdImages(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		b.Output = stderr
 	}
 	start := time.Now()
-	// Every kind at once, overlapped: etcd (any version) compiles while
-	// debootstrap makes the base.
-	refs, err := b.EnsureAll(ctx, workerBin, kinds...)
-	if err != nil {
-		return fmt.Errorf("%w: %w", harness.ErrHarness, err)
+	if *clientDirs == "" || len(kinds) > 0 {
+		// Every kind at once, overlapped: etcd (any version) compiles
+		// while debootstrap makes the base.
+		refs, err := b.EnsureAll(ctx, workerBin, kinds...)
+		if err != nil {
+			return fmt.Errorf("%w: %w", harness.ErrHarness, err)
+		}
+		for _, ref := range refs {
+			fmt.Fprintln(stdout, ref)
+		}
 	}
-	for _, ref := range refs {
-		fmt.Fprintln(stdout, ref)
+	if *clientDirs != "" {
+		if err := buildClientImages(ctx, b, workerBin, strings.Split(*clientDirs, ","), stdout, stderr); err != nil {
+			return err
+		}
 	}
 	fmt.Fprintf(stderr, "fencecheck: images ready in %.1fs\n", time.Since(start).Seconds())
 	return nil
@@ -265,4 +291,59 @@ func archiveImages(ctx context.Context, verb, dir string, stdout, stderr io.Writ
 	}
 	fmt.Fprintf(stderr, "fencecheck: %d archives written, %d there already, %d older removed, in %.1fs\n", len(res.Written), len(res.Kept), len(res.Removed), time.Since(start).Seconds())
 	return nil
+}
+
+// buildClientImages builds the image of each client program in dirs, one
+// after another (a client's packages and its image_build step load the
+// machine; side by side they would slow each other and whatever else
+// runs), each after its host build step, and prints each tag.
+func buildClientImages(ctx context.Context, b *images.Builder, workerBin string, dirs []string, stdout, stderr io.Writer) error {
+	for _, dir := range dirs {
+		if dir == "" {
+			continue
+		}
+		prog, err := clientproto.Load(dir, "", "")
+		if err != nil {
+			return err
+		}
+		if prog.Manifest.Build != "" {
+			if err := buildClientOnce(prog, stderr); err != nil {
+				return err
+			}
+		}
+		ci, err := harness.ClientImageOf(prog)
+		if err != nil {
+			return err
+		}
+		start := time.Now()
+		ref, err := b.EnsureClient(ctx, workerBin, ci)
+		if err != nil {
+			return fmt.Errorf("%w: client %s: %w", harness.ErrHarness, dir, err)
+		}
+		fmt.Fprintf(stderr, "fencecheck: client %s: %s in %.1fs\n", prog.Name(), ref, time.Since(start).Seconds())
+		fmt.Fprintln(stdout, ref)
+	}
+	return nil
+}
+
+// withAllVersions is kinds (DefaultKinds when empty) followed by every
+// other version of each, as KIND@VERSION.
+func withAllVersions(kinds []string) []string {
+	base := kinds
+	if len(base) == 0 {
+		base = images.DefaultKinds
+	}
+	out := slices.Clone(base)
+	for _, k := range base {
+		kind, name := images.SplitKind(k)
+		if name != "" {
+			continue
+		}
+		for i, v := range images.Versions(kind) {
+			if i > 0 {
+				out = append(out, kind+"@"+v.Name)
+			}
+		}
+	}
+	return out
 }

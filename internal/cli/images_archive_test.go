@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -114,5 +115,48 @@ func TestImagesTags(t *testing.T) {
 	}
 	if r := runCLI(t, nil, "images", "tags", "etcd@nope"); r.code != 254 {
 		t.Errorf("images tags etcd@nope: exit %d, want 254", r.code)
+	}
+}
+
+// images build --all-versions adds every other version of the kinds built;
+// --client-dir and --all-versions go with build only.
+func TestImagesBuildAllVersionsArgs(t *testing.T) {
+	got := withAllVersions([]string{"etcd", "consul@1.13.9"})
+	want := []string{"etcd", "consul@1.13.9"}
+	for i, v := range images.Versions("etcd") {
+		if i > 0 {
+			want = append(want, "etcd@"+v.Name)
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("withAllVersions = %q, want %q", got, want)
+	}
+	if all := withAllVersions(nil); !slices.Contains(all, "consul@1.13.9") || !slices.Contains(all, "zookeeper") || slices.Contains(all, "kubernetes") {
+		t.Errorf("withAllVersions() = %q: want the default kinds and their versions, not kubernetes", all)
+	}
+	for _, args := range [][]string{{"images", "list", "--client-dir", "x"}, {"images", "--all-versions", "prune"}} {
+		if r := runCLI(t, nil, args...); r.code != 254 || !strings.Contains(r.stderr, "go with images build") {
+			t.Errorf("%q: exit %d: %s", args, r.code, r.stderr)
+		}
+	}
+}
+
+// images build --client-dir builds a client program's image (after its
+// build step) and prints its tag; a second build finds it; a directory
+// without client.json is refused with 254.
+func TestImagesBuildClientDir(t *testing.T) {
+	requireDocker(t)
+	t.Parallel()
+	dir := example("sh-redis")
+	r := runCLI(t, nil, "images", "build", "--client-dir", dir)
+	if r.code != 0 || !strings.HasPrefix(r.stdout, "fencecheck/client:") || strings.Count(r.stdout, "\n") != 1 {
+		t.Fatalf("images build --client-dir: exit %d, %q: %s", r.code, r.stdout, r.stderr)
+	}
+	again := runCLI(t, nil, "images", "build", "--client-dir", dir)
+	if again.code != 0 || again.stdout != r.stdout {
+		t.Errorf("second build: exit %d, %q, want %q", again.code, again.stdout, r.stdout)
+	}
+	if bad := runCLI(t, nil, "images", "build", "--client-dir", t.TempDir()); bad.code != 254 || !strings.Contains(bad.stderr, "client.json") {
+		t.Errorf("a directory without client.json: exit %d: %s", bad.code, bad.stderr)
 	}
 }

@@ -290,14 +290,9 @@ func (c *Cluster) ensureImages(ctx context.Context, cli *dockerclient.Client, sp
 		}
 	}
 	if p := cfg.ClientProgram; p != nil && cfg.Workers > 0 {
-		ci := images.ClientImage{From: p.Manifest.Image, Packages: p.Manifest.Packages, Build: p.Manifest.ImageBuild}
-		files, err := p.Files(256 << 20)
+		ci, err := ClientImageOf(*p)
 		if err != nil {
 			return server, err
-		}
-		ci.Files = make(map[string]images.File, len(files))
-		for n, f := range files {
-			ci.Files[n] = images.File{Data: f.Data, Mode: f.Mode}
 		}
 		if c.Images[images.Client], err = b.EnsureClient(ctx, cfg.WorkerBinary, ci); err != nil {
 			return server, fmt.Errorf("%w: %w", ErrHarness, err)
@@ -756,4 +751,21 @@ func (c *Cluster) RunOne(ctx context.Context, i int, work time.Duration) error {
 		return fmt.Errorf("harness: op %d: %s %s", id, t, p.value)
 	}
 	return nil
+}
+
+// ClientImageOf is what the image of client program p is made of: its
+// manifest's image, packages and image_build step, and its directory's
+// files (256 MiB at most). The host build step (the manifest's build) is
+// the caller's to run first.
+func ClientImageOf(p clientproto.Spec) (images.ClientImage, error) {
+	ci := images.ClientImage{From: p.Manifest.Image, Packages: p.Manifest.Packages, Build: p.Manifest.ImageBuild}
+	files, err := p.Files(256 << 20)
+	if err != nil {
+		return ci, err
+	}
+	ci.Files = make(map[string]images.File, len(files))
+	for n, f := range files {
+		ci.Files[n] = images.File{Data: f.Data, Mode: f.Mode}
+	}
+	return ci, nil
 }
