@@ -12,7 +12,10 @@
 // channel is open, else 0, which is how its callers use it.
 //
 // Token (with --fencing token): the lock key's ModifyIndex, read after the
-// grant (Consul's indexes only grow). Unfenced, the grants carry none.
+// grant (Consul's indexes only grow), and only if the key still holds this
+// grant's value (LockOptions.Value): a holder stalled between the grant
+// and the read would otherwise take a later holder's index for its own.
+// Unfenced, the grants carry none.
 //
 // client.json builds it on the machine that runs fencecheck (go build) and
 // starts ./client in each worker container.
@@ -20,6 +23,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -54,6 +58,8 @@ type client struct {
 	ttl       time.Duration
 	lockDelay time.Duration
 	fenced    bool
+	id        string // this process's, in the lock key's value
+	grant     int
 	lock      *api.Lock
 	lost      <-chan struct{}
 }
@@ -73,6 +79,7 @@ func (c *client) init(r request) reply {
 		c.lockDelay = time.Duration(*r.LockDelayMS) * time.Millisecond
 	}
 	c.fenced = r.Fencing != "" && r.Fencing != "none"
+	c.id, _ = os.Hostname()
 	return reply{"implements": []string{"lock"}, "tokens": c.fenced, "name": "consul api " + moduleVersion("github.com/hashicorp/consul/api") + " Lock"}
 }
 
@@ -92,7 +99,11 @@ func (c *client) acquire(r request) reply {
 	if c.lock != nil {
 		return fail("fail", "already holding the lock")
 	}
-	opts := &api.LockOptions{Key: c.key, SessionTTL: c.ttl.String(), LockWaitTime: time.Duration(r.TimeoutMS) * time.Millisecond, LockTryOnce: true}
+	// The key's value names this grant (LockOptions.Value), so that the
+	// token read after it can tell the grant's key from a later holder's.
+	c.grant++
+	value := []byte(fmt.Sprintf("%s/%d/%d", c.id, os.Getpid(), c.grant))
+	opts := &api.LockOptions{Key: c.key, Value: value, SessionTTL: c.ttl.String(), LockWaitTime: time.Duration(r.TimeoutMS) * time.Millisecond, LockTryOnce: true}
 	if c.lockDelay > 0 {
 		opts.LockDelay = c.lockDelay
 	}
@@ -114,6 +125,13 @@ func (c *client) acquire(r request) reply {
 		if err != nil || kv == nil {
 			c.release()
 			return fail("info", "acquired, but the lock key could not be read: %v", err)
+		}
+		if kv.Session == "" || !bytes.Equal(kv.Value, value) {
+			// The session lapsed between the grant and the read (a
+			// stalled process), and the key is another holder's now:
+			// its index is not this grant's token.
+			c.release()
+			return fail("fail", "the lock was lost before its token could be read (the key holds %q)", kv.Value)
 		}
 		rep["token"] = kv.ModifyIndex
 	}

@@ -16,8 +16,11 @@ lease alive: the lock lasts ttl from its grant unless the caller refreshes
 it. The time left is the ttl from when the grant was asked for.
 
 Token (with --fencing token, which reaches the program in init): the lock
-key's create revision, read after the grant. etcd's revisions only grow, so
-every grant's token is higher than the last. Unfenced, the grants carry none.
+key's create revision, read after the grant, and only if the key still holds
+this lock's uuid (python-etcd3 gives no revision of its own): a holder
+stalled between the grant and the read would otherwise take a later
+holder's revision for its own, as a run on a loaded machine showed. etcd's
+revisions only grow, so every grant's token is higher than the last. Unfenced, the grants carry none.
 """
 import json
 import sys
@@ -66,13 +69,20 @@ class Client:
         reply = {}
         if self.fenced:
             try:
-                _, meta = self.etcd.get(lock.key)
+                value, meta = self.etcd.get(lock.key)
             except etcd3.exceptions.Etcd3Exception:
-                meta = None
-            if meta is None:
+                value, meta = None, None
+            if meta is None and value is None:
                 self.safe_release(lock)
                 self.lock = None
                 return error("info", "acquired, but the lock key could not be read")
+            if value != lock.uuid:
+                # The lease lapsed between the grant and the read (a
+                # stalled process), and the key is another holder's now:
+                # its create revision is not this grant's token.
+                self.safe_release(lock)
+                self.lock = None
+                return error("fail", "the lock was lost before its token could be read")
             reply["token"] = meta.create_revision
         reply["remaining_ms"] = self.remaining_ms()
         return reply
