@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -31,7 +30,7 @@ func cmdZoo(_ context.Context, args []string, stdout, stderr io.Writer) (int, er
 	fset := newFlags("zoo", stderr)
 	out := fset.String("out", "", "write the page to FILE (its links to the reports are relative to FILE's directory) instead of stdout")
 	fset.Usage = func() {
-		fmt.Fprintf(stderr, `Usage: fencecheck zoo [--out FILE] RESULTS
+		fmt.Fprintf(stderr, `Usage: fencecheck zoo [--out FILE] RESULTS...
 
 RESULTS is the results directory of a matrix run with --client-dir as an
 axis (fencecheck matrix --client-dir builtin,DIR1,DIR2 ..., or merge of its
@@ -40,7 +39,10 @@ and version, as the program reported them), server and version, fault and
 fencing mode, the verdicts over the cell's seeds, lost updates, fence
 rejections, the first lost update, and a link to the report of one invalid
 run per client. A fencing mode the client's grants cannot serve (no token)
-is said so. Exit 0, 254 if RESULTS has no matrix.json or no client axis.
+is said so. Given several RESULTS, a client directory's cells come from the
+last matrix that ran it (a client re-run after a fix replaces its earlier
+cells, and the page says which matrix each client's rows come from). Exit
+0, 254 if a RESULTS has no matrix.json or none has a client axis.
 
 `)
 		fset.PrintDefaults()
@@ -48,11 +50,10 @@ is said so. Exit 0, 254 if RESULTS has no matrix.json or no client axis.
 	if err := parse(fset, args); err != nil {
 		return 0, err
 	}
-	if fset.NArg() != 1 {
-		return 0, fmt.Errorf("%w: zoo needs one RESULTS directory", errUsage)
+	if fset.NArg() < 1 {
+		return 0, fmt.Errorf("%w: zoo needs a RESULTS directory", errUsage)
 	}
-	results := fset.Arg(0)
-	page, err := zooPage(results, *out)
+	page, err := zooPage(fset.Args(), *out)
 	if err != nil {
 		return 0, err
 	}
@@ -78,68 +79,98 @@ type zooRow struct {
 	order                            int
 }
 
-// zooPage reads RESULTS and renders the page; out is where it will be
-// written ("" stdout), for relative links.
-func zooPage(results, out string) (string, error) {
-	root, err := os.OpenRoot(results)
-	if err != nil {
-		return "", fmt.Errorf("%w: zoo: %w", errUsage, err)
-	}
-	defer root.Close()
-	b, err := trends.ReadBounded(root, trends.MatrixFile, maxZooFile)
-	if err != nil {
-		return "", fmt.Errorf("%w: zoo: %s: %w", errUsage, results, err)
-	}
-	m, err := trends.DecodeMatrix(b)
-	if err != nil {
-		return "", fmt.Errorf("%w: zoo: %s: %w", errUsage, filepath.Join(results, trends.MatrixFile), err)
+// zooMatrix is one RESULTS directory's matrix, opened.
+type zooMatrix struct {
+	dir  string
+	root *os.Root
+	m    trends.Matrix
+}
+
+// zooPage reads each RESULTS directory and renders the page; out is where
+// it will be written ("" stdout), for relative links. A client
+// directory's cells come from the last of results that has any.
+func zooPage(results []string, out string) (string, error) {
+	var ms []zooMatrix
+	defer func() {
+		for _, zm := range ms {
+			zm.root.Close()
+		}
+	}()
+	owner := map[string]int{} // client directory -> index in ms of the matrix its cells come from
+	for _, dir := range results {
+		root, err := os.OpenRoot(dir)
+		if err != nil {
+			return "", fmt.Errorf("%w: zoo: %w", errUsage, err)
+		}
+		ms = append(ms, zooMatrix{dir: dir, root: root})
+		b, err := trends.ReadBounded(root, trends.MatrixFile, maxZooFile)
+		if err != nil {
+			return "", fmt.Errorf("%w: zoo: %s: %w", errUsage, dir, err)
+		}
+		m, err := trends.DecodeMatrix(b)
+		if err != nil {
+			return "", fmt.Errorf("%w: zoo: %s: %w", errUsage, filepath.Join(dir, trends.MatrixFile), err)
+		}
+		ms[len(ms)-1].m = m
+		for _, c := range m.Cells {
+			if d, ok := c.Axes[zooAxis]; ok {
+				owner[d] = len(ms) - 1
+			}
+		}
 	}
 	rows := map[string]*zooRow{}
-	var clients []string // in the matrix's order
-	for i, c := range m.Cells {
-		dir, ok := c.Axes[zooAxis]
-		if !ok {
-			continue
-		}
-		ti := zooTestInfo(root, c)
-		client := zooClientName(dir, ti)
-		if !slices.Contains(clients, client) {
-			clients = append(clients, client)
-		}
-		server := c.Target
-		if v := cmp.Or(ti.TargetVersion, c.Version); v != "" {
-			server += " " + v
-		}
-		key := strings.Join([]string{client, server, c.Nemesis, c.Mode()}, "\x00")
-		r := rows[key]
-		if r == nil {
-			r = &zooRow{client: client, server: server, nemesis: c.Nemesis, fencing: c.Mode(), order: i}
-			rows[key] = r
-		}
-		r.runs++
-		switch {
-		case c.Verdict == "error" && strings.Contains(c.Error, "carry no fencing token"):
-			r.refused++
-		case c.Verdict == "invalid":
-			r.invalid++
-			if r.invalidRun == "" && c.Run != "" && filepath.IsLocal(c.Run) {
-				r.invalidRun = path.Join(filepath.ToSlash(c.Run), "report.html")
+	var clients []string              // in the matrices' order
+	from := make([][]string, len(ms)) // the clients each matrix supplies
+	order := 0
+	for mi, zm := range ms {
+		for _, c := range zm.m.Cells {
+			dir, ok := c.Axes[zooAxis]
+			if !ok || owner[dir] != mi {
+				continue
 			}
-		case c.Verdict != "valid":
-			r.unknown++
-		}
-		r.lost += c.Lost
-		r.acknowledged += c.Acknowledged
-		r.rejections += c.FenceRejections
-		if c.FirstLostS != nil {
-			r.firstLost = append(r.firstLost, *c.FirstLostS)
+			order++
+			ti := zooTestInfo(zm.root, c)
+			client := zooClientName(dir, ti)
+			if !slices.Contains(clients, client) {
+				clients = append(clients, client)
+			}
+			if !slices.Contains(from[mi], client) {
+				from[mi] = append(from[mi], client)
+			}
+			server := c.Target
+			if v := cmp.Or(ti.TargetVersion, c.Version); v != "" {
+				server += " " + v
+			}
+			key := strings.Join([]string{client, server, c.Nemesis, c.Mode()}, "\x00")
+			r := rows[key]
+			if r == nil {
+				r = &zooRow{client: client, server: server, nemesis: c.Nemesis, fencing: c.Mode(), order: order}
+				rows[key] = r
+			}
+			r.runs++
+			switch {
+			case c.Verdict == "error" && strings.Contains(c.Error, "carry no fencing token"):
+				r.refused++
+			case c.Verdict == "invalid":
+				r.invalid++
+				if r.invalidRun == "" && c.Run != "" && filepath.IsLocal(c.Run) {
+					r.invalidRun = filepath.Join(zm.dir, filepath.FromSlash(c.Run), "report.html")
+				}
+			case c.Verdict != "valid":
+				r.unknown++
+			}
+			r.lost += c.Lost
+			r.acknowledged += c.Acknowledged
+			r.rejections += c.FenceRejections
+			if c.FirstLostS != nil {
+				r.firstLost = append(r.firstLost, *c.FirstLostS)
+			}
 		}
 	}
 	if len(rows) == 0 {
-		return "", fmt.Errorf("%w: zoo: %s: no cell has a --client-dir axis (run fencecheck matrix --client-dir builtin,DIR,...)", errUsage, results)
+		return "", fmt.Errorf("%w: zoo: %s: no cell has a --client-dir axis (run fencecheck matrix --client-dir builtin,DIR,...)", errUsage, strings.Join(results, ", "))
 	}
-	link := func(rel string) string {
-		p := filepath.Join(results, filepath.FromSlash(rel))
+	link := func(p string) string {
 		if out != "" {
 			if r, err := filepath.Rel(filepath.Dir(out), p); err == nil {
 				p = r
@@ -149,8 +180,26 @@ func zooPage(results, out string) (string, error) {
 	}
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "# The lock-client zoo\n\n")
-	fmt.Fprintf(&sb, "Generated by `fencecheck zoo` from the matrix run of %s:\n\n    fencecheck matrix %s\n\n",
-		m.Started.UTC().Format("2006-01-02 15:04 UTC"), strings.Join(m.Args, " "))
+	used := 0
+	for mi := range ms {
+		if len(from[mi]) > 0 {
+			used++
+		}
+	}
+	if used > 1 {
+		sb.WriteString("Generated by `fencecheck zoo` from these matrices: a client's rows come from the last matrix that ran it.\n\n")
+	}
+	for mi, zm := range ms {
+		if len(from[mi]) == 0 {
+			continue
+		}
+		if used == 1 {
+			fmt.Fprintf(&sb, "Generated by `fencecheck zoo` from the matrix run of %s:\n\n", zm.m.Started.UTC().Format("2006-01-02 15:04 UTC"))
+		} else {
+			fmt.Fprintf(&sb, "From the matrix run of %s (%s):\n\n", zm.m.Started.UTC().Format("2006-01-02 15:04 UTC"), mdCell(strings.Join(from[mi], ", ")))
+		}
+		fmt.Fprintf(&sb, "    fencecheck matrix %s\n\n", strings.Join(zm.m.Args, " "))
+	}
 	sb.WriteString("Each row is one lock client on one server under one fault and fencing mode, over the cell's seeds. " +
 		"\"invalid\" counts runs in which an acknowledged update was lost (or another checker failed); " +
 		"\"no token\": the client's grants carry no fencing token, so the run was refused before it started.\n\n")

@@ -92,3 +92,38 @@ func TestZooPage(t *testing.T) {
 		t.Errorf("zoo of a directory without matrix.json: exit %d", code)
 	}
 }
+
+// Given two matrices, a client directory's rows come from the last that
+// ran it (a client re-run after a fix), the others' from the first, and the
+// page names both matrices and the clients each supplied.
+func TestZooPageSupersedes(t *testing.T) {
+	cur := map[string]string{"client-dir": "examples/clients/curator"}
+	kaz := map[string]string{"client-dir": "examples/clients/kazoo"}
+	first := zooResults(t, []trends.MatrixCell{
+		{Target: "zookeeper", Nemesis: "pause-holder", Fencing: "token", Axes: cur, Verdict: "invalid", Acknowledged: 50, Run: "cur/1"},
+		{Target: "zookeeper", Nemesis: "pause-holder", Fencing: "token", Axes: kaz, Verdict: "valid", Acknowledged: 70, FenceRejections: 2, Run: "kaz/1"},
+	}, map[string]string{"examples/clients/curator": "Curator", "examples/clients/kazoo": "kazoo"})
+	second := zooResults(t, []trends.MatrixCell{
+		{Target: "zookeeper", Nemesis: "pause-holder", Fencing: "token", Axes: cur, Verdict: "valid", Acknowledged: 60, FenceRejections: 4, Run: "cur/1"},
+		{Target: "zookeeper", Nemesis: "pause-holder", Fencing: "token", Axes: cur, Verdict: "valid", Acknowledged: 61, FenceRejections: 1, Run: "cur/2"},
+	}, map[string]string{"examples/clients/curator": "Curator"})
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"zoo", first, second}, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	page := stdout.String()
+	for _, want := range []string{
+		"a client's rows come from the last matrix that ran it",
+		"From the matrix run of 2026-12-03 09:00 UTC (kazoo):",
+		"From the matrix run of 2026-12-03 09:00 UTC (Curator):",
+		"| Curator | zookeeper 3.8.0 | `pause-holder` | token | 0 of 2 invalid | 0 of 121 | 5 | none |",
+		"| kazoo | zookeeper 3.8.0 | `pause-holder` | token | 0 of 1 invalid | 0 of 70 | 2 | none |",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q:\n%s", want, page)
+		}
+	}
+	if strings.Contains(page, "0 of 50") || strings.Contains(page, "1 of 1 invalid") {
+		t.Errorf("the first matrix's Curator cell is still on the page:\n%s", page)
+	}
+}
