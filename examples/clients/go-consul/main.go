@@ -5,7 +5,9 @@
 //
 // The recipe is the one the api package documents: client.LockOpts with the
 // key, a session TTL of the run's TTL (at least Consul's 10 s) and the
-// run's lock-delay; Lock(stopCh) blocks until the lock is held and returns
+// run's lock-delay when it is above 0 (LockDelay 0 is the api's way of
+// asking for Consul's default, 15 s, so a lock-delay of 0 cannot be had
+// through it); Lock(stopCh) blocks until the lock is held and returns
 // a channel that is closed when it is lost; Unlock releases it. The api
 // renews the session every half TTL in the background. It gives no lease
 // time, only that channel: the time left is the session TTL while the
