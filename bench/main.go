@@ -473,9 +473,29 @@ var findings = []finding{
 	{"pg-advisory, unfenced, partition-client", []string{"--target", "pg-advisory", "--fencing", "none", "--nemesis", "partition-client"}},
 	{"zookeeper, Curator InterProcessMutex, unfenced, pause-holder", []string{"--target", "zookeeper", "--client-dir", "examples/clients/curator", "--fencing", "none"}},
 	{"zookeeper, Curator InterProcessMutex, unfenced, partition-client:reset", []string{"--target", "zookeeper", "--client-dir", "examples/clients/curator", "--fencing", "none", "--nemesis", "partition-client:reset"}},
+	// The zoo (docs/zoo.md): each library whose unfenced runs lost
+	// updates there, under pause-holder.
+	zooFinding("zookeeper", "kazoo"),
+	zooFinding("zookeeper", "go-zookeeper"),
+	zooFinding("etcd", "go-etcd"),
+	zooFinding("etcd", "python-etcd3"),
+	zooFinding("consul", "go-consul", "--time-limit", "45s"),
+	zooFinding("consul", "python-consul", "--time-limit", "45s"),
+	zooFinding("redis", "redis-py"),
+	zooFinding("redis", "node-redis"),
+	zooFinding("redis", "ruby-redis"),
+	zooFinding("redis", "php-redis"),
+	zooFinding("redlock", "go-redsync"),
 	{"consul, register, default reads, partition:leader", consulRegister("default")},
 	{"consul, register, consistent reads, partition:leader", consulRegister("consistent")},
 	{"consul, register, stale reads, partition:leader", consulRegister("stale")},
+}
+
+// zooFinding is a zoo library's program (examples/clients/NAME) on its
+// target, unfenced, under pause-holder.
+func zooFinding(target, name string, extra ...string) finding {
+	return finding{"zoo: " + target + ", " + name + ", unfenced, pause-holder",
+		append([]string{"--target", target, "--client-dir", "examples/clients/" + name, "--fencing", "none", "--nemesis", "pause-holder"}, extra...)}
 }
 
 // consulRegister is the register workload on Consul with a read mode, under
