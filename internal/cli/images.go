@@ -306,10 +306,8 @@ func buildClientImages(ctx context.Context, b *images.Builder, workerBin string,
 		if err != nil {
 			return err
 		}
-		if prog.Manifest.Build != "" {
-			if err := buildClientOnce(prog, stderr); err != nil {
-				return err
-			}
+		if err := buildClientOnce(prog, stderr); err != nil {
+			return err
 		}
 		ci, err := harness.ClientImageOf(prog)
 		if err != nil {

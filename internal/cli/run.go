@@ -234,10 +234,8 @@ func clientProgram(sp spec.Spec, w workloads.Workload, stderr io.Writer) (*clien
 	if err != nil {
 		return nil, err
 	}
-	if prog.Manifest.Build != "" {
-		if err := buildClientOnce(prog, stderr); err != nil {
-			return nil, err
-		}
+	if err := buildClientOnce(prog, stderr); err != nil {
+		return nil, err
 	}
 	return &prog, nil
 }
@@ -248,8 +246,11 @@ func clientProgram(sp spec.Spec, w workloads.Workload, stderr io.Writer) (*clien
 var clientBuilds sync.Map // string -> func() error
 
 // buildClientOnce runs prog's build step unless this process already ran
-// it, and returns its result.
+// it (or it has none), and returns its result.
 func buildClientOnce(prog clientproto.Spec, stderr io.Writer) error {
+	if prog.Manifest.Build == "" {
+		return nil
+	}
 	key := prog.HostDir + "\x00" + prog.Manifest.Build
 	once, _ := clientBuilds.LoadOrStore(key, sync.OnceValue(func() error {
 		fmt.Fprintf(stderr, "fencecheck: building the client: %s\n", prog.Manifest.Build)
