@@ -11,6 +11,8 @@ package targets
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"strings"
@@ -121,6 +123,68 @@ type Credentials struct {
 	ServerName string `json:"server_name,omitempty"`
 	// Token is a bearer token.
 	Token string `json:"token,omitempty"`
+	// Cert and Key are the PEM client certificate and its key that
+	// clients present (mutual TLS); empty: none.
+	Cert string `json:"cert,omitempty"`
+	Key  string `json:"key,omitempty"`
+	// Username and Password authenticate clients where the servers ask
+	// for them (etcd's auth, a Redis password or ACL user); Username may
+	// be empty with a Password alone (Redis's requirepass).
+	Username string `json:"username,omitempty"`
+	Password string `json:"password,omitempty"`
+	// TLS, with no CA, trusts the servers' certificates by the machine's
+	// own authorities: servers that serve TLS signed by a public CA.
+	TLS bool `json:"tls,omitempty"`
+}
+
+// TLSConfig is the client TLS configuration of c: nil when c asks for
+// no TLS (no CA, no client certificate, TLS unset), else one that trusts
+// c.CA alone (or the machine's authorities without one), checks
+// ServerName when set, and presents Cert.
+func (c *Credentials) TLSConfig() (*tls.Config, error) {
+	if c == nil || c.CA == "" && c.Cert == "" && !c.TLS {
+		return nil, nil
+	}
+	cfg := &tls.Config{ServerName: c.ServerName, MinVersion: tls.VersionTLS12}
+	if c.CA != "" {
+		cfg.RootCAs = x509.NewCertPool()
+		if !cfg.RootCAs.AppendCertsFromPEM([]byte(c.CA)) {
+			return nil, errors.New("no PEM certificate in the CA")
+		}
+	}
+	if c.Cert != "" || c.Key != "" {
+		pair, err := tls.X509KeyPair([]byte(c.Cert), []byte(c.Key))
+		if err != nil {
+			return nil, fmt.Errorf("client certificate: %w", err)
+		}
+		cfg.Certificates = []tls.Certificate{pair}
+	}
+	return cfg, nil
+}
+
+// Attacher is implemented by targets that can run against servers
+// fencecheck did not start and does not own (--endpoints: a team's
+// staging cluster). The harness starts no server: it calls Attach once,
+// with the endpoints as the user gave them and the credentials to
+// present, and runs the target it returns, whose Ready, Leader and Dial
+// reach those servers, each endpoint a Node. Only faults on the client
+// side apply (nemesis.Shape.Foreign), and every key the run writes is
+// under its ClientConfig.Prefix.
+type Attacher interface {
+	Target
+	// Attach checks the endpoints (their scheme, no secret in them),
+	// returns the nodes they are, named s1, s2, ... in order, and the
+	// target that presents creds (nil: none) to them. Errors wrap
+	// ErrBadConfig.
+	Attach(endpoints []string, creds *Credentials) (attached Target, nodes []Node, err error)
+}
+
+// Purger is implemented by targets whose clients can remove every key
+// of a run (those under its prefix) when it ends: what an attached run
+// leaves behind on servers that are not fencecheck's.
+type Purger interface {
+	// Purge deletes the keys under cfg.Prefix, and nothing else.
+	Purge(ctx context.Context, cfg ClientConfig) error
 }
 
 // Secured is implemented by targets whose servers serve TLS and

@@ -17,6 +17,15 @@ func TestBadArguments(t *testing.T) {
 		want string // in the message
 	}{
 		{"unknown target", []string{"run", "--target", "chubby"}, "valid: etcd"},
+		{"attach a target that cannot", []string{"run", "--target", "consul", "--endpoints", "10.0.0.1:8500"}, "target consul runs only on servers fencecheck starts"},
+		{"credentials without endpoints", []string{"run", "--tls-ca", "/etc/hostname"}, "--tls-* and --auth are what clients present to existing servers: they go with --endpoints"},
+		{"a password in an endpoint", []string{"run", "--endpoints", "https://root:pw@10.0.0.1:2379"}, "no user or password in an endpoint"},
+		{"an endpoint's scheme", []string{"run", "--target", "redis", "--endpoints", "https://10.0.0.1:6379"}, "scheme https: this target takes redis, rediss"},
+		{"an endpoint without a port", []string{"run", "--endpoints", "10.0.0.1"}, "want HOST:PORT"},
+		{"attached servers' version", []string{"run", "--version", "3.5.35", "--endpoints", "10.0.0.1:2379"}, "--endpoints with --version"},
+		{"attached servers and --nodes", []string{"run", "--nodes", "3", "--endpoints", "10.0.0.1:2379"}, "--nodes 3 with 1 endpoints"},
+		{"a server fault on attached servers", []string{"run", "--nemesis", "pause-server", "--endpoints", "10.0.0.1:2379"}, "the servers at 10.0.0.1:2379 are not fencecheck's"},
+		{"two Redis endpoints", []string{"run", "--target", "redis", "--endpoints", "a:1,b:2"}, "give one endpoint, not 2"},
 		{"unknown workload", []string{"run", "--workload", "queue"}, "valid: lock-append"},
 		{"unknown fencing", []string{"run", "--fencing", "hope"}, "valid: none, token, cas"},
 		{"unknown nemesis", []string{"run", "--nemesis", "pause-holder,meteor"}, "valid: none, clock-rate[:client|server], clock-skew[:client|server|wall], clock-strobe"},

@@ -88,6 +88,12 @@ type ClusterConfig struct {
 	// the target: the target must be a targets.ImageRunner. Faults need
 	// nothing inside it (see docker.Runtime.NetExec).
 	TargetImage string
+	// Endpoints, if not empty, are existing servers to attach to
+	// (--endpoints; the Target must be a targets.Attacher): no server
+	// container is started, and Credentials are what clients present to
+	// them (nil: none).
+	Endpoints   []string
+	Credentials *targets.Credentials
 	// LazyDisks mounts a lazy disk (package lazydisk) under the data
 	// directory of every server and resource container that names one,
 	// for the disk faults (nemesis.NeedsDisk).
@@ -124,7 +130,11 @@ type Cluster struct {
 	// ResourceNodes are the containers of each resource with nodes of its
 	// own, by resource name.
 	ResourceNodes map[string][]targets.Node
-	started       time.Time // when the servers were started
+	// foreign are the addresses of attached servers by node name
+	// (ClusterConfig.Endpoints), resolved: none when fencecheck started
+	// its own.
+	foreign map[string]string
+	started time.Time // when the servers were started
 	// setup is what workers get; hosts the harness's own clients (resets,
 	// final reads, the side writer).
 	setup     worker.Setup
@@ -168,16 +178,23 @@ func newRunID() string {
 // targets.ErrBadConfig for what the configuration asked that cannot be.
 func StartCluster(ctx context.Context, cfg ClusterConfig) (*Cluster, error) {
 	c := newCluster(cfg)
-	if sec, ok := c.cfg.Target.(targets.Secured); ok {
-		t, creds, err := sec.Secure()
-		if err != nil {
-			return nil, fmt.Errorf("%w: %s credentials: %w", ErrHarness, c.cfg.Target.Name(), err)
+	var specs []targets.NodeSpec
+	if len(cfg.Endpoints) > 0 {
+		if err := c.attach(ctx); err != nil {
+			return nil, err
 		}
-		c.cfg.Target, c.cfg.Client.Credentials = t, &creds
-	}
-	specs, err := c.cfg.Target.Nodes(c.cfg.Nodes)
-	if err != nil {
-		return nil, err
+	} else {
+		if sec, ok := c.cfg.Target.(targets.Secured); ok {
+			t, creds, err := sec.Secure()
+			if err != nil {
+				return nil, fmt.Errorf("%w: %s credentials: %w", ErrHarness, c.cfg.Target.Name(), err)
+			}
+			c.cfg.Target, c.cfg.Client.Credentials = t, &creds
+		}
+		var err error
+		if specs, err = c.cfg.Target.Nodes(c.cfg.Nodes); err != nil {
+			return nil, err
+		}
 	}
 	cli, err := docker.Connect(ctx)
 	if err != nil {
@@ -259,6 +276,8 @@ func (c *Cluster) ensureImages(ctx context.Context, cli *dockerclient.Client, sp
 		}
 		server.kind = UserImageKind
 		c.Images[UserImageKind] = cfg.TargetImage
+	} else if len(cfg.Endpoints) > 0 {
+		server.kind = "" // no server of fencecheck's: no image of them
 	} else if c.Images[server.kind], err = b.Ensure(ctx, server.kind, ""); err != nil {
 		return server, fmt.Errorf("%w: %w", ErrHarness, err)
 	}
@@ -345,7 +364,14 @@ func (c *Cluster) startServers(ctx context.Context, specs []targets.NodeSpec, se
 	if len(rnodes) > 0 {
 		what += fmt.Sprintf(" and %d resource containers", len(rnodes))
 	}
-	c.stage("starting %s (run %s)", what, c.RunID)
+	switch {
+	case c.foreign != nil && len(rnodes) == 0:
+		c.stage("attached to %d %s servers, not fencecheck's (run %s)", len(c.Nodes), cfg.Target.Name(), c.RunID)
+	case c.foreign != nil:
+		c.stage("attached to %d %s servers, not fencecheck's; starting %d resource containers (run %s)", len(c.Nodes), cfg.Target.Name(), len(rnodes), c.RunID)
+	default:
+		c.stage("starting %s (run %s)", what, c.RunID)
+	}
 	c.started = time.Now()
 	started, err := c.rt.StartAll(ctx, dspecs)
 	if err != nil {
@@ -383,14 +409,18 @@ func (c *Cluster) awaitReady(ctx context.Context) error {
 	}
 	c.Ready = time.Since(c.started)
 	c.stage("cluster ready in %.1fs", c.Ready.Seconds())
-	if ir, ok := cfg.Target.(targets.ImageRunner); ok && cfg.TargetImage != "" {
+	if ir, ok := cfg.Target.(targets.ImageRunner); ok && (cfg.TargetImage != "" || c.foreign != nil) {
 		vctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		c.ServerVersion, err = ir.ServerVersion(vctx, c.Nodes)
 		cancel()
-		if err != nil {
-			return fmt.Errorf("%w: the servers of %s: %w", ErrHarness, cfg.TargetImage, err)
+		whose := cfg.TargetImage
+		if c.foreign != nil {
+			whose = strings.Join(cfg.Endpoints, ", ")
 		}
-		c.stage("%s runs %s %s", cfg.TargetImage, cfg.Target.Name(), c.ServerVersion)
+		if err != nil {
+			return fmt.Errorf("%w: the servers of %s: %w", ErrHarness, whose, err)
+		}
+		c.stage("%s runs %s %s", whose, cfg.Target.Name(), c.ServerVersion)
 	}
 	return nil
 }
@@ -478,6 +508,43 @@ func (c *Cluster) startWorkers(ctx context.Context) error {
 	return nil
 }
 
+// attach is the set-up of a run on existing servers (Endpoints): the
+// target attached to them (targets.Attacher) with the credentials, their
+// nodes, and their addresses resolved for the client-side network faults.
+// It starts nothing.
+func (c *Cluster) attach(ctx context.Context) error {
+	at, ok := c.cfg.Target.(targets.Attacher)
+	if !ok {
+		return fmt.Errorf("%w: --endpoints: target %s cannot attach to existing servers", targets.ErrBadConfig, c.cfg.Target.Name())
+	}
+	t, nodes, err := at.Attach(c.cfg.Endpoints, c.cfg.Credentials)
+	if err != nil {
+		return err
+	}
+	addrs, err := foreignAddrs(ctx, nodes)
+	if err != nil {
+		return fmt.Errorf("%w: --endpoints: %w", ErrHarness, err)
+	}
+	c.cfg.Target, c.cfg.Client.Credentials, c.Nodes, c.foreign = t, c.cfg.Credentials, nodes, addrs
+	return nil
+}
+
+// purge deletes the run's keys from attached servers (targets.Purger),
+// which are not fencecheck's to leave them on; nothing for its own.
+func (c *Cluster) purge() {
+	p, ok := c.cfg.Target.(targets.Purger)
+	if c.foreign == nil || !ok || c.cfg.Client.Prefix == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := p.Purge(ctx, c.cfg.Client); err != nil {
+		c.log.Warn("the run's keys were not deleted from the attached servers", "prefix", c.cfg.Client.Prefix, "err", err)
+		return
+	}
+	c.log.Info("the run's keys deleted from the attached servers", "prefix", c.cfg.Client.Prefix)
+}
+
 // undo undoes the stages of a StartCluster that failed: the host clients
 // closed, the containers' logs saved under LogsDir, the containers and
 // the network removed.
@@ -487,6 +554,7 @@ func (c *Cluster) undo() {
 		c.closeHost = nil
 	}
 	_ = c.teardown(c.cfg.LogsDir)
+	c.purge()
 }
 
 // resourceNode is a container of a resource.
@@ -685,7 +753,9 @@ func (c *Cluster) Close(logsDir string) error {
 		c.closeHost()
 		c.closeHost = nil
 	}
-	return c.teardown(logsDir)
+	err := c.teardown(logsDir)
+	c.purge()
+	return err
 }
 
 func (c *Cluster) teardown(logsDir string) error {

@@ -16,7 +16,10 @@ import (
 // StartCluster starts (the audit log's included), as Cluster.Resources
 // names them.
 func (c *Config) faultShape(specs []targets.NodeSpec) nemesis.Shape {
-	s := nemesis.Shape{Target: c.Target.Name(), Servers: len(specs), ProcessClock: vdso.Supported(), ServerData: len(specs) > 0}
+	s := nemesis.Shape{Target: c.Target.Name(), Servers: len(specs), ProcessClock: vdso.Supported(), ServerData: len(specs) > 0, Foreign: c.foreign()}
+	if s.Foreign != "" {
+		s.Servers = len(c.Endpoints)
+	}
 	if nemesis.NeedsDisk(c.Faults) {
 		s.Disk = lazydisk.Supported()
 	}

@@ -104,6 +104,15 @@ func (e nemesisEnv) TTL() time.Duration { return e.c.cfg.Client.TTL }
 // Servers are the server nodes' names (nemesis.Env).
 func (e nemesisEnv) Servers() []string {
 	c := e.c
+	if c.foreign != nil {
+		// Attached servers: no container, but the client-side faults
+		// cut the holder off from them (Addr).
+		names := make([]string, len(c.Nodes))
+		for i, n := range c.Nodes {
+			names[i] = n.Name
+		}
+		return names
+	}
 	names := make([]string, len(c.servers))
 	for i, s := range c.servers {
 		names[i] = s.Name
@@ -154,6 +163,9 @@ func (e nemesisEnv) Healthy(ctx context.Context) error {
 func (e nemesisEnv) node(name string) (*docker.Container, error) {
 	c := e.c
 	ct, ok := c.byNode[name]
+	if _, foreign := c.foreign[name]; foreign {
+		return nil, fmt.Errorf("harness: server %s is not fencecheck's (--endpoints): nothing acts on it", name)
+	}
 	if !ok {
 		return nil, fmt.Errorf("harness: no node %q", name)
 	}
@@ -269,7 +281,7 @@ func (e nemesisEnv) Addr(node string) string {
 	if ct, ok := c.byNode[node]; ok {
 		return ct.IP
 	}
-	return ""
+	return c.foreign[node]
 }
 
 // Shape gives every packet a node sends the treatment p says, through a

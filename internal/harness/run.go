@@ -95,6 +95,9 @@ func (c *Config) Defaults() {
 			*d = v
 		}
 	}
+	if c.Nodes == 0 && c.Attached() {
+		c.Nodes = len(c.Endpoints)
+	}
 	if c.Nodes == 0 && c.Target != nil {
 		c.Nodes = targets.DefaultNodes(c.Target)
 	}
@@ -156,7 +159,9 @@ func (c *Config) Defaults() {
 	for _, r := range c.Resources {
 		c.Resource = append(c.Resource, r.Name())
 	}
-	if vt, ok := c.Target.(targets.Versioned); ok {
+	if vt, ok := c.Target.(targets.Versioned); ok && !c.Attached() {
+		// Attached servers run their own version (test.json's
+		// target_version says which), not one of fencecheck's images.
 		c.Version = vt.VersionName()
 	}
 }
@@ -258,9 +263,14 @@ func (c *Config) Validate() error {
 	if err := validResults(c.Results); err != nil {
 		return bad("--results %s: %w", c.Results, err)
 	}
-	specs, err := c.Target.Nodes(c.Nodes)
-	if err != nil {
+	if err := c.validateAttached(); err != nil {
 		return err
+	}
+	var specs []targets.NodeSpec
+	if !c.Attached() {
+		if specs, err = c.Target.Nodes(c.Nodes); err != nil {
+			return err
+		}
 	}
 	// Every fault can apply to this run: one that cannot would fail at
 	// each injection, after the cluster is up.
@@ -360,7 +370,12 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	if err := run.WriteJSON(store.TestFile, newTestInfo(cfg, runID, nil, started)); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrHarness, err)
 	}
+	creds, err := cfg.credentials()
+	if err != nil {
+		return nil, err
+	}
 	cl, err := StartCluster(ctx, ClusterConfig{
+		Endpoints: cfg.Endpoints, Credentials: creds,
 		RunID:  runID,
 		Target: cfg.Target, Nodes: cfg.Nodes, Workers: cfg.Concurrency,
 		Client:   cfg.clientConfig(),

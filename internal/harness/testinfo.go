@@ -57,6 +57,14 @@ func newTestInfo(cfg Config, runID string, cl *Cluster, started time.Time) store
 		}
 	}
 	t.TargetVersion = targetVersion(cfg.Target, cfg.Image[store.ImageTarget], cl)
+	if cfg.Attached() {
+		// What the attached servers said (nothing when the target cannot
+		// ask them), never the version of fencecheck's own image.
+		t.TargetVersion = ""
+		if cl != nil {
+			t.TargetVersion = cl.ServerVersion
+		}
+	}
 	if cl == nil {
 		if ref := cfg.Image[store.ImageTarget]; ref != "" {
 			// Set-up failed: still say whose image it was.

@@ -81,6 +81,11 @@ func parseClockRate(param string) (Fault, error) {
 // Applies checks the precondition (Precondition): a way to patch a
 // process's clocks (Shape.ProcessClock).
 func (f ClockRate) Applies(s Shape) error {
+	if f.Scope == ClockServer {
+		if err := ownServers(s); err != nil {
+			return err
+		}
+	}
 	if s.ProcessClock != nil {
 		return cannotApply("a process's clock rate cannot be changed here: %w", s.ProcessClock)
 	}

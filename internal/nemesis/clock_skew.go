@@ -90,6 +90,11 @@ func parseClockSkew(param string) (Fault, error) {
 // need a way to skew a process's clock (Shape.ProcessClock); a client's
 // lease clock can always be skewed.
 func (f ClockSkew) Applies(s Shape) error {
+	if f.Scope == ClockServer {
+		if err := ownServers(s); err != nil {
+			return err
+		}
+	}
 	if f.Scope != ClockClient && s.ProcessClock != nil {
 		return cannotApply("a process's clock cannot be skewed here: %w", s.ProcessClock)
 	}

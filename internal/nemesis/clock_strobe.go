@@ -44,6 +44,11 @@ func parseClockStrobe(scope string) (Fault, error) {
 // Applies checks the precondition (Precondition): a way to patch a
 // process's clock (Shape.ProcessClock).
 func (f ClockStrobe) Applies(s Shape) error {
+	if f.Scope == ClockServer {
+		if err := ownServers(s); err != nil {
+			return err
+		}
+	}
 	if s.ProcessClock != nil {
 		return cannotApply("a process's clock cannot be strobed here: %w", s.ProcessClock)
 	}

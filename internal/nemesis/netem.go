@@ -103,10 +103,13 @@ func parseNetem(param string) (Fault, error) {
 
 // Applies: the resource scope needs a resource container.
 func (f Netem) Applies(s Shape) error {
-	if f.Scope == ScopeResource {
+	switch f.Scope {
+	case ScopeResource:
 		return needContainer(s)
+	case NetemClient:
+		return nil
 	}
-	return nil
+	return ownServers(s)
 }
 
 // NetNodes are the nodes it may degrade (NetFault).

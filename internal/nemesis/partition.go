@@ -112,6 +112,11 @@ func (f Partition) NetNodes(c Cluster) []string {
 // majorities ring and a bridge three.
 func (f Partition) Applies(s Shape) error {
 	scope, tier := splitTier(f.Scope)
+	if scope != PartResource {
+		if err := ownServers(s); err != nil {
+			return err
+		}
+	}
 	ts, err := inTier(s, scope, tier)
 	if err != nil {
 		return err

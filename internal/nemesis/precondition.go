@@ -35,6 +35,10 @@ type Shape struct {
 	Disk           error
 	ServerData     bool
 	DataContainers []string
+	// Foreign, when not empty, says that the servers are not fencecheck's
+	// (a run attached to existing servers: --endpoints), and so why no
+	// fault may act on them: only faults on the client side apply.
+	Foreign string
 }
 
 // Precondition is a fault that cannot apply to every run: one whose scope
@@ -79,6 +83,16 @@ func needServers(s Shape, n int, what string) error {
 		return nil
 	}
 	return cannotApply("%s needs %d servers; this %s run has %d (--nodes)", what, n, s.Target, s.Servers)
+}
+
+// ownServers says why a fault that acts on the servers themselves (pauses,
+// kills, cuts, slows or skews them) cannot apply to a run of shape s:
+// they are not fencecheck's (Shape.Foreign). nil when they are.
+func ownServers(s Shape) error {
+	if s.Foreign == "" {
+		return nil
+	}
+	return cannotApply("it acts on the servers, and %s", s.Foreign)
 }
 
 // needContainer says why a run of shape s cannot have a :resource fault:

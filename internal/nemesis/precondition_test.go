@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fencecheck/fencecheck/internal/harness/netdelay"
 )
 
 // shapedEnv is a fakeEnv of a given shape: its servers, its resource
@@ -180,5 +182,107 @@ func TestPreconditionMessages(t *testing.T) {
 	}
 	if err := CheckApplies(fs, Shape{Servers: 3, Containers: []string{"postgres"}}); err != nil {
 		t.Errorf("every fault on 3 servers and a postgres: %v", err)
+	}
+}
+
+// foreignEnv is a shapedEnv whose servers are not fencecheck's (a run
+// attached with --endpoints): every action on a server fails, as the
+// harness's does, for a server has no container of fencecheck's.
+type foreignEnv struct{ *shapedEnv }
+
+var errForeign = errors.New("server not fencecheck's")
+
+func (e foreignEnv) server(node string) error {
+	if strings.HasPrefix(node, "n") {
+		return fmt.Errorf("%s: %w", node, errForeign)
+	}
+	return nil
+}
+func (e foreignEnv) Signal(ctx context.Context, node, sig string) error {
+	if err := e.server(node); err != nil {
+		return err
+	}
+	return e.shapedEnv.Signal(ctx, node, sig)
+}
+func (e foreignEnv) Kill(ctx context.Context, node string) error {
+	if err := e.server(node); err != nil {
+		return err
+	}
+	return e.shapedEnv.Kill(ctx, node)
+}
+func (e foreignEnv) NetExec(ctx context.Context, node string, cmd ...string) (string, error) {
+	if err := e.server(node); err != nil {
+		return "", err
+	}
+	return e.shapedEnv.NetExec(ctx, node, cmd...)
+}
+func (e foreignEnv) Shape(ctx context.Context, node string, p netdelay.Policy) error {
+	if err := e.server(node); err != nil {
+		return err
+	}
+	return e.shapedEnv.Shape(ctx, node, p)
+}
+func (e foreignEnv) SkewProcessClock(ctx context.Context, node string, d time.Duration) error {
+	if err := e.server(node); err != nil {
+		return err
+	}
+	return e.shapedEnv.SkewProcessClock(ctx, node, d)
+}
+func (e foreignEnv) RateProcessClock(ctx context.Context, node string, r float64) error {
+	if err := e.server(node); err != nil {
+		return err
+	}
+	return e.shapedEnv.RateProcessClock(ctx, node, r)
+}
+func (e foreignEnv) LimitCPU(ctx context.Context, node string, cpus float64) error {
+	if err := e.server(node); err != nil {
+		return err
+	}
+	return e.shapedEnv.LimitCPU(ctx, node, cpus)
+}
+func (e foreignEnv) SlowSync(ctx context.Context, node string, d time.Duration) error {
+	if err := e.server(node); err != nil {
+		return err
+	}
+	return e.shapedEnv.SlowSync(ctx, node, d)
+}
+
+// In a run attached to servers that are not fencecheck's (Shape.Foreign),
+// a fault applies if and only if its injection acts on no server: every
+// fault and scope of the table is injected into an env whose servers
+// refuse every action, and Applies must say beforehand which will fail,
+// naming why.
+func TestForeignServersRefuseServerFaults(t *testing.T) {
+	const why = "the servers at https://s1:2379 are not fencecheck's (--endpoints)"
+	allowed, refused := 0, 0
+	for _, f := range allFaults(t) {
+		s := Shape{Target: "etcd", Servers: 3, Resources: []string{"postgres"}, Containers: []string{"postgres"},
+			DataContainers: []string{"postgres"}, ServerData: true, Foreign: why}
+		env := foreignEnv{&shapedEnv{fakeEnv: &fakeEnv{holders: make(chan Holder, 1)}, servers: []string{"n1", "n2", "n3"}, resources: []string{"pg"}}}
+		env.holders <- env.fakeEnv.holder("w1", 0, 7)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_, injErr := f.Inject(ctx, env, rand.New(rand.NewPCG(1, 2)))
+		cancel()
+		var pre error
+		if p, ok := f.(Precondition); ok {
+			pre = p.Applies(s)
+		}
+		switch {
+		case pre == nil && injErr != nil:
+			t.Errorf("%s: applies to foreign servers, but Inject failed: %v", f.Name(), injErr)
+		case pre != nil && injErr == nil:
+			t.Errorf("%s: refused (%v), but Inject touched no server", f.Name(), pre)
+		case pre != nil && !errors.Is(injErr, errForeign):
+			t.Errorf("%s: refused, and Inject failed for another reason: %v", f.Name(), injErr)
+		case pre != nil && !strings.Contains(pre.Error(), why):
+			t.Errorf("%s: %v does not say why", f.Name(), pre)
+		case pre != nil:
+			refused++
+		default:
+			allowed++
+		}
+	}
+	if allowed < 10 || refused < 10 {
+		t.Errorf("%d faults allowed and %d refused: the table should have many of each", allowed, refused)
 	}
 }

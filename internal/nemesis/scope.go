@@ -109,6 +109,11 @@ func pickServers(ctx context.Context, env Env, r *rand.Rand, scope string) ([]st
 // minority needs three servers, :resource a resource container.
 func scopeApplies(scope string, s Shape) error {
 	scope, tier := splitTier(scope)
+	if scope != ScopeResource {
+		if err := ownServers(s); err != nil {
+			return err
+		}
+	}
 	s, err := inTier(s, scope, tier)
 	if err != nil {
 		return err

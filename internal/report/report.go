@@ -437,6 +437,9 @@ func configRows(t store.TestInfo) []card {
 	for _, s := range t.Servers {
 		srv = append(srv, s.Name+" "+s.Addr+ifSet(" ", s.Tier))
 	}
+	if len(t.Endpoints) > 0 {
+		srv = append([]string{"not fencecheck's (--endpoints): it started none of them and acted on none; only client-side faults ran"}, srv...)
+	}
 	add("servers", strings.Join(srv, " · "))
 	add("cluster ready in", t.ClusterReady)
 	var imgs []string

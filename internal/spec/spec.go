@@ -34,6 +34,18 @@ type Spec struct {
 	// Image are the user's own images by kind (--image KIND=REF).
 	Image map[string]string
 
+	// Existing servers (--endpoints): the run starts none and attaches to
+	// these; TLS files and auth are what its clients present to them.
+	Endpoints     []string // --endpoints
+	TLSCA         string   // --tls-ca: a PEM file
+	TLSCert       string   // --tls-cert: a PEM file
+	TLSKey        string   // --tls-key: a PEM file
+	TLSServerName string   // --tls-server-name
+	// Auth is --auth, USER:PASSWORD: a secret, never recorded nor shown
+	// (Knob.Secret); AuthFile names a file that holds it.
+	Auth     string
+	AuthFile string
+
 	// Faults.
 	Nemesis         string        // --nemesis, as given
 	NemesisInterval time.Duration // --nemesis-interval

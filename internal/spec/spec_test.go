@@ -152,3 +152,31 @@ func TestBytes(t *testing.T) {
 		t.Errorf("FormatBytes: %s %s", FormatBytes(6<<30), FormatBytes(1000))
 	}
 }
+
+// --auth is a secret: it is parsed, but no recorded, replayed or shown form
+// of a Spec holds it; a secret knob has no test.json key.
+func TestSecretKnobShownNowhere(t *testing.T) {
+	const pw = "hunter2-do-not-print"
+	s := Default()
+	s.Endpoints, s.Auth, s.AuthFile = []string{"redis://10.0.0.1:6379"}, "user:"+pw, ""
+	if strings.Contains(strings.Join(s.Args(), " "), pw) {
+		t.Errorf("Args hold the secret: %v", s.Args())
+	}
+	for _, r := range s.Rows() {
+		if strings.Contains(r.Value, pw) {
+			t.Errorf("report row --%s holds the secret", r.Flag)
+		}
+	}
+	b, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), pw) || !strings.Contains(string(b), `"endpoints":"redis://10.0.0.1:6379"`) {
+		t.Errorf("test.json: %s", b)
+	}
+	for _, k := range Knobs {
+		if k.Secret && (k.Key != "" || k.Replay) {
+			t.Errorf("secret knob --%s has a test.json key or is replayed", k.Flag)
+		}
+	}
+}

@@ -33,7 +33,7 @@ func (s *Spec) Flags(fs *flag.FlagSet, only func(Knob) bool, choices map[string]
 func (s Spec) Args() []string {
 	var args []string
 	for _, k := range Knobs {
-		if !k.Replay {
+		if !k.Replay || k.Secret {
 			continue
 		}
 		v := k.field(&s)
@@ -90,7 +90,7 @@ func (s Spec) Rows() []Row {
 	var rows []Row
 	for _, k := range Knobs {
 		v := k.field(&s)
-		if v.zero() || k.Flag == "results" {
+		if v.zero() || k.Flag == "results" || k.Secret {
 			continue
 		}
 		rows = append(rows, Row{k.Flag, v.String()})
@@ -143,7 +143,7 @@ func (k Knob) CheckBound(s *Spec) error {
 func (s Spec) MarshalJSON() ([]byte, error) {
 	m := map[string]any{}
 	for _, k := range Knobs {
-		if v := k.field(&s); k.Key != "" && !v.zero() {
+		if v := k.field(&s); k.Key != "" && !k.Secret && !v.zero() {
 			m[k.Key] = v.js()
 		}
 	}

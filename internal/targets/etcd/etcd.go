@@ -53,6 +53,10 @@ type Target struct {
 	// same client library (go.etcd.io/etcd/client/v3 of fencecheck's
 	// go.mod), which speaks the v3 API of 3.4 to 3.7 servers.
 	Release string
+	// Creds, set by Attach, are what Ready, Leader and ServerVersion
+	// present to servers fencecheck did not start (--endpoints); nil for
+	// fencecheck's own, which ask for none.
+	Creds *targets.Credentials
 }
 
 // Name is "etcd".
@@ -153,13 +157,69 @@ func (t Target) Validate(cfg targets.ClientConfig) error {
 	return nil
 }
 
-func newClient(ctx context.Context, endpoints []string) (*clientv3.Client, error) {
-	return clientv3.New(clientv3.Config{
+// newClient is a client of endpoints that presents creds (nil: none):
+// their TLS configuration, and their user name and password for etcd's
+// authentication.
+func newClient(ctx context.Context, endpoints []string, creds *targets.Credentials) (*clientv3.Client, error) {
+	cfg := clientv3.Config{
 		Endpoints:   endpoints,
 		DialTimeout: 5 * time.Second,
 		Logger:      zap.NewNop(),
 		Context:     ctx,
-	})
+	}
+	if creds != nil {
+		tc, err := creds.TLSConfig()
+		if err != nil {
+			return nil, fmt.Errorf("etcd: %w", err)
+		}
+		cfg.TLS, cfg.Username, cfg.Password = tc, creds.Username, creds.Password
+	}
+	return clientv3.New(cfg)
+}
+
+// Attach is etcd on existing servers (targets.Attacher): each endpoint
+// http:// or https:// (or HOST:PORT: https when creds carry TLS), the
+// target presenting creds to them.
+func (t Target) Attach(eps []string, creds *targets.Credentials) (targets.Target, []targets.Node, error) {
+	tc, err := creds.TLSConfig()
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: etcd: %w", targets.ErrBadConfig, err)
+	}
+	if creds != nil && creds.Password != "" && creds.Username == "" {
+		return nil, nil, fmt.Errorf("%w: etcd authenticates a user: --auth USER:PASSWORD", targets.ErrBadConfig)
+	}
+	addrs := make([]string, len(eps))
+	for i, s := range eps {
+		e, err := targets.ParseEndpoint(s, "http", "https")
+		if err != nil {
+			return nil, nil, err
+		}
+		switch {
+		case e.Scheme == "" && tc != nil:
+			e.Scheme = "https"
+		case e.Scheme == "":
+			e.Scheme = "http"
+		case e.Scheme == "http" && tc != nil:
+			return nil, nil, fmt.Errorf("%w: --endpoints %s: http:// with TLS credentials (--tls-*): say https://", targets.ErrBadConfig, s)
+		}
+		addrs[i] = e.String()
+	}
+	t.Creds = creds
+	return t, targets.AttachedNodes(addrs), nil
+}
+
+// Purge deletes every key under cfg.Prefix/ (targets.Purger).
+func (t Target) Purge(ctx context.Context, cfg targets.ClientConfig) error {
+	if !strings.HasPrefix(cfg.Prefix, "/") || len(cfg.Prefix) < 2 {
+		return fmt.Errorf("etcd: purge: prefix %q is not a run's", cfg.Prefix)
+	}
+	cli, err := newClient(ctx, cfg.Endpoints, cfg.Credentials)
+	if err != nil {
+		return err
+	}
+	defer cli.Close()
+	_, err = cli.Delete(ctx, cfg.Prefix+"/", clientv3.WithPrefix())
+	return err
 }
 
 func endpoints(nodes []targets.Node) []string {
@@ -172,13 +232,29 @@ func endpoints(nodes []targets.Node) []string {
 
 // Ready returns nil once every member answers Status and all agree on one
 // leader.
-func (Target) Ready(ctx context.Context, nodes []targets.Node) error {
-	cli, err := newClient(ctx, endpoints(nodes))
+func (t Target) Ready(ctx context.Context, nodes []targets.Node) error {
+	cli, err := newClient(ctx, endpoints(nodes), t.Creds)
 	if err != nil {
 		return err
 	}
 	defer cli.Close()
-	return targets.PollReady(ctx, "etcd", 100*time.Millisecond, func(ctx context.Context) error { return ready(ctx, cli, nodes) })
+	err = targets.PollReady(ctx, "etcd", 100*time.Millisecond, func(ctx context.Context) error { return ready(ctx, cli, nodes) })
+	if err != nil && t.Creds != nil {
+		// The gRPC client says "deadline exceeded" for a refused
+		// certificate: ask the first server's TLS why.
+		if tc, _ := t.Creds.TLSConfig(); tc != nil && len(nodes) > 0 {
+			tc = tc.Clone()
+			tc.NextProtos = []string{"h2"}
+			if e, perr := targets.ParseEndpoint(nodes[0].Addr, "http", "https"); perr == nil {
+				pctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+				if terr := targets.ProbeTLS(pctx, e.HostPort(), tc); terr != nil {
+					err = fmt.Errorf("%w (TLS with %s: %w)", err, nodes[0].Name, terr)
+				}
+				cancel()
+			}
+		}
+	}
+	return err
 }
 
 func ready(ctx context.Context, cli *clientv3.Client, nodes []targets.Node) error {
@@ -208,8 +284,8 @@ func (Target) ServerBinary() string { return "etcd" }
 // ServerVersion is the version the members report in Status, each distinct
 // one once, in node order ("3.6.16"; "3.5.35, 3.6.16" mid-upgrade)
 // (targets.ImageRunner).
-func (Target) ServerVersion(ctx context.Context, nodes []targets.Node) (string, error) {
-	cli, err := newClient(ctx, endpoints(nodes))
+func (t Target) ServerVersion(ctx context.Context, nodes []targets.Node) (string, error) {
+	cli, err := newClient(ctx, endpoints(nodes), t.Creds)
 	if err != nil {
 		return "", err
 	}
@@ -230,8 +306,8 @@ func (Target) ServerVersion(ctx context.Context, nodes []targets.Node) (string, 
 }
 
 // Leader returns the name of the member that leads, as the members report.
-func (Target) Leader(ctx context.Context, nodes []targets.Node) (string, error) {
-	cli, err := newClient(ctx, endpoints(nodes))
+func (t Target) Leader(ctx context.Context, nodes []targets.Node) (string, error) {
+	cli, err := newClient(ctx, endpoints(nodes), t.Creds)
 	if err != nil {
 		return "", err
 	}
@@ -266,7 +342,7 @@ func (t Target) Dial(ctx context.Context, cfg targets.ClientConfig) (targets.Cli
 	if err := t.Validate(cfg); err != nil {
 		return nil, err
 	}
-	cli, err := newClient(context.Background(), cfg.Endpoints)
+	cli, err := newClient(context.Background(), cfg.Endpoints, cfg.Credentials)
 	if err != nil {
 		return nil, fmt.Errorf("etcd: %w", err)
 	}

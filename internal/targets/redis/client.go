@@ -3,6 +3,7 @@ package redis
 import (
 	"context"
 	crand "crypto/rand"
+	"crypto/tls"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -120,6 +122,34 @@ func NewClient(addr string, rpc time.Duration) *goredis.Client {
 	c := goredis.NewClient(Options(addr, rpc))
 	c.AddHook(NotSentHook{})
 	return c
+}
+
+// NewClientFor is NewClient for an address of an attached server
+// (Target.Attach: HOST:PORT, redis:// or rediss://, which is TLS),
+// presenting creds (nil: none): its TLS configuration, its user name
+// and password (AUTH).
+func NewClientFor(addr string, rpc time.Duration, creds *targets.Credentials) (*goredis.Client, error) {
+	Quiet()
+	tlsOn := false
+	if rest, ok := strings.CutPrefix(addr, "rediss://"); ok {
+		addr, tlsOn = rest, true
+	} else {
+		addr = strings.TrimPrefix(addr, "redis://")
+	}
+	o := Options(addr, rpc)
+	if creds != nil {
+		tc, err := creds.TLSConfig()
+		if err != nil {
+			return nil, fmt.Errorf("redis: %w", err)
+		}
+		o.TLSConfig, o.Username, o.Password = tc, creds.Username, creds.Password
+	}
+	if tlsOn && o.TLSConfig == nil {
+		o.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12}
+	}
+	c := goredis.NewClient(o)
+	c.AddHook(NotSentHook{})
+	return c, nil
 }
 
 // RandomValue is a lock value: 16 random bytes, base64, unique per grant.

@@ -48,6 +48,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -100,6 +101,10 @@ type Target struct {
 	// Everysec fsyncs the append-only file once a second instead of
 	// before every reply (appendfsync everysec).
 	Everysec bool
+	// Attached is set by Attach: the server is not fencecheck's, and
+	// Ready and Dial reach it with Creds (nil: none).
+	Attached bool
+	Creds    *targets.Credentials
 }
 
 // Name is "redis", "redis-nopersist" without persistence, or
@@ -152,7 +157,78 @@ func ValidateTTL(ttl time.Duration) error {
 
 // Ready returns nil once every node answers PING (a server still loading
 // its append-only file answers LOADING).
-func (Target) Ready(ctx context.Context, nodes []targets.Node) error { return PingAll(ctx, nodes) }
+func (t Target) Ready(ctx context.Context, nodes []targets.Node) error {
+	if !t.Attached {
+		return PingAll(ctx, nodes)
+	}
+	return targets.PollReady(ctx, "redis", 100*time.Millisecond, func(ctx context.Context) error {
+		c, err := NewClientFor(nodes[0].Addr, time.Second, t.Creds)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		return c.Ping(ctx).Err()
+	})
+}
+
+// Attach is a single Redis server that fencecheck did not start
+// (targets.Attacher): one endpoint, HOST:PORT, redis:// or rediss://
+// (TLS), and creds to present (a password, an ACL user, TLS).
+func (t Target) Attach(eps []string, creds *targets.Credentials) (targets.Target, []targets.Node, error) {
+	if len(eps) != 1 {
+		return nil, nil, fmt.Errorf("%w: %s is a single Redis server: give one endpoint, not %d", targets.ErrBadConfig, t.Name(), len(eps))
+	}
+	e, err := targets.ParseEndpoint(eps[0], "redis", "rediss")
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := creds.TLSConfig(); err != nil {
+		return nil, nil, fmt.Errorf("%w: redis: %w", targets.ErrBadConfig, err)
+	}
+	t.Attached, t.Creds = true, creds
+	return t, targets.AttachedNodes([]string{e.String()}), nil
+}
+
+// Purge deletes every key under cfg.Prefix/ (targets.Purger), found by
+// SCAN, which reads the key space without blocking the server.
+func (t Target) Purge(ctx context.Context, cfg targets.ClientConfig) error {
+	if len(cfg.Endpoints) == 0 || len(cfg.Prefix) < 2 {
+		return fmt.Errorf("redis: purge: no endpoint or prefix %q", cfg.Prefix)
+	}
+	c, err := NewClientFor(cfg.Endpoints[0], RPC(cfg), cfg.Credentials)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	pattern := globEscape(cfg.Prefix) + "/*"
+	var cursor uint64
+	for {
+		keys, next, err := c.Scan(ctx, cursor, pattern, 500).Result()
+		if err != nil {
+			return fmt.Errorf("redis: purge: %w", err)
+		}
+		if len(keys) > 0 {
+			if err := c.Del(ctx, keys...).Err(); err != nil {
+				return fmt.Errorf("redis: purge: %w", err)
+			}
+		}
+		if cursor = next; cursor == 0 {
+			return nil
+		}
+	}
+}
+
+// globEscape escapes the characters SCAN's MATCH treats as special.
+func globEscape(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`*?[]\^-`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
 
 // PingAll waits until every node answers PING, or returns the last reason
 // one did not when ctx ends.
@@ -192,7 +268,11 @@ func (t Target) Dial(_ context.Context, cfg targets.ClientConfig) (targets.Clien
 		return nil, errors.New("redis: no endpoint")
 	}
 	rpc := RPC(cfg)
-	return Connect(NewClient(cfg.Endpoints[0], rpc), cfg), nil
+	rdb, err := NewClientFor(cfg.Endpoints[0], rpc, cfg.Credentials)
+	if err != nil {
+		return nil, err
+	}
+	return Connect(rdb, cfg), nil
 }
 
 // RPC is the client's limit on each request (5 s when unset).

@@ -1,0 +1,392 @@
+package cli
+
+// Runs attached to servers fencecheck did not start (--endpoints), as a
+// team's staging servers would be: an etcd that asks for client
+// certificates and a Redis that asks for a password, each started here
+// outside any run, on the host's network, with keys of "the team" in them.
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/hex"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"maps"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+
+	"github.com/fencecheck/fencecheck/internal/harness/docker"
+	"github.com/fencecheck/fencecheck/internal/images"
+	"github.com/fencecheck/fencecheck/internal/store"
+	"github.com/fencecheck/fencecheck/targets"
+)
+
+// stagingAddr is a host address the run's workers reach through their
+// network's gateway: docker0's, else the host's first global IPv4 one.
+// Staging servers listen there alone, not on every interface.
+func stagingAddr(t *testing.T) string {
+	t.Helper()
+	var first string
+	ifs, err := net.Interfaces()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, i := range ifs {
+		addrs, _ := i.Addrs()
+		for _, a := range addrs {
+			ip, ok := a.(*net.IPNet)
+			if !ok || ip.IP.To4() == nil || !ip.IP.IsGlobalUnicast() {
+				continue
+			}
+			if i.Name == "docker0" {
+				return ip.IP.String()
+			}
+			if first == "" {
+				first = ip.IP.String()
+			}
+		}
+	}
+	if first == "" {
+		t.Fatal("no host IPv4 address for staging servers")
+	}
+	return first
+}
+
+// freePort is a TCP port free on addr now.
+func freePort(t *testing.T, addr string) int {
+	t.Helper()
+	l, err := net.Listen("tcp", net.JoinHostPort(addr, "0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// startStaging starts one server container on the host's network, outside
+// any run (its own runtime, removed when the test ends).
+func startStaging(t *testing.T, s docker.Spec) {
+	t.Helper()
+	ctx := context.Background()
+	cli, err := docker.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	rt, err := docker.New(ctx, cli, "staging-"+hex.EncodeToString(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if _, err := rt.Teardown(); err != nil {
+			t.Errorf("staging teardown: %v", err)
+		}
+		cli.Close()
+	})
+	s.Role, s.HostNetwork = docker.RoleServer, true
+	if _, err := rt.Start(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// pki is a certificate authority and the PEM files it signed, in a
+// directory: ca.pem, server.pem and server-key.pem (for ip), client.pem
+// and client-key.pem (CN user).
+type pki struct{ dir string }
+
+func (p pki) path(name string) string { return filepath.Join(p.dir, name) }
+
+func newPKI(t *testing.T, ip, user string) pki {
+	t.Helper()
+	p := pki{t.TempDir()}
+	key := func() *ecdsa.PrivateKey {
+		k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	write := func(name, typ string, der []byte) {
+		if err := os.WriteFile(p.path(name), pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	caKey := key()
+	ca := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "staging CA"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
+	caDER, err := x509.CreateCertificate(rand.Reader, ca, ca, &caKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	caCert, _ := x509.ParseCertificate(caDER)
+	write("ca.pem", "CERTIFICATE", caDER)
+	leaf := func(name string, serial int64, tmpl x509.Certificate) {
+		k := key()
+		tmpl.SerialNumber, tmpl.NotBefore, tmpl.NotAfter = big.NewInt(serial), time.Now().Add(-time.Hour), time.Now().Add(24*time.Hour)
+		tmpl.KeyUsage = x509.KeyUsageDigitalSignature
+		der, err := x509.CreateCertificate(rand.Reader, &tmpl, caCert, &k.PublicKey, caKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kder, err := x509.MarshalECPrivateKey(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		write(name+".pem", "CERTIFICATE", der)
+		write(name+"-key.pem", "EC PRIVATE KEY", kder)
+	}
+	leaf("server", 2, x509.Certificate{Subject: pkix.Name{CommonName: "staging etcd"}, IPAddresses: []net.IP{net.ParseIP(ip)},
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}})
+	leaf("client", 3, x509.Certificate{Subject: pkix.Name{CommonName: user}, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}})
+	return p
+}
+
+func (p pki) read(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(p.path(name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// attachedRun is what every attached run must show: exit code want, the
+// endpoints and no secret in test.json, the report saying the servers were
+// not fencecheck's, and nothing of the run left on the machine.
+func attachedRun(t *testing.T, res string, want int, secrets []string, args ...string) {
+	t.Helper()
+	r := runCLI(t, nil, append([]string{"run", "--results", res, "--quiet"}, args...)...)
+	if r.code != want {
+		t.Fatalf("run %s: exit %d, want %d:\n%s", strings.Join(args, " "), r.code, want, lastLines(r.stderr, 15))
+	}
+	dir := filepath.Join(res, "latest")
+	test := readStoredTest(t, dir)
+	if len(test.Endpoints) == 0 || len(test.Servers) != len(test.Endpoints) || test.Servers[0].Addr != test.Endpoints[0] {
+		t.Errorf("test.json: endpoints %v, servers %v", test.Endpoints, test.Servers)
+	}
+	for kind := range test.Images {
+		if kind != images.Base && kind != images.Worker {
+			t.Errorf("test.json: image %s used: an attached run starts no server", kind)
+		}
+	}
+	for _, f := range []string{"test.json", "results.json", "report.html", "history.jsonl"} {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range secrets {
+			if strings.Contains(string(b), s) {
+				t.Errorf("%s holds a secret (%.20q...)", f, s)
+			}
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "report.html")); !strings.Contains(string(b), "not fencecheck&#39;s") && !strings.Contains(string(b), "not fencecheck's") {
+		t.Errorf("the report does not say the servers were not fencecheck's")
+	}
+	assertRunsGone(t, res)
+}
+
+// readStoredTest is a run's test.json, as the store reads it.
+func readStoredTest(t *testing.T, dir string) store.TestInfo {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "test.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ti store.TestInfo
+	if err := json.Unmarshal(b, &ti); err != nil {
+		t.Fatal(err)
+	}
+	return ti
+}
+
+// A server fault on attached servers: refused before anything starts,
+// exit 254, saying why.
+func refusedServerFault(t *testing.T, args ...string) {
+	t.Helper()
+	for _, nem := range []string{"pause-server", "kill", "partition", "clock-skew:server", "netem:delay"} {
+		r := runCLI(t, nil, append([]string{"run", "--results", t.TempDir(), "--quiet", "--nemesis", nem}, args...)...)
+		if r.code != exitBadArgs || !strings.Contains(r.stderr, "not fencecheck's") {
+			t.Errorf("--nemesis %s on attached servers: exit %d: %s", nem, r.code, lastLines(r.stderr, 5))
+		}
+		if r.elapsed > 10*time.Second {
+			t.Errorf("--nemesis %s refused after %s: it should be before anything starts", nem, r.elapsed)
+		}
+	}
+}
+
+// etcd with TLS and client certificates (--client-cert-auth), started
+// outside the run: unfenced pause-holder loses an update, token fencing
+// does not, a server fault is refused, and the keys outside the runs'
+// prefix are untouched while the runs' own are gone.
+func TestEndpointsEtcdClientCerts(t *testing.T) {
+	requireDocker(t)
+	t.Parallel()
+	ip := stagingAddr(t)
+	port, peer := freePort(t, ip), freePort(t, "127.0.0.1")
+	p := newPKI(t, ip, "fencecheck")
+	url := fmt.Sprintf("https://%s:%d", ip, port)
+	startStaging(t, docker.Spec{Name: "staging-etcd", Image: images.EtcdRef(),
+		Files: []docker.File{{Path: "/pki/ca.pem", Data: p.read(t, "ca.pem")}, {Path: "/pki/server.pem", Data: p.read(t, "server.pem")},
+			{Path: "/pki/server-key.pem", Data: p.read(t, "server-key.pem")}},
+		Cmd: []string{"/usr/local/bin/etcd", "--name", "s1", "--data-dir", "/var/lib/etcd",
+			"--listen-client-urls", url, "--advertise-client-urls", url,
+			"--listen-peer-urls", fmt.Sprintf("http://127.0.0.1:%d", peer), "--initial-advertise-peer-urls", fmt.Sprintf("http://127.0.0.1:%d", peer),
+			"--initial-cluster", fmt.Sprintf("s1=http://127.0.0.1:%d", peer),
+			"--cert-file", "/pki/server.pem", "--key-file", "/pki/server-key.pem", "--trusted-ca-file", "/pki/ca.pem", "--client-cert-auth"}})
+
+	// The team's keys, before any run.
+	tc, err := (&targets.Credentials{CA: string(p.read(t, "ca.pem")), Cert: string(p.read(t, "client.pem")), Key: string(p.read(t, "client-key.pem"))}).TLSConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{url}, TLS: tc, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	ctx := context.Background()
+	var put error
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
+		pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		_, put = cli.Put(pctx, "/team/config", "keep me")
+		cancel()
+		if put == nil {
+			break
+		}
+	}
+	if put != nil {
+		t.Fatalf("the staging etcd never served: %v", put)
+	}
+	for k, v := range map[string]string{"/fencecheck/not-this-run/lock": "someone else's", "/fencecheck": "a key named like the prefix", "zzz": "last"} {
+		if _, err := cli.Put(ctx, k, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	snapshot := func() map[string]string {
+		resp, err := cli.Get(ctx, "", clientv3.WithFromKey())
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]string{}
+		for _, kv := range resp.Kvs {
+			m[string(kv.Key)] = fmt.Sprintf("%s@%d", kv.Value, kv.ModRevision)
+		}
+		return m
+	}
+	before := snapshot()
+
+	args := []string{"--target", "etcd", "--endpoints", url, "--tls-ca", p.path("ca.pem"), "--tls-cert", p.path("client.pem"), "--tls-key", p.path("client-key.pem"),
+		"--nemesis", "pause-holder", "--seed", "1"}
+	secrets := []string{string(p.read(t, "client-key.pem")), strings.Split(string(p.read(t, "client-key.pem")), "\n")[1]}
+	res := t.TempDir()
+	attachedRun(t, res, exitInvalid, secrets, append(args, "--fencing", "none")...)
+	if test := readStoredTest(t, filepath.Join(res, "latest")); test.TargetVersion == "" || test.TLSCA != p.path("ca.pem") {
+		t.Errorf("test.json: target_version %q (want what the server said), tls_ca %q", test.TargetVersion, test.TLSCA)
+	}
+	attachedRun(t, t.TempDir(), exitValid, secrets, append(args, "--fencing", "token")...)
+	refusedServerFault(t, args[:len(args)-4]...)
+
+	if after := snapshot(); !maps.Equal(before, after) {
+		t.Errorf("keys on the staging etcd changed:\nbefore %v\nafter  %v", before, after)
+	}
+	// Without the client certificate the server refuses: a harness
+	// failure that says so, within --ready-timeout.
+	r := runCLI(t, nil, "run", "--target", "etcd", "--endpoints", url, "--tls-ca", p.path("ca.pem"), "--ready-timeout", "5s", "--results", t.TempDir(), "--quiet")
+	if r.code != exitHarness || !strings.Contains(r.stderr, "certificate") {
+		t.Errorf("no client certificate: exit %d: %s", r.code, lastLines(r.stderr, 5))
+	}
+}
+
+// Redis with a password (requirepass), started outside the run.
+func TestEndpointsRedisPassword(t *testing.T) {
+	requireDocker(t)
+	t.Parallel()
+	ip := stagingAddr(t)
+	port := freePort(t, ip)
+	const password = "s3cret-staging-pw"
+	startStaging(t, docker.Spec{Name: "staging-redis", Image: images.BaseRef(),
+		Cmd: []string{"redis-server", "--port", fmt.Sprint(port), "--bind", ip, "--requirepass", password, "--save", "", "--appendonly", "no"}})
+	addr := net.JoinHostPort(ip, fmt.Sprint(port))
+	rdb := goredis.NewClient(&goredis.Options{Addr: addr, Password: password})
+	defer rdb.Close()
+	ctx := context.Background()
+	var err error
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		if err = rdb.Set(ctx, "team:config", "keep me", 0).Err(); err == nil {
+			break
+		}
+	}
+	if err != nil {
+		t.Fatalf("the staging redis never served: %v", err)
+	}
+	for k, v := range map[string]string{"/fencecheck/not-this-run/lock": "someone else's", "/fencecheck": "a key named like the prefix"} {
+		if err := rdb.Set(ctx, k, v, 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	snapshot := func() map[string]string {
+		keys, err := rdb.Keys(ctx, "*").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]string{}
+		for _, k := range keys {
+			m[k], _ = rdb.Get(ctx, k).Result()
+		}
+		return m
+	}
+	before := snapshot()
+	authFile := filepath.Join(t.TempDir(), "auth")
+	if err := os.WriteFile(authFile, []byte(":"+password+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"--target", "redis", "--endpoints", "redis://" + addr, "--auth-file", authFile, "--nemesis", "pause-holder", "--seed", "1"}
+	attachedRun(t, t.TempDir(), exitInvalid, []string{password}, append(args, "--fencing", "none")...)
+	attachedRun(t, t.TempDir(), exitValid, []string{password}, append(args, "--fencing", "token")...)
+	refusedServerFault(t, args[:len(args)-4]...)
+	// A client-side network fault cuts the holder off from the attached
+	// server by its address: the rules drop packets.
+	res := t.TempDir()
+	r := runCLI(t, nil, "run", "--target", "redis", "--endpoints", "redis://"+addr, "--auth-file", authFile, "--nemesis", "partition-client",
+		"--fencing", "none", "--time-limit", "20s", "--seed", "1", "--results", res, "--quiet")
+	if r.code != exitInvalid && r.code != exitValid {
+		t.Fatalf("partition-client: exit %d: %s", r.code, lastLines(r.stderr, 10))
+	}
+	got := readResults(t, filepath.Join(res, "latest"))
+	cut := 0
+	for _, f := range got.Faults {
+		if n, err := strconv.Atoi(f.Params["dropped"]); err == nil && n > 0 && f.Error == "" {
+			cut++
+		}
+	}
+	if len(got.Faults) == 0 || cut == 0 {
+		t.Errorf("partition-client on an attached server: %d faults, %d dropped packets: %+v", len(got.Faults), cut, got.Faults)
+	}
+	if after := snapshot(); !maps.Equal(before, after) {
+		t.Errorf("keys on the staging redis changed:\nbefore %v\nafter  %v", slices.Sorted(maps.Keys(before)), slices.Sorted(maps.Keys(after)))
+	}
+	// A wrong password: a harness failure that says so.
+	r = runCLI(t, nil, "run", "--target", "redis", "--endpoints", addr, "--auth", ":wrong", "--ready-timeout", "5s", "--results", t.TempDir(), "--quiet")
+	if r.code != exitHarness || !strings.Contains(r.stderr, "WRONGPASS") {
+		t.Errorf("a wrong password: exit %d: %s", r.code, lastLines(r.stderr, 5))
+	}
+}
