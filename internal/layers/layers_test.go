@@ -26,7 +26,7 @@ var layers = []layer{
 	{"foundation (vocabularies and mechanisms)", []string{
 		"targets", "internal/spec", "internal/images/kinds",
 		"internal/history", "internal/history/lockappend", "internal/history/lockappend/histtest", "internal/history/register",
-		"internal/images",
+		"internal/images", "internal/runtime",
 		"internal/harness/docker", "internal/harness/vdso", "internal/harness/netdelay", "internal/harness/lazydisk",
 		"internal/trends",
 	}},
