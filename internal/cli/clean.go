@@ -8,6 +8,7 @@ import (
 
 	"github.com/fencecheck/fencecheck/internal/harness"
 	"github.com/fencecheck/fencecheck/internal/harness/docker"
+	"github.com/fencecheck/fencecheck/internal/runtime"
 )
 
 func cmdClean(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -28,7 +29,7 @@ func cmdClean(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return fmt.Errorf("%w: %w", harness.ErrHarness, err)
 	}
 	defer cli.Close()
-	var n docker.Cleaned
+	var n runtime.Cleaned
 	if *runID != "" {
 		n, err = docker.CleanRun(ctx, cli, *runID)
 	} else {
@@ -42,7 +43,7 @@ func cmdClean(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	err = errors.Join(err, derr)
 	for _, name := range n.Stuck {
-		fmt.Fprintf(stderr, "fencecheck clean: network %s left: %v; it holds nothing\n", name, docker.ErrStuckNetwork)
+		fmt.Fprintf(stderr, "fencecheck clean: network %s left: %v; it holds nothing\n", name, runtime.ErrStuckNetwork)
 	}
 	return err
 }

@@ -39,6 +39,7 @@ import (
 	"github.com/fencecheck/fencecheck/internal/harness"
 	"github.com/fencecheck/fencecheck/internal/harness/docker"
 	"github.com/fencecheck/fencecheck/internal/history"
+	"github.com/fencecheck/fencecheck/internal/runtime"
 )
 
 var (
@@ -141,7 +142,7 @@ func assertNoLeftovers(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cli.Close()
-	f := filters.NewArgs(filters.Arg("label", docker.LabelManaged+"=1"))
+	f := filters.NewArgs(filters.Arg("label", runtime.LabelManaged+"=1"))
 	cs, err := cli.ContainerList(ctx, container.ListOptions{All: true, Filters: f})
 	if err != nil {
 		t.Fatal(err)
@@ -163,13 +164,13 @@ func assertNoLeftovers(t *testing.T) {
 
 // leftNetwork fails the test for a fencecheck network still listed, unless
 // the Engine will not remove it though nothing is attached to it
-// (docker.ErrStuckNetwork: an Engine fault that only a dockerd restart
+// (runtime.ErrStuckNetwork: an Engine fault that only a dockerd restart
 // mends), which is logged.
 func leftNetwork(t *testing.T, cli *client.Client, n network.Summary, what string) {
 	t.Helper()
-	done, err := docker.CleanRun(context.Background(), cli, n.Labels[docker.LabelRun])
+	done, err := docker.CleanRun(context.Background(), cli, n.Labels[runtime.LabelRun])
 	if err == nil && done.Containers == 0 && slices.Contains(done.Stuck, n.Name) {
-		t.Logf("network %s left by the Engine: %v", strings.TrimSpace(n.Name+" "+what), docker.ErrStuckNetwork)
+		t.Logf("network %s left by the Engine: %v", strings.TrimSpace(n.Name+" "+what), runtime.ErrStuckNetwork)
 		return
 	}
 	t.Errorf("network %s left behind (clean: %+v, %v)", strings.TrimSpace(n.Name+" "+what), done, err)
@@ -209,7 +210,7 @@ func assertRunsGone(t *testing.T, results string) {
 	}
 	defer cli.Close()
 	for _, id := range runIDs(t, results) {
-		f := filters.NewArgs(filters.Arg("label", docker.LabelRun+"="+id))
+		f := filters.NewArgs(filters.Arg("label", runtime.LabelRun+"="+id))
 		cs, err := cli.ContainerList(ctx, container.ListOptions{All: true, Filters: f})
 		if err != nil {
 			t.Fatal(err)
@@ -247,7 +248,7 @@ func stoppedRunProcesses(t *testing.T, results string) []int {
 	defer cli.Close()
 	var ids []string
 	for _, id := range runIDs(t, results) {
-		f := filters.NewArgs(filters.Arg("label", docker.LabelRun+"="+id))
+		f := filters.NewArgs(filters.Arg("label", runtime.LabelRun+"="+id))
 		cs, err := cli.ContainerList(ctx, container.ListOptions{All: true, Filters: f})
 		if err != nil {
 			t.Fatal(err)

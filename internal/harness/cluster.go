@@ -28,6 +28,7 @@ import (
 	"github.com/fencecheck/fencecheck/internal/nemesis"
 	"github.com/fencecheck/fencecheck/internal/resources"
 	"github.com/fencecheck/fencecheck/internal/resources/lockstore"
+	"github.com/fencecheck/fencecheck/internal/runtime"
 	"github.com/fencecheck/fencecheck/internal/worker"
 	"github.com/fencecheck/fencecheck/internal/workloads"
 	"github.com/fencecheck/fencecheck/targets"
@@ -112,7 +113,7 @@ type Cluster struct {
 	rt       *docker.Runtime
 	log      *slog.Logger
 	RunID    string
-	servers  []*docker.Container
+	servers  []*runtime.Container
 	Nodes    []targets.Node
 	Images   map[string]string // kind -> tag
 	ImageIDs map[string]string // kind -> image id
@@ -133,7 +134,7 @@ type Cluster struct {
 	catalog   worker.Catalog
 
 	clients []*client
-	byNode  map[string]*docker.Container
+	byNode  map[string]*runtime.Container
 
 	scripted atomic.Int64 // ids of RunOne's operations
 
@@ -220,7 +221,7 @@ func newCluster(cfg ClusterConfig) *Cluster {
 		cfg.Resources = []ResourceUse{{Resource: lockstore.Resource{}, Fencing: targets.FencingNone}}
 	}
 	c := &Cluster{cfg: cfg, log: cfg.Log, RunID: cfg.RunID, Images: map[string]string{}, ImageIDs: map[string]string{},
-		byNode: map[string]*docker.Container{}, delayers: map[string]*netdelay.Delayer{},
+		byNode: map[string]*runtime.Container{}, delayers: map[string]*netdelay.Delayer{},
 		ResourceNodes: map[string][]targets.Node{}}
 	c.nemesisEnv = nemesisEnv{c}
 	c.catalog = cfg.catalog()
@@ -312,12 +313,12 @@ func (c *Cluster) ensureImages(ctx context.Context, cli *dockerclient.Client, sp
 func (c *Cluster) startServers(ctx context.Context, specs []targets.NodeSpec, server serverImage) error {
 	cfg := c.cfg
 	rnodes := cfg.resourceNodes()
-	dspecs := make([]docker.Spec, len(specs))
+	dspecs := make([]runtime.Spec, len(specs))
 	for i, s := range specs {
 		kind, cmd := server.of(s)
-		dspecs[i] = docker.Spec{Name: s.Name, Role: docker.RoleServer, Image: c.Images[kind], Cmd: cmd, Env: s.Env}
+		dspecs[i] = runtime.Spec{Name: s.Name, Role: runtime.RoleServer, Image: c.Images[kind], Cmd: cmd, Env: s.Env}
 		for _, f := range s.Files {
-			dspecs[i].Files = append(dspecs[i].Files, docker.File{Path: f.Path, Data: f.Data, Mode: f.Mode})
+			dspecs[i].Files = append(dspecs[i].Files, runtime.File{Path: f.Path, Data: f.Data, Mode: f.Mode})
 		}
 		if kind == UserImageKind {
 			// The server binary is PID 1, not the image's wrapper: [""]
@@ -327,7 +328,7 @@ func (c *Cluster) startServers(ctx context.Context, specs []targets.NodeSpec, se
 		}
 	}
 	for _, n := range rnodes {
-		dspecs = append(dspecs, docker.Spec{Name: n.spec.Name, Role: docker.RoleResource, Image: c.Images[n.spec.Image], Cmd: n.spec.Cmd, Env: n.spec.Env})
+		dspecs = append(dspecs, runtime.Spec{Name: n.spec.Name, Role: runtime.RoleResource, Image: c.Images[n.spec.Image], Cmd: n.spec.Cmd, Env: n.spec.Env})
 	}
 	if cfg.LazyDisks {
 		dataDirs := map[string]string{}
@@ -459,13 +460,13 @@ func (c *Cluster) startWorkers(ctx context.Context) error {
 	if c.cfg.Workers == 0 {
 		return nil
 	}
-	wspecs := make([]docker.Spec, c.cfg.Workers)
+	wspecs := make([]runtime.Spec, c.cfg.Workers)
 	workerImage := c.Images[images.Worker]
 	if c.cfg.ClientProgram != nil {
 		workerImage = c.Images[images.Client]
 	}
 	for i := range wspecs {
-		wspecs[i] = docker.Spec{Name: fmt.Sprintf("w%d", i+1), Role: docker.RoleWorker, Image: workerImage,
+		wspecs[i] = runtime.Spec{Name: fmt.Sprintf("w%d", i+1), Role: runtime.RoleWorker, Image: workerImage,
 			Cmd: []string{"/usr/local/bin/fencecheck", worker.CmdWorkerName, "--listen", fmt.Sprintf(":%d", worker.Port)}}
 	}
 	ws, err := c.rt.StartAll(ctx, wspecs)
@@ -613,9 +614,9 @@ func (c *Cluster) Connect(ctx context.Context, rec *history.Recorder) error {
 	if c.cfg.Workload == nil {
 		return fmt.Errorf("%w: no workload", targets.ErrBadConfig)
 	}
-	var ws []*docker.Container
+	var ws []*runtime.Container
 	for _, ct := range c.rt.Containers() {
-		if ct.Role == docker.RoleWorker {
+		if ct.Role == runtime.RoleWorker {
 			ws = append(ws, ct)
 		}
 	}
@@ -727,7 +728,7 @@ func (c *Cluster) teardown(logsDir string) error {
 		err = errors.Join(err, derr)
 	}
 	for _, n := range done.Stuck {
-		c.log.Warn("network left", "network", n, "err", docker.ErrStuckNetwork)
+		c.log.Warn("network left", "network", n, "err", runtime.ErrStuckNetwork)
 	}
 	c.rt = nil
 	return err

@@ -35,18 +35,9 @@ import (
 	"github.com/docker/docker/api/types/network"
 	"github.com/docker/docker/client"
 	"github.com/docker/docker/pkg/stdcopy"
-)
 
-// Labels.
-const (
-	LabelManaged = "fencecheck"      // "1" on everything fencecheck creates
-	LabelRun     = "fencecheck.run"  // the run id
-	LabelRole    = "fencecheck.role" // "server" or "worker"
-	LabelNode    = "fencecheck.node" // the node's name in its run
+	"github.com/fencecheck/fencecheck/internal/runtime"
 )
-
-// ErrUnreachable: the Docker Engine does not answer.
-var ErrUnreachable = errors.New("docker engine unreachable")
 
 // ResponseTimeout bounds how long any Engine call waits for the Engine to
 // start answering, once the request is sent. Streams that have begun (image
@@ -61,17 +52,18 @@ var ResponseTimeout = 5 * time.Minute
 
 // Connect returns a client of the local Docker Engine (DOCKER_HOST and the
 // other DOCKER_* variables are honoured), with API version negotiation and
-// ResponseTimeout, after checking that the engine answers.
+// ResponseTimeout, after checking that the engine answers; else an error
+// wrapping runtime.ErrUnreachable.
 func Connect(ctx context.Context) (*client.Client, error) {
 	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation(), withResponseTimeout(ResponseTimeout))
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrUnreachable, err)
+		return nil, fmt.Errorf("docker %w: %w", runtime.ErrUnreachable, err)
 	}
 	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if _, err := cli.Ping(pctx); err != nil {
 		cli.Close()
-		return nil, fmt.Errorf("%w: %w", ErrUnreachable, err)
+		return nil, fmt.Errorf("docker %w: %w", runtime.ErrUnreachable, err)
 	}
 	cli.NegotiateAPIVersion(ctx)
 	return cli, nil
@@ -94,55 +86,6 @@ func withResponseTimeout(d time.Duration) client.Opt {
 	}
 }
 
-// Spec is a container to start.
-type Spec struct {
-	Name  string // node name, unique in the run: n1, w1, ...
-	Role  string // "server" or "worker"
-	Image string
-	// Entrypoint, when not empty, replaces the image's entry point;
-	// []string{""} clears it (as docker run --entrypoint ""), so that Cmd
-	// runs as given: a user's image whose entry point is a wrapper script
-	// still runs the server itself as PID 1.
-	Entrypoint []string
-	Cmd        []string
-	Env        []string
-	// Files are written into the container after it is created and before
-	// it starts, their parent directories made as needed: what a server
-	// reads at start-up and no image holds (keys, token files), with no
-	// shell needed in the image to write them.
-	Files []File
-	// Binds are host directories mounted into the container.
-	Binds []Bind
-}
-
-// Bind is a host directory mounted at a path of a container.
-type Bind struct{ Host, Container string }
-
-// File is a file of Spec.Files.
-type File struct {
-	Path string // absolute path in the container
-	Data []byte
-	Mode int64 // permission bits; 0 is 0o644
-}
-
-// Roles.
-const (
-	RoleServer   = "server"
-	RoleWorker   = "worker"
-	RoleResource = "resource"
-	// RoleNet is a node's network helper (NetExec): a container of
-	// fencecheck's base image in the node's network namespace.
-	RoleNet = "net"
-)
-
-// Container is a started container.
-type Container struct {
-	ID   string
-	Name string // node name
-	Role string
-	IP   string // address on the run's network
-}
-
 // Runtime creates and removes the containers of one run.
 type Runtime struct {
 	cli     *client.Client
@@ -155,7 +98,7 @@ type Runtime struct {
 	HelperImage string
 
 	mu         sync.Mutex
-	containers []*Container
+	containers []*runtime.Container
 	next       map[string]int // role -> containers of that role so far
 	helpers    map[string]*helper
 }
@@ -174,7 +117,7 @@ type helper struct {
 // restarted after a crash keeps its address and partition rules stay right.
 func New(ctx context.Context, cli *client.Client, runID string) (*Runtime, error) {
 	name := "fencecheck-" + runID
-	labels := map[string]string{LabelManaged: "1", LabelRun: runID}
+	labels := map[string]string{runtime.LabelManaged: "1", runtime.LabelRun: runID}
 	// Fixed addresses need a subnet given at creation: let the Engine pick
 	// a free one on a probe network, then make the real one with it.
 	probe, err := cli.NetworkCreate(ctx, name, network.CreateOptions{Driver: "bridge", Labels: labels})
@@ -213,9 +156,9 @@ func (r *Runtime) address(role string) string {
 	defer r.mu.Unlock()
 	first := 10
 	switch role {
-	case RoleWorker:
+	case runtime.RoleWorker:
 		first = 100
-	case RoleResource:
+	case runtime.RoleResource:
 		first = 60
 	}
 	a := r.subnet.Addr()
@@ -235,11 +178,11 @@ func (r *Runtime) Client() *client.Client { return r.cli }
 // Start creates and starts one container on the run's network, with the
 // node name as its host name and network alias, at the role's next fixed
 // address.
-func (r *Runtime) Start(ctx context.Context, s Spec) (*Container, error) {
+func (r *Runtime) Start(ctx context.Context, s runtime.Spec) (*runtime.Container, error) {
 	return r.start(ctx, s, r.address(s.Role))
 }
 
-func (r *Runtime) start(ctx context.Context, s Spec, ip string) (*Container, error) {
+func (r *Runtime) start(ctx context.Context, s runtime.Spec, ip string) (*runtime.Container, error) {
 	cname := fmt.Sprintf("fencecheck-%s-%s", r.runID, s.Name)
 	cfg := &container.Config{
 		Image:      s.Image,
@@ -248,7 +191,7 @@ func (r *Runtime) start(ctx context.Context, s Spec, ip string) (*Container, err
 		Env:        s.Env,
 		Hostname:   s.Name,
 		Labels: map[string]string{
-			LabelManaged: "1", LabelRun: r.runID, LabelRole: s.Role, LabelNode: s.Name,
+			runtime.LabelManaged: "1", runtime.LabelRun: r.runID, runtime.LabelRole: s.Role, runtime.LabelNode: s.Name,
 		},
 	}
 	host := &container.HostConfig{
@@ -273,7 +216,7 @@ func (r *Runtime) start(ctx context.Context, s Spec, ip string) (*Container, err
 	if err != nil {
 		return nil, fmt.Errorf("docker: create %s: %w", cname, err)
 	}
-	c := &Container{ID: created.ID, Name: s.Name, Role: s.Role}
+	c := &runtime.Container{ID: created.ID, Name: s.Name, Role: s.Role}
 	r.mu.Lock()
 	r.containers = append(r.containers, c)
 	r.mu.Unlock()
@@ -301,7 +244,7 @@ func (r *Runtime) start(ctx context.Context, s Spec, ip string) (*Container, err
 // tarOf is a tar archive of files, relative to /. It has no entries for
 // their directories: the Engine makes those missing (0o755) and leaves
 // existing ones as they are (an entry would reset their modes and times).
-func tarOf(files []File) (io.Reader, error) {
+func tarOf(files []runtime.File) (io.Reader, error) {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
 	for _, f := range files {
@@ -328,8 +271,8 @@ func tarOf(files []File) (io.Reader, error) {
 
 // StartAll starts the containers concurrently and returns them in order;
 // addresses are given in order too.
-func (r *Runtime) StartAll(ctx context.Context, specs []Spec) ([]*Container, error) {
-	out := make([]*Container, len(specs))
+func (r *Runtime) StartAll(ctx context.Context, specs []runtime.Spec) ([]*runtime.Container, error) {
+	out := make([]*runtime.Container, len(specs))
 	errs := make([]error, len(specs))
 	var wg sync.WaitGroup
 	ips := make([]string, len(specs))
@@ -348,10 +291,10 @@ func (r *Runtime) StartAll(ctx context.Context, specs []Spec) ([]*Container, err
 }
 
 // Containers returns the containers started so far.
-func (r *Runtime) Containers() []*Container {
+func (r *Runtime) Containers() []*runtime.Container {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]*Container(nil), r.containers...)
+	return append([]*runtime.Container(nil), r.containers...)
 }
 
 // Signal sends a signal (SIGSTOP, SIGCONT, SIGKILL, ...) to the container's
@@ -362,9 +305,9 @@ func (r *Runtime) Containers() []*Container {
 // signal is queued, and a stop takes effect only when each thread next
 // passes through the kernel, so a caller that let a frozen client go on
 // right after the call (pause-holder's Proceed) could see that client's
-// write leave before the stop landed. ErrNotStopped when that does not
-// happen within StopTimeout.
-func (r *Runtime) Signal(ctx context.Context, c *Container, sig string) error {
+// write leave before the stop landed. runtime.ErrNotStopped when that does
+// not happen within StopTimeout.
+func (r *Runtime) Signal(ctx context.Context, c *runtime.Container, sig string) error {
 	if err := r.cli.ContainerKill(ctx, c.ID, sig); err != nil {
 		return fmt.Errorf("docker: %s %s: %w", sig, c.Name, err)
 	}
@@ -404,9 +347,6 @@ func (r *Runtime) Signal(ctx context.Context, c *Container, sig string) error {
 // thread of a container (a thread in uninterruptible sleep, waiting on a
 // disk, stops only when that ends).
 const StopTimeout = 10 * time.Second
-
-// ErrNotStopped: a process did not stop within the wait after SIGSTOP.
-var ErrNotStopped = errors.New("not stopped after SIGSTOP")
 
 // signalPids sends sig to each of pids but skip; processes that ended
 // meanwhile are skipped.
@@ -449,8 +389,8 @@ func namespacePids(pid int) ([]int, error) {
 
 // WaitStopped waits until every thread of each process in pids is stopped
 // (state T or t) or gone (Z, X, or no longer in /proc), polling /proc; it
-// returns ErrNotStopped, naming a thread still running, when ctx ends
-// first.
+// returns runtime.ErrNotStopped, naming a thread still running, when ctx
+// ends first.
 func WaitStopped(ctx context.Context, pids ...int) error {
 	delay := 200 * time.Microsecond
 	for {
@@ -466,7 +406,7 @@ func WaitStopped(ctx context.Context, pids ...int) error {
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("%w: %s", ErrNotStopped, running)
+			return fmt.Errorf("%w: %s", runtime.ErrNotStopped, running)
 		case <-time.After(delay):
 		}
 		delay = min(2*delay, 20*time.Millisecond)
@@ -501,7 +441,7 @@ func runningThread(pid int) (int, string) {
 
 // Kill sends SIGKILL to the container's process and waits until the
 // container has stopped; its file system (and so a server's data) stays.
-func (r *Runtime) Kill(ctx context.Context, c *Container) error {
+func (r *Runtime) Kill(ctx context.Context, c *runtime.Container) error {
 	if err := r.Signal(ctx, c, "SIGKILL"); err != nil {
 		return err
 	}
@@ -518,7 +458,7 @@ func (r *Runtime) Kill(ctx context.Context, c *Container) error {
 
 // Restart starts a stopped container again, on its own file system and at
 // its fixed address, and replaces its network helper, if it had one.
-func (r *Runtime) Restart(ctx context.Context, c *Container) error {
+func (r *Runtime) Restart(ctx context.Context, c *runtime.Container) error {
 	if err := r.cli.ContainerStart(ctx, c.ID, container.StartOptions{}); err != nil {
 		return fmt.Errorf("docker: restart %s: %w", c.Name, err)
 	}
@@ -537,7 +477,7 @@ func (r *Runtime) Restart(ctx context.Context, c *Container) error {
 }
 
 // Running reports whether the container runs.
-func (r *Runtime) Running(ctx context.Context, c *Container) (bool, error) {
+func (r *Runtime) Running(ctx context.Context, c *runtime.Container) (bool, error) {
 	info, err := r.cli.ContainerInspect(ctx, c.ID)
 	if err != nil {
 		return false, fmt.Errorf("docker: inspect %s: %w", c.Name, err)
@@ -547,7 +487,7 @@ func (r *Runtime) Running(ctx context.Context, c *Container) (bool, error) {
 
 // Pid returns the host pid of the container's process (0 when it does not
 // run).
-func (r *Runtime) Pid(ctx context.Context, c *Container) (int, error) {
+func (r *Runtime) Pid(ctx context.Context, c *runtime.Container) (int, error) {
 	info, err := r.cli.ContainerInspect(ctx, c.ID)
 	if err != nil {
 		return 0, fmt.Errorf("docker: inspect %s: %w", c.Name, err)
@@ -560,7 +500,7 @@ func (r *Runtime) Pid(ctx context.Context, c *Container) (int, error) {
 
 // ProcessState returns the state letter of the container's PID 1 as the
 // host's /proc shows it (R, S, T, Z, ...), or "" when it is not running.
-func (r *Runtime) ProcessState(ctx context.Context, c *Container) (string, error) {
+func (r *Runtime) ProcessState(ctx context.Context, c *runtime.Container) (string, error) {
 	info, err := r.cli.ContainerInspect(ctx, c.ID)
 	if err != nil {
 		return "", fmt.Errorf("docker: inspect %s: %w", c.Name, err)
@@ -592,7 +532,7 @@ func statState(path string) (string, error) {
 
 // SaveLogs writes the container's output (stdout and stderr, interleaved as
 // the Engine kept them) to path.
-func (r *Runtime) SaveLogs(ctx context.Context, c *Container, path string) error {
+func (r *Runtime) SaveLogs(ctx context.Context, c *runtime.Container, path string) error {
 	rc, err := r.cli.ContainerLogs(ctx, c.ID, container.LogsOptions{ShowStdout: true, ShowStderr: true, Timestamps: true})
 	if err != nil {
 		return fmt.Errorf("docker: logs of %s: %w", c.Name, err)
@@ -620,7 +560,7 @@ const cpuPeriod = 100_000
 // core) through the Engine's update API (a CFS quota per 100 ms period);
 // cpus 0 lifts the cap. The container keeps running; its processes get
 // that much CPU and wait for the rest.
-func (r *Runtime) LimitCPU(ctx context.Context, c *Container, cpus float64) error {
+func (r *Runtime) LimitCPU(ctx context.Context, c *runtime.Container, cpus float64) error {
 	quota := int64(-1) // unlimited
 	if cpus > 0 {
 		quota = max(int64(cpus*cpuPeriod), 1000) // the kernel's least: 1 ms
@@ -634,7 +574,7 @@ func (r *Runtime) LimitCPU(ctx context.Context, c *Container, cpus float64) erro
 
 // CPUQuota is the container's CPU quota as the Engine keeps it, in cores
 // (0: none).
-func (r *Runtime) CPUQuota(ctx context.Context, c *Container) (float64, error) {
+func (r *Runtime) CPUQuota(ctx context.Context, c *runtime.Container) (float64, error) {
 	info, err := r.cli.ContainerInspect(ctx, c.ID)
 	if err != nil {
 		return 0, fmt.Errorf("docker: inspect %s: %w", c.Name, err)
@@ -647,7 +587,7 @@ func (r *Runtime) CPUQuota(ctx context.Context, c *Container) (float64, error) {
 
 // CPUTime is the CPU time every process of the container has used so far,
 // as its cgroup counts it (the Engine's stats).
-func (r *Runtime) CPUTime(ctx context.Context, c *Container) (time.Duration, error) {
+func (r *Runtime) CPUTime(ctx context.Context, c *runtime.Container) (time.Duration, error) {
 	st, err := r.cli.ContainerStatsOneShot(ctx, c.ID)
 	if err != nil {
 		return 0, fmt.Errorf("docker: stats of %s: %w", c.Name, err)
@@ -663,7 +603,7 @@ func (r *Runtime) CPUTime(ctx context.Context, c *Container) (time.Duration, err
 // LogLines returns the container's log lines (stdout and stderr) written
 // since the given time, each prefixed by the time the engine received it
 // (RFC 3339 with nanoseconds, then a space).
-func (r *Runtime) LogLines(ctx context.Context, c *Container, since time.Time) ([]string, error) {
+func (r *Runtime) LogLines(ctx context.Context, c *runtime.Container, since time.Time) ([]string, error) {
 	rc, err := r.cli.ContainerLogs(ctx, c.ID, container.LogsOptions{ShowStdout: true, ShowStderr: true,
 		Timestamps: true, Since: strconv.FormatInt(since.Unix(), 10)})
 	if err != nil {
@@ -679,7 +619,7 @@ func (r *Runtime) LogLines(ctx context.Context, c *Container, since time.Time) (
 
 // Exec runs a command in the container and returns its combined output; a
 // non-zero exit is an error that includes the output.
-func (r *Runtime) Exec(ctx context.Context, c *Container, cmd ...string) (string, error) {
+func (r *Runtime) Exec(ctx context.Context, c *runtime.Container, cmd ...string) (string, error) {
 	ex, err := r.cli.ContainerExecCreate(ctx, c.ID, container.ExecOptions{Cmd: cmd, AttachStdout: true, AttachStderr: true})
 	if err != nil {
 		return "", fmt.Errorf("docker: exec in %s: %w", c.Name, err)
@@ -712,7 +652,7 @@ func (r *Runtime) Exec(ctx context.Context, c *Container, cmd ...string) (string
 // container gets a fresh namespace (and the old one's rules went with it).
 // It carries the run's labels, so Teardown and Clean remove it. c must be
 // running.
-func (r *Runtime) NetExec(ctx context.Context, c *Container, cmd ...string) (string, error) {
+func (r *Runtime) NetExec(ctx context.Context, c *runtime.Container, cmd ...string) (string, error) {
 	h := r.helperOf(c.Name)
 	// Held through the exec: a helper replaced meanwhile would otherwise
 	// take the rules into a namespace that is gone.
@@ -721,13 +661,13 @@ func (r *Runtime) NetExec(ctx context.Context, c *Container, cmd ...string) (str
 	if err := r.ensureHelper(ctx, c, h); err != nil {
 		return "", err
 	}
-	return r.Exec(ctx, &Container{ID: h.id, Name: c.Name + "'s network helper"}, cmd...)
+	return r.Exec(ctx, &runtime.Container{ID: h.id, Name: c.Name + "'s network helper"}, cmd...)
 }
 
 // WarmHelpers starts the network helpers of cs at once, so that a network
 // fault's first rules do not wait for container starts, one node after
 // another, inside the fault's window.
-func (r *Runtime) WarmHelpers(ctx context.Context, cs []*Container) error {
+func (r *Runtime) WarmHelpers(ctx context.Context, cs []*runtime.Container) error {
 	errs := make([]error, len(cs))
 	var wg sync.WaitGroup
 	for i, c := range cs {
@@ -762,7 +702,7 @@ func (r *Runtime) helperOf(node string) *helper {
 // netns is the network namespace of a running container's process, as the
 // host's /proc names it ("net:[4026532]").
 func (r *Runtime) netns(ctx context.Context, id, name string) (string, error) {
-	pid, err := r.Pid(ctx, &Container{ID: id, Name: name})
+	pid, err := r.Pid(ctx, &runtime.Container{ID: id, Name: name})
 	if err != nil {
 		return "", err
 	}
@@ -779,7 +719,7 @@ func (r *Runtime) netns(ctx context.Context, id, name string) (string, error) {
 // ensureHelper makes h, held by the caller, c's network helper in c's
 // current namespace: it starts one, or replaces one whose namespace is gone
 // (c restarted). A restart of c while the helper starts is retried once.
-func (r *Runtime) ensureHelper(ctx context.Context, c *Container, h *helper) error {
+func (r *Runtime) ensureHelper(ctx context.Context, c *runtime.Container, h *helper) error {
 	var err error
 	for attempt := 0; attempt < 2; attempt++ {
 		var again bool
@@ -792,7 +732,7 @@ func (r *Runtime) ensureHelper(ctx context.Context, c *Container, h *helper) err
 
 // startHelper is one attempt of ensureHelper; again reports that c
 // restarted while its helper started.
-func (r *Runtime) startHelper(ctx context.Context, c *Container, h *helper) (again bool, err error) {
+func (r *Runtime) startHelper(ctx context.Context, c *runtime.Container, h *helper) (again bool, err error) {
 	ns, err := r.netns(ctx, c.ID, c.Name)
 	if err != nil {
 		return false, err
@@ -816,7 +756,7 @@ func (r *Runtime) startHelper(ctx context.Context, c *Container, h *helper) (aga
 		Entrypoint: []string{"sleep"},
 		Cmd:        []string{"infinity"},
 		Labels: map[string]string{
-			LabelManaged: "1", LabelRun: r.runID, LabelRole: RoleNet, LabelNode: c.Name,
+			runtime.LabelManaged: "1", runtime.LabelRun: r.runID, runtime.LabelRole: runtime.RoleNet, runtime.LabelNode: c.Name,
 		},
 	}
 	host := &container.HostConfig{
@@ -847,38 +787,30 @@ func (r *Runtime) startHelper(ctx context.Context, c *Container, h *helper) (aga
 // Teardown resumes any stopped process, then removes every container of the
 // run and its network, and says what it removed. It uses its own deadline,
 // so that it still works when the run's context was cancelled (Ctrl-C).
-func (r *Runtime) Teardown() (Cleaned, error) {
+func (r *Runtime) Teardown() (runtime.Cleaned, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	return CleanRun(ctx, r.cli, r.runID)
-}
-
-// Cleaned counts what Clean removed.
-type Cleaned struct {
-	Containers, Networks int
-	// Stuck names the networks the Engine would not remove though nothing
-	// was attached to them (ErrStuckNetwork). They are not an error.
-	Stuck []string
 }
 
 // Clean removes every container and network labelled fencecheck=1 on this
 // Engine, from any run, after sending SIGCONT to each container so that no
 // process stays stopped. It touches nothing without the label, but for
 // disconnecting a container from a labelled network it removes. Networks
-// the Engine will not let go of (ErrStuckNetwork) are listed in Stuck.
-func Clean(ctx context.Context, cli *client.Client) (Cleaned, error) {
-	return clean(ctx, cli, filters.NewArgs(filters.Arg("label", LabelManaged+"=1")))
+// the Engine will not let go of (runtime.ErrStuckNetwork) are listed in Stuck.
+func Clean(ctx context.Context, cli *client.Client) (runtime.Cleaned, error) {
+	return clean(ctx, cli, filters.NewArgs(filters.Arg("label", runtime.LabelManaged+"=1")))
 }
 
 // CleanRun is Clean for one run.
-func CleanRun(ctx context.Context, cli *client.Client, runID string) (Cleaned, error) {
+func CleanRun(ctx context.Context, cli *client.Client, runID string) (runtime.Cleaned, error) {
 	return clean(ctx, cli, filters.NewArgs(
-		filters.Arg("label", LabelManaged+"=1"),
-		filters.Arg("label", LabelRun+"="+runID)))
+		filters.Arg("label", runtime.LabelManaged+"=1"),
+		filters.Arg("label", runtime.LabelRun+"="+runID)))
 }
 
-func clean(ctx context.Context, cli *client.Client, f filters.Args) (Cleaned, error) {
-	var done Cleaned
+func clean(ctx context.Context, cli *client.Client, f filters.Args) (runtime.Cleaned, error) {
+	var done runtime.Cleaned
 	cs, err := cli.ContainerList(ctx, container.ListOptions{All: true, Filters: f})
 	if err != nil {
 		return done, fmt.Errorf("docker: list containers: %w", err)
@@ -911,7 +843,7 @@ func clean(ctx context.Context, cli *client.Client, f filters.Args) (Cleaned, er
 		return done, errors.Join(append(errs, fmt.Errorf("docker: list networks: %w", err))...)
 	}
 	for _, n := range ns {
-		if err := removeNetwork(ctx, cli, n.ID); errors.Is(err, ErrStuckNetwork) {
+		if err := removeNetwork(ctx, cli, n.ID); errors.Is(err, runtime.ErrStuckNetwork) {
 			done.Stuck = append(done.Stuck, n.Name)
 			continue
 		} else if err != nil {
@@ -923,18 +855,11 @@ func clean(ctx context.Context, cli *client.Client, f filters.Args) (Cleaned, er
 	return done, errors.Join(errs...)
 }
 
-// ErrStuckNetwork: the Engine will not remove a network although no
-// container is attached to it, because it still counts an endpoint there. It
-// is a bookkeeping fault of the Engine (seen once with Docker 20.10, after
-// Ctrl-C during a crash fault, when 4 runs tore down at once): the network
-// holds no process and no fault, and only restarting dockerd frees it.
-var ErrStuckNetwork = errors.New("the Engine still counts an endpoint on a network no container is attached to (restarting dockerd frees it)")
-
 // removeNetwork removes a network whose containers are gone. An endpoint
 // can outlive its container for a moment; the removal is tried again for up
 // to 5 s, and endpoints the Engine still lists are disconnected by force,
 // by name. A network that still cannot be removed though nothing is attached
-// gives ErrStuckNetwork.
+// gives runtime.ErrStuckNetwork.
 func removeNetwork(ctx context.Context, cli *client.Client, id string) error {
 	deadline := time.Now().Add(5 * time.Second)
 	for {
@@ -951,7 +876,7 @@ func removeNetwork(ctx context.Context, cli *client.Client, id string) error {
 		}
 		if time.Now().After(deadline) {
 			if len(info.Containers) == 0 {
-				return fmt.Errorf("%w: %w", ErrStuckNetwork, err)
+				return fmt.Errorf("%w: %w", runtime.ErrStuckNetwork, err)
 			}
 			return err
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/fencecheck/fencecheck/internal/harness/docker"
 	"github.com/fencecheck/fencecheck/internal/harness/harnesstest"
 	"github.com/fencecheck/fencecheck/internal/images"
+	"github.com/fencecheck/fencecheck/internal/runtime"
 )
 
 // withResponseTimeout sets docker.ResponseTimeout for one test.
@@ -110,7 +111,7 @@ func TestResponseTimeoutLetsStreamsRun(t *testing.T) {
 			t.Error(err)
 		}
 	}()
-	c, err := rt.Start(ctx, docker.Spec{Name: "n1", Role: docker.RoleServer, Image: base, Cmd: []string{"sleep", "3"}})
+	c, err := rt.Start(ctx, runtime.Spec{Name: "n1", Role: runtime.RoleServer, Image: base, Cmd: []string{"sleep", "3"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,9 +193,9 @@ func TestFilesBeforeStart(t *testing.T) {
 	}()
 	// The command reads the files as it starts, before anything could
 	// copy them in later.
-	c, err := rt.Start(ctx, docker.Spec{Name: "n1", Role: docker.RoleServer, Image: base,
+	c, err := rt.Start(ctx, runtime.Spec{Name: "n1", Role: runtime.RoleServer, Image: base,
 		Cmd: []string{"sh", "-c", "stat -c '%a %n' /etc/fc-test/a/key /etc/fc-test/b /tmp > /started; cat /etc/fc-test/a/key >> /started; sleep 30"},
-		Files: []docker.File{
+		Files: []runtime.File{
 			{Path: "/etc/fc-test/a/key", Data: []byte("secret\n"), Mode: 0o600},
 			{Path: "/etc/fc-test/b", Data: []byte("plain")},
 		}})
@@ -212,8 +213,8 @@ func TestFilesBeforeStart(t *testing.T) {
 	if out != want {
 		t.Errorf("the command saw %q (%v), want %q", out, err, want)
 	}
-	if _, err := rt.Start(ctx, docker.Spec{Name: "n2", Role: docker.RoleServer, Image: base, Cmd: []string{"true"},
-		Files: []docker.File{{Path: "etc/relative", Data: []byte("x")}}}); err == nil {
+	if _, err := rt.Start(ctx, runtime.Spec{Name: "n2", Role: runtime.RoleServer, Image: base, Cmd: []string{"true"},
+		Files: []runtime.File{{Path: "etc/relative", Data: []byte("x")}}}); err == nil {
 		t.Errorf("a relative path: no error")
 	}
 }
