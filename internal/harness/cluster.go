@@ -17,8 +17,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	dockerclient "github.com/docker/docker/client"
-
 	"github.com/fencecheck/fencecheck/internal/clientproto"
 	"github.com/fencecheck/fencecheck/internal/harness/docker"
 	"github.com/fencecheck/fencecheck/internal/harness/lazydisk"
@@ -180,15 +178,15 @@ func StartCluster(ctx context.Context, cfg ClusterConfig) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	cli, err := docker.Connect(ctx)
+	eng, err := docker.Connect(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrHarness, err)
 	}
-	server, err := c.ensureImages(ctx, cli, specs)
+	server, err := c.ensureImages(ctx, eng, specs)
 	if err != nil {
 		return nil, err
 	}
-	c.rt, err = docker.New(ctx, cli, c.RunID)
+	c.rt, err = docker.New(ctx, eng, c.RunID)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrHarness, err)
 	}
@@ -249,13 +247,13 @@ func (si serverImage) of(s targets.NodeSpec) (kind string, cmd []string) {
 // image of the network helpers; the resources'; the worker's or the
 // user's client's), and records their tags and ids in Images and
 // ImageIDs. It starts nothing, so there is nothing to undo.
-func (c *Cluster) ensureImages(ctx context.Context, cli *dockerclient.Client, specs []targets.NodeSpec) (serverImage, error) {
+func (c *Cluster) ensureImages(ctx context.Context, eng runtime.Images, specs []targets.NodeSpec) (serverImage, error) {
 	cfg := c.cfg
-	b := &images.Builder{Docker: cli, Log: func(f string, a ...any) { c.stage(f, a...) }}
+	b := &images.Builder{Engine: eng, Log: func(f string, a ...any) { c.stage(f, a...) }}
 	server := serverImage{kind: cfg.Target.Image(), cmd: func(cmd []string) []string { return cmd }}
 	var err error
 	if cfg.TargetImage != "" {
-		if server.cmd, err = userImage(ctx, cli, cfg.Target, cfg.TargetImage); err != nil {
+		if server.cmd, err = userImage(ctx, eng, cfg.Target, cfg.TargetImage); err != nil {
 			return server, err
 		}
 		server.kind = UserImageKind
@@ -300,7 +298,7 @@ func (c *Cluster) ensureImages(ctx context.Context, cli *dockerclient.Client, sp
 		}
 	}
 	for kind, ref := range c.Images {
-		if insp, err := cli.ImageInspect(ctx, ref); err == nil {
+		if insp, err := eng.Inspect(ctx, ref); err == nil {
 			c.ImageIDs[kind] = insp.ID
 		}
 	}

@@ -1,13 +1,18 @@
-// Package docker is fencecheck's container runtime, on the Docker Engine SDK.
+// Package docker is fencecheck's container platform (package runtime's
+// interfaces) on the Docker Engine SDK: the one package that talks to the
+// Engine.
 //
-// A Runtime owns the containers and the private network of one run. Every
-// container and network it creates carries the label fencecheck=1 and
-// fencecheck.run=<run id>, so that Clean can find what a crashed run left
-// behind and touch nothing else on the machine. Faults change a container's
-// network (iptables, tc) from its network helper (NetExec), a container of
-// fencecheck's base image in the same network namespace, never on the
-// host's firewall and with nothing needed inside the container's image. A server or worker runs as its container's
-// PID 1, so that signalling the container signals the process itself.
+// Connect returns an Engine (runtime.Engine): its images (images.go), the
+// runs it makes (NewRun) and the clean-up of what runs left (Clean). A
+// Runtime (runtime.Run) owns the containers and the private network of one
+// run. Every container and network it creates carries the label
+// fencecheck=1 and fencecheck.run=<run id>, so that Clean can find what a
+// crashed run left behind and touch nothing else on the machine. Faults
+// change a container's network (iptables, tc) from its network helper
+// (NetExec), a container of fencecheck's base image in the same network
+// namespace, never on the host's firewall and with nothing needed inside
+// the container's image. A server or worker runs as its container's PID 1,
+// so that signalling the container signals the process itself.
 package docker
 
 import (
@@ -50,11 +55,18 @@ import (
 // image store on slow disks): hence minutes, not seconds.
 var ResponseTimeout = 5 * time.Minute
 
-// Connect returns a client of the local Docker Engine (DOCKER_HOST and the
-// other DOCKER_* variables are honoured), with API version negotiation and
-// ResponseTimeout, after checking that the engine answers; else an error
-// wrapping runtime.ErrUnreachable.
-func Connect(ctx context.Context) (*client.Client, error) {
+// Engine is a connection to the local Docker Engine: a runtime.Engine.
+type Engine struct {
+	cli *client.Client
+}
+
+var _ runtime.Engine = (*Engine)(nil)
+
+// Connect connects to the local Docker Engine (DOCKER_HOST and the other
+// DOCKER_* variables are honoured), with API version negotiation and
+// ResponseTimeout, after checking that the engine answers within 10 s;
+// else an error wrapping runtime.ErrUnreachable.
+func Connect(ctx context.Context) (*Engine, error) {
 	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation(), withResponseTimeout(ResponseTimeout))
 	if err != nil {
 		return nil, fmt.Errorf("docker %w: %w", runtime.ErrUnreachable, err)
@@ -66,7 +78,20 @@ func Connect(ctx context.Context) (*client.Client, error) {
 		return nil, fmt.Errorf("docker %w: %w", runtime.ErrUnreachable, err)
 	}
 	cli.NegotiateAPIVersion(ctx)
-	return cli, nil
+	return &Engine{cli: cli}, nil
+}
+
+// Close closes the connection.
+func (e *Engine) Close() error { return e.cli.Close() }
+
+// NewRun is New, as a runtime.Engine, with its network helpers' image.
+func (e *Engine) NewRun(ctx context.Context, runID, helperImage string) (runtime.Run, error) {
+	r, err := New(ctx, e, runID)
+	if err != nil {
+		return nil, err // not a Run holding a nil *Runtime
+	}
+	r.HelperImage = helperImage
+	return r, nil
 }
 
 // withResponseTimeout sets the transport's ResponseHeaderTimeout: the wait
@@ -86,7 +111,7 @@ func withResponseTimeout(d time.Duration) client.Opt {
 	}
 }
 
-// Runtime creates and removes the containers of one run.
+// Runtime creates and removes the containers of one run: a runtime.Run.
 type Runtime struct {
 	cli     *client.Client
 	runID   string
@@ -110,12 +135,15 @@ type helper struct {
 	netns string // "" until it is known to be in its node's namespace
 }
 
-// New makes the run's private bridge network and returns its runtime. The
-// network's subnet is one the Engine picks as free; containers get fixed
-// addresses in it (servers from .10, resources from .60, workers from .100),
-// so that a server
-// restarted after a crash keeps its address and partition rules stay right.
-func New(ctx context.Context, cli *client.Client, runID string) (*Runtime, error) {
+var _ runtime.Run = (*Runtime)(nil)
+
+// New makes the run's private bridge network on e and returns its runtime.
+// The network's subnet is one the Engine picks as free; containers get
+// fixed addresses in it (servers from .10, resources from .60, workers from
+// .100), so that a server restarted after a crash keeps its address and
+// partition rules stay right.
+func New(ctx context.Context, e *Engine, runID string) (*Runtime, error) {
+	cli := e.cli
 	name := "fencecheck-" + runID
 	labels := map[string]string{runtime.LabelManaged: "1", runtime.LabelRun: runID}
 	// Fixed addresses need a subnet given at creation: let the Engine pick
@@ -171,9 +199,6 @@ func (r *Runtime) address(role string) string {
 
 // RunID is the run's id.
 func (r *Runtime) RunID() string { return r.runID }
-
-// Client is the Engine client.
-func (r *Runtime) Client() *client.Client { return r.cli }
 
 // Start creates and starts one container on the run's network, with the
 // node name as its host name and network alias, at the role's next fixed
@@ -790,7 +815,7 @@ func (r *Runtime) startHelper(ctx context.Context, c *runtime.Container, h *help
 func (r *Runtime) Teardown() (runtime.Cleaned, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	return CleanRun(ctx, r.cli, r.runID)
+	return clean(ctx, r.cli, runFilter(r.runID))
 }
 
 // Clean removes every container and network labelled fencecheck=1 on this
@@ -798,15 +823,55 @@ func (r *Runtime) Teardown() (runtime.Cleaned, error) {
 // process stays stopped. It touches nothing without the label, but for
 // disconnecting a container from a labelled network it removes. Networks
 // the Engine will not let go of (runtime.ErrStuckNetwork) are listed in Stuck.
-func Clean(ctx context.Context, cli *client.Client) (runtime.Cleaned, error) {
-	return clean(ctx, cli, filters.NewArgs(filters.Arg("label", runtime.LabelManaged+"=1")))
+func (e *Engine) Clean(ctx context.Context) (runtime.Cleaned, error) {
+	return clean(ctx, e.cli, filters.NewArgs(filters.Arg("label", runtime.LabelManaged+"=1")))
 }
 
 // CleanRun is Clean for one run.
-func CleanRun(ctx context.Context, cli *client.Client, runID string) (runtime.Cleaned, error) {
-	return clean(ctx, cli, filters.NewArgs(
+func (e *Engine) CleanRun(ctx context.Context, runID string) (runtime.Cleaned, error) {
+	return clean(ctx, e.cli, runFilter(runID))
+}
+
+// runFilter selects what fencecheck made for one run.
+func runFilter(runID string) filters.Args {
+	return filters.NewArgs(
 		filters.Arg("label", runtime.LabelManaged+"=1"),
-		filters.Arg("label", runtime.LabelRun+"="+runID)))
+		filters.Arg("label", runtime.LabelRun+"="+runID))
+}
+
+// Object is a container or a network as the Engine lists it.
+type Object struct {
+	ID     string
+	Name   string // a container's names, joined by ","
+	State  string // a container's: "running", "exited", ...; a network's: ""
+	Labels map[string]string
+}
+
+// LabelledContainers lists the containers, running or not, that carry
+// label (KEY or KEY=VALUE): what tests check is gone.
+func (e *Engine) LabelledContainers(ctx context.Context, label string) ([]Object, error) {
+	cs, err := e.cli.ContainerList(ctx, container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", label))})
+	if err != nil {
+		return nil, fmt.Errorf("docker: list containers: %w", err)
+	}
+	out := make([]Object, len(cs))
+	for i, c := range cs {
+		out[i] = Object{ID: c.ID, Name: strings.Join(c.Names, ","), State: c.State, Labels: c.Labels}
+	}
+	return out, nil
+}
+
+// LabelledNetworks lists the networks that carry label (KEY or KEY=VALUE).
+func (e *Engine) LabelledNetworks(ctx context.Context, label string) ([]Object, error) {
+	ns, err := e.cli.NetworkList(ctx, network.ListOptions{Filters: filters.NewArgs(filters.Arg("label", label))})
+	if err != nil {
+		return nil, fmt.Errorf("docker: list networks: %w", err)
+	}
+	out := make([]Object, len(ns))
+	for i, n := range ns {
+		out[i] = Object{ID: n.ID, Name: n.Name, Labels: n.Labels}
+	}
+	return out, nil
 }
 
 func clean(ctx context.Context, cli *client.Client, f filters.Args) (runtime.Cleaned, error) {
