@@ -85,7 +85,7 @@ type ClusterConfig struct {
 	// TargetImage, if not empty, is the user's own server image (--image
 	// target=REF), from the local Engine, instead of fencecheck's image of
 	// the target: the target must be a targets.ImageRunner. Faults need
-	// nothing inside it (see docker.Runtime.NetExec).
+	// nothing inside it (see runtime.Commands.NetExec).
 	TargetImage string
 	// LazyDisks mounts a lazy disk (package lazydisk) under the data
 	// directory of every server and resource container that names one,
@@ -108,7 +108,7 @@ type Cluster struct {
 	// without a program.
 	Program  string
 	cfg      ClusterConfig
-	rt       *docker.Runtime
+	rt       runtime.Run
 	log      *slog.Logger
 	RunID    string
 	servers  []*runtime.Container
@@ -186,11 +186,11 @@ func StartCluster(ctx context.Context, cfg ClusterConfig) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.rt, err = docker.New(ctx, eng, c.RunID)
+	// The base image is the network helpers' (runtime.Commands.NetExec).
+	c.rt, err = eng.NewRun(ctx, c.RunID, c.Images[images.Base])
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrHarness, err)
 	}
-	c.rt.HelperImage = c.Images[images.Base]
 	for _, stage := range []func(context.Context) error{
 		func(ctx context.Context) error { return c.startServers(ctx, specs, server) },
 		c.awaitReady,
@@ -269,7 +269,7 @@ func (c *Cluster) ensureImages(ctx context.Context, eng runtime.Images, specs []
 			}
 		}
 	}
-	// The base image is the network helpers' (docker.Runtime.NetExec).
+	// The base image is the network helpers' (runtime.Commands.NetExec).
 	if c.Images[images.Base], err = b.Ensure(ctx, images.Base, ""); err != nil {
 		return server, fmt.Errorf("%w: %w", ErrHarness, err)
 	}

@@ -84,13 +84,12 @@ func Connect(ctx context.Context) (*Engine, error) {
 // Close closes the connection.
 func (e *Engine) Close() error { return e.cli.Close() }
 
-// NewRun is New, as a runtime.Engine, with its network helpers' image.
+// NewRun is New, as a runtime.Engine.
 func (e *Engine) NewRun(ctx context.Context, runID, helperImage string) (runtime.Run, error) {
-	r, err := New(ctx, e, runID)
+	r, err := New(ctx, e, runID, helperImage)
 	if err != nil {
 		return nil, err // not a Run holding a nil *Runtime
 	}
-	r.HelperImage = helperImage
 	return r, nil
 }
 
@@ -118,9 +117,9 @@ type Runtime struct {
 	network string
 	subnet  netip.Prefix
 
-	// HelperImage is the image of network helpers (NetExec): fencecheck's
+	// helperImage is the image of network helpers (NetExec): fencecheck's
 	// base image, which has iptables, tc, a shell and sleep.
-	HelperImage string
+	helperImage string
 
 	mu         sync.Mutex
 	containers []*runtime.Container
@@ -137,12 +136,13 @@ type helper struct {
 
 var _ runtime.Run = (*Runtime)(nil)
 
-// New makes the run's private bridge network on e and returns its runtime.
-// The network's subnet is one the Engine picks as free; containers get
-// fixed addresses in it (servers from .10, resources from .60, workers from
-// .100), so that a server restarted after a crash keeps its address and
-// partition rules stay right.
-func New(ctx context.Context, e *Engine, runID string) (*Runtime, error) {
+// New makes the run's private bridge network on e and returns its runtime,
+// whose network helpers (NetExec) run helperImage. The network's subnet is
+// one the Engine picks as free; containers get fixed addresses in it
+// (servers from .10, resources from .60, workers from .100), so that a
+// server restarted after a crash keeps its address and partition rules stay
+// right.
+func New(ctx context.Context, e *Engine, runID, helperImage string) (*Runtime, error) {
 	cli := e.cli
 	name := "fencecheck-" + runID
 	labels := map[string]string{runtime.LabelManaged: "1", runtime.LabelRun: runID}
@@ -175,7 +175,8 @@ func New(ctx context.Context, e *Engine, runID string) (*Runtime, error) {
 	if err != nil {
 		return nil, fmt.Errorf("docker: create network %s on %s: %w", name, subnet, err)
 	}
-	return &Runtime{cli: cli, runID: runID, network: name, subnet: subnet, next: map[string]int{}, helpers: map[string]*helper{}}, nil
+	return &Runtime{cli: cli, runID: runID, network: name, subnet: subnet, helperImage: helperImage,
+		next: map[string]int{}, helpers: map[string]*helper{}}, nil
 }
 
 // address returns the next fixed address for a role.
@@ -669,7 +670,7 @@ func (r *Runtime) Exec(ctx context.Context, c *runtime.Container, cmd ...string)
 }
 
 // NetExec runs a command in c's network namespace, in c's network helper: a
-// container of HelperImage that joined the namespace (network mode
+// container of the helper image that joined the namespace (network mode
 // container:ID, with NET_ADMIN) and only sleeps. So a fault changes a node's
 // network (iptables, tc) with nothing inside the node's image: no shell, no
 // iptables, as in a distroless or FROM-scratch image. The helper starts on
@@ -765,7 +766,7 @@ func (r *Runtime) startHelper(ctx context.Context, c *runtime.Container, h *help
 	if h.id != "" && h.netns == ns {
 		return false, nil
 	}
-	if r.HelperImage == "" {
+	if r.helperImage == "" {
 		return false, fmt.Errorf("docker: no network helper image for %s", c.Name)
 	}
 	cname := fmt.Sprintf("fencecheck-%s-%s-net", r.runID, c.Name)
@@ -777,7 +778,7 @@ func (r *Runtime) startHelper(ctx context.Context, c *runtime.Container, h *help
 		h.id, h.netns = "", ""
 	}
 	cfg := &container.Config{
-		Image:      r.HelperImage,
+		Image:      r.helperImage,
 		Entrypoint: []string{"sleep"},
 		Cmd:        []string{"infinity"},
 		Labels: map[string]string{

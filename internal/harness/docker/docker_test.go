@@ -101,7 +101,7 @@ func TestUnansweringEngineFailsCalls(t *testing.T) {
 // the timeout bounds only the wait for the engine to start answering.
 func TestResponseTimeoutLetsStreamsRun(t *testing.T) {
 	ctx, plain, base := engineWithBase(t)
-	rt, err := docker.New(ctx, plain, fmt.Sprintf("rt%x", time.Now().UnixNano()&0xffffff))
+	rt, err := docker.New(ctx, plain, fmt.Sprintf("rt%x", time.Now().UnixNano()&0xffffff), base)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +144,7 @@ func TestResponseTimeoutLetsStreamsRun(t *testing.T) {
 func TestCleanRemovesNetworkWithActiveEndpoints(t *testing.T) {
 	ctx, e, base := engineWithBase(t)
 	runID := fmt.Sprintf("ep%x", time.Now().UnixNano()&0xffffff)
-	if _, err := docker.New(ctx, e, runID); err != nil {
+	if _, err := docker.New(ctx, e, runID, base); err != nil {
 		t.Fatal(err)
 	}
 	cli := docker.SDK(e)
@@ -182,7 +182,7 @@ func TestCleanRemovesNetworkWithActiveEndpoints(t *testing.T) {
 // keep their modes.
 func TestFilesBeforeStart(t *testing.T) {
 	ctx, e, base := engineWithBase(t)
-	rt, err := docker.New(ctx, e, fmt.Sprintf("fs%x", time.Now().UnixNano()&0xffffff))
+	rt, err := docker.New(ctx, e, fmt.Sprintf("fs%x", time.Now().UnixNano()&0xffffff), base)
 	if err != nil {
 		t.Fatal(err)
 	}
