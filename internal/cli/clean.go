@@ -8,6 +8,7 @@ import (
 
 	"github.com/fencecheck/fencecheck/internal/harness"
 	"github.com/fencecheck/fencecheck/internal/harness/docker"
+	"github.com/fencecheck/fencecheck/internal/runtime"
 )
 
 func cmdClean(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -23,16 +24,16 @@ func cmdClean(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if fs.NArg() > 0 {
 		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
 	}
-	cli, err := docker.Connect(ctx)
+	eng, err := docker.Connect(ctx)
 	if err != nil {
 		return fmt.Errorf("%w: %w", harness.ErrHarness, err)
 	}
-	defer cli.Close()
-	var n docker.Cleaned
+	defer eng.Close()
+	var n runtime.Cleaned
 	if *runID != "" {
-		n, err = docker.CleanRun(ctx, cli, *runID)
+		n, err = eng.CleanRun(ctx, *runID)
 	} else {
-		n, err = docker.Clean(ctx, cli)
+		n, err = eng.Clean(ctx)
 	}
 	fmt.Fprintf(stdout, "removed %d containers and %d networks\n", n.Containers, n.Networks)
 	// The containers are gone, so their lazy disks are free to go.
@@ -42,7 +43,7 @@ func cmdClean(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	err = errors.Join(err, derr)
 	for _, name := range n.Stuck {
-		fmt.Fprintf(stderr, "fencecheck clean: network %s left: %v; it holds nothing\n", name, docker.ErrStuckNetwork)
+		fmt.Fprintf(stderr, "fencecheck clean: network %s left: %v; it holds nothing\n", name, runtime.ErrStuckNetwork)
 	}
 	return err
 }

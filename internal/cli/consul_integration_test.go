@@ -37,18 +37,18 @@ func TestConsulLockAppendFencingModes(t *testing.T) {
 	// Build the images first (the consul server compiles in about 3 minutes
 	// from cold caches), so that the runs' wall times are the runs'.
 	ctx := context.Background()
-	cli, err := docker.Connect(ctx)
+	eng, err := docker.Connect(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := &images.Builder{Docker: cli, Log: t.Logf}
+	b := &images.Builder{Engine: eng, Log: t.Logf}
 	if _, err := b.EnsureConsul(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := b.EnsureWorker(ctx, bin); err != nil {
 		t.Fatal(err)
 	}
-	cli.Close()
+	eng.Close()
 
 	cases := []struct {
 		fencing string

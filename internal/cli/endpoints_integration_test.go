@@ -33,6 +33,7 @@ import (
 
 	"github.com/fencecheck/fencecheck/internal/harness/docker"
 	"github.com/fencecheck/fencecheck/internal/images"
+	"github.com/fencecheck/fencecheck/internal/runtime"
 	"github.com/fencecheck/fencecheck/internal/store"
 	"github.com/fencecheck/fencecheck/targets"
 )
@@ -81,16 +82,16 @@ func freePort(t *testing.T, addr string) int {
 
 // startStaging starts one server container on the host's network, outside
 // any run (its own runtime, removed when the test ends).
-func startStaging(t *testing.T, s docker.Spec) {
+func startStaging(t *testing.T, s runtime.Spec) {
 	t.Helper()
 	ctx := context.Background()
-	cli, err := docker.Connect(ctx)
+	eng, err := docker.Connect(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	b := make([]byte, 4)
 	_, _ = rand.Read(b)
-	rt, err := docker.New(ctx, cli, "staging-"+hex.EncodeToString(b))
+	rt, err := eng.NewRun(ctx, "staging-"+hex.EncodeToString(b), images.BaseRef())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,10 +99,10 @@ func startStaging(t *testing.T, s docker.Spec) {
 		if _, err := rt.Teardown(); err != nil {
 			t.Errorf("staging teardown: %v", err)
 		}
-		cli.Close()
+		eng.Close()
 	})
-	s.Role, s.HostNetwork = docker.RoleServer, true
-	if _, err := rt.Start(ctx, s); err != nil {
+	s.Role, s.HostNetwork = runtime.RoleServer, true
+	if _, err := rt.StartAll(ctx, []runtime.Spec{s}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -244,8 +245,8 @@ func TestEndpointsEtcdClientCerts(t *testing.T) {
 	port, peer := freePort(t, ip), freePort(t, "127.0.0.1")
 	p := newPKI(t, ip, "fencecheck")
 	url := fmt.Sprintf("https://%s:%d", ip, port)
-	startStaging(t, docker.Spec{Name: "staging-etcd", Image: images.EtcdRef(),
-		Files: []docker.File{{Path: "/pki/ca.pem", Data: p.read(t, "ca.pem")}, {Path: "/pki/server.pem", Data: p.read(t, "server.pem")},
+	startStaging(t, runtime.Spec{Name: "staging-etcd", Image: images.EtcdRef(),
+		Files: []runtime.File{{Path: "/pki/ca.pem", Data: p.read(t, "ca.pem")}, {Path: "/pki/server.pem", Data: p.read(t, "server.pem")},
 			{Path: "/pki/server-key.pem", Data: p.read(t, "server-key.pem")}},
 		Cmd: []string{"/usr/local/bin/etcd", "--name", "s1", "--data-dir", "/var/lib/etcd",
 			"--listen-client-urls", url, "--advertise-client-urls", url,
@@ -323,7 +324,7 @@ func TestEndpointsRedisPassword(t *testing.T) {
 	ip := stagingAddr(t)
 	port := freePort(t, ip)
 	const password = "s3cret-staging-pw"
-	startStaging(t, docker.Spec{Name: "staging-redis", Image: images.BaseRef(),
+	startStaging(t, runtime.Spec{Name: "staging-redis", Image: images.BaseRef(),
 		Cmd: []string{"redis-server", "--port", fmt.Sprint(port), "--bind", ip, "--requirepass", password, "--save", "", "--appendonly", "no"}})
 	addr := net.JoinHostPort(ip, fmt.Sprint(port))
 	rdb := goredis.NewClient(&goredis.Options{Addr: addr, Password: password})

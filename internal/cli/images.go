@@ -125,17 +125,17 @@ func cmdImages(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			return fmt.Errorf("%w: %w", errUsage, err)
 		}
 	}
-	cli, err := docker.Connect(ctx)
+	eng, err := docker.Connect(ctx)
 	if err != nil {
 		return fmt.Errorf("%w: %w", harness.ErrHarness, err)
 	}
-	defer cli.Close()
+	defer eng.Close()
 	workerBin, err := workerBinary(stderr)
 	if err != nil {
 		return err
 	}
 	if verb == "scratch" {
-		b := &images.Builder{Docker: cli, Log: func(f string, a ...any) { fmt.Fprintf(stderr, "fencecheck: "+f+"\n", a...) }}
+		b := &images.Builder{Engine: eng, Log: func(f string, a ...any) { fmt.Fprintf(stderr, "fencecheck: "+f+"\n", a...) }}
 		if *verbose {
 			b.Output = stderr
 		}
@@ -149,7 +149,7 @@ func cmdImages(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return nil
 	}
 	if verb == "prune" {
-		removed, err := images.Prune(ctx, cli, workerBin)
+		removed, err := images.Prune(ctx, eng, workerBin)
 		for _, r := range removed {
 			fmt.Fprintln(stdout, "removed", r)
 		}
@@ -160,7 +160,7 @@ func cmdImages(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return nil
 	}
 	if verb == "list" {
-		list, err := images.List(ctx, cli, workerBin)
+		list, err := images.List(ctx, eng, workerBin)
 		if err != nil {
 			return fmt.Errorf("%w: %w", harness.ErrHarness, err)
 		}
@@ -176,9 +176,9 @@ func cmdImages(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		if err := tw.Flush(); err != nil {
 			return err
 		}
-		return listVersions(ctx, stdout, &images.Builder{Docker: cli})
+		return listVersions(ctx, stdout, &images.Builder{Engine: eng})
 	}
-	b := &images.Builder{Docker: cli, Log: func(f string, a ...any) { fmt.Fprintf(stderr, "fencecheck: "+f+"\n", a...) }}
+	b := &images.Builder{Engine: eng, Log: func(f string, a ...any) { fmt.Fprintf(stderr, "fencecheck: "+f+"\n", a...) }}
 	if *verbose {
 		b.Output = stderr
 	}
@@ -244,15 +244,15 @@ func yesNo(b bool) string {
 // archiveImages is images save and images load: the images this binary
 // uses (those built) to DIR's archives, or DIR's archives to the Engine.
 func archiveImages(ctx context.Context, verb, dir string, stdout, stderr io.Writer) error {
-	cli, err := docker.Connect(ctx)
+	eng, err := docker.Connect(ctx)
 	if err != nil {
 		return fmt.Errorf("%w: %w", harness.ErrHarness, err)
 	}
-	defer cli.Close()
+	defer eng.Close()
 	logf := func(f string, a ...any) { fmt.Fprintf(stderr, "fencecheck: "+f+"\n", a...) }
 	start := time.Now()
 	if verb == "load" {
-		res, err := images.Load(ctx, cli, dir, logf)
+		res, err := images.Load(ctx, eng, dir, logf)
 		for _, r := range res.Loaded {
 			fmt.Fprintln(stdout, "loaded", r)
 		}
@@ -266,7 +266,7 @@ func archiveImages(ctx context.Context, verb, dir string, stdout, stderr io.Writ
 	if err != nil {
 		return err
 	}
-	list, err := images.List(ctx, cli, workerBin)
+	list, err := images.List(ctx, eng, workerBin)
 	if err != nil {
 		return fmt.Errorf("%w: %w", harness.ErrHarness, err)
 	}
@@ -279,7 +279,7 @@ func archiveImages(ctx context.Context, verb, dir string, stdout, stderr io.Writ
 	if len(refs) == 0 {
 		return fmt.Errorf("%w: no image of this binary is built (fencecheck images build first)", harness.ErrHarness)
 	}
-	res, err := images.Save(ctx, cli, dir, refs, logf)
+	res, err := images.Save(ctx, eng, dir, refs, logf)
 	for _, p := range res.Written {
 		fmt.Fprintln(stdout, "wrote", p)
 	}

@@ -12,9 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/docker/docker/api/types/build"
-	"github.com/docker/docker/api/types/image"
-
 	"github.com/fencecheck/fencecheck/internal/harness/docker"
 	"github.com/fencecheck/fencecheck/internal/images"
 )
@@ -27,11 +24,11 @@ func TestImagesSaveLoad(t *testing.T) {
 	requireDocker(t)
 	t.Parallel()
 	ctx := context.Background()
-	cli, err := docker.Connect(ctx)
+	eng, err := docker.Connect(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cli.Close()
+	defer eng.Close()
 	ref := fmt.Sprintf("fencecheck/archive-test:%d", time.Now().UnixNano())
 	var ctxTar bytes.Buffer
 	tw := tar.NewWriter(&ctxTar)
@@ -43,22 +40,18 @@ func TestImagesSaveLoad(t *testing.T) {
 		tw.Write([]byte(body))
 	}
 	tw.Close()
-	resp, err := cli.ImageBuild(ctx, &ctxTar, build.ImageBuildOptions{Tags: []string{ref}, Remove: true, Version: build.BuilderV1})
-	if err != nil {
+	if err := eng.Build(ctx, &ctxTar, ref, nil); err != nil {
 		t.Fatal(err)
 	}
-	var out bytes.Buffer
-	out.ReadFrom(resp.Body)
-	resp.Body.Close()
-	before, err := cli.ImageInspect(ctx, ref)
+	before, err := eng.Inspect(ctx, ref)
 	if err != nil {
-		t.Fatalf("test image not built: %v: %s", err, out.String())
+		t.Fatalf("test image not built: %v", err)
 	}
-	t.Cleanup(func() { cli.ImageRemove(context.Background(), ref, image.RemoveOptions{Force: true}) })
+	t.Cleanup(func() { eng.Remove(context.Background(), ref) })
 
 	dir := t.TempDir()
 	logf := func(f string, a ...any) { t.Logf(f, a...) }
-	res, err := images.Save(ctx, cli, dir, []string{ref}, logf)
+	res, err := images.Save(ctx, eng, dir, []string{ref}, logf)
 	if err != nil || len(res.Written) != 1 || filepath.Base(res.Written[0]) != images.ArchiveName(ref) {
 		t.Fatalf("save: %+v, %v", res, err)
 	}
@@ -67,7 +60,7 @@ func TestImagesSaveLoad(t *testing.T) {
 	other := filepath.Join(dir, "README")
 	os.WriteFile(older, []byte("x"), 0o644)
 	os.WriteFile(other, []byte("x"), 0o644)
-	if res, err := images.Save(ctx, cli, dir, []string{ref}, logf); err != nil || len(res.Kept) != 1 || len(res.Written) != 0 || len(res.Removed) != 1 {
+	if res, err := images.Save(ctx, eng, dir, []string{ref}, logf); err != nil || len(res.Kept) != 1 || len(res.Written) != 0 || len(res.Removed) != 1 {
 		t.Errorf("second save: %+v, %v; want the archive kept and the older one removed", res, err)
 	}
 	if _, err := os.Stat(older); err == nil {
@@ -76,7 +69,7 @@ func TestImagesSaveLoad(t *testing.T) {
 	if err := os.Remove(other); err != nil {
 		t.Errorf("save removed a file that is not an archive: %v", err)
 	}
-	if _, err := cli.ImageRemove(ctx, ref, image.RemoveOptions{Force: true}); err != nil {
+	if err := eng.Remove(ctx, ref); err != nil {
 		t.Fatal(err)
 	}
 
@@ -84,7 +77,7 @@ func TestImagesSaveLoad(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, "loaded "+ref) {
 		t.Fatalf("images load: exit %d, %q: %s", r.code, r.stdout, r.stderr)
 	}
-	after, err := cli.ImageInspect(ctx, ref)
+	after, err := eng.Inspect(ctx, ref)
 	if err != nil || after.ID != before.ID {
 		t.Fatalf("after load: %v, ID %s, want %s", err, after.ID, before.ID)
 	}

@@ -31,14 +31,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/api/types/filters"
-	"github.com/docker/docker/api/types/network"
-	"github.com/docker/docker/client"
-
 	"github.com/fencecheck/fencecheck/internal/harness"
 	"github.com/fencecheck/fencecheck/internal/harness/docker"
 	"github.com/fencecheck/fencecheck/internal/history"
+	"github.com/fencecheck/fencecheck/internal/runtime"
 )
 
 var (
@@ -90,11 +86,11 @@ func requireDocker(t *testing.T) {
 	if os.Getenv("FENCECHECK_SKIP_DOCKER") == "1" {
 		t.Skip("integration test: FENCECHECK_SKIP_DOCKER=1")
 	}
-	cli, err := docker.Connect(context.Background())
+	eng, err := docker.Connect(context.Background())
 	if err != nil {
 		t.Fatalf("integration tests need a Docker Engine: %v", err)
 	}
-	cli.Close()
+	eng.Close()
 }
 
 type cliResult struct {
@@ -136,25 +132,25 @@ func lastLines(s string, n int) string {
 func assertNoLeftovers(t *testing.T) {
 	t.Helper()
 	ctx := context.Background()
-	cli, err := docker.Connect(ctx)
+	eng, err := docker.Connect(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cli.Close()
-	f := filters.NewArgs(filters.Arg("label", docker.LabelManaged+"=1"))
-	cs, err := cli.ContainerList(ctx, container.ListOptions{All: true, Filters: f})
+	defer eng.Close()
+	managed := runtime.LabelManaged + "=1"
+	cs, err := eng.LabelledContainers(ctx, managed)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range cs {
-		t.Errorf("container left behind: %s %v (%s)", c.ID[:12], c.Names, c.State)
+		t.Errorf("container left behind: %s %s (%s)", c.ID[:12], c.Name, c.State)
 	}
-	ns, err := cli.NetworkList(ctx, network.ListOptions{Filters: f})
+	ns, err := eng.LabelledNetworks(ctx, managed)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, n := range ns {
-		leftNetwork(t, cli, n, "")
+		leftNetwork(t, eng, n, "")
 	}
 	for _, pid := range stoppedContainerProcesses(t) {
 		t.Errorf("process %d is stopped (state T) in a container", pid)
@@ -163,13 +159,13 @@ func assertNoLeftovers(t *testing.T) {
 
 // leftNetwork fails the test for a fencecheck network still listed, unless
 // the Engine will not remove it though nothing is attached to it
-// (docker.ErrStuckNetwork: an Engine fault that only a dockerd restart
+// (runtime.ErrStuckNetwork: an Engine fault that only a dockerd restart
 // mends), which is logged.
-func leftNetwork(t *testing.T, cli *client.Client, n network.Summary, what string) {
+func leftNetwork(t *testing.T, eng *docker.Engine, n docker.Object, what string) {
 	t.Helper()
-	done, err := docker.CleanRun(context.Background(), cli, n.Labels[docker.LabelRun])
+	done, err := eng.CleanRun(context.Background(), n.Labels[runtime.LabelRun])
 	if err == nil && done.Containers == 0 && slices.Contains(done.Stuck, n.Name) {
-		t.Logf("network %s left by the Engine: %v", strings.TrimSpace(n.Name+" "+what), docker.ErrStuckNetwork)
+		t.Logf("network %s left by the Engine: %v", strings.TrimSpace(n.Name+" "+what), runtime.ErrStuckNetwork)
 		return
 	}
 	t.Errorf("network %s left behind (clean: %+v, %v)", strings.TrimSpace(n.Name+" "+what), done, err)
@@ -203,26 +199,25 @@ func runIDs(t *testing.T, results string) []string {
 func assertRunsGone(t *testing.T, results string) {
 	t.Helper()
 	ctx := context.Background()
-	cli, err := docker.Connect(ctx)
+	eng, err := docker.Connect(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cli.Close()
+	defer eng.Close()
 	for _, id := range runIDs(t, results) {
-		f := filters.NewArgs(filters.Arg("label", docker.LabelRun+"="+id))
-		cs, err := cli.ContainerList(ctx, container.ListOptions{All: true, Filters: f})
+		cs, err := eng.LabelledContainers(ctx, runtime.LabelRun+"="+id)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, c := range cs {
-			t.Errorf("container of run %s left behind: %v (%s)", id, c.Names, c.State)
+			t.Errorf("container of run %s left behind: %s (%s)", id, c.Name, c.State)
 		}
-		ns, err := cli.NetworkList(ctx, network.ListOptions{Filters: f})
+		ns, err := eng.LabelledNetworks(ctx, runtime.LabelRun+"="+id)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, n := range ns {
-			leftNetwork(t, cli, n, "of run "+id)
+			leftNetwork(t, eng, n, "of run "+id)
 		}
 	}
 }
@@ -240,15 +235,14 @@ func stoppedContainerProcesses(t *testing.T) []int {
 func stoppedRunProcesses(t *testing.T, results string) []int {
 	t.Helper()
 	ctx := context.Background()
-	cli, err := docker.Connect(ctx)
+	eng, err := docker.Connect(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cli.Close()
+	defer eng.Close()
 	var ids []string
 	for _, id := range runIDs(t, results) {
-		f := filters.NewArgs(filters.Arg("label", docker.LabelRun+"="+id))
-		cs, err := cli.ContainerList(ctx, container.ListOptions{All: true, Filters: f})
+		cs, err := eng.LabelledContainers(ctx, runtime.LabelRun+"="+id)
 		if err != nil {
 			t.Fatal(err)
 		}

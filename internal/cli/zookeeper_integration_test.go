@@ -24,12 +24,12 @@ func ensureZooKeeperImages(t *testing.T) {
 	t.Helper()
 	bin := fencecheckBinary(t)
 	ctx := context.Background()
-	cli, err := docker.Connect(ctx)
+	eng, err := docker.Connect(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cli.Close()
-	b := &images.Builder{Docker: cli, Log: t.Logf}
+	defer eng.Close()
+	b := &images.Builder{Engine: eng, Log: t.Logf}
 	if _, err := b.EnsureZooKeeper(ctx); err != nil {
 		t.Fatal(err)
 	}

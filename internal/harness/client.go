@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/fencecheck/fencecheck/internal/clientproto"
-	"github.com/fencecheck/fencecheck/internal/harness/docker"
 	"github.com/fencecheck/fencecheck/internal/history"
+	"github.com/fencecheck/fencecheck/internal/runtime"
 	"github.com/fencecheck/fencecheck/internal/worker"
 	"github.com/fencecheck/fencecheck/internal/workloads"
 	"github.com/fencecheck/fencecheck/targets"
@@ -32,7 +32,7 @@ type client struct {
 	// lock is the lock of the worker's setup (Cluster.workerSetup): its
 	// operations take it.
 	lock      int
-	container *docker.Container
+	container *runtime.Container
 	rec       *history.Recorder
 	workload  workloads.Workload
 	// onFailpoint is told when the worker waits at its failpoint; it must
@@ -70,7 +70,7 @@ func (p *pending) completion(v any) error { return json.Unmarshal(p.value, v) }
 // dialWorker connects to a worker (retrying until it listens or ctx ends) and
 // sets it up. program is the client program's name for itself, when the
 // worker runs one.
-func dialWorker(ctx context.Context, c *docker.Container, setup worker.Setup) (cn *worker.Conn, program string, err error) {
+func dialWorker(ctx context.Context, c *runtime.Container, setup worker.Setup) (cn *worker.Conn, program string, err error) {
 	addr := net.JoinHostPort(c.IP, fmt.Sprint(worker.Port))
 	var nc net.Conn
 	for {
@@ -112,7 +112,7 @@ func dialWorker(ctx context.Context, c *docker.Container, setup worker.Setup) (c
 	return cn, m.Client, nil
 }
 
-func newClient(name string, c *docker.Container, cn *worker.Conn, rec *history.Recorder, w workloads.Workload,
+func newClient(name string, c *runtime.Container, cn *worker.Conn, rec *history.Recorder, w workloads.Workload,
 	onFailpoint func(*client, history.Process, int64, int64)) *client {
 	cl := &client{name: name, container: c, conn: cn, rec: rec, workload: w, onFailpoint: onFailpoint,
 		procs: map[int64]history.Process{}, gaveUpAt: map[int64]bool{}, gone: make(chan struct{}), up: make(chan struct{})}

@@ -17,8 +17,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	dockerclient "github.com/docker/docker/client"
-
 	"github.com/fencecheck/fencecheck/internal/clientproto"
 	"github.com/fencecheck/fencecheck/internal/harness/docker"
 	"github.com/fencecheck/fencecheck/internal/harness/lazydisk"
@@ -28,6 +26,7 @@ import (
 	"github.com/fencecheck/fencecheck/internal/nemesis"
 	"github.com/fencecheck/fencecheck/internal/resources"
 	"github.com/fencecheck/fencecheck/internal/resources/lockstore"
+	"github.com/fencecheck/fencecheck/internal/runtime"
 	"github.com/fencecheck/fencecheck/internal/worker"
 	"github.com/fencecheck/fencecheck/internal/workloads"
 	"github.com/fencecheck/fencecheck/targets"
@@ -86,7 +85,7 @@ type ClusterConfig struct {
 	// TargetImage, if not empty, is the user's own server image (--image
 	// target=REF), from the local Engine, instead of fencecheck's image of
 	// the target: the target must be a targets.ImageRunner. Faults need
-	// nothing inside it (see docker.Runtime.NetExec).
+	// nothing inside it (see runtime.Commands.NetExec).
 	TargetImage string
 	// Endpoints, if not empty, are existing servers to attach to
 	// (--endpoints; the Target must be a targets.Attacher): no server
@@ -115,10 +114,10 @@ type Cluster struct {
 	// without a program.
 	Program  string
 	cfg      ClusterConfig
-	rt       *docker.Runtime
+	rt       runtime.Run
 	log      *slog.Logger
 	RunID    string
-	servers  []*docker.Container
+	servers  []*runtime.Container
 	Nodes    []targets.Node
 	Images   map[string]string // kind -> tag
 	ImageIDs map[string]string // kind -> image id
@@ -143,7 +142,7 @@ type Cluster struct {
 	catalog   worker.Catalog
 
 	clients []*client
-	byNode  map[string]*docker.Container
+	byNode  map[string]*runtime.Container
 
 	scripted atomic.Int64 // ids of RunOne's operations
 
@@ -196,19 +195,19 @@ func StartCluster(ctx context.Context, cfg ClusterConfig) (*Cluster, error) {
 			return nil, err
 		}
 	}
-	cli, err := docker.Connect(ctx)
+	eng, err := docker.Connect(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrHarness, err)
 	}
-	server, err := c.ensureImages(ctx, cli, specs)
+	server, err := c.ensureImages(ctx, eng, specs)
 	if err != nil {
 		return nil, err
 	}
-	c.rt, err = docker.New(ctx, cli, c.RunID)
+	// The base image is the network helpers' (runtime.Commands.NetExec).
+	c.rt, err = eng.NewRun(ctx, c.RunID, c.Images[images.Base])
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrHarness, err)
 	}
-	c.rt.HelperImage = c.Images[images.Base]
 	for _, stage := range []func(context.Context) error{
 		func(ctx context.Context) error { return c.startServers(ctx, specs, server) },
 		c.awaitReady,
@@ -237,7 +236,7 @@ func newCluster(cfg ClusterConfig) *Cluster {
 		cfg.Resources = []ResourceUse{{Resource: lockstore.Resource{}, Fencing: targets.FencingNone}}
 	}
 	c := &Cluster{cfg: cfg, log: cfg.Log, RunID: cfg.RunID, Images: map[string]string{}, ImageIDs: map[string]string{},
-		byNode: map[string]*docker.Container{}, delayers: map[string]*netdelay.Delayer{},
+		byNode: map[string]*runtime.Container{}, delayers: map[string]*netdelay.Delayer{},
 		ResourceNodes: map[string][]targets.Node{}}
 	c.nemesisEnv = nemesisEnv{c}
 	c.catalog = cfg.catalog()
@@ -265,13 +264,13 @@ func (si serverImage) of(s targets.NodeSpec) (kind string, cmd []string) {
 // image of the network helpers; the resources'; the worker's or the
 // user's client's), and records their tags and ids in Images and
 // ImageIDs. It starts nothing, so there is nothing to undo.
-func (c *Cluster) ensureImages(ctx context.Context, cli *dockerclient.Client, specs []targets.NodeSpec) (serverImage, error) {
+func (c *Cluster) ensureImages(ctx context.Context, eng runtime.Images, specs []targets.NodeSpec) (serverImage, error) {
 	cfg := c.cfg
-	b := &images.Builder{Docker: cli, Log: func(f string, a ...any) { c.stage(f, a...) }}
+	b := &images.Builder{Engine: eng, Log: func(f string, a ...any) { c.stage(f, a...) }}
 	server := serverImage{kind: cfg.Target.Image(), cmd: func(cmd []string) []string { return cmd }}
 	var err error
 	if cfg.TargetImage != "" {
-		if server.cmd, err = userImage(ctx, cli, cfg.Target, cfg.TargetImage); err != nil {
+		if server.cmd, err = userImage(ctx, eng, cfg.Target, cfg.TargetImage); err != nil {
 			return server, err
 		}
 		server.kind = UserImageKind
@@ -289,7 +288,7 @@ func (c *Cluster) ensureImages(ctx context.Context, cli *dockerclient.Client, sp
 			}
 		}
 	}
-	// The base image is the network helpers' (docker.Runtime.NetExec).
+	// The base image is the network helpers' (runtime.Commands.NetExec).
 	if c.Images[images.Base], err = b.Ensure(ctx, images.Base, ""); err != nil {
 		return server, fmt.Errorf("%w: %w", ErrHarness, err)
 	}
@@ -318,7 +317,7 @@ func (c *Cluster) ensureImages(ctx context.Context, cli *dockerclient.Client, sp
 		}
 	}
 	for kind, ref := range c.Images {
-		if insp, err := cli.ImageInspect(ctx, ref); err == nil {
+		if insp, err := eng.Inspect(ctx, ref); err == nil {
 			c.ImageIDs[kind] = insp.ID
 		}
 	}
@@ -331,12 +330,12 @@ func (c *Cluster) ensureImages(ctx context.Context, cli *dockerclient.Client, sp
 func (c *Cluster) startServers(ctx context.Context, specs []targets.NodeSpec, server serverImage) error {
 	cfg := c.cfg
 	rnodes := cfg.resourceNodes()
-	dspecs := make([]docker.Spec, len(specs))
+	dspecs := make([]runtime.Spec, len(specs))
 	for i, s := range specs {
 		kind, cmd := server.of(s)
-		dspecs[i] = docker.Spec{Name: s.Name, Role: docker.RoleServer, Image: c.Images[kind], Cmd: cmd, Env: s.Env}
+		dspecs[i] = runtime.Spec{Name: s.Name, Role: runtime.RoleServer, Image: c.Images[kind], Cmd: cmd, Env: s.Env}
 		for _, f := range s.Files {
-			dspecs[i].Files = append(dspecs[i].Files, docker.File{Path: f.Path, Data: f.Data, Mode: f.Mode})
+			dspecs[i].Files = append(dspecs[i].Files, runtime.File{Path: f.Path, Data: f.Data, Mode: f.Mode})
 		}
 		if kind == UserImageKind {
 			// The server binary is PID 1, not the image's wrapper: [""]
@@ -346,7 +345,7 @@ func (c *Cluster) startServers(ctx context.Context, specs []targets.NodeSpec, se
 		}
 	}
 	for _, n := range rnodes {
-		dspecs = append(dspecs, docker.Spec{Name: n.spec.Name, Role: docker.RoleResource, Image: c.Images[n.spec.Image], Cmd: n.spec.Cmd, Env: n.spec.Env})
+		dspecs = append(dspecs, runtime.Spec{Name: n.spec.Name, Role: runtime.RoleResource, Image: c.Images[n.spec.Image], Cmd: n.spec.Cmd, Env: n.spec.Env})
 	}
 	if cfg.LazyDisks {
 		dataDirs := map[string]string{}
@@ -489,13 +488,13 @@ func (c *Cluster) startWorkers(ctx context.Context) error {
 	if c.cfg.Workers == 0 {
 		return nil
 	}
-	wspecs := make([]docker.Spec, c.cfg.Workers)
+	wspecs := make([]runtime.Spec, c.cfg.Workers)
 	workerImage := c.Images[images.Worker]
 	if c.cfg.ClientProgram != nil {
 		workerImage = c.Images[images.Client]
 	}
 	for i := range wspecs {
-		wspecs[i] = docker.Spec{Name: fmt.Sprintf("w%d", i+1), Role: docker.RoleWorker, Image: workerImage,
+		wspecs[i] = runtime.Spec{Name: fmt.Sprintf("w%d", i+1), Role: runtime.RoleWorker, Image: workerImage,
 			Cmd: []string{"/usr/local/bin/fencecheck", worker.CmdWorkerName, "--listen", fmt.Sprintf(":%d", worker.Port)}}
 	}
 	ws, err := c.rt.StartAll(ctx, wspecs)
@@ -681,9 +680,9 @@ func (c *Cluster) Connect(ctx context.Context, rec *history.Recorder) error {
 	if c.cfg.Workload == nil {
 		return fmt.Errorf("%w: no workload", targets.ErrBadConfig)
 	}
-	var ws []*docker.Container
+	var ws []*runtime.Container
 	for _, ct := range c.rt.Containers() {
-		if ct.Role == docker.RoleWorker {
+		if ct.Role == runtime.RoleWorker {
 			ws = append(ws, ct)
 		}
 	}
@@ -797,7 +796,7 @@ func (c *Cluster) teardown(logsDir string) error {
 		err = errors.Join(err, derr)
 	}
 	for _, n := range done.Stuck {
-		c.log.Warn("network left", "network", n, "err", docker.ErrStuckNetwork)
+		c.log.Warn("network left", "network", n, "err", runtime.ErrStuckNetwork)
 	}
 	c.rt = nil
 	return err

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fencecheck/fencecheck/internal/harness/docker"
 	"github.com/fencecheck/fencecheck/internal/harness/lazydisk"
 	"github.com/fencecheck/fencecheck/internal/nemesis"
+	"github.com/fencecheck/fencecheck/internal/runtime"
 )
 
 // DisksDir is where the lazy disks of runs live on the host: one directory
@@ -23,7 +23,7 @@ func DisksDir() string { return filepath.Join(os.TempDir(), "fencecheck-disks") 
 // directory (dataDirs, by node name), its backing directory first filled
 // with what the node's image holds there, and binds it into the node's
 // spec. Unmounted by unmountDisks.
-func (c *Cluster) mountDisks(ctx context.Context, specs []docker.Spec, dataDirs map[string]string) error {
+func (c *Cluster) mountDisks(ctx context.Context, specs []runtime.Spec, dataDirs map[string]string) error {
 	c.disks = map[string]*lazydisk.Disk{}
 	for i := range specs {
 		s := &specs[i]
@@ -46,7 +46,7 @@ func (c *Cluster) mountDisks(ctx context.Context, specs []docker.Spec, dataDirs 
 			return fmt.Errorf("%w: lazy disk of %s: %w", ErrHarness, s.Name, err)
 		}
 		c.disks[s.Name] = d
-		s.Binds = append(s.Binds, docker.Bind{Host: mnt, Container: dir})
+		s.Binds = append(s.Binds, runtime.Bind{Host: mnt, Container: dir})
 	}
 	c.stage("lazy disks under the data directories of %d nodes", len(c.disks))
 	return nil

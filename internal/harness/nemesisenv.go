@@ -17,11 +17,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fencecheck/fencecheck/internal/harness/docker"
 	"github.com/fencecheck/fencecheck/internal/harness/netdelay"
 	"github.com/fencecheck/fencecheck/internal/harness/vdso"
 	"github.com/fencecheck/fencecheck/internal/history"
 	"github.com/fencecheck/fencecheck/internal/nemesis"
+	"github.com/fencecheck/fencecheck/internal/runtime"
 	"github.com/fencecheck/fencecheck/internal/worker"
 	"github.com/fencecheck/fencecheck/targets"
 )
@@ -160,7 +160,7 @@ func (e nemesisEnv) Healthy(ctx context.Context) error {
 	return c.ready(ctx)
 }
 
-func (e nemesisEnv) node(name string) (*docker.Container, error) {
+func (e nemesisEnv) node(name string) (*runtime.Container, error) {
 	c := e.c
 	ct, ok := c.byNode[name]
 	if _, foreign := c.foreign[name]; foreign {
@@ -248,7 +248,7 @@ func (e nemesisEnv) Exec(ctx context.Context, node string, cmd ...string) (strin
 }
 
 // NetExec runs a command in a node's network namespace, from the node's
-// network helper (docker.Runtime.NetExec), so that it needs nothing in the
+// network helper (runtime.Commands.NetExec), so that it needs nothing in the
 // node's image (nemesis.Env).
 func (e nemesisEnv) NetExec(ctx context.Context, node string, cmd ...string) (string, error) {
 	c := e.c
@@ -260,11 +260,11 @@ func (e nemesisEnv) NetExec(ctx context.Context, node string, cmd ...string) (st
 }
 
 // WarmNet starts the network helpers of the nodes at once (see
-// docker.Runtime.WarmHelpers), before a schedule whose faults will change
+// runtime.Commands.WarmHelpers), before a schedule whose faults will change
 // their network.
 func (e nemesisEnv) WarmNet(ctx context.Context, nodes []string) error {
 	c := e.c
-	var cs []*docker.Container
+	var cs []*runtime.Container
 	for _, n := range nodes {
 		ct, err := c.node(n)
 		if err != nil {

@@ -2,12 +2,12 @@ package harness
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path"
 	"slices"
 
-	dockerclient "github.com/docker/docker/client"
-
+	"github.com/fencecheck/fencecheck/internal/runtime"
 	"github.com/fencecheck/fencecheck/internal/store"
 	"github.com/fencecheck/fencecheck/targets"
 )
@@ -22,23 +22,20 @@ const UserImageKind = store.ImageTarget
 // at the path the image's entry point or command gives a file of that name,
 // else the bare name, looked up on the image's PATH. Errors wrap
 // targets.ErrBadConfig (exit 254) or ErrHarness.
-func userImage(ctx context.Context, cli *dockerclient.Client, t targets.Target, ref string) (func([]string) []string, error) {
+func userImage(ctx context.Context, eng runtime.Images, t targets.Target, ref string) (func([]string) []string, error) {
 	if err := CheckImage(t, ref); err != nil {
 		return nil, err
 	}
 	ir := t.(targets.ImageRunner)
-	insp, err := cli.ImageInspect(ctx, ref)
-	if dockerclient.IsErrNotFound(err) {
+	insp, err := eng.Inspect(ctx, ref)
+	if errors.Is(err, runtime.ErrImageNotFound) {
 		return nil, fmt.Errorf("%w: --image target=%s: no such image in the local Docker Engine (fencecheck pulls nothing: docker pull, load or build it first)", targets.ErrBadConfig, ref)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: inspect %s: %w", ErrHarness, ref, err)
 	}
 	bin := ir.ServerBinary()
-	var named []string
-	if insp.Config != nil {
-		named = append(slices.Clone(insp.Config.Entrypoint), insp.Config.Cmd...)
-	}
+	named := append(slices.Clone(insp.Entrypoint), insp.Cmd...)
 	return func(cmd []string) []string {
 		return ServerCommand(cmd, bin, named)
 	}, nil

@@ -2,16 +2,13 @@ package images
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
-	"github.com/docker/docker/client"
+	"github.com/fencecheck/fencecheck/internal/runtime"
 )
 
 // An image archive is one image as `docker save` writes it, in a directory
@@ -54,7 +51,7 @@ type SaveResult struct {
 // files are left alone. An archive is written to a temporary name and
 // renamed, so that an interrupted save leaves no archive that load would
 // trust.
-func Save(ctx context.Context, cli *client.Client, dir string, refs []string, logf func(string, ...any)) (SaveResult, error) {
+func Save(ctx context.Context, eng runtime.Images, dir string, refs []string, logf func(string, ...any)) (SaveResult, error) {
 	var res SaveResult
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return res, fmt.Errorf("images: save: %w", err)
@@ -66,7 +63,7 @@ func Save(ctx context.Context, cli *client.Client, dir string, refs []string, lo
 			continue
 		}
 		logf("saving %s to %s", ref, path)
-		if err := saveOne(ctx, cli, ref, path); err != nil {
+		if err := saveOne(ctx, eng, ref, path); err != nil {
 			return res, err
 		}
 		res.Written = append(res.Written, path)
@@ -93,18 +90,13 @@ func Save(ctx context.Context, cli *client.Client, dir string, refs []string, lo
 	return res, nil
 }
 
-func saveOne(ctx context.Context, cli *client.Client, ref, path string) error {
-	rc, err := cli.ImageSave(ctx, []string{ref})
-	if err != nil {
-		return fmt.Errorf("images: save %s: %w", ref, err)
-	}
-	defer rc.Close()
+func saveOne(ctx context.Context, eng runtime.Images, ref, path string) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".saving-*")
 	if err != nil {
 		return fmt.Errorf("images: save %s: %w", ref, err)
 	}
 	defer os.Remove(tmp.Name())
-	if _, err := io.Copy(tmp, rc); err != nil {
+	if err := eng.Save(ctx, ref, tmp); err != nil {
 		tmp.Close()
 		return fmt.Errorf("images: save %s: %w", ref, err)
 	}
@@ -131,7 +123,7 @@ type LoadResult struct {
 // checks that its tag is there afterwards. Files whose names are not
 // archive names are an error (a cache directory holds archives only), as
 // is an empty directory.
-func Load(ctx context.Context, cli *client.Client, dir string, logf func(string, ...any)) (LoadResult, error) {
+func Load(ctx context.Context, eng runtime.Images, dir string, logf func(string, ...any)) (LoadResult, error) {
 	var res LoadResult
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -154,7 +146,7 @@ func Load(ctx context.Context, cli *client.Client, dir string, logf func(string,
 		return res, fmt.Errorf("images: load: no image archives in %s", dir)
 	}
 	sort.Strings(refs) // the base (fencecheck_base) first: the others build on it
-	b := &Builder{Docker: cli}
+	b := &Builder{Engine: eng}
 	for _, ref := range refs {
 		ok, err := b.Exists(ctx, ref)
 		if err != nil {
@@ -165,7 +157,7 @@ func Load(ctx context.Context, cli *client.Client, dir string, logf func(string,
 			continue
 		}
 		logf("loading %s from %s", ref, names[ref])
-		if err := loadOne(ctx, cli, names[ref]); err != nil {
+		if err := loadOne(ctx, eng, names[ref]); err != nil {
 			return res, fmt.Errorf("images: load %s: %w", names[ref], err)
 		}
 		if ok, err := b.Exists(ctx, ref); err != nil || !ok {
@@ -176,29 +168,11 @@ func Load(ctx context.Context, cli *client.Client, dir string, logf func(string,
 	return res, nil
 }
 
-func loadOne(ctx context.Context, cli *client.Client, path string) error {
+func loadOne(ctx context.Context, eng runtime.Images, path string) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	resp, err := cli.ImageLoad(ctx, f, client.ImageLoadWithQuiet(true))
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	dec := json.NewDecoder(resp.Body)
-	for {
-		var m struct {
-			Error string `json:"error"`
-		}
-		if err := dec.Decode(&m); err == io.EOF {
-			return nil
-		} else if err != nil {
-			return fmt.Errorf("reading the Engine's answer: %w", err)
-		}
-		if m.Error != "" {
-			return errors.New(m.Error)
-		}
-	}
+	return eng.Load(ctx, f)
 }

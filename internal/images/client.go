@@ -50,7 +50,7 @@ func (b *Builder) EnsureClient(ctx context.Context, workerBinary string, c Clien
 		}
 		from = ref
 	}
-	ins, err := b.Docker.ImageInspect(ctx, from)
+	ins, err := b.Engine.Inspect(ctx, from)
 	if err != nil {
 		return "", fmt.Errorf("%w: client image %s: %v (build or load it on this Engine first)", ErrBuild, from, err)
 	}

@@ -1,5 +1,5 @@
 // Package images builds fencecheck's container images on the local Docker
-// Engine, with no registry:
+// Engine (through runtime.Images), with no registry:
 //
 //   - base: Debian (bookworm, minbase) made by debootstrap from Debian's own
 //     mirror, with iptables, iproute2, procps, redis-server and libfaketime,
@@ -34,13 +34,11 @@ package images
 
 import (
 	"archive/tar"
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -52,10 +50,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/docker/docker/api/types/build"
-	"github.com/docker/docker/api/types/filters"
-	"github.com/docker/docker/api/types/image"
-	"github.com/docker/docker/client"
+	"github.com/fencecheck/fencecheck/internal/runtime"
 )
 
 //go:embed base/build.sh etcd
@@ -73,7 +68,7 @@ var ErrBuild = errors.New("image build failed")
 
 // Builder builds images on one Engine.
 type Builder struct {
-	Docker *client.Client
+	Engine runtime.Images
 	// Log receives one line per step (what is built, skipped, how long it
 	// took). Nil logs nothing.
 	Log func(format string, args ...any)
@@ -147,11 +142,11 @@ func WorkerRef(path string) (string, error) {
 
 // Exists reports whether the Engine has an image with this tag.
 func (b *Builder) Exists(ctx context.Context, ref string) (bool, error) {
-	_, err := b.Docker.ImageInspect(ctx, ref)
+	_, err := b.Engine.Inspect(ctx, ref)
 	if err == nil {
 		return true, nil
 	}
-	if client.IsErrNotFound(err) {
+	if errors.Is(err, runtime.ErrImageNotFound) {
 		return false, nil
 	}
 	return false, fmt.Errorf("images: inspect %s: %w", ref, err)
@@ -193,7 +188,7 @@ func (b *Builder) EnsureZooKeeper(ctx context.Context) (string, error) {
 	return ref, b.ensure(ctx, ref, func(ctx context.Context, ref string) error {
 		b.logf("  apt-get install of Debian's zookeeper and OpenJDK (3 to 5 minutes the first time)")
 		dockerfile := fmt.Sprintf("%s\n%s", mustRead("zookeeper/Dockerfile.txt"), labels(ZooKeeper, ZooKeeperVersion()))
-		return b.buildContext(ctx, ref, dockerfile, nil, map[string]*string{"BASE": &base})
+		return b.buildContext(ctx, ref, dockerfile, nil, map[string]string{"BASE": base})
 	})
 }
 
@@ -329,18 +324,10 @@ func (b *Builder) buildBase(ctx context.Context, ref string) error {
 		return err
 	}
 	defer f.Close()
-	rc, err := b.Docker.ImageImport(ctx, image.ImportSource{Source: f, SourceName: "-"}, ref, image.ImportOptions{
-		Changes: []string{
-			"ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-			"LABEL " + LabelImage + "=" + Base,
-		},
-		Message: "fencecheck base (debootstrap bookworm minbase)",
-	})
-	if err != nil {
-		return fmt.Errorf("import: %w", err)
-	}
-	defer rc.Close()
-	return readBuildStream(rc)
+	return b.Engine.Import(ctx, f, ref, []string{
+		"ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+		"LABEL " + LabelImage + "=" + Base,
+	}, "fencecheck base (debootstrap bookworm minbase)")
 }
 
 // goServer is a server image built from Go source: a module recipe
@@ -535,7 +522,7 @@ func (b *Builder) buildOnBase(ctx context.Context, ref, kind, version string, fi
 
 // buildContext builds an image tagged ref from a Dockerfile and the files of
 // its context (made executable), with the legacy builder.
-func (b *Builder) buildContext(ctx context.Context, ref, dockerfile string, files map[string][]byte, args map[string]*string) error {
+func (b *Builder) buildContext(ctx context.Context, ref, dockerfile string, files map[string][]byte, args map[string]string) error {
 	fs := make(map[string]File, len(files))
 	for n, d := range files {
 		fs[n] = File{Data: d, Mode: 0o755}
@@ -545,7 +532,7 @@ func (b *Builder) buildContext(ctx context.Context, ref, dockerfile string, file
 
 // buildFiles builds an image tagged ref from a Dockerfile and the files of
 // its context, each with its mode, with the legacy builder.
-func (b *Builder) buildFiles(ctx context.Context, ref, dockerfile string, files map[string]File, args map[string]*string) error {
+func (b *Builder) buildFiles(ctx context.Context, ref, dockerfile string, files map[string]File, args map[string]string) error {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
 	add := func(n string, b []byte, mode int64) error {
@@ -571,47 +558,7 @@ func (b *Builder) buildFiles(ctx context.Context, ref, dockerfile string, files 
 	if err := tw.Close(); err != nil {
 		return err
 	}
-	resp, err := b.Docker.ImageBuild(ctx, &buf, build.ImageBuildOptions{
-		Tags:        []string{ref},
-		Remove:      true,
-		ForceRemove: true,
-		Version:     build.BuilderV1,
-		BuildArgs:   args,
-	})
-	if err != nil {
-		return fmt.Errorf("docker build: %w", err)
-	}
-	defer resp.Body.Close()
-	return readBuildStream(resp.Body)
-}
-
-// readBuildStream reads the Engine's JSON progress stream and returns the
-// first error it reports, with the last lines the build printed before it
-// (a failed RUN's output: a compiler's errors).
-func readBuildStream(r io.Reader) error {
-	dec := json.NewDecoder(bufio.NewReader(r))
-	var tail tailBuffer
-	for {
-		var m struct {
-			Stream      string `json:"stream"`
-			Error       string `json:"error"`
-			ErrorDetail struct {
-				Message string `json:"message"`
-			} `json:"errorDetail"`
-		}
-		if err := dec.Decode(&m); err == io.EOF {
-			return nil
-		} else if err != nil {
-			return fmt.Errorf("reading build output: %w", err)
-		}
-		tail.Write([]byte(m.Stream))
-		if m.Error != "" {
-			if out := tail.String(); out != "" {
-				return fmt.Errorf("%s; the build's last output:\n%s", m.Error, out)
-			}
-			return errors.New(m.Error)
-		}
-	}
+	return b.Engine.Build(ctx, &buf, ref, args)
 }
 
 // tailBuffer keeps the last 2 KiB written to it, for error messages.
@@ -640,8 +587,8 @@ type Info struct {
 // List returns fencecheck's images on the Engine (those labelled
 // fencecheck.image), newest first. workerBinary, if not empty, marks the
 // worker image of that binary as current.
-func List(ctx context.Context, cli *client.Client, workerBinary string) ([]Info, error) {
-	sums, err := cli.ImageList(ctx, image.ListOptions{Filters: filters.NewArgs(filters.Arg("label", LabelImage))})
+func List(ctx context.Context, eng runtime.Images, workerBinary string) ([]Info, error) {
+	sums, err := eng.List(ctx, LabelImage)
 	if err != nil {
 		return nil, fmt.Errorf("images: list: %w", err)
 	}
@@ -658,9 +605,9 @@ func List(ctx context.Context, cli *client.Client, workerBinary string) ([]Info,
 	}
 	var out []Info
 	for _, s := range sums {
-		for _, tag := range s.RepoTags {
+		for _, tag := range s.Tags {
 			out = append(out, Info{Ref: tag, Kind: s.Labels[LabelImage], ID: s.ID, Size: s.Size,
-				Created: time.Unix(s.Created, 0), Current: current[tag]})
+				Created: s.Created, Current: current[tag]})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Created.After(out[j].Created) })
@@ -670,8 +617,8 @@ func List(ctx context.Context, cli *client.Client, workerBinary string) ([]Info,
 // Prune removes fencecheck's images that this binary does not use (older
 // worker images, images of older recipes), and returns their tags. Images
 // still used by a container are left alone and reported in the error.
-func Prune(ctx context.Context, cli *client.Client, workerBinary string) ([]string, error) {
-	list, err := List(ctx, cli, workerBinary)
+func Prune(ctx context.Context, eng runtime.Images, workerBinary string) ([]string, error) {
+	list, err := List(ctx, eng, workerBinary)
 	if err != nil {
 		return nil, err
 	}
@@ -683,7 +630,7 @@ func Prune(ctx context.Context, cli *client.Client, workerBinary string) ([]stri
 		if i.Current {
 			continue
 		}
-		if _, err := cli.ImageRemove(ctx, i.Ref, image.RemoveOptions{PruneChildren: true}); err != nil {
+		if err := eng.Remove(ctx, i.Ref); err != nil {
 			errs = append(errs, fmt.Errorf("images: remove %s: %w", i.Ref, err))
 			continue
 		}

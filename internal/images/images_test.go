@@ -1,11 +1,17 @@
 package images
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/fencecheck/fencecheck/internal/runtime"
 )
 
 func TestRefsAreContentHashes(t *testing.T) {
@@ -196,22 +202,6 @@ func TestKubernetesVersionTable(t *testing.T) {
 	}
 }
 
-// A failed build's error carries the last lines it printed (a failed RUN's
-// output, such as a compiler's errors), not only the Engine's one line.
-func TestBuildStreamErrorCarriesOutput(t *testing.T) {
-	stream := `{"stream":"Step 5/7 : RUN javac Lock.java\n"}
-{"stream":"Lock.java:3: error: ';' expected\n"}
-{"errorDetail":{"message":"returned a non-zero code: 1"},"error":"The command returned a non-zero code: 1"}
-`
-	err := readBuildStream(strings.NewReader(stream))
-	if err == nil || !strings.Contains(err.Error(), "Lock.java:3: error: ';' expected") || !strings.Contains(err.Error(), "non-zero code: 1") {
-		t.Fatalf("error %v lacks the build's output", err)
-	}
-	if err := readBuildStream(strings.NewReader(`{"stream":"Successfully built 1234\n"}`)); err != nil {
-		t.Fatalf("a build without an error: %v", err)
-	}
-}
-
 // An archive's name is its tag, and the tag comes back from the name.
 func TestArchiveNames(t *testing.T) {
 	for _, ref := range []string{"fencecheck/etcd:3.6.16-1a2b3c4d5e6f", "fencecheck/base:6500e7eff356", "fencecheck/client:3fa4e5ac9e5f", "fencecheck/etcd:debian_3.4-abc"} {
@@ -227,5 +217,55 @@ func TestArchiveNames(t *testing.T) {
 		if ref, ok := archiveRef(bad); ok {
 			t.Errorf("%s taken as an archive of %s", bad, ref)
 		}
+	}
+}
+
+// fakeImages is an engine with the images of tags, each holding files; its
+// other methods are not for these tests (they panic).
+type fakeImages struct {
+	runtime.Images
+	tags       map[string]map[string][]byte
+	inspectErr error // Inspect's error for every image, when not nil
+}
+
+func (f fakeImages) Inspect(_ context.Context, ref string) (runtime.ImageInfo, error) {
+	if f.inspectErr != nil {
+		return runtime.ImageInfo{}, f.inspectErr
+	}
+	if _, ok := f.tags[ref]; !ok {
+		return runtime.ImageInfo{}, fmt.Errorf("engine says no %s: %w", ref, runtime.ErrImageNotFound)
+	}
+	return runtime.ImageInfo{ID: "sha256:" + ref}, nil
+}
+
+func (f fakeImages) ReadFile(_ context.Context, image, path string) ([]byte, error) {
+	data, ok := f.tags[image][path]
+	if !ok {
+		return nil, fmt.Errorf("%s: %w", path, fs.ErrNotExist)
+	}
+	return data, nil
+}
+
+// The builder reads the engine's sentinels: an image the engine lacks
+// does not exist (any other failure is an error), and a file an image
+// lacks is named as missing.
+func TestBuilderReadsEngineSentinels(t *testing.T) {
+	ctx := context.Background()
+	b := &Builder{Engine: fakeImages{tags: map[string]map[string][]byte{"fencecheck/etcd:x": {"/usr/local/bin/etcd": []byte("ELF")}}}}
+	if ok, err := b.Exists(ctx, "fencecheck/etcd:x"); !ok || err != nil {
+		t.Errorf("Exists of a present image: %v, %v", ok, err)
+	}
+	if ok, err := b.Exists(ctx, "fencecheck/etcd:y"); ok || err != nil {
+		t.Errorf("Exists of a missing image: %v, %v; want false and no error", ok, err)
+	}
+	if data, err := b.copyOut(ctx, "fencecheck/etcd:x", "/usr/local/bin/etcd"); string(data) != "ELF" || err != nil {
+		t.Errorf("copyOut: %q, %v", data, err)
+	}
+	if _, err := b.copyOut(ctx, "fencecheck/etcd:x", "/usr/local/bin/consul"); err == nil || err.Error() != "images: /usr/local/bin/consul not found in fencecheck/etcd:x" {
+		t.Errorf("copyOut of a missing file: %v", err)
+	}
+	down := &Builder{Engine: fakeImages{inspectErr: errors.New("connection refused")}}
+	if ok, err := down.Exists(ctx, "fencecheck/etcd:x"); ok || err == nil || !strings.Contains(err.Error(), "connection refused") {
+		t.Errorf("Exists on a failing engine: %v, %v; want its error", ok, err)
 	}
 }

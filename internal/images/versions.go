@@ -93,6 +93,6 @@ func (b *Builder) ensureVersion(ctx context.Context, kind string, v ServerVersio
 			}
 		}
 		dockerfile := fmt.Sprintf("%s\n%s", df, labels(kind, v.Server))
-		return b.buildContext(ctx, ref, dockerfile, nil, map[string]*string{"BASE": &base})
+		return b.buildContext(ctx, ref, dockerfile, nil, map[string]string{"BASE": base})
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -26,7 +27,7 @@ var layers = []layer{
 	{"foundation (vocabularies and mechanisms)", []string{
 		"targets", "internal/spec", "internal/images/kinds",
 		"internal/history", "internal/history/lockappend", "internal/history/lockappend/histtest", "internal/history/register",
-		"internal/images",
+		"internal/images", "internal/runtime",
 		"internal/harness/docker", "internal/harness/vdso", "internal/harness/netdelay", "internal/harness/lazydisk",
 		"internal/trends",
 	}},
@@ -78,7 +79,11 @@ type layer struct {
 type pkg struct {
 	ImportPath string
 	Imports    []string
-	Error      *struct{ Err string }
+	// TestImports and XTestImports are what the package's tests import
+	// (in the package, and in package NAME_test).
+	TestImports  []string
+	XTestImports []string
+	Error        *struct{ Err string }
 }
 
 // rel is a package's path in the module, "." for the module's root, or ""
@@ -93,9 +98,9 @@ func rel(path string) string {
 	return ""
 }
 
-// listModule lists every package of the module with its imports (not its
-// tests': a test may use a test kit of a higher layer), as the go command
-// builds them.
+// listModule lists every package of the module with its imports and its
+// tests' (the layers check a package's own alone: a test may use a test kit
+// of a higher layer), as the go command builds them.
 func listModule(t *testing.T) []pkg {
 	t.Helper()
 	gomod, err := exec.Command("go", "env", "GOMOD").Output()
@@ -227,5 +232,83 @@ func TestLayersSeeTheRealImports(t *testing.T) {
 	got := strings.Join(check(listModule(t), moved), "\n")
 	if !strings.Contains(got, "internal/cli (layer 1, cli, moved down) imports internal/harness (layer ") {
 		t.Errorf("cli below the harness: problems lack its import of the harness:\n%s", got)
+	}
+}
+
+// sdkOwner is the one package that may import the Docker SDK: the
+// container platform's implementation (internal/runtime's interfaces on
+// the Docker Engine). Every other package reaches the platform through
+// those interfaces.
+const sdkOwner = "internal/harness/docker"
+
+// sdkPrefix begins the import path of every package of the Docker SDK
+// (github.com/docker/docker/client, .../api/types/container, ...) and of
+// its companions (github.com/docker/go-connections, ...).
+const sdkPrefix = "github.com/docker/"
+
+// checkSDK returns a problem for each package but sdkOwner that imports a
+// package under sdkPrefix, in its own files or in its tests', naming both.
+func checkSDK(pkgs []pkg) []string {
+	var problems []string
+	for _, p := range pkgs {
+		me := rel(p.ImportPath)
+		if me == sdkOwner {
+			continue
+		}
+		for _, files := range []struct {
+			what    string
+			imports []string
+		}{{"", p.Imports}, {" (in its tests)", p.TestImports}, {" (in its package _test)", p.XTestImports}} {
+			for _, imp := range files.imports {
+				if strings.HasPrefix(imp, sdkPrefix) {
+					problems = append(problems, fmt.Sprintf("%s imports %s%s: only %s talks to the Docker Engine; use internal/runtime's interfaces (or add what is missing to them and to %s)",
+						me, imp, files.what, sdkOwner, sdkOwner))
+				}
+			}
+		}
+	}
+	return problems
+}
+
+// No package but the container platform's implementation imports the
+// Docker SDK, in its own files or in its tests'.
+func TestOnlyTheRuntimeImportsTheSDK(t *testing.T) {
+	pkgs := listModule(t)
+	for _, p := range checkSDK(pkgs) {
+		t.Error(p)
+	}
+	// The check reads what it means to: the implementation imports the SDK.
+	for _, p := range pkgs {
+		if rel(p.ImportPath) == sdkOwner && !slices.ContainsFunc(p.Imports, func(imp string) bool { return strings.HasPrefix(imp, sdkPrefix) }) {
+			t.Errorf("%s imports no package under %s: go list's imports do not reach the check (%q)", sdkOwner, sdkPrefix, p.Imports)
+		}
+	}
+}
+
+// The check names each package that imports the SDK, whether in its own
+// files, in its tests or in its package _test, and leaves the
+// implementation alone.
+func TestCheckSDKNamesEachImporter(t *testing.T) {
+	sdk := "github.com/docker/docker/client"
+	pkgs := []pkg{
+		{ImportPath: module + "/" + sdkOwner, Imports: []string{sdk}, TestImports: []string{sdk}, XTestImports: []string{sdk}},
+		{ImportPath: module + "/internal/a", Imports: []string{"fmt", sdk}},
+		{ImportPath: module + "/internal/b", TestImports: []string{"github.com/docker/go-connections/nat"}},
+		{ImportPath: module + "/internal/c", XTestImports: []string{sdk}},
+		{ImportPath: module + "/internal/d", Imports: []string{module + "/" + sdkOwner, module + "/internal/runtime"}},
+	}
+	got := checkSDK(pkgs)
+	want := []string{
+		"internal/a imports github.com/docker/docker/client: ",
+		"internal/b imports github.com/docker/go-connections/nat (in its tests): ",
+		"internal/c imports github.com/docker/docker/client (in its package _test): ",
+	}
+	if len(got) != len(want) {
+		t.Fatalf("problems:\n%s\nwant %d", strings.Join(got, "\n"), len(want))
+	}
+	for i := range want {
+		if !strings.HasPrefix(got[i], want[i]) {
+			t.Errorf("problem %d: %q, want it to begin %q", i, got[i], want[i])
+		}
 	}
 }

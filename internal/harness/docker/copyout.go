@@ -12,6 +12,8 @@ import (
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/errdefs"
+
+	"github.com/fencecheck/fencecheck/internal/runtime"
 )
 
 // CopyOut copies the directory dir of an image into dst (an existing
@@ -21,7 +23,7 @@ import (
 // command, never run) labelled as the run's, and removes it.
 func (r *Runtime) CopyOut(ctx context.Context, image string, cmd []string, dir, dst string) error {
 	cfg := &container.Config{Image: image, Cmd: cmd, Entrypoint: []string{""},
-		Labels: map[string]string{LabelManaged: "1", LabelRun: r.runID, LabelRole: "copy"}}
+		Labels: map[string]string{runtime.LabelManaged: "1", runtime.LabelRun: r.runID, runtime.LabelRole: "copy"}}
 	created, err := r.cli.ContainerCreate(ctx, cfg, &container.HostConfig{NetworkMode: "none"}, nil, nil, "")
 	if err != nil {
 		return fmt.Errorf("docker: create a container of %s to copy %s: %w", image, dir, err)

@@ -1,13 +1,18 @@
-// Package docker is fencecheck's container runtime, on the Docker Engine SDK.
+// Package docker is fencecheck's container platform (package runtime's
+// interfaces) on the Docker Engine SDK: the one package that talks to the
+// Engine.
 //
-// A Runtime owns the containers and the private network of one run. Every
-// container and network it creates carries the label fencecheck=1 and
-// fencecheck.run=<run id>, so that Clean can find what a crashed run left
-// behind and touch nothing else on the machine. Faults change a container's
-// network (iptables, tc) from its network helper (NetExec), a container of
-// fencecheck's base image in the same network namespace, never on the
-// host's firewall and with nothing needed inside the container's image. A server or worker runs as its container's
-// PID 1, so that signalling the container signals the process itself.
+// Connect returns an Engine (runtime.Engine): its images (images.go), the
+// runs it makes (NewRun) and the clean-up of what runs left (Clean). A
+// Runtime (runtime.Run) owns the containers and the private network of one
+// run. Every container and network it creates carries the label
+// fencecheck=1 and fencecheck.run=<run id>, so that Clean can find what a
+// crashed run left behind and touch nothing else on the machine. Faults
+// change a container's network (iptables, tc) from its network helper
+// (NetExec), a container of fencecheck's base image in the same network
+// namespace, never on the host's firewall and with nothing needed inside
+// the container's image. A server or worker runs as its container's PID 1,
+// so that signalling the container signals the process itself.
 package docker
 
 import (
@@ -35,18 +40,9 @@ import (
 	"github.com/docker/docker/api/types/network"
 	"github.com/docker/docker/client"
 	"github.com/docker/docker/pkg/stdcopy"
-)
 
-// Labels.
-const (
-	LabelManaged = "fencecheck"      // "1" on everything fencecheck creates
-	LabelRun     = "fencecheck.run"  // the run id
-	LabelRole    = "fencecheck.role" // "server" or "worker"
-	LabelNode    = "fencecheck.node" // the node's name in its run
+	"github.com/fencecheck/fencecheck/internal/runtime"
 )
-
-// ErrUnreachable: the Docker Engine does not answer.
-var ErrUnreachable = errors.New("docker engine unreachable")
 
 // ResponseTimeout bounds how long any Engine call waits for the Engine to
 // start answering, once the request is sent. Streams that have begun (image
@@ -59,22 +55,42 @@ var ErrUnreachable = errors.New("docker engine unreachable")
 // image store on slow disks): hence minutes, not seconds.
 var ResponseTimeout = 5 * time.Minute
 
-// Connect returns a client of the local Docker Engine (DOCKER_HOST and the
-// other DOCKER_* variables are honoured), with API version negotiation and
-// ResponseTimeout, after checking that the engine answers.
-func Connect(ctx context.Context) (*client.Client, error) {
+// Engine is a connection to the local Docker Engine: a runtime.Engine.
+type Engine struct {
+	cli *client.Client
+}
+
+var _ runtime.Engine = (*Engine)(nil)
+
+// Connect connects to the local Docker Engine (DOCKER_HOST and the other
+// DOCKER_* variables are honoured), with API version negotiation and
+// ResponseTimeout, after checking that the engine answers within 10 s;
+// else an error wrapping runtime.ErrUnreachable.
+func Connect(ctx context.Context) (*Engine, error) {
 	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation(), withResponseTimeout(ResponseTimeout))
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrUnreachable, err)
+		return nil, fmt.Errorf("docker %w: %w", runtime.ErrUnreachable, err)
 	}
 	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if _, err := cli.Ping(pctx); err != nil {
 		cli.Close()
-		return nil, fmt.Errorf("%w: %w", ErrUnreachable, err)
+		return nil, fmt.Errorf("docker %w: %w", runtime.ErrUnreachable, err)
 	}
 	cli.NegotiateAPIVersion(ctx)
-	return cli, nil
+	return &Engine{cli: cli}, nil
+}
+
+// Close closes the connection.
+func (e *Engine) Close() error { return e.cli.Close() }
+
+// NewRun is New, as a runtime.Engine.
+func (e *Engine) NewRun(ctx context.Context, runID, helperImage string) (runtime.Run, error) {
+	r, err := New(ctx, e, runID, helperImage)
+	if err != nil {
+		return nil, err // not a Run holding a nil *Runtime
+	}
+	return r, nil
 }
 
 // withResponseTimeout sets the transport's ResponseHeaderTimeout: the wait
@@ -94,73 +110,19 @@ func withResponseTimeout(d time.Duration) client.Opt {
 	}
 }
 
-// Spec is a container to start.
-type Spec struct {
-	Name  string // node name, unique in the run: n1, w1, ...
-	Role  string // "server" or "worker"
-	Image string
-	// Entrypoint, when not empty, replaces the image's entry point;
-	// []string{""} clears it (as docker run --entrypoint ""), so that Cmd
-	// runs as given: a user's image whose entry point is a wrapper script
-	// still runs the server itself as PID 1.
-	Entrypoint []string
-	Cmd        []string
-	Env        []string
-	// Files are written into the container after it is created and before
-	// it starts, their parent directories made as needed: what a server
-	// reads at start-up and no image holds (keys, token files), with no
-	// shell needed in the image to write them.
-	Files []File
-	// Binds are host directories mounted into the container.
-	Binds []Bind
-	// HostNetwork runs the container in the host's network namespace
-	// instead of the run's network (no address of its own, no alias, no
-	// fault can cut it off): what stands in for servers outside any run,
-	// as a team's staging servers would be, in tests of --endpoints.
-	HostNetwork bool
-}
-
-// Bind is a host directory mounted at a path of a container.
-type Bind struct{ Host, Container string }
-
-// File is a file of Spec.Files.
-type File struct {
-	Path string // absolute path in the container
-	Data []byte
-	Mode int64 // permission bits; 0 is 0o644
-}
-
-// Roles.
-const (
-	RoleServer   = "server"
-	RoleWorker   = "worker"
-	RoleResource = "resource"
-	// RoleNet is a node's network helper (NetExec): a container of
-	// fencecheck's base image in the node's network namespace.
-	RoleNet = "net"
-)
-
-// Container is a started container.
-type Container struct {
-	ID   string
-	Name string // node name
-	Role string
-	IP   string // address on the run's network
-}
-
-// Runtime creates and removes the containers of one run.
+// Runtime creates and removes the containers of one run: a runtime.Run.
 type Runtime struct {
 	cli     *client.Client
 	runID   string
 	network string
 	subnet  netip.Prefix
 
-	// HelperImage is the image of network helpers (NetExec): fencecheck's
+	// helperImage is the image of network helpers (NetExec): fencecheck's
 	// base image, which has iptables, tc, a shell and sleep.
-	HelperImage string
+	helperImage string
 
 	mu         sync.Mutex
-	containers []*Container
+	containers []*runtime.Container
 	next       map[string]int // role -> containers of that role so far
 	helpers    map[string]*helper
 }
@@ -172,14 +134,18 @@ type helper struct {
 	netns string // "" until it is known to be in its node's namespace
 }
 
-// New makes the run's private bridge network and returns its runtime. The
-// network's subnet is one the Engine picks as free; containers get fixed
-// addresses in it (servers from .10, resources from .60, workers from .100),
-// so that a server
-// restarted after a crash keeps its address and partition rules stay right.
-func New(ctx context.Context, cli *client.Client, runID string) (*Runtime, error) {
+var _ runtime.Run = (*Runtime)(nil)
+
+// New makes the run's private bridge network on e and returns its runtime,
+// whose network helpers (NetExec) run helperImage. The network's subnet is
+// one the Engine picks as free; containers get fixed addresses in it
+// (servers from .10, resources from .60, workers from .100), so that a
+// server restarted after a crash keeps its address and partition rules stay
+// right.
+func New(ctx context.Context, e *Engine, runID, helperImage string) (*Runtime, error) {
+	cli := e.cli
 	name := "fencecheck-" + runID
-	labels := map[string]string{LabelManaged: "1", LabelRun: runID}
+	labels := map[string]string{runtime.LabelManaged: "1", runtime.LabelRun: runID}
 	// Fixed addresses need a subnet given at creation: let the Engine pick
 	// a free one on a probe network, then make the real one with it.
 	probe, err := cli.NetworkCreate(ctx, name, network.CreateOptions{Driver: "bridge", Labels: labels})
@@ -209,7 +175,8 @@ func New(ctx context.Context, cli *client.Client, runID string) (*Runtime, error
 	if err != nil {
 		return nil, fmt.Errorf("docker: create network %s on %s: %w", name, subnet, err)
 	}
-	return &Runtime{cli: cli, runID: runID, network: name, subnet: subnet, next: map[string]int{}, helpers: map[string]*helper{}}, nil
+	return &Runtime{cli: cli, runID: runID, network: name, subnet: subnet, helperImage: helperImage,
+		next: map[string]int{}, helpers: map[string]*helper{}}, nil
 }
 
 // address returns the next fixed address for a role.
@@ -218,9 +185,9 @@ func (r *Runtime) address(role string) string {
 	defer r.mu.Unlock()
 	first := 10
 	switch role {
-	case RoleWorker:
+	case runtime.RoleWorker:
 		first = 100
-	case RoleResource:
+	case runtime.RoleResource:
 		first = 60
 	}
 	a := r.subnet.Addr()
@@ -234,17 +201,14 @@ func (r *Runtime) address(role string) string {
 // RunID is the run's id.
 func (r *Runtime) RunID() string { return r.runID }
 
-// Client is the Engine client.
-func (r *Runtime) Client() *client.Client { return r.cli }
-
 // Start creates and starts one container on the run's network, with the
 // node name as its host name and network alias, at the role's next fixed
 // address.
-func (r *Runtime) Start(ctx context.Context, s Spec) (*Container, error) {
+func (r *Runtime) Start(ctx context.Context, s runtime.Spec) (*runtime.Container, error) {
 	return r.start(ctx, s, r.address(s.Role))
 }
 
-func (r *Runtime) start(ctx context.Context, s Spec, ip string) (*Container, error) {
+func (r *Runtime) start(ctx context.Context, s runtime.Spec, ip string) (*runtime.Container, error) {
 	cname := fmt.Sprintf("fencecheck-%s-%s", r.runID, s.Name)
 	cfg := &container.Config{
 		Image:      s.Image,
@@ -253,7 +217,7 @@ func (r *Runtime) start(ctx context.Context, s Spec, ip string) (*Container, err
 		Env:        s.Env,
 		Hostname:   s.Name,
 		Labels: map[string]string{
-			LabelManaged: "1", LabelRun: r.runID, LabelRole: s.Role, LabelNode: s.Name,
+			runtime.LabelManaged: "1", runtime.LabelRun: r.runID, runtime.LabelRole: s.Role, runtime.LabelNode: s.Name,
 		},
 	}
 	host := &container.HostConfig{
@@ -281,7 +245,7 @@ func (r *Runtime) start(ctx context.Context, s Spec, ip string) (*Container, err
 	if err != nil {
 		return nil, fmt.Errorf("docker: create %s: %w", cname, err)
 	}
-	c := &Container{ID: created.ID, Name: s.Name, Role: s.Role}
+	c := &runtime.Container{ID: created.ID, Name: s.Name, Role: s.Role}
 	r.mu.Lock()
 	r.containers = append(r.containers, c)
 	r.mu.Unlock()
@@ -312,7 +276,7 @@ func (r *Runtime) start(ctx context.Context, s Spec, ip string) (*Container, err
 // tarOf is a tar archive of files, relative to /. It has no entries for
 // their directories: the Engine makes those missing (0o755) and leaves
 // existing ones as they are (an entry would reset their modes and times).
-func tarOf(files []File) (io.Reader, error) {
+func tarOf(files []runtime.File) (io.Reader, error) {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
 	for _, f := range files {
@@ -339,8 +303,8 @@ func tarOf(files []File) (io.Reader, error) {
 
 // StartAll starts the containers concurrently and returns them in order;
 // addresses are given in order too.
-func (r *Runtime) StartAll(ctx context.Context, specs []Spec) ([]*Container, error) {
-	out := make([]*Container, len(specs))
+func (r *Runtime) StartAll(ctx context.Context, specs []runtime.Spec) ([]*runtime.Container, error) {
+	out := make([]*runtime.Container, len(specs))
 	errs := make([]error, len(specs))
 	var wg sync.WaitGroup
 	ips := make([]string, len(specs))
@@ -359,10 +323,10 @@ func (r *Runtime) StartAll(ctx context.Context, specs []Spec) ([]*Container, err
 }
 
 // Containers returns the containers started so far.
-func (r *Runtime) Containers() []*Container {
+func (r *Runtime) Containers() []*runtime.Container {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]*Container(nil), r.containers...)
+	return append([]*runtime.Container(nil), r.containers...)
 }
 
 // Signal sends a signal (SIGSTOP, SIGCONT, SIGKILL, ...) to the container's
@@ -373,9 +337,9 @@ func (r *Runtime) Containers() []*Container {
 // signal is queued, and a stop takes effect only when each thread next
 // passes through the kernel, so a caller that let a frozen client go on
 // right after the call (pause-holder's Proceed) could see that client's
-// write leave before the stop landed. ErrNotStopped when that does not
-// happen within StopTimeout.
-func (r *Runtime) Signal(ctx context.Context, c *Container, sig string) error {
+// write leave before the stop landed. runtime.ErrNotStopped when that does
+// not happen within StopTimeout.
+func (r *Runtime) Signal(ctx context.Context, c *runtime.Container, sig string) error {
 	if err := r.cli.ContainerKill(ctx, c.ID, sig); err != nil {
 		return fmt.Errorf("docker: %s %s: %w", sig, c.Name, err)
 	}
@@ -415,9 +379,6 @@ func (r *Runtime) Signal(ctx context.Context, c *Container, sig string) error {
 // thread of a container (a thread in uninterruptible sleep, waiting on a
 // disk, stops only when that ends).
 const StopTimeout = 10 * time.Second
-
-// ErrNotStopped: a process did not stop within the wait after SIGSTOP.
-var ErrNotStopped = errors.New("not stopped after SIGSTOP")
 
 // signalPids sends sig to each of pids but skip; processes that ended
 // meanwhile are skipped.
@@ -460,8 +421,8 @@ func namespacePids(pid int) ([]int, error) {
 
 // WaitStopped waits until every thread of each process in pids is stopped
 // (state T or t) or gone (Z, X, or no longer in /proc), polling /proc; it
-// returns ErrNotStopped, naming a thread still running, when ctx ends
-// first.
+// returns runtime.ErrNotStopped, naming a thread still running, when ctx
+// ends first.
 func WaitStopped(ctx context.Context, pids ...int) error {
 	delay := 200 * time.Microsecond
 	for {
@@ -477,7 +438,7 @@ func WaitStopped(ctx context.Context, pids ...int) error {
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("%w: %s", ErrNotStopped, running)
+			return fmt.Errorf("%w: %s", runtime.ErrNotStopped, running)
 		case <-time.After(delay):
 		}
 		delay = min(2*delay, 20*time.Millisecond)
@@ -512,7 +473,7 @@ func runningThread(pid int) (int, string) {
 
 // Kill sends SIGKILL to the container's process and waits until the
 // container has stopped; its file system (and so a server's data) stays.
-func (r *Runtime) Kill(ctx context.Context, c *Container) error {
+func (r *Runtime) Kill(ctx context.Context, c *runtime.Container) error {
 	if err := r.Signal(ctx, c, "SIGKILL"); err != nil {
 		return err
 	}
@@ -529,7 +490,7 @@ func (r *Runtime) Kill(ctx context.Context, c *Container) error {
 
 // Restart starts a stopped container again, on its own file system and at
 // its fixed address, and replaces its network helper, if it had one.
-func (r *Runtime) Restart(ctx context.Context, c *Container) error {
+func (r *Runtime) Restart(ctx context.Context, c *runtime.Container) error {
 	if err := r.cli.ContainerStart(ctx, c.ID, container.StartOptions{}); err != nil {
 		return fmt.Errorf("docker: restart %s: %w", c.Name, err)
 	}
@@ -548,7 +509,7 @@ func (r *Runtime) Restart(ctx context.Context, c *Container) error {
 }
 
 // Running reports whether the container runs.
-func (r *Runtime) Running(ctx context.Context, c *Container) (bool, error) {
+func (r *Runtime) Running(ctx context.Context, c *runtime.Container) (bool, error) {
 	info, err := r.cli.ContainerInspect(ctx, c.ID)
 	if err != nil {
 		return false, fmt.Errorf("docker: inspect %s: %w", c.Name, err)
@@ -558,7 +519,7 @@ func (r *Runtime) Running(ctx context.Context, c *Container) (bool, error) {
 
 // Pid returns the host pid of the container's process (0 when it does not
 // run).
-func (r *Runtime) Pid(ctx context.Context, c *Container) (int, error) {
+func (r *Runtime) Pid(ctx context.Context, c *runtime.Container) (int, error) {
 	info, err := r.cli.ContainerInspect(ctx, c.ID)
 	if err != nil {
 		return 0, fmt.Errorf("docker: inspect %s: %w", c.Name, err)
@@ -571,7 +532,7 @@ func (r *Runtime) Pid(ctx context.Context, c *Container) (int, error) {
 
 // ProcessState returns the state letter of the container's PID 1 as the
 // host's /proc shows it (R, S, T, Z, ...), or "" when it is not running.
-func (r *Runtime) ProcessState(ctx context.Context, c *Container) (string, error) {
+func (r *Runtime) ProcessState(ctx context.Context, c *runtime.Container) (string, error) {
 	info, err := r.cli.ContainerInspect(ctx, c.ID)
 	if err != nil {
 		return "", fmt.Errorf("docker: inspect %s: %w", c.Name, err)
@@ -603,7 +564,7 @@ func statState(path string) (string, error) {
 
 // SaveLogs writes the container's output (stdout and stderr, interleaved as
 // the Engine kept them) to path.
-func (r *Runtime) SaveLogs(ctx context.Context, c *Container, path string) error {
+func (r *Runtime) SaveLogs(ctx context.Context, c *runtime.Container, path string) error {
 	rc, err := r.cli.ContainerLogs(ctx, c.ID, container.LogsOptions{ShowStdout: true, ShowStderr: true, Timestamps: true})
 	if err != nil {
 		return fmt.Errorf("docker: logs of %s: %w", c.Name, err)
@@ -631,7 +592,7 @@ const cpuPeriod = 100_000
 // core) through the Engine's update API (a CFS quota per 100 ms period);
 // cpus 0 lifts the cap. The container keeps running; its processes get
 // that much CPU and wait for the rest.
-func (r *Runtime) LimitCPU(ctx context.Context, c *Container, cpus float64) error {
+func (r *Runtime) LimitCPU(ctx context.Context, c *runtime.Container, cpus float64) error {
 	quota := int64(-1) // unlimited
 	if cpus > 0 {
 		quota = max(int64(cpus*cpuPeriod), 1000) // the kernel's least: 1 ms
@@ -645,7 +606,7 @@ func (r *Runtime) LimitCPU(ctx context.Context, c *Container, cpus float64) erro
 
 // CPUQuota is the container's CPU quota as the Engine keeps it, in cores
 // (0: none).
-func (r *Runtime) CPUQuota(ctx context.Context, c *Container) (float64, error) {
+func (r *Runtime) CPUQuota(ctx context.Context, c *runtime.Container) (float64, error) {
 	info, err := r.cli.ContainerInspect(ctx, c.ID)
 	if err != nil {
 		return 0, fmt.Errorf("docker: inspect %s: %w", c.Name, err)
@@ -658,7 +619,7 @@ func (r *Runtime) CPUQuota(ctx context.Context, c *Container) (float64, error) {
 
 // CPUTime is the CPU time every process of the container has used so far,
 // as its cgroup counts it (the Engine's stats).
-func (r *Runtime) CPUTime(ctx context.Context, c *Container) (time.Duration, error) {
+func (r *Runtime) CPUTime(ctx context.Context, c *runtime.Container) (time.Duration, error) {
 	st, err := r.cli.ContainerStatsOneShot(ctx, c.ID)
 	if err != nil {
 		return 0, fmt.Errorf("docker: stats of %s: %w", c.Name, err)
@@ -674,7 +635,7 @@ func (r *Runtime) CPUTime(ctx context.Context, c *Container) (time.Duration, err
 // LogLines returns the container's log lines (stdout and stderr) written
 // since the given time, each prefixed by the time the engine received it
 // (RFC 3339 with nanoseconds, then a space).
-func (r *Runtime) LogLines(ctx context.Context, c *Container, since time.Time) ([]string, error) {
+func (r *Runtime) LogLines(ctx context.Context, c *runtime.Container, since time.Time) ([]string, error) {
 	rc, err := r.cli.ContainerLogs(ctx, c.ID, container.LogsOptions{ShowStdout: true, ShowStderr: true,
 		Timestamps: true, Since: strconv.FormatInt(since.Unix(), 10)})
 	if err != nil {
@@ -690,7 +651,7 @@ func (r *Runtime) LogLines(ctx context.Context, c *Container, since time.Time) (
 
 // Exec runs a command in the container and returns its combined output; a
 // non-zero exit is an error that includes the output.
-func (r *Runtime) Exec(ctx context.Context, c *Container, cmd ...string) (string, error) {
+func (r *Runtime) Exec(ctx context.Context, c *runtime.Container, cmd ...string) (string, error) {
 	ex, err := r.cli.ContainerExecCreate(ctx, c.ID, container.ExecOptions{Cmd: cmd, AttachStdout: true, AttachStderr: true})
 	if err != nil {
 		return "", fmt.Errorf("docker: exec in %s: %w", c.Name, err)
@@ -715,7 +676,7 @@ func (r *Runtime) Exec(ctx context.Context, c *Container, cmd ...string) (string
 }
 
 // NetExec runs a command in c's network namespace, in c's network helper: a
-// container of HelperImage that joined the namespace (network mode
+// container of the helper image that joined the namespace (network mode
 // container:ID, with NET_ADMIN) and only sleeps. So a fault changes a node's
 // network (iptables, tc) with nothing inside the node's image: no shell, no
 // iptables, as in a distroless or FROM-scratch image. The helper starts on
@@ -723,7 +684,7 @@ func (r *Runtime) Exec(ctx context.Context, c *Container, cmd ...string) (string
 // container gets a fresh namespace (and the old one's rules went with it).
 // It carries the run's labels, so Teardown and Clean remove it. c must be
 // running.
-func (r *Runtime) NetExec(ctx context.Context, c *Container, cmd ...string) (string, error) {
+func (r *Runtime) NetExec(ctx context.Context, c *runtime.Container, cmd ...string) (string, error) {
 	h := r.helperOf(c.Name)
 	// Held through the exec: a helper replaced meanwhile would otherwise
 	// take the rules into a namespace that is gone.
@@ -732,13 +693,13 @@ func (r *Runtime) NetExec(ctx context.Context, c *Container, cmd ...string) (str
 	if err := r.ensureHelper(ctx, c, h); err != nil {
 		return "", err
 	}
-	return r.Exec(ctx, &Container{ID: h.id, Name: c.Name + "'s network helper"}, cmd...)
+	return r.Exec(ctx, &runtime.Container{ID: h.id, Name: c.Name + "'s network helper"}, cmd...)
 }
 
 // WarmHelpers starts the network helpers of cs at once, so that a network
 // fault's first rules do not wait for container starts, one node after
 // another, inside the fault's window.
-func (r *Runtime) WarmHelpers(ctx context.Context, cs []*Container) error {
+func (r *Runtime) WarmHelpers(ctx context.Context, cs []*runtime.Container) error {
 	errs := make([]error, len(cs))
 	var wg sync.WaitGroup
 	for i, c := range cs {
@@ -773,7 +734,7 @@ func (r *Runtime) helperOf(node string) *helper {
 // netns is the network namespace of a running container's process, as the
 // host's /proc names it ("net:[4026532]").
 func (r *Runtime) netns(ctx context.Context, id, name string) (string, error) {
-	pid, err := r.Pid(ctx, &Container{ID: id, Name: name})
+	pid, err := r.Pid(ctx, &runtime.Container{ID: id, Name: name})
 	if err != nil {
 		return "", err
 	}
@@ -790,7 +751,7 @@ func (r *Runtime) netns(ctx context.Context, id, name string) (string, error) {
 // ensureHelper makes h, held by the caller, c's network helper in c's
 // current namespace: it starts one, or replaces one whose namespace is gone
 // (c restarted). A restart of c while the helper starts is retried once.
-func (r *Runtime) ensureHelper(ctx context.Context, c *Container, h *helper) error {
+func (r *Runtime) ensureHelper(ctx context.Context, c *runtime.Container, h *helper) error {
 	var err error
 	for attempt := 0; attempt < 2; attempt++ {
 		var again bool
@@ -803,7 +764,7 @@ func (r *Runtime) ensureHelper(ctx context.Context, c *Container, h *helper) err
 
 // startHelper is one attempt of ensureHelper; again reports that c
 // restarted while its helper started.
-func (r *Runtime) startHelper(ctx context.Context, c *Container, h *helper) (again bool, err error) {
+func (r *Runtime) startHelper(ctx context.Context, c *runtime.Container, h *helper) (again bool, err error) {
 	ns, err := r.netns(ctx, c.ID, c.Name)
 	if err != nil {
 		return false, err
@@ -811,7 +772,7 @@ func (r *Runtime) startHelper(ctx context.Context, c *Container, h *helper) (aga
 	if h.id != "" && h.netns == ns {
 		return false, nil
 	}
-	if r.HelperImage == "" {
+	if r.helperImage == "" {
 		return false, fmt.Errorf("docker: no network helper image for %s", c.Name)
 	}
 	cname := fmt.Sprintf("fencecheck-%s-%s-net", r.runID, c.Name)
@@ -823,11 +784,11 @@ func (r *Runtime) startHelper(ctx context.Context, c *Container, h *helper) (aga
 		h.id, h.netns = "", ""
 	}
 	cfg := &container.Config{
-		Image:      r.HelperImage,
+		Image:      r.helperImage,
 		Entrypoint: []string{"sleep"},
 		Cmd:        []string{"infinity"},
 		Labels: map[string]string{
-			LabelManaged: "1", LabelRun: r.runID, LabelRole: RoleNet, LabelNode: c.Name,
+			runtime.LabelManaged: "1", runtime.LabelRun: r.runID, runtime.LabelRole: runtime.RoleNet, runtime.LabelNode: c.Name,
 		},
 	}
 	host := &container.HostConfig{
@@ -858,38 +819,70 @@ func (r *Runtime) startHelper(ctx context.Context, c *Container, h *helper) (aga
 // Teardown resumes any stopped process, then removes every container of the
 // run and its network, and says what it removed. It uses its own deadline,
 // so that it still works when the run's context was cancelled (Ctrl-C).
-func (r *Runtime) Teardown() (Cleaned, error) {
+func (r *Runtime) Teardown() (runtime.Cleaned, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	return CleanRun(ctx, r.cli, r.runID)
-}
-
-// Cleaned counts what Clean removed.
-type Cleaned struct {
-	Containers, Networks int
-	// Stuck names the networks the Engine would not remove though nothing
-	// was attached to them (ErrStuckNetwork). They are not an error.
-	Stuck []string
+	return clean(ctx, r.cli, runFilter(r.runID))
 }
 
 // Clean removes every container and network labelled fencecheck=1 on this
 // Engine, from any run, after sending SIGCONT to each container so that no
 // process stays stopped. It touches nothing without the label, but for
 // disconnecting a container from a labelled network it removes. Networks
-// the Engine will not let go of (ErrStuckNetwork) are listed in Stuck.
-func Clean(ctx context.Context, cli *client.Client) (Cleaned, error) {
-	return clean(ctx, cli, filters.NewArgs(filters.Arg("label", LabelManaged+"=1")))
+// the Engine will not let go of (runtime.ErrStuckNetwork) are listed in Stuck.
+func (e *Engine) Clean(ctx context.Context) (runtime.Cleaned, error) {
+	return clean(ctx, e.cli, filters.NewArgs(filters.Arg("label", runtime.LabelManaged+"=1")))
 }
 
 // CleanRun is Clean for one run.
-func CleanRun(ctx context.Context, cli *client.Client, runID string) (Cleaned, error) {
-	return clean(ctx, cli, filters.NewArgs(
-		filters.Arg("label", LabelManaged+"=1"),
-		filters.Arg("label", LabelRun+"="+runID)))
+func (e *Engine) CleanRun(ctx context.Context, runID string) (runtime.Cleaned, error) {
+	return clean(ctx, e.cli, runFilter(runID))
 }
 
-func clean(ctx context.Context, cli *client.Client, f filters.Args) (Cleaned, error) {
-	var done Cleaned
+// runFilter selects what fencecheck made for one run.
+func runFilter(runID string) filters.Args {
+	return filters.NewArgs(
+		filters.Arg("label", runtime.LabelManaged+"=1"),
+		filters.Arg("label", runtime.LabelRun+"="+runID))
+}
+
+// Object is a container or a network as the Engine lists it.
+type Object struct {
+	ID     string
+	Name   string // a container's names, joined by ","
+	State  string // a container's: "running", "exited", ...; a network's: ""
+	Labels map[string]string
+}
+
+// LabelledContainers lists the containers, running or not, that carry
+// label (KEY or KEY=VALUE): what tests check is gone.
+func (e *Engine) LabelledContainers(ctx context.Context, label string) ([]Object, error) {
+	cs, err := e.cli.ContainerList(ctx, container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", label))})
+	if err != nil {
+		return nil, fmt.Errorf("docker: list containers: %w", err)
+	}
+	out := make([]Object, len(cs))
+	for i, c := range cs {
+		out[i] = Object{ID: c.ID, Name: strings.Join(c.Names, ","), State: c.State, Labels: c.Labels}
+	}
+	return out, nil
+}
+
+// LabelledNetworks lists the networks that carry label (KEY or KEY=VALUE).
+func (e *Engine) LabelledNetworks(ctx context.Context, label string) ([]Object, error) {
+	ns, err := e.cli.NetworkList(ctx, network.ListOptions{Filters: filters.NewArgs(filters.Arg("label", label))})
+	if err != nil {
+		return nil, fmt.Errorf("docker: list networks: %w", err)
+	}
+	out := make([]Object, len(ns))
+	for i, n := range ns {
+		out[i] = Object{ID: n.ID, Name: n.Name, Labels: n.Labels}
+	}
+	return out, nil
+}
+
+func clean(ctx context.Context, cli *client.Client, f filters.Args) (runtime.Cleaned, error) {
+	var done runtime.Cleaned
 	cs, err := cli.ContainerList(ctx, container.ListOptions{All: true, Filters: f})
 	if err != nil {
 		return done, fmt.Errorf("docker: list containers: %w", err)
@@ -922,7 +915,7 @@ func clean(ctx context.Context, cli *client.Client, f filters.Args) (Cleaned, er
 		return done, errors.Join(append(errs, fmt.Errorf("docker: list networks: %w", err))...)
 	}
 	for _, n := range ns {
-		if err := removeNetwork(ctx, cli, n.ID); errors.Is(err, ErrStuckNetwork) {
+		if err := removeNetwork(ctx, cli, n.ID); errors.Is(err, runtime.ErrStuckNetwork) {
 			done.Stuck = append(done.Stuck, n.Name)
 			continue
 		} else if err != nil {
@@ -934,18 +927,11 @@ func clean(ctx context.Context, cli *client.Client, f filters.Args) (Cleaned, er
 	return done, errors.Join(errs...)
 }
 
-// ErrStuckNetwork: the Engine will not remove a network although no
-// container is attached to it, because it still counts an endpoint there. It
-// is a bookkeeping fault of the Engine (seen once with Docker 20.10, after
-// Ctrl-C during a crash fault, when 4 runs tore down at once): the network
-// holds no process and no fault, and only restarting dockerd frees it.
-var ErrStuckNetwork = errors.New("the Engine still counts an endpoint on a network no container is attached to (restarting dockerd frees it)")
-
 // removeNetwork removes a network whose containers are gone. An endpoint
 // can outlive its container for a moment; the removal is tried again for up
 // to 5 s, and endpoints the Engine still lists are disconnected by force,
 // by name. A network that still cannot be removed though nothing is attached
-// gives ErrStuckNetwork.
+// gives runtime.ErrStuckNetwork.
 func removeNetwork(ctx context.Context, cli *client.Client, id string) error {
 	deadline := time.Now().Add(5 * time.Second)
 	for {
@@ -962,7 +948,7 @@ func removeNetwork(ctx context.Context, cli *client.Client, id string) error {
 		}
 		if time.Now().After(deadline) {
 			if len(info.Containers) == 0 {
-				return fmt.Errorf("%w: %w", ErrStuckNetwork, err)
+				return fmt.Errorf("%w: %w", runtime.ErrStuckNetwork, err)
 			}
 			return err
 		}

@@ -14,11 +14,11 @@ import (
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/network"
-	"github.com/docker/docker/client"
 
 	"github.com/fencecheck/fencecheck/internal/harness/docker"
 	"github.com/fencecheck/fencecheck/internal/harness/harnesstest"
 	"github.com/fencecheck/fencecheck/internal/images"
+	"github.com/fencecheck/fencecheck/internal/runtime"
 )
 
 // withResponseTimeout sets docker.ResponseTimeout for one test.
@@ -30,22 +30,22 @@ func withResponseTimeout(t *testing.T, d time.Duration) {
 
 // engineWithBase connects to the real engine (the test skips only under
 // -short or FENCECHECK_SKIP_DOCKER=1) and builds the base image if it is
-// missing. The context and the client end with the test.
-func engineWithBase(t *testing.T) (context.Context, *client.Client, string) {
+// missing. The context and the engine end with the test.
+func engineWithBase(t *testing.T) (context.Context, *docker.Engine, string) {
 	t.Helper()
 	harnesstest.RequireDocker(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	t.Cleanup(cancel)
-	cli, err := docker.Connect(ctx)
+	e, err := docker.Connect(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cli.Close() })
-	base, err := (&images.Builder{Docker: cli}).EnsureBase(ctx)
+	t.Cleanup(func() { e.Close() })
+	base, err := (&images.Builder{Engine: e}).EnsureBase(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return ctx, cli, base
+	return ctx, e, base
 }
 
 // An engine that answers /_ping but never answers anything else, as the
@@ -74,25 +74,25 @@ func TestUnansweringEngineFailsCalls(t *testing.T) {
 
 	t.Setenv("DOCKER_HOST", "unix://"+sock)
 	withResponseTimeout(t, time.Second)
-	cli, err := docker.Connect(context.Background())
+	e, err := docker.Connect(context.Background())
 	if err != nil {
 		t.Fatalf("connect to an engine that answers pings: %v", err)
 	}
-	defer cli.Close()
+	defer e.Close()
 
 	// Without the response timeout the calls below would end only with
 	// this context, after 10s.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	start := time.Now()
-	_, err = cli.NetworkList(ctx, network.ListOptions{})
+	_, err = docker.SDK(e).NetworkList(ctx, network.ListOptions{})
 	if took := time.Since(start); err == nil || took > 5*time.Second {
 		t.Fatalf("network list on a hung engine: %v after %s, want an error after about 1s", err, took)
 	}
 	t.Logf("network list: %v", err)
 
 	start = time.Now()
-	if _, err := docker.Clean(ctx, cli); err == nil || time.Since(start) > 5*time.Second {
+	if _, err := e.Clean(ctx); err == nil || time.Since(start) > 5*time.Second {
 		t.Errorf("clean on a hung engine: %v after %s, want an error after about 1s", err, time.Since(start))
 	}
 }
@@ -101,7 +101,7 @@ func TestUnansweringEngineFailsCalls(t *testing.T) {
 // the timeout bounds only the wait for the engine to start answering.
 func TestResponseTimeoutLetsStreamsRun(t *testing.T) {
 	ctx, plain, base := engineWithBase(t)
-	rt, err := docker.New(ctx, plain, fmt.Sprintf("rt%x", time.Now().UnixNano()&0xffffff))
+	rt, err := docker.New(ctx, plain, fmt.Sprintf("rt%x", time.Now().UnixNano()&0xffffff), base)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,20 +110,20 @@ func TestResponseTimeoutLetsStreamsRun(t *testing.T) {
 			t.Error(err)
 		}
 	}()
-	c, err := rt.Start(ctx, docker.Spec{Name: "n1", Role: docker.RoleServer, Image: base, Cmd: []string{"sleep", "3"}})
+	c, err := rt.Start(ctx, runtime.Spec{Name: "n1", Role: runtime.RoleServer, Image: base, Cmd: []string{"sleep", "3"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Only the wait goes through a client with a 1 s response timeout:
 	// other calls on a loaded machine may take about that long.
 	withResponseTimeout(t, time.Second)
-	cli, err := docker.Connect(ctx)
+	e, err := docker.Connect(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cli.Close()
+	defer e.Close()
 	start := time.Now()
-	okc, errc := cli.ContainerWait(ctx, c.ID, container.WaitConditionNotRunning)
+	okc, errc := docker.SDK(e).ContainerWait(ctx, c.ID, container.WaitConditionNotRunning)
 	select {
 	case st := <-okc:
 		if took := time.Since(start); took < 2*time.Second || st.StatusCode != 0 {
@@ -142,11 +142,12 @@ func TestResponseTimeoutLetsStreamsRun(t *testing.T) {
 // is removed anyway: the endpoint is disconnected by force, as the Engine's
 // stale endpoints after a restart-then-remove race must be.
 func TestCleanRemovesNetworkWithActiveEndpoints(t *testing.T) {
-	ctx, cli, base := engineWithBase(t)
+	ctx, e, base := engineWithBase(t)
 	runID := fmt.Sprintf("ep%x", time.Now().UnixNano()&0xffffff)
-	if _, err := docker.New(ctx, cli, runID); err != nil {
+	if _, err := docker.New(ctx, e, runID, base); err != nil {
 		t.Fatal(err)
 	}
+	cli := docker.SDK(e)
 	// An unlabelled container on the run's network.
 	created, err := cli.ContainerCreate(ctx, &container.Config{Image: base, Cmd: []string{"sleep", "60"}},
 		&container.HostConfig{NetworkMode: container.NetworkMode("fencecheck-" + runID)}, nil, nil, "")
@@ -163,7 +164,7 @@ func TestCleanRemovesNetworkWithActiveEndpoints(t *testing.T) {
 		t.Fatalf("plain network remove: %v, want the engine's active endpoints error", err)
 	}
 
-	done, err := docker.CleanRun(ctx, cli, runID)
+	done, err := e.CleanRun(ctx, runID)
 	if err != nil || done.Networks != 1 || done.Containers != 0 {
 		t.Fatalf("clean: %+v, %v; want the network removed and no container", done, err)
 	}
@@ -180,8 +181,8 @@ func TestCleanRemovesNetworkWithActiveEndpoints(t *testing.T) {
 // modes, in directories made for them; the directories that were there
 // keep their modes.
 func TestFilesBeforeStart(t *testing.T) {
-	ctx, cli, base := engineWithBase(t)
-	rt, err := docker.New(ctx, cli, fmt.Sprintf("fs%x", time.Now().UnixNano()&0xffffff))
+	ctx, e, base := engineWithBase(t)
+	rt, err := docker.New(ctx, e, fmt.Sprintf("fs%x", time.Now().UnixNano()&0xffffff), base)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,9 +193,9 @@ func TestFilesBeforeStart(t *testing.T) {
 	}()
 	// The command reads the files as it starts, before anything could
 	// copy them in later.
-	c, err := rt.Start(ctx, docker.Spec{Name: "n1", Role: docker.RoleServer, Image: base,
+	c, err := rt.Start(ctx, runtime.Spec{Name: "n1", Role: runtime.RoleServer, Image: base,
 		Cmd: []string{"sh", "-c", "stat -c '%a %n' /etc/fc-test/a/key /etc/fc-test/b /tmp > /started; cat /etc/fc-test/a/key >> /started; sleep 30"},
-		Files: []docker.File{
+		Files: []runtime.File{
 			{Path: "/etc/fc-test/a/key", Data: []byte("secret\n"), Mode: 0o600},
 			{Path: "/etc/fc-test/b", Data: []byte("plain")},
 		}})
@@ -212,8 +213,8 @@ func TestFilesBeforeStart(t *testing.T) {
 	if out != want {
 		t.Errorf("the command saw %q (%v), want %q", out, err, want)
 	}
-	if _, err := rt.Start(ctx, docker.Spec{Name: "n2", Role: docker.RoleServer, Image: base, Cmd: []string{"true"},
-		Files: []docker.File{{Path: "etc/relative", Data: []byte("x")}}}); err == nil {
+	if _, err := rt.Start(ctx, runtime.Spec{Name: "n2", Role: runtime.RoleServer, Image: base, Cmd: []string{"true"},
+		Files: []runtime.File{{Path: "etc/relative", Data: []byte("x")}}}); err == nil {
 		t.Errorf("a relative path: no error")
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/fencecheck/fencecheck/internal/runtime"
 )
 
 // busyChild is a multi-threaded Go process (this test binary, re-run with
@@ -88,7 +90,7 @@ func TestWaitStoppedTimesOutOnARunningProcess(t *testing.T) {
 	defer cancel()
 	start := time.Now()
 	err := WaitStopped(ctx, cmd.Process.Pid)
-	if !errors.Is(err, ErrNotStopped) {
+	if !errors.Is(err, runtime.ErrNotStopped) {
 		t.Fatalf("WaitStopped on a running process: %v, want ErrNotStopped", err)
 	}
 	if d := time.Since(start); d > 2*time.Second {

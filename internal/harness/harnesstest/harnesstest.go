@@ -105,12 +105,12 @@ func ScratchImage(t testing.TB, kind string) string {
 	RequireDocker(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	cli, err := docker.Connect(ctx)
+	eng, err := docker.Connect(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cli.Close()
-	ref, err := (&images.Builder{Docker: cli}).BuildScratch(ctx, kind)
+	defer eng.Close()
+	ref, err := (&images.Builder{Engine: eng}).BuildScratch(ctx, kind)
 	if err != nil {
 		t.Fatalf("scratch image of %s: %v", kind, err)
 	}
