@@ -317,6 +317,92 @@ func TestEndpointsEtcdClientCerts(t *testing.T) {
 	}
 }
 
+// etcd with its own authentication, started outside the run: the run's
+// user may read and write only under /fencecheck/ (an RBAC role of that
+// range), so the server itself refuses anything the run might try
+// elsewhere; unfenced pause-holder loses an update, token fencing does
+// not, and a wrong password is refused with the server's words.
+func TestEndpointsEtcdAuth(t *testing.T) {
+	requireDocker(t)
+	t.Parallel()
+	ip := stagingAddr(t)
+	port, peer := freePort(t, ip), freePort(t, "127.0.0.1")
+	url := fmt.Sprintf("http://%s:%d", ip, port)
+	startStaging(t, runtime.Spec{Name: "staging-etcd-auth", Image: images.EtcdRef(),
+		Cmd: []string{"/usr/local/bin/etcd", "--name", "s1", "--data-dir", "/var/lib/etcd",
+			"--listen-client-urls", url, "--advertise-client-urls", url,
+			"--listen-peer-urls", fmt.Sprintf("http://127.0.0.1:%d", peer), "--initial-advertise-peer-urls", fmt.Sprintf("http://127.0.0.1:%d", peer),
+			"--initial-cluster", fmt.Sprintf("s1=http://127.0.0.1:%d", peer)}})
+	ctx := context.Background()
+	admin, err := clientv3.New(clientv3.Config{Endpoints: []string{url}, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	var put error
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
+		pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		_, put = admin.Put(pctx, "/team/config", "keep me")
+		cancel()
+		if put == nil {
+			break
+		}
+	}
+	if put != nil {
+		t.Fatalf("the staging etcd never served: %v", put)
+	}
+	const rootPW, runPW = "root-pw-staging", "run-pw-staging"
+	for _, step := range []func() error{
+		func() error { _, err := admin.Put(ctx, "/fencecheck", "a key named like the prefix"); return err },
+		func() error { _, err := admin.Put(ctx, "/fencecheck/not-this-run/lock", "someone else's"); return err },
+		func() error { _, err := admin.UserAdd(ctx, "root", rootPW); return err },
+		func() error { _, err := admin.UserGrantRole(ctx, "root", "root"); return err },
+		func() error { _, err := admin.RoleAdd(ctx, "fencecheck-runs"); return err },
+		func() error {
+			_, err := admin.RoleGrantPermission(ctx, "fencecheck-runs", "/fencecheck/", clientv3.GetPrefixRangeEnd("/fencecheck/"), clientv3.PermissionType(clientv3.PermReadWrite))
+			return err
+		},
+		func() error { _, err := admin.UserAdd(ctx, "runner", runPW); return err },
+		func() error { _, err := admin.UserGrantRole(ctx, "runner", "fencecheck-runs"); return err },
+		func() error { _, err := admin.AuthEnable(ctx); return err },
+	} {
+		if err := step(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	root, err := clientv3.New(clientv3.Config{Endpoints: []string{url}, Username: "root", Password: rootPW, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	snapshot := func() map[string]string {
+		resp, err := root.Get(ctx, "", clientv3.WithFromKey())
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]string{}
+		for _, kv := range resp.Kvs {
+			m[string(kv.Key)] = fmt.Sprintf("%s@%d", kv.Value, kv.ModRevision)
+		}
+		return m
+	}
+	before := snapshot()
+	authFile := filepath.Join(t.TempDir(), "auth")
+	if err := os.WriteFile(authFile, []byte("runner:"+runPW+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"--target", "etcd", "--endpoints", url, "--auth-file", authFile, "--nemesis", "pause-holder", "--seed", "1"}
+	attachedRun(t, t.TempDir(), exitInvalid, []string{runPW}, append(args, "--fencing", "none")...)
+	attachedRun(t, t.TempDir(), exitValid, []string{runPW}, append(args, "--fencing", "token")...)
+	if after := snapshot(); !maps.Equal(before, after) {
+		t.Errorf("keys on the staging etcd changed:\nbefore %v\nafter  %v", before, after)
+	}
+	r := runCLI(t, nil, "run", "--target", "etcd", "--endpoints", url, "--auth", "runner:wrong", "--ready-timeout", "5s", "--results", t.TempDir(), "--quiet")
+	if r.code != exitHarness || !strings.Contains(r.stderr, "authentication failed") {
+		t.Errorf("a wrong password: exit %d: %s", r.code, lastLines(r.stderr, 5))
+	}
+}
+
 // Redis with a password (requirepass), started outside the run.
 func TestEndpointsRedisPassword(t *testing.T) {
 	requireDocker(t)
