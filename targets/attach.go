@@ -97,6 +97,36 @@ func ProbeTLS(ctx context.Context, hostport string, cfg *tls.Config) error {
 	return err
 }
 
+// HTTPEndpoints parses the endpoints of servers spoken to over http:// or
+// https:// (etcd, Consul), each SCHEME://HOST:PORT or HOST:PORT, which
+// takes https when creds carry TLS, else http, and checks creds' TLS
+// material. http:// with TLS credentials is refused: they would not be
+// used. Errors wrap ErrBadConfig.
+func HTTPEndpoints(eps []string, creds *Credentials) ([]string, error) {
+	tc, err := creds.TLSConfig()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadConfig, err)
+	}
+	tlsOn := tc != nil
+	addrs := make([]string, len(eps))
+	for i, s := range eps {
+		e, err := ParseEndpoint(s, "http", "https")
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case e.Scheme == "" && tlsOn:
+			e.Scheme = "https"
+		case e.Scheme == "":
+			e.Scheme = "http"
+		case e.Scheme == "http" && tlsOn:
+			return nil, fmt.Errorf("%w: --endpoints %s: http:// with TLS credentials (--tls-*): say https://", ErrBadConfig, s)
+		}
+		addrs[i] = e.String()
+	}
+	return addrs, nil
+}
+
 // AttachedNodes are the nodes of attached servers (Attacher): s1, s2, ...
 // in the order of addrs, each at its address.
 func AttachedNodes(addrs []string) []Node {

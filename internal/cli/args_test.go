@@ -17,7 +17,7 @@ func TestBadArguments(t *testing.T) {
 		want string // in the message
 	}{
 		{"unknown target", []string{"run", "--target", "chubby"}, "valid: etcd"},
-		{"attach a target that cannot", []string{"run", "--target", "consul", "--endpoints", "10.0.0.1:8500"}, "target consul runs only on servers fencecheck starts"},
+		{"attach a target that cannot", []string{"run", "--target", "zookeeper", "--endpoints", "10.0.0.1:2181"}, "target zookeeper runs only on servers fencecheck starts"},
 		{"credentials without endpoints", []string{"run", "--tls-ca", "/etc/hostname"}, "--tls-* and --auth are what clients present to existing servers: they go with --endpoints"},
 		{"a password in an endpoint", []string{"run", "--endpoints", "https://root:pw@10.0.0.1:2379"}, "no user or password in an endpoint"},
 		{"an endpoint's scheme", []string{"run", "--target", "redis", "--endpoints", "https://10.0.0.1:6379"}, "scheme https: this target takes redis, rediss"},

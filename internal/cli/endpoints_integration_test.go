@@ -27,6 +27,7 @@ import (
 	"testing"
 	"time"
 
+	consulapi "github.com/hashicorp/consul/api"
 	goredis "github.com/redis/go-redis/v9"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
@@ -400,6 +401,84 @@ func TestEndpointsEtcdAuth(t *testing.T) {
 	r := runCLI(t, nil, "run", "--target", "etcd", "--endpoints", url, "--auth", "runner:wrong", "--ready-timeout", "5s", "--results", t.TempDir(), "--quiet")
 	if r.code != exitHarness || !strings.Contains(r.stderr, "authentication failed") {
 		t.Errorf("a wrong password: exit %d: %s", r.code, lastLines(r.stderr, 5))
+	}
+}
+
+// Consul with ACLs (default deny), started outside the run: the run's
+// token may write keys under fencecheck/ and sessions, and read nodes, the
+// agent and the Raft configuration. Unfenced pause-holder loses an update
+// at Consul's profile (45 s), token fencing does not, a wrong token is
+// refused, and the team's keys are untouched.
+func TestEndpointsConsulACL(t *testing.T) {
+	requireDocker(t)
+	t.Parallel()
+	ip := stagingAddr(t)
+	port := freePort(t, ip)
+	const mgmt, wrong = "6f0c7f0e-staging-mgmt-token-000000000001", "6f0c7f0e-not-a-token-00000000000000000002"
+	startStaging(t, runtime.Spec{Name: "staging-consul", Image: images.ConsulRef(),
+		Cmd: []string{"/usr/local/bin/consul", "agent", "-server", "-bootstrap-expect", "1", "-node", "staging-1", "-datacenter", "dc1",
+			"-data-dir", "/var/lib/consul", "-bind", "127.0.0.1", "-client", ip, "-http-port", fmt.Sprint(port), "-dns-port", "-1",
+			"-server-port", fmt.Sprint(freePort(t, "127.0.0.1")), "-serf-lan-port", fmt.Sprint(freePort(t, "127.0.0.1")), "-serf-wan-port", fmt.Sprint(freePort(t, "127.0.0.1")),
+			"-hcl", "performance { raft_multiplier = 1 }", "-hcl", "disable_update_check = true",
+			"-hcl", `acl { enabled = true, default_policy = "deny", tokens { initial_management = "` + mgmt + `", agent = "` + mgmt + `" } }`}})
+	addr := net.JoinHostPort(ip, fmt.Sprint(port))
+	admin, err := consulapi.NewClient(&consulapi.Config{Address: addr, Token: mgmt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var put error
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
+		if _, put = admin.KV().Put(&consulapi.KVPair{Key: "team/config", Value: []byte("keep me")}, nil); put == nil {
+			break
+		}
+	}
+	if put != nil {
+		t.Fatalf("the staging consul never served: %v", put)
+	}
+	for k, v := range map[string]string{"fencecheck": "a key named like the prefix", "fencecheck/not-this-run/lock": "someone else's"} {
+		if _, err := admin.KV().Put(&consulapi.KVPair{Key: k, Value: []byte(v)}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pol, _, err := admin.ACL().PolicyCreate(&consulapi.ACLPolicy{Name: "fencecheck-runs", Rules: `
+key_prefix "fencecheck/" { policy = "write" }
+session_prefix "" { policy = "write" }
+node_prefix "" { policy = "read" }
+agent_prefix "" { policy = "read" }
+operator = "read"
+`}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, _, err := admin.ACL().TokenCreate(&consulapi.ACLToken{Description: "fencecheck runs", Policies: []*consulapi.ACLTokenPolicyLink{{ID: pol.ID}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snapshot := func() map[string]string {
+		pairs, _, err := admin.KV().List("", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]string{}
+		for _, p := range pairs {
+			m[p.Key] = fmt.Sprintf("%s@%d", p.Value, p.ModifyIndex)
+		}
+		return m
+	}
+	before := snapshot()
+	authFile := filepath.Join(t.TempDir(), "auth")
+	if err := os.WriteFile(authFile, []byte(":"+tok.SecretID+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"--target", "consul", "--endpoints", "http://" + addr, "--auth-file", authFile, "--nemesis", "pause-holder", "--seed", "1"}
+	attachedRun(t, t.TempDir(), exitInvalid, []string{tok.SecretID, mgmt}, append(args, "--fencing", "none")...)
+	attachedRun(t, t.TempDir(), exitValid, []string{tok.SecretID, mgmt}, append(args, "--fencing", "token")...)
+	if after := snapshot(); !maps.Equal(before, after) {
+		t.Errorf("keys on the staging consul changed:\nbefore %v\nafter  %v", before, after)
+	}
+	r := runCLI(t, nil, "run", "--target", "consul", "--endpoints", addr, "--auth", ":"+wrong, "--ready-timeout", "5s", "--results", t.TempDir(), "--quiet")
+	if r.code != exitHarness || !strings.Contains(r.stderr, "ACL not found") {
+		t.Errorf("a wrong token: exit %d: %s", r.code, lastLines(r.stderr, 5))
 	}
 }
 

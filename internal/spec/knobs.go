@@ -99,7 +99,7 @@ var Knobs = []Knob{
 		Help:  "your own image, from the local Docker Engine, as KIND=IMAGE: target=IMAGE runs the servers from it (an image with no shell and no iptables will do: faults act from outside)",
 		field: func(s *Spec) value { return mapValue{&s.Image, checkImage} }},
 	{Flag: "endpoints", Key: "endpoints", Replay: true,
-		Help:  "existing servers to test, comma-separated (https://etcd-1:2379,...; redis://HOST:PORT or rediss:// for TLS): fencecheck starts no server, only its workers, allows only client-side faults, and writes and deletes only under the run's own key prefix",
+		Help:  "existing servers to test (etcd, consul, redis), comma-separated (https://etcd-1:2379,...; redis://HOST:PORT or rediss:// for TLS; docs/staging.md): fencecheck starts no server, only its workers, allows only client-side faults, and writes and deletes only under the run's own key prefix",
 		field: func(s *Spec) value { return listValue{&s.Endpoints} }},
 	{Flag: "tls-ca", Key: "tls_ca", Replay: true,
 		Help: "with --endpoints: PEM file of the authority that signed the servers' certificates, which clients trust", field: str(func(s *Spec) *string { return &s.TLSCA })},
@@ -110,7 +110,7 @@ var Knobs = []Knob{
 	{Flag: "tls-server-name", Key: "tls_server_name", Replay: true,
 		Help: "with --endpoints: the name the servers' certificates carry, checked in place of the endpoint's host", field: str(func(s *Spec) *string { return &s.TLSServerName })},
 	{Flag: "auth", Secret: true,
-		Help: "with --endpoints: USER:PASSWORD clients authenticate with (a Redis password alone: :PASSWORD); never recorded: prefer --auth-file", field: str(func(s *Spec) *string { return &s.Auth })},
+		Help: "with --endpoints: USER:PASSWORD clients authenticate with (a Redis password alone: :PASSWORD; a Consul ACL token: :TOKEN); never recorded: prefer --auth-file", field: str(func(s *Spec) *string { return &s.Auth })},
 	{Flag: "auth-file", Key: "auth_file", Replay: true,
 		Help: "with --endpoints: a file whose first line is --auth's USER:PASSWORD (its path is recorded, not its content)", field: str(func(s *Spec) *string { return &s.AuthFile })},
 

@@ -49,6 +49,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/consul/api"
@@ -92,6 +93,10 @@ type Target struct {
 	// same client library (github.com/hashicorp/consul/api of fencecheck's
 	// go.mod).
 	Release string
+	// Creds, set by Attach, are what Ready, Leader and ServerVersion
+	// present to servers fencecheck did not start (--endpoints): an ACL
+	// token (Password), TLS; nil for fencecheck's own.
+	Creds *targets.Credentials
 }
 
 // Name is "consul".
@@ -211,24 +216,66 @@ func (Target) MaxLease(cfg targets.ClientConfig) time.Duration {
 // newAPI returns an api client of one server. It keeps no idle connections:
 // every request goes on a fresh one, which net/http never replays. timeout
 // bounds every request, the api's own blocking reads included.
-func newAPI(addr string, timeout time.Duration) (*api.Client, error) {
+//
+// addr is HOST:PORT (http), or http:// or https:// and HOST:PORT (an
+// attached server's). creds (nil: none) give the ACL token (Password) and
+// the TLS configuration.
+func newAPI(addr string, timeout time.Duration, creds *targets.Credentials) (*api.Client, error) {
 	tr := &http.Transport{
 		DialContext:       (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
 		DisableKeepAlives: true,
 	}
-	return api.NewClient(&api.Config{
-		Address:    addr,
-		Scheme:     "http",
-		HttpClient: &http.Client{Transport: tr, Timeout: timeout},
-	})
+	scheme := "http"
+	if s, rest, ok := strings.Cut(addr, "://"); ok {
+		scheme, addr = s, rest
+	}
+	cfg := &api.Config{Address: addr, Scheme: scheme}
+	if creds != nil {
+		tc, err := creds.TLSConfig()
+		if err != nil {
+			return nil, fmt.Errorf("consul: %w", err)
+		}
+		tr.TLSClientConfig, cfg.Token = tc, creds.Password
+	}
+	cfg.HttpClient = &http.Client{Transport: tr, Timeout: timeout}
+	return api.NewClient(cfg)
+}
+
+// Attach is Consul on existing servers (targets.Attacher): each endpoint
+// http:// or https:// (or HOST:PORT: https when creds carry TLS), an ACL
+// token given as --auth :TOKEN.
+func (t Target) Attach(eps []string, creds *targets.Credentials) (targets.Target, []targets.Node, error) {
+	if creds != nil && creds.Username != "" {
+		return nil, nil, fmt.Errorf("%w: consul takes an ACL token: --auth :TOKEN, with no user", targets.ErrBadConfig)
+	}
+	addrs, err := targets.HTTPEndpoints(eps, creds)
+	if err != nil {
+		return nil, nil, err
+	}
+	t.Creds = creds
+	return t, targets.AttachedNodes(addrs), nil
+}
+
+// Purge deletes the keys under the run's prefix (targets.Purger).
+func (t Target) Purge(ctx context.Context, cfg targets.ClientConfig) error {
+	pfx := strings.Trim(cfg.Prefix, "/")
+	if pfx == "" || len(cfg.Endpoints) == 0 {
+		return fmt.Errorf("consul: purge: no endpoint or prefix %q", cfg.Prefix)
+	}
+	c, err := newAPI(cfg.Endpoints[0], 10*time.Second, cfg.Credentials)
+	if err != nil {
+		return err
+	}
+	_, err = c.KV().DeleteTree(pfx+"/", (&api.WriteOptions{}).WithContext(ctx))
+	return err
 }
 
 // Ready returns nil once every server knows the same leader and serves a
 // consistent (linearizable) read.
-func (Target) Ready(ctx context.Context, nodes []targets.Node) error {
+func (t Target) Ready(ctx context.Context, nodes []targets.Node) error {
 	clients := make([]*api.Client, len(nodes))
 	for i, n := range nodes {
-		c, err := newAPI(n.Addr, 2*time.Second)
+		c, err := newAPI(n.Addr, 2*time.Second, t.Creds)
 		if err != nil {
 			return err
 		}
@@ -255,7 +302,7 @@ func ready(ctx context.Context, nodes []targets.Node, clients []*api.Client) err
 	}
 	for i, n := range nodes {
 		sctx, cancel := context.WithTimeout(ctx, time.Second)
-		_, _, err := clients[i].KV().Get("fencecheck-ready", (&api.QueryOptions{RequireConsistent: true}).WithContext(sctx))
+		_, _, err := clients[i].KV().Get("fencecheck/ready", (&api.QueryOptions{RequireConsistent: true}).WithContext(sctx))
 		cancel()
 		if err != nil {
 			return fmt.Errorf("%s: consistent read: %w", n.Name, err)
@@ -266,10 +313,10 @@ func ready(ctx context.Context, nodes []targets.Node, clients []*api.Client) err
 
 // Leader returns the node name of the server that leads, from the Raft
 // configuration as the first server that answers reports it.
-func (Target) Leader(ctx context.Context, nodes []targets.Node) (string, error) {
+func (t Target) Leader(ctx context.Context, nodes []targets.Node) (string, error) {
 	var errs []error
 	for _, n := range nodes {
-		c, err := newAPI(n.Addr, 2*time.Second)
+		c, err := newAPI(n.Addr, 2*time.Second, t.Creds)
 		if err != nil {
 			return "", err
 		}

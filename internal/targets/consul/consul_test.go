@@ -362,7 +362,7 @@ func TestVersions(t *testing.T) {
 				Client: targets.ClientConfig{TTL: testTTL, RPCTimeout: 2 * time.Second, LockDelay: ptr(time.Duration(0))},
 			})
 			c := cl.Host().Lock.(*client)
-			a, err := newAPI(cl.Nodes[0].Addr, 5*time.Second)
+			a, err := newAPI(cl.Nodes[0].Addr, 5*time.Second, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

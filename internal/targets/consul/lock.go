@@ -33,7 +33,7 @@ func (t Target) Dial(ctx context.Context, cfg targets.ClientConfig) (targets.Cli
 	addr := cfg.Endpoints[rand.IntN(len(cfg.Endpoints))]
 	// The api's own requests without a context (a waiting Lock's blocking
 	// reads, Unlock) end after this.
-	cli, err := newAPI(addr, rpc+lockWait+lockWait/16+time.Second)
+	cli, err := newAPI(addr, rpc+lockWait+lockWait/16+time.Second, cfg.Credentials)
 	if err != nil {
 		return nil, fmt.Errorf("consul: %w", err)
 	}

@@ -51,10 +51,10 @@ func (Target) ServerBinary() string { return "consul" }
 
 // ServerVersion is the version each agent reports in /v1/agent/self, each
 // distinct one once, in node order (targets.ImageRunner).
-func (Target) ServerVersion(ctx context.Context, nodes []targets.Node) (string, error) {
+func (t Target) ServerVersion(ctx context.Context, nodes []targets.Node) (string, error) {
 	var seen []string
 	for _, n := range nodes {
-		c, err := newAPI(n.Addr, 2*time.Second)
+		c, err := newAPI(n.Addr, 2*time.Second, t.Creds)
 		if err != nil {
 			return "", err
 		}

@@ -181,28 +181,12 @@ func newClient(ctx context.Context, endpoints []string, creds *targets.Credentia
 // http:// or https:// (or HOST:PORT: https when creds carry TLS), the
 // target presenting creds to them.
 func (t Target) Attach(eps []string, creds *targets.Credentials) (targets.Target, []targets.Node, error) {
-	tc, err := creds.TLSConfig()
-	if err != nil {
-		return nil, nil, fmt.Errorf("%w: etcd: %w", targets.ErrBadConfig, err)
-	}
 	if creds != nil && creds.Password != "" && creds.Username == "" {
 		return nil, nil, fmt.Errorf("%w: etcd authenticates a user: --auth USER:PASSWORD", targets.ErrBadConfig)
 	}
-	addrs := make([]string, len(eps))
-	for i, s := range eps {
-		e, err := targets.ParseEndpoint(s, "http", "https")
-		if err != nil {
-			return nil, nil, err
-		}
-		switch {
-		case e.Scheme == "" && tc != nil:
-			e.Scheme = "https"
-		case e.Scheme == "":
-			e.Scheme = "http"
-		case e.Scheme == "http" && tc != nil:
-			return nil, nil, fmt.Errorf("%w: --endpoints %s: http:// with TLS credentials (--tls-*): say https://", targets.ErrBadConfig, s)
-		}
-		addrs[i] = e.String()
+	addrs, err := targets.HTTPEndpoints(eps, creds)
+	if err != nil {
+		return nil, nil, err
 	}
 	t.Creds = creds
 	return t, targets.AttachedNodes(addrs), nil
