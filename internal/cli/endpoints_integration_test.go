@@ -550,6 +550,19 @@ func TestEndpointsRedisPassword(t *testing.T) {
 	if after := snapshot(); !maps.Equal(before, after) {
 		t.Errorf("keys on the staging redis changed:\nbefore %v\nafter  %v", slices.Sorted(maps.Keys(before)), slices.Sorted(maps.Keys(after)))
 	}
+	// The same over TLS (rediss://), the server asking for a client
+	// certificate as well as the password.
+	tlsPort := freePort(t, ip)
+	p := newPKI(t, ip, "fencecheck")
+	startStaging(t, runtime.Spec{Name: "staging-redis-tls", Image: images.BaseRef(),
+		Files: []runtime.File{{Path: "/pki/ca.pem", Data: p.read(t, "ca.pem")}, {Path: "/pki/server.pem", Data: p.read(t, "server.pem")},
+			{Path: "/pki/server-key.pem", Data: p.read(t, "server-key.pem")}},
+		Cmd: []string{"redis-server", "--port", "0", "--tls-port", fmt.Sprint(tlsPort), "--bind", ip, "--requirepass", password, "--save", "", "--appendonly", "no",
+			"--tls-cert-file", "/pki/server.pem", "--tls-key-file", "/pki/server-key.pem", "--tls-ca-cert-file", "/pki/ca.pem", "--tls-auth-clients", "yes"}})
+	tlsArgs := []string{"--target", "redis", "--endpoints", "rediss://" + net.JoinHostPort(ip, fmt.Sprint(tlsPort)), "--auth-file", authFile,
+		"--tls-ca", p.path("ca.pem"), "--tls-cert", p.path("client.pem"), "--tls-key", p.path("client-key.pem"), "--nemesis", "pause-holder", "--seed", "1"}
+	attachedRun(t, t.TempDir(), exitInvalid, []string{password, string(p.read(t, "client-key.pem"))}, append(tlsArgs, "--fencing", "none")...)
+
 	// A wrong password: a harness failure that says so.
 	r = runCLI(t, nil, "run", "--target", "redis", "--endpoints", addr, "--auth", ":wrong", "--ready-timeout", "5s", "--results", t.TempDir(), "--quiet")
 	if r.code != exitHarness || !strings.Contains(r.stderr, "WRONGPASS") {
