@@ -68,7 +68,10 @@ one run after another, into one results directory (its index.html lists them
 all; matrix.json sums them up). Each cell takes its target's profile (TTL,
 lock-delay, nemesis interval, time limit) unless a flag sets it. Fenced cells
 must be valid: exit 1 if one is invalid, 2 if one is unknown, 255 if the
-harness failed on a cell (the other cells still run), 0 otherwise. Unfenced
+harness failed on a cell (the other cells still run), 0 otherwise. A cell
+whose configuration turns out not to run (a client program whose grants
+carry no token, in a token cell) is "refused": it changes nothing, unless
+every cell was (254). Unfenced
 cells are reported, not judged (--strict judges them too). With --baseline
 DIR each cell is then compared with the same cell of DIR's matrix: a
 regression exits 1 (see fencecheck trends). Every cell is checked before the
@@ -210,6 +213,12 @@ run's flag does.
 			switch {
 			case err != nil && ctx.Err() != nil:
 				c.Verdict, c.Error = "not run", "interrupted during set-up: "+err.Error()
+			case errors.Is(err, targets.ErrBadConfig):
+				// Found once the run began (a client program that says
+				// its grants carry no token): the cell cannot run, and
+				// the harness did not fail.
+				c.Verdict, c.Error = trends.Refused, err.Error()
+				fmt.Fprintf(stderr, "fencecheck: [%d/%d] refused: %v\n", i+1, len(cells), err)
 			case err != nil:
 				c.Verdict, c.Error = "error", err.Error()
 				fmt.Fprintf(stderr, "fencecheck: [%d/%d] harness failed: %v\n", i+1, len(cells), err)
@@ -679,22 +688,30 @@ func (c *matrixRun) fill(out *harness.Outcome) {
 
 // matrixExit is the matrix's exit code: 255 if the harness failed on a cell,
 // else 1 if a cell that must be valid is invalid, else 2 if one is unknown
-// or was not run, or the matrix was interrupted, else 0.
+// or was not run, or the matrix was interrupted, else 254 if every cell was
+// refused (its configuration cannot run), else 0. A refused cell among
+// others that ran changes nothing: it tested nothing, and nothing failed.
 func matrixExit(cells []matrixCell, interrupted bool) int {
 	code := exitValid
 	if interrupted {
 		code = exitUnknown
 	}
+	refused := 0
 	for _, c := range cells {
 		switch {
-		case c.Verdict == "error":
+		case c.Verdict == trends.Error:
 			return exitHarness
+		case c.Verdict == trends.Refused:
+			refused++
 		case !c.MustBeValid:
 		case c.Verdict == checkers.Invalid.String():
 			code = exitInvalid
 		case c.Verdict != checkers.Valid.String() && code == exitValid:
 			code = exitUnknown
 		}
+	}
+	if refused > 0 && refused == len(cells) && code == exitValid {
+		return exitBadArgs
 	}
 	return code
 }

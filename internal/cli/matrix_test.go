@@ -39,6 +39,9 @@ func TestMatrixExit(t *testing.T) {
 		{"not run after Ctrl-C", []matrixCell{cell("token", "valid"), cell("cas", "not run")}, false, exitUnknown},
 		{"unfenced unknown is not judged", []matrixCell{cell("none", "unknown"), cell("token", "valid")}, false, exitValid},
 		{"harness error anywhere", []matrixCell{cell("none", "error"), cell("token", "invalid")}, false, exitHarness},
+		{"a refused cell among valid ones", []matrixCell{cell("none", "invalid"), cell("token", "refused"), cell("none", "valid")}, false, exitValid},
+		{"a refused cell does not hide a failed fence", []matrixCell{cell("token", "refused"), cell("cas", "invalid")}, false, exitInvalid},
+		{"every cell refused", []matrixCell{cell("token", "refused"), cell("token", "refused")}, false, exitBadArgs},
 		{"strict judges unfenced cells", []matrixCell{{Fencing: "none", Verdict: "invalid", MustBeValid: true}}, false, exitInvalid},
 		{"interrupted with only unfenced cells left", []matrixCell{cell("token", "valid"), cell("none", "not run")}, true, exitUnknown},
 		{"interrupted after a fence failed", []matrixCell{cell("token", "invalid"), cell("cas", "not run")}, true, exitInvalid},
@@ -468,5 +471,26 @@ func TestMatrixFileRoundTrip(t *testing.T) {
 	m, err := readShardMatrix(dir)
 	if err != nil || len(m.Cells) != 1 || m.Cells[0].WorkloadName() != "lock-append" || m.Cells[0].ID().String() != "etcd lock-store pause-holder none" {
 		t.Errorf("old matrix.json: %v %+v", err, m)
+	}
+}
+
+// A refused cell is a skipped case of matrix-junit.xml, saying why; it is
+// neither a failure nor an error.
+func TestMatrixJUnitRefused(t *testing.T) {
+	dir := t.TempDir()
+	cells := []matrixCell{
+		{Target: "redis", Fencing: "token", Verdict: "refused", MustBeValid: true, Error: "worker w1: setup: bad configuration: the client program's leases carry no fencing token"},
+		{Target: "redis", Fencing: "none", Verdict: "invalid"},
+	}
+	if err := writeMatrixJUnit(dir, cells); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, MatrixJUnitFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	if !strings.Contains(s, `failures="0" errors="0"`) || !strings.Contains(s, `<skipped type="refused" message="the cell&#39;s configuration cannot run: worker w1: setup: bad configuration: the client program&#39;s leases carry no fencing token">`) {
+		t.Errorf("matrix-junit.xml:\n%s", s)
 	}
 }

@@ -70,6 +70,7 @@ func writeMatrixJUnit(root string, cells []matrixCell, regressions ...trends.Reg
 		Time    string   `xml:"time,attr,omitempty"`
 		Failure *problem `xml:"failure,omitempty"`
 		Error   *problem `xml:"error,omitempty"`
+		Skipped *problem `xml:"skipped,omitempty"`
 		Out     string   `xml:"system-out,omitempty"`
 	}
 	type suite struct {
@@ -94,6 +95,8 @@ func writeMatrixJUnit(root string, cells []matrixCell, regressions ...trends.Reg
 			text += "\nerror: " + c.Error
 		}
 		switch {
+		case c.Verdict == trends.Refused:
+			tc.Skipped = &problem{Type: c.Verdict, Message: "the cell's configuration cannot run: " + c.Error, Text: text}
 		case !c.MustBeValid:
 			tc.Out = "not judged (unfenced): " + text
 		case c.Verdict == checkers.Valid.String():

@@ -149,7 +149,7 @@ func zooPage(results []string, out string) (string, error) {
 			}
 			r.runs++
 			switch {
-			case c.Verdict == "error" && strings.Contains(c.Error, "carry no fencing token"):
+			case (c.Verdict == trends.Refused || c.Verdict == trends.Error) && strings.Contains(c.Error, "carry no fencing token"):
 				r.refused++
 			case c.Verdict == "invalid":
 				r.invalid++

@@ -54,7 +54,8 @@ type MatrixCell struct {
 	Axes map[string]string `json:"axes,omitempty"`
 	Seed uint64            `json:"seed"`
 	// Verdict is "valid", "invalid" or "unknown"; "error" when the harness
-	// failed (Error says why), "not run" after Ctrl-C.
+	// failed (Error says why), "refused" when the cell's configuration
+	// cannot run (Error says why), "not run" after Ctrl-C.
 	Verdict string `json:"verdict"`
 	// MustBeValid: a fenced cell, a register cell whose read mode the
 	// target promises linearizable (or every cell, with --strict). Only

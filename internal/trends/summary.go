@@ -215,6 +215,8 @@ func (t Trend) StripText() string {
 			b.WriteByte('U')
 		case Error:
 			b.WriteByte('E')
+		case Refused:
+			b.WriteByte('R')
 		default:
 			b.WriteByte('-')
 		}

@@ -63,6 +63,10 @@ const (
 	Unknown = "unknown"
 	Error   = "error"   // the harness failed on the cell
 	NotRun  = "not run" // interrupted, or no shard ran it
+	// Refused: the cell's configuration cannot run, found once its run
+	// began (a client program whose grants carry no fencing token, in a
+	// token-fenced cell): nothing was tested, and nothing failed.
+	Refused = "refused"
 )
 
 // Key identifies a cell across nights (MatrixCell.ID, numbered by
