@@ -69,6 +69,9 @@ func ParseEndpoint(s string, schemes ...string) (Endpoint, error) {
 	if host == "" {
 		return bad("no host")
 	}
+	if ip := net.ParseIP(host); ip != nil && ip.To4() == nil {
+		return bad("an IPv6 address: the workers' network is IPv4 (give an IPv4 address or a name with an A record)")
+	}
 	e.Host, e.Port = host, p
 	return e, nil
 }
@@ -125,6 +128,22 @@ func HTTPEndpoints(eps []string, creds *Credentials) ([]string, error) {
 		addrs[i] = e.String()
 	}
 	return addrs, nil
+}
+
+// RunPrefix says whether prefix is one run's own key prefix (at least two
+// non-empty segments: /fencecheck/RUN_ID), the only one a Purger may
+// delete under.
+func RunPrefix(prefix string) bool {
+	parts := strings.Split(strings.Trim(prefix, "/"), "/")
+	if len(parts) < 2 {
+		return false
+	}
+	for _, p := range parts {
+		if p == "" || p == "." || p == ".." {
+			return false
+		}
+	}
+	return true
 }
 
 // AttachedNodes are the nodes of attached servers (Attacher): s1, s2, ...

@@ -187,7 +187,7 @@ run's flag does.
 		return 0, fmt.Errorf("%w: --results: %w", errUsage, err)
 	}
 
-	sum := matrixSummary{Started: time.Now().UTC(), Args: args, Strict: *strict, Cells: records(cells), TotalCells: len(all)}
+	sum := matrixSummary{Started: time.Now().UTC(), Args: spec.Redact(args), Strict: *strict, Cells: records(cells), TotalCells: len(all)}
 	if sh.N > 1 {
 		sum.Shard = sh.String()
 		fmt.Fprintf(stderr, "fencecheck: shard %s: %d of the matrix's %d cells\n", sh, len(cells), len(all))

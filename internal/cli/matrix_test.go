@@ -494,3 +494,22 @@ func TestMatrixJUnitRefused(t *testing.T) {
 		t.Errorf("matrix-junit.xml:\n%s", s)
 	}
 }
+
+// matrix.json records the command that made it, with --auth's value
+// redacted (the matrix here is a shard with no cell: nothing starts).
+func TestMatrixRecordsNoSecret(t *testing.T) {
+	res := t.TempDir()
+	const secret = "hunter2-matrix-secret"
+	r := runCLI(t, []string{"DOCKER_HOST=unix:///nonexistent/docker.sock"}, "matrix", "--endpoints", "10.0.0.1:2379", "--auth", "user:"+secret,
+		"--fencing", "none,token", "--shard", "3/3", "--results", res, "--quiet")
+	if r.code != exitValid {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	b, err := os.ReadFile(filepath.Join(res, "matrix.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), secret) || !strings.Contains(string(b), "REDACTED") {
+		t.Errorf("matrix.json: %s", b)
+	}
+}

@@ -72,6 +72,9 @@ func runConfig(args []string, flagOut, stderr io.Writer) (harness.Config, bool, 
 		return harness.Config{}, false, nil, fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
 	}
 	if *scen != "" {
+		if len(o.sp.Endpoints) > 0 {
+			return harness.Config{}, false, nil, fmt.Errorf("%w: --scenario plays its story on servers fencecheck starts and acts on; it takes no --endpoints", errUsage)
+		}
 		t, err := targetOf(o.sp)
 		if err != nil {
 			return harness.Config{}, false, nil, err

@@ -130,7 +130,7 @@ are the sweep's to set).
 	if err != nil {
 		return 0, err
 	}
-	sum.Args = args
+	sum.Args = spec.Redact(args)
 	ui := newProgress(stderr, *o.quiet)
 	ui.stage("sweep %s: %d pauses from %s to %s TTL (TTL %s), fencing %s, %d margin(s), %d run(s) a point: %d runs",
 		t.Name(), len(pauses), sweep.Format(pauses[0]), sweep.Format(pauses[len(pauses)-1]),

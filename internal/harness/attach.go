@@ -124,8 +124,11 @@ func (c *Config) validateAttached() error {
 	if err != nil {
 		return err
 	}
-	if creds != nil && c.ClientProgram != nil {
-		return bad("--client-dir with --tls-* or --auth: the client protocol's init carries no credentials yet")
+	if c.ClientProgram != nil {
+		// The client protocol's init gives a program HOST:PORT endpoints
+		// and no credentials: an attached server's URL, TLS or password
+		// would not reach it.
+		return bad("--client-dir with --endpoints: the client protocol carries no endpoint scheme and no credentials yet")
 	}
 	_, nodes, err := at.Attach(c.Endpoints, creds)
 	if err != nil {
@@ -156,7 +159,7 @@ func foreignAddrs(ctx context.Context, nodes []targets.Node) (map[string]string,
 		ips, err := net.DefaultResolver.LookupIP(rctx, "ip4", host)
 		cancel()
 		if err != nil {
-			return nil, fmt.Errorf("resolve %s: %w", host, err)
+			return nil, fmt.Errorf("%s has no IPv4 address here (the workers' network is IPv4): %w", host, err)
 		}
 		var s []string
 		for _, ip := range ips {

@@ -98,6 +98,14 @@ func (c *Config) Defaults() {
 	if c.Nodes == 0 && c.Attached() {
 		c.Nodes = len(c.Endpoints)
 	}
+	for _, p := range []*string{&c.TLSCA, &c.TLSCert, &c.TLSKey, &c.AuthFile} {
+		// Recorded as absolute paths: a rerun from elsewhere finds them.
+		if *p != "" {
+			if abs, err := filepath.Abs(*p); err == nil {
+				*p = abs
+			}
+		}
+	}
 	if c.Nodes == 0 && c.Target != nil {
 		c.Nodes = targets.DefaultNodes(c.Target)
 	}

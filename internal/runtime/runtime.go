@@ -23,7 +23,8 @@
 //     else on the machine.
 //
 // Errors callers test with errors.Is are this package's: ErrUnreachable,
-// ErrNotStopped, ErrStuckNetwork, ErrImageNotFound.
+// ErrNotStopped, ErrStuckNetwork, ErrImageNotFound; and fs.ErrNotExist from
+// Images.ReadFile, for a path the image lacks.
 package runtime
 
 import (
@@ -37,7 +38,7 @@ import (
 const (
 	LabelManaged = "fencecheck"      // "1" on everything fencecheck creates
 	LabelRun     = "fencecheck.run"  // the run id
-	LabelRole    = "fencecheck.role" // "server", "worker", "resource" or "net"
+	LabelRole    = "fencecheck.role" // "server", "worker", "resource", "net", or "copy" (CopyOut's)
 	LabelNode    = "fencecheck.node" // the node's name in its run
 )
 
@@ -89,9 +90,10 @@ type Spec struct {
 	// Binds are host directories mounted into the container.
 	Binds []Bind
 	// HostNetwork runs the container in the host's network namespace
-	// instead of the run's network (no address of its own, no alias, no
-	// fault can cut it off): what stands in for servers outside any run,
-	// as a team's staging servers would be, in tests of --endpoints.
+	// instead of the run's network (no address of its own, no alias), and
+	// NetExec refuses it (its helper would change the host's firewall):
+	// what stands in for servers outside any run, as a team's staging
+	// servers would be, in tests of --endpoints.
 	HostNetwork bool
 }
 

@@ -174,6 +174,11 @@ func TestSecretKnobShownNowhere(t *testing.T) {
 	if strings.Contains(string(b), pw) || !strings.Contains(string(b), `"endpoints":"redis://10.0.0.1:6379"`) {
 		t.Errorf("test.json: %s", b)
 	}
+	red := Redact([]string{"matrix", "--auth", "u:" + pw, "--auth=u:" + pw, "-auth", pw, "-auth=" + pw, "--target", "etcd", "--auth"})
+	want := []string{"matrix", "--auth", "REDACTED", "--auth=REDACTED", "-auth", "REDACTED", "-auth=REDACTED", "--target", "etcd", "--auth"}
+	if !slices.Equal(red, want) {
+		t.Errorf("Redact: %q, want %q", red, want)
+	}
 	for _, k := range Knobs {
 		if k.Secret && (k.Key != "" || k.Replay) {
 			t.Errorf("secret knob --%s has a test.json key or is replayed", k.Flag)

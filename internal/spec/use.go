@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 )
 
@@ -48,6 +49,33 @@ func (s Spec) Args() []string {
 		}
 	}
 	return args
+}
+
+// Redact is a command line with the value of every secret knob (--auth)
+// replaced by "REDACTED", in each form the flag package takes (--auth V,
+// --auth=V, -auth V, -auth=V): what matrix.json and sweep.json record of
+// the command that made them.
+func Redact(args []string) []string {
+	out := make([]string, len(args))
+	copy(out, args)
+	for _, k := range Knobs {
+		if !k.Secret {
+			continue
+		}
+		for i := 0; i < len(out); i++ {
+			name, _, hasValue := strings.Cut(out[i], "=")
+			if name != "-"+k.Flag && name != "--"+k.Flag {
+				continue
+			}
+			if hasValue {
+				out[i] = name + "=REDACTED"
+			} else if i+1 < len(out) {
+				out[i+1] = "REDACTED"
+				i++
+			}
+		}
+	}
+	return out
 }
 
 func isBool(v value) bool {

@@ -685,6 +685,11 @@ func (r *Runtime) Exec(ctx context.Context, c *runtime.Container, cmd ...string)
 // It carries the run's labels, so Teardown and Clean remove it. c must be
 // running.
 func (r *Runtime) NetExec(ctx context.Context, c *runtime.Container, cmd ...string) (string, error) {
+	if c.IP == "" {
+		// A node on the host's network (Spec.HostNetwork): its helper
+		// would change the host's own firewall.
+		return "", fmt.Errorf("docker: %s is on the host's network: no network command runs in its namespace", c.Name)
+	}
 	h := r.helperOf(c.Name)
 	// Held through the exec: a helper replaced meanwhile would otherwise
 	// take the rules into a namespace that is gone.

@@ -48,6 +48,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -248,6 +249,14 @@ func (t Target) Attach(eps []string, creds *targets.Credentials) (targets.Target
 	if creds != nil && creds.Username != "" {
 		return nil, nil, fmt.Errorf("%w: consul takes an ACL token: --auth :TOKEN, with no user", targets.ErrBadConfig)
 	}
+	// The api falls back to these when a field is empty: the harness's
+	// own clients would use them and the workers, in their containers,
+	// would not.
+	for _, v := range []string{"CONSUL_HTTP_TOKEN", "CONSUL_HTTP_TOKEN_FILE", "CONSUL_NAMESPACE", "CONSUL_PARTITION", "CONSUL_HTTP_AUTH"} {
+		if os.Getenv(v) != "" {
+			return nil, nil, fmt.Errorf("%w: %s is set: fencecheck's workers would not see it; unset it and give the token with --auth-file", targets.ErrBadConfig, v)
+		}
+	}
 	addrs, err := targets.HTTPEndpoints(eps, creds)
 	if err != nil {
 		return nil, nil, err
@@ -259,7 +268,7 @@ func (t Target) Attach(eps []string, creds *targets.Credentials) (targets.Target
 // Purge deletes the keys under the run's prefix (targets.Purger).
 func (t Target) Purge(ctx context.Context, cfg targets.ClientConfig) error {
 	pfx := strings.Trim(cfg.Prefix, "/")
-	if pfx == "" || len(cfg.Endpoints) == 0 {
+	if !targets.RunPrefix(pfx) || len(cfg.Endpoints) == 0 {
 		return fmt.Errorf("consul: purge: no endpoint or prefix %q", cfg.Prefix)
 	}
 	c, err := newAPI(cfg.Endpoints[0], 10*time.Second, cfg.Credentials)

@@ -194,7 +194,7 @@ func (t Target) Attach(eps []string, creds *targets.Credentials) (targets.Target
 
 // Purge deletes every key under cfg.Prefix/ (targets.Purger).
 func (t Target) Purge(ctx context.Context, cfg targets.ClientConfig) error {
-	if !strings.HasPrefix(cfg.Prefix, "/") || len(cfg.Prefix) < 2 {
+	if !strings.HasPrefix(cfg.Prefix, "/") || !targets.RunPrefix(cfg.Prefix) {
 		return fmt.Errorf("etcd: purge: prefix %q is not a run's", cfg.Prefix)
 	}
 	cli, err := newClient(ctx, cfg.Endpoints, cfg.Credentials)

@@ -175,6 +175,9 @@ func (t Target) Ready(ctx context.Context, nodes []targets.Node) error {
 // (targets.Attacher): one endpoint, HOST:PORT, redis:// or rediss://
 // (TLS), and creds to present (a password, an ACL user, TLS).
 func (t Target) Attach(eps []string, creds *targets.Credentials) (targets.Target, []targets.Node, error) {
+	if t.NoPersistence || t.Everysec {
+		return nil, nil, fmt.Errorf("%w: %s names how fencecheck's own server persists; an attached server persists as its owners set it: use --target redis", targets.ErrBadConfig, t.Name())
+	}
 	if len(eps) != 1 {
 		return nil, nil, fmt.Errorf("%w: %s is a single Redis server: give one endpoint, not %d", targets.ErrBadConfig, t.Name(), len(eps))
 	}
@@ -182,8 +185,12 @@ func (t Target) Attach(eps []string, creds *targets.Credentials) (targets.Target
 	if err != nil {
 		return nil, nil, err
 	}
-	if _, err := creds.TLSConfig(); err != nil {
+	tc, err := creds.TLSConfig()
+	if err != nil {
 		return nil, nil, fmt.Errorf("%w: redis: %w", targets.ErrBadConfig, err)
+	}
+	if e.Scheme == "redis" && tc != nil {
+		return nil, nil, fmt.Errorf("%w: --endpoints %s: redis:// with TLS credentials (--tls-*): say rediss://", targets.ErrBadConfig, eps[0])
 	}
 	t.Attached, t.Creds = true, creds
 	return t, targets.AttachedNodes([]string{e.String()}), nil
@@ -192,7 +199,7 @@ func (t Target) Attach(eps []string, creds *targets.Credentials) (targets.Target
 // Purge deletes every key under cfg.Prefix/ (targets.Purger), found by
 // SCAN, which reads the key space without blocking the server.
 func (t Target) Purge(ctx context.Context, cfg targets.ClientConfig) error {
-	if len(cfg.Endpoints) == 0 || len(cfg.Prefix) < 2 {
+	if len(cfg.Endpoints) == 0 || !targets.RunPrefix(cfg.Prefix) {
 		return fmt.Errorf("redis: purge: no endpoint or prefix %q", cfg.Prefix)
 	}
 	c, err := NewClientFor(cfg.Endpoints[0], RPC(cfg), cfg.Credentials)
@@ -203,7 +210,7 @@ func (t Target) Purge(ctx context.Context, cfg targets.ClientConfig) error {
 	pattern := globEscape(cfg.Prefix) + "/*"
 	var cursor uint64
 	for {
-		keys, next, err := c.Scan(ctx, cursor, pattern, 500).Result()
+		keys, next, err := c.Scan(ctx, cursor, pattern, 5000).Result()
 		if err != nil {
 			return fmt.Errorf("redis: purge: %w", err)
 		}
