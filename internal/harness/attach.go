@@ -124,6 +124,7 @@ func (c *Config) validateAttached() error {
 	if err != nil {
 		return err
 	}
+	c.creds = creds
 	if c.ClientProgram != nil {
 		// The client protocol's init gives a program HOST:PORT endpoints
 		// and no credentials: an attached server's URL, TLS or password

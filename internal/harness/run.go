@@ -64,6 +64,9 @@ type Config struct {
 	// nemesis replays its recorded schedule instead of drawing faults
 	// (nemesis.Schedule's Steps), and test.json says so.
 	Replay *Replay
+	// creds are what clients present to attached servers, read from the
+	// Spec's --tls-* and --auth by Validate (validateAttached).
+	creds *targets.Credentials
 	// Log receives the harness's log (also written to logs/harness.log).
 	Log *slog.Logger
 	// Stage and Progress, if not nil, tell the user what happens.
@@ -378,12 +381,8 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	if err := run.WriteJSON(store.TestFile, newTestInfo(cfg, runID, nil, started)); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrHarness, err)
 	}
-	creds, err := cfg.credentials()
-	if err != nil {
-		return nil, err
-	}
 	cl, err := StartCluster(ctx, ClusterConfig{
-		Endpoints: cfg.Endpoints, Credentials: creds,
+		Endpoints: cfg.Endpoints, Credentials: cfg.creds,
 		RunID:  runID,
 		Target: cfg.Target, Nodes: cfg.Nodes, Workers: cfg.Concurrency,
 		Client:   cfg.clientConfig(),

@@ -99,5 +99,5 @@ func (c *Cluster) Disarm() {
 // TargetVersion is the version the servers run: the target's own, or
 // what the servers of a user's image (TargetImage) said (ServerVersion).
 func (c *Cluster) TargetVersion() string {
-	return targetVersion(c.cfg.Target, c.cfg.TargetImage, c)
+	return targetVersion(c.cfg.Target, c.cfg.TargetImage, c.foreign != nil, c)
 }

@@ -14,10 +14,11 @@ import (
 type versioned interface{ Version() string }
 
 // targetVersion is test.json's target_version: what the servers of a user's
-// image (image not empty) reported (none before the cluster ran), else the
-// version the target knows it runs.
-func targetVersion(t targets.Target, image string, cl *Cluster) string {
-	if image != "" {
+// image (image not empty) or attached servers reported (none before the
+// cluster ran, nor from a target that cannot ask), never the version of
+// fencecheck's own image; else the version the target knows it runs.
+func targetVersion(t targets.Target, image string, attached bool, cl *Cluster) string {
+	if image != "" || attached {
 		if cl == nil {
 			return ""
 		}
@@ -56,15 +57,7 @@ func newTestInfo(cfg Config, runID string, cl *Cluster, started time.Time) store
 			t.Rerun.Faults = append(t.Rerun.Faults, s.String())
 		}
 	}
-	t.TargetVersion = targetVersion(cfg.Target, cfg.Image[store.ImageTarget], cl)
-	if cfg.Attached() {
-		// What the attached servers said (nothing when the target cannot
-		// ask them), never the version of fencecheck's own image.
-		t.TargetVersion = ""
-		if cl != nil {
-			t.TargetVersion = cl.ServerVersion
-		}
-	}
+	t.TargetVersion = targetVersion(cfg.Target, cfg.Image[store.ImageTarget], cfg.Attached(), cl)
 	if cl == nil {
 		if ref := cfg.Image[store.ImageTarget]; ref != "" {
 			// Set-up failed: still say whose image it was.

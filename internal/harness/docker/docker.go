@@ -198,9 +198,6 @@ func (r *Runtime) address(role string) string {
 	return a.String()
 }
 
-// RunID is the run's id.
-func (r *Runtime) RunID() string { return r.runID }
-
 // Start creates and starts one container on the run's network, with the
 // node name as its host name and network alias, at the role's next fixed
 // address.
@@ -508,15 +505,6 @@ func (r *Runtime) Restart(ctx context.Context, c *runtime.Container) error {
 	return nil
 }
 
-// Running reports whether the container runs.
-func (r *Runtime) Running(ctx context.Context, c *runtime.Container) (bool, error) {
-	info, err := r.cli.ContainerInspect(ctx, c.ID)
-	if err != nil {
-		return false, fmt.Errorf("docker: inspect %s: %w", c.Name, err)
-	}
-	return info.State != nil && info.State.Running, nil
-}
-
 // Pid returns the host pid of the container's process (0 when it does not
 // run).
 func (r *Runtime) Pid(ctx context.Context, c *runtime.Container) (int, error) {
@@ -602,19 +590,6 @@ func (r *Runtime) LimitCPU(ctx context.Context, c *runtime.Container, cpus float
 		return fmt.Errorf("docker: limit the CPU of %s: %w", c.Name, err)
 	}
 	return nil
-}
-
-// CPUQuota is the container's CPU quota as the Engine keeps it, in cores
-// (0: none).
-func (r *Runtime) CPUQuota(ctx context.Context, c *runtime.Container) (float64, error) {
-	info, err := r.cli.ContainerInspect(ctx, c.ID)
-	if err != nil {
-		return 0, fmt.Errorf("docker: inspect %s: %w", c.Name, err)
-	}
-	if info.HostConfig == nil || info.HostConfig.CPUQuota <= 0 || info.HostConfig.CPUPeriod <= 0 {
-		return 0, nil
-	}
-	return float64(info.HostConfig.CPUQuota) / float64(info.HostConfig.CPUPeriod), nil
 }
 
 // CPUTime is the CPU time every process of the container has used so far,

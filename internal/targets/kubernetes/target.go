@@ -17,8 +17,6 @@ package kubernetes
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"fmt"
 	"net/http"
 	"time"
@@ -147,12 +145,12 @@ func tier(nodes []targets.Node, name string) []targets.Node {
 
 // readyz asks an apiserver whether it serves.
 func readyz(ctx context.Context, addr string, creds *targets.Credentials) error {
-	if creds == nil {
-		return fmt.Errorf("no credentials")
+	if creds == nil || creds.CA == "" {
+		return fmt.Errorf("no credentials (a token and the servers' CA)")
 	}
-	tc, err := tlsConfig(creds)
+	tc, err := creds.TLSConfig()
 	if err != nil {
-		return err
+		return fmt.Errorf("kubernetes: %w", err)
 	}
 	cli := &http.Client{Transport: &http.Transport{TLSClientConfig: tc}, Timeout: 2 * time.Second}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+addr+"/readyz", nil)
@@ -169,12 +167,4 @@ func readyz(ctx context.Context, addr string, creds *targets.Credentials) error 
 		return fmt.Errorf("/readyz: %s", resp.Status)
 	}
 	return nil
-}
-
-func tlsConfig(creds *targets.Credentials) (*tls.Config, error) {
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM([]byte(creds.CA)) {
-		return nil, fmt.Errorf("kubernetes: no CA certificate in the credentials")
-	}
-	return &tls.Config{RootCAs: pool, ServerName: creds.ServerName, MinVersion: tls.VersionTLS12}, nil
 }

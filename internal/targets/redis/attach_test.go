@@ -13,7 +13,7 @@ import (
 func TestAttach(t *testing.T) {
 	tlsOn := &targets.Credentials{TLS: true, Password: "pw"}
 	at, nodes, err := Target{}.Attach([]string{"rediss://10.0.0.1:6380"}, tlsOn)
-	if err != nil || len(nodes) != 1 || nodes[0].Name != "s1" || nodes[0].Addr != "rediss://10.0.0.1:6380" || !at.(Target).Attached {
+	if err != nil || len(nodes) != 1 || nodes[0].Name != "s1" || nodes[0].Addr != "rediss://10.0.0.1:6380" || at.(Target).Creds != tlsOn {
 		t.Fatalf("rediss: %+v, %v", nodes, err)
 	}
 	for _, c := range []struct {

@@ -118,9 +118,7 @@ func (quietLogger) Printf(context.Context, string, ...any) {}
 // NewClient returns a go-redis client of one server with Options and the
 // NotSentHook.
 func NewClient(addr string, rpc time.Duration) *goredis.Client {
-	Quiet()
-	c := goredis.NewClient(Options(addr, rpc))
-	c.AddHook(NotSentHook{})
+	c, _ := NewClientFor(addr, rpc, nil) // no credentials: no error
 	return c
 }
 

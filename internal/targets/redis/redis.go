@@ -101,10 +101,10 @@ type Target struct {
 	// Everysec fsyncs the append-only file once a second instead of
 	// before every reply (appendfsync everysec).
 	Everysec bool
-	// Attached is set by Attach: the server is not fencecheck's, and
-	// Ready and Dial reach it with Creds (nil: none).
-	Attached bool
-	Creds    *targets.Credentials
+	// Creds, set by Attach, are what Ready presents to a server
+	// fencecheck did not start (--endpoints); nil for its own, or for an
+	// attached server that asks for none.
+	Creds *targets.Credentials
 }
 
 // Name is "redis", "redis-nopersist" without persistence, or
@@ -158,17 +158,7 @@ func ValidateTTL(ttl time.Duration) error {
 // Ready returns nil once every node answers PING (a server still loading
 // its append-only file answers LOADING).
 func (t Target) Ready(ctx context.Context, nodes []targets.Node) error {
-	if !t.Attached {
-		return PingAll(ctx, nodes)
-	}
-	return targets.PollReady(ctx, "redis", 100*time.Millisecond, func(ctx context.Context) error {
-		c, err := NewClientFor(nodes[0].Addr, time.Second, t.Creds)
-		if err != nil {
-			return err
-		}
-		defer c.Close()
-		return c.Ping(ctx).Err()
-	})
+	return pingAllWith(ctx, nodes, t.Creds)
 }
 
 // Attach is a single Redis server that fencecheck did not start
@@ -192,7 +182,7 @@ func (t Target) Attach(eps []string, creds *targets.Credentials) (targets.Target
 	if e.Scheme == "redis" && tc != nil {
 		return nil, nil, fmt.Errorf("%w: --endpoints %s: redis:// with TLS credentials (--tls-*): say rediss://", targets.ErrBadConfig, eps[0])
 	}
-	t.Attached, t.Creds = true, creds
+	t.Creds = creds
 	return t, targets.AttachedNodes([]string{e.String()}), nil
 }
 
@@ -239,16 +229,22 @@ func globEscape(s string) string {
 
 // PingAll waits until every node answers PING, or returns the last reason
 // one did not when ctx ends.
-func PingAll(ctx context.Context, nodes []targets.Node) error {
-	return targets.PollReady(ctx, "redis", 100*time.Millisecond, func(ctx context.Context) error { return pingAll(ctx, nodes) })
+func PingAll(ctx context.Context, nodes []targets.Node) error { return pingAllWith(ctx, nodes, nil) }
+
+// pingAllWith is PingAll presenting creds (nil: none).
+func pingAllWith(ctx context.Context, nodes []targets.Node, creds *targets.Credentials) error {
+	return targets.PollReady(ctx, "redis", 100*time.Millisecond, func(ctx context.Context) error { return pingAll(ctx, nodes, creds) })
 }
 
-func pingAll(ctx context.Context, nodes []targets.Node) error {
+func pingAll(ctx context.Context, nodes []targets.Node, creds *targets.Credentials) error {
 	var errs []error
 	for _, n := range nodes {
-		c := NewClient(n.Addr, time.Second)
+		c, err := NewClientFor(n.Addr, time.Second, creds)
+		if err != nil {
+			return err
+		}
 		pctx, cancel := context.WithTimeout(ctx, time.Second)
-		err := c.Ping(pctx).Err()
+		err = c.Ping(pctx).Err()
 		cancel()
 		c.Close()
 		if err != nil {
