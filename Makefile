@@ -9,15 +9,34 @@ BIN     := bin/fencecheck
 # Docker SDK, no report; stripped, as nobody debugs it in a container).
 # fencecheck finds it beside itself.
 WORKER  := bin/fencecheck-worker
+# actionlint, for make lint and make test (scripts/lint.sh).
+ACTIONLINT := bin/actionlint
 export CGO_ENABLED := 0
+# Every go command builds as the binaries are built (-trimpath: the worker
+# binary, hence the worker image's tag, is the same from any checkout), so
+# vet and the tests reuse the packages the build compiled instead of
+# compiling them all again (a fresh machine's first build takes minutes).
+export GOFLAGS := $(strip $(GOFLAGS) -trimpath)
 
-.PHONY: all build deps deps-demo images demo test unit fuzz bench findings clean
+.PHONY: all build deps deps-demo images demo test unit lint fuzz bench findings clean schema
 
 all: build
 
+# The revision `fencecheck version` prints and test.json records. The go
+# command stamps it (the vcs.* build settings) in a git clone, but not in a
+# git worktree (.git is a file there) nor under GOFLAGS=-buildvcs=false (a
+# go.env may set it), so git says it too, through -ldflags -X; the go
+# command's own stamp wins where there is one (internal/buildinfo). The
+# worker binary gets neither (-buildvcs=false): its image's tag hashes it,
+# and should change with the worker's code, not with every commit.
+VCS_X = -X $(BUILDINFO).revision=$(shell git rev-parse HEAD 2>/dev/null) \
+	-X $(BUILDINFO).revisionTime=$(shell TZ=UTC git show -s --date=format-local:%Y-%m-%dT%H:%M:%SZ --format=%cd HEAD 2>/dev/null) \
+	-X $(BUILDINFO).modified=$(shell [ -n "$$(git status --porcelain 2>/dev/null | head -1)" ] && echo true)
+BUILDINFO := github.com/fencecheck/fencecheck/internal/buildinfo
+
 build:
-	$(GO) build -trimpath -o $(BIN) ./cmd/fencecheck
-	$(GO) build -trimpath -ldflags='-s -w' -o $(WORKER) ./cmd/fencecheck-worker
+	$(GO) build -trimpath -ldflags='$(VCS_X)' -o $(BIN) ./cmd/fencecheck
+	$(GO) build -trimpath -buildvcs=false -ldflags='-s -w' -o $(WORKER) ./cmd/fencecheck-worker
 
 # System packages a fresh machine lacks (debootstrap for the base image), and
 # a Docker Engine that answers (started when it is installed but not running).
@@ -40,47 +59,66 @@ demo: build deps-demo
 	$(BIN) demo
 
 # Everything: vet, unit tests, and the integration tests on real containers.
-# A missing Docker Engine fails them; they never skip silently. Two packages
-# run at once (-p 2), and inside a package up to 4 tests (-parallel 4): each
-# end-to-end run has its own cluster, and each test looks only at its own
-# runs' containers. The one test that removes every fencecheck container
-# (clean without --run) skips there, saying so, and runs alone at the end
-# (FENCECHECK_CLEAN_ALL=1; a test that calls requireAlone joins its -run).
-# The kubernetes image, which a plain images build leaves out (its
-# kube-apiserver compiles for 7 to 13 minutes the first time), is built
-# before the tests, not during them beside the timing-sensitive ones; so are
-# the other server versions the version tests run (etcd and Consul compile
-# from source) and the example clients' images (apt-get, a JDK compiling
-# Curator), one after another.
+# A missing Docker Engine fails them; they never skip silently. The images
+# most tests need are built first; the others (consul, zookeeper, the
+# kubernetes image, every server version, the example clients' images) build
+# in the background while vet and the tests run (scripts/test.sh): a test
+# that needs one first builds it or waits for it, and nothing is built twice.
+# Two packages run at once (-p 2), and inside a package up to 4 tests
+# (-parallel 4): each end-to-end run has its own cluster, and each test
+# looks only at its own runs' containers. The one test that removes every
+# fencecheck container (clean without --run) skips there, saying so, and
+# runs alone at the end (FENCECHECK_CLEAN_ALL=1; a test that calls
+# requireAlone joins its -run).
 CLIENT_DIRS := $(shell ls -d examples/clients/*/ | sed 's|/$$||' | paste -sd, -)
-test: images
-	$(BIN) images build kubernetes
-	$(BIN) images build --all-versions
-	$(BIN) images build --client-dir $(CLIENT_DIRS)
-	$(GO) vet ./...
-	FENCECHECK_BIN=$(CURDIR)/$(BIN) $(GO) test -p 2 -parallel 4 -count=1 -timeout 60m ./...
-	FENCECHECK_BIN=$(CURDIR)/$(BIN) FENCECHECK_CLEAN_ALL=1 $(GO) test -count=1 -timeout 10m -run '^TestCleanAfterHarnessKilled$$' ./internal/cli/
+test: build deps $(ACTIONLINT)
+	GO=$(GO) ./scripts/test.sh $(BIN) $(CLIENT_DIRS)
+
+# actionlint (with shellcheck) over the GitHub Actions workflows, and
+# shellcheck over the repository's scripts (scripts/lint.sh; make test runs
+# it after go vet). actionlint is built from the Go module proxy into bin/;
+# shellcheck is Debian's (scripts/deps.sh).
+$(ACTIONLINT):
+	GOBIN=$(abspath bin) $(GO) install github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
+lint: $(ACTIONLINT)
+	./scripts/deps.sh shellcheck
+	./scripts/lint.sh $(ACTIONLINT)
 
 # Unit tests only (no Docker).
 unit:
 	$(GO) test -count=1 -short ./...
 
+# The JSON Schemas of experiment files (docs/experiment.schema.json,
+# docs/matrix.schema.json) made again from the knobs table (spec.Knobs);
+# TestSchemaIsCurrent fails until they are.
+schema:
+	FENCECHECK_UPDATE_DOCS=1 $(GO) test -count=1 -run '^TestSchemaIsCurrent$$' ./internal/experiment/
+
 # Each fuzz target for FUZZTIME (a minute), one after another: the JSONL
 # history reader, the EDN reader, Jepsen's two history parsers, the fencing
-# proxy's request handling, client.json, test.json as rerun reads it, and
-# merge's and trends' inputs (a shard's and a night's matrix.json). Their
-# seeds also run in every go test.
+# proxy's request handling, client.json, test.json as rerun reads it, an
+# experiment file (run -f, matrix -f; rerun reads test.json as one),
+# --auth-file's content, --endpoints lists, merge's, trends' and zoo's
+# inputs (a shard's and a night's matrix.json, a zoo's matrix.json and
+# test.json), and an image archive images load reads (its tar, its
+# manifest.json and index.json). Their seeds also run in every go test.
 FUZZTIME ?= 60s
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzRead$$' -fuzztime $(FUZZTIME) ./internal/history/
-	$(GO) test -run '^$$' -fuzz '^FuzzParseEDN$$' -fuzztime $(FUZZTIME) ./internal/history/jepsen/
-	$(GO) test -run '^$$' -fuzz '^FuzzParseKV$$' -fuzztime $(FUZZTIME) ./internal/history/jepsen/
-	$(GO) test -run '^$$' -fuzz '^FuzzParseRegisterLog$$' -fuzztime $(FUZZTIME) ./internal/history/jepsen/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseEDN$$' -fuzztime $(FUZZTIME) ./internal/checkers/jepsen/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseKV$$' -fuzztime $(FUZZTIME) ./internal/checkers/jepsen/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseRegisterLog$$' -fuzztime $(FUZZTIME) ./internal/checkers/jepsen/
 	$(GO) test -run '^$$' -fuzz '^FuzzProxyRequest$$' -fuzztime $(FUZZTIME) ./internal/resources/proxy/
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./internal/experiment/
 	$(GO) test -run '^$$' -fuzz '^FuzzLoadManifest$$' -fuzztime $(FUZZTIME) ./internal/clientproto/
 	$(GO) test -run '^$$' -fuzz '^FuzzRunArgs$$' -fuzztime $(FUZZTIME) ./internal/rerun/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseAuthFile$$' -fuzztime $(FUZZTIME) ./internal/harness/
+	$(GO) test -run '^$$' -fuzz '^FuzzCheckEndpoints$$' -fuzztime $(FUZZTIME) ./targets/
 	$(GO) test -run '^$$' -fuzz '^FuzzMergeInput$$' -fuzztime $(FUZZTIME) ./internal/cli/
 	$(GO) test -run '^$$' -fuzz '^FuzzTrendsNight$$' -fuzztime $(FUZZTIME) ./internal/cli/
+	$(GO) test -run '^$$' -fuzz '^FuzzReadArchive$$' -fuzztime $(FUZZTIME) ./internal/images/
+	$(GO) test -run '^$$' -fuzz '^FuzzArchiveManifest$$' -fuzztime $(FUZZTIME) ./internal/images/
+	$(GO) test -run '^$$' -fuzz '^FuzzZooPage$$' -fuzztime $(FUZZTIME) ./internal/cli/
 
 # The figures of docs/figures.md: cold and warm image builds (the cold build removes
 # fencecheck's images and rebuilds them), 5 runs per fencing mode on etcd, the

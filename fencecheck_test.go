@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/fencecheck/fencecheck"
-	"github.com/fencecheck/fencecheck/internal/harness/harnesstest"
+	"github.com/fencecheck/fencecheck/internal/testkit/harnesstest"
 	"github.com/fencecheck/fencecheck/targets"
 )
 
@@ -69,7 +69,10 @@ func TestUserModule(t *testing.T) {
 		t.Helper()
 		cmd := exec.Command("go", args...)
 		cmd.Dir = mod
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=-mod=mod")
+		// The suite's own GOFLAGS kept (make test's -trimpath), so the
+		// build reuses what the suite's build compiled instead of
+		// compiling every dependency again.
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", strings.TrimSpace("GOFLAGS=-mod=mod "+os.Getenv("GOFLAGS")))
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
 		}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/fencecheck/fencecheck/internal/history"
+	faults "github.com/fencecheck/fencecheck/internal/nemesis"
 	"html"
 	"os"
 	"path/filepath"
@@ -160,9 +162,7 @@ func rateRun(bin, dir, target, workload, scope, fencing string, rate float64, ex
 	var v struct {
 		LostUpdates struct{ Lost int } `json:"lost_updates"`
 		SplitBrain  int                `json:"split_brain"`
-		Faults      []struct {
-			Params map[string]string `json:"params"`
-		} `json:"faults"`
+		Faults      []history.Fault    `json:"faults"`
 	}
 	b, err := os.ReadFile(filepath.Join(res, "latest", "results.json"))
 	if err != nil {
@@ -173,8 +173,9 @@ func rateRun(bin, dir, target, workload, scope, fencing string, rate float64, ex
 	}
 	o.lost, o.splits, o.faults = v.LostUpdates.Lost, v.SplitBrain, len(v.Faults)
 	for _, f := range v.Faults {
-		if r, err := strconv.ParseFloat(f.Params["observed_rate"], 64); err == nil {
-			o.observed = append(o.observed, r)
+		var rec faults.ClockRateRecord
+		if f.DecodeFigures(&rec) == nil && rec.ObservedRate != nil {
+			o.observed = append(o.observed, *rec.ObservedRate)
 		}
 	}
 	return o, nil

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"github.com/fencecheck/fencecheck/internal/history"
 	"os"
 	"path/filepath"
 	"slices"
@@ -118,11 +119,12 @@ func readHandover(path string) (handover, error) {
 		proc := strings.Trim(string(e.Process), `"`)
 		switch {
 		case proc == "nemesis" && e.F == "start":
-			var v struct {
-				Params map[string]string `json:"params"`
+			var v history.FaultValue
+			if json.Unmarshal(e.Value, &v) != nil {
+				continue
 			}
-			if json.Unmarshal(e.Value, &v) == nil && v.Params["process"] != "" {
-				faults = append(faults, &open{process: v.Params["process"], start: e.Time})
+			if p, ok := v.HeldProcess(); ok {
+				faults = append(faults, &open{process: p.String(), start: e.Time})
 				h.faults++
 			}
 		case proc == "nemesis" && e.F == "stop":

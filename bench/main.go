@@ -25,184 +25,155 @@ import (
 )
 
 func main() {
-	bin := flag.String("bin", "bin/fencecheck", "the fencecheck binary")
-	runs := flag.Int("runs", 5, "runs per fencing mode")
-	limit := flag.Duration("time-limit", 30*time.Second, "--time-limit of each run")
-	fencings := flag.String("fencing", "none,token,cas", "fencing modes to run")
-	nemesis := flag.String("nemesis", "pause-holder", "--nemesis of each run")
-	target := flag.String("target", "etcd", "--target of each run")
-	workloadFlag := flag.String("workload", "lock-append", "--workload of each run (lock-append, election)")
-	extra := flag.String("args", "", "more flags for each run, space-separated (e.g. \"--ttl 10s --lock-delay 0\")")
-	cold := flag.Bool("cold", false, "also measure a cold image build: remove fencecheck's images and build them all with empty Go caches (downloads the etcd and Consul modules again)")
-	findings := flag.Bool("findings", false, "instead, run the scenarios behind the findings in docs/ once each and print their verdicts")
-	only := flag.String("only", "", "with -findings: only the scenarios whose description contains this")
-	overhead := flag.Bool("overhead", false, "instead, compare the harness-driven throughput with a bare client loop (same library, same concurrency, no faults)")
-	detection := flag.Bool("detection", false, "instead, measure detection under load: both cores kept busy, -runs runs (default 20) per client fault, unfenced and token-fenced, random seeds")
-	profiles := flag.String("profiles", "", "instead, run each of these targets (comma-separated, or \"all\") with its profile: no flag but --target, --fencing (-fencing, default none,token) and --seed 1..-runs, several at once with -parallel")
-	parallel := flag.Int("parallel", 1, "with -profiles, -versions and -liveness: runs at once")
-	versions := flag.String("versions", "", "instead, run etcd at each of these versions (comma-separated) under pause-holder: `run --target etcd --version V --fencing F --seed N`, F in -fencing (default none,token), N = 1..-runs, several at once with -parallel")
-	scenario := flag.String("scenario", "", "instead, play this regression scenario -runs times (default 10) on each version of -versions: `run --scenario S --version V`")
-	recipe := flag.String("recipe", "", "with -versions: the etcd --recipe")
-	rerun := flag.Bool("rerun", false, "instead, measure reproduction: an invalid unfenced etcd pause-holder run, then fencecheck rerun of it with -runs re-runs")
-	liveness := flag.Bool("liveness", false, "instead, measure liveness: every target under kill-holder and the kill of its leader, -runs seeds (default 1) a cell, -parallel at a time (-only: the targets whose name contains it)")
-	clientOverhead := flag.String("client-overhead", "", "instead, compare a client program's critical sections per second (this --client-dir) with -target's built-in recipe: no faults, alternating runs")
-	clockRate := flag.String("clock-rate", "", "instead, run -workload (default election) on -target (default kubernetes) with the holder's clock (or a server's: -clock-scope server) at each of these rates (comma-separated: clock-rate:client:xR), -fencing (default none,term) and seeds 1..-runs; print the table and write the chart to -chart")
-	clockScope := flag.String("clock-scope", "client", "with -clock-rate: whose clock, client (the next holder's) or server")
-	redraw := flag.String("redraw", "", "with -clock-rate: run nothing, draw the chart of the table in this file (what an earlier -clock-rate printed)")
-	chart := flag.String("chart", "docs/clock-rate.svg", "with -clock-rate: where the chart goes (\"\": none)")
-	handoverFlag := flag.Bool("handover", false, "instead, measure how long the lock takes to pass on after each fault aimed at a holder (-nemesis, default partition-client) on -target, and whether the stale holder's write lands: -fencing (default none,token), seeds 1..-runs")
-	imagesBench := flag.Bool("images", false, "instead, run etcd from fencecheck's image and from a FROM-scratch image (images scratch etcd) under -nemesis, -fencing (default none,token), seeds 1..-runs, -parallel at a time")
+	f := benchFlags{
+		bin:            flag.String("bin", "bin/fencecheck", "the fencecheck binary"),
+		runs:           flag.Int("runs", 5, "runs per fencing mode"),
+		limit:          flag.Duration("time-limit", 30*time.Second, "--time-limit of each run"),
+		fencings:       flag.String("fencing", "none,token,cas", "fencing modes to run"),
+		nemesis:        flag.String("nemesis", "pause-holder", "--nemesis of each run"),
+		target:         flag.String("target", "etcd", "--target of each run"),
+		workloadFlag:   flag.String("workload", "lock-append", "--workload of each run (lock-append, election)"),
+		extra:          flag.String("args", "", "more flags for each run, space-separated (e.g. \"--ttl 10s --lock-delay 0\")"),
+		cold:           flag.Bool("cold", false, "also measure a cold image build: remove fencecheck's images and build them all with empty Go caches (downloads the etcd and Consul modules again)"),
+		findings:       flag.Bool("findings", false, "instead, run the scenarios behind the findings in docs/ once each and print their verdicts"),
+		only:           flag.String("only", "", "with -findings: only the scenarios whose description contains this"),
+		overhead:       flag.Bool("overhead", false, "instead, compare the harness-driven throughput with a bare client loop (same library, same concurrency, no faults)"),
+		detection:      flag.Bool("detection", false, "instead, measure detection under load: both cores kept busy, -runs runs (default 20) per client fault, unfenced and token-fenced, random seeds"),
+		profiles:       flag.String("profiles", "", "instead, run each of these targets (comma-separated, or \"all\") with its profile: no flag but --target, --fencing (-fencing, default none,token) and --seed 1..-runs, several at once with -parallel"),
+		parallel:       flag.Int("parallel", 1, "with -profiles, -versions and -liveness: runs at once"),
+		versions:       flag.String("versions", "", "instead, run etcd at each of these versions (comma-separated) under pause-holder: `run --target etcd --version V --fencing F --seed N`, F in -fencing (default none,token), N = 1..-runs, several at once with -parallel"),
+		scenario:       flag.String("scenario", "", "instead, play this regression scenario -runs times (default 10) on each version of -versions: `run --scenario S --version V`"),
+		recipe:         flag.String("recipe", "", "with -versions: the etcd --recipe"),
+		rerun:          flag.Bool("rerun", false, "instead, measure reproduction: an invalid unfenced etcd pause-holder run, then fencecheck rerun of it with -runs re-runs"),
+		liveness:       flag.Bool("liveness", false, "instead, measure liveness: every target under kill-holder and the kill of its leader, -runs seeds (default 1) a cell, -parallel at a time (-only: the targets whose name contains it)"),
+		clientOverhead: flag.String("client-overhead", "", "instead, compare a client program's critical sections per second (this --client-dir) with -target's built-in recipe: no faults, alternating runs"),
+		clockRate:      flag.String("clock-rate", "", "instead, run -workload (default election) on -target (default kubernetes) with the holder's clock (or a server's: -clock-scope server) at each of these rates (comma-separated: clock-rate:client:xR), -fencing (default none,term) and seeds 1..-runs; print the table and write the chart to -chart"),
+		clockScope:     flag.String("clock-scope", "client", "with -clock-rate: whose clock, client (the next holder's) or server"),
+		redraw:         flag.String("redraw", "", "with -clock-rate: run nothing, draw the chart of the table in this file (what an earlier -clock-rate printed)"),
+		chart:          flag.String("chart", "docs/clock-rate.svg", "with -clock-rate: where the chart goes (\"\": none)"),
+		handoverFlag:   flag.Bool("handover", false, "instead, measure how long the lock takes to pass on after each fault aimed at a holder (-nemesis, default partition-client) on -target, and whether the stale holder's write lands: -fencing (default none,token), seeds 1..-runs"),
+		imagesBench:    flag.Bool("images", false, "instead, run etcd from fencecheck's image and from a FROM-scratch image (images scratch etcd) under -nemesis, -fencing (default none,token), seeds 1..-runs, -parallel at a time"),
+	}
 	flag.Parse()
-	if *clockRate != "" {
-		t, w, fs := "kubernetes", "election", "none,term"
-		if isSet("target") {
-			t = *target
-		}
-		if isSet("workload") {
-			w = *workloadFlag
-		}
-		if isSet("fencing") {
-			fs = *fencings
-		}
-		var rates []float64
-		for _, r := range strings.Split(*clockRate, ",") {
-			v, err := strconv.ParseFloat(strings.TrimSpace(r), 64)
-			if err != nil {
-				fmt.Fprintln(os.Stderr, "bench: -clock-rate:", err)
-				os.Exit(2)
-			}
-			rates = append(rates, v)
-		}
-		run := func() error {
-			return runClockRate(*bin, t, w, *clockScope, rates, strings.Split(fs, ","), *runs, strings.Fields(*extra), *chart)
-		}
-		if *redraw != "" {
-			run = func() error {
-				return redrawClockRate(*redraw, t, w, *clockScope, strings.Split(fs, ","), strings.Fields(*extra), *chart)
-			}
-		}
-		if err := run(); err != nil {
-			fmt.Fprintln(os.Stderr, "bench:", err)
-			os.Exit(1)
-		}
-		return
-	}
-	if *imagesBench {
-		fs := "none,token"
-		if isSet("fencing") {
-			fs = *fencings
-		}
-		if err := runImages(*bin, *nemesis, strings.Split(fs, ","), *runs, *parallel); err != nil {
-			fmt.Fprintln(os.Stderr, "bench:", err)
-			os.Exit(1)
-		}
-		return
-	}
-	if *profiles != "" {
-		fs := "none,token"
-		if isSet("fencing") {
-			fs = *fencings
-		}
-		if err := runProfiles(*bin, *profiles, strings.Split(fs, ","), *runs, *parallel); err != nil {
-			fmt.Fprintln(os.Stderr, "bench:", err)
-			os.Exit(1)
-		}
-		return
-	}
-	if *scenario != "" {
-		n := *runs
-		if !isSet("runs") {
-			n = 10
-		}
-		vs := *versions
-		if vs == "" {
-			vs = "3.4.3,3.6.16"
-		}
-		if err := runScenario(*bin, *scenario, vs, n); err != nil {
-			fmt.Fprintln(os.Stderr, "bench:", err)
-			os.Exit(1)
-		}
-		return
-	}
-	if *handoverFlag {
-		n, fs := "partition-client", "none,token"
-		if isSet("nemesis") {
-			n = *nemesis
-		}
-		if isSet("fencing") {
-			fs = *fencings
-		}
-		if err := runHandover(*bin, *target, n, strings.Split(fs, ","), *runs, *limit, strings.Fields(*extra)); err != nil {
-			fmt.Fprintln(os.Stderr, "bench:", err)
-			os.Exit(1)
-		}
-		return
-	}
-	if *liveness {
-		n := *runs
-		if !isSet("runs") {
-			n = 1
-		}
-		if err := runLiveness(*bin, n, *limit, *only, *parallel); err != nil {
-			fmt.Fprintln(os.Stderr, "bench:", err)
-			os.Exit(1)
-		}
-		return
-	}
-	if *versions != "" {
-		fs := "none,token"
-		if isSet("fencing") {
-			fs = *fencings
-		}
-		if err := runVersions(*bin, *versions, *recipe, strings.Split(fs, ","), *runs, *parallel); err != nil {
-			fmt.Fprintln(os.Stderr, "bench:", err)
-			os.Exit(1)
-		}
-		return
-	}
-	if *rerun {
-		if err := runRerun(*bin, *runs, *limit); err != nil {
-			fmt.Fprintln(os.Stderr, "bench:", err)
-			os.Exit(1)
-		}
-		return
-	}
-	if *clientOverhead != "" {
-		if err := runClientOverhead(*bin, *clientOverhead, *target, *runs, *limit); err != nil {
-			fmt.Fprintln(os.Stderr, "bench:", err)
-			os.Exit(1)
-		}
-		return
-	}
-	if *detection {
-		n := *runs
-		if !isSet("runs") {
-			n = 20
-		}
-		if err := runDetection(*bin, n, *limit, *only); err != nil {
-			fmt.Fprintln(os.Stderr, "bench:", err)
-			os.Exit(1)
-		}
-		return
-	}
-	if *overhead {
-		if err := runOverhead(*bin, *runs, *limit); err != nil {
-			fmt.Fprintln(os.Stderr, "bench:", err)
-			os.Exit(1)
-		}
-		return
-	}
-	if *findings {
-		if err := runFindings(*bin, *limit, *only); err != nil {
-			fmt.Fprintln(os.Stderr, "bench:", err)
-			os.Exit(1)
-		}
-		return
-	}
-	if err := bench(*bin, *runs, *limit, strings.Split(*fencings, ","), *nemesis, *target, *workloadFlag, strings.Fields(*extra), *cold); err != nil {
+	if err := f.run(); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
+}
+
+// benchFlags are bench's flags.
+type benchFlags struct {
+	bin            *string
+	runs           *int
+	limit          *time.Duration
+	fencings       *string
+	nemesis        *string
+	target         *string
+	workloadFlag   *string
+	extra          *string
+	cold           *bool
+	findings       *bool
+	only           *string
+	overhead       *bool
+	detection      *bool
+	profiles       *string
+	parallel       *int
+	versions       *string
+	scenario       *string
+	recipe         *string
+	rerun          *bool
+	liveness       *bool
+	clientOverhead *string
+	clockRate      *string
+	clockScope     *string
+	redraw         *string
+	chart          *string
+	handoverFlag   *bool
+	imagesBench    *bool
+}
+
+// run runs what the flags ask for: one of the measurements that take the
+// place of the default (-clock-rate, -images, ...), or the default, the
+// fencing modes' runs.
+func (f benchFlags) run() error {
+	switch {
+	case *f.clockRate != "":
+		return f.runClockRate()
+	case *f.imagesBench:
+		return runImages(*f.bin, *f.nemesis, f.fencingsOr("none,token"), *f.runs, *f.parallel)
+	case *f.profiles != "":
+		return runProfiles(*f.bin, *f.profiles, f.fencingsOr("none,token"), *f.runs, *f.parallel)
+	case *f.scenario != "":
+		vs := *f.versions
+		if vs == "" {
+			vs = "3.4.3,3.6.16"
+		}
+		return runScenario(*f.bin, *f.scenario, vs, f.runsOr(10))
+	case *f.handoverFlag:
+		n := *f.nemesis
+		if !isSet("nemesis") {
+			n = "partition-client"
+		}
+		return runHandover(*f.bin, *f.target, n, f.fencingsOr("none,token"), *f.runs, *f.limit, strings.Fields(*f.extra))
+	case *f.liveness:
+		return runLiveness(*f.bin, f.runsOr(1), *f.limit, *f.only, *f.parallel)
+	case *f.versions != "":
+		return runVersions(*f.bin, *f.versions, *f.recipe, f.fencingsOr("none,token"), *f.runs, *f.parallel)
+	case *f.rerun:
+		return runRerun(*f.bin, *f.runs, *f.limit)
+	case *f.clientOverhead != "":
+		return runClientOverhead(*f.bin, *f.clientOverhead, *f.target, *f.runs, *f.limit)
+	case *f.detection:
+		return runDetection(*f.bin, f.runsOr(20), *f.limit, *f.only)
+	case *f.overhead:
+		return runOverhead(*f.bin, *f.runs, *f.limit)
+	case *f.findings:
+		return runFindings(*f.bin, *f.limit, *f.only)
+	}
+	return bench(*f.bin, *f.runs, *f.limit, strings.Split(*f.fencings, ","), *f.nemesis, *f.target, *f.workloadFlag, strings.Fields(*f.extra), *f.cold)
+}
+
+// fencingsOr is -fencing's modes when it was given, else def's.
+func (f benchFlags) fencingsOr(def string) []string {
+	if isSet("fencing") {
+		def = *f.fencings
+	}
+	return strings.Split(def, ",")
+}
+
+// runsOr is -runs when it was given, else def.
+func (f benchFlags) runsOr(def int) int {
+	if isSet("runs") {
+		return *f.runs
+	}
+	return def
+}
+
+// runClockRate is -clock-rate (or its -redraw): -workload (default
+// election) on -target (default kubernetes), -fencing default none,term.
+// A rate that is not a number exits 2.
+func (f benchFlags) runClockRate() error {
+	t, w := "kubernetes", "election"
+	if isSet("target") {
+		t = *f.target
+	}
+	if isSet("workload") {
+		w = *f.workloadFlag
+	}
+	fs := f.fencingsOr("none,term")
+	var rates []float64
+	for _, r := range strings.Split(*f.clockRate, ",") {
+		v, err := strconv.ParseFloat(strings.TrimSpace(r), 64)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench: -clock-rate:", err)
+			os.Exit(2)
+		}
+		rates = append(rates, v)
+	}
+	if *f.redraw != "" {
+		return redrawClockRate(*f.redraw, t, w, *f.clockScope, fs, strings.Fields(*f.extra), *f.chart)
+	}
+	return runClockRate(*f.bin, t, w, *f.clockScope, rates, fs, *f.runs, strings.Fields(*f.extra), *f.chart)
 }
 
 // runVerdict runs fencecheck with args and returns its exit code, which

@@ -15,6 +15,7 @@ import (
 	"github.com/fencecheck/fencecheck/internal/history"
 	"github.com/fencecheck/fencecheck/internal/resources"
 	"github.com/fencecheck/fencecheck/internal/resources/lockstore"
+	"github.com/fencecheck/fencecheck/internal/spec"
 	"github.com/fencecheck/fencecheck/internal/targets/etcd"
 	"github.com/fencecheck/fencecheck/internal/workloads"
 	"github.com/fencecheck/fencecheck/internal/workloads/lockappend"
@@ -91,7 +92,7 @@ func bareRate(limit time.Duration, concurrency int) (float64, error) {
 		return 0, err
 	}
 	defer cl.Close("")
-	cfg := workloads.Config{AcquireTimeout: 10 * time.Second, Margin: 500 * time.Millisecond, Work: 1}
+	cfg := workloads.Config{WorkerKnobs: spec.WorkerKnobs{AcquireTimeout: 10 * time.Second, Margin: 500 * time.Millisecond, Work: 1}}
 	var ok atomic.Int64
 	var next atomic.Int64
 	var wg sync.WaitGroup

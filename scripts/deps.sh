@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # Installs the system packages fencecheck needs and a fresh Debian machine
-# lacks: debootstrap (to build the base image) and chromium (the report's
-# integration test renders report.html in it, headless). Go and the Docker
-# Engine are expected to be there already.
+# lacks: debootstrap (to build the base image), chromium (the report's
+# integration test renders report.html in it, headless) and shellcheck
+# (make test checks the workflows and scripts with it: scripts/lint.sh). Go
+# and the Docker Engine are expected to be there already.
 #
-#   deps.sh              both
+#   deps.sh              all three
 #   deps.sh debootstrap  only what is named (make demo needs no browser)
 set -euo pipefail
 
 want=("$@")
-[ ${#want[@]} -eq 0 ] && want=(debootstrap chromium)
+[ ${#want[@]} -eq 0 ] && want=(debootstrap chromium shellcheck)
 need=()
 for p in "${want[@]}"; do
 	command -v "$p" >/dev/null 2>&1 || need+=("$p")

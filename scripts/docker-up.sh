@@ -83,7 +83,7 @@ if pid=$(pgrep -x dockerd | head -n 1) && [ -n "$pid" ]; then
 	fi
 	kill -TERM "$pid" 2>/dev/null || true
 	for _ in $(seq 1 30); do kill -0 "$pid" 2>/dev/null || break; sleep 1; done
-	kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null || true
+	if kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid" 2>/dev/null || true; fi
 else
 	echo "docker-up: the Docker Engine is not running; starting it" >&2
 fi

@@ -3,6 +3,7 @@ package targets
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -33,47 +34,167 @@ func (e Endpoint) String() string {
 }
 
 // ParseEndpoint parses one endpoint: SCHEME://HOST:PORT with one of
-// schemes, or HOST:PORT. It refuses a user name or a password in it (they
-// would be recorded in test.json: --auth carries them), a path, and a
-// missing or malformed port. Errors wrap ErrBadConfig.
+// schemes, or HOST:PORT, as parseEndpoint reads it. Errors wrap
+// ErrBadConfig and quote the endpoint without what stood before an "@".
 func ParseEndpoint(s string, schemes ...string) (Endpoint, error) {
-	bad := func(format string, args ...any) (Endpoint, error) {
-		return Endpoint{}, fmt.Errorf("%w: --endpoints %q: "+format, append([]any{ErrBadConfig, s}, args...)...)
+	e, err := parseEndpoint(s)
+	if err != nil {
+		return Endpoint{}, err
 	}
+	if e.Scheme != "" && !slices.Contains(schemes, e.Scheme) {
+		return Endpoint{}, badEndpoint(s, "scheme %s: this target takes %s", e.Scheme, strings.Join(schemes, ", "))
+	}
+	return e, nil
+}
+
+// parseEndpoint parses SCHEME://HOST:PORT or HOST:PORT, whatever the
+// scheme. It refuses a user name or a password in it (they would be
+// recorded in test.json: --auth carries them), a path or a query, a
+// missing or malformed port, a host that is neither an IPv4 address nor
+// a DNS name, an IPv6 address (the workers' network is IPv4), and an
+// address the workers' containers cannot reach the servers at: a
+// loopback one (127.0.0.0/8, localhost: in a container, the container
+// itself) or 0.0.0.0. Errors wrap ErrBadConfig and quote the endpoint
+// without what stood before an "@" (shownEndpoint).
+func parseEndpoint(s string) (Endpoint, error) {
 	var e Endpoint
 	hostport := s
 	if scheme, rest, ok := strings.Cut(s, "://"); ok {
 		u, err := url.Parse(s)
-		if err != nil {
-			return bad("not a URL: %v", err)
-		}
-		if u.User != nil {
-			return bad("no user or password in an endpoint (test.json records endpoints): give them with --auth")
-		}
-		if u.Path != "" && u.Path != "/" || u.RawQuery != "" || u.Fragment != "" {
-			return bad("an endpoint is SCHEME://HOST:PORT, with no path or query")
-		}
-		if !slices.Contains(schemes, scheme) {
-			return bad("scheme %s: this target takes %s", scheme, strings.Join(schemes, ", "))
+		switch {
+		case strings.Contains(rest, "@") || err == nil && u.User != nil:
+			return Endpoint{}, badEndpoint(s, "no user or password in an endpoint (test.json records endpoints): give them with --auth-file")
+		case err != nil:
+			var ue *url.Error
+			if errors.As(err, &ue) {
+				err = ue.Err // without the URL: the caller quotes it
+			}
+			return Endpoint{}, badEndpoint(s, "not a URL: %v", err)
+		case u.Path != "" && u.Path != "/" || u.RawQuery != "" || u.Fragment != "" || u.Opaque != "":
+			return Endpoint{}, badEndpoint(s, "an endpoint is SCHEME://HOST:PORT, with no path or query")
 		}
 		e.Scheme, hostport = scheme, strings.TrimSuffix(rest, "/")
 	}
+	if strings.Contains(hostport, "@") {
+		return Endpoint{}, badEndpoint(s, "no user or password in an endpoint (test.json records endpoints): give them with --auth-file")
+	}
 	host, port, err := net.SplitHostPort(hostport)
 	if err != nil {
-		return bad("want HOST:PORT: %v", err)
+		var ae *net.AddrError
+		if errors.As(err, &ae) {
+			return Endpoint{}, badEndpoint(s, "want HOST:PORT: %s", ae.Err)
+		}
+		return Endpoint{}, badEndpoint(s, "want HOST:PORT")
 	}
 	p, err := strconv.Atoi(port)
 	if err != nil || p < 1 || p > 65535 {
-		return bad("port %q is not a port", port)
+		return Endpoint{}, badEndpoint(s, "port %q is not a port", port)
 	}
-	if host == "" {
-		return bad("no host")
-	}
-	if ip := net.ParseIP(host); ip != nil && ip.To4() == nil {
-		return bad("an IPv6 address: the workers' network is IPv4 (give an IPv4 address or a name with an A record)")
+	if err := checkHost(host); err != nil {
+		return Endpoint{}, badEndpoint(s, "%v", err)
 	}
 	e.Host, e.Port = host, p
 	return e, nil
+}
+
+// checkHost says why host is not a server's host the workers can reach,
+// or nil: an IPv4 address that is neither loopback nor unspecified, or a
+// DNS name other than localhost.
+func checkHost(host string) error {
+	if host == "" {
+		return errors.New("no host")
+	}
+	if ip := net.ParseIP(host); ip != nil {
+		switch {
+		case ip.To4() == nil:
+			return errors.New("an IPv6 address: the workers' network is IPv4 (give an IPv4 address or a name with an A record)")
+		case ip.IsLoopback():
+			return LoopbackError(host)
+		case ip.IsUnspecified():
+			return fmt.Errorf("%s is no server's address: give the address the servers listen at", host)
+		}
+		return nil
+	}
+	if !dnsName(host) {
+		return errors.New("the host is neither an IPv4 address nor a DNS name")
+	}
+	if h := strings.ToLower(strings.TrimSuffix(host, ".")); h == "localhost" || strings.HasSuffix(h, ".localhost") {
+		return LoopbackError(host)
+	}
+	return nil
+}
+
+// LoopbackError is the refusal of an endpoint at a loopback address.
+func LoopbackError(host string) error {
+	return fmt.Errorf("%s is a loopback address: it is not reachable from the workers' containers, where it is the container itself (give an address of the machine that the containers reach, such as docker0's)", host)
+}
+
+// dnsName says whether s is a DNS name: dot-separated labels of letters,
+// digits, "-" and "_", each of 1 to 63 characters, at most 253 in all.
+func dnsName(s string) bool {
+	s = strings.TrimSuffix(s, ".")
+	if s == "" || len(s) > 253 {
+		return false
+	}
+	for _, label := range strings.Split(s, ".") {
+		if label == "" || len(label) > 63 {
+			return false
+		}
+		for _, r := range label {
+			if !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || r == '-' || r == '_') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// badEndpoint is an error about endpoint s, wrapping ErrBadConfig.
+func badEndpoint(s, format string, args ...any) error {
+	return fmt.Errorf("%w: --endpoints %q: "+format, append([]any{ErrBadConfig, shownEndpoint(s)}, args...)...)
+}
+
+// shownEndpoint is s as an error may quote it: everything before its
+// last "@" (a user name, a password, a token, and the scheme with them)
+// replaced by "…", and cut to 200 bytes.
+func shownEndpoint(s string) string {
+	if i := strings.LastIndex(s, "@"); i >= 0 {
+		s = "…" + s[i:]
+	}
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	return s
+}
+
+// CheckEndpoints checks an --endpoints list whatever the target: at least
+// one endpoint, each of which parses (parseEndpoint), and no server given
+// twice (the same HOST:PORT, its name in any case, with or without a
+// scheme): a run counts its nodes by its endpoints. Errors wrap
+// ErrBadConfig and never quote what stood before an "@".
+func CheckEndpoints(eps []string) error {
+	if len(eps) == 0 {
+		return fmt.Errorf("%w: --endpoints: no endpoint", ErrBadConfig)
+	}
+	count := map[string]int{}
+	var order []string
+	for _, s := range eps {
+		e, err := parseEndpoint(s)
+		if err != nil {
+			return err
+		}
+		key := strings.ToLower(strings.TrimSuffix(e.Host, ".")) + ":" + strconv.Itoa(e.Port)
+		if count[key] == 0 {
+			order = append(order, key)
+		}
+		count[key]++
+	}
+	for _, key := range order {
+		if n := count[key]; n > 1 {
+			return fmt.Errorf("%w: --endpoints: %s is given %d times: each endpoint is one server of the run", ErrBadConfig, key, n)
+		}
+	}
+	return nil
 }
 
 // ProbeTLS says why a TLS client with cfg cannot talk to the server at

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/fencecheck/fencecheck/internal/history"
-	"github.com/fencecheck/fencecheck/internal/history/lockappend"
 )
 
 // The checkers rely on properties of a history that the harness is meant to
@@ -129,60 +128,9 @@ func opSpans(ops []history.Op) spans {
 	}
 }
 
-// CheckLockAppendAssumptions checks what the lock-append checkers rely on
-// beyond the shared assumptions: every append's element is unique, and the
-// final read (the ok one that completed last) began after every append was
-// acknowledged, so that it can vouch for each.
-func CheckLockAppendAssumptions(ops []history.Op) error {
-	if err := checkSpans(opSpans(ops)); err != nil {
-		return err
-	}
-	seen := map[int64]int{}
-	var final *history.Op
-	for i := range ops {
-		o := &ops[i]
-		switch o.F {
-		case lockappend.FAppend:
-			var inv lockappend.Invoke
-			if err := o.Invoke.Decode(&inv); err != nil {
-				return BadOp(o, err)
-			}
-			if first, dup := seen[inv.Element]; dup {
-				return fmt.Errorf("%w: element %d is appended twice (events %d and %d): elements must be unique",
-					ErrAssumption, inv.Element, first, o.Invoke.Index)
-			}
-			seen[inv.Element] = o.Invoke.Index
-		case lockappend.FFinalRead:
-			if o.Type() == history.Ok && (final == nil || o.Complete.Time >= final.Complete.Time) {
-				final = o
-			}
-		}
-	}
-	if final == nil {
-		return nil // the lost-update checker says unknown: no final read
-	}
-	for i := range ops {
-		o := &ops[i]
-		if o.F != lockappend.FAppend {
-			continue
-		}
-		acked := int64(-1)
-		if o.Type() == history.Ok {
-			acked = o.Complete.Time
-		}
-		if late, ok := o.PhaseEvent(lockappend.PhaseLate); ok {
-			var l lockappend.Late
-			if late.Decode(&l) == nil && l.Type == history.Ok {
-				acked = max(acked, late.Time)
-			}
-		}
-		if acked > final.Invoke.Time {
-			return fmt.Errorf("%w: the %s of process %s (event %d) was acknowledged at %s, after the final read began at %s: the final read cannot vouch for it",
-				ErrAssumption, o.F, o.Process, o.Invoke.Index, at(acked), at(final.Invoke.Time))
-		}
-	}
-	return nil
-}
+// CheckOps checks the assumptions every checker shares on a recorded
+// history's operations (see checkSpans); an error wraps ErrAssumption.
+func CheckOps(ops []history.Op) error { return checkSpans(opSpans(ops)) }
 
 // assumptionBroken is the Unknown verdict of a history that breaks an
 // assumption.

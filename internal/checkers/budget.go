@@ -358,9 +358,3 @@ func (s *search) model(m porcupine.Model) porcupine.Model {
 	}
 	return m
 }
-
-// refused reports whether the search's result is not to be trusted: a step
-// was refused because the budget was exceeded or the search was cut short.
-// Only an Illegal result is affected: refusing steps only removes
-// linearizations, so an Ok result stands.
-func (s *search) refused() bool { return s.aborted.Load() || s.cut.Load() }

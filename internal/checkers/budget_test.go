@@ -134,19 +134,19 @@ func TestBudgetAbortsLegalHistoryAsUnknown(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r := CheckLinearizable(ops, Options{}); r.Valid != Valid {
+		if r := parseHist(t, ops).Linearizable(Options{}); r.Valid != Valid {
 			t.Fatalf("without a budget: %s: %s", r.Valid, r.Message)
 		}
 		o := opts
 		o.tripAfter = 10
-		r := CheckLinearizable(ops, o)
+		r := parseHist(t, ops).Linearizable(o)
 		if r.Valid != Unknown {
 			t.Fatalf("%s: %s", r.Valid, r.Message)
 		}
 		if checked, of := budgetCut(t, r.Message, "1.0 GiB"); checked >= of || of != r.Ops {
 			t.Errorf("checked %d of %d, want fewer of %d", checked, of, r.Ops)
 		}
-		parsed, err := ParseAppendHistory(ops)
+		parsed, err := parseAppends(ops)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -251,7 +251,7 @@ func TestGenerousBudgetChangesNothing(t *testing.T) {
 		h    *hist
 		want Validity
 	}{{"lock-append legal", legal, Valid}, {"lock-append illegal", illegal, Invalid}} {
-		parsed, err := ParseAppendHistory(pair(t, c.h.Events))
+		parsed, err := parseAppends(pair(t, c.h.Events))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -109,114 +109,30 @@ type keyOutcome struct {
 func (c *keyedCheck) run(res *KeyedResult, opts Options, start time.Time) {
 	n := len(c.keys)
 	res.Keys = n
-	out := make([]keyOutcome, n)
 	var deadline time.Time
 	if opts.Timeout > 0 {
 		deadline = start.Add(opts.Timeout)
 	}
-	var next atomic.Int64
-	var stop atomic.Bool // a key failed
-	var wg sync.WaitGroup
-	for range min(max(runtime.GOMAXPROCS(0), 4), n) {
-		wg.Go(func() {
-			for {
-				p := int(next.Add(1) - 1)
-				if p >= n || stop.Load() {
-					return
-				}
-				if c.guard.tripped() {
-					out[p] = keyOutcome{result: porcupine.Unknown, memory: true}
-					continue
-				}
-				var limit time.Duration
-				if !deadline.IsZero() {
-					if limit = time.Until(deadline); limit <= 0 {
-						out[p].result = porcupine.Unknown
-						continue
-					}
-				}
-				// The search's steps fail once another key failed (cut)
-				// or the budget is exceeded (aborted): then an Illegal
-				// result means nothing.
-				s := &search{g: c.guard, stop: &stop, pos: c.pos}
-				t := time.Now()
-				r := porcupine.CheckOperationsTimeout(s.model(c.model), c.build(p, false), limit)
-				o := keyOutcome{took: time.Since(t), reached: int(s.reached.Load())}
-				switch {
-				case r != porcupine.Ok && s.aborted.Load():
-					r, o.memory = porcupine.Unknown, true
-				case r == porcupine.Illegal && s.cut.Load():
-					r = ""
-				case r == porcupine.Illegal:
-					stop.Store(true)
-				}
-				o.result = r
-				out[p] = o
-			}
-		})
-	}
-	wg.Wait()
-
-	var failing []int
-	var unfinished, memory int
-	var slowest time.Duration
-	var checked int // operations of keys checked to the end, or as far as the budget let them
-	for p, o := range out {
-		switch o.result {
-		case porcupine.Ok:
-			res.KeysChecked++
-			checked += c.size(p)
-		case porcupine.Illegal:
-			res.KeysChecked++
-			failing = append(failing, p)
-			slowest = max(slowest, o.took)
-			checked += c.size(p)
-		case porcupine.Unknown:
-			unfinished++
-			if o.memory {
-				memory++
-				checked += o.reached
-			}
-		}
-	}
+	k := c.count(res, c.searchKeys(deadline))
 	switch {
-	case len(failing) > 0:
+	case len(k.failing) > 0:
 		res.Valid = Invalid
-		res.FailingKeys = len(failing)
-		res.FailingKey = c.keys[failing[0]]
-		res.Message = "not linearizable: no order of the operations"
-		if n > 1 || res.FailingKey != "" {
-			res.Message += fmt.Sprintf(" on key %q", res.FailingKey)
-		}
-		res.Message += " explains what they returned"
-		if len(failing) > 1 {
-			res.Message += fmt.Sprintf(" (nor on %s)", plural(len(failing)-1, "other key"))
-		}
-		if n > 1 {
-			res.Message += fmt.Sprintf("; %d of %s checked", res.KeysChecked, plural(n, "key"))
-			if unfinished > memory {
-				res.Message += fmt.Sprintf(", %d timed out", unfinished-memory)
-			}
-			if memory > 0 {
-				res.Message += fmt.Sprintf(", %d stopped by the memory budget", memory)
-			}
-			if res.KeysChecked+unfinished < n {
-				res.Message += ", checking stopped at the first failing key"
-			}
-		}
+		res.FailingKeys = len(k.failing)
+		res.FailingKey = c.keys[k.failing[0]]
+		res.Message = failingMessage(res, k)
 		if opts.VisualizationPath != "" {
-			c.visualize(res, failing, opts, deadline, slowest)
+			c.visualize(res, k.failing, opts, deadline, k.slowest)
 		}
-	case memory > 0:
+	case k.memory > 0:
 		res.Valid = Unknown
-		res.Message = c.guard.reason(checked, res.Checked)
+		res.Message = c.guard.reason(k.checked, res.Checked)
 		if n > 1 {
-			res.Message += fmt.Sprintf("; %d of %s checked to the end, none failing; %d not finished", res.KeysChecked, plural(n, "key"), unfinished)
+			res.Message += fmt.Sprintf("; %d of %s checked to the end, none failing; %d not finished", res.KeysChecked, plural(n, "key"), k.unfinished)
 		}
-	case unfinished > 0:
+	case k.unfinished > 0:
 		res.Valid = Unknown
 		res.Message = fmt.Sprintf("timed out after %s with %d of %s checked to the end, none failing; %d not finished",
-			opts.Timeout, res.KeysChecked, plural(n, "key"), unfinished)
+			opts.Timeout, res.KeysChecked, plural(n, "key"), k.unfinished)
 	default:
 		res.Valid = Valid
 		res.Message = fmt.Sprintf("linearizable: %s on %s", plural(res.Checked, "operation"), plural(n, "key"))
@@ -231,6 +147,124 @@ func (c *keyedCheck) run(res *KeyedResult, opts Options, start time.Time) {
 			res.Message += " (" + strings.Join(notes, "; ") + ")"
 		}
 	}
+}
+
+// searchKeys checks every key, several at a time, until one fails (see run),
+// and returns each key's outcome.
+func (c *keyedCheck) searchKeys(deadline time.Time) []keyOutcome {
+	n := len(c.keys)
+	out := make([]keyOutcome, n)
+	var next atomic.Int64
+	var stop atomic.Bool // a key failed
+	var wg sync.WaitGroup
+	for range min(max(runtime.GOMAXPROCS(0), 4), n) {
+		wg.Go(func() {
+			for {
+				p := int(next.Add(1) - 1)
+				if p >= n || stop.Load() {
+					return
+				}
+				out[p] = c.searchKey(p, deadline, &stop)
+			}
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+// searchKey checks key p in what is left of the time limit; a failure
+// sets stop, which cuts the other keys' searches short.
+func (c *keyedCheck) searchKey(p int, deadline time.Time, stop *atomic.Bool) keyOutcome {
+	if c.guard.tripped() {
+		return keyOutcome{result: porcupine.Unknown, memory: true}
+	}
+	var limit time.Duration
+	if !deadline.IsZero() {
+		if limit = time.Until(deadline); limit <= 0 {
+			return keyOutcome{result: porcupine.Unknown}
+		}
+	}
+	// The search's steps fail once another key failed (cut) or the budget
+	// is exceeded (aborted): then an Illegal result means nothing.
+	s := &search{g: c.guard, stop: stop, pos: c.pos}
+	t := time.Now()
+	r := porcupine.CheckOperationsTimeout(s.model(c.model), c.build(p, false), limit)
+	o := keyOutcome{took: time.Since(t), reached: int(s.reached.Load())}
+	switch {
+	case r != porcupine.Ok && s.aborted.Load():
+		r, o.memory = porcupine.Unknown, true
+	case r == porcupine.Illegal && s.cut.Load():
+		r = ""
+	case r == porcupine.Illegal:
+		stop.Store(true)
+	}
+	o.result = r
+	return o
+}
+
+// keyCounts is what the keys' outcomes add up to.
+type keyCounts struct {
+	// failing are the failing keys' positions.
+	failing []int
+	// unfinished counts the keys not checked to the end, memory those of
+	// them the budget stopped.
+	unfinished, memory int
+	// slowest is the longest a failing key's search took.
+	slowest time.Duration
+	// checked counts the operations of keys checked to the end, or as far
+	// as the budget let them.
+	checked int
+}
+
+// count adds up the keys' outcomes, counting the keys checked to the end
+// in res.
+func (c *keyedCheck) count(res *KeyedResult, out []keyOutcome) keyCounts {
+	var k keyCounts
+	for p, o := range out {
+		switch o.result {
+		case porcupine.Ok:
+			res.KeysChecked++
+			k.checked += c.size(p)
+		case porcupine.Illegal:
+			res.KeysChecked++
+			k.failing = append(k.failing, p)
+			k.slowest = max(k.slowest, o.took)
+			k.checked += c.size(p)
+		case porcupine.Unknown:
+			k.unfinished++
+			if o.memory {
+				k.memory++
+				k.checked += o.reached
+			}
+		}
+	}
+	return k
+}
+
+// failingMessage says which key failed, and how far the check got.
+func failingMessage(res *KeyedResult, k keyCounts) string {
+	n := res.Keys
+	m := "not linearizable: no order of the operations"
+	if n > 1 || res.FailingKey != "" {
+		m += fmt.Sprintf(" on key %q", res.FailingKey)
+	}
+	m += " explains what they returned"
+	if len(k.failing) > 1 {
+		m += fmt.Sprintf(" (nor on %s)", plural(len(k.failing)-1, "other key"))
+	}
+	if n > 1 {
+		m += fmt.Sprintf("; %d of %s checked", res.KeysChecked, plural(n, "key"))
+		if k.unfinished > k.memory {
+			m += fmt.Sprintf(", %d timed out", k.unfinished-k.memory)
+		}
+		if k.memory > 0 {
+			m += fmt.Sprintf(", %d stopped by the memory budget", k.memory)
+		}
+		if res.KeysChecked+k.unfinished < n {
+			m += ", checking stopped at the first failing key"
+		}
+	}
+	return m
 }
 
 // visualize checks the failing keys again, recording what Porcupine needs

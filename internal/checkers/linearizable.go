@@ -250,8 +250,8 @@ func mix(x uint64) uint64 {
 	return x
 }
 
-// CheckLinearizable checks with Porcupine that the lock-append operations
-// of ops are linearizable on an append-list model, where each critical
+// checkLinearizable checks with Porcupine that the operations of h are
+// linearizable on an append-list model, where each critical
 // section is one atomic step: it is legal only if the list equals what the
 // section read, and it appends the section's element.
 //
@@ -272,14 +272,6 @@ func mix(x uint64) uint64 {
 // the history is illegal and opts.VisualizationPath is set, Porcupine's
 // visualization is written there (unless the budget stops the search for
 // the part to draw: then res.VisualizationWindow says so).
-func CheckLinearizable(ops []history.Op, opts Options) LinearizableResult {
-	h, err := ParseAppendHistory(ops)
-	if err != nil {
-		return LinearizableResult{Verdict: unknown(err)}
-	}
-	return checkLinearizable(h, opts)
-}
-
 func checkLinearizable(h *AppendHistory, opts Options) LinearizableResult {
 	g := startGuard(opts)
 	defer g.stop()
@@ -287,16 +279,16 @@ func checkLinearizable(h *AppendHistory, opts Options) LinearizableResult {
 	t := newListTable()
 	inf := h.last + 1
 	var pops []porcupine.Operation
-	meta := func(a *appendOp) listMeta {
+	meta := func(a *AppendOp) listMeta {
 		tok, known := a.tokenOf()
-		return listMeta{process: a.op.Process, token: tok, known: known, event: a.op.Invoke.Index}
+		return listMeta{process: a.Op.Process, token: tok, known: known, event: a.Op.Invoke.Index}
 	}
 
 	// Info appends need to know where their element was observed.
 	maybe := map[int64]bool{}
 	for i := range h.appends {
 		if a := &h.appends[i]; a.Type() == history.Info {
-			maybe[a.element] = true
+			maybe[a.Element] = true
 		}
 	}
 	seen := h.locate(maybe)
@@ -305,16 +297,16 @@ func checkLinearizable(h *AppendHistory, opts Options) LinearizableResult {
 		a := &h.appends[i]
 		switch a.Type() {
 		case history.Ok:
-			from, to := t.appended(a.comp.Read, a.element)
+			from, to := t.appended(a.Comp.Read, a.Element)
 			pops = append(pops, porcupine.Operation{
-				ClientId: clientID(a.op.Process),
-				Input:    listInput{kind: stepAppend, pos: int32(len(pops)), from: from, to: to, element: a.element},
-				Call:     a.op.Invoke.Time,
-				Return:   a.op.Complete.Time,
+				ClientId: clientID(a.Op.Process),
+				Input:    listInput{kind: stepAppend, pos: int32(len(pops)), from: from, to: to, element: a.Element},
+				Call:     a.Op.Invoke.Time,
+				Return:   a.Op.Complete.Time,
 				Metadata: meta(a),
 			})
 		case history.Info:
-			prefix, observed := seen[a.element]
+			prefix, observed := seen[a.Element]
 			if !observed {
 				res.NoEffect++
 				continue
@@ -324,11 +316,11 @@ func checkLinearizable(h *AppendHistory, opts Options) LinearizableResult {
 				read = prefix
 				res.Inferred++
 			}
-			from, to := t.appended(read, a.element)
+			from, to := t.appended(read, a.Element)
 			pops = append(pops, porcupine.Operation{
-				ClientId: clientID(a.op.Process),
-				Input:    listInput{kind: stepMaybe, pos: int32(len(pops)), from: from, to: to, element: a.element, inferred: !known},
-				Call:     a.op.Invoke.Time,
+				ClientId: clientID(a.Op.Process),
+				Input:    listInput{kind: stepMaybe, pos: int32(len(pops)), from: from, to: to, element: a.Element, inferred: !known},
+				Call:     a.Op.Invoke.Time,
 				Return:   inf,
 				Metadata: meta(a),
 			})
@@ -337,11 +329,11 @@ func checkLinearizable(h *AppendHistory, opts Options) LinearizableResult {
 	}
 	for _, f := range h.finals {
 		pops = append(pops, porcupine.Operation{
-			ClientId: clientID(f.op.Process),
-			Input:    listInput{kind: stepRead, pos: int32(len(pops)), from: t.read(f.list)},
-			Call:     f.op.Invoke.Time,
-			Return:   f.op.Complete.Time,
-			Metadata: listMeta{process: f.op.Process, event: f.op.Invoke.Index},
+			ClientId: clientID(f.Op.Process),
+			Input:    listInput{kind: stepRead, pos: int32(len(pops)), from: t.read(f.List)},
+			Call:     f.Op.Invoke.Time,
+			Return:   f.Op.Complete.Time,
+			Metadata: listMeta{process: f.Op.Process, event: f.Op.Invoke.Index},
 		})
 	}
 	res.Ops = len(pops)

@@ -56,7 +56,7 @@ func TestLinearizableTimeout(t *testing.T) {
 	// the 40 info appends: it must time out.
 	illegal := append(seq(k), 999)
 	start := time.Now()
-	r := CheckLinearizable(pair(t, chain(t, k, illegal...)), Options{Timeout: 100 * time.Millisecond})
+	r := parseHist(t, pair(t, chain(t, k, illegal...))).Linearizable(Options{Timeout: 100 * time.Millisecond})
 	took := time.Since(start)
 	if r.Valid != Unknown || r.Error != "" {
 		t.Fatalf("got %s (%s %s), want unknown from a timeout", r.Valid, r.Message, r.Error)
@@ -70,11 +70,11 @@ func TestLinearizableTimeout(t *testing.T) {
 
 	// Not vacuous: the same shape with a consistent final read is checked
 	// at once, and the same illegal history is never called valid.
-	r = CheckLinearizable(pair(t, chain(t, k, seq(k)...)), Options{Timeout: 10 * time.Second})
+	r = parseHist(t, pair(t, chain(t, k, seq(k)...))).Linearizable(Options{Timeout: 10 * time.Second})
 	if r.Valid != Valid || r.Ops != k+1 {
 		t.Errorf("consistent chain: got %s (%s), ops %d; want valid", r.Valid, r.Message, r.Ops)
 	}
-	r = CheckLinearizable(pair(t, chain(t, 8, append(seq(8), 999)...)), Options{Timeout: 10 * time.Second})
+	r = parseHist(t, pair(t, chain(t, 8, append(seq(8), 999)...))).Linearizable(Options{Timeout: 10 * time.Second})
 	if r.Valid != Invalid {
 		t.Errorf("short illegal chain: got %s (%s), want invalid", r.Valid, r.Message)
 	}

@@ -3,12 +3,10 @@ package checkers
 import (
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/fencecheck/fencecheck/internal/history"
-	"github.com/fencecheck/fencecheck/internal/history/lockappend"
 )
 
 // Liveness kinds: what a measured fault did to the lock.
@@ -27,7 +25,7 @@ const (
 type LivenessConfig struct {
 	// TTL is the run's lease TTL; Lease the target's longest lease
 	// (targets.MaxLease: the TTL for etcd, 2 TTL + 1 s for Consul, plus
-	// its lock-delay). A kill-holder fault's own params (ttl, lease) take
+	// its lock-delay). A kill-holder fault's own record (its holder's ttl, lease) takes
 	// precedence for its event.
 	TTL, Lease time.Duration
 }
@@ -168,7 +166,7 @@ func checkLiveness(ops []history.Op, events []history.Event, measured, all []his
 			continue
 		}
 		for _, ph := range o.Phases {
-			if ph.F == lockappend.PhaseAcquired {
+			if ph.F == history.PhaseAcquired {
 				grants = append(grants, grant{at: ph.Time, p: o.Process})
 			}
 		}
@@ -240,11 +238,11 @@ func checkLiveness(ops []history.Op, events []history.Event, measured, all []his
 func measure(ops []history.Op, grants []grant, f history.Fault, end int64, cfg LivenessConfig) LivenessEvent {
 	ev := LivenessEvent{Kind: livenessKind(f.Fault), Fault: f.Fault, Nodes: f.Nodes, FromNS: f.Start}
 	ttl, lease := cfg.TTL, cfg.Lease
-	if d, err := time.ParseDuration(f.Params["ttl"]); err == nil && d > 0 {
-		ttl = d
+	if h := f.Holder; h != nil && h.TTL > 0 {
+		ttl = h.TTL.D()
 	}
-	if d, err := time.ParseDuration(f.Params["lease"]); err == nil && d > 0 {
-		lease = d
+	if h := f.Holder; h != nil && h.Lease > 0 {
+		lease = h.Lease.D()
 	}
 	if lease <= 0 {
 		lease = ttl
@@ -252,8 +250,8 @@ func measure(ops []history.Op, grants []grant, f history.Fault, end int64, cfg L
 	ev.TTL, ev.Lease = ttl.String(), lease.String()
 	killed := history.Process(-2) // none
 	if ev.Kind == LivenessHolderCrash {
-		if n, err := strconv.Atoi(f.Params["process"]); err == nil {
-			killed = history.Process(n)
+		if p, ok := f.HeldProcess(); ok {
+			killed = p
 			ev.Process = &killed
 			// The killed operation ended when its connection did.
 			for _, o := range ops {
@@ -272,7 +270,7 @@ func measure(ops []history.Op, grants []grant, f history.Fault, end int64, cfg L
 		if o.Complete != nil && o.Complete.Time <= from {
 			continue
 		}
-		if a, ok := o.PhaseEvent(lockappend.PhaseAcquired); ok && a.Time < from {
+		if a, ok := o.PhaseEvent(history.PhaseAcquired); ok && a.Time < from {
 			continue // it held the lock already
 		}
 		ev.Waiting = true

@@ -42,12 +42,19 @@ func (h *timed) done(at int64, p history.Process, typ history.Type) *timed {
 	return h.add(at, p, typ, lockappend.FAppend, lockappend.Completion{})
 }
 
-func (h *timed) fault(at int64, f string, start bool, params map[string]string) *timed {
+func (h *timed) fault(at int64, f string, start bool, rec history.FaultValue) *timed {
 	fn := history.FStop
 	if start {
 		fn = history.FStart
 	}
-	return h.add(at, history.Nemesis, history.Info, fn, history.FaultValue{Fault: f, Nodes: []string{"x"}, Params: params})
+	rec.Fault, rec.Nodes = f, []string{"x"}
+	return h.add(at, history.Nemesis, history.Info, fn, rec)
+}
+
+// killOf is the record of a kill of holder p, with the lock's TTL and
+// lease (0: not recorded).
+func killOf(p history.Process, ttl, lease time.Duration) history.FaultValue {
+	return history.FaultValue{Holder: &history.Aim{Process: p, TTL: history.Duration(ttl), Lease: history.Duration(lease)}}
 }
 
 // cycle adds critical sections of process p every period ms from from to
@@ -60,7 +67,7 @@ func (h *timed) cycle(p history.Process, from, to, period int64) *timed {
 }
 
 func TestCheckLiveness(t *testing.T) {
-	killed := map[string]string{"process": "0", "ttl": "1s", "lease": "1s"}
+	killed := killOf(0, time.Second, time.Second)
 	cfg := LivenessConfig{TTL: 2 * time.Second, Lease: 4 * time.Second}
 	for _, tc := range []struct {
 		name  string
@@ -72,7 +79,7 @@ func TestCheckLiveness(t *testing.T) {
 		{
 			name: "no measured fault: no block",
 			build: func(h *timed) {
-				h.invoke(0, 0).acquired(1, 0).fault(5, "pause-holder", true, nil).fault(900, "pause-holder", false, nil).done(1000, 0, history.Ok)
+				h.invoke(0, 0).acquired(1, 0).fault(5, "pause-holder", true, history.FaultValue{}).fault(900, "pause-holder", false, history.FaultValue{}).done(1000, 0, history.Ok)
 			},
 			nil_: true,
 		},
@@ -81,7 +88,7 @@ func TestCheckLiveness(t *testing.T) {
 			build: func(h *timed) {
 				h.invoke(0, 0).acquired(1, 0).invoke(2, 1).
 					done(100, 0, history.Info).fault(150, "kill-holder", true, killed).
-					acquired(2100, 1).done(2200, 1, history.Ok).fault(3000, "kill-holder", false, nil)
+					acquired(2100, 1).done(2200, 1, history.Ok).fault(3000, "kill-holder", false, history.FaultValue{})
 			},
 			want: Valid,
 			check: func(t *testing.T, r *LivenessResult) {
@@ -102,8 +109,8 @@ func TestCheckLiveness(t *testing.T) {
 			build: func(h *timed) {
 				h.invoke(0, 1).acquired(1, 1).done(50, 1, history.Ok).
 					invoke(60, 0).acquired(61, 0).invoke(62, 1).
-					fault(100, "kill-holder", true, map[string]string{"process": "0"}).done(130, 0, history.Info).
-					acquired(1100, 1).done(1200, 1, history.Ok).fault(3000, "kill-holder", false, nil)
+					fault(100, "kill-holder", true, killOf(0, 0, 0)).done(130, 0, history.Info).
+					acquired(1100, 1).done(1200, 1, history.Ok).fault(3000, "kill-holder", false, history.FaultValue{})
 			},
 			want: Valid,
 			check: func(t *testing.T, r *LivenessResult) {
@@ -119,7 +126,7 @@ func TestCheckLiveness(t *testing.T) {
 			build: func(h *timed) {
 				h.invoke(0, 0).acquired(1, 0).invoke(2, 1).
 					fault(100, "kill-holder", true, killed).done(100, 0, history.Info).
-					fault(2000, "kill-holder", false, nil).done(5100, 1, history.Fail)
+					fault(2000, "kill-holder", false, history.FaultValue{}).done(5100, 1, history.Fail)
 			},
 			want: Unknown,
 			check: func(t *testing.T, r *LivenessResult) {
@@ -137,7 +144,7 @@ func TestCheckLiveness(t *testing.T) {
 			build: func(h *timed) {
 				h.invoke(0, 0).acquired(1, 0).
 					fault(100, "kill-holder", true, killed).done(100, 0, history.Info).
-					invoke(3000, 1).acquired(3001, 1).done(3100, 1, history.Ok).fault(3500, "kill-holder", false, nil)
+					invoke(3000, 1).acquired(3001, 1).done(3100, 1, history.Ok).fault(3500, "kill-holder", false, history.FaultValue{})
 			},
 			want: Unknown,
 			check: func(t *testing.T, r *LivenessResult) {
@@ -155,9 +162,9 @@ func TestCheckLiveness(t *testing.T) {
 				// Grants every 300 ms before; the holder at the kill
 				// finishes, a waiter gets the lock 1.5 s after the kill.
 				h.cycle(0, 0, 1900, 300).invoke(1850, 1).
-					fault(2000, "kill:leader", true, map[string]string{"down": "3s"}).
+					fault(2000, "kill:leader", true, history.FaultValue{Hold: history.Duration(3 * time.Second)}).
 					acquired(3500, 1).done(3600, 1, history.Ok).
-					fault(5000, "kill:leader", false, nil).cycle(0, 5100, 6500, 300)
+					fault(5000, "kill:leader", false, history.FaultValue{}).cycle(0, 5100, 6500, 300)
 			},
 			want: Valid,
 			check: func(t *testing.T, r *LivenessResult) {
@@ -178,9 +185,9 @@ func TestCheckLiveness(t *testing.T) {
 			build: func(h *timed) {
 				h.invoke(0, 0).acquired(1, 0).invoke(2, 1).
 					fault(100, "kill-holder", true, killed).done(100, 0, history.Info).
-					acquired(1100, 1).fault(1500, "kill-holder", false, nil).invoke(1550, 2).done(1600, 1, history.Info).
-					fault(1800, "kill-holder", true, map[string]string{"process": "1", "ttl": "1s"}).
-					acquired(4800, 2).done(4900, 2, history.Ok).fault(6000, "kill-holder", false, nil)
+					acquired(1100, 1).fault(1500, "kill-holder", false, history.FaultValue{}).invoke(1550, 2).done(1600, 1, history.Info).
+					fault(1800, "kill-holder", true, killOf(1, time.Second, 0)).
+					acquired(4800, 2).done(4900, 2, history.Ok).fault(6000, "kill-holder", false, history.FaultValue{})
 			},
 			want: Valid,
 			check: func(t *testing.T, r *LivenessResult) {
@@ -194,22 +201,22 @@ func TestCheckLiveness(t *testing.T) {
 		{
 			name: "no grant at all (a workload that takes no lock): no block",
 			build: func(h *timed) {
-				h.add(0, 0, history.Invoke, "read", nil).fault(5, "kill:leader", true, nil).
-					fault(900, "kill:leader", false, nil).add(1000, 0, history.Ok, "read", nil)
+				h.add(0, 0, history.Invoke, "read", nil).fault(5, "kill:leader", true, history.FaultValue{}).
+					fault(900, "kill:leader", false, history.FaultValue{}).add(1000, 0, history.Ok, "read", nil)
 			},
 			nil_: true,
 		},
 		{
 			name: "kill of the resource is not the lock's",
 			build: func(h *timed) {
-				h.invoke(0, 0).fault(5, "kill:resource", true, nil).fault(900, "kill:resource", false, nil).done(1000, 0, history.Ok)
+				h.invoke(0, 0).fault(5, "kill:resource", true, history.FaultValue{}).fault(900, "kill:resource", false, history.FaultValue{}).done(1000, 0, history.Ok)
 			},
 			nil_: true,
 		},
 		{
 			name: "a history that does not pair: unknown with the reason",
 			build: func(h *timed) {
-				h.invoke(0, 0).invoke(1, 0).fault(5, "kill:one", true, nil)
+				h.invoke(0, 0).invoke(1, 0).fault(5, "kill:one", true, history.FaultValue{})
 			},
 			want: Unknown,
 			check: func(t *testing.T, r *LivenessResult) {

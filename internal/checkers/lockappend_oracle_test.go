@@ -191,7 +191,7 @@ func TestLockAppendOracle(t *testing.T) {
 	count := map[Validity]int{}
 	for i := range n {
 		events, ops, final := randomLockAppend(rng)
-		got := CheckLinearizable(pair(t, events), Options{})
+		got := parseHist(t, pair(t, events)).Linearizable(Options{})
 		want := Invalid
 		if bruteLockAppend(ops, final, events[len(events)-2].Time) {
 			want = Valid

@@ -85,7 +85,7 @@ type LostUpdatesResult struct {
 // each lost element, the later of its own acknowledgement and the
 // acknowledgement (completion or late result) of the write that erased it;
 // the earliest of these; nil when nothing was lost.
-func firstLoss(lost []LostElement, byElement map[int64]*appendOp) *int64 {
+func firstLoss(lost []LostElement, byElement map[int64]*AppendOp) *int64 {
 	var first *int64
 	for _, e := range lost {
 		t := e.Acknowledged
@@ -103,21 +103,13 @@ func firstLoss(lost []LostElement, byElement map[int64]*appendOp) *int64 {
 	return first
 }
 
-// CheckLostUpdates checks that every element whose append completed ok is
+// checkLostUpdates checks that every element whose append completed ok is
 // in the final read (the ok final read that completed last). Without a
 // final read the result is Unknown. Each lost element names the write that
 // overwrote it; see Overwrite.
-func CheckLostUpdates(ops []history.Op) LostUpdatesResult {
-	h, err := ParseAppendHistory(ops)
-	if err != nil {
-		return LostUpdatesResult{Verdict: unknown(err), LostUpdates: LostUpdates{Elements: []LostElement{}}}
-	}
-	return checkLostUpdates(h)
-}
-
 func checkLostUpdates(h *AppendHistory) LostUpdatesResult {
 	res := LostUpdatesResult{LostUpdates: LostUpdates{Elements: []LostElement{}}}
-	var acked []*appendOp
+	var acked []*AppendOp
 	for i := range h.appends {
 		if a := &h.appends[i]; a.Type() == history.Ok {
 			acked = append(acked, a)
@@ -130,29 +122,29 @@ func checkLostUpdates(h *AppendHistory) LostUpdatesResult {
 		res.Message = fmt.Sprintf("no final read: cannot tell whether %d acknowledged elements survived", res.Acknowledged)
 		return res
 	}
-	in := make(map[int64]bool, len(final.list))
-	for _, x := range final.list {
+	in := make(map[int64]bool, len(final.List))
+	for _, x := range final.List {
 		in[x] = true
 	}
-	byElement := make(map[int64]*appendOp, len(h.appends))
+	byElement := make(map[int64]*AppendOp, len(h.appends))
 	for i := range h.appends {
 		a := &h.appends[i]
-		if _, dup := byElement[a.element]; !dup {
-			byElement[a.element] = a
+		if _, dup := byElement[a.Element]; !dup {
+			byElement[a.Element] = a
 		}
 	}
 	for _, a := range acked {
-		if in[a.element] {
+		if in[a.Element] {
 			continue
 		}
 		tok, _ := a.tokenOf()
 		res.Elements = append(res.Elements, LostElement{
-			Element:       a.element,
-			Process:       a.op.Process,
-			SideWriter:    a.op.Process.IsSideWriter(),
+			Element:       a.Element,
+			Process:       a.Op.Process,
+			SideWriter:    a.Op.Process.IsSideWriter(),
 			Token:         tok,
-			Acknowledged:  a.op.Complete.Time,
-			OverwrittenBy: overwriter(a, final.list, byElement),
+			Acknowledged:  a.Op.Complete.Time,
+			OverwrittenBy: overwriter(a, final.List, byElement),
 		})
 	}
 	slices.SortStableFunc(res.Elements, func(x, y LostElement) int {
@@ -189,7 +181,7 @@ func checkLostUpdates(h *AppendHistory) LostUpdatesResult {
 // itself may have landed before w, when w was a stale write that landed
 // inside the next holder's critical section. When f is a proper prefix of
 // w, f's own writer's (older) write landed after w.
-func overwriter(lost *appendOp, f []int64, byElement map[int64]*appendOp) *Overwrite {
+func overwriter(lost *AppendOp, f []int64, byElement map[int64]*AppendOp) *Overwrite {
 	w := lost.written()
 	k := 0
 	for k < len(w) && k < len(f) && w[k] == f[k] {
@@ -215,10 +207,10 @@ func overwriter(lost *appendOp, f []int64, byElement map[int64]*appendOp) *Overw
 	if !ok {
 		return o
 	}
-	o.Known, o.Process, o.Type = true, a.op.Process, a.Type()
-	o.SideWriter = a.op.Process.IsSideWriter()
-	if a.late != nil {
-		o.Late = string(a.late.Type)
+	o.Known, o.Process, o.Type = true, a.Op.Process, a.Type()
+	o.SideWriter = a.Op.Process.IsSideWriter()
+	if a.Late != nil {
+		o.Late = string(a.Late.Type)
 	}
 	tok, known := a.tokenOf()
 	o.Token = tok
@@ -231,7 +223,7 @@ func overwriter(lost *appendOp, f []int64, byElement map[int64]*appendOp) *Overw
 // revisions when both have one, else by when they were acknowledged (a
 // late result counts for an info operation; an operation with neither did
 // not land knowably and is not after anything).
-func landedAfter(a, b *appendOp) bool {
+func landedAfter(a, b *AppendOp) bool {
 	if ra, rb := a.rev(), b.rev(); ra > 0 && rb > 0 {
 		return ra > rb
 	}
@@ -242,24 +234,69 @@ func landedAfter(a, b *appendOp) bool {
 
 // rev is the resource's revision of the operation's acknowledged write (its
 // completion's, or its late result's), 0 when unknown.
-func (a *appendOp) rev() int64 {
-	if a.comp.Rev > 0 {
-		return a.comp.Rev
+func (a *AppendOp) rev() int64 {
+	if a.Comp.Rev > 0 {
+		return a.Comp.Rev
 	}
-	if a.late != nil {
-		return a.late.Completion.Rev
+	if a.Late != nil {
+		return a.Late.Rev
 	}
 	return 0
 }
 
 // ackedAt is when the operation's write was acknowledged: its ok
 // completion, or its late result's.
-func (a *appendOp) ackedAt() (int64, bool) {
+func (a *AppendOp) ackedAt() (int64, bool) {
 	switch {
 	case a.Type() == history.Ok:
-		return a.op.Complete.Time, true
-	case a.late != nil && a.late.Type == history.Ok:
-		return a.lateAt, true
+		return a.Op.Complete.Time, true
+	case a.Late != nil && a.Late.Type == history.Ok:
+		return a.LateAt, true
 	}
 	return 0, false
+}
+
+// Describe tells in words whose acknowledged element was lost and whose
+// write erased it, each client named by its worker (history.Process.Worker
+// of workers, as the report's timeline names its lanes), the stale holder
+// named as such where the eraser's token was the lower (Overwrite.Stale):
+// "w3's stale write (token 25) erased w2's acknowledged element 11";
+// otherwise the eraser is named without a judgement ("w2's write (token
+// 65) erased w3's acknowledged element 11"): the lost element's own write
+// may have been the stale one, or the server may have lost its state,
+// which the report's stories tell from the whole history. A token is
+// shown only where the grant had one (0 is none: a client without
+// tokens).
+func (e LostElement) Describe(workers int) string {
+	name := func(p history.Process) string { return p.Worker(workers) }
+	own := fmt.Sprintf("%s's acknowledged element %d", name(e.Process), e.Element)
+	if e.SideWriter {
+		own = fmt.Sprintf("the side writer's acknowledged element %d (no lock, no token)", e.Element)
+	}
+	if e.Resource != "" {
+		own += " in " + e.Resource
+	}
+	if e.Lock != "" {
+		own += " of " + e.Lock
+	}
+	w := e.OverwrittenBy
+	switch {
+	case w == nil || !w.Known:
+		return own + " is lost (the final read does not tell which write erased it)"
+	case w.SideWriter:
+		return "the side writer's write (no lock, no token) erased " + own
+	case w.Type != "" && w.Type != history.Ok && w.Late != string(history.Ok):
+		return fmt.Sprintf("%s's write%s, whose outcome the harness never learnt (%s), erased %s", name(w.Process), TokenPhrase(w.Token), w.Type, own)
+	case w.Stale:
+		return fmt.Sprintf("%s's stale write%s erased %s", name(w.Process), TokenPhrase(w.Token), own)
+	}
+	return fmt.Sprintf("%s's write%s erased %s", name(w.Process), TokenPhrase(w.Token), own)
+}
+
+// TokenPhrase is " (token N)", or nothing for a grant without a token (0).
+func TokenPhrase(token int64) string {
+	if token == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (token %d)", token)
 }

@@ -34,20 +34,12 @@ type OverlapResult struct {
 	Windows  []OverlapWindow `json:"windows,omitempty"`
 }
 
-// CheckOverlap finds the windows in which two or more clients believed they
+// checkOverlap finds the windows in which two or more clients believed they
 // held the lock. A client believes it holds the lock from its acquired phase
 // to its releasing or released phase; without one, to its late result (the
 // end of an info operation's critical section), else its completion, else
 // the last event of the history. Intervals that only touch do not overlap. It runs in
 // O(n log n).
-func CheckOverlap(ops []history.Op) OverlapResult {
-	h, err := ParseAppendHistory(ops)
-	if err != nil {
-		return OverlapResult{Verdict: unknown(err)}
-	}
-	return checkOverlap(h)
-}
-
 func checkOverlap(h *AppendHistory) OverlapResult {
 	type point struct {
 		t     int64
@@ -58,22 +50,22 @@ func checkOverlap(h *AppendHistory) OverlapResult {
 	var points []point
 	for i := range h.appends {
 		a := &h.appends[i]
-		if !a.acquired {
+		if !a.Acquired {
 			continue
 		}
 		end := h.last
 		switch {
-		case a.releasedAt >= 0:
-			end = a.releasedAt
-		case a.late != nil:
-			end = a.lateAt
-		case a.op.Complete != nil:
-			end = a.op.Complete.Time
+		case a.ReleasedAt >= 0:
+			end = a.ReleasedAt
+		case a.Late != nil:
+			end = a.LateAt
+		case a.Op.Complete != nil:
+			end = a.Op.Complete.Time
 		}
-		end = max(end, a.acquiredAt)
+		end = max(end, a.AcquiredAt)
 		who := len(holders)
-		holders = append(holders, Holder{Process: a.op.Process, Token: a.token})
-		points = append(points, point{a.acquiredAt, true, who}, point{end, false, who})
+		holders = append(holders, Holder{Process: a.Op.Process, Token: a.Token})
+		points = append(points, point{a.AcquiredAt, true, who}, point{end, false, who})
 	}
 	// By time; at equal times ends first, so that a hand-over is no overlap.
 	slices.SortStableFunc(points, func(x, y point) int {

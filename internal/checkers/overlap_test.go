@@ -49,7 +49,7 @@ func TestCheckOverlap(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := CheckOverlap(pair(t, tc.h.Events))
+			r := parseHist(t, pair(t, tc.h.Events)).Overlap()
 			if r.Valid != Valid {
 				t.Errorf("overlap is %s, want always valid", r.Valid)
 			}

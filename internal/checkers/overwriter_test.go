@@ -31,7 +31,7 @@ func TestOverwriterIsTheWriteThatLandedAfter(t *testing.T) {
 		okRev(h, 1, 2, 14, 7, 3)
 		h.Add(9, history.Invoke, lockappend.FFinalRead, nil)
 		h.Add(9, history.Ok, lockappend.FFinalRead, lockappend.ReadValue{Value: []int64{3, 2}})
-		lu := CheckLostUpdates(pair(t, h.Events))
+		lu := parseHist(t, pair(t, h.Events)).LostUpdates()
 		if lu.Lost != 1 || lu.Elements[0].Element != 1 {
 			t.Fatalf("revs %v: lost %+v", withRevs, lu.Elements)
 		}

@@ -332,7 +332,10 @@ func TestCheckRegisterTimeout(t *testing.T) {
 	if want := "timed out after 1.5s with 20 of 21 keys checked to the end, none failing; 1 not finished"; r.Message != want {
 		t.Errorf("message %q, want %q", r.Message, want)
 	}
-	if r.Elapsed > limit+time.Second {
+	// Stopped at its limit, not after the minutes the hard key needs: the
+	// search notices the deadline within milliseconds on an idle machine,
+	// and a loaded one can take seconds to run it again.
+	if r.Elapsed > limit+10*time.Second {
 		t.Errorf("took %s with a limit of %s", r.Elapsed, limit)
 	}
 }

@@ -1,10 +1,12 @@
 package checkers
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/fencecheck/fencecheck/internal/history"
-	"github.com/fencecheck/fencecheck/internal/history/lockappend"
 )
 
 // StatsResult counts the appends of a run by outcome.
@@ -27,23 +29,15 @@ type StatsResult struct {
 	SideWrites int `json:"side_writes,omitempty"`
 }
 
-// CheckStats counts the appends of a history by outcome, fail reason and
+// checkStats counts the appends of a history by outcome, fail reason and
 // late result, and the fence rejections. It is Valid if at least one append
 // completed ok, and Unknown otherwise: a run where nothing succeeded cannot
 // tell anything.
-func CheckStats(ops []history.Op) StatsResult {
-	h, err := ParseAppendHistory(ops)
-	if err != nil {
-		return StatsResult{Verdict: unknown(err), FailReasons: map[string]int{}, LateResults: map[string]int{}}
-	}
-	return checkStats(h)
-}
-
 func checkStats(h *AppendHistory) StatsResult {
 	res := StatsResult{FailReasons: map[string]int{}, LateResults: map[string]int{}}
 	for i := range h.appends {
 		a := &h.appends[i]
-		if a.op.Process.IsSideWriter() {
+		if a.Op.Process.IsSideWriter() {
 			res.SideWrites++
 			continue
 		}
@@ -52,16 +46,16 @@ func checkStats(h *AppendHistory) StatsResult {
 			res.Ok++
 		case history.Fail:
 			res.Fail++
-			res.FailReasons[a.comp.Reason]++
-			if a.comp.Reason == lockappend.ReasonFenced {
+			res.FailReasons[a.Comp.Reason]++
+			if a.Comp.Fenced {
 				res.FenceRejections++
 			}
 		default:
 			res.Info++
 		}
-		if a.late != nil {
-			res.LateResults[string(a.late.Type)]++
-			if a.late.Type == history.Fail && a.late.Completion.Reason == lockappend.ReasonFenced {
+		if a.Late != nil {
+			res.LateResults[string(a.Late.Type)]++
+			if a.Late.Type == history.Fail && a.Late.Fenced {
 				res.FenceRejections++
 			}
 		}
@@ -75,4 +69,30 @@ func checkStats(h *AppendHistory) StatsResult {
 	res.Valid = Valid
 	res.Message = fmt.Sprintf("%d appends: %d ok, %d fail, %d info; %d fence rejections", total, res.Ok, res.Fail, res.Info, res.FenceRejections)
 	return res
+}
+
+// FailReasonsText writes fail counts by reason, most first (then by
+// name): "12 lease-short, 9 not-acquired, 1 without a reason".
+func FailReasonsText(reasons map[string]int) string {
+	names := make([]string, 0, len(reasons))
+	for r, n := range reasons {
+		if n > 0 {
+			names = append(names, r)
+		}
+	}
+	slices.SortFunc(names, func(a, b string) int {
+		if c := cmp.Compare(reasons[b], reasons[a]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
+	parts := make([]string, len(names))
+	for i, r := range names {
+		what := r
+		if r == "" {
+			what = "without a reason"
+		}
+		parts[i] = fmt.Sprintf("%d %s", reasons[r], what)
+	}
+	return strings.Join(parts, ", ")
 }

@@ -58,26 +58,6 @@ func UpdatesSummary(v Validity, lu LostUpdates, fenceRejections int, firstLostNS
 		Ops: &OpCounts{OK: st.Ok, Fail: st.Fail, Info: st.Info}}
 }
 
-// Summary is the register result's figures (store.WorkloadResult): the
-// verdict and the operations; registers lose no updates and fence nothing.
-func (r *RegisterWorkloadResult) Summary() Summary {
-	st := r.Checkers.Stats
-	return Summary{Verdict: r.Valid, Ops: &OpCounts{OK: st.Ok, Fail: st.Fail, Info: st.Info}}
-}
-
-// CutText returns a copy of r whose free text (its error, each checker's
-// message and error, the failing key) is cut by cut. The copy is a
-// *RegisterWorkloadResult.
-func (r *RegisterWorkloadResult) CutText(cut func(string) string) any {
-	c := *r
-	c.Error = cut(c.Error)
-	k := &c.Checkers
-	k.Linearizable.Verdict.CutText(cut)
-	k.Linearizable.FailingKey = cut(k.Linearizable.FailingKey)
-	k.Stats.Verdict.CutText(cut)
-	return &c
-}
-
 // CutText cuts v's message and error by cut.
 func (v *Verdict) CutText(cut func(string) string) {
 	v.Message, v.Error = cut(v.Message), cut(v.Error)

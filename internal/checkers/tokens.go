@@ -49,7 +49,7 @@ type TokensResult struct {
 	Violations []TokenViolation `json:"violations,omitempty"`
 }
 
-// CheckTokens checks fencing tokens: no token is granted twice, and when
+// checkTokens checks fencing tokens: no token is granted twice, and when
 // grant A was granted before grant B was invoked, token(A) < token(B). Each
 // repeated grant of a token is reported once, against the token's first
 // grant; each grant B with an earlier-granted higher token is reported once,
@@ -57,26 +57,18 @@ type TokensResult struct {
 // grants is Valid (nothing contradicts monotonicity), and says so; so is
 // one whose grants carry no token (token 0: a lock without tokens), whose
 // tokenless grants are otherwise left out.
-func CheckTokens(ops []history.Op) TokensResult {
-	h, err := ParseAppendHistory(ops)
-	if err != nil {
-		return TokensResult{Verdict: unknown(err)}
-	}
-	return checkTokens(h)
-}
-
 func checkTokens(h *AppendHistory) TokensResult {
 	var grants []Grant
 	for i := range h.appends {
 		a := &h.appends[i]
-		if a.acquired {
-			grants = append(grants, Grant{Process: a.op.Process, Token: a.token, Invoked: a.op.Invoke.Time, Granted: a.acquiredAt})
+		if a.Acquired {
+			grants = append(grants, Grant{Process: a.Op.Process, Token: a.Token, Invoked: a.Op.Invoke.Time, Granted: a.AcquiredAt})
 		}
 	}
 	return checkGrants(grants)
 }
 
-// checkGrants is CheckTokens on the grants themselves.
+// checkGrants is checkTokens on the grants themselves.
 func checkGrants(grants []Grant) TokensResult {
 	res := TokensResult{Grants: len(grants)}
 	if len(grants) == 0 {

@@ -4,8 +4,8 @@
 // operation statistics, and the register and key-value models; the checkers
 // that the workloads share. A workload composes them into its own result
 // for results.json (the lock-append workload's is lockappend.Result, in
-// internal/workloads/lockappend; the register workload's is
-// RegisterWorkloadResult, still here).
+// internal/workloads/lockappend; the register workload's is register.Result,
+// in internal/workloads/register).
 //
 // Semantics follow Jepsen: an ok operation happened, a fail certainly did
 // not, and an info (or an operation with no completion) may have happened at

@@ -26,7 +26,7 @@ func TestVisualizationOfALongHistoryIsAWindow(t *testing.T) {
 	b, _ := json.Marshal(final)
 	last.Value = b
 	viz := filepath.Join(t.TempDir(), "linearizability.html")
-	parsed, err := ParseAppendHistory(pair(t, events))
+	parsed, err := parseAppends(pair(t, events))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func writeWhole(events []history.Event, path string) error {
 	if err != nil {
 		return err
 	}
-	h, err := ParseAppendHistory(ops)
+	h, err := parseAppends(ops)
 	if err != nil {
 		return err
 	}

@@ -17,7 +17,13 @@ import (
 )
 
 func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
-	fs := newFlags("check", stderr)
+	details := "Re-runs the checkers on a stored run and rewrites its results.json, report.html and junit.xml\n" +
+		"(all or nothing: a history the checkers cannot judge exits 254 and leaves them as they are),\n" +
+		"or checks a history recorded by Jepsen on a model:\n"
+	for _, m := range jepsenModels {
+		details += fmt.Sprintf("  %-14s %s\n", m.name, m.reads)
+	}
+	fs := verbFlags("check", stderr, details)
 	timeout := fs.Duration("check-timeout", 60*time.Second, "time limit of the linearizability check (past it: unknown)")
 	var sp spec.Spec // --check-memory, as run takes it
 	sp.Flags(fs, func(k spec.Knob) bool { return k.Flag == "check-memory" }, nil)
@@ -26,19 +32,7 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	fs.StringVar(&jc.model, "model", "", "the model of --jepsen-history: "+jepsenModelNames())
 	fs.StringVar(&jc.viz, "viz", "", "with --jepsen-history: where to write Porcupine's visualization of the failing keys, if any (a new file: never the history, nor an existing file without --force)")
 	fs.BoolVar(&jc.force, "force", false, "with --viz: replace the file if it exists")
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: fencecheck check [flags] RUN_DIR\n"+
-			"       fencecheck check [--check-timeout D] [--check-memory SIZE] [--viz PATH [--force]] --jepsen-history FILE --model MODEL\n\n"+
-			"Re-runs the checkers on a stored run and rewrites its results.json, report.html and junit.xml\n"+
-			"(all or nothing: a history the checkers cannot judge exits 254 and leaves them as they are),\n"+
-			"or checks a history recorded by Jepsen on a model:\n")
-		for _, m := range jepsenModels {
-			fmt.Fprintf(stderr, "  %-14s %s\n", m.name, m.reads)
-		}
-		fmt.Fprintln(stderr)
-		fs.PrintDefaults()
-	}
-	if err := parse(fs, args); err != nil {
+	if err := parseVerb(fs, args); err != nil {
 		return 0, err
 	}
 	switch {
@@ -50,7 +44,7 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	case jc.model != "" || jc.viz != "" || jc.force:
 		return 0, fmt.Errorf("%w: --model, --viz and --force go with --jepsen-history", errUsage)
 	case fs.NArg() != 1:
-		return 0, fmt.Errorf("%w: check takes one RUN_DIR (flags before it), or --jepsen-history FILE --model MODEL", errUsage)
+		return 0, fmt.Errorf("%w: check takes one RUN_DIR, or --jepsen-history FILE --model MODEL", errUsage)
 	}
 	run, err := store.Open(fs.Arg(0))
 	if err != nil {
@@ -96,7 +90,7 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 		return 0, err
 	}
 	fmt.Fprintf(stdout, "%s  %s (%d events, checked in %s)\n", res.Valid(), run.Dir, res.Events, res.CheckTime)
-	fmt.Fprint(stdout, harness.Summary(w, res))
+	fmt.Fprint(stdout, harness.Summary(w, res, test.Concurrency))
 	fmt.Fprintf(stdout, "  report           %s\n", run.Path(store.ReportFile))
 	if store.IsResultsRoot(run.Root) {
 		fmt.Fprintf(stdout, "  index            %s\n", filepath.Join(run.Root, report.IndexFile))

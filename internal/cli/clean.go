@@ -7,18 +7,14 @@ import (
 	"io"
 
 	"github.com/fencecheck/fencecheck/internal/harness"
-	"github.com/fencecheck/fencecheck/internal/harness/docker"
+	"github.com/fencecheck/fencecheck/internal/platform/docker"
 	"github.com/fencecheck/fencecheck/internal/runtime"
 )
 
 func cmdClean(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("clean", stderr)
+	fs := verbFlags("clean", stderr, "Resumes and removes every container, and removes every network, that fencecheck labelled\n(fencecheck=1), from any run; faults inside them go with them. Then unmounts the lazy disks\nthose runs left (disk faults). Nothing else is touched.")
 	runID := fs.String("run", "", "only the containers and network of this run id (test.json's run_id)")
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: fencecheck clean [--run ID]\n\nResumes and removes every container, and removes every network, that fencecheck labelled\n(fencecheck=1), from any run; faults inside them go with them. Then unmounts the lazy disks\nthose runs left (disk faults). Nothing else is touched.\n\n")
-		fs.PrintDefaults()
-	}
-	if err := parse(fs, args); err != nil {
+	if err := parseVerb(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {

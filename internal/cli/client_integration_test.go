@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/fencecheck/fencecheck/internal/images"
+	"github.com/fencecheck/fencecheck/internal/store"
 )
 
 // example is the path of an example client directory.
@@ -78,18 +79,72 @@ func TestClientCheck(t *testing.T) {
 }
 
 // A program whose grants carry no token (redsync has none) cannot run
-// with --fencing token: the run stops at the workers' setup, before any
-// operation, with exit 254 and the reason (once a worker crashed on this
-// path and the run exited 255 with "setup: EOF").
+// with --fencing token. Its client.json declares it ("tokens": false), so
+// the run is refused at once, exit 254, with no run directory; a copy
+// without the declaration is refused where the program says so, at the
+// workers' setup, before any operation, with exit 254 and the reason
+// (once a worker crashed on this path and the run exited 255 with
+// "setup: EOF").
 func TestClientWithoutTokensRefusesTokenFencing(t *testing.T) {
 	requireDocker(t)
 	t.Parallel()
-	res := t.TempDir()
-	r := runCLI(t, nil, "run", "--target", "redlock", "--client-dir", example("go-redsync"), "--fencing", "token", "--time-limit", "5s", "--results", res, "--quiet")
-	t.Cleanup(func() { assertRunsGone(t, res) })
-	if r.code != 254 || !strings.Contains(r.stderr, "carry no fencing token") {
-		t.Fatalf("exit %d, want 254 naming the missing token: %s", r.code, lastLines(r.stderr, 5))
+	t.Run("declared", func(t *testing.T) {
+		t.Parallel()
+		res := t.TempDir()
+		r := runCLI(t, nil, "run", "--target", "redlock", "--client-dir", example("go-redsync"), "--fencing", "token", "--time-limit", "5s", "--results", res, "--quiet")
+		if r.code != 254 || !strings.Contains(r.stderr, "carry no fencing token") || !strings.Contains(r.stderr, "redsync Mutex (Go)") {
+			t.Fatalf("exit %d, want 254 naming the program and the missing token: %s", r.code, lastLines(r.stderr, 5))
+		}
+		if r.elapsed > 10*time.Second {
+			t.Errorf("refused after %s, want at once", r.elapsed.Round(time.Second))
+		}
+		if ents, _ := os.ReadDir(res); len(ents) > 0 {
+			t.Errorf("the refused run wrote %s", ents[0].Name())
+		}
+	})
+	t.Run("said at init", func(t *testing.T) {
+		t.Parallel()
+		dir := exampleCopy(t, "go-redsync", func(m string) string {
+			undeclared := strings.Replace(m, `,
+  "tokens": false`, "", 1)
+			if undeclared == m {
+				t.Fatal(`go-redsync's client.json has no "tokens": false to take out`)
+			}
+			return undeclared
+		})
+		res := t.TempDir()
+		r := runCLI(t, nil, "run", "--target", "redlock", "--client-dir", dir, "--fencing", "token", "--time-limit", "5s", "--results", res, "--quiet")
+		t.Cleanup(func() { assertRunsGone(t, res) })
+		if r.code != 254 || !strings.Contains(r.stderr, "carry no fencing token") {
+			t.Fatalf("exit %d, want 254 naming the missing token: %s", r.code, lastLines(r.stderr, 5))
+		}
+	})
+}
+
+// exampleCopy is a copy of the Go example client program name, in a
+// directory of its own, whose client.json is edit's of the example's; its
+// build step builds the program where it is, a package of fencecheck's
+// module, into the copy.
+func exampleCopy(t *testing.T, name string, edit func(manifest string) string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS(example(name))); err != nil {
+		t.Fatal(err)
 	}
+	m := filepath.Join(dir, "client.json")
+	b, err := os.ReadFile(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := filepath.Abs(example(name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	built := strings.Replace(edit(string(b)), "go build -trimpath -o client .", "go build -C "+src+" -trimpath -o $PWD/client .", 1)
+	if err := os.WriteFile(m, []byte(built), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
 
 // seededRun runs 30 s with seed 1 and a results directory, and returns the
@@ -208,5 +263,40 @@ func TestClientProgramCrashesMidRun(t *testing.T) {
 	t.Logf("%d operations, %d acknowledged, %d retirements of the client program", invokes, got.LostUpdates.Acknowledged, restarts)
 	if restarts < 3 {
 		t.Errorf("%d retirements in 30 s of a program killed every 8 s, want >= 3", restarts)
+	}
+}
+
+// One client program on each target its client.json names: go-redsync
+// names redlock and redis ("targets"), and a matrix without --target runs
+// it on both, a cell each, on real servers: Redlock over five masters and
+// redsync's lock on one Redis server, each run recording the program.
+func TestMatrixClientOnEachTarget(t *testing.T) {
+	requireDocker(t)
+	t.Parallel()
+	res := t.TempDir()
+	t.Cleanup(func() { assertRunsGone(t, res) })
+	r := runCLI(t, nil, "matrix", "--client-dir", example("go-redsync"), "--fencing", "none", "--strict", "--nemesis", "pause-holder",
+		"--time-limit", "10s", "--seed", "1", "--results", res, "--quiet")
+	t.Logf("matrix: exit %d in %s\n%s", r.code, r.elapsed.Round(time.Second), r.stdout)
+	if r.code != exitValid && r.code != exitInvalid {
+		t.Fatalf("exit %d, want a verdict: %s", r.code, lastLines(r.stderr, 10))
+	}
+	sum := readMatrix(t, res)
+	got := map[string]bool{}
+	for _, c := range sum.Cells {
+		got[c.Target] = true
+		if c.Verdict != "valid" && c.Verdict != "invalid" || c.RunDir == "" {
+			t.Errorf("cell %s: verdict %q, run %q; want a verdict of a run", c.Target, c.Verdict, c.RunDir)
+			continue
+		}
+		var info store.TestInfo
+		if b, err := os.ReadFile(filepath.Join(c.RunDir, store.TestFile)); err != nil || json.Unmarshal(b, &info) != nil {
+			t.Errorf("cell %s: test.json: %v", c.Target, err)
+		} else if info.Target != c.Target || !strings.HasPrefix(info.ClientName, "redsync v4.") || info.ClientPath != example("go-redsync") {
+			t.Errorf("cell %s: test.json target %q, client %q (%s), want the cell's target and redsync from %s", c.Target, info.Target, info.ClientName, info.ClientPath, example("go-redsync"))
+		}
+	}
+	if len(sum.Cells) != 2 || !got["redlock"] || !got["redis"] {
+		t.Errorf("cells %+v, want one on redlock and one on redis", sum.Cells)
 	}
 }

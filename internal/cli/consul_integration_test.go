@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fencecheck/fencecheck/internal/harness/docker"
 	"github.com/fencecheck/fencecheck/internal/images"
+	"github.com/fencecheck/fencecheck/internal/platform/docker"
 )
 
 // Consul runs take the consul profile (no flag but --target, --fencing and

@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/fencecheck/fencecheck/internal/history"
 	"os"
 	"path/filepath"
 	"strings"
@@ -96,10 +97,7 @@ func doubleGrants(t *testing.T, dir string) []string {
 				} `json:"windows"`
 			} `json:"overlap"`
 		} `json:"checkers"`
-		Faults []struct {
-			Params      map[string]string `json:"params"`
-			Start, Stop int64
-		} `json:"faults"`
+		Faults []history.Fault `json:"faults"`
 	}
 	if err := json.Unmarshal(b, &r); err != nil {
 		t.Fatal(err)
@@ -113,7 +111,7 @@ func doubleGrants(t *testing.T, dir string) []string {
 				if stop < 0 {
 					stop = w.End
 				}
-				if f.Params["process"] == fmt.Sprint(h.Process) && w.End >= f.Start && w.Start <= stop+int64(5*time.Second) {
+				if p, ok := f.HeldProcess(); ok && int(p) == int(h.Process) && w.End >= f.Start && w.Start <= stop+int64(5*time.Second) {
 					explained = true
 				}
 			}

@@ -11,24 +11,19 @@ import (
 )
 
 func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
-	fs := newFlags("demo", stderr)
+	fs := verbFlags("demo", stderr, "Plays the seed story on a real cluster, unfenced and then with token fencing: A acquires the lock,\n"+
+		"checks its lease and is frozen by SIGSTOP; C is refused; the lease expires; B acquires with a\n"+
+		"higher token and writes; A resumes and writes. Exit 0 only if the unfenced story lost B's update\n"+
+		"and the fenced story rejected A's write.\n\n"+
+		"With --election: A leads with term Ta and is partitioned inside its leader work; B is elected with\n"+
+		"term Tb > Ta and appends an entry; the partition heals and A appends its entry of term Ta. Exit 0 only\n"+
+		"if the unfenced log accepted it (forked) and the term-fenced log refused it.\n\n")
 	target := fs.String("target", "etcd", "system under test: "+targetNames())
 	nodes := fs.Int("nodes", 0, "number of servers (default: the target's usual cluster)")
 	ttl := fs.Duration("ttl", 0, "lease TTL of the lock (default: the target's profile's, as a run's: 2s, Consul 10s)")
 	resultsDir := fs.String("results", "./results", "results directory (the stories are stored as demo-none, demo-token; with --election demo-none, demo-term)")
 	electionStory := fs.Bool("election", false, "play the leader-election story instead: an old leader partitioned during an election appends an entry of its old term, unfenced and with --fencing term")
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: fencecheck demo [flags]\n\n"+
-			"Plays the seed story on a real cluster, unfenced and then with token fencing: A acquires the lock,\n"+
-			"checks its lease and is frozen by SIGSTOP; C is refused; the lease expires; B acquires with a\n"+
-			"higher token and writes; A resumes and writes. Exit 0 only if the unfenced story lost B's update\n"+
-			"and the fenced story rejected A's write.\n\n"+
-			"With --election: A leads with term Ta and is partitioned inside its leader work; B is elected with\n"+
-			"term Tb > Ta and appends an entry; the partition heals and A appends its entry of term Ta. Exit 0 only\n"+
-			"if the unfenced log accepted it (forked) and the term-fenced log refused it.\n\n")
-		fs.PrintDefaults()
-	}
-	if err := parse(fs, args); err != nil {
+	if err := parseVerb(fs, args); err != nil {
 		return 0, err
 	}
 	if fs.NArg() > 0 {

@@ -45,6 +45,9 @@ func TestElectionRun(t *testing.T) {
 				t.Errorf("%d leaderships, want several", el.Leaderships)
 			}
 			report, _ := os.ReadFile(filepath.Join(dir, "report.html"))
+			if !strings.Contains(string(report), `<section id="fencing-chart"><h2>Tokens over time</h2>`) || !strings.Contains(string(report), `id="tokens-main"`) {
+				t.Errorf("report.html has no fencing chart")
+			}
 			if fencing == "none" {
 				if r.code != exitInvalid || got.LostUpdates.Lost+el.Forks < 1 {
 					t.Fatalf("unfenced: exit %d, lost %d, forks %d; want 1 with a fork or a lost entry\n%s", r.code, got.LostUpdates.Lost, el.Forks, r.stdout)
@@ -52,12 +55,20 @@ func TestElectionRun(t *testing.T) {
 				if !strings.Contains(string(report), "The old leader, process") || !strings.Contains(string(report), "accepted") {
 					t.Errorf("report.html tells no deposed leader's story")
 				}
+				// The fencing chart marks each forking entry of a deposed
+				// leader as a stale write accepted.
+				if n := strings.Count(string(report), `class="tw w-stale"`); el.Forks > 0 && n < 1 {
+					t.Errorf("the fencing chart marks no stale entry, the log forked %d times", el.Forks)
+				}
 			} else {
 				if r.code != exitValid || got.LostUpdates.Lost != 0 || el.Forks != 0 || got.FenceRejections < 1 {
 					t.Fatalf("term: exit %d, lost %d, forks %d, refused %d; want 0, 0, 0, >= 1\n%s", r.code, got.LostUpdates.Lost, el.Forks, got.FenceRejections, r.stdout)
 				}
 				if !strings.Contains(string(report), "rejected by the log") {
 					t.Errorf("report.html tells no refused entry")
+				}
+				if n := strings.Count(string(report), `class="tw w-fenced`); n != got.FenceRejections {
+					t.Errorf("the fencing chart draws %d refused entries, results.json counts %d", n, got.FenceRejections)
 				}
 			}
 			assertRunsGone(t, res)

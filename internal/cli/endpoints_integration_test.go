@@ -16,13 +16,13 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
+	"github.com/fencecheck/fencecheck/internal/nemesis"
 	"maps"
 	"math/big"
 	"net"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -32,8 +32,8 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
-	"github.com/fencecheck/fencecheck/internal/harness/docker"
 	"github.com/fencecheck/fencecheck/internal/images"
+	"github.com/fencecheck/fencecheck/internal/platform/docker"
 	"github.com/fencecheck/fencecheck/internal/runtime"
 	"github.com/fencecheck/fencecheck/internal/store"
 	"github.com/fencecheck/fencecheck/targets"
@@ -83,7 +83,7 @@ func freePort(t *testing.T, addr string) int {
 
 // startStaging starts one server container on the host's network, outside
 // any run (its own runtime, removed when the test ends).
-func startStaging(t *testing.T, s runtime.Spec) {
+func startStaging(t *testing.T, s runtime.ContainerSpec) {
 	t.Helper()
 	ctx := context.Background()
 	eng, err := docker.Connect(ctx)
@@ -103,7 +103,7 @@ func startStaging(t *testing.T, s runtime.Spec) {
 		eng.Close()
 	})
 	s.Role, s.HostNetwork = runtime.RoleServer, true
-	if _, err := rt.StartAll(ctx, []runtime.Spec{s}); err != nil {
+	if _, err := rt.StartAll(ctx, []runtime.ContainerSpec{s}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -257,7 +257,7 @@ func TestEndpointsEtcdClientCerts(t *testing.T) {
 	port, peer := freePort(t, ip), freePort(t, "127.0.0.1")
 	p := newPKI(t, ip, "fencecheck")
 	url := fmt.Sprintf("https://%s:%d", ip, port)
-	startStaging(t, runtime.Spec{Name: "staging-etcd", Image: images.EtcdRef(),
+	startStaging(t, runtime.ContainerSpec{Name: "staging-etcd", Image: images.EtcdRef(),
 		Files: []runtime.File{{Path: "/pki/ca.pem", Data: p.read(t, "ca.pem")}, {Path: "/pki/server.pem", Data: p.read(t, "server.pem")},
 			{Path: "/pki/server-key.pem", Data: p.read(t, "server-key.pem")}},
 		Cmd: []string{"/usr/local/bin/etcd", "--name", "s1", "--data-dir", "/var/lib/etcd",
@@ -340,7 +340,7 @@ func TestEndpointsEtcdAuth(t *testing.T) {
 	ip := stagingAddr(t)
 	port, peer := freePort(t, ip), freePort(t, "127.0.0.1")
 	url := fmt.Sprintf("http://%s:%d", ip, port)
-	startStaging(t, runtime.Spec{Name: "staging-etcd-auth", Image: images.EtcdRef(),
+	startStaging(t, runtime.ContainerSpec{Name: "staging-etcd-auth", Image: images.EtcdRef(),
 		Cmd: []string{"/usr/local/bin/etcd", "--name", "s1", "--data-dir", "/var/lib/etcd",
 			"--listen-client-urls", url, "--advertise-client-urls", url,
 			"--listen-peer-urls", fmt.Sprintf("http://127.0.0.1:%d", peer), "--initial-advertise-peer-urls", fmt.Sprintf("http://127.0.0.1:%d", peer),
@@ -426,7 +426,7 @@ func TestEndpointsConsulACL(t *testing.T) {
 	ip := stagingAddr(t)
 	port := freePort(t, ip)
 	const mgmt, wrong = "6f0c7f0e-staging-mgmt-token-000000000001", "6f0c7f0e-not-a-token-00000000000000000002"
-	startStaging(t, runtime.Spec{Name: "staging-consul", Image: images.ConsulRef(),
+	startStaging(t, runtime.ContainerSpec{Name: "staging-consul", Image: images.ConsulRef(),
 		Cmd: []string{"/usr/local/bin/consul", "agent", "-server", "-bootstrap-expect", "1", "-node", "staging-1", "-datacenter", "dc1",
 			"-data-dir", "/var/lib/consul", "-bind", "127.0.0.1", "-client", ip, "-http-port", fmt.Sprint(port), "-dns-port", "-1",
 			"-server-port", fmt.Sprint(freePort(t, "127.0.0.1")), "-serf-lan-port", fmt.Sprint(freePort(t, "127.0.0.1")), "-serf-wan-port", fmt.Sprint(freePort(t, "127.0.0.1")),
@@ -500,7 +500,7 @@ func TestEndpointsRedisPassword(t *testing.T) {
 	ip := stagingAddr(t)
 	port := freePort(t, ip)
 	const password = "s3cret-staging-pw"
-	startStaging(t, runtime.Spec{Name: "staging-redis", Image: images.BaseRef(),
+	startStaging(t, runtime.ContainerSpec{Name: "staging-redis", Image: images.BaseRef(),
 		Cmd: []string{"redis-server", "--port", fmt.Sprint(port), "--bind", ip, "--requirepass", password, "--save", "", "--appendonly", "no"}})
 	addr := net.JoinHostPort(ip, fmt.Sprint(port))
 	rdb := goredis.NewClient(&goredis.Options{Addr: addr, Password: password})
@@ -551,7 +551,8 @@ func TestEndpointsRedisPassword(t *testing.T) {
 	got := readResults(t, filepath.Join(res, "latest"))
 	cut := 0
 	for _, f := range got.Faults {
-		if n, err := strconv.Atoi(f.Params["dropped"]); err == nil && n > 0 && f.Error == "" {
+		var rec nemesis.PartitionClientRecord
+		if err := f.DecodeFigures(&rec); err == nil && rec.Dropped != nil && *rec.Dropped > 0 && f.Error == "" {
 			cut++
 		}
 	}
@@ -565,7 +566,7 @@ func TestEndpointsRedisPassword(t *testing.T) {
 	// certificate as well as the password.
 	tlsPort := freePort(t, ip)
 	p := newPKI(t, ip, "fencecheck")
-	startStaging(t, runtime.Spec{Name: "staging-redis-tls", Image: images.BaseRef(),
+	startStaging(t, runtime.ContainerSpec{Name: "staging-redis-tls", Image: images.BaseRef(),
 		Files: []runtime.File{{Path: "/pki/ca.pem", Data: p.read(t, "ca.pem")}, {Path: "/pki/server.pem", Data: p.read(t, "server.pem")},
 			{Path: "/pki/server-key.pem", Data: p.read(t, "server-key.pem")}},
 		Cmd: []string{"redis-server", "--port", "0", "--tls-port", fmt.Sprint(tlsPort), "--bind", ip, "--requirepass", password, "--save", "", "--appendonly", "no",

@@ -63,7 +63,7 @@ func TestServerFaultsWithTokenFencing(t *testing.T) {
 		if f.Stop < 0 || len(f.Nodes) == 0 || f.Error != "" {
 			t.Errorf("fault %s: nodes %v, start %d, stop %d, error %q", f.Fault, f.Nodes, f.Start, f.Stop, f.Error)
 		}
-		if after := f.Params["healthy_after"]; after == "" || strings.HasPrefix(after, "no") {
+		if after := f.Health; after.After == 0 || after.AfterError != "" {
 			t.Errorf("fault %s: cluster not healthy after it: %q", f.Fault, after)
 		}
 	}

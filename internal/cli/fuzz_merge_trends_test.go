@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fencecheck/fencecheck/internal/matrix"
 	"github.com/fencecheck/fencecheck/internal/store"
 	"github.com/fencecheck/fencecheck/internal/trends"
 )
@@ -50,7 +51,7 @@ func FuzzMergeInput(f *testing.F) {
 	} {
 		f.Add([]byte(seed))
 	}
-	f.Fuzz(func(t *testing.T, matrix []byte) {
+	f.Fuzz(func(t *testing.T, data []byte) {
 		p := t.TempDir()
 		// The output one level deeper than the shard: "../secret" leads
 		// to different places from each.
@@ -62,7 +63,7 @@ func FuzzMergeInput(f *testing.F) {
 		mkRun(t, out, "etcd-old/"+testStamp, "ORIGINAL")
 		os.Symlink("etcd-old/"+testStamp, filepath.Join(out, store.Latest))
 		os.Symlink(filepath.Join(p, "elsewhere"), filepath.Join(out, "etcd-y"))
-		if err := os.WriteFile(filepath.Join(shard, MatrixFile), matrix, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(shard, matrix.File), data, 0o644); err != nil {
 			t.Fatal(err)
 		}
 		outside := func() map[string]string {
@@ -105,7 +106,7 @@ func FuzzMergeInput(f *testing.F) {
 func FuzzTrendsNight(f *testing.F) {
 	t0 := time.Date(2026, 12, 1, 2, 17, 0, 0, time.UTC)
 	dir := f.TempDir()
-	good, err := os.ReadFile(filepath.Join(writeNight(f, dir, "n", t0.Add(24*time.Hour), nightCell("redis", "token", "valid", 0), nightCell("redis", "none", "invalid", 2)), MatrixFile))
+	good, err := os.ReadFile(filepath.Join(writeNight(f, dir, "n", t0.Add(24*time.Hour), nightCell("redis", "token", "valid", 0), nightCell("redis", "none", "invalid", 2)), matrix.File))
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -124,12 +125,12 @@ func FuzzTrendsNight(f *testing.F) {
 	} {
 		f.Add([]byte(seed))
 	}
-	f.Fuzz(func(t *testing.T, matrix []byte) {
+	f.Fuzz(func(t *testing.T, data []byte) {
 		root := t.TempDir()
 		writeNight(t, root, "2026-12-01", t0, nightCell("redis", "token", "valid", 0), nightCell("redis", "none", "invalid", 2))
 		dir := filepath.Join(root, "2026-12-02")
 		os.MkdirAll(dir, 0o755)
-		if err := os.WriteFile(filepath.Join(dir, MatrixFile), matrix, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, matrix.File), data, 0o644); err != nil {
 			t.Fatal(err)
 		}
 		code, stdout, stderr := runInProcess("trends", root)

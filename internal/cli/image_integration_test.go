@@ -69,7 +69,7 @@ func TestScratchImageEveryFault(t *testing.T) {
 				if f.Stop < 0 || f.Error != "" {
 					t.Errorf("fault %s on %v: stop %d, error %q", f.Fault, f.Nodes, f.Stop, f.Error)
 				}
-				if after := f.Params["healthy_after"]; i == 0 && (after == "" || strings.HasPrefix(after, "no")) {
+				if after := f.Health; i == 0 && (after.After == 0 || after.AfterError != "") {
 					t.Errorf("fault %s: cluster not healthy after it: %q", f.Fault, after)
 				}
 			}
@@ -102,8 +102,8 @@ func TestImageNotInEngine(t *testing.T) {
 	if r.code != exitBadArgs || !strings.Contains(r.stderr, "fencecheck-test/no-such-etcd:0.0: no such image in the local Docker Engine") {
 		t.Errorf("exit %d: %s", r.code, r.stderr)
 	}
-	if r.elapsed > 5*time.Second {
-		t.Errorf("took %s, want a few seconds at most", r.elapsed)
+	if r.elapsed > refuseWithin {
+		t.Errorf("took %s, want a few seconds at most (%s)", r.elapsed, refuseWithin)
 	}
 	// An image without the server binary (fencecheck's base has no etcd):
 	// also the user's configuration, exit 254, saying so.

@@ -23,6 +23,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -32,8 +33,8 @@ import (
 	"time"
 
 	"github.com/fencecheck/fencecheck/internal/harness"
-	"github.com/fencecheck/fencecheck/internal/harness/docker"
 	"github.com/fencecheck/fencecheck/internal/history"
+	"github.com/fencecheck/fencecheck/internal/platform/docker"
 	"github.com/fencecheck/fencecheck/internal/runtime"
 )
 
@@ -307,9 +308,47 @@ func readResults(t *testing.T, dir string) resultsJSON {
 	if err := json.Unmarshal(b, &r); err != nil {
 		t.Fatal(err)
 	}
-	// Every run also leaves junit.xml, red exactly when the run is not valid.
+	// Every run also leaves junit.xml, red exactly when the run is not valid,
+	// and history.txt.
 	checkJUnit(t, dir, r.Valid != true)
+	checkHistoryText(t, dir)
 	return r
+}
+
+// checkHistoryText checks a run's history.txt against its history.jsonl:
+// one line for each event that is not a phase, in order, with its index,
+// and each client's line naming its worker.
+func checkHistoryText(t *testing.T, dir string) {
+	t.Helper()
+	events, err := history.ReadFile(filepath.Join(dir, "history.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "history.txt"))
+	if err != nil {
+		t.Fatalf("the run has no history.txt: %v", err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	i := 0
+	for _, e := range events {
+		if e.Type == history.Phase {
+			continue
+		}
+		if i >= len(lines) {
+			t.Fatalf("history.txt has %d lines, history.jsonl more events", len(lines))
+		}
+		cols := strings.Split(lines[i], "\t")
+		if len(cols) != 7 || cols[0] != strconv.Itoa(e.Index) || strings.TrimSpace(cols[4]) != string(e.Type) || cols[5] != e.F {
+			t.Fatalf("history.txt line %d %q: want event %d, %s %s, in 7 columns", i+1, lines[i], e.Index, e.Type, e.F)
+		}
+		if e.Process >= 0 && e.Process < history.FinalRead && !strings.HasPrefix(cols[3], "w") {
+			t.Errorf("history.txt line %d names no worker: %q", i+1, lines[i])
+		}
+		i++
+	}
+	if i != len(lines) {
+		t.Errorf("history.txt has %d lines, history.jsonl %d events that are not phases", len(lines), i)
+	}
 }
 
 func TestLockAppendFencingModes(t *testing.T) {
@@ -334,7 +373,7 @@ func TestLockAppendFencingModes(t *testing.T) {
 			}
 			dir := filepath.Join(res, "latest")
 			got := readResults(t, dir)
-			for _, f := range []string{"test.json", "history.jsonl", "report.html", "logs/n1.log", "logs/w1.log"} {
+			for _, f := range []string{"test.json", "history.jsonl", "history.txt", "report.html", "logs/n1.log", "logs/w1.log"} {
 				if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 					t.Errorf("run directory lacks %s", f)
 				}
@@ -348,6 +387,11 @@ func TestLockAppendFencingModes(t *testing.T) {
 				}
 				if got.FirstLostUpdateNS == nil {
 					t.Errorf("unfenced: no first_lost_update_ns")
+				}
+				// The summary names the clients by their workers, as the
+				// report does, the eraser first.
+				if !regexp.MustCompile(`w[1-5]'s (stale )?write \(token [0-9]+\) erased w[1-5]'s acknowledged element [0-9]+`).MatchString(r.stdout) {
+					t.Errorf("the summary names no eraser by its worker:\n%s", r.stdout)
 				}
 				if _, err := os.Stat(filepath.Join(dir, "linearizability.html")); err != nil {
 					t.Errorf("invalid run has no linearizability.html")

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/fencecheck/fencecheck/internal/checkers"
+	"github.com/fencecheck/fencecheck/internal/checkers/jepsen"
 	"github.com/fencecheck/fencecheck/internal/harness"
-	"github.com/fencecheck/fencecheck/internal/history/jepsen"
 )
 
 // jepsenModels are the values of check --model, each with what it reads.

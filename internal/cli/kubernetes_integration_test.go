@@ -6,9 +6,10 @@ package cli
 
 import (
 	"encoding/json"
+	"github.com/fencecheck/fencecheck/internal/history"
+	"github.com/fencecheck/fencecheck/internal/nemesis"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -22,13 +23,10 @@ type electionJSON struct {
 		Acknowledged int `json:"acknowledged"`
 		Lost         int `json:"lost"`
 	} `json:"lost_updates"`
-	FenceRejections int `json:"fence_rejections"`
-	Forks           int `json:"forks"`
-	SplitBrain      int `json:"split_brain"`
-	Faults          []struct {
-		Fault  string            `json:"fault"`
-		Params map[string]string `json:"params"`
-	} `json:"faults"`
+	FenceRejections int             `json:"fence_rejections"`
+	Forks           int             `json:"forks"`
+	SplitBrain      int             `json:"split_brain"`
+	Faults          []history.Fault `json:"faults"`
 }
 
 // electionRun runs an election on kubernetes and reads its results.json.
@@ -109,8 +107,8 @@ func TestKubernetesRefusals(t *testing.T) {
 	} {
 		args := append([]string{"run", "--target", "kubernetes", "--results", t.TempDir()}, c.args...)
 		r := runCLI(t, nil, args...)
-		if r.code != exitBadArgs || !strings.Contains(r.stderr, c.why) || r.elapsed > 2*time.Second {
-			t.Errorf("%v: exit %d after %s: %s; want 254 within a second naming %q", c.args, r.code, r.elapsed, lastLines(r.stderr, 5), c.why)
+		if r.code != exitBadArgs || !strings.Contains(r.stderr, c.why) || r.elapsed > refuseWithin {
+			t.Errorf("%v: exit %d after %s: %s; want 254 at once (%s) naming %q", c.args, r.code, r.elapsed, lastLines(r.stderr, 5), refuseWithin, c.why)
 		}
 	}
 }
@@ -144,13 +142,16 @@ func TestKubernetesWallClockJump(t *testing.T) {
 	// offset.
 	observed := 0
 	for _, f := range got.Faults {
-		o := f.Params["observed_offset"]
-		if strings.HasPrefix(o, "unobserved") {
+		var rec nemesis.ClockSkewRecord
+		if err := f.DecodeFigures(&rec); err != nil {
+			t.Fatal(err)
+		}
+		if rec.ObservedOffset == nil {
 			continue
 		}
 		observed++
-		if off, err := time.ParseDuration(o); err != nil || (off-time.Hour).Abs() > 2*time.Second {
-			t.Errorf("%s on process %s: observed offset %q, want 1h", f.Fault, f.Params["process"], o)
+		if off := rec.ObservedOffset.D(); (off - time.Hour).Abs() > 2*time.Second {
+			t.Errorf("%s on %+v: observed offset %s, want 1h", f.Fault, f.Holder, off)
 		}
 	}
 	if observed == 0 {
@@ -174,11 +175,15 @@ func TestKubernetesSlowHolderClock(t *testing.T) {
 		t.Errorf("exit %d, split brain %d, lost %d, forks %d: want 1, two leaders acting, a lost entry or a fork", r.code, got.SplitBrain, got.LostUpdates.Lost, got.Forks)
 	}
 	for _, f := range got.Faults {
-		if f.Params["rate"] != "0.1" {
-			t.Errorf("%s: rate %q", f.Fault, f.Params["rate"])
+		var rec nemesis.ClockRateRecord
+		if err := f.DecodeFigures(&rec); err != nil {
+			t.Fatal(err)
 		}
-		if obs, err := strconv.ParseFloat(f.Params["observed_rate"], 64); err == nil && (obs < 0.08 || obs > 0.12) {
-			t.Errorf("%s: observed rate %s, want 0.1", f.Fault, f.Params["observed_rate"])
+		if rec.Rate != 0.1 {
+			t.Errorf("%s: rate %v", f.Fault, rec.Rate)
+		}
+		if obs := rec.ObservedRate; obs != nil && (*obs < 0.08 || *obs > 0.12) {
+			t.Errorf("%s: observed rate %v, want 0.1", f.Fault, *obs)
 		}
 	}
 }

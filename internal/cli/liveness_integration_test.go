@@ -140,9 +140,9 @@ func killedContinue(t *testing.T, dir string, workers int) {
 		t.Fatal(err)
 	}
 	for _, f := range faults {
-		var p history.Process
-		if err := json.Unmarshal([]byte(f.Params["process"]), &p); err != nil {
-			t.Fatalf("fault %v: process %q", f.Nodes, f.Params["process"])
+		p, ok := f.HeldProcess()
+		if !ok {
+			t.Fatalf("fault %v: no holder's process", f.Nodes)
 		}
 		var last *history.Op
 		later := false

@@ -14,61 +14,29 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
-	"unicode/utf8"
 
 	"github.com/fencecheck/fencecheck/internal/checkers"
+	"github.com/fencecheck/fencecheck/internal/matrix"
+	"github.com/fencecheck/fencecheck/internal/report"
 	"github.com/fencecheck/fencecheck/internal/worker"
 	"github.com/fencecheck/fencecheck/targets"
 )
 
-// Exit codes.
+// Exit codes (the matrix's are its cells').
 const (
-	exitValid   = 0
-	exitInvalid = 1
-	exitUnknown = 2
-	exitBadArgs = 254
-	exitHarness = 255
+	exitValid   = matrix.ExitValid
+	exitInvalid = matrix.ExitInvalid
+	exitUnknown = matrix.ExitUnknown
+	exitBadArgs = matrix.ExitBadArgs
+	exitHarness = matrix.ExitHarness
 )
 
 // errUsage marks bad arguments (exit 254): the worker's, so that one error
 // means it in both binaries.
 var errUsage = worker.ErrUsage
 
-const usage = `fencecheck: chaos and linearizability tests for distributed locks and leases
-
-Usage:
-  fencecheck run [flags]          run a test (fencecheck run -h for the flags)
-  fencecheck demo [flags]         the seed story on real etcd: a paused lock holder, unfenced then fenced
-  fencecheck matrix [flags]       every combination of targets, faults and fencing modes, one run after
-                                  another; fails when a fenced run is not valid (nightly CI)
-  fencecheck sweep [flags]        pause one lock holder a run for M TTLs, M over a range, unfenced and fenced:
-                                  the fraction of runs that lost an update against M (sweep.svg, sweep.json);
-                                  fails when a fenced run lost one
-  fencecheck merge --results OUT SHARD_DIR...
-                                  join the results of a sharded matrix (matrix --shard I/N) into one
-  fencecheck trends ROOT          each matrix cell's verdicts night by night (ROOT/NIGHT/matrix.json),
-                                  detection rates and regressions: trends.html, trends.json
-  fencecheck check RUN_DIR        re-run the checkers on a stored run
-  fencecheck rerun RUN_DIR [--runs N]
-                                  repeat a stored run N times (default 5) with its configuration, seed and
-                                  recorded fault schedule; prints how many re-runs were invalid
-  fencecheck check --jepsen-history FILE --model cas-register|kv
-                                  check a history recorded by Jepsen
-  fencecheck serve [RESULTS_DIR]  serve the runs' index and reports, read-only (--addr, default 127.0.0.1:8080)
-  fencecheck client-check --client-dir DIR
-                                  check that your lock client program speaks the client protocol,
-                                  against a real single-node lock service (docs/client-protocol.md)
-  fencecheck zoo [--out FILE] RESULTS
-                                  the lock-client zoo's page (Markdown) from a matrix run with
-                                  --client-dir builtin,DIR,... (docs/zoo.md)
-  fencecheck images [build|list|save DIR|load DIR|tags]
-                                  build or list the container images (no registry needed); save and load
-                                  them as a CI cache
-  fencecheck clean                remove every container and network fencecheck labelled, resuming paused processes
-  fencecheck proxy --backend URL  the fencing proxy of the "proxy" resource (runs in its container)
-
-Exit codes: 0 valid, 1 invalid, 2 unknown, 254 bad arguments or input, 255 harness failure.
-`
+// usage is the top-level usage (verbs).
+var usage = topUsage()
 
 // Run is fencecheck's command line: it runs the command in args and returns
 // its exit code. extra are targets added to the built-in ones (a user's Go
@@ -86,6 +54,7 @@ func BuiltinTarget(name string) (targets.Target, error) {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
+	survivePipes()
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return exitBadArgs
@@ -111,6 +80,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		code, err = cmdCheck(ctx, args[1:], stdout, stderr)
 	case "rerun":
 		code, err = cmdRerun(ctx, args[1:], stdout, stderr)
+	case "shrink":
+		code, err = cmdShrink(ctx, args[1:], stdout, stderr)
 	case "serve":
 		err = cmdServe(ctx, args[1:], stdout, stderr)
 	case "images":
@@ -121,6 +92,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		code, err = cmdClientCheck(ctx, args[1:], stdout, stderr)
 	case "zoo":
 		code, err = cmdZoo(ctx, args[1:], stdout, stderr)
+	case "version":
+		err = cmdVersion(args[1:], stdout, stderr)
 	// The worker binary's commands (package worker): fencecheck runs them
 	// too, for a worker image that holds fencecheck itself.
 	case worker.CmdClientProbeName:
@@ -152,22 +125,28 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return code
 }
 
+// survivePipes keeps a closed stdout or stderr (`fencecheck run ... |
+// head -3`) from ending the process. Without it, Go's runtime kills a
+// program whose write to fd 1 or 2 meets a pipe with no reader (SIGPIPE,
+// exit 141), and a run died mid-way, leaving its containers, its network,
+// a paused process and its keys on attached servers. With SIGPIPE
+// notified (to a channel nobody reads: a signal that finds it full is
+// dropped), such a write fails with EPIPE, which every print ignores, and
+// a run goes on to its end as usual: it heals, tears down, purges its keys
+// and stores its results. Child processes still start with SIGPIPE's
+// default action.
+func survivePipes() { signal.Notify(brokenPipes, syscall.SIGPIPE) }
+
+// brokenPipes receives SIGPIPE (survivePipes); nothing reads it.
+var brokenPipes = make(chan os.Signal, 1)
+
 // maxMessage bounds an error message on stderr: one can quote the input,
 // and hostile input can be megabytes long.
 const maxMessage = 4 << 10
 
 // clip cuts s to at most n bytes (on a rune boundary), saying how much
 // more there was.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return fmt.Sprintf("%s… (%d bytes more)", s[:cut], len(s)-cut)
-}
+var clip = report.Clip
 
 // exitCode maps a verdict to the exit code.
 func exitCode(v checkers.Validity) int {

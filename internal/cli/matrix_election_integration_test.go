@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fencecheck/fencecheck/internal/matrix"
 	"github.com/fencecheck/fencecheck/internal/store"
 	"github.com/fencecheck/fencecheck/internal/trends"
 )
@@ -67,7 +68,7 @@ func TestMatrixElectionAxis(t *testing.T) {
 	if len(sum.Cells) != 8 || len(seen) != 4 {
 		t.Errorf("%d cells %v, want 8: each of %v on each target", len(sum.Cells), seen, want)
 	}
-	junit, err := os.ReadFile(filepath.Join(res, MatrixJUnitFile))
+	junit, err := os.ReadFile(filepath.Join(res, matrix.JUnitFile))
 	if err != nil || strings.Count(string(junit), "<testcase") != 8 || !strings.Contains(string(junit), "election lock-store pause-holder fencing term") {
 		t.Errorf("JUnit (%v):\n%s", err, junit)
 	}
@@ -100,8 +101,8 @@ func TestMatrixElectionAxis(t *testing.T) {
 		t.Fatalf("merge: exit %d, %d cells; matrix exit %d\n%s", m.code, len(got.Cells), sum.ExitCode, m.stderr)
 	}
 	for i, c := range sum.Cells {
-		if g := got.Cells[i]; cellKey(g) != cellKey(c) || g.Verdict != c.Verdict {
-			t.Errorf("merged cell %d: %s %s, want %s %s", i, cellKey(g), g.Verdict, cellKey(c), c.Verdict)
+		if g := got.Cells[i]; matrix.CellKey(g) != matrix.CellKey(c) || g.Verdict != c.Verdict {
+			t.Errorf("merged cell %d: %s %s, want %s %s", i, matrix.CellKey(g), g.Verdict, matrix.CellKey(c), c.Verdict)
 		}
 	}
 	assertRunsGone(t, res)

@@ -10,6 +10,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fencecheck/fencecheck/internal/matrix"
+	"github.com/fencecheck/fencecheck/internal/trends"
 )
 
 // A matrix on real etcd: unfenced and token-fenced holder pauses, one run
@@ -52,14 +55,14 @@ func TestMatrixOnEtcd(t *testing.T) {
 		}
 		for i, w := range whole.Cells {
 			g := got.Cells[i]
-			if cellKey(g) != cellKey(w) || g.Verdict != w.Verdict || g.MustBeValid != w.MustBeValid {
-				t.Errorf("cell %d: merged %s %s, whole %s %s", i, cellKey(g), g.Verdict, cellKey(w), w.Verdict)
+			if matrix.CellKey(g) != matrix.CellKey(w) || g.Verdict != w.Verdict || g.MustBeValid != w.MustBeValid {
+				t.Errorf("cell %d: merged %s %s, whole %s %s", i, matrix.CellKey(g), g.Verdict, matrix.CellKey(w), w.Verdict)
 			}
 			if _, err := os.Stat(filepath.Join(merged, g.Run, "results.json")); err != nil {
 				t.Errorf("cell %d: run not in the merged directory: %v", i, err)
 			}
 		}
-		for _, f := range []string{MatrixJUnitFile, "index.html"} {
+		for _, f := range []string{matrix.JUnitFile, "index.html"} {
 			if _, err := os.Stat(filepath.Join(merged, f)); err != nil {
 				t.Error(err)
 			}
@@ -90,7 +93,7 @@ func TestMatrixOnEtcd(t *testing.T) {
 			t.Errorf("token-fenced cell: %s, want valid", c.Verdict)
 		}
 	}
-	if r.code != matrixExit(sum.Cells, false) || r.code != exitValid {
+	if r.code != matrix.Exit(sum.Cells, false) || r.code != exitValid {
 		t.Errorf("exit %d, want %d (token cell valid)", r.code, exitValid)
 	}
 	index, err := os.ReadFile(filepath.Join(res, "index.html"))
@@ -123,7 +126,7 @@ func TestMatrixRegisterAxis(t *testing.T) {
 		t.Errorf("exit %d, want 0 (linearizable reads valid)", r.code)
 	}
 	sum := readMatrix(t, res)
-	modes := map[string]matrixCell{}
+	modes := map[string]trends.MatrixCell{}
 	for _, c := range sum.Cells {
 		modes[c.ReadMode] = c
 		if c.Workload != "register" || c.RunDir == "" {
@@ -193,13 +196,13 @@ func TestMatrixInterrupted(t *testing.T) {
 }
 
 // readMatrix reads the matrix.json of a results directory.
-func readMatrix(t *testing.T, results string) matrixSummary {
+func readMatrix(t *testing.T, results string) trends.Matrix {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(results, MatrixFile))
+	b, err := os.ReadFile(filepath.Join(results, matrix.File))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var sum matrixSummary
+	var sum trends.Matrix
 	if err := json.Unmarshal(b, &sum); err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -12,45 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fencecheck/fencecheck/internal/checkers"
-	"github.com/fencecheck/fencecheck/internal/harness"
+	"github.com/fencecheck/fencecheck/internal/matrix"
 	"github.com/fencecheck/fencecheck/internal/nemesis"
-	"github.com/fencecheck/fencecheck/internal/store"
-	"github.com/fencecheck/fencecheck/internal/trends"
-	"github.com/fencecheck/fencecheck/internal/workloads/lockappend"
 	"github.com/fencecheck/fencecheck/targets"
 )
-
-func TestMatrixExit(t *testing.T) {
-	cell := func(fencing, verdict string) matrixCell {
-		return matrixCell{Fencing: fencing, Verdict: verdict, MustBeValid: fencing != "none"}
-	}
-	for _, c := range []struct {
-		name        string
-		cells       []matrixCell
-		interrupted bool
-		want        int
-	}{
-		{"all valid", []matrixCell{cell("none", "valid"), cell("token", "valid")}, false, exitValid},
-		{"unfenced lost updates are the finding, not a failure", []matrixCell{cell("none", "invalid"), cell("token", "valid"), cell("cas", "valid")}, false, exitValid},
-		{"a fence that failed", []matrixCell{cell("none", "invalid"), cell("token", "invalid"), cell("cas", "valid")}, false, exitInvalid},
-		{"unknown fenced cell", []matrixCell{cell("token", "unknown"), cell("cas", "valid")}, false, exitUnknown},
-		{"invalid outranks unknown", []matrixCell{cell("token", "unknown"), cell("cas", "invalid")}, false, exitInvalid},
-		{"not run after Ctrl-C", []matrixCell{cell("token", "valid"), cell("cas", "not run")}, false, exitUnknown},
-		{"unfenced unknown is not judged", []matrixCell{cell("none", "unknown"), cell("token", "valid")}, false, exitValid},
-		{"harness error anywhere", []matrixCell{cell("none", "error"), cell("token", "invalid")}, false, exitHarness},
-		{"a refused cell among valid ones", []matrixCell{cell("none", "invalid"), cell("token", "refused"), cell("none", "valid")}, false, exitValid},
-		{"a refused cell does not hide a failed fence", []matrixCell{cell("token", "refused"), cell("cas", "invalid")}, false, exitInvalid},
-		{"every cell refused", []matrixCell{cell("token", "refused"), cell("token", "refused")}, false, exitBadArgs},
-		{"strict judges unfenced cells", []matrixCell{{Fencing: "none", Verdict: "invalid", MustBeValid: true}}, false, exitInvalid},
-		{"interrupted with only unfenced cells left", []matrixCell{cell("token", "valid"), cell("none", "not run")}, true, exitUnknown},
-		{"interrupted after a fence failed", []matrixCell{cell("token", "invalid"), cell("cas", "not run")}, true, exitInvalid},
-	} {
-		if got := matrixExit(c.cells, c.interrupted); got != c.want {
-			t.Errorf("%s: exit %d, want %d", c.name, got, c.want)
-		}
-	}
-}
 
 func TestMatrixCells(t *testing.T) {
 	fs := newFlags("matrix", io.Discard)
@@ -89,7 +53,7 @@ func TestMatrixCells(t *testing.T) {
 		if c.Seed != 7 && c.Seed != 8 {
 			t.Errorf("seed %d, want 7 or 8", c.Seed)
 		}
-		names[c.cfg.Name] = true
+		names[c.Config.Name] = true
 	}
 	for _, want := range []string{"etcd-pause-holder-none", "etcd-kill-leader-partition-halves-token", "redis-pause-holder-token"} {
 		if !names[want] {
@@ -100,10 +64,10 @@ func TestMatrixCells(t *testing.T) {
 	// least, with lock-delay 0, faults 2s apart and 45s runs; etcd's are
 	// the general defaults.
 	mixed, _, err := matrixCells(o, axes([]string{"etcd", "consul"}, []string{"lock-store"}, []string{"token"}, []string{"pause-holder"}), 1, 1, false, io.Discard)
-	if err != nil || len(mixed) != 2 || mixed[0].cfg.TTL != 2*time.Second || mixed[1].cfg.TTL != 10*time.Second {
+	if err != nil || len(mixed) != 2 || mixed[0].Config.TTL != 2*time.Second || mixed[1].Config.TTL != 10*time.Second {
 		t.Errorf("etcd and consul with the default --ttl: %v", err)
 	} else {
-		e, c := mixed[0].cfg, mixed[1].cfg
+		e, c := mixed[0].Config, mixed[1].Config
 		if e.TimeLimit != 30*time.Second || e.NemesisInterval != 3*time.Second || e.LockDelay != nil || e.ReadyTimeout != 30*time.Second {
 			t.Errorf("etcd's profile: time limit %s, interval %s, lock-delay %v, ready %s", e.TimeLimit, e.NemesisInterval, e.LockDelay, e.ReadyTimeout)
 		}
@@ -128,9 +92,9 @@ func TestMatrixCells(t *testing.T) {
 	}
 	got := map[string]bool{}
 	for _, c := range rcells {
-		got[c.cfg.Name] = true
-		if len(c.cfg.Resources) == 0 || c.Resource == "" {
-			t.Errorf("cell %s has no resource", c.cfg.Name)
+		got[c.Config.Name] = true
+		if len(c.Config.Resources) == 0 || c.Resource == "" {
+			t.Errorf("cell %s has no resource", c.Config.Name)
 		}
 	}
 	for _, want := range []string{"redis-pause-holder-postgres-cas", "redis-pause-holder-proxy-token", "redis-pause-holder-postgres-proxy-none"} {
@@ -140,25 +104,9 @@ func TestMatrixCells(t *testing.T) {
 	}
 }
 
-func TestPrintMatrix(t *testing.T) {
-	first, rec, ttls := 7.6, 2.13, 1.07
-	var b bytes.Buffer
-	printMatrix(&b, []matrixCell{
-		{Target: "etcd", Nemesis: "pause-holder", Fencing: "none", Seed: 1, Verdict: "invalid", Acknowledged: 97, Lost: 4, FirstLostS: &first},
-		{Target: "etcd", Nemesis: "pause-holder", Fencing: "token", Seed: 1, Verdict: "valid", MustBeValid: true, Acknowledged: 95, FenceRejections: 4},
-		{Target: "etcd", Nemesis: "kill-holder", Fencing: "token", Seed: 1, Verdict: "valid", MustBeValid: true, Acknowledged: 30, RecoveryS: &rec, RecoveryTTLs: &ttls},
-	}, exitValid)
-	out := b.String()
-	for _, want := range []string{"invalid*", "4/97", "7.6s", "lost updates in 1 of 1", "PASS", "recovery", "2.1s 1.07TTL"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("table lacks %q:\n%s", want, out)
-		}
-	}
-}
-
 // axes is a lock-append matrix's axes.
-func axes(targets, resources, fencings, nemeses []string) matrixAxes {
-	return matrixAxes{targets: targets, workloads: []string{"lock-append"}, resources: resources, fencings: fencings, nemeses: nemeses}
+func axes(targets, resources, fencings, nemeses []string) matrix.Axes {
+	return matrix.Axes{Targets: targets, Workloads: []string{"lock-append"}, Resources: resources, Fencings: fencings, Nemeses: nemeses}
 }
 
 // A flag given overrides the profile's field; the others stay the
@@ -198,9 +146,9 @@ func TestProfileOverride(t *testing.T) {
 func TestMatrixRegisterCells(t *testing.T) {
 	fs := newFlags("matrix", io.Discard)
 	o := addRunFlags(fs, matrixKnob)
-	cells, skipped, err := matrixCells(o, matrixAxes{
-		targets: []string{"etcd", "consul", "zookeeper", "redis"}, workloads: []string{"lock-append", "register"},
-		resources: []string{"lock-store"}, fencings: []string{"none", "token"}, nemeses: []string{"partition:leader"},
+	cells, skipped, err := matrixCells(o, matrix.Axes{
+		Targets: []string{"etcd", "consul", "zookeeper", "redis"}, Workloads: []string{"lock-append", "register"},
+		Resources: []string{"lock-store"}, Fencings: []string{"none", "token"}, Nemeses: []string{"partition:leader"},
 	}, 1, 1, false, io.Discard)
 	if err != nil {
 		t.Fatal(err)
@@ -211,8 +159,8 @@ func TestMatrixRegisterCells(t *testing.T) {
 			continue
 		}
 		judged[c.Target+" "+c.ReadMode] = c.MustBeValid
-		if c.cfg.Workload.Name() != "register" || c.cfg.ReadMode != c.ReadMode || c.Fencing != "none" {
-			t.Errorf("cell %+v: config workload %s read mode %s", c, c.cfg.Workload.Name(), c.cfg.ReadMode)
+		if c.Config.Workload.Name() != "register" || c.Config.ReadMode != c.ReadMode || c.Fencing != "none" {
+			t.Errorf("cell %+v: config workload %s read mode %s", c, c.Config.Workload.Name(), c.Config.ReadMode)
 		}
 	}
 	want := map[string]bool{
@@ -238,11 +186,11 @@ func TestMatrixRegisterCells(t *testing.T) {
 		t.Errorf("skipped %q, want redis's lock-append cells (partition) and register cell", skipped)
 	}
 	// A chosen read mode: targets that lack it say so.
-	cells, skipped, err = matrixCells(o, matrixAxes{
-		targets: []string{"etcd", "consul"}, workloads: []string{"register"}, resources: []string{"lock-store"},
-		readModes: []string{"stale"}, nemeses: []string{"partition:leader"},
+	cells, skipped, err = matrixCells(o, matrix.Axes{
+		Targets: []string{"etcd", "consul"}, Workloads: []string{"register"}, Resources: []string{"lock-store"},
+		ReadModes: []string{"stale"}, Nemeses: []string{"partition:leader"},
 	}, 1, 1, false, io.Discard)
-	if err != nil || len(cells) != 1 || cells[0].Target != "consul" || cells[0].cfg.Name != "consul-register-partition-leader-stale" {
+	if err != nil || len(cells) != 1 || cells[0].Target != "consul" || cells[0].Config.Name != "consul-register-partition-leader-stale" {
 		t.Errorf("--read-mode stale: %v, %+v", err, cells)
 	}
 	if len(skipped) != 1 || !strings.Contains(skipped[0], "no read mode stale (it has linearizable, serializable)") {
@@ -250,12 +198,12 @@ func TestMatrixRegisterCells(t *testing.T) {
 	}
 	// The resource axis multiplies lock-append cells, not register cells,
 	// which use the target's own store.
-	cells, _, err = matrixCells(o, matrixAxes{
-		targets: []string{"etcd"}, workloads: []string{"lock-append", "register"}, resources: []string{"lock-store", "proxy"},
-		fencings: []string{"token"}, nemeses: []string{"pause-holder"},
+	cells, _, err = matrixCells(o, matrix.Axes{
+		Targets: []string{"etcd"}, Workloads: []string{"lock-append", "register"}, Resources: []string{"lock-store", "proxy"},
+		Fencings: []string{"token"}, Nemeses: []string{"pause-holder"},
 	}, 1, 1, false, io.Discard)
 	if err != nil || len(cells) != 2+2 {
-		t.Errorf("two resources: %v, %d cells, want 2 lock-append and 2 register", err, len(cells))
+		t.Errorf("two Resources: %v, %d cells, want 2 lock-append and 2 register", err, len(cells))
 	}
 	// An audit log is lock-append's: register cells are skipped, said so.
 	fs = newFlags("matrix", io.Discard)
@@ -263,9 +211,9 @@ func TestMatrixRegisterCells(t *testing.T) {
 	if err := fs.Parse([]string{"--audit-log"}); err != nil {
 		t.Fatal(err)
 	}
-	cells, skipped, err = matrixCells(o, matrixAxes{
-		targets: []string{"etcd"}, workloads: []string{"lock-append", "register"}, resources: []string{"postgres"},
-		fencings: []string{"token"}, nemeses: []string{"pause-holder"},
+	cells, skipped, err = matrixCells(o, matrix.Axes{
+		Targets: []string{"etcd"}, Workloads: []string{"lock-append", "register"}, Resources: []string{"postgres"},
+		Fencings: []string{"token"}, Nemeses: []string{"pause-holder"},
 	}, 1, 1, false, io.Discard)
 	if err != nil || len(cells) != 1 || len(skipped) != 1 || !strings.Contains(skipped[0], "--audit-log") {
 		t.Errorf("--audit-log: %v, %d cells, skipped %q", err, len(cells), skipped)
@@ -282,7 +230,7 @@ func TestMatrixVersionCells(t *testing.T) {
 		t.Fatal(err)
 	}
 	ax := axes([]string{"etcd", "redis"}, []string{"lock-store"}, []string{"none", "token"}, []string{"pause-holder"})
-	ax.versions = []string{"3.4.3", "debian"}
+	ax.Versions = []string{"3.4.3", "debian"}
 	cells, _, err := matrixCells(o, ax, 1, 1, false, io.Discard)
 	if err != nil {
 		t.Fatal(err)
@@ -292,7 +240,7 @@ func TestMatrixVersionCells(t *testing.T) {
 	}
 	images := map[string]string{}
 	for _, c := range cells {
-		images[c.cfg.Name] = c.cfg.Target.Image()
+		images[c.Config.Name] = c.Config.Target.Image()
 		if c.Target == "redis" && c.Version != "" {
 			t.Errorf("redis cell with version %q", c.Version)
 		}
@@ -302,15 +250,15 @@ func TestMatrixVersionCells(t *testing.T) {
 			t.Errorf("cell %s: image %q, want %q (cells %v)", name, images[name], image, images)
 		}
 	}
-	ax.versions = []string{"3.3.0"}
+	ax.Versions = []string{"3.3.0"}
 	if _, _, err := matrixCells(o, ax, 1, 1, false, io.Discard); !errors.Is(err, targets.ErrBadConfig) || !strings.Contains(err.Error(), "available: 3.6.16") {
 		t.Errorf("unknown version: %v", err)
 	}
 	// A version applies to the targets that have it; the others skip it.
 	mixed := axes([]string{"etcd", "consul"}, []string{"lock-store"}, []string{"token"}, []string{"pause-holder"})
-	mixed.versions = []string{"3.4.3", "1.13.9"}
+	mixed.Versions = []string{"3.4.3", "1.13.9"}
 	cells, skipped, err := matrixCells(o, mixed, 1, 1, false, io.Discard)
-	if err != nil || len(cells) != 2 || cells[0].Version != "3.4.3" || cells[1].Version != "1.13.9" || cells[1].cfg.Target.Image() != "consul@1.13.9" {
+	if err != nil || len(cells) != 2 || cells[0].Version != "3.4.3" || cells[1].Version != "1.13.9" || cells[1].Config.Target.Image() != "consul@1.13.9" {
 		t.Fatalf("etcd and consul, versions 3.4.3 and 1.13.9: %+v, %v", cells, err)
 	}
 	if len(skipped) != 2 || !strings.Contains(skipped[1], "consul --version 3.4.3: it has 1.14.11, 1.13.9") {
@@ -333,37 +281,6 @@ func TestMatrixLabelCollision(t *testing.T) {
 	}
 }
 
-// A cell takes its recovery column from the run's liveness block: the
-// holder crashes' median if it measured any, else the server kills'.
-func TestMatrixCellRecovery(t *testing.T) {
-	for _, tc := range []struct {
-		name     string
-		liveness *checkers.LivenessResult
-		want     *float64
-	}{
-		{"none", nil, nil},
-		{"holder crash", &checkers.LivenessResult{HolderCrash: &checkers.LivenessSummary{Count: 2, MedianS: 2.5, MedianTTLs: 1.25},
-			ServerKill: &checkers.LivenessSummary{Count: 1, MedianS: 9, MedianTTLs: 4.5}}, ptr(2.5)},
-		{"server kill only", &checkers.LivenessResult{HolderCrash: &checkers.LivenessSummary{Unrecovered: 1},
-			ServerKill: &checkers.LivenessSummary{Count: 1, MedianS: 9, MedianTTLs: 4.5}}, ptr(9.0)},
-		{"nothing measured", &checkers.LivenessResult{ServerKill: &checkers.LivenessSummary{NotWaited: 1}}, nil},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			var c matrixRun
-			c.fill(&harness.Outcome{Run: &store.Run{Dir: t.TempDir()},
-				Results: &store.Results{Result: &lockappend.Result{Valid: checkers.Valid}, Liveness: tc.liveness}})
-			switch {
-			case tc.want == nil && c.RecoveryS != nil:
-				t.Errorf("recovery %v, want none", *c.RecoveryS)
-			case tc.want != nil && (c.RecoveryS == nil || *c.RecoveryS != *tc.want || c.RecoveryTTLs == nil || *c.RecoveryTTLs != *tc.want/2):
-				t.Errorf("recovery %v / %v TTLs, want %v s, %v TTLs", c.RecoveryS, c.RecoveryTTLs, *tc.want, *tc.want/2)
-			}
-		})
-	}
-}
-
-func ptr[T any](v T) *T { return &v }
-
 // TestMatrixElectionCells: the workload axis takes election; each workload
 // gets the fencing modes it takes (term is election's, token lock-append's)
 // and the others are skipped with the reason; a target without an election
@@ -371,18 +288,18 @@ func ptr[T any](v T) *T { return &v }
 func TestMatrixElectionCells(t *testing.T) {
 	fs := newFlags("matrix", io.Discard)
 	o := addRunFlags(fs, matrixKnob)
-	cells, skipped, err := matrixCells(o, matrixAxes{
-		targets: []string{"etcd", "zookeeper", "redis"}, workloads: []string{"lock-append", "election"},
-		resources: []string{"lock-store"}, fencings: []string{"none", "token", "term"}, nemeses: []string{"pause-holder"},
+	cells, skipped, err := matrixCells(o, matrix.Axes{
+		Targets: []string{"etcd", "zookeeper", "redis"}, Workloads: []string{"lock-append", "election"},
+		Resources: []string{"lock-store"}, Fencings: []string{"none", "token", "term"}, Nemeses: []string{"pause-holder"},
 	}, 1, 1, false, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var got []string
 	for _, c := range cells {
-		got = append(got, fmt.Sprintf("%s %s %s %v %s", c.Target, c.WorkloadName(), c.Fencing, c.MustBeValid, c.cfg.Name))
-		if c.cfg.Workload.Name() != c.WorkloadName() {
-			t.Errorf("cell %s: config's workload %s", got[len(got)-1], c.cfg.Workload.Name())
+		got = append(got, fmt.Sprintf("%s %s %s %v %s", c.Target, c.WorkloadName(), c.Fencing, c.MustBeValid, c.Config.Name))
+		if c.Config.Workload.Name() != c.WorkloadName() {
+			t.Errorf("cell %s: config's workload %s", got[len(got)-1], c.Config.Workload.Name())
 		}
 	}
 	want := []string{
@@ -412,89 +329,6 @@ func TestMatrixElectionCells(t *testing.T) {
 	}
 }
 
-// TestMatrixFileRoundTrip: what matrix writes, merge and trends read back
-// whole, through the one type; an election cell keeps its fencing in its
-// key; a matrix.json of before the workload axis still reads.
-func TestMatrixFileRoundTrip(t *testing.T) {
-	dir := t.TempDir()
-	ok, s := 40, 10.0
-	first := 1.5
-	sum := matrixSummary{Started: time.Date(2026, 12, 1, 2, 0, 0, 0, time.UTC), Args: []string{"--workload", "lock-append,election"},
-		Cells: []matrixCell{
-			{Cell: 0, Target: "etcd", Resource: "lock-store", Nemesis: "pause-holder", Fencing: "token", Seed: 1, Verdict: "valid", MustBeValid: true,
-				Acknowledged: 40, OpsOK: &ok, ClientS: &s, Run: "etcd-pause-holder-token/x"},
-			{Cell: 1, Workload: "election", Label: "prod", Target: "zookeeper", Version: "3.9", Resource: "lock-store", Nemesis: "pause-holder",
-				Fencing: "term", Seed: 1, Verdict: "invalid", MustBeValid: true, Acknowledged: 9, Lost: 1, FenceRejections: 2, FirstLostS: &first},
-			{Cell: 2, Workload: "register", ReadMode: "linearizable", Target: "etcd", Resource: "lock-store", Nemesis: "kill", Fencing: "none",
-				Seed: 1, Verdict: "valid", MustBeValid: true},
-		},
-		ExitCode: 1, TotalCells: 3}
-	if err := writeMatrix(dir, sum); err != nil {
-		t.Fatal(err)
-	}
-	back, err := readShardMatrix(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b1, _ := sum.Encode()
-	b2, _ := back.Encode()
-	if !bytes.Equal(b1, b2) {
-		t.Errorf("read back differs:\n%s\nwrote:\n%s", b2, b1)
-	}
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer root.Close()
-	night, err := trends.ReadNight(root, ".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var keys []string
-	for _, c := range night.Cells {
-		keys = append(keys, c.Key.String())
-	}
-	want := []string{"etcd lock-store pause-holder token #1", "prod election lock-store pause-holder term #1", "etcd register lock-store kill linearizable #1"}
-	if !slices.Equal(keys, want) || night.Cells[0].OpsPerS == nil || *night.Cells[0].OpsPerS != 4 || night.Cells[1].Ran != "zookeeper" || night.Cells[1].Lost != 1 {
-		t.Errorf("night's cells %q, want %q; %+v", keys, want, night.Cells)
-	}
-	for i, c := range sum.Cells {
-		if cellKey(c) != cellKey(back.Cells[i]) {
-			t.Errorf("cell %d: %s read back as %s", i, cellKey(c), cellKey(back.Cells[i]))
-		}
-	}
-	// Before the workload axis: no workload, no ops.
-	old := `{"started":"2025-01-01T00:00:00Z","args":[],"strict":false,"cells":[{"cell":0,"target":"etcd","resource":"lock-store","nemesis":"pause-holder","fencing":"none","seed":3,"verdict":"invalid","must_be_valid":false,"acknowledged":10,"lost":2,"fence_rejections":0}],"exit_code":0,"total_cells":1}`
-	if err := os.WriteFile(filepath.Join(dir, MatrixFile), []byte(old), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	m, err := readShardMatrix(dir)
-	if err != nil || len(m.Cells) != 1 || m.Cells[0].WorkloadName() != "lock-append" || m.Cells[0].ID().String() != "etcd lock-store pause-holder none" {
-		t.Errorf("old matrix.json: %v %+v", err, m)
-	}
-}
-
-// A refused cell is a skipped case of matrix-junit.xml, saying why; it is
-// neither a failure nor an error.
-func TestMatrixJUnitRefused(t *testing.T) {
-	dir := t.TempDir()
-	cells := []matrixCell{
-		{Target: "redis", Fencing: "token", Verdict: "refused", MustBeValid: true, Error: "worker w1: setup: bad configuration: the client program's leases carry no fencing token"},
-		{Target: "redis", Fencing: "none", Verdict: "invalid"},
-	}
-	if err := writeMatrixJUnit(dir, cells); err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(filepath.Join(dir, MatrixJUnitFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := string(b)
-	if !strings.Contains(s, `failures="0" errors="0"`) || !strings.Contains(s, `<skipped type="refused" message="the cell&#39;s configuration cannot run: worker w1: setup: bad configuration: the client program&#39;s leases carry no fencing token">`) {
-		t.Errorf("matrix-junit.xml:\n%s", s)
-	}
-}
-
 // matrix.json records the command that made it, with --auth's value
 // redacted (the matrix here is a shard with no cell: nothing starts).
 func TestMatrixRecordsNoSecret(t *testing.T) {
@@ -511,5 +345,53 @@ func TestMatrixRecordsNoSecret(t *testing.T) {
 	}
 	if strings.Contains(string(b), secret) || !strings.Contains(string(b), "REDACTED") {
 		t.Errorf("matrix.json: %s", b)
+	}
+}
+
+// matrix.json and sweep.json record the command from the parsed flags:
+// --auth's value is redacted whatever its form on the command line (=,
+// one dash, repeated, or after a flag that took "--auth" as its value).
+func TestRecordedArgsHoldNoSecret(t *testing.T) {
+	const secret = "runner:SECRET-recorded-args"
+	forms := map[string][]string{
+		"after a flag that took --auth": {"--tls-server-name", "--auth", "--auth", secret},
+		"=":                             {"--auth=" + secret},
+		"one dash":                      {"-auth", secret},
+		"one dash =":                    {"-auth=" + secret},
+		"repeated":                      {"--auth", "u:first-" + secret, "--auth", secret},
+	}
+	for name, form := range forms {
+		t.Run("matrix "+name, func(t *testing.T) {
+			res := t.TempDir()
+			args := append([]string{"matrix", "--endpoints", "10.0.0.1:2379"}, form...)
+			r := runCLI(t, []string{"DOCKER_HOST=unix:///nonexistent/docker.sock"}, append(args,
+				"--fencing", "none,token", "--shard", "3/3", "--results", res, "--quiet")...)
+			if r.code != exitValid {
+				t.Fatalf("exit %d: %s", r.code, r.stderr)
+			}
+			assertNoSecretIn(t, filepath.Join(res, "matrix.json"), "SECRET-recorded-args")
+		})
+	}
+	t.Run("sweep", func(t *testing.T) {
+		res := t.TempDir()
+		r := runCLI(t, []string{"DOCKER_HOST=unix:///nonexistent/docker.sock"}, "sweep", "--endpoints", "10.0.0.1:2379",
+			"--tls-server-name", "--auth", "--auth", secret, "--pause", "1", "--runs", "1", "--fencing", "none", "--results", res, "--quiet")
+		if r.code != exitHarness {
+			t.Fatalf("exit %d, want %d (no Docker Engine): %s", r.code, exitHarness, r.stderr)
+		}
+		assertNoSecretIn(t, filepath.Join(res, "sweep.json"), "SECRET-recorded-args")
+	})
+}
+
+// assertNoSecretIn fails unless the file exists, records REDACTED, and
+// holds no secret.
+func assertNoSecretIn(t *testing.T, path, secret string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), secret) || !strings.Contains(string(b), "REDACTED") {
+		t.Errorf("%s: %s", filepath.Base(path), b)
 	}
 }

@@ -5,23 +5,16 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/fencecheck/fencecheck/internal/matrix"
 	"github.com/fencecheck/fencecheck/internal/spec"
 )
 
-// knobAxis is a knob matrix varies (spec.Knob.Axis) that has no list of
-// its own in matrix (knobList): each of its values, as the knob's String
-// writes it after its Set ("1000ms" is "1s").
-type knobAxis struct {
-	knob   spec.Knob
-	values []string
-}
-
-// knobList is the flag of a knobAxis: a comma-separated list, which may
+// knobList is the flag of a matrix.KnobAxis: a comma-separated list, which may
 // also be repeated; each value is set on a spec as the knob's own flag
 // would (its errors, and its bounds, are the list's: exit 254 at parse
 // time), and given once.
 type knobList struct {
-	knobAxis
+	matrix.KnobAxis
 	def string // the base spec's value ("" when unset)
 }
 
@@ -29,28 +22,28 @@ func (l *knobList) String() string {
 	if l == nil {
 		return ""
 	}
-	if len(l.values) == 0 {
+	if len(l.Values) == 0 {
 		return l.def
 	}
-	return strings.Join(l.values, ",")
+	return strings.Join(l.Values, ",")
 }
 
 func (l *knobList) Set(s string) error {
-	items := splitList(s)
+	items := spec.SplitList(s)
 	if len(items) == 0 {
 		return fmt.Errorf("empty list")
 	}
 	for _, item := range items {
-		v, err := axisValue(l.knob, item)
+		v, err := axisValue(l.Knob, item)
 		if err != nil {
 			return err
 		}
-		for _, had := range l.values {
+		for _, had := range l.Values {
 			if had == v {
 				return fmt.Errorf("%s given twice", v)
 			}
 		}
-		l.values = append(l.values, v)
+		l.Values = append(l.Values, v)
 	}
 	return nil
 }
@@ -104,7 +97,7 @@ func addMatrixRunFlags(fs *flag.FlagSet) (*runFlags, []*knobList) {
 		if !isListAxis(k) {
 			continue
 		}
-		l := &knobList{knobAxis: knobAxis{knob: k}}
+		l := &knobList{KnobAxis: matrix.KnobAxis{Knob: k}}
 		if !k.IsZero(&o.sp) {
 			l.def = k.Value(&o.sp).String()
 		}
@@ -129,39 +122,12 @@ func addMatrixRunFlags(fs *flag.FlagSet) (*runFlags, []*knobList) {
 }
 
 // knobAxes are the lists given (each knobList with a value).
-func knobAxes(lists []*knobList) []knobAxis {
-	var out []knobAxis
+func knobAxes(lists []*knobList) []matrix.KnobAxis {
+	var out []matrix.KnobAxis
 	for _, l := range lists {
-		if len(l.values) > 0 {
-			out = append(out, l.knobAxis)
+		if len(l.Values) > 0 {
+			out = append(out, l.KnobAxis)
 		}
 	}
 	return out
-}
-
-// axisSetting is one knob's value in one cell.
-type axisSetting struct {
-	knob  spec.Knob
-	value string
-}
-
-// axisCombos are the cells' settings of the knob axes that apply to the
-// workload (a knob of another workload, spec.Knob.Workload, does not vary
-// its cells): their product, in the given order, the last knob varying
-// fastest. One empty combination when none applies.
-func axisCombos(axes []knobAxis, workload string) [][]axisSetting {
-	combos := [][]axisSetting{nil}
-	for _, a := range axes {
-		if a.knob.Workload != "" && a.knob.Workload != workload {
-			continue
-		}
-		var next [][]axisSetting
-		for _, c := range combos {
-			for _, v := range a.values {
-				next = append(next, append(append([]axisSetting(nil), c...), axisSetting{a.knob, v}))
-			}
-		}
-		combos = next
-	}
-	return combos
 }

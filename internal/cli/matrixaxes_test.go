@@ -4,17 +4,20 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/fencecheck/fencecheck/internal/matrix"
 	"github.com/fencecheck/fencecheck/internal/spec"
 )
 
 // knobMatrix parses matrix's run flags and lists from args, and builds the
 // cells of the lock-append matrix etcd x lock-store x fencings x
 // pause-holder (the workloads given, lock-append when none).
-func knobMatrix(t *testing.T, args []string, fencings []string, workloads ...string) []matrixRun {
+func knobMatrix(t *testing.T, args []string, fencings []string, workloads ...string) []matrix.Job {
 	t.Helper()
 	fs := newFlags("matrix", io.Discard)
 	o, lists := addMatrixRunFlags(fs)
@@ -23,9 +26,9 @@ func knobMatrix(t *testing.T, args []string, fencings []string, workloads ...str
 	}
 	ax := axes([]string{"etcd"}, []string{"lock-store"}, fencings, []string{"pause-holder"})
 	if len(workloads) > 0 {
-		ax.workloads = workloads
+		ax.Workloads = workloads
 	}
-	ax.knobs = knobAxes(lists)
+	ax.Knobs = knobAxes(lists)
 	cells, _, err := matrixCells(o, ax, 1, 1, false, io.Discard)
 	if err != nil {
 		t.Fatalf("%v: %v", args, err)
@@ -43,27 +46,27 @@ func TestMatrixKnobAxes(t *testing.T) {
 	}
 	names, ids := map[string]bool{}, map[string]bool{}
 	for _, c := range cells {
-		want := map[string]string{"ttl": c.cfg.TTL.String(), "concurrency": map[int]string{2: "2", 3: "3"}[c.cfg.Concurrency]}
+		want := map[string]string{"ttl": c.Config.TTL.String(), "concurrency": map[int]string{2: "2", 3: "3"}[c.Config.Concurrency]}
 		if len(c.Axes) != 2 || c.Axes["ttl"] != want["ttl"] || c.Axes["concurrency"] != want["concurrency"] ||
-			(c.cfg.TTL != time.Second && c.cfg.TTL != 2*time.Second) {
-			t.Errorf("cell %s: axes %v, TTL %s, concurrency %d", c.cfg.Name, c.Axes, c.cfg.TTL, c.cfg.Concurrency)
+			(c.Config.TTL != time.Second && c.Config.TTL != 2*time.Second) {
+			t.Errorf("cell %s: axes %v, TTL %s, concurrency %d", c.Config.Name, c.Axes, c.Config.TTL, c.Config.Concurrency)
 		}
 		suffix := "-concurrency-" + c.Axes["concurrency"] + "-ttl-" + c.Axes["ttl"]
-		if !strings.HasSuffix(c.cfg.Name, suffix) {
-			t.Errorf("cell name %s, want it to end in %s", c.cfg.Name, suffix)
+		if !strings.HasSuffix(c.Config.Name, suffix) {
+			t.Errorf("cell name %s, want it to end in %s", c.Config.Name, suffix)
 		}
-		names[c.cfg.Name] = true
+		names[c.Config.Name] = true
 		ids[c.ID().String()] = true
 	}
 	if len(names) != len(cells) || len(ids) != len(cells) {
 		t.Errorf("%d names, %d identities for %d cells: %v %v", len(names), len(ids), len(cells), names, ids)
 	}
-	if got := cells[0].cfg.Name; got != "etcd-pause-holder-none-concurrency-2-ttl-1s" {
+	if got := cells[0].Config.Name; got != "etcd-pause-holder-none-concurrency-2-ttl-1s" {
 		t.Errorf("first cell %s", got)
 	}
 	// The table, the JUnit names and --list show them.
 	var b bytes.Buffer
-	printMatrix(&b, records(cells), exitValid)
+	matrix.Print(&b, matrix.Records(cells), exitValid)
 	if !strings.Contains(b.String(), "etcd concurrency=3 ttl=2s") {
 		t.Errorf("table lacks the axes:\n%s", b.String())
 	}
@@ -83,11 +86,11 @@ func TestMatrixKnobOneValue(t *testing.T) {
 		t.Fatalf("%d cells, want %d", len(one), len(plain))
 	}
 	for i, c := range one {
-		if c.Axes != nil || c.cfg.TTL != 3*time.Second || !c.cfg.SideWriter || c.cfg.Name != plain[i].cfg.Name || c.ID() != plain[i].ID() {
-			t.Errorf("cell %d: axes %v, TTL %s, side writer %v, name %s, id %s; want those of %s, %s", i, c.Axes, c.cfg.TTL, c.cfg.SideWriter, c.cfg.Name, c.ID(), plain[i].cfg.Name, plain[i].ID())
+		if c.Axes != nil || c.Config.TTL != 3*time.Second || !c.Config.SideWriter || c.Config.Name != plain[i].Config.Name || c.ID() != plain[i].ID() {
+			t.Errorf("cell %d: axes %v, TTL %s, side writer %v, name %s, id %s; want those of %s, %s", i, c.Axes, c.Config.TTL, c.Config.SideWriter, c.Config.Name, c.ID(), plain[i].Config.Name, plain[i].ID())
 		}
 	}
-	if b, err := json.Marshal(records(one)); err != nil || strings.Contains(string(b), "axes") {
+	if b, err := json.Marshal(matrix.Records(one)); err != nil || strings.Contains(string(b), "axes") {
 		t.Errorf("matrix.json's cells %s, %v: want no axes", b, err)
 	}
 }
@@ -100,11 +103,11 @@ func TestMatrixWorkloadKnobAxis(t *testing.T) {
 	for _, c := range cells {
 		count[c.WorkloadName()]++
 		if c.WorkloadName() == "register" {
-			if _, ok := c.Axes["locks"]; ok || c.cfg.SideWriter {
-				t.Errorf("register cell %s: axes %v, side writer %v", c.cfg.Name, c.Axes, c.cfg.SideWriter)
+			if _, ok := c.Axes["locks"]; ok || c.Config.SideWriter {
+				t.Errorf("register cell %s: axes %v, side writer %v", c.Config.Name, c.Axes, c.Config.SideWriter)
 			}
-		} else if c.Axes["locks"] == "" || c.cfg.Locks != map[string]int{"1": 1, "2": 2}[c.Axes["locks"]] {
-			t.Errorf("lock-append cell %s: axes %v, locks %d", c.cfg.Name, c.Axes, c.cfg.Locks)
+		} else if c.Axes["locks"] == "" || c.Config.Locks != map[string]int{"1": 1, "2": 2}[c.Axes["locks"]] {
+			t.Errorf("lock-append cell %s: axes %v, locks %d", c.Config.Name, c.Axes, c.Config.Locks)
 		}
 	}
 	// etcd's register cells: two read modes, side-writer=true skipped.
@@ -155,30 +158,6 @@ func TestMatrixTakesEveryAxis(t *testing.T) {
 	}
 }
 
-// Merge keeps cells that differ only by an axis apart: each keeps its
-// axes, and a shard whose cell has another TTL is of another matrix.
-func TestMergeKeepsAxes(t *testing.T) {
-	withTTL := func(i int, ttl string) matrixCell {
-		c := cell(i, "token", "valid")
-		c.Axes = map[string]string{"ttl": ttl}
-		return c
-	}
-	a := writeShard(t, "1/2", 2, withTTL(0, "1s"))
-	b := writeShard(t, "2/2", 2, withTTL(1, "2s"))
-	m, err := mergeShards(t.TempDir(), []string{a, b}, io.Discard)
-	if err != nil || len(m.Cells) != 2 || m.Cells[0].Axes["ttl"] != "1s" || m.Cells[1].Axes["ttl"] != "2s" || m.Cells[0].ID() == m.Cells[1].ID() {
-		t.Fatalf("merged: %v, %+v", err, m.Cells)
-	}
-	other := writeShard(t, "1/2", 2, withTTL(0, "2s"))
-	half := t.TempDir()
-	if _, err := mergeShards(half, []string{a}, io.Discard); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := mergeShards(t.TempDir(), []string{half, other}, io.Discard); err == nil || !strings.Contains(err.Error(), "not shards of one matrix") {
-		t.Fatalf("cell 0 with TTL 1s and 2s: %v", err)
-	}
-}
-
 // --client-dir is an axis: builtin (the target's own recipe) and client
 // directories, each cell running one; a client written for another target
 // is skipped on this one, and said so.
@@ -190,7 +169,7 @@ func TestMatrixClientAxis(t *testing.T) {
 		t.Fatal(err)
 	}
 	ax := axes([]string{"etcd", "zookeeper"}, []string{"lock-store"}, []string{"none"}, []string{"pause-holder"})
-	ax.knobs = knobAxes(lists)
+	ax.Knobs = knobAxes(lists)
 	var stderr bytes.Buffer
 	cells, skipped, err := matrixCells(o, ax, 1, 1, false, &stderr)
 	if err != nil {
@@ -198,9 +177,9 @@ func TestMatrixClientAxis(t *testing.T) {
 	}
 	got := map[string]string{}
 	for _, c := range cells {
-		got[c.Target+" "+c.Axes["client-dir"]] = c.cfg.Name
-		if (c.cfg.ClientProgram != nil) != (c.Axes["client-dir"] != "builtin") {
-			t.Errorf("cell %s: client program %v", c.cfg.Name, c.cfg.ClientProgram)
+		got[c.Target+" "+c.Axes["client-dir"]] = c.Config.Name
+		if (c.Config.ClientProgram != nil) != (c.Axes["client-dir"] != "builtin") {
+			t.Errorf("cell %s: client program %v", c.Config.Name, c.Config.ClientProgram)
 		}
 	}
 	for _, want := range []string{"etcd builtin", "etcd " + example("go-etcd"), "zookeeper builtin", "zookeeper " + example("curator")} {
@@ -218,5 +197,46 @@ func TestMatrixClientAxis(t *testing.T) {
 	}
 	if got["etcd builtin"] == got["etcd "+example("go-etcd")] {
 		t.Errorf("the builtin and the client cells share the name %s", got["etcd builtin"])
+	}
+}
+
+// A client program whose client.json names several targets runs on each:
+// without --target, matrix's targets are those its client programs name
+// (the old single "target" too), a cell per target and program, the
+// built-in recipe on the same targets; the other targets are not run.
+func TestMatrixClientTargets(t *testing.T) {
+	write := func(manifest string) string {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "client.json"), []byte(manifest), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	two := write(`{"protocol": 1, "command": ["/bin/sh", "lock.sh"], "targets": ["redis", "zookeeper"]}`)
+	one := write(`{"protocol": 1, "command": ["/bin/sh", "lock.sh"], "target": "etcd"}`)
+	var out, errb bytes.Buffer
+	if code := run([]string{"matrix", "--client-dir", "builtin," + two + "," + one, "--fencing", "none", "--strict", "--list"}, &out, &errb); code != exitValid {
+		t.Fatalf("--list: exit %d\n%s", code, errb.String())
+	}
+	count := func(target, dir string) int {
+		n := 0
+		for _, l := range strings.Split(out.String(), "\n") {
+			if f := strings.Split(l, "\t"); len(f) > 2 && f[1] == target && f[len(f)-1] == "client-dir="+dir {
+				n++
+			}
+		}
+		return n
+	}
+	for _, c := range []struct {
+		target, dir string
+		want        int
+	}{
+		{"redis", two, 1}, {"zookeeper", two, 1}, {"etcd", two, 0},
+		{"etcd", one, 1}, {"redis", one, 0}, {"zookeeper", one, 0},
+		{"redis", "builtin", 1}, {"zookeeper", "builtin", 1}, {"etcd", "builtin", 1},
+	} {
+		if got := count(c.target, c.dir); got != c.want {
+			t.Errorf("%s cells of %s: %d, want %d\n%s", c.target, c.dir, got, c.want, out.String())
+		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fencecheck/fencecheck/internal/matrix"
 	"github.com/fencecheck/fencecheck/internal/store"
 )
 
@@ -66,7 +67,7 @@ func writeShardJSON(t testing.TB, dir, shard string, total int, cells ...string)
 	}
 	body := fmt.Sprintf(`{"started": "2026-12-01T02:17:00Z", "args": ["--target", "etcd"], "strict": false, "exit_code": 0,
 		"total_cells": %d, "shard": %q, "cells": [%s]}`, total, shard, strings.Join(cells, ",\n"))
-	if err := os.WriteFile(filepath.Join(dir, MatrixFile), []byte(body), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, matrix.File), []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -284,7 +285,7 @@ func TestMergeKeepsTheOutput(t *testing.T) {
 		os.MkdirAll(out, 0o755)
 		victims := filepath.Join(p, "victims")
 		os.MkdirAll(victims, 0o755)
-		for _, f := range []string{MatrixFile, MatrixJUnitFile, "index.html"} {
+		for _, f := range []string{matrix.File, matrix.JUnitFile, "index.html"} {
 			os.WriteFile(filepath.Join(victims, f), []byte("VICTIM"), 0o644)
 			os.Symlink(filepath.Join(victims, f), filepath.Join(out, f))
 		}
@@ -295,7 +296,7 @@ func TestMergeKeepsTheOutput(t *testing.T) {
 			t.Errorf("exit %d\n%s%s", code, stdout, stderr)
 		}
 		sameTree(t, "the links' targets", before, tree(t, victims))
-		for _, f := range []string{MatrixFile, MatrixJUnitFile, "index.html"} {
+		for _, f := range []string{matrix.File, matrix.JUnitFile, "index.html"} {
 			if st, err := os.Lstat(filepath.Join(out, f)); err != nil || !st.Mode().IsRegular() {
 				t.Errorf("%s: %v %v, want a regular file in place of the link", f, st, err)
 			}
@@ -347,7 +348,7 @@ func TestMergeChecksClaimedCounts(t *testing.T) {
 			before := tree(t, p)
 			start := time.Now()
 			code, stdout, stderr := runInProcess("merge", "--results", out, shard)
-			if code != exitBadArgs || time.Since(start) > 5*time.Second {
+			if code != exitBadArgs || time.Since(start) > refuseWithin {
 				t.Errorf("exit %d in %s, want 254 at once\n%.2000s%s", code, time.Since(start), stdout, stderr)
 			}
 			for _, w := range append(c.want, shard) {

@@ -77,7 +77,10 @@ func TestPgAdvisoryPartitionedHolder(t *testing.T) {
 	}{{"none", exitInvalid}, {"token", exitValid}} {
 		t.Run(c.fencing, func(t *testing.T) {
 			t.Parallel()
-			code, _, _ := pgRun(t, "--target", "pg-advisory", "--nemesis", "partition-client", "--fencing", c.fencing)
+			// 40 s, not 20: on a loaded machine a 20 s run fitted one
+			// cut, which hit and still lost nothing (exit 0); a longer
+			// run gives the loss more than one chance.
+			code, _, _ := pgRun(t, "--target", "pg-advisory", "--nemesis", "partition-client", "--fencing", c.fencing, "--time-limit", "40s")
 			if code != c.want {
 				t.Errorf("exit %d, want %d", code, c.want)
 			}

@@ -2,10 +2,8 @@ package cli
 
 import (
 	"bufio"
-	"compress/gzip"
 	"encoding/json"
 	"encoding/xml"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -190,23 +188,7 @@ func copyRun(t *testing.T, src string) string {
 	if err := os.WriteFile(filepath.Join(dir, "test.json"), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	in, err := os.Open(filepath.Join(src, "history.jsonl.gz"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
-	zr, err := gzip.NewReader(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := os.Create(filepath.Join(dir, "history.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(out, zr); err != nil {
-		t.Fatal(err)
-	}
-	if err := out.Close(); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "history.jsonl"), readGzip(t, filepath.Join(src, "history.jsonl.gz")), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return dir

@@ -348,7 +348,7 @@ func TestServeBinary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	test := store.TestInfo{Spec: spec.Spec{Name: "etcd-lock-append-none", Target: "etcd", Workload: "lock-append", Fencing: "none", Concurrency: 1}}
+	test := store.TestInfo{Spec: spec.Spec{Name: "etcd-lock-append-none", Target: "etcd", Workload: "lock-append", Fencing: "none", WorkerKnobs: spec.WorkerKnobs{Concurrency: 1}}}
 	if err := run.WriteJSON(store.TestFile, test); err != nil {
 		t.Fatal(err)
 	}

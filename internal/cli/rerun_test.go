@@ -4,12 +4,14 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/fencecheck/fencecheck/internal/history"
 	"github.com/fencecheck/fencecheck/internal/nemesis"
+	"github.com/fencecheck/fencecheck/internal/rerun"
 	"github.com/fencecheck/fencecheck/internal/resources"
 	"github.com/fencecheck/fencecheck/internal/spec"
 	"github.com/fencecheck/fencecheck/internal/store"
@@ -57,8 +59,8 @@ func TestRecordedSchedules(t *testing.T) {
 				switch {
 				case s.Role == nemesis.RoleHolder && (s.After > gap || s.After < gap-time.Second):
 					t.Errorf("step %d: after %s; its holder reached its failpoint within a second before the fault began %s after the last stop", i+1, s.After, gap)
-				case s.Role != nemesis.RoleHolder && s.After != max(0, gap-healthCheck(faults[i].Params)):
-					t.Errorf("step %d: after %s, want the recorded quiet time %s less its health check %q", i+1, s.After, gap, faults[i].Params["healthy_before"])
+				case s.Role != nemesis.RoleHolder && s.After != max(0, gap-faults[i].Health.Before.D()):
+					t.Errorf("step %d: after %s, want the recorded quiet time %s less its health check %s", i+1, s.After, gap, faults[i].Health.Before)
 				}
 				prev = faults[i].Stop
 			}
@@ -77,7 +79,7 @@ func TestRerunConfigFromTestJSON(t *testing.T) {
 			if err != nil || json.Unmarshal(b, &test) != nil {
 				t.Fatalf("test.json: %v", err)
 			}
-			cfg, err := rerunConfig(t.Context(), dir, t.TempDir(), os.Stderr)
+			cfg, err := rerunConfig(t.Context(), dir, t.TempDir(), spec.Spec{}, clientOpts{}, os.Stderr)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -115,24 +117,65 @@ func TestRerunConfigFromTestJSON(t *testing.T) {
 	}
 }
 
+// editRun is a copy of the recorded etcd-none-pause-holder run whose file
+// has from replaced by to.
+func editRun(t *testing.T, file string, from, to string) string {
+	t.Helper()
+	dir := copyRun(t, filepath.Join("testdata", "runs", "etcd-none-pause-holder"))
+	p := filepath.Join(dir, file)
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), from) {
+		t.Fatalf("%s has no %q", file, from)
+	}
+	if err := os.WriteFile(p, []byte(strings.ReplaceAll(string(b), from, to)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// A client program's run is repeated with the command and the image it
+// ran with (test.json's client_cmd and client_image), the directory given
+// again; the printed run command carries them, the directory a
+// placeholder.
+func TestRerunClientCommandAndImage(t *testing.T) {
+	const cmd, image = "sh client.sh --verbose", "my/client:1"
+	dir := editRun(t, store.TestFile, `"workload": "lock-append",`, `"workload": "lock-append", "client": "garbage (sh)", "client_program_dir": "/elsewhere/garbage", "client_cmd": "`+cmd+`", "client_image": "`+image+`",`)
+	var stderr strings.Builder
+	cfg, err := rerunConfig(t.Context(), dir, t.TempDir(), spec.Spec{}, clientOpts{dir: clientDirFixture}, &stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := cfg.ClientProgram
+	if p == nil || !p.Program.Shell || !slices.Equal(p.Program.Cmd, []string{cmd}) || p.Manifest.Image != image {
+		t.Fatalf("client program %+v, want the recorded command %q in image %q", p, cmd, image)
+	}
+	if abs, _ := filepath.Abs(clientDirFixture); p.HostDir != abs {
+		t.Errorf("client directory %s, want the one given again (%s), never test.json's", p.HostDir, abs)
+	}
+	if want := "--client-cmd 'sh client.sh --verbose' --client-image my/client:1"; !strings.Contains(stderr.String(), want) {
+		t.Errorf("stderr does not say the program starts as recorded (%s): %s", want, stderr.String())
+	}
+	b, err := os.ReadFile(filepath.Join(dir, store.TestFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var test store.TestInfo
+	if err := json.Unmarshal(b, &test); err != nil {
+		t.Fatal(err)
+	}
+	c := rerun.RunCommand(test)
+	if !strings.Contains(c, "--client-cmd 'sh client.sh --verbose'") || !strings.Contains(c, "--client-image my/client:1") || !strings.HasSuffix(c, "--client-dir DIR") || strings.Contains(c, "elsewhere") {
+		t.Errorf("run command %q: want the recorded command and image, --client-dir DIR and not test.json's directory", c)
+	}
+}
+
 // rerun refuses, with the reason and exit 254 before anything starts, what
 // it cannot repeat.
 func TestRerunRefuses(t *testing.T) {
-	edit := func(t *testing.T, file string, from, to string) string {
-		dir := copyRun(t, filepath.Join("testdata", "runs", "etcd-none-pause-holder"))
-		p := filepath.Join(dir, file)
-		b, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !strings.Contains(string(b), from) {
-			t.Fatalf("%s has no %q", file, from)
-		}
-		if err := os.WriteFile(p, []byte(strings.ReplaceAll(string(b), from, to)), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return dir
-	}
+	edit := editRun
 	for _, tc := range []struct {
 		name string
 		dir  func(t *testing.T) string
@@ -160,6 +203,19 @@ func TestRerunRefuses(t *testing.T) {
 		{"client program", func(t *testing.T) string {
 			return edit(t, store.TestFile, `"workload": "lock-append",`, `"workload": "lock-append", "client": "redis-py (python3 client.py)",`)
 		}, nil, "does not record its --client-dir"},
+		// A client program's run records its directory, but a rerun runs
+		// only a directory given again (test.json may come from anyone,
+		// and the program's build step runs on this machine), and only
+		// with the files the run used.
+		{"client program, its directory not given again", func(t *testing.T) string {
+			return edit(t, store.TestFile, `"workload": "lock-append",`, `"workload": "lock-append", "client": "c (./c)", "client_program_dir": "`+clientDirFixture+`",`)
+		}, nil, "give its directory again (--client-dir DIR)"},
+		{"client program, a file changed", func(t *testing.T) string {
+			return edit(t, store.TestFile, `"workload": "lock-append",`, `"workload": "lock-append", "client": "c (./c)", "client_program_dir": "`+clientDirFixture+`", "client_files": {"hash": "0", "files": {"client.json": "0"}},`)
+		}, []string{"--client-dir", clientDirFixture}, "its files changed since the run (first: client.json)"},
+		{"--client-dir for a run without one", func(t *testing.T) string {
+			return copyRun(t, filepath.Join("testdata", "runs", "etcd-none-pause-holder"))
+		}, []string{"--client-dir", clientDirFixture}, "ran no client program"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			start := time.Now()
@@ -167,7 +223,7 @@ func TestRerunRefuses(t *testing.T) {
 			if code != exitBadArgs || !strings.Contains(stderr, tc.want) {
 				t.Errorf("exit %d, stderr %q; want 254 and %q\nstdout: %s", code, stderr, tc.want, stdout)
 			}
-			if time.Since(start) > 5*time.Second {
+			if time.Since(start) > refuseWithin {
 				t.Errorf("took %s to refuse", time.Since(start))
 			}
 		})
@@ -194,8 +250,5 @@ func TestRerunExit(t *testing.T) {
 	}
 }
 
-// healthCheck is a fault's recorded health check time ("after 15ms").
-func healthCheck(params map[string]string) time.Duration {
-	d, _ := time.ParseDuration(strings.TrimPrefix(params["healthy_before"], "after "))
-	return d
-}
+// clientDirFixture is a client directory for rerun's tests (it never runs).
+const clientDirFixture = "../clientproto/testdata/clients/garbage"

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/fencecheck/fencecheck/internal/clientproto"
-	"github.com/fencecheck/fencecheck/internal/workloads"
 	"io"
 	"log/slog"
 	"math/rand/v2"
@@ -17,11 +15,14 @@ import (
 	"time"
 
 	"github.com/fencecheck/fencecheck/internal/checkers"
+	"github.com/fencecheck/fencecheck/internal/clientproto"
 	"github.com/fencecheck/fencecheck/internal/harness"
+	"github.com/fencecheck/fencecheck/internal/matrix"
 	"github.com/fencecheck/fencecheck/internal/nemesis"
 	"github.com/fencecheck/fencecheck/internal/rerun"
 	"github.com/fencecheck/fencecheck/internal/resources"
 	"github.com/fencecheck/fencecheck/internal/spec"
+	"github.com/fencecheck/fencecheck/internal/workloads"
 	"github.com/fencecheck/fencecheck/targets"
 )
 
@@ -58,19 +59,21 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 // it returns instead the scenario to play, and no configuration. Flag
 // errors and usage go to flagOut, the configuration's log to stderr.
 func runConfig(args []string, flagOut, stderr io.Writer) (harness.Config, bool, func(ctx context.Context, stdout io.Writer) (int, error), error) {
-	fs := newFlags("run", flagOut)
+	fs := verbFlags("run", flagOut, "Exit 0 valid, 1 invalid, 2 unknown, 254 bad arguments, 255 harness failure.")
 	scen := fs.String("scenario", "", "instead of a generated run, play a named regression scenario: "+scenarioNames()+" (with --target, --version, --fencing, --ttl, --nodes, --results)")
 	o := addRunFlags(fs, nil)
-	fs.Usage = func() {
-		fmt.Fprintf(flagOut, "Usage: fencecheck run [flags]\n\nRuns a test and checks it. Exit 0 valid, 1 invalid, 2 unknown, 254 bad arguments, 255 harness failure.\n\n")
-		fs.PrintDefaults()
-	}
-	if err := parse(fs, args); err != nil {
+	file := fs.String("f", "", fileHelp)
+	if err := parseVerb(fs, args); err != nil {
 		return harness.Config{}, false, nil, err
 	}
 	if fs.NArg() > 0 {
 		return harness.Config{}, false, nil, fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
 	}
+	ef, sp, err := runFile(fs, *file, o.sp)
+	if err != nil {
+		return harness.Config{}, false, nil, err
+	}
+	o.sp = sp
 	if *scen != "" {
 		if len(o.sp.Endpoints) > 0 {
 			return harness.Config{}, false, nil, fmt.Errorf("%w: --scenario plays its story on servers fencecheck starts and acts on; it takes no --endpoints", errUsage)
@@ -87,7 +90,7 @@ func runConfig(args []string, flagOut, stderr io.Writer) (harness.Config, bool, 
 		o.sp.Seed = rand.Uint64()%1_000_000 + 1
 	}
 	cfg, err := configOf(o.sp, stderr)
-	return cfg, *o.quiet, nil, err
+	return cfg, *o.quiet, nil, ef.Locate(err)
 }
 
 // how is a run's resources and fencing in words ("fencing token",
@@ -136,7 +139,7 @@ func knobChoices() map[string]string {
 	return map[string]string{
 		"targets": targetNames(), "versions": versionNames(), "recipes": recipeNames(),
 		"workloads": workloadNames(), "resources": resourceNames(), "faults": nemesis.Names(),
-		"image runners": imageRunnerNames(),
+		"image runners": imageRunnerNames(), "attachers": targetsThat[targets.Attacher](),
 	}
 }
 
@@ -160,10 +163,7 @@ func (o *runFlags) config(t targets.Target, resource, fencing, nem string, seed 
 // configFor is config with the workload and read mode given (a matrix
 // cell's) instead of the flags'.
 func (o *runFlags) configFor(t targets.Target, workload, readMode, resource, fencing, nem string, seed uint64, name string, stderr io.Writer) (harness.Config, error) {
-	sp := o.sp
-	sp.Workload, sp.ReadMode, sp.Fencing, sp.Nemesis, sp.Seed, sp.Name = workload, readMode, fencing, nem, seed, name
-	sp.Resource = splitList(resource)
-	return configOn(t, sp, stderr)
+	return configOn(t, matrix.CellSpec(o.sp, workload, readMode, resource, fencing, nem, seed, name), stderr)
 }
 
 // configOf is the configuration of sp: its names looked up in the tables,
@@ -203,7 +203,7 @@ func configOn(t targets.Target, sp spec.Spec, stderr io.Writer) (harness.Config,
 	if err != nil {
 		return harness.Config{}, err
 	}
-	prog, err := clientProgram(sp, w, stderr)
+	prog, err := clientProgram(sp, w)
 	if err != nil {
 		return harness.Config{}, err
 	}
@@ -218,12 +218,23 @@ func configOn(t targets.Target, sp spec.Spec, stderr io.Writer) (harness.Config,
 		Log: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
 	cfg.Defaults()
-	return cfg, cfg.Validate()
+	if err := cfg.Validate(); err != nil {
+		return cfg, err
+	}
+	// The client's build step runs once everything else is checked: a
+	// configuration refused is refused at once, not after a compile.
+	if prog != nil {
+		if err := buildClientOnce(*prog, stderr); err != nil {
+			return cfg, err
+		}
+	}
+	return cfg, nil
 }
 
 // clientProgram is the --client-dir program (nil without the flag), its
-// build command run.
-func clientProgram(sp spec.Spec, w workloads.Workload, stderr io.Writer) (*clientproto.Spec, error) {
+// client.json read; configOn runs its build step once the configuration
+// is checked.
+func clientProgram(sp spec.Spec, w workloads.Workload) (*clientproto.ProgramDir, error) {
 	if sp.ClientDir == "" {
 		if sp.ClientCmd != "" || sp.ClientImage != "" {
 			return nil, fmt.Errorf("%w: --client-cmd and --client-image go with --client-dir", errUsage)
@@ -237,9 +248,6 @@ func clientProgram(sp spec.Spec, w workloads.Workload, stderr io.Writer) (*clien
 	if err != nil {
 		return nil, err
 	}
-	if err := buildClientOnce(prog, stderr); err != nil {
-		return nil, err
-	}
 	return &prog, nil
 }
 
@@ -250,7 +258,7 @@ var clientBuilds sync.Map // string -> func() error
 
 // buildClientOnce runs prog's build step unless this process already ran
 // it (or it has none), and returns its result.
-func buildClientOnce(prog clientproto.Spec, stderr io.Writer) error {
+func buildClientOnce(prog clientproto.ProgramDir, stderr io.Writer) error {
 	if prog.Manifest.Build == "" {
 		return nil
 	}
@@ -340,14 +348,14 @@ func printSummary(w io.Writer, cfg harness.Config, out *harness.Outcome) {
 	if out.Interrupted {
 		fmt.Fprintf(w, "  interrupted      the run was cut short (Ctrl-C)\n")
 	}
-	fmt.Fprint(w, harness.Summary(cfg.Workload, r))
+	fmt.Fprint(w, harness.Summary(cfg.Workload, r, cfg.Concurrency))
 	fmt.Fprintf(w, "  report           %s\n", out.Run.Path("report.html"))
 	if r.Valid() == checkers.Invalid {
 		dir, err := filepath.Abs(out.Run.Dir)
 		if err != nil {
 			dir = out.Run.Dir
 		}
-		fmt.Fprintf(w, "  reproduce        %s\n", rerun.Command(dir))
+		fmt.Fprintf(w, "  reproduce        %s\n", rerun.Command(dir, out.Test))
 		if c := rerun.RunCommand(out.Test); c != "" {
 			fmt.Fprintf(w, "  run again        %s\n", c)
 		}

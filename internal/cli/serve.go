@@ -17,15 +17,10 @@ import (
 // cmdServe serves a results directory read-only: the index of its runs and
 // their files, until ctx ends (Ctrl-C).
 func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("serve", stderr)
+	fs := verbFlags("serve", stderr, "Serves the index of the runs under RESULTS_DIR (default ./results) and their reports and files,\n"+
+		"read-only (GET and HEAD), nothing outside it. Ctrl-C stops.\n\n")
 	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on (loopback unless you say otherwise)")
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: fencecheck serve [--addr 127.0.0.1:8080] [RESULTS_DIR]\n\n"+
-			"Serves the index of the runs under RESULTS_DIR (default ./results) and their reports and files,\n"+
-			"read-only (GET and HEAD), nothing outside it. Ctrl-C stops.\n\n")
-		fs.PrintDefaults()
-	}
-	if err := parse(fs, args); err != nil {
+	if err := parseVerb(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 1 {

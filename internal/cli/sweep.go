@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -37,10 +38,11 @@ type sweepRun struct {
 	point int // index in the summary's points
 	seed  uint64
 	cfg   harness.Config
+	retry int // how many runs of this one were not measured before it
 }
 
 func cmdSweep(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
-	fs := newFlags("sweep", stderr)
+	fs := verbFlags("sweep", stderr, sweepUsage)
 	target := fs.String("target", "etcd", "lock service under test: "+targetNames())
 	pause := fs.String("pause", "0.25..3", "holder pauses in TTLs: a range A..B (split by --steps) or a list 0.5,0.9,1,2")
 	steps := fs.Int("steps", 12, "points of a --pause range, both ends included")
@@ -63,22 +65,7 @@ func cmdSweep(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	mf := fs.Lookup("margin")
 	mf.Value, mf.DefValue = &marginSpec, ""
 	mf.Usage = "client safety margins, comma-separated, each a TTL multiple (0.25) or a duration (500ms), each its own series (default TTL/4)"
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, `Usage: fencecheck sweep [flags]
-
-Pauses one lock holder per run for M TTLs (pause-holder:xM), M over --pause,
-each point --runs times per fencing mode (and margin), and draws the fraction
-of runs that lost an update against M: sweep.svg and sweep.json in --results
-(default ./results/sweep-TARGET), the table on stdout. Exit 0 when no fenced
-run lost an update, 1 when one did, 2 when a fenced run could not be judged
-or the sweep was interrupted, 254 bad arguments, 255 harness failure.
-Each run lasts 2s + the pause + 1.5s (--time-limit and --nemesis-interval
-are the sweep's to set).
-
-`)
-		fs.PrintDefaults()
-	}
-	if err := parse(fs, args); err != nil {
+	if err := parseVerb(fs, args); err != nil {
 		return 0, err
 	}
 	if fs.NArg() > 0 {
@@ -130,14 +117,45 @@ are the sweep's to set).
 	if err != nil {
 		return 0, err
 	}
-	sum.Args = spec.Redact(args)
+	sum.Args = spec.Redact(fs, args)
 	ui := newProgress(stderr, *o.quiet)
 	ui.stage("sweep %s: %d pauses from %s to %s TTL (TTL %s), fencing %s, %d margin(s), %d run(s) a point: %d runs",
 		t.Name(), len(pauses), sweep.Format(pauses[0]), sweep.Format(pauses[len(pauses)-1]),
 		time.Duration(sum.TTLMS)*time.Millisecond, strings.Join(fencingList, ","), len(sum.Points)/len(pauses)/len(fencingList), *runs, len(plan))
+	done, err := runSweep(ctx, plan, sum, results, ui, stderr)
+	if err != nil {
+		return 0, err
+	}
+	interrupted := ctx.Err() != nil
+	if err := writeSweep(results, sum, interrupted); err != nil {
+		return 0, fmt.Errorf("%w: %w", harness.ErrHarness, err)
+	}
+	fmt.Fprintln(stdout)
+	sum.WriteTable(stdout)
+	fmt.Fprintf(stdout, "  %d runs, %.1f s a run\n  summary  %s\n  chart    %s\n", done, sum.SecondsPerRun,
+		filepath.Join(results, sweep.File), filepath.Join(results, sweep.Chart))
+	if interrupted {
+		return sum.ExitCode, errInterrupted
+	}
+	return sum.ExitCode, nil
+}
+
+// sweepRetries is how many more runs, each with the next seed, a planned
+// run gets when its pause was not measured (it missed the critical section
+// or the time limit cut it short, as a loaded machine can make it): such a
+// run is listed and not counted, and without another the point has no data.
+const sweepRetries = 2
+
+// runSweep runs the plan's runs one after another until ctx ends, adds
+// each run's trial to its point of sum, and writes sweep.json and the
+// chart after each; a run whose pause was not measured is run again with
+// the next seed up to sweepRetries times. It returns how many runs gave a
+// trial. Its error (a file not written) wraps harness.ErrHarness.
+func runSweep(ctx context.Context, plan []sweepRun, sum *sweep.Summary, results string, ui *progress, stderr io.Writer) (int, error) {
 	var spent time.Duration
 	done := 0
-	for i, r := range plan {
+	for i := 0; i < len(plan); i++ {
+		r := plan[i]
 		if ctx.Err() != nil {
 			break
 		}
@@ -167,7 +185,16 @@ are the sweep's to set).
 			p.Add(tr)
 			spent += took
 			done++
-			fmt.Fprintf(stderr, "fencecheck: [%d/%d] %s\n", i+1, len(plan), describeTrial(*p, p.Trials[len(p.Trials)-1], sum.TTLMS, took))
+			last := p.Trials[len(p.Trials)-1]
+			fmt.Fprintf(stderr, "fencecheck: [%d/%d] %s\n", i+1, len(plan), describeTrial(*p, last, sum.TTLMS, took))
+			if last.MissedWhy != "" && last.Verdict != "error" && r.retry < sweepRetries && ctx.Err() == nil {
+				again := r
+				again.retry++
+				again.seed++
+				again.cfg.Seed = again.seed
+				plan = slices.Insert(plan, i+1, again)
+				fmt.Fprintf(stderr, "fencecheck: [%d/%d] not measured: run again with seed %d\n", i+1, len(plan), again.seed)
+			}
 		}
 		sum.SecondsPerRun = 0
 		if done > 0 {
@@ -175,21 +202,10 @@ are the sweep's to set).
 		}
 		sum.Elapsed = time.Since(sum.Started).Round(time.Second).String()
 		if err := writeSweep(results, sum, ctx.Err() != nil); err != nil {
-			return 0, fmt.Errorf("%w: %w", harness.ErrHarness, err)
+			return done, fmt.Errorf("%w: %w", harness.ErrHarness, err)
 		}
 	}
-	interrupted := ctx.Err() != nil
-	if err := writeSweep(results, sum, interrupted); err != nil {
-		return 0, fmt.Errorf("%w: %w", harness.ErrHarness, err)
-	}
-	fmt.Fprintln(stdout)
-	sum.WriteTable(stdout)
-	fmt.Fprintf(stdout, "  %d runs, %.1f s a run\n  summary  %s\n  chart    %s\n", done, sum.SecondsPerRun,
-		filepath.Join(results, sweep.File), filepath.Join(results, sweep.Chart))
-	if interrupted {
-		return sum.ExitCode, errInterrupted
-	}
-	return sum.ExitCode, nil
+	return done, nil
 }
 
 // planSweep makes the sweep's points and the configuration of each run,
@@ -239,7 +255,7 @@ func planSweep(o *runFlags, t targets.Target, resource string, fencings []string
 					if len(margins) > 1 {
 						name += "-m" + sweep.Format(float64(m)/float64(base.TTL))
 					}
-					cfg, err := o.config(t, resource, f, "pause-holder:x"+sweep.Format(x), seed+uint64(r), nameSafe(name), stderr)
+					cfg, err := o.config(t, resource, f, "pause-holder:x"+sweep.Format(x), seed+uint64(r), store.SafeName(name), stderr)
 					if err != nil {
 						return nil, nil, fmt.Errorf("fencing %s: %w", f, err)
 					}
@@ -348,3 +364,13 @@ type stringFlag struct{ s string }
 
 func (f *stringFlag) String() string     { return f.s }
 func (f *stringFlag) Set(s string) error { f.s = s; return nil }
+
+// sweepUsage is sweep -h's details.
+const sweepUsage = `Pauses one lock holder per run for M TTLs (pause-holder:xM), M over --pause,
+each point --runs times per fencing mode (and margin), and draws the fraction
+of runs that lost an update against M: sweep.svg and sweep.json in --results
+(default ./results/sweep-TARGET), the table on stdout. Exit 0 when no fenced
+run lost an update, 1 when one did, 2 when a fenced run could not be judged
+or the sweep was interrupted, 254 bad arguments, 255 harness failure.
+Each run lasts 2s + the pause + 1.5s (--time-limit and --nemesis-interval
+are the sweep's to set).`

@@ -44,10 +44,15 @@ func targetNames() string { return names(targetTable) }
 
 // imageRunnerNames lists the targets that run from a user's image
 // (--image target=REF).
-func imageRunnerNames() string {
+func imageRunnerNames() string { return targetsThat[targets.ImageRunner]() }
+
+// targetsThat lists the targets that have capability C (one of the
+// targets' optional interfaces: targets.ImageRunner, targets.Attacher),
+// in table order: a help that names them follows the table.
+func targetsThat[C any]() string {
 	var ns []string
 	for _, t := range targetTable {
-		if _, ok := t.(targets.ImageRunner); ok {
+		if _, ok := t.(C); ok {
 			ns = append(ns, t.Name())
 		}
 	}
@@ -89,19 +94,8 @@ func lookupWorkload(name string) (workloads.Workload, error) {
 	return lookup(workloadTable, "workload", name)
 }
 
-// lookupResources reads a --resource value: comma-separated resource
-// names, in the order a critical section writes them.
-func lookupResources(spec string) ([]resources.Resource, error) {
-	var out []resources.Resource
-	for _, n := range strings.Split(spec, ",") {
-		r, err := lookupResource(strings.TrimSpace(n))
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	return out, nil
-}
+// lookupResources reads a --resource value (tables.LookupResources).
+var lookupResources = tables.LookupResources
 
 // auditLogger is the resource that keeps --audit-log: the first of the
 // table that can.

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fencecheck/fencecheck/internal/matrix"
 )
 
 // A newest night that cannot be judged (its matrix.json cut short, no
@@ -21,7 +23,7 @@ func TestTrendsNewestNightUnreadable(t *testing.T) {
 		writeNight(t, root, "2026-12-02", t0.Add(24*time.Hour), nightCell("redis", "none", "invalid", 1), nightCell("redis", "token", "valid", 0))
 		return root
 	}
-	whole, err := os.ReadFile(filepath.Join(writeNight(t, t.TempDir(), "n", t0.Add(48*time.Hour), nightCell("redis", "token", "valid", 0)), MatrixFile))
+	whole, err := os.ReadFile(filepath.Join(writeNight(t, t.TempDir(), "n", t0.Add(48*time.Hour), nightCell("redis", "token", "valid", 0)), matrix.File))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +42,7 @@ func TestTrendsNewestNightUnreadable(t *testing.T) {
 				root := good(t)
 				dir := filepath.Join(root, "2026-12-03")
 				os.MkdirAll(dir, 0o755)
-				if err := os.WriteFile(filepath.Join(dir, MatrixFile), []byte(c.body), 0o644); err != nil {
+				if err := os.WriteFile(filepath.Join(dir, matrix.File), []byte(c.body), 0o644); err != nil {
 					t.Fatal(err)
 				}
 				var out, errb bytes.Buffer
@@ -56,7 +58,7 @@ func TestTrendsNewestNightUnreadable(t *testing.T) {
 	// judged.
 	root := good(t)
 	os.MkdirAll(filepath.Join(root, "2026-11-30"), 0o755)
-	os.WriteFile(filepath.Join(root, "2026-11-30", MatrixFile), whole[:10], 0o644)
+	os.WriteFile(filepath.Join(root, "2026-11-30", matrix.File), whole[:10], 0o644)
 	var out, errb bytes.Buffer
 	if code := run([]string{"trends", root}, &out, &errb); code != exitValid || !strings.Contains(out.String(), "PASS") {
 		t.Errorf("an old broken night: exit %d\n%s%s", code, out.String(), errb.String())

@@ -10,27 +10,28 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fencecheck/fencecheck/internal/matrix"
 	"github.com/fencecheck/fencecheck/internal/report"
 	"github.com/fencecheck/fencecheck/internal/trends"
 )
 
 // writeNight writes a night's matrix.json (as matrix writes it) under
 // root/name.
-func writeNight(t testing.TB, root, name string, started time.Time, cells ...matrixCell) string {
+func writeNight(t testing.TB, root, name string, started time.Time, cells ...trends.MatrixCell) string {
 	t.Helper()
 	dir := filepath.Join(root, name)
 	for i := range cells {
 		cells[i].Cell = i
 	}
-	if err := writeMatrix(dir, matrixSummary{Started: started, Cells: cells, TotalCells: len(cells), ExitCode: matrixExit(cells, false)}); err != nil {
+	if err := matrix.Write(dir, trends.Matrix{Started: started, Cells: cells, TotalCells: len(cells), ExitCode: matrix.Exit(cells, false)}); err != nil {
 		t.Fatal(err)
 	}
 	return dir
 }
 
-func nightCell(target, fencing, verdict string, lost int) matrixCell {
+func nightCell(target, fencing, verdict string, lost int) trends.MatrixCell {
 	ok, secs := 40, 15.0
-	c := matrixCell{Target: target, Resource: "lock-store", Nemesis: "pause-holder,kill", Fencing: fencing, Seed: 1,
+	c := trends.MatrixCell{Target: target, Resource: "lock-store", Nemesis: "pause-holder,kill", Fencing: fencing, Seed: 1,
 		Verdict: verdict, MustBeValid: fencing != "none", Acknowledged: 40, Lost: lost, OpsOK: &ok, ClientS: &secs}
 	if lost > 0 {
 		first := 6.0
@@ -121,16 +122,16 @@ func TestCompareBaseline(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name  string
-		cells []matrixCell
+		cells []trends.MatrixCell
 		code  int // the matrix's own
 		want  int
 		regs  int
 	}{
-		{"the same", []matrixCell{nightCell("redis", "none", "invalid", 1), nightCell("redis", "token", "valid", 0)}, exitValid, exitValid, 0},
-		{"a fence failed", []matrixCell{nightCell("redis", "none", "invalid", 1), nightCell("redis", "token", "invalid", 0)}, exitInvalid, exitInvalid, 1},
-		{"stopped detecting: the matrix passes, the comparison fails", []matrixCell{nightCell("redis", "none", "valid", 0), nightCell("redis", "token", "valid", 0)}, exitValid, exitInvalid, 1},
-		{"regression beats unknown", []matrixCell{nightCell("redis", "none", "valid", 0), nightCell("redis", "token", "unknown", 0)}, exitUnknown, exitInvalid, 1},
-		{"the harness failed: 255 stays", []matrixCell{nightCell("redis", "none", "valid", 0), nightCell("redis", "token", "error", 0)}, exitHarness, exitHarness, 1},
+		{"the same", []trends.MatrixCell{nightCell("redis", "none", "invalid", 1), nightCell("redis", "token", "valid", 0)}, exitValid, exitValid, 0},
+		{"a fence failed", []trends.MatrixCell{nightCell("redis", "none", "invalid", 1), nightCell("redis", "token", "invalid", 0)}, exitInvalid, exitInvalid, 1},
+		{"stopped detecting: the matrix passes, the comparison fails", []trends.MatrixCell{nightCell("redis", "none", "valid", 0), nightCell("redis", "token", "valid", 0)}, exitValid, exitInvalid, 1},
+		{"regression beats unknown", []trends.MatrixCell{nightCell("redis", "none", "valid", 0), nightCell("redis", "token", "unknown", 0)}, exitUnknown, exitInvalid, 1},
+		{"the harness failed: 255 stays", []trends.MatrixCell{nightCell("redis", "none", "valid", 0), nightCell("redis", "token", "error", 0)}, exitHarness, exitHarness, 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			res := writeNight(t, t.TempDir(), "now", time.Now(), c.cells...)
@@ -139,7 +140,7 @@ func TestCompareBaseline(t *testing.T) {
 				t.Fatalf("matrix exit %d, want %d", sum.ExitCode, c.code)
 			}
 			var out bytes.Buffer
-			code, err := compareBaseline(&out, res, base, baseline, &sum)
+			code, err := matrix.CompareBaseline(&out, res, base, baseline, &sum)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -156,7 +157,7 @@ func TestCompareBaseline(t *testing.T) {
 				Tests    int `xml:"tests,attr"`
 				Failures int `xml:"failures,attr"`
 			}
-			jb, err := os.ReadFile(filepath.Join(res, MatrixJUnitFile))
+			jb, err := os.ReadFile(filepath.Join(res, matrix.JUnitFile))
 			if err != nil || xml.Unmarshal(jb, &junit) != nil {
 				t.Fatalf("junit: %v", err)
 			}
@@ -187,7 +188,7 @@ func TestMatrixBaselineArgs(t *testing.T) {
 		var out, errb bytes.Buffer
 		start := time.Now()
 		code := run(append([]string{"matrix", "--fencing", "token", "--results", t.TempDir()}, args...), &out, &errb)
-		if code != exitBadArgs || time.Since(start) > time.Second {
+		if code != exitBadArgs || time.Since(start) > refuseWithin {
 			t.Errorf("%v: exit %d in %s, want 254 at once: %s", args, code, time.Since(start), errb.String())
 		}
 	}

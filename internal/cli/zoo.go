@@ -10,7 +10,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
+	"github.com/fencecheck/fencecheck/internal/rerun"
 	"github.com/fencecheck/fencecheck/internal/store"
 	"github.com/fencecheck/fencecheck/internal/trends"
 )
@@ -18,40 +21,45 @@ import (
 // zooAxis is the matrix axis that makes a zoo: the lock client of each cell.
 const zooAxis = "client-dir"
 
-// maxZooFile bounds each file zoo reads (matrix.json, a run's test.json):
-// they are input from elsewhere (a CI artifact).
-const maxZooFile = 16 << 20
+// The zoo's bounds. Every file it reads is input from elsewhere (a CI
+// artifact): maxZooFile bounds matrix.json, maxZooTestInfo a run's
+// test.json (some 3 KB when fencecheck wrote it), maxZooRun a cell's run
+// path (a longer one is neither read nor linked). On the page,
+// maxZooName bounds each name (a client, a server and its version, a
+// fault, a fencing mode), maxZooArg each argument of a matrix's command
+// and maxZooCommand the command.
+const (
+	maxZooFile     = 16 << 20
+	maxZooTestInfo = 1 << 20
+	maxZooRun      = 1 << 10
+	maxZooName     = 120
+	maxZooArg      = 1 << 10
+	maxZooCommand  = 8 << 10
+)
 
 // cmdZoo is `fencecheck zoo [--out FILE] RESULTS`: the lock-client zoo's
 // page, in Markdown, from a matrix (or merged shards) run with --client-dir
 // as an axis: one table row per client, target, fault and fencing mode,
 // over the cell's seeds.
 func cmdZoo(_ context.Context, args []string, stdout, stderr io.Writer) (int, error) {
-	fset := newFlags("zoo", stderr)
+	fset := verbFlags("zoo", stderr, zooUsage)
 	out := fset.String("out", "", "write the page to FILE (its links to the reports are relative to FILE's directory) instead of stdout")
-	fset.Usage = func() {
-		fmt.Fprintf(stderr, `Usage: fencecheck zoo [--out FILE] RESULTS...
-
-RESULTS is the results directory of a matrix run with --client-dir as an
-axis (fencecheck matrix --client-dir builtin,DIR1,DIR2 ..., or merge of its
-shards). Writes the zoo's page in Markdown: for each lock client (its name
-and version, as the program reported them), server and version, fault and
-fencing mode, the verdicts over the cell's seeds, lost updates, fence
-rejections, the first lost update, and a link to the report of one invalid
-run per client. A fencing mode the client's grants cannot serve (no token)
-is said so. Given several RESULTS, a client directory's cells come from the
-last matrix that ran it (a client re-run after a fix replaces its earlier
-cells, and the page says which matrix each client's rows come from). Exit
-0, 254 if a RESULTS has no matrix.json or none has a client axis.
-
-`)
-		fset.PrintDefaults()
-	}
-	if err := parse(fset, args); err != nil {
+	publish := fset.String("publish", "", "write a copy to publish into DIR: DIR/zoo.md, and what it reads and links (each matrix.json and test.json; each linked run's report, made again to name the run by its path in DIR, and the files it links, or says what was left out)")
+	if err := parseVerb(fset, args); err != nil {
 		return 0, err
 	}
 	if fset.NArg() < 1 {
 		return 0, fmt.Errorf("%w: zoo needs a RESULTS directory", errUsage)
+	}
+	if *publish != "" {
+		if *out != "" {
+			return 0, fmt.Errorf("%w: zoo: --out or --publish, not both (--publish writes DIR/%s)", errUsage, zooPublished)
+		}
+		if err := zooPublish(fset.Args(), *publish); err != nil {
+			return 0, err
+		}
+		fmt.Fprintf(stderr, "fencecheck: wrote %s\n", filepath.Join(*publish, zooPublished))
+		return exitValid, nil
 	}
 	page, err := zooPage(fset.Args(), *out)
 	if err != nil {
@@ -75,7 +83,9 @@ type zooRow struct {
 	runs, invalid, unknown, refused  int
 	lost, acknowledged, rejections   int
 	firstLost                        []float64
-	invalidRun                       string // a report of an invalid run, relative to RESULTS
+	invalidRun                       string // a report of an invalid run, under its RESULTS
+	invalidAt                        int    // the index of that RESULTS
+	invalidCell                      string // the run's path in it
 	order                            int
 }
 
@@ -88,28 +98,45 @@ type zooMatrix struct {
 
 // zooPage reads each RESULTS directory and renders the page; out is where
 // it will be written ("" stdout), for relative links. A client
-// directory's cells come from the last of results that has any.
+// directory's cells come from the last of results that has any. Every
+// name read from a file is cut (zooName) and escaped on the page
+// (mdText, mdCode); the matrices' commands are single lines of shell
+// words (zooCommand); a report's link is a percent-encoded path (mdLink).
 func zooPage(results []string, out string) (string, error) {
+	ms, z, err := zooOpen(results)
+	defer closeZoo(ms)
+	if err != nil {
+		return "", err
+	}
+	return z.markdown(ms, out), nil
+}
+
+// closeZoo closes the result directories zooOpen opened.
+func closeZoo(ms []zooMatrix) {
+	for _, zm := range ms {
+		zm.root.Close()
+	}
+}
+
+// zooOpen opens each RESULTS directory's matrix and tallies the rows; the
+// matrices opened are returned, for the caller to close, with an error
+// too.
+func zooOpen(results []string) ([]zooMatrix, zooTallied, error) {
 	var ms []zooMatrix
-	defer func() {
-		for _, zm := range ms {
-			zm.root.Close()
-		}
-	}()
 	owner := map[string]int{} // client directory -> index in ms of the matrix its cells come from
 	for _, dir := range results {
 		root, err := os.OpenRoot(dir)
 		if err != nil {
-			return "", fmt.Errorf("%w: zoo: %w", errUsage, err)
+			return ms, zooTallied{}, fmt.Errorf("%w: zoo: %w", errUsage, err)
 		}
 		ms = append(ms, zooMatrix{dir: dir, root: root})
 		b, err := trends.ReadBounded(root, trends.MatrixFile, maxZooFile)
 		if err != nil {
-			return "", fmt.Errorf("%w: zoo: %s: %w", errUsage, dir, err)
+			return ms, zooTallied{}, fmt.Errorf("%w: zoo: %s: %w", errUsage, dir, err)
 		}
 		m, err := trends.DecodeMatrix(b)
 		if err != nil {
-			return "", fmt.Errorf("%w: zoo: %s: %w", errUsage, filepath.Join(dir, trends.MatrixFile), err)
+			return ms, zooTallied{}, fmt.Errorf("%w: zoo: %s: %w", errUsage, filepath.Join(dir, trends.MatrixFile), err)
 		}
 		ms[len(ms)-1].m = m
 		for _, c := range m.Cells {
@@ -118,9 +145,33 @@ func zooPage(results []string, out string) (string, error) {
 			}
 		}
 	}
+	z := zooTally(ms, owner)
+	if len(z.rows) == 0 {
+		return ms, z, fmt.Errorf("%w: zoo: %s: no cell has a --client-dir axis (run fencecheck matrix --client-dir builtin,DIR,...)", errUsage, strings.Join(results, ", "))
+	}
+	return ms, z, nil
+}
+
+// zooTallied is the zoo's rows, tallied from the matrices' cells.
+type zooTallied struct {
+	rows     map[string]*zooRow // by client, server, nemesis and fencing
+	clientAt map[string]int     // client -> its place, in the matrices' order
+	from     [][]string         // the clients each matrix supplies
+	// notKept says, by report path, why a published copy (zoo --publish)
+	// has no report of a run the page would link.
+	notKept map[string]string
+}
+
+// zooTally tallies the cells of the matrices' client axis into rows: a
+// client's cells are those of the matrix that owns its directory (owner).
+func zooTally(ms []zooMatrix, owner map[string]int) zooTallied {
 	rows := map[string]*zooRow{}
-	var clients []string              // in the matrices' order
-	from := make([][]string, len(ms)) // the clients each matrix supplies
+	clientAt := map[string]int{}
+	from := make([][]string, len(ms))
+	inFrom := make([]map[string]bool, len(ms))
+	for mi := range inFrom {
+		inFrom[mi] = map[string]bool{}
+	}
 	order := 0
 	for mi, zm := range ms {
 		for _, c := range zm.m.Cells {
@@ -130,21 +181,23 @@ func zooPage(results []string, out string) (string, error) {
 			}
 			order++
 			ti := zooTestInfo(zm.root, c)
-			client := zooClientName(dir, ti)
-			if !slices.Contains(clients, client) {
-				clients = append(clients, client)
+			client := zooName(zooClientName(dir, ti))
+			if _, ok := clientAt[client]; !ok {
+				clientAt[client] = len(clientAt)
 			}
-			if !slices.Contains(from[mi], client) {
+			if !inFrom[mi][client] {
+				inFrom[mi][client] = true
 				from[mi] = append(from[mi], client)
 			}
-			server := c.Target
+			server := zooName(c.Target)
 			if v := cmp.Or(ti.TargetVersion, c.Version); v != "" {
-				server += " " + v
+				server += " " + zooName(v)
 			}
-			key := strings.Join([]string{client, server, c.Nemesis, c.Mode()}, "\x00")
+			nemesis, fencing := zooName(c.Nemesis), zooName(c.Mode())
+			key := strings.Join([]string{client, server, nemesis, fencing}, "\x00")
 			r := rows[key]
 			if r == nil {
-				r = &zooRow{client: client, server: server, nemesis: c.Nemesis, fencing: c.Mode(), order: order}
+				r = &zooRow{client: client, server: server, nemesis: nemesis, fencing: fencing, order: order}
 				rows[key] = r
 			}
 			r.runs++
@@ -153,8 +206,9 @@ func zooPage(results []string, out string) (string, error) {
 				r.refused++
 			case c.Verdict == "invalid":
 				r.invalid++
-				if r.invalidRun == "" && c.Run != "" && filepath.IsLocal(c.Run) {
+				if r.invalidRun == "" && zooRun(c) {
 					r.invalidRun = filepath.Join(zm.dir, filepath.FromSlash(c.Run), "report.html")
+					r.invalidAt, r.invalidCell = mi, c.Run
 				}
 			case c.Verdict != "valid":
 				r.unknown++
@@ -167,16 +221,21 @@ func zooPage(results []string, out string) (string, error) {
 			}
 		}
 	}
-	if len(rows) == 0 {
-		return "", fmt.Errorf("%w: zoo: %s: no cell has a --client-dir axis (run fencecheck matrix --client-dir builtin,DIR,...)", errUsage, strings.Join(results, ", "))
-	}
+	return zooTallied{rows: rows, clientAt: clientAt, from: from}
+}
+
+// markdown is the zoo's page: where it comes from, a row per client,
+// server, fault and fencing mode, and a report of each client's first
+// invalid run (linked relative to out, the page's file, when given).
+func (z zooTallied) markdown(ms []zooMatrix, out string) string {
+	from := z.from
 	link := func(p string) string {
 		if out != "" {
 			if r, err := filepath.Rel(filepath.Dir(out), p); err == nil {
 				p = r
 			}
 		}
-		return filepath.ToSlash(p)
+		return mdLink(filepath.ToSlash(p))
 	}
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "# The lock-client zoo\n\n")
@@ -196,23 +255,25 @@ func zooPage(results []string, out string) (string, error) {
 		if used == 1 {
 			fmt.Fprintf(&sb, "Generated by `fencecheck zoo` from the matrix run of %s:\n\n", zm.m.Started.UTC().Format("2006-01-02 15:04 UTC"))
 		} else {
-			fmt.Fprintf(&sb, "From the matrix run of %s (%s):\n\n", zm.m.Started.UTC().Format("2006-01-02 15:04 UTC"), mdCell(strings.Join(from[mi], ", ")))
+			names := make([]string, len(from[mi]))
+			for i, c := range from[mi] {
+				names[i] = mdText(c)
+			}
+			fmt.Fprintf(&sb, "From the matrix run of %s (%s):\n\n", zm.m.Started.UTC().Format("2006-01-02 15:04 UTC"), strings.Join(names, ", "))
 		}
-		fmt.Fprintf(&sb, "    fencecheck matrix %s\n\n", strings.Join(zm.m.Args, " "))
+		fmt.Fprintf(&sb, "    %s\n\n", zooCommand(zm.m.Args))
 	}
 	sb.WriteString("Each row is one lock client on one server under one fault and fencing mode, over the cell's seeds. " +
 		"\"invalid\" counts runs in which an acknowledged update was lost (or another checker failed); " +
 		"\"no token\": the client's grants carry no fencing token, so the run was refused before it started.\n\n")
+	sb.WriteString(zooColumns)
+	for _, m := range zooFaultsMeasured(z.rows) {
+		sb.WriteString(m)
+	}
+	sb.WriteString("\n")
 	sb.WriteString("| lock client | server | fault | fencing | verdicts | lost (of acknowledged) | fence rejections | first lost (median) |\n")
 	sb.WriteString("|---|---|---|---|---|---|---|---|\n")
-	all := make([]*zooRow, 0, len(rows))
-	for _, r := range rows {
-		all = append(all, r)
-	}
-	slices.SortFunc(all, func(a, b *zooRow) int {
-		return cmp.Or(cmp.Compare(slices.Index(clients, a.client), slices.Index(clients, b.client)), cmp.Compare(a.order, b.order))
-	})
-	for _, r := range all {
+	for _, r := range z.ordered() {
 		verdicts := fmt.Sprintf("%d of %d invalid", r.invalid, r.runs)
 		if r.unknown > 0 {
 			verdicts += fmt.Sprintf(", %d unknown", r.unknown)
@@ -230,37 +291,112 @@ func zooPage(results []string, out string) (string, error) {
 		if r.refused == r.runs {
 			lost, first = "–", "–"
 		}
-		fmt.Fprintf(&sb, "| %s | %s | `%s` | %s | %s | %s | %d | %s |\n", mdCell(r.client), mdCell(r.server), mdCell(r.nemesis), mdCell(r.fencing), verdicts, lost, r.rejections, first)
+		fmt.Fprintf(&sb, "| %s | %s | %s | %s | %s | %s | %d | %s |\n", mdText(r.client), mdText(r.server), mdCode(r.nemesis), mdText(r.fencing), verdicts, lost, r.rejections, first)
 	}
 	sb.WriteString("\nOne invalid run of each client, its report:\n\n")
-	listed := false
-	for _, client := range clients {
-		for _, r := range all {
-			if r.client == client && r.invalidRun != "" {
-				fmt.Fprintf(&sb, "- %s, `%s`, fencing %s: [report](%s)\n", mdCell(client), mdCell(r.nemesis), mdCell(r.fencing), link(r.invalidRun))
-				listed = true
-				break
-			}
+	linked := z.linked()
+	for _, r := range linked {
+		if why, ok := z.notKept[r.invalidRun]; ok {
+			fmt.Fprintf(&sb, "- %s, %s, fencing %s: report not kept in this copy (%s)\n", mdText(r.client), mdCode(r.nemesis), mdText(r.fencing), mdText(zooName(why)))
+			continue
 		}
+		fmt.Fprintf(&sb, "- %s, %s, fencing %s: [report](%s)\n", mdText(r.client), mdCode(r.nemesis), mdText(r.fencing), link(r.invalidRun))
 	}
-	if !listed {
+	if len(linked) == 0 {
 		sb.WriteString("- none: no run was invalid.\n")
 	}
-	return sb.String(), nil
+	return sb.String()
+}
+
+// ordered are the rows in the clients' order, each client's in its
+// cells' order.
+func (z zooTallied) ordered() []*zooRow {
+	all := make([]*zooRow, 0, len(z.rows))
+	for _, r := range z.rows {
+		all = append(all, r)
+	}
+	slices.SortFunc(all, func(a, b *zooRow) int {
+		return cmp.Or(cmp.Compare(z.clientAt[a.client], z.clientAt[b.client]), cmp.Compare(a.order, b.order))
+	})
+	return all
+}
+
+// linked are the rows whose invalid run's report the page links: each
+// client's first, in the clients' order.
+func (z zooTallied) linked() []*zooRow {
+	var out []*zooRow
+	seen := map[string]bool{}
+	for _, r := range z.ordered() {
+		if r.invalidRun != "" && !seen[r.client] {
+			seen[r.client] = true
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// zooColumns says what the table's columns count and what every row has
+// in common: each client program implements the lock only, so fencecheck
+// checks the lease (asks the program how much is left) once, right after
+// its read, and then writes through its own client of the resource; the
+// library is asked nothing between that check and the write.
+const zooColumns = "What the columns count and test: \"lost\", acknowledged updates missing from the run's final read (overwritten by a write made from an older read), summed over the cell's runs; " +
+	"\"fence rejections\", stale writes the fence refused (a lower token than one the resource had seen); " +
+	"\"first lost\", seconds from the run's start to the first lost update, the median of the runs that lost one. " +
+	"Every client here implements the lock only: fencecheck asks it how much of the lease is left once, after the read, " +
+	"and writes the update itself through its own client of the resource (the default lock-store: a key on the same servers). " +
+	"A fault aimed at the holder lands after that check, and the library is asked nothing between the fault and the write, " +
+	"so a row says what the lock service and the fault do to a holder that already checked its lease, not what the library's listeners would have done with a later check:\n\n"
+
+// zooFaults is what each fault the zoo runs tests, by the fault's name
+// before any ":".
+var zooFaults = map[string]string{
+	"pause-holder": "- Under `pause-holder`, the holder's whole container (the library and fencecheck's worker) is frozen for 1.5 to 3 leases. " +
+		"Unfenced, a row is invalid when the library let its lease lapse during the freeze, so that another client was granted the lock and the frozen holder's write landed after that client's: what a lease lock is meant to do. " +
+		"Fenced, it is valid when the library's token grows with every grant, so the resource refuses the late write.\n",
+	"partition-client": "- Under `partition-client`, the holder's container (the library and fencecheck's own client of the lock-store) is cut off from the lock service's servers for 1.5 to 3 leases. " +
+		"The cut also cuts fencecheck's write to the lock-store, so an unfenced row measures whether a write sent into the cut lands after the heal, through fencecheck's own client of that server, not the library: " +
+		"etcd's and Redis's clients keep it in a live TCP connection and deliver it when the cut heals (invalid); " +
+		"fencecheck's ZooKeeper client (go-zookeeper) closes a connection silent for 2/3 of the session timeout and the write dies with it, while with `:reset` it waits for a new session and sends the write there (invalid); " +
+		"fencecheck's Consul client opens a connection per request, which cannot be made during the cut. " +
+		"With the lock-store, the same verdicts come from any client of the same server, one that watches nothing included.\n",
+}
+
+// zooFaultsMeasured is the text of zooFaults for the faults of rows, in
+// zooFaults's own order of names (pause-holder first).
+func zooFaultsMeasured(rows map[string]*zooRow) []string {
+	seen := map[string]bool{}
+	for _, r := range rows {
+		name, _, _ := strings.Cut(r.nemesis, ":")
+		seen[name] = true
+	}
+	var out []string
+	for _, name := range []string{"pause-holder", "partition-client"} {
+		if seen[name] {
+			out = append(out, zooFaults[name])
+		}
+	}
+	return out
 }
 
 // zooTestInfo is a cell's test.json, or zero when it cannot be read.
 func zooTestInfo(root *os.Root, c trends.MatrixCell) store.TestInfo {
 	var ti store.TestInfo
-	if c.Run == "" || !filepath.IsLocal(c.Run) {
+	if !zooRun(c) {
 		return ti
 	}
-	b, err := trends.ReadBounded(root, filepath.Join(c.Run, store.TestFile), maxZooFile)
+	b, err := trends.ReadBounded(root, filepath.Join(c.Run, store.TestFile), maxZooTestInfo)
 	if err != nil {
 		return ti
 	}
 	_ = json.Unmarshal(b, &ti)
 	return ti
+}
+
+// zooRun reports whether c's run path is one zoo reads and links: a local
+// path inside RESULTS, of at most maxZooRun bytes.
+func zooRun(c trends.MatrixCell) bool {
+	return c.Run != "" && len(c.Run) <= maxZooRun && filepath.IsLocal(c.Run)
 }
 
 // zooClientName is a cell's client: the program's name for itself (its
@@ -278,9 +414,155 @@ func zooClientName(dir string, ti store.TestInfo) string {
 	return filepath.Base(dir)
 }
 
-// mdCell makes s safe in a Markdown table cell: no pipe, no line break.
-func mdCell(s string) string {
-	return strings.NewReplacer("|", "\\|", "\n", " ", "\r", " ", "`", "'").Replace(s)
+// zooName is a name read from a file, fit for the page: valid UTF-8,
+// every control or invisible character (a line break, a bidi override)
+// shown as U+FFFD, no space around it, and at most maxZooName bytes (cut
+// on a rune boundary, with "…").
+func zooName(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if r != ' ' && !unicode.IsPrint(r) {
+			return utf8.RuneError
+		}
+		return r
+	}, strings.ToValidUTF8(s, "\uFFFD"))
+	s = strings.TrimSpace(s)
+	if len(s) <= maxZooName {
+		return s
+	}
+	cut := maxZooName
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+// mdText is s (a zooName) as Markdown text that renders as s, on one line,
+// wherever it stands in a line (a table cell, the start of a list item):
+// Markdown's punctuation is escaped with a backslash, a pipe and HTML's
+// <, > and & are character references (a pipe so written never splits a
+// table's cell, whichever backslash rule a renderer follows), and a start
+// that would open a block (a heading, a list, an ordered list's "1.") is
+// escaped too. No tag, link, image, code span or emphasis can come of it.
+func mdText(s string) string {
+	var b strings.Builder
+	digits := 0 // leading digits, for an ordered list's marker
+	for i, r := range s {
+		switch {
+		case strings.ContainsRune("\\`*_~[]", r):
+			b.WriteByte('\\')
+		case r == '|':
+			b.WriteString("&#124;")
+			continue
+		case r == '<':
+			b.WriteString("&lt;")
+			continue
+		case r == '>':
+			b.WriteString("&gt;")
+			continue
+		case r == '&':
+			b.WriteString("&amp;")
+			continue
+		case i == 0 && strings.ContainsRune("#-+=", r):
+			b.WriteByte('\\')
+		case (r == '.' || r == ')') && i > 0 && digits == i && (i+1 == len(s) || s[i+1] == ' '):
+			b.WriteByte('\\')
+		}
+		if r >= '0' && r <= '9' && digits == i {
+			digits++
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// mdCode is s (a zooName) as a code span when it is a plain name (letters,
+// digits and ,.:=+/_- as in "pause-holder" or "kill:leader"), else as
+// mdText: a code span cannot escape a backtick or, in every renderer, a
+// pipe.
+func mdCode(s string) string {
+	plain := s != ""
+	for _, r := range s {
+		if !(r < utf8.RuneSelf && (unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune(",.:=+/_-", r))) {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		return "`" + s + "`"
+	}
+	return mdText(s)
+}
+
+// mdLink is the path p as a Markdown link's destination: every byte but
+// letters, digits and -._~/ percent-encoded, so that no space, parenthesis
+// or bracket ends the link and no colon makes a relative path a URL with a
+// scheme ("javascript:").
+func mdLink(p string) string {
+	var b strings.Builder
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		if c < utf8.RuneSelf && (unicode.IsLetter(rune(c)) || unicode.IsDigit(rune(c)) || strings.IndexByte("-._~/", c) >= 0) {
+			b.WriteByte(c)
+			continue
+		}
+		fmt.Fprintf(&b, "%%%02X", c)
+	}
+	return b.String()
+}
+
+// zooCommand is a matrix's command line as recorded in its matrix.json
+// (args), for one line of an indented code block: each argument a shell
+// word (rerun.Quote, or $'...' with escapes when it holds a line break or
+// another character that does not print), cut to maxZooArg bytes, and the
+// line to about maxZooCommand bytes, saying how many arguments were left
+// out.
+func zooCommand(args []string) string {
+	var b strings.Builder
+	b.WriteString("fencecheck matrix")
+	for i, a := range args {
+		if b.Len() > maxZooCommand {
+			fmt.Fprintf(&b, " … (%d more arguments)", len(args)-i)
+			break
+		}
+		b.WriteByte(' ')
+		b.WriteString(shellWord(clip(a, maxZooArg)))
+	}
+	return b.String()
+}
+
+// shellWord is s as one word of a shell command on one line: rerun.Quote
+// when every character of s prints, else in $'...' quotes with \n, \t,
+// \xHH (a byte that is not UTF-8) and \uHHHH escapes.
+func shellWord(s string) string {
+	printable := utf8.ValidString(s) && !strings.ContainsFunc(s, func(r rune) bool { return r != ' ' && !unicode.IsPrint(r) })
+	if printable {
+		return rerun.Quote(s)
+	}
+	var b strings.Builder
+	b.WriteString("$'")
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n <= 1:
+			fmt.Fprintf(&b, "\\x%02x", s[i])
+		case r == '\\' || r == '\'':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == '\n':
+			b.WriteString("\\n")
+		case r == '\t':
+			b.WriteString("\\t")
+		case r == ' ' || unicode.IsPrint(r):
+			b.WriteRune(r)
+		case r < 0x80:
+			fmt.Fprintf(&b, "\\x%02x", r)
+		default:
+			fmt.Fprintf(&b, "\\U%08x", r)
+		}
+		i += n
+	}
+	b.WriteByte('\'')
+	return b.String()
 }
 
 // median of xs (not empty), which it sorts.
@@ -292,3 +574,20 @@ func median(xs []float64) float64 {
 	}
 	return (xs[n/2-1] + xs[n/2]) / 2
 }
+
+// zooUsage is zoo -h's details.
+const zooUsage = `RESULTS is the results directory of a matrix run with --client-dir as an
+axis (fencecheck matrix --client-dir builtin,DIR1,DIR2 ..., or merge of its
+shards). Writes the zoo's page in Markdown: for each lock client (its name
+and version, as the program reported them), server and version, fault and
+fencing mode, the verdicts over the cell's seeds, lost updates, fence
+rejections, the first lost update, and a link to the report of one invalid
+run per client. A fencing mode the client's grants cannot serve (no token)
+is said so. Given several RESULTS, a client directory's cells come from the
+last matrix that ran it (a client re-run after a fix replaces its earlier
+cells, and the page says which matrix each client's rows come from).
+With --publish DIR, a copy that stands alone: the page and what it reads
+and links, each linked report made again so that its rerun command names
+the run by its path in DIR (run from DIR, with --client-dir DIR the
+client's directory), never a directory of the machine that ran it. Exit
+0, 254 if a RESULTS has no matrix.json or none has a client axis.`

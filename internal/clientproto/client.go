@@ -35,7 +35,7 @@ func Dial(ctx context.Context, prog Program, init Init, log *slog.Logger) (*Clie
 	if err != nil {
 		return nil, err
 	}
-	c := &Client{p: p, rpc: time.Duration(init.RPCTimeoutMS) * time.Millisecond, tokens: *r.Tokens, name: r.Name}
+	c := &Client{p: p, rpc: time.Duration(init.RPCTimeoutMS) * time.Millisecond, tokens: *r.Tokens, name: clipTo(r.Name, MaxName)}
 	for _, s := range r.Implements {
 		if s == ImplResource {
 			c.resource = true
@@ -67,7 +67,12 @@ func (c *Client) Fits(f string) error {
 	return nil
 }
 
-// Name is the program's name for itself (init_ok's), or its command line.
+// MaxName bounds the program's name for itself, in bytes: it goes into
+// test.json, the report and the zoo's page.
+const MaxName = 256
+
+// Name is the program's name for itself (init_ok's, cut to MaxName bytes),
+// or its command line.
 func (c *Client) Name() string {
 	if c.name != "" {
 		return c.name

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/fencecheck/fencecheck/targets"
@@ -47,13 +48,70 @@ type Manifest struct {
 	// Its output is in the image; it runs again only when the image changes.
 	ImageBuild string `json:"image_build,omitempty"`
 	// Target is the lock service the client is written for (client-check's
-	// default --target).
-	Target string `json:"target,omitempty"`
+	// default --target); Targets, in its place, names several, for a
+	// program that serves more than one (a library with a backend for
+	// each): matrix runs the program on each (Manifest.TargetNames).
+	Target  string   `json:"target,omitempty"`
+	Targets []string `json:"targets,omitempty"`
+	// Tokens, when false, declares that the program's grants never carry
+	// a fencing token (init_ok's "tokens" is always false), so that a run
+	// with --fencing token is refused before anything starts (CheckFencing)
+	// instead of at the workers' setup. Absent: the program says at init.
+	Tokens *bool `json:"tokens,omitempty"`
 }
 
-// Spec is a client to run: its directory on this machine, its manifest,
+// ErrNoTokens: a client program that declares its grants carry no
+// fencing token (client.json's "tokens": false) was asked to run with
+// token fencing. An error that is one is also targets.ErrBadConfig.
+var ErrNoTokens = errors.New("a client program without fencing tokens under token fencing")
+
+// noTokens is CheckFencing's error: ErrNoTokens and targets.ErrBadConfig.
+type noTokens struct{ msg string }
+
+func (e noTokens) Error() string { return e.msg }
+
+func (e noTokens) Is(target error) bool {
+	return target == ErrNoTokens || target == targets.ErrBadConfig
+}
+
+// TargetNames are the lock services the program is written for:
+// "targets", else "target" alone, else none (any target).
+func (m Manifest) TargetNames() []string {
+	if m.Targets != nil {
+		return m.Targets
+	}
+	if m.Target != "" {
+		return []string{m.Target}
+	}
+	return nil
+}
+
+// Tokenless reports whether client.json declares that the program's
+// grants carry no fencing token.
+func (m Manifest) Tokenless() bool { return m.Tokens != nil && !*m.Tokens }
+
+// CheckFencing checks, before anything starts, that the program can run
+// with each resource's fencing mode (fencings, by resource; fencing is
+// --fencing as given, for the message): one that declares its grants
+// carry no token cannot run where a resource applies token fencing. What
+// the program says at init is checked again by Dial (Client.Fits). Errors
+// are ErrNoTokens and targets.ErrBadConfig.
+func (s ProgramDir) CheckFencing(fencing string, fencings map[string]targets.Fencing) error {
+	if !s.Manifest.Tokenless() {
+		return nil
+	}
+	for _, f := range fencings {
+		if f.Applied() == targets.FencingToken {
+			return noTokens{fmt.Sprintf("%v: --client-dir %s: the client program %q declares that its grants carry no fencing token (%s: \"tokens\": false), so it cannot run with --fencing %s",
+				targets.ErrBadConfig, s.HostDir, s.Name(), ManifestFile, fencing)}
+		}
+	}
+	return nil
+}
+
+// ProgramDir is a client to run: its directory on this machine, its manifest,
 // and how the worker starts it.
-type Spec struct {
+type ProgramDir struct {
 	HostDir  string
 	Manifest Manifest
 	Program  Program
@@ -64,9 +122,9 @@ var packageName = regexp.MustCompile(`^[a-z0-9][a-z0-9+.-]+$`)
 // Load reads DIR/client.json. cmd, when not empty, overrides its command
 // (run with /bin/sh -c); image, when not empty, its image. Errors wrap
 // targets.ErrBadConfig.
-func Load(dir, cmd, image string) (Spec, error) {
-	bad := func(format string, args ...any) (Spec, error) {
-		return Spec{}, fmt.Errorf("%w: client %s: %s", targets.ErrBadConfig, dir, fmt.Sprintf(format, args...))
+func Load(dir, cmd, image string) (ProgramDir, error) {
+	bad := func(format string, args ...any) (ProgramDir, error) {
+		return ProgramDir{}, fmt.Errorf("%w: client %s: %s", targets.ErrBadConfig, dir, fmt.Sprintf(format, args...))
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -107,6 +165,17 @@ func Load(dir, cmd, image string) (Spec, error) {
 			return bad("%s: %q is not a Debian package name", ManifestFile, p)
 		}
 	}
+	if m.Target != "" && m.Targets != nil {
+		return bad("%s: \"target\" and \"targets\" both given: name one target, or list them all under \"targets\"", ManifestFile)
+	}
+	if m.Targets != nil && len(m.Targets) == 0 {
+		return bad("%s: \"targets\" is an empty list", ManifestFile)
+	}
+	for i, t := range m.Targets {
+		if t == "" || slices.Contains(m.Targets[:i], t) {
+			return bad("%s: \"targets\": %q is empty or given twice", ManifestFile, t)
+		}
+	}
 	if image != "" {
 		m.Image = image
 	}
@@ -120,11 +189,11 @@ func Load(dir, cmd, image string) (Spec, error) {
 	if len(prog.Cmd) == 0 || prog.Cmd[0] == "" {
 		return bad("%s has no command (and no --client-cmd)", ManifestFile)
 	}
-	return Spec{HostDir: abs, Manifest: m, Program: prog}, nil
+	return ProgramDir{HostDir: abs, Manifest: m, Program: prog}, nil
 }
 
 // Name is the client's name: the manifest's, else the directory's.
-func (s Spec) Name() string {
+func (s ProgramDir) Name() string {
 	if s.Manifest.Name != "" {
 		return s.Manifest.Name
 	}
@@ -133,7 +202,7 @@ func (s Spec) Name() string {
 
 // RunBuild runs the manifest's build command in the directory, its output
 // to out. No build command: nothing to do.
-func (s Spec) RunBuild(ctx context.Context, out io.Writer) error {
+func (s ProgramDir) RunBuild(ctx context.Context, out io.Writer) error {
 	if s.Manifest.Build == "" {
 		return nil
 	}
@@ -149,7 +218,7 @@ func (s Spec) RunBuild(ctx context.Context, out io.Writer) error {
 // Files reads the directory's regular files (what is copied into the
 // image), by path relative to it, with their modes. Directories named .git
 // are skipped. More than limit bytes in all is an error.
-func (s Spec) Files(limit int64) (map[string]File, error) {
+func (s ProgramDir) Files(limit int64) (map[string]File, error) {
 	files := map[string]File{}
 	var total int64
 	err := filepath.WalkDir(s.HostDir, func(path string, d os.DirEntry, err error) error {

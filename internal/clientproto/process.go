@@ -193,7 +193,7 @@ func (p *Process) ensure(ctx context.Context) error {
 	}
 	if err := checkInit(r); err != nil {
 		p.retire("bad init reply")
-		return &Error{Request: TypeInit, Kind: KindFail, Cause: "malformed", Message: err.Error()}
+		return &Error{Request: TypeInit, Kind: KindFail, Cause: "malformed", Message: clipDetail(err.Error())}
 	}
 	p.initOK = r
 	return nil
@@ -320,7 +320,7 @@ func (p *Process) call(ctx context.Context, req Request, timeout time.Duration) 
 	req.ID = p.nextID
 	fail := func(kind, cause, msg, line string) (Reply, error) {
 		p.retire(cause)
-		return Reply{}, &Error{Request: req.Type, Kind: kind, Cause: cause, Message: msg, Line: line}
+		return Reply{}, &Error{Request: req.Type, Kind: kind, Cause: cause, Message: clipDetail(msg), Line: line}
 	}
 	b, err := json.Marshal(req)
 	if err != nil {
@@ -361,7 +361,7 @@ func (p *Process) call(ctx context.Context, req Request, timeout time.Duration) 
 				return fail(KindInfo, "malformed", fmt.Sprintf("reply to id %d while waiting for id %d", rep.ID, req.ID), truncate(string(line), 300))
 			}
 			if rep.Type == TypeError {
-				return rep, &Error{Request: req.Type, Kind: rep.Kind, Cause: "reply", Message: rep.Message}
+				return rep, &Error{Request: req.Type, Kind: rep.Kind, Cause: "reply", Message: clipDetail(rep.Message)}
 			}
 			if rep.Type != req.Type+"_ok" {
 				return fail(KindInfo, "malformed", fmt.Sprintf("reply type %q to %s (want %s_ok or error)", rep.Type, req.Type, req.Type), truncate(string(line), 300))

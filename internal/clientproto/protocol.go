@@ -22,6 +22,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -132,7 +133,10 @@ type Reply struct {
 }
 
 // Error is a request that did not succeed: the program's error reply, or a
-// failure of the program itself (Cause says which).
+// failure of the program itself (Cause says which). Its text (Error) holds
+// at most MaxDetail bytes of Message and of Line each, as a step of
+// client-check does: it goes into the history, and a program's error text
+// can be megabytes long.
 type Error struct {
 	Request string // the request's type
 	// Kind is KindFail (certainly no effect) or KindInfo (unknown).
@@ -148,24 +152,26 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	s := fmt.Sprintf("client program: %s: %s", e.Request, e.Message)
+	msg := clipDetail(e.Message)
+	s := fmt.Sprintf("client program: %s: %s", e.Request, msg)
 	if e.Cause != "reply" {
-		s = fmt.Sprintf("client program: %s: %s: %s", e.Request, e.Cause, e.Message)
+		s = fmt.Sprintf("client program: %s: %s: %s", e.Request, e.Cause, msg)
 	}
 	if e.Line != "" {
-		s += fmt.Sprintf(" (line %q)", e.Line)
+		s += fmt.Sprintf(" (line %q)", clipDetail(e.Line))
 	}
 	return s
 }
 
-// IsFail reports whether err says the request certainly had no effect.
-func IsFail(err error) bool {
-	var e *Error
-	return errors.As(err, &e) && e.Kind == KindFail
-}
+// MaxRemainingMS is the most time a lease can have left, in milliseconds,
+// either way: the most a time.Duration holds (some 292 years). A
+// remaining_ms beyond it is malformed: converted, it would wrap (2^63-1 ms
+// to -1 ms).
+const MaxRemainingMS = math.MaxInt64 / int64(time.Millisecond)
 
 // parseReply decodes one line of the program's stdout and checks its shape:
-// a JSON object with an id and a type. The line is in the error.
+// a JSON object with an id and a type, and a remaining_ms that a lease can
+// have (MaxRemainingMS). The line is in the error.
 func parseReply(line []byte) (Reply, error) {
 	var r Reply
 	if err := json.Unmarshal(line, &r); err != nil {
@@ -178,7 +184,10 @@ func parseReply(line []byte) (Reply, error) {
 		return Reply{}, errors.New("no type")
 	}
 	if r.Type == TypeError && r.Kind != KindFail && r.Kind != KindInfo {
-		return Reply{}, fmt.Errorf("error kind %q (valid: fail, info)", r.Kind)
+		return Reply{}, fmt.Errorf("error kind %q (valid: fail, info)", clipDetail(r.Kind))
+	}
+	if ms := r.RemainingMS; ms != nil && (*ms > MaxRemainingMS || *ms < -MaxRemainingMS) {
+		return Reply{}, fmt.Errorf("remaining_ms %d: no lease can have that (at most %d ms either way)", *ms, MaxRemainingMS)
 	}
 	return r, nil
 }

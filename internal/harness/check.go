@@ -69,10 +69,11 @@ func faults(events []history.Event) []history.Fault {
 	return fs
 }
 
-// Summary is the end-of-run text: one figure a line.
-func Summary(w workloads.Workload, res *store.Results) string {
+// Summary is the end-of-run text: one figure a line, each client named
+// by its worker of workers (history.Process.Worker).
+func Summary(w workloads.Workload, res *store.Results, workers int) string {
 	var b strings.Builder
-	w.Summary(&b, res)
+	w.Summary(&b, res, workers)
 	fmt.Fprintf(&b, "  faults           %d", len(res.Faults))
 	if h := res.FaultHits; h != nil {
 		fmt.Fprintf(&b, " (%d aimed at a critical section: %d hit, %d missed)", h.Aimed, h.Hit, h.Missed)

@@ -18,12 +18,12 @@ import (
 	"time"
 
 	"github.com/fencecheck/fencecheck/internal/clientproto"
-	"github.com/fencecheck/fencecheck/internal/harness/docker"
-	"github.com/fencecheck/fencecheck/internal/harness/lazydisk"
-	"github.com/fencecheck/fencecheck/internal/harness/netdelay"
 	"github.com/fencecheck/fencecheck/internal/history"
 	"github.com/fencecheck/fencecheck/internal/images"
 	"github.com/fencecheck/fencecheck/internal/nemesis"
+	"github.com/fencecheck/fencecheck/internal/platform/docker"
+	"github.com/fencecheck/fencecheck/internal/platform/lazydisk"
+	"github.com/fencecheck/fencecheck/internal/platform/netdelay"
 	"github.com/fencecheck/fencecheck/internal/resources"
 	"github.com/fencecheck/fencecheck/internal/resources/lockstore"
 	"github.com/fencecheck/fencecheck/internal/runtime"
@@ -80,7 +80,7 @@ type ClusterConfig struct {
 	// ClientProgram, if not nil, is the user's lock client: the workers
 	// run in its image (package images, kind client) and start it as
 	// their lock client (package clientproto).
-	ClientProgram *clientproto.Spec
+	ClientProgram *clientproto.ProgramDir
 	ReadyTimeout  time.Duration
 	// TargetImage, if not empty, is the user's own server image (--image
 	// target=REF), from the local Engine, instead of fencecheck's image of
@@ -93,6 +93,8 @@ type ClusterConfig struct {
 	// them (nil: none).
 	Endpoints   []string
 	Credentials *targets.Credentials
+	// Attached is what Config.Validate attached to at Endpoints.
+	Attached *Attachment
 	// LazyDisks mounts a lazy disk (package lazydisk) under the data
 	// directory of every server and resource container that names one,
 	// for the disk faults (nemesis.NeedsDisk).
@@ -179,7 +181,7 @@ func StartCluster(ctx context.Context, cfg ClusterConfig) (*Cluster, error) {
 	c := newCluster(cfg)
 	var specs []targets.NodeSpec
 	if len(cfg.Endpoints) > 0 {
-		if err := c.attach(ctx); err != nil {
+		if err := c.attach(); err != nil {
 			return nil, err
 		}
 	} else {
@@ -330,10 +332,10 @@ func (c *Cluster) ensureImages(ctx context.Context, eng runtime.Images, specs []
 func (c *Cluster) startServers(ctx context.Context, specs []targets.NodeSpec, server serverImage) error {
 	cfg := c.cfg
 	rnodes := cfg.resourceNodes()
-	dspecs := make([]runtime.Spec, len(specs))
+	dspecs := make([]runtime.ContainerSpec, len(specs))
 	for i, s := range specs {
 		kind, cmd := server.of(s)
-		dspecs[i] = runtime.Spec{Name: s.Name, Role: runtime.RoleServer, Image: c.Images[kind], Cmd: cmd, Env: s.Env}
+		dspecs[i] = runtime.ContainerSpec{Name: s.Name, Role: runtime.RoleServer, Image: c.Images[kind], Cmd: cmd, Env: s.Env}
 		for _, f := range s.Files {
 			dspecs[i].Files = append(dspecs[i].Files, runtime.File{Path: f.Path, Data: f.Data, Mode: f.Mode})
 		}
@@ -345,7 +347,7 @@ func (c *Cluster) startServers(ctx context.Context, specs []targets.NodeSpec, se
 		}
 	}
 	for _, n := range rnodes {
-		dspecs = append(dspecs, runtime.Spec{Name: n.spec.Name, Role: runtime.RoleResource, Image: c.Images[n.spec.Image], Cmd: n.spec.Cmd, Env: n.spec.Env})
+		dspecs = append(dspecs, runtime.ContainerSpec{Name: n.spec.Name, Role: runtime.RoleResource, Image: c.Images[n.spec.Image], Cmd: n.spec.Cmd, Env: n.spec.Env})
 	}
 	if cfg.LazyDisks {
 		dataDirs := map[string]string{}
@@ -403,7 +405,10 @@ func (c *Cluster) awaitReady(ctx context.Context) error {
 	rctx, cancel := context.WithTimeout(ctx, cfg.ReadyTimeout)
 	err := c.ready(rctx)
 	cancel()
-	if err != nil {
+	switch {
+	case err != nil && c.foreign != nil:
+		return fmt.Errorf("%w: cluster never became ready within %s: the servers at %s (--endpoints) did not answer: %w", ErrHarness, cfg.ReadyTimeout, strings.Join(cfg.Endpoints, ", "), err)
+	case err != nil:
 		return fmt.Errorf("%w: cluster never became ready within %s: %w", ErrHarness, cfg.ReadyTimeout, err)
 	}
 	c.Ready = time.Since(c.started)
@@ -462,8 +467,8 @@ func (c *Cluster) dialHost(ctx context.Context) error {
 	return nil
 }
 
-// locks is the run's number of locks (workloads.Config.Locks, at least 1).
-func (c *Cluster) locks() int { return max(c.cfg.Config.Locks, 1) }
+// locks is the run's number of locks (spec.WorkerKnobs.LockCount).
+func (c *Cluster) locks() int { return c.cfg.Config.LockCount() }
 
 // lockSetup is the setup of lock l's clients: with one lock, the run's;
 // with several, every key prefix (the lock service's, each resource's)
@@ -495,13 +500,13 @@ func (c *Cluster) startWorkers(ctx context.Context) error {
 	if c.cfg.Workers == 0 {
 		return nil
 	}
-	wspecs := make([]runtime.Spec, c.cfg.Workers)
+	wspecs := make([]runtime.ContainerSpec, c.cfg.Workers)
 	workerImage := c.Images[images.Worker]
 	if c.cfg.ClientProgram != nil {
 		workerImage = c.Images[images.Client]
 	}
 	for i := range wspecs {
-		wspecs[i] = runtime.Spec{Name: fmt.Sprintf("w%d", i+1), Role: runtime.RoleWorker, Image: workerImage,
+		wspecs[i] = runtime.ContainerSpec{Name: fmt.Sprintf("w%d", i+1), Role: runtime.RoleWorker, Image: workerImage,
 			Cmd: []string{"/usr/local/bin/fencecheck", worker.CmdWorkerName, "--listen", fmt.Sprintf(":%d", worker.Port)}}
 	}
 	ws, err := c.rt.StartAll(ctx, wspecs)
@@ -515,23 +520,14 @@ func (c *Cluster) startWorkers(ctx context.Context) error {
 }
 
 // attach is the set-up of a run on existing servers (Endpoints): the
-// target attached to them (targets.Attacher) with the credentials, their
-// nodes, and their addresses resolved for the client-side network faults.
-// It starts nothing.
-func (c *Cluster) attach(ctx context.Context) error {
-	at, ok := c.cfg.Target.(targets.Attacher)
-	if !ok {
-		return fmt.Errorf("%w: --endpoints: target %s cannot attach to existing servers", targets.ErrBadConfig, c.cfg.Target.Name())
+// target, nodes and addresses that Config.Validate attached to
+// (Attached). It starts nothing.
+func (c *Cluster) attach() error {
+	a := c.cfg.Attached
+	if a == nil {
+		return fmt.Errorf("%w: --endpoints: the servers were never attached (harness.Config.Validate attaches them)", ErrHarness)
 	}
-	t, nodes, err := at.Attach(c.cfg.Endpoints, c.cfg.Credentials)
-	if err != nil {
-		return err
-	}
-	addrs, err := foreignAddrs(ctx, nodes)
-	if err != nil {
-		return fmt.Errorf("%w: --endpoints: %w", targets.ErrBadConfig, err)
-	}
-	c.cfg.Target, c.cfg.Client.Credentials, c.Nodes, c.foreign = t, c.cfg.Credentials, nodes, addrs
+	c.cfg.Target, c.cfg.Client.Credentials, c.Nodes, c.foreign = a.Target, c.cfg.Credentials, a.Nodes, a.Addrs
 	return nil
 }
 
@@ -834,9 +830,9 @@ func (c *Cluster) RunOne(ctx context.Context, i int, work time.Duration) error {
 // manifest's image, packages and image_build step, and its directory's
 // files (256 MiB at most). The host build step (the manifest's build) is
 // the caller's to run first.
-func ClientImageOf(p clientproto.Spec) (images.ClientImage, error) {
+func ClientImageOf(p clientproto.ProgramDir) (images.ClientImage, error) {
 	ci := images.ClientImage{From: p.Manifest.Image, Packages: p.Manifest.Packages, Build: p.Manifest.ImageBuild}
-	files, err := p.Files(256 << 20)
+	files, err := p.Files(clientproto.FilesLimit)
 	if err != nil {
 		return ci, err
 	}

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fencecheck/fencecheck/internal/harness/lazydisk"
 	"github.com/fencecheck/fencecheck/internal/nemesis"
+	"github.com/fencecheck/fencecheck/internal/platform/lazydisk"
 	"github.com/fencecheck/fencecheck/internal/runtime"
 )
 
@@ -23,7 +23,7 @@ func DisksDir() string { return filepath.Join(os.TempDir(), "fencecheck-disks") 
 // directory (dataDirs, by node name), its backing directory first filled
 // with what the node's image holds there, and binds it into the node's
 // spec. Unmounted by unmountDisks.
-func (c *Cluster) mountDisks(ctx context.Context, specs []runtime.Spec, dataDirs map[string]string) error {
+func (c *Cluster) mountDisks(ctx context.Context, specs []runtime.ContainerSpec, dataDirs map[string]string) error {
 	c.disks = map[string]*lazydisk.Disk{}
 	for i := range specs {
 		s := &specs[i]

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/fencecheck/fencecheck/internal/harness/lazydisk"
+	"github.com/fencecheck/fencecheck/internal/platform/lazydisk"
 )
 
 // CleanDisks unmounts the lazy disks a dead harness left under a run's

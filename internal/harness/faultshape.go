@@ -3,9 +3,9 @@ package harness
 import (
 	"slices"
 
-	"github.com/fencecheck/fencecheck/internal/harness/lazydisk"
-	"github.com/fencecheck/fencecheck/internal/harness/vdso"
 	"github.com/fencecheck/fencecheck/internal/nemesis"
+	"github.com/fencecheck/fencecheck/internal/platform/lazydisk"
+	"github.com/fencecheck/fencecheck/internal/platform/vdso"
 	"github.com/fencecheck/fencecheck/internal/resources"
 	"github.com/fencecheck/fencecheck/targets"
 )

@@ -37,7 +37,7 @@ func TestValidateChecksFaultPreconditions(t *testing.T) {
 			t.Fatal(err)
 		}
 		cfg := Config{Target: etcd.Target{}, Workload: lockappend.Workload{}, Resources: c.res, Audit: c.audit, Faults: faults,
-			Spec: spec.Spec{Nemesis: c.nemesis, Concurrency: 2, Nodes: c.nodes, Results: t.TempDir()}}
+			Spec: spec.Spec{Nemesis: c.nemesis, WorkerKnobs: spec.WorkerKnobs{Concurrency: 2}, Nodes: c.nodes, Results: t.TempDir()}}
 		cfg.Defaults()
 		err = cfg.Validate()
 		switch {

@@ -2,7 +2,6 @@ package harness
 
 import (
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/fencecheck/fencecheck/internal/checkers"
@@ -29,12 +28,12 @@ import (
 func Judge(test store.TestInfo, events []history.Event, res *store.Results) {
 	hits := &store.FaultHits{}
 	for _, f := range res.Faults {
-		h, aimed := f.Params["hit"]
+		hit, aimed := f.Aimed()
 		if !aimed {
 			continue
 		}
 		hits.Aimed++
-		if ok, _ := strconv.ParseBool(h); ok {
+		if hit {
 			hits.Hit++
 		} else {
 			hits.Missed++

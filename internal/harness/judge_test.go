@@ -16,8 +16,14 @@ func valid() *store.Results {
 	return &store.Results{Workload: "lock-append", Result: &lockappend.Result{Valid: checkers.Valid}}
 }
 
-func fault(name string, start, stop int64, params map[string]string) history.Fault {
-	return history.Fault{FaultValue: history.FaultValue{Fault: name, Nodes: []string{"w1"}, Params: params}, Start: start, Stop: stop}
+func fault(name string, start, stop int64, rec history.FaultValue) history.Fault {
+	rec.Fault, rec.Nodes = name, []string{"w1"}
+	return history.Fault{FaultValue: rec, Start: start, Stop: stop}
+}
+
+// aimed is the record of a fault aimed at a holder, which hit it or not.
+func aimed(hit bool) history.FaultValue {
+	return history.FaultValue{Holder: &history.Aim{Process: 0, Hit: &hit}}
 }
 
 // ok is a completed operation of process p at time t.
@@ -28,7 +34,7 @@ func okAt(p history.Process, t int64) []history.Event {
 
 // A run that tested nothing says so: unknown, never valid.
 func TestJudge(t *testing.T) {
-	test := store.TestInfo{Spec: spec.Spec{Nemesis: "pause-holder", Concurrency: 2}}
+	test := store.TestInfo{Spec: spec.Spec{Nemesis: "pause-holder", WorkerKnobs: spec.WorkerKnobs{Concurrency: 2}}}
 	var busy []history.Event
 	for _, p := range []history.Process{0, 1} {
 		busy = append(busy, okAt(p, 50)...)
@@ -43,14 +49,14 @@ func TestJudge(t *testing.T) {
 	})
 	t.Run("--nemesis none asked for", func(t *testing.T) {
 		res := valid()
-		Judge(store.TestInfo{Spec: spec.Spec{Nemesis: "none", Concurrency: 2}}, busy, res)
+		Judge(store.TestInfo{Spec: spec.Spec{Nemesis: "none", WorkerKnobs: spec.WorkerKnobs{Concurrency: 2}}}, busy, res)
 		if res.Valid() != checkers.Valid {
 			t.Errorf("%s: %q", res.Valid(), res.Note)
 		}
 	})
 	t.Run("no fault hit", func(t *testing.T) {
 		res := valid()
-		res.Faults = []history.Fault{fault("pause-holder", 10, 20, map[string]string{"hit": "false"}), fault("partition-client", 30, 40, map[string]string{"hit": "false"})}
+		res.Faults = []history.Fault{fault("pause-holder", 10, 20, aimed(false)), fault("partition-client", 30, 40, aimed(false))}
 		Judge(test, busy, res)
 		if res.Valid() != checkers.Unknown || !strings.Contains(res.Note, "no fault reached a critical section") {
 			t.Errorf("%s: %q", res.Valid(), res.Note)
@@ -61,7 +67,7 @@ func TestJudge(t *testing.T) {
 	})
 	t.Run("a fault hit", func(t *testing.T) {
 		res := valid()
-		res.Faults = []history.Fault{fault("pause-holder", 10, 20, map[string]string{"hit": "false"}), fault("pause-holder", 30, 40, map[string]string{"hit": "true"})}
+		res.Faults = []history.Fault{fault("pause-holder", 10, 20, aimed(false)), fault("pause-holder", 30, 40, aimed(true))}
 		Judge(test, busy, res)
 		if res.Valid() != checkers.Valid || res.FaultHits.Hit != 1 {
 			t.Errorf("%s: %q %+v", res.Valid(), res.Note, res.FaultHits)
@@ -69,16 +75,16 @@ func TestJudge(t *testing.T) {
 	})
 	t.Run("a server fault has no aim", func(t *testing.T) {
 		res := valid()
-		res.Faults = []history.Fault{fault("kill:leader", 10, 20, nil)}
-		Judge(store.TestInfo{Spec: spec.Spec{Nemesis: "kill:leader", Concurrency: 2}}, busy, res)
+		res.Faults = []history.Fault{fault("kill:leader", 10, 20, history.FaultValue{})}
+		Judge(store.TestInfo{Spec: spec.Spec{Nemesis: "kill:leader", WorkerKnobs: spec.WorkerKnobs{Concurrency: 2}}}, busy, res)
 		if res.Valid() != checkers.Valid || res.FaultHits != nil {
 			t.Errorf("%s: %q %+v", res.Valid(), res.Note, res.FaultHits)
 		}
 	})
 	t.Run("clients idle after the first fault", func(t *testing.T) {
 		res := valid()
-		res.Faults = []history.Fault{fault("kill:all", 60, 70, nil)}
-		Judge(store.TestInfo{Spec: spec.Spec{Nemesis: "kill:all", Concurrency: 2}}, busy, res)
+		res.Faults = []history.Fault{fault("kill:all", 60, 70, history.FaultValue{})}
+		Judge(store.TestInfo{Spec: spec.Spec{Nemesis: "kill:all", WorkerKnobs: spec.WorkerKnobs{Concurrency: 2}}}, busy, res)
 		if res.Valid() != checkers.Unknown || !strings.Contains(res.Note, "dead or idle") || res.Workers.Idle != 2 {
 			t.Errorf("%s: %q %+v", res.Valid(), res.Note, res.Workers)
 		}

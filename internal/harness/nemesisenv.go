@@ -17,10 +17,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fencecheck/fencecheck/internal/harness/netdelay"
-	"github.com/fencecheck/fencecheck/internal/harness/vdso"
 	"github.com/fencecheck/fencecheck/internal/history"
 	"github.com/fencecheck/fencecheck/internal/nemesis"
+	"github.com/fencecheck/fencecheck/internal/platform/netdelay"
+	"github.com/fencecheck/fencecheck/internal/platform/vdso"
 	"github.com/fencecheck/fencecheck/internal/runtime"
 	"github.com/fencecheck/fencecheck/internal/worker"
 	"github.com/fencecheck/fencecheck/targets"

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
+	"github.com/fencecheck/fencecheck/internal/buildinfo"
 	"github.com/fencecheck/fencecheck/internal/history"
 	"github.com/fencecheck/fencecheck/internal/report"
 	"github.com/fencecheck/fencecheck/internal/store"
@@ -19,7 +21,8 @@ import (
 // nothing: results.json, report.html (of events, the history checked) and
 // junit.xml are each written to a temporary file first, and only once all
 // are written are they renamed into place, with the checkers'
-// visualization (stagedViz) as linearizability.html, or the old one
+// visualization (stagedViz) as linearizability.html, and history.txt
+// (events as text, history.WriteText), or the old linearizability.html
 // removed when the check wrote none. If anything fails before, the run's
 // files stay as they were. Then, if the run's results directory is one
 // fencecheck made (store.IsResultsRoot), its index.html is rewritten to
@@ -33,14 +36,29 @@ func WriteResults(run *store.Run, test store.TestInfo, res *store.Results, event
 		vizSize = st.Size()
 	}
 
+	res.CheckedBy = buildinfo.Read().String()
 	resJSON, err := json.MarshalIndent(res, "", "  ")
 	if err != nil {
 		return fmt.Errorf("%s: %w", store.ResultsFile, err)
 	}
 	resJSON = append(resJSON, '\n')
-	files := report.RunFiles(run.Dir, map[string]int64{store.ResultsFile: int64(len(resJSON)), store.LinFile: vizSize})
+	var pending []*store.Pending
+	defer func() {
+		for _, p := range pending {
+			p.Discard()
+		}
+	}()
+	// history.txt is streamed to its file: a history can be large.
+	text, textSize, err := run.PendStream(store.HistoryText, func(w io.Writer) error {
+		return history.WriteText(w, events, test.HistoryStarted, test.Concurrency)
+	})
+	if err != nil {
+		return err
+	}
+	pending = append(pending, text)
+	files := report.RunFiles(run.Dir, map[string]int64{store.ResultsFile: int64(len(resJSON)), store.LinFile: vizSize, store.HistoryText: textSize})
 	var page bytes.Buffer
-	if err := report.Render(&page, report.Input{Test: test, Results: res, Events: events, Files: files, View: views.Of(w.Name()), Dir: absDir(run.Dir)}); err != nil {
+	if err := report.Render(&page, report.Input{Test: test, Results: res, Events: events, Files: files, View: views.Of(w.Name()), Dir: absDir(run.Dir), Clocks: clockCourses(res.Faults)}); err != nil {
 		return err
 	}
 	junit, err := report.JUnit(test, res, run.Path(store.ReportFile))
@@ -48,12 +66,6 @@ func WriteResults(run *store.Run, test store.TestInfo, res *store.Results, event
 		return err
 	}
 
-	var pending []*store.Pending
-	defer func() {
-		for _, p := range pending {
-			p.Discard()
-		}
-	}()
 	for _, out := range []struct {
 		name string
 		b    []byte

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"github.com/fencecheck/fencecheck/internal/clientproto"
-	"io/fs"
 	"log/slog"
 	"math/rand/v2"
 	"os"
@@ -18,7 +17,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/fencecheck/fencecheck/internal/checkers"
@@ -59,7 +57,10 @@ type Config struct {
 	WorkerBinary string
 	// ClientProgram, if not nil, is the user's lock client program that the
 	// workers run instead of the target's recipe (--client-dir).
-	ClientProgram *clientproto.Spec
+	ClientProgram *clientproto.ProgramDir
+	// ClientDigest is what the client program's directory holds (Run
+	// reads it when nil), recorded in test.json.
+	ClientDigest *clientproto.Digest
 	// Replay, if not nil, makes the run a rerun of a stored run: the
 	// nemesis replays its recorded schedule instead of drawing faults
 	// (nemesis.Schedule's Steps), and test.json says so.
@@ -67,6 +68,8 @@ type Config struct {
 	// creds are what clients present to attached servers, read from the
 	// Spec's --tls-* and --auth by Validate (validateAttached).
 	creds *targets.Credentials
+	// attached is what Validate attached to at the Spec's --endpoints.
+	attached *Attachment
 	// Log receives the harness's log (also written to logs/harness.log).
 	Log *slog.Logger
 	// Stage and Progress, if not nil, tell the user what happens.
@@ -81,23 +84,12 @@ type Replay struct {
 	Steps []nemesis.Step
 }
 
-// Defaults fills in the durations left zero: the TTL, lock-delay (when
-// nil), nemesis interval, time limit and ready timeout are the target's
-// profile's (targets.ProfileOf: 2s, 3s, 30s, 30s; Consul TTL 10s, lock-delay
-// 0, 2s, 45s; ZooKeeper ready in 90s); with L the target's longest lease
-// (targets.MaxLease: the TTL for etcd): work 250ms, margin TTL/4,
-// acquire timeout 5 L (longer than a holder pause, so that waiters are still
-// waiting when a paused holder's lease expires), RPC timeout 4 L (longer than
-// any fault, as for a client that waits out a partition: its request, held
-// in its TCP connection, lands when the partition heals), operation timeout
-// long enough for an acquire, the work, the longest pause (3 L) and two
-// RPCs, check timeout 60s.
+// Defaults fills in what was left zero: the Spec's knobs by the Spec's
+// own defaults (spec.Spec.Resolve) with the target's profile (profile),
+// the nodes (the endpoints', else the target's usual cluster), the
+// resources (the lock-store), their fencing modes, the name, and the
+// Spec's names of what runs.
 func (c *Config) Defaults() {
-	def := func(d *time.Duration, v time.Duration) {
-		if *d == 0 {
-			*d = v
-		}
-	}
 	if c.Nodes == 0 && c.Attached() {
 		c.Nodes = len(c.Endpoints)
 	}
@@ -112,49 +104,16 @@ func (c *Config) Defaults() {
 	if c.Nodes == 0 && c.Target != nil {
 		c.Nodes = targets.DefaultNodes(c.Target)
 	}
-	if c.Target != nil {
-		// The target's profile fills what no flag set.
-		p := targets.ProfileOf(c.Target)
-		def(&c.TTL, p.TTL)
-		if c.LockDelay == nil {
-			c.LockDelay = p.LockDelay
-		}
-		def(&c.NemesisInterval, p.NemesisInterval)
-		def(&c.TimeLimit, p.TimeLimit)
-		def(&c.ReadyTimeout, p.ReadyTimeout)
+	c.Spec.Resolve(profile(c.Target))
+	if c.SideWriterInterval == 0 {
+		c.SideWriterInterval = 3 * time.Second
 	}
-	lease := c.TTL
-	if c.Target != nil {
-		lease = targets.MaxLease(c.Target, targets.ClientConfig{TTL: c.TTL, LockDelay: c.LockDelay})
-	}
-	def(&c.Work, 250*time.Millisecond)
-	def(&c.Margin, c.TTL/4)
-	def(&c.AcquireTimeout, 5*lease)
-	def(&c.RPCTimeout, max(2*time.Second, 4*lease))
-	def(&c.OpTimeout, c.AcquireTimeout+c.Work+3*lease+2*c.RPCTimeout+2*time.Second)
-	def(&c.NemesisInterval, targets.DefaultProfileInterval)
-	def(&c.TimeLimit, targets.DefaultProfileTimeLimit)
-	def(&c.CheckTimeout, 60*time.Second)
-	def(&c.ReadyTimeout, targets.DefaultProfileReadyTimeout)
-	def(&c.SideWriterInterval, 3*time.Second)
 	if len(c.Resources) == 0 && c.LockStore != nil {
 		c.Resources = []resources.Resource{c.LockStore}
 	}
 	if c.Fencings == nil {
 		// Errors are Validate's to report.
 		c.Fencings, _ = resources.ParseFencings(c.Fencing, c.Resources)
-	}
-	if c.Fencing == "" {
-		c.Fencing = string(targets.FencingNone)
-	}
-	if c.Keys == 0 {
-		c.Keys = 8
-	}
-	if c.Locks == 0 {
-		c.Locks = 1
-	}
-	if rm, ok := c.Target.(targets.ReadModer); ok && c.ReadMode == "" {
-		c.ReadMode = rm.ReadModes()[0]
 	}
 	if c.Name == "" && c.Target != nil && c.Workload != nil {
 		c.Name = c.defaultName()
@@ -177,6 +136,28 @@ func (c *Config) Defaults() {
 	}
 }
 
+// profile is what the Spec's defaults take from target t
+// (targets.ProfileOf: TTL 2s, nemesis interval 3s, time limit 30s, ready
+// timeout 30s; Consul TTL 10s, lock-delay 0, 2s, 45s; ZooKeeper ready in
+// 90s), its longest lease (targets.MaxLease) and its first read mode; with
+// no target, the general profile without a TTL.
+func profile(t targets.Target) spec.Profile {
+	if t == nil {
+		return spec.Profile{NemesisInterval: targets.DefaultProfileInterval, TimeLimit: targets.DefaultProfileTimeLimit,
+			ReadyTimeout: targets.DefaultProfileReadyTimeout}
+	}
+	tp := targets.ProfileOf(t)
+	p := spec.Profile{TTL: tp.TTL, LockDelay: tp.LockDelay, NemesisInterval: tp.NemesisInterval, TimeLimit: tp.TimeLimit,
+		ReadyTimeout: tp.ReadyTimeout,
+		MaxLease: func(ttl time.Duration, lockDelay *time.Duration) time.Duration {
+			return targets.MaxLease(t, targets.ClientConfig{TTL: ttl, LockDelay: lockDelay})
+		}}
+	if rm, ok := t.(targets.ReadModer); ok {
+		p.ReadMode = rm.ReadModes()[0]
+	}
+	return p
+}
+
 // defaultName is TARGET-WORKLOAD-FENCING, with the resources when they are
 // not the lock-store (TARGET-WORKLOAD-RESOURCES-FENCING), and TARGET-NAME
 // for a workload that names its runs (workloads.Described: register's
@@ -197,110 +178,9 @@ func (c *Config) defaultName() string {
 
 var nameUnsafe = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
-// validResults checks that the results directory is one, or can be made:
-// what exists of its path is made of directories.
-func validResults(dir string) error {
-	if dir == "" {
-		return errors.New("empty")
-	}
-	for p := dir; ; {
-		st, err := os.Stat(p)
-		switch {
-		case err == nil && !st.IsDir() && p == dir:
-			return errors.New("is not a directory")
-		case err == nil && !st.IsDir():
-			return fmt.Errorf("%s is not a directory", p)
-		case err == nil:
-			return nil
-		case !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR):
-			return err
-		}
-		parent := filepath.Dir(p)
-		if parent == p {
-			return nil
-		}
-		p = parent
-	}
-}
-
-// Validate checks the configuration before anything starts. Errors wrap
-// targets.ErrBadConfig.
-func (c *Config) Validate() error {
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w: "+format, append([]any{targets.ErrBadConfig}, args...)...)
-	}
-	if c.Target == nil {
-		return bad("no target")
-	}
-	if c.Workload == nil {
-		return bad("no workload")
-	}
-	if _, ok := c.Target.(targets.Secured); ok && c.ClientProgram != nil {
-		// The client protocol's init carries no credentials.
-		return bad("--client-dir: target %s asks its clients for credentials made per run, which the client protocol does not carry yet", c.Target.Name())
-	}
-	if len(c.Resources) == 0 {
-		return bad("no resource")
-	}
-	seen := map[string]bool{}
-	for _, r := range c.Resources {
-		if seen[r.Name()] {
-			return bad("--resource names %s twice", r.Name())
-		}
-		seen[r.Name()] = true
-	}
-	fs, err := resources.ParseFencings(c.Fencing, c.Resources)
-	if err != nil {
-		return err
-	}
-	c.Fencings = fs
-	// The TTL comes before the durations derived from it (5 leases,
-	// ...): when it is absurd they overflow, and must not take the blame.
-	if err := c.Spec.CheckBounds(); err != nil {
-		return fmt.Errorf("%w: %w", targets.ErrBadConfig, err)
-	}
-	if c.Margin < 0 || c.Margin >= c.TTL {
-		return bad("--margin %s must be in [0, --ttl %s)", c.Margin, c.TTL)
-	}
-	if err := c.Workload.Validate(c.Target, c.Resources, c.WorkloadConfig()); err != nil {
-		return err
-	}
-	if _, ok := c.Workload.(workloads.SideWriting); c.SideWriter && !ok {
-		return bad("--side-writer: the %s workload has no side writer", c.Workload.Name())
-	}
-	if err := store.ValidName(c.Name); err != nil {
-		return bad("--name: %w", err)
-	}
-	if err := validResults(c.Results); err != nil {
-		return bad("--results %s: %w", c.Results, err)
-	}
-	if err := c.validateAttached(); err != nil {
-		return err
-	}
-	var specs []targets.NodeSpec
-	if !c.Attached() {
-		if specs, err = c.Target.Nodes(c.Nodes); err != nil {
-			return err
-		}
-	}
-	// Every fault can apply to this run: one that cannot would fail at
-	// each injection, after the cluster is up.
-	if err := nemesis.CheckApplies(c.Faults, c.faultShape(specs)); err != nil {
-		return fmt.Errorf("%w: %w", targets.ErrBadConfig, err)
-	}
-	if c.LockDelay != nil && *c.LockDelay < 0 {
-		return bad("--lock-delay must not be negative")
-	}
-	if err := targets.CheckRecipe(c.Target, c.Recipe); err != nil {
-		return err
-	}
-	return c.Target.Validate(c.clientConfig())
-}
-
 // WorkloadConfig is the workloads' configuration of the run.
 func (c *Config) WorkloadConfig() workloads.Config {
-	return workloads.Config{Fencings: c.Fencings, AcquireTimeout: c.AcquireTimeout, Margin: c.Margin, Work: c.Work, WorkCPU: c.WorkCPU,
-		AuditLog: c.Audit != nil, Keys: c.Keys, ReadMode: c.ReadMode, Locks: c.Locks, Clients: c.Concurrency}
+	return workloads.Config{WorkerKnobs: c.WorkerKnobs, Fencings: c.Fencings}
 }
 
 // resourceUses are the resources with their fencing modes.
@@ -354,26 +234,25 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	if p := cfg.ClientProgram; p != nil && cfg.ClientDigest == nil {
+		// What the directory holds now, after its build step: test.json
+		// records it for rerun to compare.
+		d, err := p.Digest()
+		if err != nil {
+			return nil, err
+		}
+		cfg.ClientDigest = &d
+	}
 	started := time.Now()
 	run, err := store.NewRun(cfg.Results, cfg.Name, started)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrHarness, err)
 	}
-	logFile, err := os.Create(run.Path(store.LogsDir + "/harness.log"))
+	log, closeLog, err := cfg.runLog(run)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrHarness, err)
 	}
-	defer logFile.Close()
-	handlers := []slog.Handler{slog.NewTextHandler(logFile, &slog.HandlerOptions{Level: slog.LevelDebug})}
-	if cfg.Log != nil {
-		handlers = append(handlers, cfg.Log.Handler())
-	}
-	log := slog.New(slog.NewMultiHandler(handlers...))
-	stage := func(format string, args ...any) {
-		if cfg.Stage != nil {
-			cfg.Stage(format, args...)
-		}
-	}
+	defer closeLog()
 
 	// test.json is written at once (a run that fails to start keeps its
 	// configuration and run id), and again once the cluster runs.
@@ -381,18 +260,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	if err := run.WriteJSON(store.TestFile, newTestInfo(cfg, runID, nil, started)); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrHarness, err)
 	}
-	cl, err := StartCluster(ctx, ClusterConfig{
-		Endpoints: cfg.Endpoints, Credentials: cfg.creds,
-		RunID:  runID,
-		Target: cfg.Target, Nodes: cfg.Nodes, Workers: cfg.Concurrency,
-		Client:   cfg.clientConfig(),
-		Workload: cfg.Workload, Resources: cfg.resourceUses(), Audit: cfg.Audit, Config: cfg.WorkloadConfig(),
-		FailpointTimeout: cfg.OpTimeout + time.Minute,
-		WorkerBinary:     cfg.WorkerBinary, ClientProgram: cfg.ClientProgram, ReadyTimeout: cfg.ReadyTimeout,
-		TargetImage: cfg.Image[store.ImageTarget],
-		LazyDisks:   nemesis.NeedsDisk(cfg.Faults),
-		LogsDir:     run.Path(store.LogsDir), Log: log, Stage: cfg.Stage,
-	})
+	cl, err := StartCluster(ctx, cfg.clusterConfig(runID, run.Path(store.LogsDir), log))
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("%w (%v) during set-up: no operation ran, so there is no verdict", ErrInterrupted, context.Cause(ctx))
@@ -406,90 +274,161 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		}
 	}()
 
-	test := newTestInfo(cfg, runID, cl, started)
-	if err := run.WriteJSON(store.TestFile, test); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrHarness, err)
-	}
-
-	var ok, fail, info atomic.Int64
-	rec, err := history.NewRecorder(run.Path(store.HistoryFile), func(e history.Event) {
-		if e.Process == history.Nemesis || e.Process >= FinalReadProcess {
-			return // faults, final reads and the side writer
-		}
-		switch e.Type {
-		case history.Ok:
-			ok.Add(1)
-		case history.Fail:
-			fail.Add(1)
-		case history.Info:
-			info.Add(1)
-		}
-	})
+	var counts opCounts
+	rec, err := history.NewRecorder(run.Path(store.HistoryFile), counts.count)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrHarness, err)
 	}
-	if err := cl.Connect(ctx, rec); err != nil {
+	test := newTestInfo(cfg, runID, cl, started)
+	test.HistoryStarted = rec.Start().UTC()
+	if err := run.WriteJSON(store.TestFile, test); err != nil {
+		rec.Close()
+		return nil, fmt.Errorf("%w: %w", ErrHarness, err)
+	}
+	if err := cfg.connect(ctx, cl, rec, run, &test); err != nil {
 		rec.Close()
 		return nil, err
+	}
+	interrupted := cfg.exercise(ctx, cl, rec, &counts, log)
+	if err := rec.Close(); err != nil {
+		log.Error("history", "err", err)
+	}
+	cfg.stage("tearing down")
+	closed = true
+	if err := cl.Close(run.Path(store.LogsDir)); err != nil {
+		log.Error("teardown", "err", err)
+	}
+
+	events := rec.Events()
+	cfg.stage("checking %d events", len(events))
+	// A history the checkers cannot judge still gets its results, unknown
+	// with the reason: the run's own record is all there is.
+	res, _ := CheckWithin(run, cfg.Workload, events, cfg.CheckTimeout, cfg.checkMemory())
+	Judge(test, events, res)
+	res.Elapsed = time.Since(started).Round(time.Millisecond).String()
+	if interrupted {
+		MarkInterrupted(res)
+	}
+	return writeOutcome(&Outcome{Run: run, Test: test, Results: res, Interrupted: interrupted}, events, cfg.Workload)
+}
+
+// stage tells the user what happens (Config.Stage), if anyone listens.
+func (c *Config) stage(format string, args ...any) {
+	if c.Stage != nil {
+		c.Stage(format, args...)
+	}
+}
+
+// runLog is the run's log: logs/harness.log in run, at debug level, and
+// the Config's Log. closeLog closes the file.
+func (c *Config) runLog(run *store.Run) (log *slog.Logger, closeLog func(), err error) {
+	logFile, err := os.Create(run.Path(store.LogsDir + "/harness.log"))
+	if err != nil {
+		return nil, nil, err
+	}
+	handlers := []slog.Handler{slog.NewTextHandler(logFile, &slog.HandlerOptions{Level: slog.LevelDebug})}
+	if c.Log != nil {
+		handlers = append(handlers, c.Log.Handler())
+	}
+	return slog.New(slog.NewMultiHandler(handlers...)), func() { logFile.Close() }, nil
+}
+
+// clusterConfig is the cluster of the run runID, its containers' logs
+// saved under logsDir when its set-up fails.
+func (c *Config) clusterConfig(runID, logsDir string, log *slog.Logger) ClusterConfig {
+	return ClusterConfig{
+		Endpoints: c.Endpoints, Credentials: c.creds, Attached: c.attached,
+		RunID:  runID,
+		Target: c.Target, Nodes: c.Nodes, Workers: c.Concurrency,
+		Client:   c.clientConfig(),
+		Workload: c.Workload, Resources: c.resourceUses(), Audit: c.Audit, Config: c.WorkloadConfig(),
+		FailpointTimeout: c.OpTimeout + time.Minute,
+		WorkerBinary:     c.WorkerBinary, ClientProgram: c.ClientProgram, ReadyTimeout: c.ReadyTimeout,
+		TargetImage: c.Image[store.ImageTarget],
+		LazyDisks:   nemesis.NeedsDisk(c.Faults),
+		LogsDir:     logsDir, Log: log, Stage: c.Stage,
+	}
+}
+
+// connect connects the workers (their operations recorded in rec),
+// writes test.json again with the client program's name for itself if one
+// runs, and readies the network helpers the faults use.
+func (c *Config) connect(ctx context.Context, cl *Cluster, rec *history.Recorder, run *store.Run, test *store.TestInfo) error {
+	if err := cl.Connect(ctx, rec); err != nil {
+		return err
 	}
 	if cl.Program != "" {
 		// The client program named itself to the workers: test.json again.
 		test.ClientName = cl.Program
-		if err := run.WriteJSON(store.TestFile, test); err != nil {
-			rec.Close()
-			return nil, fmt.Errorf("%w: %w", ErrHarness, err)
+		if err := run.WriteJSON(store.TestFile, *test); err != nil {
+			return fmt.Errorf("%w: %w", ErrHarness, err)
 		}
 	}
-	if nodes := nemesis.NetNodes(cfg.Faults, cl); len(nodes) > 0 {
+	if nodes := nemesis.NetNodes(c.Faults, cl); len(nodes) > 0 {
 		wctx, cancel := context.WithTimeout(ctx, time.Minute)
 		err := cl.WarmNet(wctx, nodes)
 		cancel()
 		if err != nil {
-			rec.Close()
-			return nil, fmt.Errorf("%w: network helpers: %w", ErrHarness, err)
+			return fmt.Errorf("%w: network helpers: %w", ErrHarness, err)
 		}
 	}
+	return nil
+}
 
-	sched := &nemesis.Schedule{Faults: cfg.Faults, Interval: cfg.NemesisInterval, Seed: cfg.Seed, Log: log}
-	if cfg.Replay != nil {
-		sched.Steps = cfg.Replay.Steps
+// opCounts count the workers' completions, for the progress line.
+type opCounts struct{ ok, fail, info atomic.Int64 }
+
+// count counts e if it is a worker's completion (not a fault's, a final
+// read's or the side writer's).
+func (n *opCounts) count(e history.Event) {
+	if e.Process == history.Nemesis || e.Process >= FinalReadProcess {
+		return // faults, final reads and the side writer
+	}
+	switch e.Type {
+	case history.Ok:
+		n.ok.Add(1)
+	case history.Fail:
+		n.fail.Add(1)
+	case history.Info:
+		n.info.Add(1)
+	}
+}
+
+// schedule is the run's nemesis: its faults drawn, or a rerun's recorded
+// schedule replayed.
+func (c *Config) schedule(log *slog.Logger) *nemesis.Schedule {
+	sched := &nemesis.Schedule{Faults: c.Faults, Interval: c.NemesisInterval, Seed: c.Seed, Log: log}
+	if c.Replay != nil {
+		sched.Steps = c.Replay.Steps
 		if sched.Steps == nil {
 			sched.Steps = []nemesis.Step{} // a recorded schedule without faults: none
 		}
 	}
+	return sched
+}
+
+// exercise is the run proper, recorded in rec: the workers run operations
+// until the time limit while the nemesis injects faults (and the side
+// writer writes), then the faults heal, the operations in flight end and
+// the final reads are made. It tells Progress how it goes, and returns
+// whether ctx ended first (Ctrl-C).
+func (c *Config) exercise(ctx context.Context, cl *Cluster, rec *history.Recorder, counts *opCounts, log *slog.Logger) (interrupted bool) {
+	sched := c.schedule(log)
 	stageName := atomic.Value{}
 	stageName.Store("running")
-	status := func() Status {
-		s := Status{Stage: stageName.Load().(string), Elapsed: rec.Since(), Limit: cfg.TimeLimit,
-			Ok: int(ok.Load()), Fail: int(fail.Load()), Info: int(info.Load())}
+	stopProgress := c.reportProgress(func() Status {
+		s := Status{Stage: stageName.Load().(string), Elapsed: rec.Since(), Limit: c.TimeLimit,
+			Ok: int(counts.ok.Load()), Fail: int(counts.fail.Load()), Info: int(counts.info.Load())}
 		if f, nodes, on := sched.Active(); on {
 			s.Fault = f + " " + strings.Join(nodes, ",")
 		}
 		return s
-	}
-	progressDone := make(chan struct{})
-	progressStopped := make(chan struct{})
-	go func() {
-		defer close(progressStopped)
-		if cfg.Progress == nil {
-			return
-		}
-		t := time.NewTicker(250 * time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-progressDone:
-				cfg.Progress(status())
-				return
-			case <-t.C:
-				cfg.Progress(status())
-			}
-		}
-	}()
+	})
+	defer stopProgress()
 
 	// The generator: each worker runs one operation after another until the
 	// time limit; the nemesis runs beside it.
-	limit, stopLimit := context.WithTimeout(ctx, cfg.TimeLimit)
+	limit, stopLimit := context.WithTimeout(ctx, c.TimeLimit)
 	defer stopLimit()
 	var nemWG sync.WaitGroup
 	nemWG.Add(1)
@@ -497,21 +436,20 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		defer nemWG.Done()
 		sched.Run(limit, cl, rec)
 	}()
-	w := cfg.Workload
-	gen := &generator{w: w, cfg: cfg.WorkloadConfig(), seed: cfg.Seed}
+	gen := &generator{w: c.Workload, cfg: c.WorkloadConfig(), seed: c.Seed}
 	var slots sync.WaitGroup
-	for i, c := range cl.clients {
+	for i, cli := range cl.clients {
 		slots.Add(1)
 		go func() {
 			defer slots.Done()
-			gen.drive(ctx, limit, c, history.Process(i), len(cl.clients), cfg.OpTimeout, log)
+			gen.drive(ctx, limit, cli, history.Process(i), len(cl.clients), c.OpTimeout, log)
 		}()
 	}
-	if cfg.SideWriter {
+	if c.SideWriter {
 		slots.Add(1)
 		go func() {
 			defer slots.Done()
-			sideWriter(limit, cl.Host(), gen, rec, cfg, log)
+			sideWriter(limit, cl.Host(), gen, rec, *c, log)
 		}()
 	}
 	<-limit.Done()
@@ -521,45 +459,58 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	stageName.Store("draining")
 	slots.Wait()
 
-	interrupted := ctx.Err() != nil
+	interrupted = ctx.Err() != nil
 	var reads []workloads.FinalRead
 	for _, h := range cl.Hosts() {
-		reads = append(reads, w.FinalReads(h)...)
+		reads = append(reads, c.Workload.FinalReads(h)...)
 	}
 	if len(reads) > 0 {
 		stageName.Store("final read")
-		if interrupted {
-			// Still read: a lost update found before Ctrl-C is worth reporting.
-			fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Duration(len(reads)+1)*cfg.RPCTimeout)
-			finalReads(fctx, reads, rec, cfg.RPCTimeout, 1, log)
-			cancel()
-		} else {
-			time.Sleep(500 * time.Millisecond) // quiet period
-			finalReads(ctx, reads, rec, cfg.RPCTimeout, 5, log)
-		}
+		c.readFinal(ctx, reads, rec, interrupted, log)
 	}
-	close(progressDone)
-	<-progressStopped
-	if err := rec.Close(); err != nil {
-		log.Error("history", "err", err)
-	}
-	stage("tearing down")
-	closed = true
-	if err := cl.Close(run.Path(store.LogsDir)); err != nil {
-		log.Error("teardown", "err", err)
-	}
+	return interrupted
+}
 
-	events := rec.Events()
-	stage("checking %d events", len(events))
-	// A history the checkers cannot judge still gets its results, unknown
-	// with the reason: the run's own record is all there is.
-	res, _ := CheckWithin(run, w, events, cfg.CheckTimeout, cfg.checkMemory())
-	Judge(test, events, res)
-	res.Elapsed = time.Since(started).Round(time.Millisecond).String()
-	if interrupted {
-		MarkInterrupted(res)
+// reportProgress tells Progress the run's status every 250 ms, and once
+// more when stop is called (stop returns after that).
+func (c *Config) reportProgress(status func() Status) (stop func()) {
+	if c.Progress == nil {
+		return func() {}
 	}
-	return writeOutcome(&Outcome{Run: run, Test: test, Results: res, Interrupted: interrupted}, events, w)
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(250 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				c.Progress(status())
+				return
+			case <-t.C:
+				c.Progress(status())
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-stopped
+	}
+}
+
+// readFinal makes the final reads after a quiet period, each tried up to
+// 5 times; after Ctrl-C (interrupted) at once and once each, still: a
+// lost update found before Ctrl-C is worth reporting.
+func (c *Config) readFinal(ctx context.Context, reads []workloads.FinalRead, rec *history.Recorder, interrupted bool, log *slog.Logger) {
+	if interrupted {
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Duration(len(reads)+1)*c.RPCTimeout)
+		finalReads(fctx, reads, rec, c.RPCTimeout, 1, log)
+		cancel()
+		return
+	}
+	time.Sleep(500 * time.Millisecond) // quiet period
+	finalReads(ctx, reads, rec, c.RPCTimeout, 5, log)
 }
 
 // writeOutcome writes out's results and reports. When that fails (a full
@@ -638,7 +589,7 @@ func (g *generator) drive(ctx, limit context.Context, c *client, p history.Proce
 }
 
 // FinalReadProcess is the process of the final read.
-const FinalReadProcess history.Process = 1_000_000
+const FinalReadProcess = history.FinalRead
 
 // finalReads reads the final state after healing, each read recorded as
 // an operation of its own process (FinalReadProcess, +1, ...). A failed

@@ -1,7 +1,6 @@
 package harness
 
 import (
-	"runtime/debug"
 	"time"
 
 	"github.com/fencecheck/fencecheck/internal/resources"
@@ -33,9 +32,12 @@ func targetVersion(t targets.Target, image string, attached bool, cl *Cluster) s
 // newTestInfo is test.json: the resolved Spec, and once the cluster runs
 // (cl not nil) its images and servers.
 func newTestInfo(cfg Config, runID string, cl *Cluster, started time.Time) store.TestInfo {
-	t := store.TestInfo{Spec: cfg.Spec.ForWorkload(), Found: store.Found{RunID: runID, Started: started.UTC(), Fencecheck: Version()}}
+	t := store.TestInfo{Spec: cfg.Spec.ForWorkload(), Found: store.Found{RunID: runID, Started: started.UTC()}}
+	t.SetFencecheck()
 	t.Fencing = resources.DescribeFencings(cfg.Resources, cfg.Fencings)
-	t.Results, t.ClientDir, t.ClientCmd, t.ClientImage = "", "", "", ""
+	// The client program's directory is recorded as ClientPath; its
+	// command and image (--client-cmd, --client-image) under their keys.
+	t.Results, t.ClientDir = "", ""
 	for _, r := range cfg.Resources {
 		t.Resources = append(t.Resources, store.ResourceInfo{Name: r.Name(), Fencing: string(cfg.Fencings[r.Name()])})
 	}
@@ -50,6 +52,7 @@ func newTestInfo(cfg Config, runID string, cl *Cluster, started time.Time) store
 	t.MaxLease = targets.MaxLease(cfg.Target, cfg.clientConfig()).String()
 	if p := cfg.ClientProgram; p != nil {
 		t.Client = p.Name() + " (" + p.Program.String() + ")"
+		t.ClientPath, t.ClientFiles = cfg.Spec.ClientDir, cfg.ClientDigest
 	}
 	if r := cfg.Replay; r != nil {
 		t.Rerun = &store.RerunInfo{Of: r.Of, RunID: r.RunID, Schedule: "replayed", Faults: []string{}}
@@ -75,20 +78,4 @@ func newTestInfo(cfg Config, runID string, cl *Cluster, started time.Time) store
 		}
 	}
 	return t
-}
-
-// Version is fencecheck's version: the module version, or the VCS revision
-// of a development build.
-func Version() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "unknown"
-	}
-	v := bi.Main.Version
-	for _, s := range bi.Settings {
-		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-			v += " " + s.Value[:12]
-		}
-	}
-	return v
 }

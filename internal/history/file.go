@@ -186,9 +186,12 @@ func interrupted(ctx context.Context) error {
 	return ctx.Err()
 }
 
-// Read reads JSON Lines events from r; see ReadFile.
+// Read reads JSON Lines events from r; see ReadFile. Two events with one
+// index are an error naming the index and both lines: an event's index
+// names it in every report.
 func Read(r io.Reader) ([]Event, error) {
 	var events []Event
+	var idx indexes
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64*1024), 256*1024*1024)
 	line := 0
@@ -208,10 +211,43 @@ func Read(r io.Reader) ([]Event, error) {
 			pending = fmt.Errorf("line %d: %w", line, err)
 			continue
 		}
+		if err := idx.add(events, e.Index, line); err != nil {
+			return nil, err
+		}
 		events = append(events, e)
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("line %d: %w", line+1, err)
 	}
 	return events, nil
+}
+
+// indexes finds a repeated event index as Read goes. While indexes grow,
+// as a Recorder writes them, it keeps only each event's line; the first
+// time one does not grow it builds the set of those seen.
+type indexes struct {
+	lines []int       // the line of each event read so far, in order
+	seen  map[int]int // index -> line; nil while indexes grow
+}
+
+// add notes the index of the event read from line, after events (those
+// read before it); an index already seen is an error.
+func (x *indexes) add(events []Event, index, line int) error {
+	n := len(events)
+	if x.seen == nil && (n == 0 || index > events[n-1].Index) {
+		x.lines = append(x.lines, line)
+		return nil
+	}
+	if x.seen == nil {
+		x.seen = make(map[int]int, n+1)
+		for i, e := range events {
+			x.seen[e.Index] = x.lines[i]
+		}
+		x.lines = nil
+	}
+	if first, ok := x.seen[index]; ok {
+		return fmt.Errorf("line %d: index %d is also line %d's: each event has its own index", line, index, first)
+	}
+	x.seen[index] = line
+	return nil
 }

@@ -49,6 +49,31 @@ const SideWriter Process = 2_000_000
 // IsSideWriter reports whether p is a process of the side writer.
 func (p Process) IsSideWriter() bool { return p >= SideWriter }
 
+// FinalRead is the process of the harness's final reads, after the
+// clients' operations (it is no client's, and never a worker's).
+const FinalRead Process = 1_000_000
+
+// Worker names the client that ran process p, of workers clients, as the
+// harness names their containers and the report's timeline its lanes:
+// "w1" for process 0. Process p runs on worker p mod workers (after an
+// info the harness retires a process and continues with p+workers on the
+// same worker), so one client keeps one name through its processes. The
+// side writer is "side writer", the final reads "harness" and the nemesis
+// "nemesis". With workers unknown (0 or less), p runs on worker p.
+func (p Process) Worker(workers int) string {
+	switch {
+	case p == Nemesis:
+		return "nemesis"
+	case p.IsSideWriter():
+		return "side writer"
+	case p >= FinalRead:
+		return "harness"
+	case workers <= 0:
+		return "w" + strconv.Itoa(int(p)+1)
+	}
+	return "w" + strconv.Itoa(int(p)%workers+1)
+}
+
 // MarshalJSON writes a client process as a number and Nemesis as "nemesis".
 func (p Process) MarshalJSON() ([]byte, error) {
 	if p == Nemesis {
@@ -118,20 +143,17 @@ const (
 	FStop  = "stop"
 )
 
-// FaultValue is the value of a nemesis event: which fault, on which nodes,
-// with which parameters.
-type FaultValue struct {
-	Fault  string            `json:"fault"`
-	Nodes  []string          `json:"nodes,omitempty"`
-	Params map[string]string `json:"params,omitempty"`
-	Error  string            `json:"error,omitempty"`
-}
-
 // PhaseFailpointTimeout is the phase a worker reports when it gave up
 // waiting for the harness at its failpoint (workloads.Env's Failpoint) and
 // went on: a fault aimed at that critical section may have missed it.
 // Value: none.
 const PhaseFailpointTimeout = "failpoint-timeout"
+
+// PhaseAcquired is the phase a workload reports when a client is granted
+// a lock (lock-append's critical section reports it, with its token); the
+// liveness checker measures how soon after a fault the lock is granted
+// again by these.
+const PhaseAcquired = "acquired"
 
 // PhaseLate is the phase the harness records when an operation it already
 // recorded as info (it timed out) finally completes: the worker's late
@@ -224,53 +246,4 @@ func Pair(events []Event) ([]Op, error) {
 		}
 	}
 	return ops, nil
-}
-
-// Fault is one fault window from the nemesis events: a start and the stop
-// that follows it for the same fault and nodes (Stop is -1 when the history
-// ends first).
-type Fault struct {
-	FaultValue
-	Start, Stop int64
-}
-
-// Faults pairs the nemesis start and stop events into windows, in start
-// order; a window's parameters are its start's, plus its stop's.
-func Faults(events []Event) ([]Fault, error) {
-	var out []Fault
-	open := map[string]int{}
-	for _, e := range events {
-		if e.Process != Nemesis {
-			continue
-		}
-		var v FaultValue
-		if err := e.Decode(&v); err != nil {
-			return nil, err
-		}
-		key := fmt.Sprint(v.Fault, v.Nodes)
-		switch e.F {
-		case FStart:
-			out = append(out, Fault{FaultValue: v, Start: e.Time, Stop: -1})
-			open[key] = len(out) - 1
-		case FStop:
-			if i, ok := open[key]; ok {
-				out[i].Stop = e.Time
-				if v.Error != "" && out[i].Error == "" {
-					out[i].Error = v.Error
-				}
-				// The stop's parameters add to the start's (how the
-				// cluster recovered, for one).
-				for k, p := range v.Params {
-					if out[i].Params == nil {
-						out[i].Params = map[string]string{}
-					}
-					out[i].Params[k] = p
-				}
-				delete(open, key)
-			}
-		default:
-			return nil, fmt.Errorf("history: event %d: nemesis f %q, want start or stop", e.Index, e.F)
-		}
-	}
-	return out, nil
 }

@@ -2,6 +2,7 @@ package history
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -135,5 +136,31 @@ func TestFaults(t *testing.T) {
 	}
 	if len(fs) != 2 || fs[0].Stop < fs[0].Start || fs[0].Error != "boom" || fs[1].Stop != -1 {
 		t.Errorf("faults %+v", fs)
+	}
+}
+
+// Two events with one index are bad input: the error names the index and
+// both lines, whether the repeat follows at once or after other events.
+// Indexes that only go back (events reordered) are Pair's to judge.
+func TestReadRefusesDuplicateIndexes(t *testing.T) {
+	line := func(i int) string {
+		return fmt.Sprintf(`{"index":%d,"time_ns":%d,"process":0,"type":"phase","f":"x"}`, i, i) + "\n"
+	}
+	for _, c := range []struct {
+		name, in, want string
+	}{
+		{"at once", line(0) + line(1) + line(1), "line 3: index 1 is also line 2's"},
+		{"later, after a blank line", line(5) + line(6) + "\n" + line(2) + line(5), "line 5: index 5 is also line 1's"},
+		{"reordered, then repeated", line(3) + line(2) + line(1) + line(2), "line 4: index 2 is also line 2's"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Read(strings.NewReader(c.in))
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %v, want one saying %q", err, c.want)
+			}
+		})
+	}
+	if ev, err := Read(strings.NewReader(line(2) + line(1) + line(7))); err != nil || len(ev) != 3 {
+		t.Fatalf("distinct indexes out of order: %d events, %v", len(ev), err)
 	}
 }

@@ -2,11 +2,16 @@ package images
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/fencecheck/fencecheck/internal/runtime"
 )
@@ -15,8 +20,10 @@ import (
 // of archives (a CI cache): its file name is its tag with "/" as "_" and ":"
 // as "@" (fencecheck_etcd@3.6.16-1a2b3c4d5e6f.tar). A tag holds a hash of
 // everything in the image, so the name is a stable cache key: an archive
-// that exists is never written again, and a CI cache keyed on the list of
-// names is valid exactly when the images are the same.
+// that is there, and holds what its name says, is never written again, and
+// a CI cache keyed on the list of names is valid exactly when the images
+// are the same. An archive is untrusted input: whoever could write the
+// cache chose it (archiveread.go).
 
 // ArchiveExt is an image archive's extension.
 const ArchiveExt = ".tar"
@@ -48,9 +55,12 @@ type SaveResult struct {
 // to dir, which it creates, unless the archive is there already, and then
 // removes the archives of fencecheck's other images (older tags) from dir,
 // so that a cache directory holds the images in use and no more. Other
-// files are left alone. An archive is written to a temporary name and
-// renamed, so that an interrupted save leaves no archive that load would
-// trust.
+// files are left alone. An archive is there already when it is a regular
+// file that load would load as the image the Engine has (its tag alone,
+// its image ID); anything else under its name (an empty file, a link, a
+// FIFO, an archive cut short or of another image) is written again. An
+// archive is written to a temporary name and renamed, so that an
+// interrupted save leaves no archive that load would trust.
 func Save(ctx context.Context, eng runtime.Images, dir string, refs []string, logf func(string, ...any)) (SaveResult, error) {
 	var res SaveResult
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -58,9 +68,11 @@ func Save(ctx context.Context, eng runtime.Images, dir string, refs []string, lo
 	}
 	for _, ref := range refs {
 		path := filepath.Join(dir, ArchiveName(ref))
-		if _, err := os.Stat(path); err == nil {
+		if err := saved(ctx, eng, path, ref); err == nil {
 			res.Kept = append(res.Kept, path)
 			continue
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			logf("%v: writing it again", err)
 		}
 		logf("saving %s to %s", ref, path)
 		if err := saveOne(ctx, eng, ref, path); err != nil {
@@ -88,6 +100,28 @@ func Save(ctx context.Context, eng runtime.Images, dir string, refs []string, lo
 		res.Removed = append(res.Removed, path)
 	}
 	return res, nil
+}
+
+// saved is nil when path is an archive load would load as the Engine's
+// image ref; an error wrapping fs.ErrNotExist when there is nothing at
+// path; else an error saying what is wrong with it.
+func saved(ctx context.Context, eng runtime.Images, path, ref string) error {
+	if _, err := os.Lstat(path); err != nil {
+		return err
+	}
+	f, _, img, err := checkArchive(path, ref)
+	if err != nil {
+		return err
+	}
+	f.Close()
+	info, err := eng.Inspect(ctx, ref)
+	if err != nil {
+		return fmt.Errorf("images: save: inspect %s: %w", ref, err)
+	}
+	if !slices.Contains(img.IDs, info.ID) {
+		return fmt.Errorf("%s: %w", path, bad("it holds image %s, the Engine's %s is %s", img.IDs[0], ref, info.ID))
+	}
+	return nil
 }
 
 func saveOne(ctx context.Context, eng runtime.Images, ref, path string) error {
@@ -119,35 +153,66 @@ type LoadResult struct {
 	Present []string // tags the Engine had already
 }
 
-// Load loads each archive in dir whose image the Engine does not have, and
-// checks that its tag is there afterwards. Files whose names are not
-// archive names are an error (a cache directory holds archives only), as
-// is an empty directory.
-func Load(ctx context.Context, eng runtime.Images, dir string, logf func(string, ...any)) (LoadResult, error) {
-	var res LoadResult
+// Archive is an archive of a cache directory that CheckDir read.
+type Archive struct {
+	Path  string
+	Image ArchiveImage // Image.Ref is the tag of its file name
+}
+
+// CheckDir reads every archive in dir (ReadArchive), without the Engine,
+// and returns them, the base's first (the others build on it). An archive
+// must be a regular file (not a link, a FIFO, a device; opened without
+// blocking), of 1 byte to MaxArchiveSize, holding the image its file name
+// says and nothing else. Files whose names are not archive names are an
+// error too (a cache directory holds archives only); each of these errors
+// wraps ErrBadArchive. An empty directory is an error.
+func CheckDir(dir string) ([]Archive, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return res, fmt.Errorf("images: load: %w", err)
+		return nil, fmt.Errorf("images: load: %w", err)
 	}
-	var refs []string
-	names := map[string]string{}
+	var archives []Archive
 	for _, e := range entries {
 		if e.IsDir() || strings.HasPrefix(e.Name(), ".saving-") {
 			continue
 		}
+		path := filepath.Join(dir, e.Name())
 		ref, ok := archiveRef(e.Name())
 		if !ok {
-			return res, fmt.Errorf("images: load: %s is not an image archive of images save (NAME@TAG%s)", filepath.Join(dir, e.Name()), ArchiveExt)
+			return nil, fmt.Errorf("images: load: %s: %w", path, bad("its name is not an archive name of images save (NAME@TAG%s)", ArchiveExt))
 		}
-		refs = append(refs, ref)
-		names[ref] = filepath.Join(dir, e.Name())
+		if !e.Type().IsRegular() {
+			return nil, fmt.Errorf("images: load: %s: %w", path, bad("it is %s (an archive is a regular file)", FileKind(e.Type())))
+		}
+		f, _, img, err := checkArchive(path, ref)
+		if err != nil {
+			return nil, fmt.Errorf("images: load: %w", err)
+		}
+		f.Close()
+		archives = append(archives, Archive{Path: path, Image: img})
 	}
-	if len(refs) == 0 {
-		return res, fmt.Errorf("images: load: no image archives in %s", dir)
+	if len(archives) == 0 {
+		return nil, fmt.Errorf("images: load: no image archives in %s", dir)
 	}
-	sort.Strings(refs) // the base (fencecheck_base) first: the others build on it
+	sort.Slice(archives, func(i, j int) bool { return archives[i].Image.Ref < archives[j].Image.Ref })
+	return archives, nil
+}
+
+// Load loads each archive in dir whose image the Engine does not have,
+// once every archive in dir passed CheckDir: one that does not loads
+// nothing. Each archive is read again from the file the Engine is given,
+// and what the Engine says it loaded must then be the archive's tag alone,
+// with the archive's image ID; if it is not, what it loaded is removed and
+// Load fails (an error wrapping ErrBadArchive).
+func Load(ctx context.Context, eng runtime.Images, dir string, logf func(string, ...any)) (LoadResult, error) {
+	var res LoadResult
+	archives, err := CheckDir(dir)
+	if err != nil {
+		return res, err
+	}
 	b := &Builder{Engine: eng}
-	for _, ref := range refs {
+	for _, a := range archives {
+		ref := a.Image.Ref
 		ok, err := b.Exists(ctx, ref)
 		if err != nil {
 			return res, err
@@ -156,23 +221,63 @@ func Load(ctx context.Context, eng runtime.Images, dir string, logf func(string,
 			res.Present = append(res.Present, ref)
 			continue
 		}
-		logf("loading %s from %s", ref, names[ref])
-		if err := loadOne(ctx, eng, names[ref]); err != nil {
-			return res, fmt.Errorf("images: load %s: %w", names[ref], err)
-		}
-		if ok, err := b.Exists(ctx, ref); err != nil || !ok {
-			return res, fmt.Errorf("images: load %s: the archive did not hold %s (%v)", names[ref], ref, err)
+		logf("loading %s from %s", ref, a.Path)
+		if err := loadOne(ctx, eng, a.Path, ref); err != nil {
+			return res, fmt.Errorf("images: load %s: %w", a.Path, err)
 		}
 		res.Loaded = append(res.Loaded, ref)
 	}
 	return res, nil
 }
 
-func loadOne(ctx context.Context, eng runtime.Images, path string) error {
-	f, err := os.Open(path)
+// loadOne loads the archive at path, which must hold ref, from the file it
+// checked, and checks what the Engine loaded; on any mismatch it removes
+// what the Engine loaded.
+func loadOne(ctx context.Context, eng runtime.Images, path, ref string) error {
+	f, size, img, err := checkArchive(path, ref)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	return eng.Load(ctx, f)
+	loaded, err := eng.Load(ctx, io.NewSectionReader(f, 0, size))
+	if err == nil {
+		err = checkLoaded(ctx, eng, img, loaded)
+	}
+	if err != nil && len(loaded) > 0 {
+		err = fmt.Errorf("%w; %s", err, removeLoaded(eng, loaded))
+	}
+	return err
+}
+
+// checkLoaded checks that what the Engine says it loaded is img's tag
+// alone, and that the Engine's image of it is img.
+func checkLoaded(ctx context.Context, eng runtime.Images, img ArchiveImage, loaded []string) error {
+	if len(loaded) != 1 || !namesRef(loaded[0], img.Ref) {
+		return bad("the Engine loaded %s, not %s alone", strings.Join(loaded, ", "), img.Ref)
+	}
+	info, err := eng.Inspect(ctx, img.Ref)
+	if err != nil {
+		return fmt.Errorf("inspect %s: %w", img.Ref, err)
+	}
+	if !slices.Contains(img.IDs, info.ID) {
+		return bad("the Engine's %s has the image ID %s, the archive's is %s", img.Ref, info.ID, img.IDs[0])
+	}
+	return nil
+}
+
+// removeLoaded removes what the Engine loaded (tags and image IDs), with
+// a context of its own (the load's may be cancelled), and says what it
+// removed.
+func removeLoaded(eng runtime.Images, loaded []string) string {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var msgs []string
+	for _, r := range loaded {
+		if err := eng.Remove(ctx, r); err != nil {
+			msgs = append(msgs, fmt.Sprintf("could not remove %s: %v", r, err))
+		} else {
+			msgs = append(msgs, "removed "+r)
+		}
+	}
+	return strings.Join(msgs, ", ")
 }

@@ -281,6 +281,11 @@ func (b *Builder) ensure(ctx context.Context, ref string, build func(context.Con
 		b.markReady(ref)
 		return nil
 	}
+	unlock, built, err := b.lockMissing(ctx, ref)
+	if err != nil || built {
+		return err
+	}
+	defer unlock()
 	start := time.Now()
 	b.logf("image %s: building", ref)
 	if err := build(ctx, ref); err != nil {
@@ -289,6 +294,28 @@ func (b *Builder) ensure(ctx context.Context, ref string, build func(context.Con
 	b.logf("image %s: built in %.1fs", ref, time.Since(start).Seconds())
 	b.markReady(ref)
 	return nil
+}
+
+// lockMissing takes ref's build lock (lockRef) and looks again: built is
+// true, and the lock released, when another process built the image while
+// this one waited.
+func (b *Builder) lockMissing(ctx context.Context, ref string) (unlock func(), built bool, err error) {
+	unlock, err = lockRef(ctx, ref, func(path string) {
+		b.logf("image %s: another fencecheck process is building it; waiting (lock %s)", ref, path)
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	ok, err := b.Exists(ctx, ref)
+	if err != nil || ok {
+		unlock()
+		if ok {
+			b.logf("image %s: built by another process", ref)
+			b.markReady(ref)
+		}
+		return nil, ok, err
+	}
+	return unlock, false, nil
 }
 
 func (b *Builder) markReady(ref string) {
@@ -420,8 +447,9 @@ func (b *Builder) ensureServer(ctx context.Context, s goServer) (string, error) 
 // built.
 func (b *Builder) EnsureAll(ctx context.Context, workerBinary string, kinds ...string) ([]string, error) {
 	type built struct {
-		s   goServer
-		bin []byte
+		s      goServer
+		bin    []byte
+		unlock func()
 	}
 	order := kinds
 	if len(order) == 0 {
@@ -457,15 +485,30 @@ func (b *Builder) EnsureAll(ctx context.Context, workerBinary string, kinds ...s
 		baseErr <- err
 	}()
 	var bins []built
+	defer func() {
+		for _, x := range bins {
+			x.unlock()
+		}
+	}()
 	var compileErr error
 	for _, s := range missing {
+		// Each under its build lock, held until its image is made.
+		unlock, done, err := b.lockMissing(ctx, s.ref())
+		if err != nil {
+			compileErr = err
+			break
+		}
+		if done {
+			continue
+		}
 		b.logf("image %s: building", s.ref())
 		bin, err := b.compile(ctx, s)
 		if err != nil {
+			unlock()
 			compileErr = fmt.Errorf("%w: %s: %w", ErrBuild, s.ref(), err)
 			break
 		}
-		bins = append(bins, built{s, bin})
+		bins = append(bins, built{s, bin, unlock})
 	}
 	if err := errors.Join(<-baseErr, compileErr); err != nil {
 		return nil, err

@@ -14,49 +14,37 @@ import (
 
 const module = "github.com/fencecheck/fencecheck"
 
-// layers is every package of the module (by its path in the module, "."
-// for the root), lowest layer first. A package may import packages of its
-// own layer and of lower ones, never of a higher one. The order is the one
-// the imports had when it was written down (docs/design.md, "Layers"); a
-// new package goes into the lowest layer its imports allow, or into the
-// layer whose peers it serves.
+// layers are the module's folders, lowest layer first: a package's layer
+// is the layer of the folder of the table that holds it (the package's own
+// folder, or one above it), so a new package needs no edit here. A folder
+// of the table never holds another (its subfolders share its layer), and
+// "." is the root package alone. A package may import packages of its own
+// layer and of lower ones, never of a higher one. docs/design.md
+// ("Layers") says what each layer is for.
 var layers = []layer{
-	{"client programs (speak the client protocol, import nothing of fencecheck)", []string{
-		"examples/clients/go-etcd", "examples/clients/go-consul", "examples/clients/go-zookeeper", "examples/clients/go-redsync",
+	{"client programs and the test tools (import nothing of fencecheck)", []string{
+		"examples", "scripts",
 	}},
 	{"foundation (vocabularies and mechanisms)", []string{
-		"targets", "internal/spec", "internal/images/kinds",
-		"internal/history", "internal/history/lockappend", "internal/history/lockappend/histtest", "internal/history/register",
-		"internal/images", "internal/runtime",
-		"internal/harness/docker", "internal/harness/vdso", "internal/harness/netdelay", "internal/harness/lazydisk",
-		"internal/trends",
+		"targets", "internal/spec", "internal/history", "internal/images", "internal/runtime", "internal/platform", "internal/trends", "internal/buildinfo",
 	}},
 	{"verdicts and files (no container, no network)", []string{
-		"internal/checkers", "internal/history/jepsen",
-		"internal/store", "internal/rerun", "internal/sweep",
+		"internal/checkers", "internal/store", "internal/rerun", "internal/sweep", "internal/experiment",
 	}},
 	{"report", []string{
 		"internal/report",
 	}},
-	{"systems (targets, resources, clients, faults)", []string{
-		"internal/targets/etcd", "internal/targets/consul", "internal/targets/zookeeper", "internal/targets/kubernetes", "internal/targets/pgadvisory",
-		"internal/targets/redis", "internal/targets/redis/redlock", "internal/targets/redis/sentinel",
-		"internal/targets/targettest",
-		"internal/resources", "internal/resources/lockstore", "internal/resources/postgres", "internal/resources/proxy",
-		"internal/clientproto",
-		"internal/nemesis",
+	{"systems (targets, resources, the servers they run, clients, faults)", []string{
+		"internal/targets", "internal/resources", "internal/servers", "internal/clientproto", "internal/nemesis", "internal/shrink",
 	}},
 	{"workloads, their views, the worker and the tables", []string{
-		"internal/workloads", "internal/workloads/election", "internal/workloads/lockappend", "internal/workloads/register",
-		"internal/workloads/election/view", "internal/workloads/lockappend/view", "internal/workloads/lockappend/lockappendtest", "internal/workloads/views",
-		"internal/worker", "internal/tables",
+		"internal/workloads", "internal/worker", "internal/tables",
 	}},
 	{"harness", []string{
-		"internal/harness", "internal/harness/harnesstest",
+		"internal/harness",
 	}},
-	{"scripts and contract tests run on the harness", []string{
-		"internal/scenarios",
-		"internal/resources/resourcetest", "internal/targets/redis/internal/redistest",
+	{"scripts, the matrix and the test kits, run on the harness", []string{
+		"internal/scenarios", "internal/matrix", "internal/testkit",
 	}},
 	{"commands", []string{
 		"internal/cli", "bench",
@@ -65,14 +53,23 @@ var layers = []layer{
 		".",
 	}},
 	{"programs and checks", []string{
-		"cmd/fencecheck", "cmd/fencecheck-worker", "internal/layers",
+		"cmd", "internal/layers",
 	}},
 }
 
-// layer is a named set of packages.
+// layer is a named set of folders.
 type layer struct {
-	name string
-	pkgs []string
+	name    string
+	folders []string
+}
+
+// holds reports whether folder holds the package at path p (both relative
+// to the module's root): "." holds the root package alone.
+func holds(folder, p string) bool {
+	if folder == "." {
+		return p == "."
+	}
+	return p == folder || strings.HasPrefix(p, folder+"/")
 }
 
 // pkg is what the test reads of `go list -json`.
@@ -134,50 +131,71 @@ func listModule(t *testing.T) []pkg {
 	return pkgs
 }
 
-// check returns what breaks the order table sets for pkgs: a package in
-// two layers, a package in none ("add it to a layer"), an import of a
-// higher layer (naming both packages and their layers), and a package the
-// table names that pkgs lack.
+// check returns what breaks the order table sets for pkgs: a folder in
+// two layers or inside another folder of the table, a package in no
+// folder of the table ("put it in a folder"), an import of a higher layer
+// (naming both packages and their layers), and a folder that holds no
+// package.
 func check(pkgs []pkg, table []layer) []string {
 	var problems []string
-	of := map[string]int{}
+	type entry struct {
+		folder string
+		layer  int
+	}
+	var folders []entry
 	for i, l := range table {
-		for _, p := range l.pkgs {
-			if j, ok := of[p]; ok {
-				problems = append(problems, fmt.Sprintf("%s is in two layers: %q and %q", p, table[j].name, l.name))
+		for _, f := range l.folders {
+			for _, e := range folders {
+				switch {
+				case e.folder == f:
+					problems = append(problems, fmt.Sprintf("%s is in two layers: %q and %q", f, table[e.layer].name, l.name))
+				case holds(e.folder, f) || holds(f, e.folder):
+					problems = append(problems, fmt.Sprintf("%s and %s are both in the table, one inside the other: a folder's packages share its layer, so name the outer one only", e.folder, f))
+				}
 			}
-			of[p] = i
+			folders = append(folders, entry{f, i})
 		}
 	}
-	seen := map[string]bool{}
+	layerOf := func(p string) (int, bool) {
+		for _, e := range folders {
+			if holds(e.folder, p) {
+				return e.layer, true
+			}
+		}
+		return 0, false
+	}
+	used := map[string]bool{}
 	for _, p := range pkgs {
 		me := rel(p.ImportPath)
-		seen[me] = true
-		mine, ok := of[me]
+		mine, ok := layerOf(me)
 		if !ok {
-			problems = append(problems, fmt.Sprintf("package %s is in no layer: add it to a layer in internal/layers/layers_test.go (the lowest its imports allow) and to docs/design.md's Layers", me))
+			problems = append(problems, fmt.Sprintf("package %s is in no layer: put it in a folder of its layer, or add its top folder to a layer in internal/layers/layers_test.go (the lowest its imports allow) and to docs/design.md's Layers", me))
 			continue
+		}
+		for _, e := range folders {
+			if holds(e.folder, me) {
+				used[e.folder] = true
+			}
 		}
 		for _, imp := range p.Imports {
 			it := rel(imp)
-			if theirs, ok := of[it]; ok && it != "" && theirs > mine {
+			if theirs, ok := layerOf(it); ok && it != "" && theirs > mine {
 				problems = append(problems, fmt.Sprintf("%s (layer %d, %s) imports %s (layer %d, %s), a higher layer",
 					me, mine+1, table[mine].name, it, theirs+1, table[theirs].name))
 			}
 		}
 	}
-	for _, l := range table {
-		for _, p := range l.pkgs {
-			if !seen[p] {
-				problems = append(problems, fmt.Sprintf("the layers list %s, which go list does not find: remove it from internal/layers/layers_test.go", p))
-			}
+	for _, e := range folders {
+		if !used[e.folder] {
+			problems = append(problems, fmt.Sprintf("the layers list %s, which holds no package go list finds: remove it from internal/layers/layers_test.go", e.folder))
 		}
 	}
 	return problems
 }
 
 // No package of the module imports a package of a higher layer, every
-// package is in a layer, and every package the table names exists.
+// package is in a layer's folder, and every folder the table names holds a
+// package.
 func TestLayers(t *testing.T) {
 	for _, p := range check(listModule(t), layers) {
 		t.Error(p)
@@ -185,33 +203,45 @@ func TestLayers(t *testing.T) {
 }
 
 // The check names what breaks the order: an upward import, a package in no
-// layer, one in two, and one that is gone.
+// layer, a folder in two, a folder inside another, and one that holds no
+// package; and a package deep in a folder takes the folder's layer.
 func TestCheckNamesEachProblem(t *testing.T) {
-	table := []layer{{"low", []string{"internal/a", "internal/gone"}}, {"high", []string{"internal/b", "internal/a"}}}
+	table := []layer{{"low", []string{"internal/a", "internal/gone", "internal/c"}}, {"high", []string{"internal/b", "internal/a", "internal/c/d"}}}
 	pkgs := []pkg{
 		{ImportPath: module + "/internal/a", Imports: []string{"fmt", module + "/internal/b"}},
 		{ImportPath: module + "/internal/b"},
+		{ImportPath: module + "/internal/c/d"},
 		{ImportPath: module + "/internal/new", Imports: []string{module + "/internal/b"}},
 	}
 	got := strings.Join(check(pkgs, table), "\n")
 	for _, want := range []string{
 		`internal/a is in two layers: "low" and "high"`,
-		"package internal/new is in no layer: add it to a layer",
-		"the layers list internal/gone, which go list does not find",
+		"internal/c and internal/c/d are both in the table, one inside the other",
+		"package internal/new is in no layer: put it in a folder of its layer",
+		"the layers list internal/gone, which holds no package go list finds",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("problems lack %q:\n%s", want, got)
 		}
 	}
-	// With a only in the low layer, its import of b is upward.
-	table[1].pkgs = []string{"internal/b"}
-	table[0].pkgs = []string{"internal/a"}
-	got = strings.Join(check(pkgs[:2], table), "\n")
-	if got != "internal/a (layer 1, low) imports internal/b (layer 2, high), a higher layer" {
+	// With a only in the low layer, its import of b is upward; a package
+	// deep in the high folder is in the high layer.
+	table = []layer{{"low", []string{"internal/a"}}, {"high", []string{"internal/b"}}}
+	pkgs = []pkg{
+		{ImportPath: module + "/internal/a", Imports: []string{"fmt", module + "/internal/b/x/y"}},
+		{ImportPath: module + "/internal/b"},
+		{ImportPath: module + "/internal/b/x/y", Imports: []string{module + "/internal/a"}},
+	}
+	got = strings.Join(check(pkgs, table), "\n")
+	if got != "internal/a (layer 1, low) imports internal/b/x/y (layer 2, high), a higher layer" {
 		t.Errorf("problems: %q, want the upward import alone", got)
 	}
 	if got := check(pkgs[1:2], []layer{{"only", []string{"internal/b"}}}); len(got) != 0 {
 		t.Errorf("a package importing nothing: %q", got)
+	}
+	// "." is the root package alone, not every package below it.
+	if got := check([]pkg{{ImportPath: module + "/internal/z"}}, []layer{{"root", []string{"."}}}); !strings.Contains(strings.Join(got, "\n"), "package internal/z is in no layer") {
+		t.Errorf(`"." holds more than the root package: %q`, got)
 	}
 }
 
@@ -222,9 +252,9 @@ func TestLayersSeeTheRealImports(t *testing.T) {
 	moved := []layer{{"cli, moved down", []string{"internal/cli"}}}
 	for _, l := range layers {
 		var rest []string
-		for _, p := range l.pkgs {
-			if p != "internal/cli" {
-				rest = append(rest, p)
+		for _, f := range l.folders {
+			if f != "internal/cli" {
+				rest = append(rest, f)
 			}
 		}
 		moved = append(moved, layer{l.name, rest})
@@ -235,11 +265,48 @@ func TestLayersSeeTheRealImports(t *testing.T) {
 	}
 }
 
+// apart are folders of one layer whose packages must not import each
+// other's: the first's may not import the second's.
+var apart = [][2]string{
+	{"internal/targets", "internal/resources"},
+}
+
+// checkApart returns a problem for each import from the first folder of a
+// pair of apart into the second.
+func checkApart(pkgs []pkg, pairs [][2]string) []string {
+	var problems []string
+	for _, p := range pkgs {
+		me := rel(p.ImportPath)
+		for _, pair := range pairs {
+			if !holds(pair[0], me) {
+				continue
+			}
+			for _, imp := range p.Imports {
+				if it := rel(imp); it != "" && holds(pair[1], it) {
+					problems = append(problems, fmt.Sprintf("%s imports %s: nothing under %s imports a package under %s (put what both need in a folder of their own, as internal/servers/pgserver)", me, it, pair[0], pair[1]))
+				}
+			}
+		}
+	}
+	return problems
+}
+
+// No target imports a resource package; and the check sees such an import.
+func TestTargetsImportNoResource(t *testing.T) {
+	for _, p := range checkApart(listModule(t), apart) {
+		t.Error(p)
+	}
+	bad := []pkg{{ImportPath: module + "/internal/targets/x", Imports: []string{module + "/internal/resources/postgres", module + "/targets"}}}
+	if got := checkApart(bad, apart); len(got) != 1 || !strings.Contains(got[0], "internal/targets/x imports internal/resources/postgres") {
+		t.Errorf("a target importing a resource: %q", got)
+	}
+}
+
 // sdkOwner is the one package that may import the Docker SDK: the
 // container platform's implementation (internal/runtime's interfaces on
 // the Docker Engine). Every other package reaches the platform through
 // those interfaces.
-const sdkOwner = "internal/harness/docker"
+const sdkOwner = "internal/platform/docker"
 
 // sdkPrefix begins the import path of every package of the Docker SDK
 // (github.com/docker/docker/client, .../api/types/container, ...) and of

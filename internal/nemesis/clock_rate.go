@@ -31,7 +31,7 @@ import (
 // going back would break the process's timers.
 //
 // Rate 0 picks one at random: slow 0.25-0.75 or fast 1.5-4, to two
-// decimals. The rate is recorded in the fault's params (rate), and at
+// decimals. The rate is recorded in the fault's record (rate), and at
 // recovery the rate the process showed (observed_rate, from the wall-clock
 // stamps of its log lines against the engine's: Env.ObservedClock).
 type ClockRate struct {
@@ -92,6 +92,16 @@ func (f ClockRate) Applies(s Shape) error {
 	return nil
 }
 
+// ClockRateRecord is what clock-rate records: the rate it set and, at
+// recovery, the rate the process's own log showed (over how many stamped
+// lines), or why it could not be seen.
+type ClockRateRecord struct {
+	Rate          float64  `json:"rate"`
+	ObservedRate  *float64 `json:"observed_rate,omitempty"`
+	ObservedLines int      `json:"observed_lines,omitempty"`
+	Unobserved    string   `json:"unobserved,omitempty"`
+}
+
 // Inject changes one process's clock rate.
 func (f ClockRate) Inject(ctx context.Context, env Env, r *rand.Rand) (*Injection, error) {
 	rate := f.Rate
@@ -104,26 +114,26 @@ func (f ClockRate) Inject(ctx context.Context, env Env, r *rand.Rand) (*Injectio
 		rate = math.Round(rate*100) / 100
 	}
 	hold := between(r, 3*env.Lease(), 5*env.Lease())
-	params := map[string]string{"rate": strconv.FormatFloat(rate, 'f', -1, 64), "hold": ms(hold)}
-	node, err := onProcess(ctx, env, r, f.Scope == ClockServer, params, func(n string) error { return env.RateProcessClock(ctx, n, rate) })
+	rec := &ClockRateRecord{Rate: rate}
+	node, aim, err := onProcess(ctx, env, r, f.Scope == ClockServer, func(n string) error { return env.RateProcessClock(ctx, n, rate) })
 	if err != nil {
 		return nil, fmt.Errorf("clock-rate: %w", err)
 	}
 	since := time.Now()
 	return &Injection{
-		Nodes: []string{node}, Hold: hold, Params: params,
+		Nodes: []string{node}, Hold: hold, Holder: aim, Record: rec,
 		Recover: func(ctx context.Context) error {
 			// The rate the process showed, from its own log's stamps,
 			// before its clock is true again.
 			seen, err := env.ObservedClock(ctx, node, since)
 			switch {
 			case err != nil:
-				params["observed_rate"] = "unobserved: " + err.Error()
+				rec.Unobserved = err.Error()
 			case seen.Rate == 0:
-				params["observed_rate"] = "unobserved: its log's stamped lines span less than 0.5s"
+				rec.Unobserved = "its log's stamped lines span less than 0.5s"
 			default:
-				params["observed_rate"] = strconv.FormatFloat(math.Round(seen.Rate*1000)/1000, 'f', -1, 64)
-				params["observed_lines"] = strconv.Itoa(seen.Lines)
+				observed := math.Round(seen.Rate*1000) / 1000
+				rec.ObservedRate, rec.ObservedLines = &observed, seen.Lines
 			}
 			return env.RateProcessClock(ctx, node, 1)
 		},

@@ -3,8 +3,8 @@ package nemesis
 import (
 	"context"
 	"fmt"
+	"github.com/fencecheck/fencecheck/internal/history"
 	"math/rand/v2"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -101,12 +101,21 @@ func (f ClockSkew) Applies(s Shape) error {
 	return nil
 }
 
+// ClockSkewRecord is what clock-skew records: the offset it set and, for a
+// server's process, the offset its own log showed at recovery, or why it
+// could not be seen.
+type ClockSkewRecord struct {
+	Offset         history.Duration  `json:"offset"`
+	ObservedOffset *history.Duration `json:"observed_offset,omitempty"`
+	Unobserved     string            `json:"unobserved,omitempty"`
+}
+
 // Inject skews one clock.
 func (f ClockSkew) Inject(ctx context.Context, env Env, r *rand.Rand) (*Injection, error) {
 	offset := between(r, 2*env.TTL(), 4*env.TTL()).Round(time.Second)
 	hold := between(r, env.Lease(), 2*env.Lease())
-	params := map[string]string{}
 	var node string
+	var aim *history.Aim
 	var err error
 	switch f.Scope {
 	case ClockServer, ClockWall:
@@ -118,7 +127,7 @@ func (f ClockSkew) Inject(ctx context.Context, env Env, r *rand.Rand) (*Injectio
 				offset = f.Offset
 			}
 		}
-		node, err = onProcess(ctx, env, r, f.Scope == ClockServer, params, func(n string) error { return env.SkewProcessClock(ctx, n, offset) })
+		node, aim, err = onProcess(ctx, env, r, f.Scope == ClockServer, func(n string) error { return env.SkewProcessClock(ctx, n, offset) })
 	default:
 		clients := env.Clients()
 		node = clients[r.IntN(len(clients))]
@@ -135,17 +144,18 @@ func (f ClockSkew) Inject(ctx context.Context, env Env, r *rand.Rand) (*Injectio
 		skew = env.SkewClientClock
 	}
 	since := time.Now()
-	params["offset"], params["hold"] = offset.String(), ms(hold)
+	rec := &ClockSkewRecord{Offset: history.Duration(offset)}
 	return &Injection{
-		Nodes: []string{node}, Hold: hold, Params: params,
+		Nodes: []string{node}, Hold: hold, Holder: aim, Record: rec,
 		Recover: func(ctx context.Context) error {
 			if f.Scope != ClockClient {
 				// The offset the process showed, from its own log's
 				// stamps, before its clock is true again.
 				if seen, err := env.ObservedClock(ctx, node, since); err != nil {
-					params["observed_offset"] = "unobserved: " + err.Error()
+					rec.Unobserved = err.Error()
 				} else {
-					params["observed_offset"] = seen.Offset.Round(time.Millisecond).String()
+					observed := history.Ms(seen.Offset)
+					rec.ObservedOffset = &observed
 				}
 			}
 			return skew(ctx, node, 0)
@@ -154,24 +164,22 @@ func (f ClockSkew) Inject(ctx context.Context, env Env, r *rand.Rand) (*Injectio
 }
 
 // onProcess sets the clock of a random server's process (server) or of the
-// next lock holder's (taken at its failpoint; its process and token go in
-// params, and it is let go on once set has run, a hit), and returns the
-// node.
-func onProcess(ctx context.Context, env Env, r *rand.Rand, server bool, params map[string]string, set func(node string) error) (string, error) {
+// next lock holder's (taken at its failpoint, and let go on once set has
+// run), and returns the node and, for a holder, what the fault records of
+// it.
+func onProcess(ctx context.Context, env Env, r *rand.Rand, server bool, set func(node string) error) (string, *history.Aim, error) {
 	if server {
 		servers := env.Servers()
 		node := servers[r.IntN(len(servers))]
-		return node, set(node)
+		return node, nil, set(node)
 	}
 	h, err := env.NextHolder(ctx)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
-	params["process"], params["token"] = h.Process.String(), strconv.FormatInt(h.Token, 10)
 	if err := set(h.Node); err != nil {
 		h.Proceed()
-		return "", err
+		return "", nil, err
 	}
-	h.hit(params)
-	return h.Node, nil
+	return h.Node, h.aim(), nil
 }

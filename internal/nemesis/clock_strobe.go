@@ -3,8 +3,8 @@ package nemesis
 import (
 	"context"
 	"fmt"
+	"github.com/fencecheck/fencecheck/internal/history"
 	"math/rand/v2"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -55,13 +55,23 @@ func (f ClockStrobe) Applies(s Shape) error {
 	return nil
 }
 
+// ClockStrobeRecord is what clock-strobe records: how far the clock jumps
+// and how often and, at recovery, how many times it flipped, or why the
+// strobe stopped.
+type ClockStrobeRecord struct {
+	Delta       history.Duration `json:"delta"`
+	Period      history.Duration `json:"period"`
+	Flips       *int             `json:"flips,omitempty"`
+	StrobeError string           `json:"strobe_error,omitempty"`
+}
+
 // Inject starts the strobe.
 func (f ClockStrobe) Inject(ctx context.Context, env Env, r *rand.Rand) (*Injection, error) {
 	delta := between(r, 2*env.TTL(), 4*env.TTL()).Round(time.Second)
 	period := between(r, 50*time.Millisecond, 200*time.Millisecond).Round(time.Millisecond)
 	hold := between(r, env.Lease(), 2*env.Lease())
-	params := map[string]string{"delta": delta.String(), "period": ms(period), "hold": ms(hold)}
-	node, err := onProcess(ctx, env, r, f.Scope == ClockServer, params, func(n string) error { return env.SkewProcessClock(ctx, n, delta) })
+	rec := &ClockStrobeRecord{Delta: history.Duration(delta), Period: history.Duration(period)}
+	node, aim, err := onProcess(ctx, env, r, f.Scope == ClockServer, func(n string) error { return env.SkewProcessClock(ctx, n, delta) })
 	if err != nil {
 		return nil, fmt.Errorf("clock-strobe: %w", err)
 	}
@@ -96,13 +106,13 @@ func (f ClockStrobe) Inject(ctx context.Context, env Env, r *rand.Rand) (*Inject
 		}
 	}()
 	return &Injection{
-		Nodes: []string{node}, Hold: hold, Params: params,
+		Nodes: []string{node}, Hold: hold, Holder: aim, Record: rec,
 		Recover: func(ctx context.Context) error {
 			stop()
 			wg.Wait()
-			params["flips"] = strconv.Itoa(flips)
+			rec.Flips = &flips
 			if failed != nil {
-				params["strobe_error"] = failed.Error()
+				rec.StrobeError = failed.Error()
 			}
 			return env.SkewProcessClock(ctx, node, 0)
 		},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/fencecheck/fencecheck/internal/history"
 	"math"
 	"math/rand/v2"
 	"strconv"
@@ -26,7 +27,7 @@ const ScopeHolder = "holder"
 // resource; SCOPE@TIER in a tiered target): those servers' containers, for
 // 1-3 leases.
 //
-// Percent 0 picks 1-5 % at random. The params record the quota (cpus, in
+// Percent 0 picks 1-5 % at random. The record holds the quota (cpus, in
 // cores), and at recovery the CPU time the containers used during the hold
 // (cpu_used) and that time over the hold (cpu_share, in cores), which shows
 // the throttle took: an idle process uses little either way, a busy one is
@@ -83,6 +84,17 @@ func (f CPUThrottle) Applies(s Shape) error {
 	return scopeApplies(f.Scope, s)
 }
 
+// CPUThrottleRecord is what cpu-throttle records: the quota (cpus, in
+// CPUs) and, at recovery, the CPU time its nodes used during the hold and
+// that time's share of the quota's wall time per node, or why it could not
+// be measured.
+type CPUThrottleRecord struct {
+	CPUs       float64           `json:"cpus"`
+	CPUUsed    *history.Duration `json:"cpu_used,omitempty"`
+	CPUShare   *float64          `json:"cpu_share,omitempty"`
+	Unmeasured string            `json:"unmeasured,omitempty"`
+}
+
 // Inject throttles the holder's container or the scope's servers.
 func (f CPUThrottle) Inject(ctx context.Context, env Env, r *rand.Rand) (*Injection, error) {
 	pct := f.Percent
@@ -90,7 +102,7 @@ func (f CPUThrottle) Inject(ctx context.Context, env Env, r *rand.Rand) (*Inject
 		pct = math.Round(1 + 4*r.Float64())
 	}
 	cpus := pct / 100
-	params := map[string]string{"cpus": strconv.FormatFloat(cpus, 'f', -1, 64)}
+	rec := &CPUThrottleRecord{CPUs: cpus}
 	var nodes []string
 	var hold time.Duration
 	var h *Holder
@@ -101,7 +113,6 @@ func (f CPUThrottle) Inject(ctx context.Context, env Env, r *rand.Rand) (*Inject
 		}
 		h, nodes = &next, []string{next.Node}
 		hold = time.Duration((1.5 + 1.5*r.Float64()) * float64(env.Lease()))
-		params["process"], params["token"] = h.Process.String(), strconv.FormatInt(h.Token, 10)
 	} else {
 		var err error
 		if nodes, err = pickServers(ctx, env, r, f.Scope); err != nil {
@@ -128,12 +139,12 @@ func (f CPUThrottle) Inject(ctx context.Context, env Env, r *rand.Rand) (*Inject
 		limited = append(limited, n)
 	}
 	since := time.Now()
-	params["hold"] = ms(hold)
+	var aim *history.Aim
 	if h != nil {
-		h.hit(params)
+		aim = h.aim()
 	}
 	return &Injection{
-		Nodes: nodes, Hold: hold, Params: params,
+		Nodes: nodes, Hold: hold, Holder: aim, Record: rec,
 		Recover: func(ctx context.Context) error {
 			held := time.Since(since)
 			var used time.Duration
@@ -144,10 +155,11 @@ func (f CPUThrottle) Inject(ctx context.Context, env Env, r *rand.Rand) (*Inject
 				used += after - before[n]
 			}
 			if err := errors.Join(errs...); err != nil {
-				params["cpu_used"] = "unmeasured: " + err.Error()
+				rec.Unmeasured = err.Error()
 			} else {
-				params["cpu_used"] = ms(used)
-				params["cpu_share"] = strconv.FormatFloat(math.Round(float64(used)/float64(held)/float64(len(nodes))*1000)/1000, 'f', -1, 64)
+				share := math.Round(float64(used)/float64(held)/float64(len(nodes))*1000) / 1000
+				cpuUsed := history.Ms(used)
+				rec.CPUUsed, rec.CPUShare = &cpuUsed, &share
 			}
 			return unlimit(env, nodes)
 		},

@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/fencecheck/fencecheck/internal/history"
 	"math/rand/v2"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -16,7 +16,7 @@ import (
 // before it answers. Each fsync on the nodes' lazy disks (Disks.SlowSync)
 // takes Delay longer; Delay 0 picks 0.5-2 TTLs at random.
 //
-// The params record the delay and, at recovery, the fsyncs the disks held
+// The record holds the delay and, at recovery, the fsyncs the disks held
 // (slowed_syncs): none means the nodes made nothing durable during the hold,
 // and the fault had no effect.
 type DiskSlow struct {
@@ -68,6 +68,13 @@ func (f DiskSlow) Applies(s Shape) error {
 // NeedsDisk: the nodes' data is on lazy disks.
 func (DiskSlow) NeedsDisk() bool { return true }
 
+// DiskSlowRecord is what disk-slow records: the delay it adds to every
+// fsync and, at recovery, how many fsyncs its disks held.
+type DiskSlowRecord struct {
+	Delay       history.Duration `json:"delay"`
+	SlowedSyncs *int64           `json:"slowed_syncs,omitempty"`
+}
+
 // Inject slows the fsyncs of the scope's nodes.
 func (f DiskSlow) Inject(ctx context.Context, env Env, r *rand.Rand) (*Injection, error) {
 	nodes, err := pickServers(ctx, env, r, f.Scope)
@@ -99,9 +106,9 @@ func (f DiskSlow) Inject(ctx context.Context, env Env, r *rand.Rand) (*Injection
 		before[n] = st.Slowed
 	}
 	hold := between(r, env.Lease(), 3*env.Lease())
-	params := map[string]string{"delay": ms(delay), "hold": ms(hold)}
+	rec := &DiskSlowRecord{Delay: history.Ms(delay)}
 	return &Injection{
-		Nodes: nodes, Hold: hold, Params: params,
+		Nodes: nodes, Hold: hold, Record: rec,
 		Recover: func(ctx context.Context) error {
 			// Lifted first; an fsync held now was counted when it
 			// began to wait, and returns when its delay ends.
@@ -114,7 +121,7 @@ func (f DiskSlow) Inject(ctx context.Context, env Env, r *rand.Rand) (*Injection
 					err = errors.Join(err, serr)
 				}
 			}
-			params["slowed_syncs"] = strconv.FormatInt(n, 10)
+			rec.SlowedSyncs = &n
 			return err
 		},
 	}, nil

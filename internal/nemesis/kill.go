@@ -68,6 +68,14 @@ func (f Kill) Applies(s Shape) error {
 // NeedsDisk: with LoseUnsynced, the killed nodes' data is on lazy disks.
 func (f Kill) NeedsDisk() bool { return f.LoseUnsynced }
 
+// KillRecord is what a kill records besides its hold (how long its nodes
+// stay down): with :lose-unsynced, what the power loss dropped, over every
+// node.
+type KillRecord struct {
+	LostFiles *int   `json:"lost_files,omitempty"`
+	LostBytes *int64 `json:"lost_bytes,omitempty"`
+}
+
 // Inject kills the servers the scope names.
 func (f Kill) Inject(ctx context.Context, env Env, r *rand.Rand) (*Injection, error) {
 	nodes, err := pickServers(ctx, env, r, f.Scope)
@@ -83,7 +91,7 @@ func (f Kill) Inject(ctx context.Context, env Env, r *rand.Rand) (*Injection, er
 		}
 		return errors.Join(errs...)
 	}
-	params := map[string]string{"down": ms(down)}
+	rec := &KillRecord{}
 	var loss DiskLoss
 	for _, n := range nodes {
 		// Counted before the kill: a kill cut short after its SIGKILL
@@ -103,12 +111,11 @@ func (f Kill) Inject(ctx context.Context, env Env, r *rand.Rand) (*Injection, er
 			loss.Files += l.Files
 			loss.Bytes += l.Bytes
 		}
-		params["lost_files"] = itoa(loss.Files)
-		params["lost_bytes"] = fmt.Sprint(loss.Bytes)
+		rec.LostFiles, rec.LostBytes = &loss.Files, &loss.Bytes
 	}
 	return &Injection{
 		Nodes: nodes, Hold: down,
-		Params:  params,
+		Record:  rec,
 		Recover: restart,
 	}, nil
 }

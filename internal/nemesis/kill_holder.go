@@ -5,7 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"strconv"
+
+	"github.com/fencecheck/fencecheck/internal/history"
 )
 
 // KillHolder crashes the lock holder inside its critical section: it takes
@@ -21,9 +22,10 @@ import (
 //
 // The kill lands at the failpoint: the holder waits there until it is told
 // to proceed (or until its failpoint timeout, a minute longer than any
-// operation), and it is told only after the kill. Its params say so (hit,
-// phase), with the holder's process and token, and the TTL and the
-// target's longest lease (Env.Lease) that the recovery is measured in.
+// operation), and it is told only after the kill. Its record says so (its
+// holder's hit and phase), with the holder's process and token, and the TTL
+// and the target's longest lease (Env.Lease) that the recovery is measured
+// in.
 type KillHolder struct{}
 
 // Name is "kill-holder".
@@ -40,24 +42,24 @@ func (KillHolder) Inject(ctx context.Context, env Env, r *rand.Rand) (*Injection
 	restart := func(ctx context.Context) error { return env.Restart(ctx, node) }
 	if err := env.Kill(ctx, node); err != nil {
 		// A kill cut short (the time limit) may have killed it all the
-		// same: start it again, or it stays down until teardown.
+		// same: start it again, or it stays down until teardown, within
+		// heal's bound (recoverTimeout): a restart made while the kill was
+		// still landing can leave no worker to reconnect to, and an
+		// unbounded reconnect held a run past its time limit for 28
+		// minutes (CI, Curator under kill-holder).
 		h.Proceed()
-		return nil, fmt.Errorf("kill-holder: %w", errors.Join(err, restart(context.Background())))
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recoverTimeout)
+		defer cancel()
+		return nil, fmt.Errorf("kill-holder: %w", errors.Join(err, restart(rctx)))
 	}
 	// The holder is dead: the proceed cannot reach it, and it is owed
-	// all the same.
+	// all the same. The kill hit it at its failpoint.
 	h.Proceed()
+	aim := h.aimed(true)
+	aim.TTL, aim.Lease = history.Ms(env.TTL()), history.Ms(env.Lease())
 	return &Injection{
 		Nodes: []string{node}, Hold: down,
-		Params: map[string]string{
-			"process": h.Process.String(),
-			"token":   strconv.FormatInt(h.Token, 10),
-			"down":    ms(down),
-			"ttl":     ms(env.TTL()),
-			"lease":   ms(env.Lease()),
-			"hit":     "true",
-			"phase":   PhaseFailpoint,
-		},
+		Holder:  aim,
 		Recover: restart,
 	}, nil
 }

@@ -18,13 +18,12 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/fencecheck/fencecheck/internal/harness/netdelay"
 	"github.com/fencecheck/fencecheck/internal/history"
+	"github.com/fencecheck/fencecheck/internal/platform/netdelay"
 )
 
 // Holder is a client that holds the lock and waits at its failpoint, inside
@@ -42,12 +41,18 @@ type Holder struct {
 	Proceed func() bool
 }
 
-// Hit is what a fault aimed at a holder records: whether it was in place
-// while the holder waited at its failpoint (params "hit" and "phase").
-func (h Holder) hit(params map[string]string) {
+// aim lets the holder go on and is what a fault aimed at it records: its
+// process and token, and whether the fault was in place while it waited at
+// its failpoint (hit).
+func (h Holder) aim() *history.Aim {
 	waiting := h.Proceed == nil || h.Proceed()
-	params["hit"] = strconv.FormatBool(waiting)
-	params["phase"] = PhaseFailpoint
+	return h.aimed(waiting)
+}
+
+// aimed is the record of a fault aimed at h, which hit it or not.
+func (h Holder) aimed(hit bool) *history.Aim {
+	token := h.Token
+	return &history.Aim{Process: h.Process, Token: &token, Hit: &hit, Phase: PhaseFailpoint}
 }
 
 // PhaseFailpoint is where a fault aimed at a holder lands: the holder's
@@ -239,14 +244,43 @@ type Fault interface {
 
 // Injection is a fault in effect.
 type Injection struct {
-	Nodes  []string
-	Params map[string]string
-	// Hold is how long the schedule keeps the fault before recovering it.
+	Nodes []string
+	// Hold is how long the schedule keeps the fault before recovering it
+	// (recorded as the fault's hold).
 	Hold time.Duration
-	// Recover heals exactly what Inject broke. It may add what it measured
-	// to Params (they are recorded with the fault's stop). It is called once, with a
+	// Holder is the lock holder the fault took, if it took one (Holder's
+	// aim).
+	Holder *history.Aim
+	// Record is the fault's own record, if it has one: a pointer to its
+	// record type, declared in the fault's file, recorded as the fault's
+	// figures at its start and again at its stop. Recover may add to it
+	// what it measured.
+	Record any
+	// Recover heals exactly what Inject broke. It is called once, with a
 	// context that is not the (maybe cancelled) run's.
 	Recover func(ctx context.Context) error
+
+	// health and replay are the schedule's: the health checks around the
+	// fault, and the replayed step.
+	health history.Health
+	replay string
+}
+
+// Hit tells whether the fault was aimed at a holder and in place while the
+// holder still waited at its failpoint.
+func (inj *Injection) Hit() bool {
+	return inj.Holder != nil && inj.Holder.Hit != nil && *inj.Holder.Hit
+}
+
+// Value is the nemesis event's value of the injection of fault: its record.
+func (inj *Injection) Value(fault string) history.FaultValue {
+	v := history.FaultValue{Fault: fault, Nodes: inj.Nodes, Hold: history.Ms(inj.Hold), Health: inj.health,
+		Replay: inj.replay, Figures: history.FiguresOf(inj.Record)}
+	if inj.Holder != nil {
+		h := *inj.Holder
+		v.Holder = &h
+	}
+	return v
 }
 
 // Recorder records nemesis events.
@@ -340,16 +374,11 @@ func (s *Schedule) replay(ctx context.Context, env Env, rec Recorder, r *rand.Ra
 		ok := s.inject(ctx, env, rec, r, log, fs[0], func(inj *Injection) {
 			if st.Hold > 0 {
 				inj.Hold = st.Hold
-				for _, k := range []string{"hold", "down"} {
-					if _, ok := inj.Params[k]; ok {
-						inj.Params[k] = ms(st.Hold)
-					}
-				}
 			}
 			if st.Role == "" && !sameNodes(inj.Nodes, st.Nodes) {
 				label += fmt.Sprintf(": nodes %s, recorded %s", strings.Join(inj.Nodes, ","), strings.Join(st.Nodes, ","))
 			}
-			inj.Params["replay"] = label
+			inj.replay = label
 		})
 		if ctx.Err() != nil {
 			return
@@ -381,9 +410,9 @@ func (s *Schedule) inject(ctx context.Context, env Env, rec Recorder, r *rand.Ra
 	if ctx.Err() != nil {
 		return false
 	}
-	before := fmt.Sprintf("after %s", time.Since(start).Round(time.Millisecond))
+	before := history.Health{Before: history.Ms(time.Since(start))}
 	if herr != nil {
-		before = "no: " + herr.Error()
+		before = history.Health{BeforeError: herr.Error()}
 		log.Warn("cluster unhealthy before a fault", "fault", f.Name(), "err", herr)
 	}
 	inj, err := f.Inject(ctx, env, r)
@@ -393,10 +422,7 @@ func (s *Schedule) inject(ctx context.Context, env Env, rec Recorder, r *rand.Ra
 		}
 		return false
 	}
-	if inj.Params == nil {
-		inj.Params = map[string]string{}
-	}
-	inj.Params["healthy_before"] = before
+	inj.health = before
 	if adjust != nil {
 		adjust(inj)
 	}
@@ -404,7 +430,7 @@ func (s *Schedule) inject(ctx context.Context, env Env, rec Recorder, r *rand.Ra
 	s.active = &active{fault: f.Name(), inj: inj}
 	s.mu.Unlock()
 	rec.Record(history.Nemesis, history.Info, history.FStart,
-		history.FaultValue{Fault: f.Name(), Nodes: inj.Nodes, Params: inj.Params})
+		inj.Value(f.Name()))
 	return true
 }
 
@@ -418,9 +444,13 @@ func (s *Schedule) activeHold() time.Duration {
 	return s.active.inj.Hold
 }
 
+// recoverTimeout bounds a fault's recovery and the health check after it:
+// a recovery's reconnects retry until their context ends.
+const recoverTimeout = 30 * time.Second
+
 // heal recovers the active fault, if any, waits until the cluster serves
 // again (at most 30 s), and records the fault's stop with the time that
-// took (params: healthy_after).
+// took (its health's after).
 func (s *Schedule) heal(env Env, rec Recorder, log *slog.Logger) {
 	s.mu.Lock()
 	a := s.active
@@ -428,24 +458,20 @@ func (s *Schedule) heal(env Env, rec Recorder, log *slog.Logger) {
 	if a == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), recoverTimeout)
 	defer cancel()
-	err := a.inj.Recover(ctx)
-	params := map[string]string{}
-	for k, v := range a.inj.Params {
-		params[k] = v
-	}
-	v := history.FaultValue{Fault: a.fault, Nodes: a.inj.Nodes, Params: params}
-	if err != nil {
-		v.Error = err.Error()
-		log.Error("fault not recovered", "fault", a.fault, "nodes", a.inj.Nodes, "err", err)
-	}
+	rerr := a.inj.Recover(ctx)
 	healed := time.Now()
 	if err := env.Healthy(ctx); err != nil {
-		params["healthy_after"] = "no: " + err.Error()
+		a.inj.health.AfterError = err.Error()
 		log.Error("cluster unhealthy after a fault", "fault", a.fault, "err", err)
 	} else {
-		params["healthy_after"] = time.Since(healed).Round(time.Millisecond).String()
+		a.inj.health.After = history.Ms(time.Since(healed))
+	}
+	v := a.inj.Value(a.fault)
+	if rerr != nil {
+		v.Error = rerr.Error()
+		log.Error("fault not recovered", "fault", a.fault, "nodes", a.inj.Nodes, "err", rerr)
 	}
 	s.mu.Lock()
 	s.active = nil

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fencecheck/fencecheck/internal/harness/netdelay"
 	"github.com/fencecheck/fencecheck/internal/history"
+	"github.com/fencecheck/fencecheck/internal/platform/netdelay"
 )
 
 func TestParse(t *testing.T) {
@@ -149,12 +149,21 @@ func (e *fakeEnv) holder(node string, p history.Process, token int64) Holder {
 // when its context ends mid-fault.
 func TestSchedulePausesAndAlwaysResumes(t *testing.T) {
 	env := &fakeEnv{holders: make(chan Holder, 10)}
+	// The context ends mid-fault when the second holder proceeds (it is
+	// paused then): not after a fixed time, which a loaded machine could
+	// spend before the first fault ended. 30 s is a safety net.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
 	env.holders <- env.holder("w2", 1, 77)
-	env.holders <- env.holder("w3", 2, 80)
+	second := env.holder("w3", 2, 80)
+	proceed := second.Proceed
+	second.Proceed = func() bool {
+		defer cancel()
+		return proceed()
+	}
+	env.holders <- second
 	rec := history.NewMemoryRecorder()
 	s := &Schedule{Faults: []Fault{PauseHolder{}}, Interval: time.Millisecond, Seed: 1}
-	ctx, cancel := context.WithTimeout(context.Background(), 400*time.Millisecond)
-	defer cancel()
 	s.Run(ctx, env, rec)
 	env.mu.Lock()
 	defer env.mu.Unlock()
@@ -172,15 +181,23 @@ func TestSchedulePausesAndAlwaysResumes(t *testing.T) {
 		t.Fatalf("faults %v, %v", faults, err)
 	}
 	for i, f := range faults {
-		if f.Params["hit"] != "true" || f.Params["phase"] != PhaseFailpoint {
-			t.Errorf("fault on %v: params %v, want hit at the failpoint", f.Nodes, f.Params)
+		if hit, _ := f.Aimed(); !hit || f.Holder.Phase != PhaseFailpoint {
+			t.Errorf("fault on %v: %+v, want hit at the failpoint", f.Nodes, f.Holder)
 		}
-		// The first fault is held its whole 1.5-3 TTL (150-300ms; a busy
-		// machine may oversleep); the second may be cut short when the
-		// context ends mid-fault.
+		// The first fault is held its whole 1.5-3 TTL (150-300ms, as
+		// drawn: its hold param), at least; a busy machine may oversleep,
+		// so the upper bound only catches a hold that was not kept (the
+		// context's 30 s); the second is cut short when the context ends
+		// mid-fault.
 		held := time.Duration(f.Stop - f.Start)
-		if f.Stop < 0 || (i == 0 && held < 140*time.Millisecond) || held > 800*time.Millisecond {
+		if f.Stop < 0 || held > 10*time.Second {
 			t.Errorf("fault on %v held %s, want 1.5-3 TTL (150-300ms)", f.Nodes, held)
+		}
+		if i == 0 {
+			hold := f.Hold.D()
+			if hold < 150*time.Millisecond || hold > 300*time.Millisecond || held < hold-10*time.Millisecond {
+				t.Errorf("fault on %v: hold %s, held %s; want a hold of 1.5-3 TTL (150-300ms), held in full", f.Nodes, hold, held)
+			}
 		}
 	}
 	if _, _, on := s.Active(); on {
@@ -189,17 +206,17 @@ func TestSchedulePausesAndAlwaysResumes(t *testing.T) {
 }
 
 func TestPauseHolderIsSeeded(t *testing.T) {
-	params := func() map[string]string {
+	params := func() history.FaultValue {
 		env := &fakeEnv{holders: make(chan Holder, 1)}
 		env.holders <- Holder{Node: "w1"}
 		inj, err := PauseHolder{}.Inject(context.Background(), env, rand.New(rand.NewPCG(42, 1)))
 		if err != nil {
 			t.Fatal(err)
 		}
-		return inj.Params
+		return inj.Value("pause-holder")
 	}
 	a, b := params(), params()
-	if a["hold"] != b["hold"] || a["delay"] != b["delay"] {
+	if a.Hold != b.Hold {
 		t.Errorf("same seed, different faults: %v %v", a, b)
 	}
 }
@@ -246,21 +263,29 @@ func TestPartitionAppliesAndFlushesRules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if inj.Params["grudge"] != "n1 drops n2; n2 drops n1,n3; n3 drops n2" && inj.Params["grudge"] != "n1 drops n2; n2 drops n3,n1; n3 drops n2" {
-		t.Errorf("grudge %q does not isolate the leader n2", inj.Params["grudge"])
+	if g := inj.Record.(*PartitionRecord).Grudge; g != "n1 drops n2; n2 drops n1,n3; n3 drops n2" && g != "n1 drops n2; n2 drops n3,n1; n3 drops n2" {
+		t.Errorf("grudge %q does not isolate the leader n2", g)
 	}
 	if err := inj.Recover(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	env.mu.Lock()
 	defer env.mu.Unlock()
-	var adds, flushes int
+	var adds, flushes, counted int
 	for _, s := range env.signals {
 		adds += strings.Count(s, "-A INPUT")
-		flushes += strings.Count(s, "-F INPUT")
+		if strings.Contains(s, "-F INPUT") {
+			flushes++
+		}
+		if strings.Contains(s, "-L INPUT") && flushes == 0 {
+			counted++ // the drops are counted before the rules go
+		}
 	}
-	if adds != 4 || flushes != 3 {
-		t.Errorf("%d rules added, %d flushes; want 4 and 3: %v", adds, flushes, env.signals)
+	if adds != 4 || flushes != 3 || counted != 3 {
+		t.Errorf("%d rules added, %d nodes counted, %d flushes; want 4, 3 and 3: %v", adds, counted, flushes, env.signals)
+	}
+	if d := inj.Record.(*PartitionRecord).Dropped; d == nil || *d != 0 {
+		t.Errorf("dropped %v, want the 0 the fake's counters show", d)
 	}
 }
 
@@ -341,9 +366,9 @@ func TestKillHolder(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if inj.Params["process"] != "1" || inj.Params["token"] != "77" || inj.Params["hit"] != "true" ||
-					inj.Params["ttl"] != "100ms" || inj.Params["lease"] != "100ms" {
-					t.Errorf("params %v", inj.Params)
+				if h := inj.Holder; h == nil || h.Process != 1 || h.Token == nil || *h.Token != 77 || h.Hit == nil || !*h.Hit ||
+					h.TTL.D() != 100*time.Millisecond || h.Lease.D() != 100*time.Millisecond {
+					t.Errorf("holder %+v", inj.Holder)
 				}
 				if inj.Hold < env.Lease() || inj.Hold > 2*env.Lease() {
 					t.Errorf("down %s, want 1-2 leases", inj.Hold)
@@ -399,8 +424,8 @@ func TestMissedHolderIsRecordedAsMissed(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if inj.Params["hit"] != "false" {
-				t.Errorf("params %v: want hit false", inj.Params)
+			if hit, aimed := inj.Value(f.Name()).Aimed(); hit || !aimed {
+				t.Errorf("holder %+v: want hit false", inj.Holder)
 			}
 			if err := inj.Recover(context.Background()); err != nil {
 				t.Fatal(err)

@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/fencecheck/fencecheck/internal/history"
 	"math/rand/v2"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
-	"github.com/fencecheck/fencecheck/internal/harness/netdelay"
+	"github.com/fencecheck/fencecheck/internal/platform/netdelay"
 )
 
 // Netem modes: what happens to the packets.
@@ -31,22 +31,50 @@ const (
 )
 
 // netemMode is a mode of Netem: its policy (loss is an iptables rule
-// instead) and what it records.
+// instead), and its record: the policy as people read it, in the record's
+// field of the mode (field), and what it counts at recovery (count).
 type netemMode struct {
 	mode   string
 	policy netdelay.Policy
-	params map[string]string
+	text   string
+	field  func(*NetemRecord) *string
+	count  func(*NetemRecord, netdelay.Counts)
 }
 
 // netemModes are Netem's modes with their policies (loss is an iptables
 // rule instead) and what they record.
 var netemModes = []netemMode{
-	{NetemDelay, netdelay.Policy{Delay: 200 * time.Millisecond, Jitter: 50 * time.Millisecond}, map[string]string{"delay": "200ms±50ms"}},
-	{NetemLoss, netdelay.Policy{}, map[string]string{"loss": "30%"}},
-	{NetemDuplicate, netdelay.Policy{Duplicate: 0.3}, map[string]string{"duplicate": "30%"}},
-	{NetemReorder, netdelay.Policy{Reorder: 0.3, ReorderBy: 100 * time.Millisecond}, map[string]string{"reorder": "30% held 100ms"}},
-	{NetemCorrupt, netdelay.Policy{Corrupt: 0.1}, map[string]string{"corrupt": "10%"}},
-	{NetemRate, netdelay.Policy{Rate: 16 << 10}, map[string]string{"rate": "16KiB/s"}},
+	{NetemDelay, netdelay.Policy{Delay: 200 * time.Millisecond, Jitter: 50 * time.Millisecond}, "200ms±50ms",
+		func(r *NetemRecord) *string { return &r.Delay }, func(r *NetemRecord, c netdelay.Counts) { r.Packets, r.Held = &c.Packets, &c.Held }},
+	{NetemLoss, netdelay.Policy{}, "30%",
+		func(r *NetemRecord) *string { return &r.Loss }, func(r *NetemRecord, c netdelay.Counts) { r.Dropped = &c.Packets }},
+	{NetemDuplicate, netdelay.Policy{Duplicate: 0.3}, "30%",
+		func(r *NetemRecord) *string { return &r.Duplicate }, func(r *NetemRecord, c netdelay.Counts) { r.Packets, r.Duplicated = &c.Packets, &c.Duplicated }},
+	{NetemReorder, netdelay.Policy{Reorder: 0.3, ReorderBy: 100 * time.Millisecond}, "30% held 100ms",
+		func(r *NetemRecord) *string { return &r.Reorder }, func(r *NetemRecord, c netdelay.Counts) { r.Packets, r.Reordered = &c.Packets, &c.Reordered }},
+	{NetemCorrupt, netdelay.Policy{Corrupt: 0.1}, "10%",
+		func(r *NetemRecord) *string { return &r.Corrupt }, func(r *NetemRecord, c netdelay.Counts) { r.Packets, r.Corrupted = &c.Packets, &c.Corrupted }},
+	{NetemRate, netdelay.Policy{Rate: 16 << 10}, "16KiB/s",
+		func(r *NetemRecord) *string { return &r.Rate }, func(r *NetemRecord, c netdelay.Counts) { r.Packets, r.Held = &c.Packets, &c.Held }},
+}
+
+// NetemRecord is what netem records: its mode's policy, under the mode's
+// name, and at recovery what its rules counted: packets they saw, and of
+// those the ones held (delay, rate), duplicated, reordered or corrupted; for
+// loss, the packets dropped.
+type NetemRecord struct {
+	Delay      string `json:"delay,omitempty"`
+	Loss       string `json:"loss,omitempty"`
+	Duplicate  string `json:"duplicate,omitempty"`
+	Reorder    string `json:"reorder,omitempty"`
+	Corrupt    string `json:"corrupt,omitempty"`
+	Rate       string `json:"rate,omitempty"`
+	Packets    *int64 `json:"packets,omitempty"`
+	Held       *int64 `json:"held,omitempty"`
+	Duplicated *int64 `json:"duplicated,omitempty"`
+	Reordered  *int64 `json:"reordered,omitempty"`
+	Corrupted  *int64 `json:"corrupted,omitempty"`
+	Dropped    *int64 `json:"dropped,omitempty"`
 }
 
 // Netem degrades the network on what nodes send, held one to three leases
@@ -69,7 +97,7 @@ var netemModes = []netemMode{
 // sch_netem (this project's CI machines have none): loss is an iptables
 // statistic-match rule, every other mode an NFQUEUE rule in the node's
 // network namespace whose packets the harness gives their verdicts
-// (harness/netdelay). At recovery the params record what was done: the
+// (platform/netdelay). At recovery the record holds what was done: the
 // packets seen and those held, reordered, duplicated or corrupted
 // (dropped, for loss).
 type Netem struct{ Mode, Scope string }
@@ -151,15 +179,16 @@ func (f Netem) Inject(ctx context.Context, env Env, r *rand.Rand) (*Injection, e
 			}
 		}
 	}
-	var policy netdelay.Policy
-	params := map[string]string{"hold": ms(hold)}
+	var mode netemMode
 	for _, m := range netemModes {
 		if m.mode == f.Mode {
-			policy = m.policy
-			for k, v := range m.params {
-				params[k] = v
-			}
+			mode = m
 		}
+	}
+	policy := mode.policy
+	rec := &NetemRecord{}
+	if mode.field != nil {
+		*mode.field(rec) = mode.text
 	}
 	var counts netdelay.Counts
 	var on func(ctx context.Context, node string) error
@@ -207,24 +236,14 @@ func (f Netem) Inject(ctx context.Context, env Env, r *rand.Rand) (*Injection, e
 		}
 		done = append(done, n)
 	}
+	var aim *history.Aim
 	if h != nil {
-		params["process"], params["token"] = h.Process.String(), strconv.FormatInt(h.Token, 10)
-		h.hit(params)
+		aim = h.aim()
 	}
-	return &Injection{Nodes: nodes, Hold: hold, Params: params, Recover: func(ctx context.Context) error {
+	return &Injection{Nodes: nodes, Hold: hold, Holder: aim, Record: rec, Recover: func(ctx context.Context) error {
 		err := heal(ctx)
-		n := func(v int64) string { return strconv.FormatInt(v, 10) }
-		switch f.Mode {
-		case NetemLoss:
-			params["dropped"] = n(counts.Packets)
-		case NetemDuplicate:
-			params["packets"], params["duplicated"] = n(counts.Packets), n(counts.Duplicated)
-		case NetemReorder:
-			params["packets"], params["reordered"] = n(counts.Packets), n(counts.Reordered)
-		case NetemCorrupt:
-			params["packets"], params["corrupted"] = n(counts.Packets), n(counts.Corrupted)
-		default:
-			params["packets"], params["held"] = n(counts.Packets), n(counts.Held)
+		if mode.count != nil {
+			mode.count(rec, counts)
 		}
 		return err
 	}}, nil

@@ -11,10 +11,10 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/fencecheck/fencecheck/internal/harness"
-	"github.com/fencecheck/fencecheck/internal/harness/harnesstest"
 	"github.com/fencecheck/fencecheck/internal/nemesis"
 	"github.com/fencecheck/fencecheck/internal/resources/postgres"
 	"github.com/fencecheck/fencecheck/internal/targets/etcd"
+	"github.com/fencecheck/fencecheck/internal/testkit/harnesstest"
 	"github.com/fencecheck/fencecheck/targets"
 )
 
@@ -64,16 +64,23 @@ func TestNetemModesOnRealContainers(t *testing.T) {
 		}
 		return f[0]
 	}
-	count := func(inj *nemesis.Injection, key string) int {
-		n, err := strconv.Atoi(inj.Params[key])
-		if err != nil {
-			t.Fatalf("param %s: %v", key, inj.Params)
+	count := func(inj *nemesis.Injection, field func(*nemesis.NetemRecord) *int64) int64 {
+		n := field(inj.Record.(*nemesis.NetemRecord))
+		if n == nil {
+			t.Fatalf("not counted: %+v", inj.Record)
 		}
-		return n
+		return *n
 	}
 
-	for _, c := range []struct{ mode, count string }{
-		{"duplicate", "duplicated"}, {"reorder", "reordered"}, {"corrupt", "corrupted"},
+	packets := func(r *nemesis.NetemRecord) *int64 { return r.Packets }
+	duplicated := func(r *nemesis.NetemRecord) *int64 { return r.Duplicated }
+	for _, c := range []struct {
+		mode  string
+		count func(*nemesis.NetemRecord) *int64
+	}{
+		{"duplicate", duplicated},
+		{"reorder", func(r *nemesis.NetemRecord) *int64 { return r.Reordered }},
+		{"corrupt", func(r *nemesis.NetemRecord) *int64 { return r.Corrupted }},
 	} {
 		t.Run("netem:"+c.mode, func(t *testing.T) {
 			f := parse("netem:" + c.mode)
@@ -90,9 +97,9 @@ func TestNetemModesOnRealContainers(t *testing.T) {
 			}
 			after := retransmitted(t, cl, node)
 			recover(t, inj)
-			t.Logf("healed: %v; TCP retransmissions from %s: %d then %d", inj.Params, node, before, after)
-			if n := count(inj, c.count); n == 0 || count(inj, "packets") < 10 {
-				t.Errorf("%s: %v", c.mode, inj.Params)
+			t.Logf("healed: %+v; TCP retransmissions from %s: %d then %d", inj.Record, node, before, after)
+			if n := count(inj, c.count); n == 0 || count(inj, packets) < 10 {
+				t.Errorf("%s: %+v", c.mode, inj.Record)
 			}
 			if c.mode == "corrupt" && after <= before {
 				t.Errorf("corrupted packets but no TCP retransmission from %s (%d then %d)", node, before, after)
@@ -141,8 +148,17 @@ func TestNetemModesOnRealContainers(t *testing.T) {
 		recover(t, inj)
 		fast := get()
 		t.Logf("64 KiB read: %s at 16 KiB/s, %s after", slow, fast)
-		if slow < 3*time.Second || fast > time.Second {
+		// Both bounds are the link's, not the machine's: 64 KiB at 16
+		// KiB/s take 4 s, so the limited read cannot be under 3 s (a
+		// loaded machine only slows it), and a read under 2 s cannot
+		// have crossed a link still limited (a loaded machine's read of
+		// 64 KiB on a free one takes well under that; on an idle one,
+		// milliseconds).
+		if slow < 3*time.Second || fast > 2*time.Second {
 			t.Errorf("a 64 KiB read took %s on a 16 KiB/s link and %s after the heal", slow, fast)
+		}
+		if out, _ := cl.NetExec(ctx, node, "iptables", "-w", "-S", "OUTPUT"); strings.Contains(out, "NFQUEUE") {
+			t.Errorf("the queue rule that paced %s is left: %s", node, out)
 		}
 		healthy(t, cl)
 	})
@@ -153,8 +169,8 @@ func TestNetemModesOnRealContainers(t *testing.T) {
 		time.Sleep(time.Second)
 		recover(t, inj)
 		stop()
-		if inj.Params["hit"] != "true" || count(inj, "duplicated") == 0 || inj.Nodes[0] != "w1" {
-			t.Errorf("the holder's packets: %v on %v", inj.Params, inj.Nodes)
+		if !inj.Hit() || count(inj, duplicated) == 0 || inj.Nodes[0] != "w1" {
+			t.Errorf("the holder's packets: %+v on %v", inj.Record, inj.Nodes)
 		}
 		if err := cl.RunOne(ctx, 0, 10*time.Millisecond); err != nil {
 			t.Errorf("the client after the heal: %v", err)
@@ -189,9 +205,13 @@ func TestHolderCutOffFromResource(t *testing.T) {
 	time.Sleep(time.Second)
 	recover(t, inj)
 	stop()
-	t.Logf("healed: %v", inj.Params)
-	if inj.Params["hit"] != "true" || inj.Params["dropped"] == "0" {
-		t.Errorf("the cut: %v", inj.Params)
+	rec, ok := inj.Record.(*nemesis.PartitionClientRecord)
+	if !ok {
+		t.Fatalf("partition-client's record is a %T", inj.Record)
+	}
+	t.Logf("healed: %+v", rec)
+	if !inj.Hit() || rec.Dropped == nil || *rec.Dropped == 0 {
+		t.Errorf("the cut: %+v", rec)
 	}
 	if err := cl.RunOne(ctx, 0, 10*time.Millisecond); err != nil {
 		t.Errorf("the client after the heal: %v", err)

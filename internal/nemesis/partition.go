@@ -185,7 +185,8 @@ func (f Partition) Inject(ctx context.Context, env Env, r *rand.Rand) (*Injectio
 	}
 	hold := between(r, env.Lease(), 3*env.Lease())
 	nodes := g.nodes()
-	heal := func(ctx context.Context) error { return flush(ctx, env, nodes) }
+	rec := &PartitionRecord{Grudge: g.String()}
+	heal := func(ctx context.Context) error { return rec.countThenFlush(ctx, env, nodes) }
 	for _, n := range nodes {
 		if err := drop(ctx, env, n, g[n]); err != nil {
 			return nil, errors.Join(err, heal(context.Background()))
@@ -193,9 +194,40 @@ func (f Partition) Inject(ctx context.Context, env Env, r *rand.Rand) (*Injectio
 	}
 	return &Injection{
 		Nodes: nodes, Hold: hold,
-		Params:  map[string]string{"grudge": g.String(), "hold": ms(hold)},
+		Record:  rec,
 		Recover: heal,
 	}, nil
+}
+
+// PartitionRecord is what a partition records: who drops whom, or, when
+// it cuts the resource off, from which nodes; and at recovery how many
+// packets its rules stopped, over every node, or why they could not be
+// counted.
+type PartitionRecord struct {
+	Grudge     string   `json:"grudge,omitempty"`
+	CutOffFrom []string `json:"cut_off_from,omitempty"`
+	Dropped    *int     `json:"dropped,omitempty"`
+	Uncounted  string   `json:"uncounted,omitempty"`
+}
+
+// countThenFlush counts the packets the nodes' rules stopped, then removes
+// the rules.
+func (rec *PartitionRecord) countThenFlush(ctx context.Context, env Env, nodes []string) error {
+	total := 0
+	var errs []error
+	for _, n := range nodes {
+		c, err := dropped(ctx, env, n)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", n, err))
+		}
+		total += c
+	}
+	if err := errors.Join(errs...); err != nil {
+		rec.Dropped, rec.Uncounted = nil, err.Error()
+	} else {
+		rec.Dropped, rec.Uncounted = &total, ""
+	}
+	return flush(ctx, env, nodes)
 }
 
 // cutResource cuts the resource's containers off from every server and
@@ -208,7 +240,8 @@ func (f Partition) cutResource(ctx context.Context, env Env, r *rand.Rand) (*Inj
 	}
 	peers := append(slices.Clone(env.Servers()), env.Clients()...)
 	hold := between(r, env.Lease(), 3*env.Lease())
-	heal := func(ctx context.Context) error { return flush(ctx, env, rs) }
+	rec := &PartitionRecord{CutOffFrom: slices.Clone(peers)}
+	heal := func(ctx context.Context) error { return rec.countThenFlush(ctx, env, rs) }
 	for _, n := range rs {
 		if err := dropBoth(ctx, env, n, peers); err != nil {
 			return nil, errors.Join(err, heal(context.Background()))
@@ -216,7 +249,7 @@ func (f Partition) cutResource(ctx context.Context, env Env, r *rand.Rand) (*Inj
 	}
 	return &Injection{
 		Nodes: slices.Clone(rs), Hold: hold,
-		Params:  map[string]string{"cut off from": strings.Join(peers, ","), "hold": ms(hold)},
+		Record:  rec,
 		Recover: heal,
 	}, nil
 }

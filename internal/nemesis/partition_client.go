@@ -41,7 +41,7 @@ const (
 // proxy), not from the lock service: it keeps its lock, and its write is
 // what is lost, delayed or landed unanswered.
 //
-// At recovery the params record how many packets the rules stopped
+// At recovery the record holds how many packets the rules stopped
 // (dropped), from their counters, which shows the cut took.
 type PartitionClient struct {
 	Mode string
@@ -135,19 +135,25 @@ func (f PartitionClient) Inject(ctx context.Context, env Env, r *rand.Rand) (*In
 		h.Proceed()
 		return nil, errors.Join(err, flush(context.Background(), env, nodes))
 	}
-	params := map[string]string{"process": h.Process.String(), "token": strconv.FormatInt(h.Token, 10), "hold": ms(hold)}
-	h.hit(params)
+	rec := &PartitionClientRecord{}
 	return &Injection{
-		Nodes: nodes, Hold: hold, Params: params,
+		Nodes: nodes, Hold: hold, Holder: h.aim(), Record: rec,
 		Recover: func(ctx context.Context) error {
 			if n, err := dropped(ctx, env, h.Node); err != nil {
-				params["dropped"] = "uncounted: " + err.Error()
+				rec.Uncounted = err.Error()
 			} else {
-				params["dropped"] = strconv.Itoa(n)
+				rec.Dropped = &n
 			}
 			return flush(ctx, env, nodes)
 		},
 	}, nil
+}
+
+// PartitionClientRecord is what partition-client records at recovery: how
+// many packets its rules stopped, or why they could not be counted.
+type PartitionClientRecord struct {
+	Dropped   *int   `json:"dropped,omitempty"`
+	Uncounted string `json:"uncounted,omitempty"`
 }
 
 // dropped is how many packets the rules in node's INPUT and OUTPUT chains

@@ -25,7 +25,6 @@ func (PauseClient) Inject(ctx context.Context, env Env, r *rand.Rand) (*Injectio
 	}
 	return &Injection{
 		Nodes: []string{node}, Hold: hold,
-		Params:  map[string]string{"hold": ms(hold)},
 		Recover: func(ctx context.Context) error { return env.Signal(ctx, node, "SIGCONT") },
 	}, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/fencecheck/fencecheck/internal/history"
 	"math"
 	"math/rand/v2"
 	"strconv"
@@ -29,7 +30,7 @@ import (
 // The time SIGSTOP took is part of the M TTLs, since the holder waited at
 // its failpoint meanwhile, its lease running (on a loaded machine the
 // engine can take more than half a second); the schedule holds the rest.
-// The multiple is recorded in the fault's params (ttl_multiple), with the
+// The multiple is recorded in the fault's record (ttl_multiple), with the
 // time SIGSTOP took (stop_took).
 type PauseHolder struct {
 	TTLMultiple float64 // 0: a random hold of 1.5-3 leases
@@ -75,6 +76,16 @@ func (p PauseHolder) hold(env Env, r *rand.Rand) time.Duration {
 	return time.Duration((1.5 + 1.5*r.Float64()) * float64(env.Lease()))
 }
 
+// PauseHolderRecord is what pause-holder records besides its holder: the
+// multiple of the TTL it holds (pause-holder:xM; the holder's stop_took is
+// then how long its SIGSTOP took, counted in the hold). Delay is only in
+// runs of earlier versions, which paused the holder a random time into its
+// critical section.
+type PauseHolderRecord struct {
+	TTLMultiple float64          `json:"ttl_multiple,omitempty"`
+	Delay       history.Duration `json:"delay,omitempty"`
+}
+
 // Inject waits for the next holder and pauses it.
 func (p PauseHolder) Inject(ctx context.Context, env Env, r *rand.Rand) (*Injection, error) {
 	h, err := env.NextHolder(ctx)
@@ -90,21 +101,19 @@ func (p PauseHolder) Inject(ctx context.Context, env Env, r *rand.Rand) (*Inject
 		h.Proceed()
 		return nil, fmt.Errorf("pause-holder: %w", errors.Join(err, signalAll(env, []string{h.Node}, "SIGCONT")))
 	}
-	params := map[string]string{
-		"process": h.Process.String(),
-		"token":   strconv.FormatInt(h.Token, 10),
-	}
+	rec := &PauseHolderRecord{TTLMultiple: p.TTLMultiple}
+	var took *history.Duration
 	if p.TTLMultiple > 0 {
-		took := time.Since(found)
-		hold = max(hold-took, 0)
-		params["ttl_multiple"] = strconv.FormatFloat(p.TTLMultiple, 'f', -1, 64)
-		params["stop_took"] = took.Round(time.Millisecond).String()
+		d := time.Since(found)
+		hold = max(hold-d, 0)
+		took = new(history.Ms(d))
 	}
-	params["hold"] = hold.Round(time.Millisecond).String()
-	h.hit(params)
+	aim := h.aim()
+	aim.StopTook = took
 	return &Injection{
 		Nodes:  []string{h.Node},
-		Params: params,
+		Holder: aim,
+		Record: rec,
 		Hold:   hold,
 		Recover: func(ctx context.Context) error {
 			return env.Signal(ctx, h.Node, "SIGCONT")

@@ -36,7 +36,6 @@ func (f PauseServer) Inject(ctx context.Context, env Env, r *rand.Rand) (*Inject
 	}
 	return &Injection{
 		Nodes: nodes, Hold: hold,
-		Params:  map[string]string{"hold": ms(hold)},
 		Recover: func(ctx context.Context) error { return signalAll(env, nodes, "SIGCONT") },
 	}, nil
 }

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fencecheck/fencecheck/internal/harness/netdelay"
+	"github.com/fencecheck/fencecheck/internal/platform/netdelay"
 )
 
 // shapedEnv is a fakeEnv of a given shape: its servers, its resource

@@ -77,7 +77,7 @@ func Recorded(events []history.Event) ([]Step, error) {
 		st := Step{Fault: f.Fault, Nodes: slices.Clone(f.Nodes)}
 		at := f.Start
 		switch {
-		case isHolderFault(f.Params):
+		case f.Holder != nil && (f.Holder.Hit != nil || f.Holder.Token != nil):
 			st.Role = RoleHolder
 			if t, ok := failpointTime(events, f); ok {
 				at = t
@@ -88,23 +88,16 @@ func Recorded(events []history.Event) ([]Step, error) {
 		st.After = time.Duration(max(0, at-origin))
 		// The recorded quiet time includes the original's health check
 		// before the fault; the replay makes its own.
-		st.After = max(0, st.After-healthCheckTime(f.Params))
-		for _, k := range []string{"hold", "down"} {
-			if _, timed := f.Params["ttl_multiple"]; timed {
-				// pause-holder:xM holds M TTLs from the moment it found
-				// the holder, its SIGSTOP's time included: the recorded
-				// hold is what was left after that SIGSTOP, and the
-				// replayed fault computes its own.
-				break
-			}
-			if v, ok := f.Params[k]; ok {
-				d, err := time.ParseDuration(v)
-				if err != nil || d < 0 {
-					return nil, fmt.Errorf("nemesis: fault %s at %s: %s %q is not a duration", f.Fault, time.Duration(f.Start), k, v)
-				}
-				st.Hold = d
-				break
-			}
+		st.After = max(0, st.After-f.Health.Before.D())
+		if f.Hold < 0 {
+			return nil, fmt.Errorf("nemesis: fault %s at %s: hold %s", f.Fault, time.Duration(f.Start), f.Hold)
+		}
+		timed, err := timedByTTL(f)
+		if err != nil {
+			return nil, err
+		}
+		if !timed {
+			st.Hold = f.Hold.D()
 		}
 		steps = append(steps, st)
 		if f.Stop < 0 {
@@ -115,26 +108,14 @@ func Recorded(events []history.Event) ([]Step, error) {
 	return steps, nil
 }
 
-// isHolderFault tells a fault that took a holder at its failpoint by what
-// it recorded: its hit, or (histories from before hits were recorded) the
-// holder's process and token.
-func isHolderFault(params map[string]string) bool {
-	if _, ok := params["hit"]; ok {
-		return true
-	}
-	_, p := params["process"]
-	_, t := params["token"]
-	return p && t
-}
-
 // failpointTime is when the holder of a holder fault reached its failpoint:
 // the time of its process's last phase event before the fault's start (its
 // lease check; the failpoint follows it).
 func failpointTime(events []history.Event, f history.Fault) (int64, bool) {
-	var p history.Process
-	if err := p.UnmarshalJSON([]byte(f.Params["process"])); err != nil {
+	if f.Holder == nil {
 		return 0, false
 	}
+	p := f.Holder.Process
 	for i := len(events) - 1; i >= 0; i-- {
 		e := events[i]
 		if e.Time > f.Start {
@@ -150,12 +131,16 @@ func failpointTime(events []history.Event, f history.Fault) (int64, bool) {
 	return 0, false
 }
 
-// healthCheckTime is how long the health check before a fault took, as its
-// params recorded it ("healthy_before": "after 15ms"); 0 when they did not.
-func healthCheckTime(params map[string]string) time.Duration {
-	d, err := time.ParseDuration(strings.TrimPrefix(params["healthy_before"], "after "))
-	if err != nil || d < 0 {
-		return 0
+// timedByTTL tells a pause-holder:xM, which holds M TTLs from the moment it
+// found the holder, its SIGSTOP's time included: the recorded hold is what
+// was left after that SIGSTOP, and the replayed fault computes its own.
+func timedByTTL(f history.Fault) (bool, error) {
+	if !strings.HasPrefix(f.Fault, "pause-holder") {
+		return false, nil
 	}
-	return d
+	var rec PauseHolderRecord
+	if err := f.DecodeFigures(&rec); err != nil {
+		return false, fmt.Errorf("nemesis: fault %s at %s: %w", f.Fault, time.Duration(f.Start), err)
+	}
+	return rec.TTLMultiple > 0, nil
 }

@@ -6,7 +6,6 @@ import (
 	"maps"
 	"math/rand/v2"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -127,13 +126,8 @@ func scopeApplies(scope string, s Shape) error {
 	return nil
 }
 
-// scoped is the constructor of a fault that takes one of the given scopes
-// (the first is the default), and no tier.
-func scoped(scopes []string, make func(scope string) Fault) func(string) (Fault, error) {
-	return scopedIn(scopes, false, make)
-}
-
-// tiered is scoped for a fault whose server scopes may name a tier
+// tiered is the constructor of a fault that takes one of the given scopes
+// (the first is the default), whose server scopes may name a tier
 // (SCOPE@TIER): pause-server, kill, partition.
 func tiered(scopes []string, make func(scope string) Fault) func(string) (Fault, error) {
 	return scopedIn(scopes, true, make)
@@ -180,7 +174,3 @@ func checkServerScope(scope, others, then string) error {
 func between(r *rand.Rand, lo, hi time.Duration) time.Duration {
 	return lo + time.Duration(r.Float64()*float64(hi-lo))
 }
-
-func ms(d time.Duration) string { return d.Round(time.Millisecond).String() }
-
-func itoa(i int) string { return strconv.Itoa(i) }

@@ -6,8 +6,8 @@ import (
 
 	"github.com/fencecheck/fencecheck/internal/checkers"
 	"github.com/fencecheck/fencecheck/internal/store"
+	"github.com/fencecheck/fencecheck/internal/testkit/lockappendtest"
 	"github.com/fencecheck/fencecheck/internal/workloads/lockappend"
-	"github.com/fencecheck/fencecheck/internal/workloads/lockappend/lockappendtest"
 )
 
 // A workload outside this package builds its view from the exported parts,

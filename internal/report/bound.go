@@ -36,9 +36,13 @@ const (
 	MaxReport = 16 << 20
 )
 
-// cut returns s cut to at most n bytes, on a rune boundary, followed by
-// "… (N bytes more)".
-func cut(s string, n int) string {
+// cut is Clip (the report's own name for it).
+var cut = Clip
+
+// Clip returns s cut to at most n bytes, on a rune boundary, followed by
+// "… (N bytes more)": an error or a name quoted from input from elsewhere,
+// bounded.
+func Clip(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
@@ -71,7 +75,7 @@ func bound(in Input) Input {
 // taken from the history's processes, at most maxWorkers.
 func boundTest(t store.TestInfo, events []history.Event) store.TestInfo {
 	for _, s := range []*string{&t.RunID, &t.Name, &t.Fencecheck, &t.Target, &t.Version, &t.TargetVersion, &t.Recipe, &t.Client, &t.Workload, &t.Fencing,
-		&t.Nemesis, &t.ReadMode, &t.ClusterReady, &t.MaxLease, &t.Profile, &t.Scripted, &t.AuditLogName} {
+		&t.Nemesis, &t.ReadMode, &t.ClusterReady, &t.MaxLease, &t.Profile, &t.Scripted, &t.AuditLogName, &t.FencecheckRevision} {
 		*s = cut(*s, MaxName)
 	}
 	if len(t.Resource) > MaxItems {
@@ -138,22 +142,77 @@ func boundFault(f history.FaultValue) history.FaultValue {
 		nodes = append(nodes, n)
 	}
 	f.Nodes = nodes
-	if f.Params != nil {
-		params := make(map[string]string, min(len(f.Params), MaxItems+1))
+	if f.Recorded != nil {
+		params := make(map[string]string, min(len(f.Recorded), MaxItems+1))
 		budget := MaxText
-		for i, k := range slices.Sorted(maps.Keys(f.Params)) {
+		for i, k := range slices.Sorted(maps.Keys(f.Recorded)) {
 			if i == MaxItems || budget <= 0 {
-				params["…"] = fmt.Sprintf("and %d more", len(f.Params)-i)
+				params["…"] = fmt.Sprintf("and %d more", len(f.Recorded)-i)
 				break
 			}
 			ck := cut(k, MaxName)
-			v := cut(f.Params[k], max(budget-len(ck), 16))
+			v := cut(f.Recorded[k], max(budget-len(ck), 16))
 			budget -= len(ck) + len(v)
 			params[ck] = v
 		}
-		f.Params = params
+		f.Recorded = params
 	}
+	f.Replay = cut(f.Replay, MaxText)
+	f.Health.BeforeError, f.Health.AfterError = cut(f.Health.BeforeError, MaxText), cut(f.Health.AfterError, MaxText)
+	if h := f.Holder; h != nil {
+		c := *h
+		c.Phase = cut(c.Phase, MaxText)
+		f.Holder = &c
+	}
+	f.Figures = boundFigures(f.Figures)
 	return f
+}
+
+// boundFigures bounds a fault's own figures as boundFault bounds the params
+// of earlier runs: at most MaxItems of them, in name order, their strings
+// cut to MaxText together.
+func boundFigures(b json.RawMessage) json.RawMessage {
+	if len(b) <= MaxName || (!hasLongString(b, MaxName) && len(b) <= MaxItems*MaxName) {
+		return b
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(b, &m) != nil {
+		return nil
+	}
+	out := make(map[string]json.RawMessage, min(len(m), MaxItems+1))
+	budget := MaxText
+	for i, k := range slices.Sorted(maps.Keys(m)) {
+		if i == MaxItems || budget <= 0 {
+			out["…"], _ = json.Marshal(fmt.Sprintf("and %d more", len(m)-i))
+			break
+		}
+		ck := cut(k, MaxName)
+		budget -= len(ck)
+		v := m[k]
+		var str string
+		if json.Unmarshal(v, &str) == nil {
+			str = cut(str, max(budget, 16))
+			budget -= len(str)
+			out[ck], _ = json.Marshal(str)
+			continue
+		}
+		if hasLongString(v, MaxText) {
+			d := json.NewDecoder(bytes.NewReader(v))
+			d.UseNumber()
+			var x any
+			if d.Decode(&x) != nil {
+				continue
+			}
+			v, _ = json.Marshal(cutStrings(x))
+		}
+		budget -= len(v)
+		out[ck] = v
+	}
+	bounded, err := json.Marshal(out)
+	if err != nil {
+		return nil
+	}
+	return bounded
 }
 
 // boundEvents bounds the events' functions and the strings in their

@@ -8,6 +8,7 @@ import (
 	"github.com/fencecheck/fencecheck/internal/checkers"
 	"github.com/fencecheck/fencecheck/internal/store"
 	"github.com/fencecheck/fencecheck/internal/workloads/lockappend"
+	"github.com/fencecheck/fencecheck/internal/workloads/register"
 )
 
 // TestBoundResultsCutsEveryWorkload: the page bounds each workload's free
@@ -16,7 +17,7 @@ func TestBoundResultsCutsEveryWorkload(t *testing.T) {
 	huge := strings.Repeat("x", 10*MaxText)
 	la := &lockappend.Result{Valid: checkers.Unknown, Error: huge}
 	la.Checkers.Overlap.Message = huge
-	reg := &checkers.RegisterWorkloadResult{Valid: checkers.Unknown, Error: huge}
+	reg := &register.Result{Valid: checkers.Unknown, Error: huge}
 	reg.Checkers.Linearizable.FailingKey = huge
 	for _, r := range []store.WorkloadResult{la, reg} {
 		out := boundResults(&store.Results{Result: r})

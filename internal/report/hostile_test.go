@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fencecheck/fencecheck/internal/checkers"
 	"github.com/fencecheck/fencecheck/internal/history"
-	"github.com/fencecheck/fencecheck/internal/workloads/lockappend/lockappendtest"
+	"github.com/fencecheck/fencecheck/internal/testkit/lockappendtest"
+	"github.com/fencecheck/fencecheck/internal/workloads/lockappend"
 )
 
 // Past MaxReport the page is a short one that says why.
@@ -54,13 +54,17 @@ func TestBound(t *testing.T) {
 		t.Errorf("bound changed its input")
 	}
 	fs, err := history.Faults(in.Events)
-	if err != nil || len(fs) == 0 || len(fs[0].Params["k"]) > MaxText+40 || len(in.Results.Faults[0].Params["k"]) > MaxText+40 {
+	if err != nil || len(fs) == 0 || len(fs[0].Shown()["k"]) > MaxText+40 || len(in.Results.Faults[0].Shown()["k"]) > MaxText+40 {
 		t.Errorf("the parameter is not cut: %v", err)
 	}
 	// The client operations are whole: the checkers' figures still match
 	// the story's.
 	ops, _ := history.Pair(in.Events)
-	if st := checkers.CheckStats(ops); st.Ok != lockappendtest.Result(res).Checkers.Stats.Ok {
+	h, err := lockappend.ParseHistory(ops)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := h.Stats(); st.Ok != lockappendtest.Result(res).Checkers.Stats.Ok {
 		t.Errorf("bounded history: %d ok, want %d", st.Ok, lockappendtest.Result(res).Checkers.Stats.Ok)
 	}
 }

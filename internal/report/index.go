@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/fencecheck/fencecheck/internal/store"
+	"github.com/fencecheck/fencecheck/internal/trends"
 )
 
 // IndexFile is the index of a results directory, at its root.
@@ -43,9 +44,22 @@ type RunSummary struct {
 	Elapsed            string
 	Interrupted        bool
 	HasReport          bool
-	Workload           string
-	Err                string
+	// HasResults and HasHistory: the run holds results.json and
+	// history.jsonl (the index links only the files there are).
+	HasResults, HasHistory bool
+	Workload               string
+	Err                    string
+	// Expected: the run is not judged, so an invalid verdict is what it
+	// shows, not a failure: an unfenced cell of the matrix whose results
+	// directory this is (its matrix.json says must_be_valid false), or,
+	// in a directory without a matrix.json, an unfenced run of a workload
+	// other than register. The index shows it in a neutral colour.
+	Expected bool
 }
+
+// ExpectedInvalid reports whether the run is invalid and not judged: the
+// index shows it in a neutral colour, not the red of a failure.
+func (r RunSummary) ExpectedInvalid() bool { return r.Expected && r.Verdict == "invalid" }
 
 // LostPercent is Lost / Acknowledged in percent.
 func (r RunSummary) LostPercent() string {
@@ -145,6 +159,7 @@ func scanRoot(root *os.Root, cache *indexCache) ([]RunSummary, error) {
 		cache.runs = seen // runs removed since are forgotten
 		cache.mu.Unlock()
 	}
+	markExpected(root, runs)
 	slices.SortStableFunc(runs, func(a, b RunSummary) int {
 		if c := cmp.Compare(b.Stamp, a.Stamp); c != 0 {
 			return c
@@ -152,6 +167,32 @@ func scanRoot(root *os.Root, cache *indexCache) ([]RunSummary, error) {
 		return cmp.Compare(a.Name, b.Name)
 	})
 	return runs, nil
+}
+
+// markExpected marks the runs that are not judged (RunSummary.Expected):
+// by the matrix.json at the root when there is one, else by their fencing.
+func markExpected(root *os.Root, runs []RunSummary) {
+	night, err := trends.ReadNight(root, ".")
+	if err != nil {
+		if !errors.Is(err, trends.ErrNoMatrix) {
+			return // a matrix.json that does not read: judge every run
+		}
+		for i := range runs {
+			runs[i].Expected = runs[i].Fencing == "none" && runs[i].Workload != "register"
+		}
+		return
+	}
+	judged := make(map[string]bool, len(night.Cells))
+	for _, c := range night.Cells {
+		if c.Run != "" {
+			judged[c.Run] = c.MustBeValid
+		}
+	}
+	for i := range runs {
+		if mustBe, ok := judged[runs[i].Path]; ok {
+			runs[i].Expected = !mustBe
+		}
+	}
 }
 
 // isRunDir reports whether dir (relative to root) is a run directory: it
@@ -235,8 +276,13 @@ func summarize(root *os.Root, dir, name, stamp string) RunSummary {
 	case !errors.Is(err, fs.ErrNotExist):
 		r.Err = store.TestFile + ": " + cut(err.Error(), MaxText)
 	}
-	if st, err := root.Stat(dir + "/" + store.ReportFile); err == nil && st.Mode().IsRegular() {
-		r.HasReport = true
+	for _, f := range []struct {
+		name string
+		has  *bool
+	}{{store.ReportFile, &r.HasReport}, {store.ResultsFile, &r.HasResults}, {store.HistoryFile, &r.HasHistory}} {
+		if st, err := root.Stat(dir + "/" + f.name); err == nil && st.Mode().IsRegular() {
+			*f.has = true
+		}
 	}
 	b, err := readIn(root, dir+"/"+store.ResultsFile)
 	if err != nil {
@@ -275,6 +321,10 @@ type indexPage struct {
 func RenderIndex(w io.Writer, root string, runs []RunSummary) error {
 	p := indexPage{Root: root, Runs: runs, Count: map[string]int{}, Now: time.Now().UTC().Format("2006-01-02 15:04:05Z")}
 	for _, r := range runs {
+		if r.ExpectedInvalid() {
+			p.Count["expected"]++
+			continue
+		}
 		p.Count[r.Verdict]++
 	}
 	if err := indexTmpl.Execute(w, p); err != nil {
@@ -319,7 +369,7 @@ var indexTmpl = template.Must(template.New("index").Parse(`<!DOCTYPE html>
 <link rel="icon" href="data:,">
 <title>fencecheck runs: {{.Root}}</title>
 <style>` + css + `
-td.v{width:90px}.verdict.running{background:#667085}.verdict{font-size:12px;padding:1px 8px}
+td.v{width:110px}.verdict.running,.verdict.expected{background:#667085}.verdict{font-size:12px;padding:1px 8px}
 td.num{text-align:right;font-variant-numeric:tabular-nums}
 td,th{white-space:nowrap}td.wrap{white-space:normal}
 tr:hover td{background:#f7f9ff}
@@ -330,13 +380,14 @@ tr:hover td{background:#f7f9ff}
 <div class="cards">
 <div class="card"><div class="l">runs</div><div class="v">{{len .Runs}}</div></div>
 <div class="card bad"><div class="l">invalid</div><div class="v">{{index .Count "invalid"}}</div></div>
+{{with index .Count "expected"}}<div class="card"><div class="l">invalid as expected (unfenced)</div><div class="v">{{.}}</div></div>{{end}}
 <div class="card good"><div class="l">valid</div><div class="v">{{index .Count "valid"}}</div></div>
 <div class="card warn"><div class="l">unknown</div><div class="v">{{index .Count "unknown"}}</div></div>
 </div></div></header>
 <main>
 {{if .Runs}}<table id="runs"><tr><th>verdict</th><th>run</th><th>started (UTC)</th><th>target</th><th>fencing</th><th>nemesis</th><th class="num">faults</th><th class="num">lost</th><th class="num">lost %</th><th class="num">fence rejections</th><th>time</th><th>files</th></tr>
 {{range .Runs}}<tr>
-<td class="v"><span class="verdict {{.Verdict}}">{{.Verdict}}</span></td>
+<td class="v">{{if .ExpectedInvalid}}<span class="verdict invalid expected" title="not judged: an unfenced run's lost updates show what fencing is for">invalid (expected)</span>{{else}}<span class="verdict {{.Verdict}}">{{.Verdict}}</span>{{end}}</td>
 <td>{{if .HasReport}}<a href="{{.Path}}/report.html">{{.Name}}</a>{{else}}{{.Name}}{{end}}{{if .Interrupted}} <span class="muted">(interrupted)</span>{{end}}{{with .Err}} <span class="note">{{.}}</span>{{end}}</td>
 <td>{{if not .Started.IsZero}}{{.Started.UTC.Format "2006-01-02 15:04:05"}}{{else}}{{.Stamp}}{{end}}</td>
 <td>{{.Target}}</td><td>{{.Fencing}}</td><td class="wrap">{{.Nemesis}}</td>
@@ -345,7 +396,7 @@ tr:hover td{background:#f7f9ff}
 <td class="num">{{.LostPercent}}</td>
 <td class="num">{{.FenceRejections}}</td>
 <td>{{.Elapsed}}</td>
-<td><a href="{{.Path}}/results.json">results</a> · <a href="{{.Path}}/history.jsonl">history</a></td>
+<td>{{if .HasResults}}<a href="{{.Path}}/results.json">results</a>{{end}}{{if and .HasResults .HasHistory}} · {{end}}{{if .HasHistory}}<a href="{{.Path}}/history.jsonl">history</a>{{end}}</td>
 </tr>
 {{end}}</table>
 {{else}}<p>No runs yet.</p>{{end}}

@@ -49,7 +49,7 @@ func JUnit(test store.TestInfo, res *store.Results, reportPath string) ([]byte, 
 		text := c.message
 		if c.name == checkers.NameLostUpdates && res.Result != nil {
 			if sum := res.Result.Summary(); sum.Updates {
-				text = lostText(sum)
+				text = lostText(sum, test.Concurrency)
 			}
 		}
 		text += "\nreport: " + reportPath
@@ -87,6 +87,7 @@ func JUnit(test store.TestInfo, res *store.Results, reportPath string) ([]byte, 
 		{"time_limit", dstr(test.TimeLimit)}, {"concurrency", fmt.Sprint(test.Concurrency)},
 		{"nodes", fmt.Sprint(test.Nodes)}, {"ttl", dstr(test.TTL)}, {"seed", fmt.Sprint(test.Seed)},
 		{"verdict", res.Valid().String()},
+		{"fencecheck_version", test.Fencecheck}, {"fencecheck_revision", test.FencecheckRevision},
 	}
 	for _, p := range props {
 		if p[1] != "" {
@@ -115,7 +116,12 @@ type checkerCase struct {
 // checkerCases reads the checkers of a result as results.json has them, in
 // their order.
 func checkerCases(res *store.Results) ([]checkerCase, error) {
-	b, err := json.Marshal(res)
+	if res.Result == nil {
+		return nil, nil
+	}
+	// The workload's part alone holds the checkers: the run's faults
+	// (whose recorded figures an untrusted run can make large) stay out.
+	b, err := json.Marshal(res.Result)
 	if err != nil {
 		return nil, err
 	}
@@ -152,8 +158,9 @@ func checkerCases(res *store.Results) ([]checkerCase, error) {
 	return cases, nil
 }
 
-// lostText lists the lost elements, as the summary does.
-func lostText(l checkers.Summary) string {
+// lostText lists the lost elements as the summary does, each client named
+// by its worker of workers (checkers.LostElement's Describe).
+func lostText(l checkers.Summary, workers int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d of %d acknowledged elements lost", l.Lost, l.Acknowledged)
 	const most = 20
@@ -162,14 +169,7 @@ func lostText(l checkers.Summary) string {
 			fmt.Fprintf(&b, "\n... and %d more", len(l.Losses)-most)
 			break
 		}
-		fmt.Fprintf(&b, "\nelement %d of process %v (token %d)", e.Element, e.Process, e.Token)
-		if o := e.OverwrittenBy; o != nil && o.Known {
-			fmt.Fprintf(&b, " overwritten by process %v (token %d", o.Process, o.Token)
-			if o.Stale {
-				b.WriteString(", stale")
-			}
-			b.WriteString(")")
-		}
+		b.WriteString("\n" + e.Describe(workers))
 	}
 	return b.String()
 }

@@ -2,13 +2,15 @@ package report
 
 import (
 	"encoding/xml"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/fencecheck/fencecheck/internal/checkers"
 	"github.com/fencecheck/fencecheck/internal/store"
-	"github.com/fencecheck/fencecheck/internal/workloads/lockappend/lockappendtest"
+	"github.com/fencecheck/fencecheck/internal/testkit/lockappendtest"
+	"github.com/fencecheck/fencecheck/internal/workloads/register"
 )
 
 // parsedJUnit is what a CI system reads of junit.xml.
@@ -102,7 +104,7 @@ func TestJUnitLostUpdate(t *testing.T) {
 		if c.Failure == nil {
 			t.Fatalf("lost-updates did not fail")
 		}
-		for _, want := range []string{"1 of 2 acknowledged elements lost", "element 2 of process 1 (token 7) overwritten by process 0 (token 4, stale)", "report: /runs/r1/report.html"} {
+		for _, want := range []string{"1 of 2 acknowledged elements lost", "w1's stale write (token 4) erased w2's acknowledged element 2", "report: /runs/r1/report.html"} {
 			if !strings.Contains(c.Failure.Text, want) {
 				t.Errorf("the failure text lacks %q:\n%s", want, c.Failure.Text)
 			}
@@ -144,11 +146,11 @@ func TestJUnitValidAndInterrupted(t *testing.T) {
 
 // The register workload's checkers are cases too.
 func TestJUnitRegister(t *testing.T) {
-	res := &store.Results{Workload: "register", Result: &checkers.RegisterWorkloadResult{
+	res := &store.Results{Workload: "register", Result: &register.Result{
 		Valid: checkers.Invalid,
-		Checkers: checkers.RegisterWorkloadCheckers{
+		Checkers: register.Checkers{
 			Linearizable: checkers.KeyedResult{Verdict: checkers.Verdict{Valid: checkers.Invalid, Message: `not linearizable on key "k1"`}},
-			Stats:        checkers.RegisterStats{Verdict: checkers.Verdict{Valid: checkers.Valid}},
+			Stats:        register.Stats{Verdict: checkers.Verdict{Valid: checkers.Valid}},
 		}}}
 	test := lockappendtest.TestInfo("none", 5)
 	test.Workload = "register"
@@ -157,5 +159,27 @@ func TestJUnitRegister(t *testing.T) {
 	if s.Tests != 2 || s.Failures != 1 || s.Cases[0].Name != "linearizable" || s.Cases[0].Failure == nil ||
 		s.Cases[0].Failure.Message != `not linearizable on key "k1"` {
 		t.Errorf("register run: %+v", s)
+	}
+}
+
+// The run's fencecheck, version and revision from test.json, is a
+// property of the suite and a row of the report's configuration.
+func TestFencecheckRecorded(t *testing.T) {
+	h := &lockappendtest.Hist{T: t}
+	h.Section(0, 1, 4, []int64{}, 0.1, 0.11, 0.2, 5)
+	h.Final(0.5, []int64{})
+	res := lockappendtest.Check(t, h.Sorted())
+	test := lockappendtest.TestInfo("token", 1)
+	test.Fencecheck, test.FencecheckRevision = "v1.2.0", "a2d1e3da438c6fcd825e32b23e6255b903f6dcea+modified"
+	props := map[string]string{}
+	for _, p := range junitOf(t, test, res).Suites[0].Properties {
+		props[p.Name] = p.Value
+	}
+	if props["fencecheck_version"] != test.Fencecheck || props["fencecheck_revision"] != test.FencecheckRevision {
+		t.Errorf("properties %v: want the run's fencecheck version and revision", props)
+	}
+	want := "v1.2.0, revision a2d1e3da438c6fcd825e32b23e6255b903f6dcea+modified"
+	if !slices.ContainsFunc(configRows(test), func(c card) bool { return c.Label == "fencecheck" && c.Value == want }) {
+		t.Errorf("configuration rows %v: no fencecheck %q", configRows(test), want)
 	}
 }

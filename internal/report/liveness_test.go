@@ -8,7 +8,7 @@ import (
 	"github.com/fencecheck/fencecheck/internal/checkers"
 	"github.com/fencecheck/fencecheck/internal/history"
 	"github.com/fencecheck/fencecheck/internal/history/lockappend"
-	"github.com/fencecheck/fencecheck/internal/workloads/lockappend/lockappendtest"
+	"github.com/fencecheck/fencecheck/internal/testkit/lockappendtest"
 )
 
 // A run with a holder crash shows its liveness table: the kill, the grant
@@ -23,7 +23,9 @@ func TestLivenessSection(t *testing.T) {
 	h.Begin(0, 5, 14, []int64{1, 2, 3, 4}, 1.7, 1.8)
 	h.Invoke(1.75, 1, 6)
 	h.Add(1.9, 0, history.Info, lockappend.FAppend, lockappend.Completion{Element: 5, Reason: "worker connection ended"})
-	v := history.FaultValue{Fault: "kill-holder", Nodes: []string{"w1"}, Params: map[string]string{"process": "0", "token": "14", "ttl": "2s", "lease": "2s", "hit": "true"}}
+	token, hit := int64(14), true
+	v := history.FaultValue{Fault: "kill-holder", Nodes: []string{"w1"}, Holder: &history.Aim{Process: 0, Token: &token,
+		TTL: history.Duration(2 * time.Second), Lease: history.Duration(2 * time.Second), Hit: &hit}}
 	h.Add(1.95, history.Nemesis, history.Info, history.FStart, v)
 	h.Phase(4.4, 1, lockappend.PhaseAcquired, lockappend.Acquired{Token: 15})
 	h.Add(4.6, 1, history.Ok, lockappend.FAppend, lockappend.Completion{Element: 6, Token: 15, Read: []int64{1, 2, 3, 4}})

@@ -3,31 +3,32 @@ package report
 import (
 	"strconv"
 
+	"github.com/fencecheck/fencecheck/internal/checkers"
 	"github.com/fencecheck/fencecheck/internal/history"
-	"github.com/fencecheck/fencecheck/internal/history/lockappend"
 )
 
 // Op is an operation as a timeline draws it: its span (invocation to
 // completion) and, for an operation that takes a lock and writes (a
-// lock-append critical section), the phases it reported, decoded once.
-// Times are ns since the start; -1 means "not reported".
+// critical section), the phases it reported, decoded once by its
+// workload's view. Times are ns since the start; -1 means "not reported".
 type Op struct {
 	Proc  history.Process
 	Label string // what the op does, for tooltips: "append 12"
 	// Writes is true for an operation whose write the timeline draws (a
-	// lock-append critical section); the generic view draws operations as
-	// spans only.
+	// critical section); the generic view draws operations as spans only.
 	Writes bool
 	Invoke int64
 	End    int64 // completion time, -1 when it never completed
 	Type   history.Type
-	// Append is what the operation's phases say of a critical section,
-	// as the checkers read it (lockappend.ParseAppend); an operation of
-	// another kind has its times at -1 (NoAppend).
-	lockappend.Append
+	// CriticalSection is what the operation's phases say of a critical
+	// section; an operation of another kind has its times at -1
+	// (NoCriticalSection).
+	CriticalSection
 
 	// StaleFrom is when the lock was granted with a higher token while this
-	// holder still believed it held it (-1: never). StaleBy is that grant.
+	// holder still believed it held it (-1: never); in a run whose grants
+	// carry no token, when it was next granted to another client. StaleBy
+	// is that grant.
 	StaleFrom int64
 	StaleBy   *Op
 	// WriteIdx is the position of the op's landed write among the writes
@@ -36,9 +37,50 @@ type Op struct {
 	WriteIdx int
 }
 
-// NoAppend is the Append of an operation that is no critical section:
+// CriticalSection is what a critical section reported, as a workload's view
+// decodes it from its own events: the lock's grant, the read, the lease
+// check, the write and the release. Times are ns since the start; -1
+// means the phase was not reported.
+type CriticalSection struct {
+	// Element is what the section wrote, named in the timeline's titles.
+	Element int64
+	// Comp is what the completion says of the write: zero when the
+	// operation never completed, or completed other than ok without a
+	// value.
+	Comp checkers.Outcome
+	// Acquired is the first grant: when the client got the lock, with
+	// which token (AcquiredAt 0 without one).
+	Acquired   bool
+	AcquiredAt int64
+	Token      int64
+	// ReadAt is the first read's time; Read its list, when the completion
+	// does not carry the list itself (HasRead: the read was reported).
+	ReadAt  int64
+	Read    []int64
+	HasRead bool
+	// CheckedAt and Checked are the first lease check.
+	CheckedAt int64
+	Checked   LeaseCheck
+	// WriteSentAt is when the write left.
+	WriteSentAt int64
+	// ReleasingAt is when the client began to give the lock up: from
+	// then on it no longer believed it held it.
+	ReleasingAt int64
+	// Late is the late result of an info operation, nil without one.
+	Late   *checkers.LateOutcome
+	LateAt int64
+}
+
+// LeaseCheck is a client's check of its lease before its write: the time
+// it believed it had left, and whether that was above its safety margin.
+type LeaseCheck struct {
+	RemainingMS int64
+	OK          bool
+}
+
+// NoCriticalSection is the CriticalSection of an operation that is no critical section:
 // every phase time -1.
-var NoAppend = lockappend.Append{ReadAt: -1, CheckedAt: -1, WriteSentAt: -1, ReleasingAt: -1, LateAt: -1}
+var NoCriticalSection = CriticalSection{ReadAt: -1, CheckedAt: -1, WriteSentAt: -1, ReleasingAt: -1, LateAt: -1}
 
 // Landed reports whether the op's write reached the resource for certain:
 // an ok completion, or an ok late result of an info op.
@@ -46,11 +88,11 @@ func (o *Op) Landed() bool {
 	return o.Type == history.Ok || (o.Late != nil && o.Late.Type == history.Ok)
 }
 
-// WriteComp is the completion that tells about the write: the late result's
+// WriteComp is the outcome that tells about the write: the late result's
 // when there is one, else the completion's.
-func (o *Op) WriteComp() lockappend.Completion {
+func (o *Op) WriteComp() checkers.Outcome {
 	if o.Late != nil {
-		return o.Late.Completion
+		return o.Late.Outcome
 	}
 	return o.Comp
 }
@@ -76,11 +118,11 @@ func (o *Op) WriteAt() int64 {
 // Rejected reports whether the write was refused by fencing: a fail with
 // reason fenced, or a late result that says so. It returns the error text.
 func (o *Op) Rejected() (bool, string) {
-	if o.Type == history.Fail && o.Comp.Reason == lockappend.ReasonFenced {
+	if o.Type == history.Fail && o.Comp.Fenced {
 		return true, o.Comp.Error
 	}
-	if o.Late != nil && o.Late.Type == history.Fail && o.Late.Completion.Reason == lockappend.ReasonFenced {
-		return true, o.Late.Completion.Error
+	if o.Late != nil && o.Late.Type == history.Fail && o.Late.Fenced {
+		return true, o.Late.Error
 	}
 	return false, ""
 }
@@ -142,12 +184,7 @@ func laneOf(p history.Process, workers int) int {
 
 // NodeOf names the container of process p, as the harness names workers
 // ("side writer" for the side writer, which runs in the harness).
-func NodeOf(p history.Process, workers int) string {
-	if p.IsSideWriter() {
-		return "side writer"
-	}
-	return "w" + strconv.Itoa(laneOf(p, workers)+1)
-}
+func NodeOf(p history.Process, workers int) string { return p.Worker(workers) }
 
 // Secs formats ns as seconds for prose: "7.45s".
 func Secs(ns int64) string {

@@ -28,6 +28,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -53,6 +54,9 @@ type Input struct {
 	// Dir is the run directory (absolute), which the commands that
 	// reproduce an invalid run name; "": the report shows none.
 	Dir string
+	// Clocks are what the run's clock faults did to each process's clock,
+	// read from their records (the clock chart; none: no chart).
+	Clocks []ClockCourse
 }
 
 // View makes a workload's page: its headline, cards and sections. Faults,
@@ -108,7 +112,7 @@ func Write(run *store.Run, test store.TestInfo, res *store.Results, view View) e
 // none), instead of what is on disk now.
 func RunFiles(dir string, sizes map[string]int64) []File {
 	var fs []File
-	for _, n := range []string{store.TestFile, store.HistoryFile, store.ResultsFile, store.LinFile} {
+	for _, n := range []string{store.TestFile, store.HistoryFile, store.HistoryText, store.ResultsFile, store.LinFile} {
 		if size, ok := sizes[n]; ok {
 			if size >= 0 {
 				fs = append(fs, File{Name: n, Size: size})
@@ -325,14 +329,17 @@ func orDash(s string) string {
 }
 
 // commonSections are every report's last sections: reproduce (an invalid
-// run's), liveness (when the run measured it), faults, configuration,
-// files.
+// run's), liveness (when the run measured it), clocks (when it had clock
+// faults), faults, configuration, files.
 func commonSections(in *Input) []section {
 	var ss []section
 	if r := reproduceRows(in); r != nil {
 		ss = append(ss, section{ID: "reproduce", Title: "Reproduce", tmpl: "reproduce", data: r})
 	}
 	if s, ok := livenessSection(in); ok {
+		ss = append(ss, s)
+	}
+	if s, ok := clockSection(in); ok {
 		ss = append(ss, s)
 	}
 	return append(ss,
@@ -351,7 +358,7 @@ func reproduceRows(in *Input) []card {
 	if in.Dir == "" || in.Results.Valid() != checkers.Invalid {
 		return nil
 	}
-	rows := []card{{Label: "rerun", Value: rerun.Command(in.Dir),
+	rows := []card{{Label: "rerun", Value: rerun.Command(in.Dir, in.Test),
 		Note: "the same configuration, seed and recorded faults (the same faults, held as long, after the same quiet times; a holder fault on the next lock holder), 5 times: prints how many re-runs are invalid"}}
 	if c := rerun.RunCommand(in.Test); c != "" {
 		rows = append(rows, card{Label: "run", Value: c, Note: "the same configuration and seed; the faults are drawn from the seed again, at the times the run's own timing gives"})
@@ -385,13 +392,17 @@ func faultRows(in *Input) faultTable {
 			t.More = len(in.Results.Faults) - MaxRows
 			break
 		}
-		r := faultRow{Fault: f.Fault, Nodes: nodesWithTiers(f.Nodes, tiers), Start: Secs(f.Start), Stop: "not recovered", Params: DescribeParams(f.Params), Error: f.Error}
+		r := faultRow{Fault: f.Fault, Nodes: nodesWithTiers(f.Nodes, tiers), Start: Secs(f.Start), Stop: "not recovered", Params: DescribeParams(f.Shown()), Error: f.Error}
 		if f.Stop >= 0 {
 			r.Stop = Secs(f.Stop)
 			r.Held = time.Duration(f.Stop - f.Start).Round(time.Millisecond).String()
 		}
-		if p, ok := f.Params["process"]; ok {
-			r.Params = strings.TrimSpace("process=" + p + " token=" + f.Params["token"] + " " + r.Params)
+		if h := f.Holder; h != nil {
+			token := ""
+			if h.Token != nil {
+				token = strconv.FormatInt(*h.Token, 10)
+			}
+			r.Params = strings.TrimSpace("process=" + h.Process.String() + " token=" + token + " " + r.Params)
 		}
 		t.Rows = append(t.Rows, r)
 	}
@@ -422,7 +433,7 @@ func configRows(t store.TestInfo) []card {
 	if !t.Started.IsZero() {
 		add("started", t.Started.UTC().Format(time.RFC3339Nano))
 	}
-	add("fencecheck", t.Fencecheck)
+	add("fencecheck", t.Fencecheck+ifSet(", revision ", t.FencecheckRevision))
 	add("target version", t.TargetVersion)
 	add("lock client", t.Client)
 	add("max lease", t.MaxLease)
@@ -459,16 +470,6 @@ func ifSet(prefix, v string) string {
 		return ""
 	}
 	return prefix + v
-}
-
-func nonEmpty(ss ...string) []string {
-	var out []string
-	for _, s := range ss {
-		if strings.TrimSpace(s) != "" && !strings.HasSuffix(s, " ") {
-			out = append(out, s)
-		}
-	}
-	return out
 }
 
 func shortID(id string) string {
@@ -532,7 +533,7 @@ func genericModel(ops []history.Op, events []history.Event) *OpModel {
 			continue
 		}
 		m.Ops = append(m.Ops, &Op{Proc: o.Process, Invoke: o.Invoke.Time, End: o.End(), Type: o.Type(), Label: o.F,
-			Append: NoAppend, StaleFrom: -1, WriteIdx: -1})
+			CriticalSection: NoCriticalSection, StaleFrom: -1, WriteIdx: -1})
 	}
 	return m
 }

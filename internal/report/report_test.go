@@ -11,8 +11,8 @@ import (
 	"github.com/fencecheck/fencecheck/internal/checkers"
 	"github.com/fencecheck/fencecheck/internal/history"
 	"github.com/fencecheck/fencecheck/internal/store"
+	"github.com/fencecheck/fencecheck/internal/testkit/lockappendtest"
 	"github.com/fencecheck/fencecheck/internal/workloads/lockappend"
-	"github.com/fencecheck/fencecheck/internal/workloads/lockappend/lockappendtest"
 )
 
 func render(t *testing.T, in Input) string {
@@ -29,7 +29,7 @@ func TestRenderOtherWorkload(t *testing.T) {
 	h := &lockappendtest.Hist{T: t}
 	h.Add(0.1, 0, history.Invoke, "write", map[string]any{"key": "k1", "value": 3})
 	h.Add(0.2, 0, history.Ok, "write", map[string]any{"key": "k1", "value": 3})
-	h.Fault(0.15, 0.5, "n1", nil)
+	h.Fault(0.15, 0.5, "n1", history.FaultValue{})
 	res := &store.Results{Workload: "register", Events: 4}
 	page := render(t, Input{Test: lockappendtest.TestInfo("none", 1), Results: res, Events: h.Sorted()})
 	for _, want := range []string{`class="verdict unknown"`, "has no report view of its own yet", `id="tl-main"`, `id="throughput"`, "n1 server"} {

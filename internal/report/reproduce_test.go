@@ -6,7 +6,7 @@ import (
 
 	"github.com/fencecheck/fencecheck/internal/history"
 	"github.com/fencecheck/fencecheck/internal/store"
-	"github.com/fencecheck/fencecheck/internal/workloads/lockappend/lockappendtest"
+	"github.com/fencecheck/fencecheck/internal/testkit/lockappendtest"
 )
 
 // The report of an invalid run shows the commands that reproduce it: the

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/fencecheck/fencecheck/internal/store"
-	"github.com/fencecheck/fencecheck/internal/workloads/lockappend/lockappendtest"
+	"github.com/fencecheck/fencecheck/internal/testkit/lockappendtest"
 )
 
 func TestServer(t *testing.T) {

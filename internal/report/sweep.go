@@ -60,24 +60,8 @@ var sweepTmpl = template.Must(template.New("sweep").Parse(figureSrc))
 func drawSweep(s *sweep.Summary) Figure {
 	f := Figure{Class: "sweep", W: sweepW, H: sweepH, Style: template.CSS(sweepCSS), Sized: true,
 		Label: fmt.Sprintf("%s: fraction of runs that lost an update against the holder's pause in TTLs", s.Target)}
-	ttl := time.Duration(s.TTLMS) * time.Millisecond
-	lease := float64(s.LeaseMS) / float64(max(s.TTLMS, 1))
 	f.Bands = append(f.Bands, shape{X: 0, Y: 0, W: sweepW, H: sweepH, Class: "bg"})
-
-	// The x range: from 0 to past the last pause and the lease.
-	xmax := lease
-	for _, p := range s.Points {
-		xmax = max(xmax, p.Pause)
-	}
-	for _, th := range s.Thresholds {
-		xmax = max(xmax, th.ExpectedMax)
-	}
-	step := niceStep(xmax, 8)
-	xmax = math.Ceil(xmax/step-1e-9) * step
-	x0, x1 := sweepLeft, sweepW-sweepRight
-	y0, y1 := sweepTop, sweepH-sweepBot // top and bottom of the plot
-	x := func(v float64) px { return x0 + px(v/xmax)*(x1-x0) }
-	y := func(frac float64) px { return y1 - px(frac)*(y1-y0) }
+	p := newSweepPlot(s)
 
 	// Title.
 	version := s.Target
@@ -89,73 +73,120 @@ func drawSweep(s *sweep.Summary) Figure {
 		text{X: 14, Y: 40, Class: "sub", Text: fmt.Sprintf("one lock holder paused per run, after its lease check and before its %s of work and its write",
 			time.Duration(s.WorkMS)*time.Millisecond)},
 		text{X: 14, Y: 56, Class: "sub", Text: sweepSetup(s)})
+	p.axes(&f, time.Duration(s.TTLMS)*time.Millisecond)
 
-	// Grid and axes.
-	for v := 0.0; v <= 1+1e-9; v += 0.25 {
-		f.Lines = append(f.Lines, line{X1: x0, Y1: y(v), X2: x1, Y2: y(v), Class: "grid"})
-		f.Texts = append(f.Texts, text{X: x0 - 6, Y: y(v) + 4, Text: fmt.Sprintf("%.0f%%", v*100), Class: "tick", Anchor: "end"})
+	// Reference lines: the TTL, and the lease when it is longer.
+	p.ref(&f, 1, "pause = TTL")
+	if p.lease > 1.001 {
+		p.ref(&f, p.lease, fmt.Sprintf("pause = lease (%s)", time.Duration(s.LeaseMS)*time.Millisecond))
 	}
-	for v := 0.0; v <= xmax+1e-9; v += step {
-		f.Lines = append(f.Lines, line{X1: x(v), Y1: y0, X2: x(v), Y2: y1, Class: "grid"})
-		f.Texts = append(f.Texts, text{X: x(v), Y: y1 + 16, Text: formatTick(v, step), Class: "tick", Anchor: "middle"})
+	for i, th := range s.Thresholds {
+		p.threshold(&f, th, px(i)*14)
+	}
+	p.series(&f, s)
+	if len(s.Thresholds) > 0 {
+		f.Texts = append(f.Texts, text{X: 14, Y: 72, Class: "note",
+			Text: "band: expected threshold of each paused holder, the pause at which its write leaves as its lease ends (from its history); dashed: median"})
+	}
+	return f
+}
+
+// sweepPlot is the sweep chart's plot: the pause (in TTLs) from 0 to xmax
+// across, with ticks every step, and the fraction of runs up.
+type sweepPlot struct {
+	xmax, step, lease float64
+	x0, x1, y0, y1    px // the plot's left, right, top and bottom
+}
+
+// newSweepPlot spans from 0 to past the last pause, threshold and lease.
+func newSweepPlot(s *sweep.Summary) sweepPlot {
+	lease := float64(s.LeaseMS) / float64(max(s.TTLMS, 1))
+	xmax := lease
+	for _, p := range s.Points {
+		xmax = max(xmax, p.Pause)
+	}
+	for _, th := range s.Thresholds {
+		xmax = max(xmax, th.ExpectedMax)
+	}
+	step := niceStep(xmax, 8)
+	xmax = math.Ceil(xmax/step-1e-9) * step
+	return sweepPlot{xmax: xmax, step: step, lease: lease,
+		x0: sweepLeft, x1: sweepW - sweepRight, y0: sweepTop, y1: sweepH - sweepBot}
+}
+
+func (p sweepPlot) x(v float64) px    { return p.x0 + px(v/p.xmax)*(p.x1-p.x0) }
+func (p sweepPlot) y(frac float64) px { return p.y1 - px(frac)*(p.y1-p.y0) }
+
+// right places a label to the right of a vertical line at X, or to its
+// left near the plot's right edge.
+func (p sweepPlot) right(t text, X px) text {
+	t.X = X + 4
+	if X > p.x1-90 {
+		t.X, t.Anchor = X-4, "end"
+	}
+	return t
+}
+
+// axes draws the grid and the axes.
+func (p sweepPlot) axes(f *Figure, ttl time.Duration) {
+	x0, x1, y0, y1 := p.x0, p.x1, p.y0, p.y1
+	for v := 0.0; v <= 1+1e-9; v += 0.25 {
+		f.Lines = append(f.Lines, line{X1: x0, Y1: p.y(v), X2: x1, Y2: p.y(v), Class: "grid"})
+		f.Texts = append(f.Texts, text{X: x0 - 6, Y: p.y(v) + 4, Text: fmt.Sprintf("%.0f%%", v*100), Class: "tick", Anchor: "end"})
+	}
+	for v := 0.0; v <= p.xmax+1e-9; v += p.step {
+		f.Lines = append(f.Lines, line{X1: p.x(v), Y1: y0, X2: p.x(v), Y2: y1, Class: "grid"})
+		f.Texts = append(f.Texts, text{X: p.x(v), Y: y1 + 16, Text: formatTick(v, p.step), Class: "tick", Anchor: "middle"})
 	}
 	f.Lines = append(f.Lines, line{X1: x0, Y1: y1, X2: x1, Y2: y1, Class: "axis"}, line{X1: x0, Y1: y0, X2: x0, Y2: y1, Class: "axis"})
 	f.Texts = append(f.Texts,
 		text{X: (x0 + x1) / 2, Y: sweepH - 14, Class: "axis-label", Anchor: "middle", Text: fmt.Sprintf("holder pause / TTL (TTL %s)", ttl)})
+}
 
-	// Reference lines: the TTL, and the lease when it is longer.
-	// right places a label to the right of a vertical line at X, or to
-	// its left near the plot's right edge.
-	right := func(t text, X px) text {
-		t.X = X + 4
-		if X > x1-90 {
-			t.X, t.Anchor = X-4, "end"
-		}
-		return t
-	}
-	ref := func(v float64, label string) {
-		f.Lines = append(f.Lines, line{X1: x(v), Y1: y0, X2: x(v), Y2: y1, Class: "ref"})
-		f.Texts = append(f.Texts, right(text{Y: y1 - 6, Class: "ref-label", Text: label}, x(v)))
-	}
-	ref(1, "pause = TTL")
-	if lease > 1.001 {
-		ref(lease, fmt.Sprintf("pause = lease (%s)", time.Duration(s.LeaseMS)*time.Millisecond))
-	}
+// ref draws a reference line at pause v.
+func (p sweepPlot) ref(f *Figure, v float64, label string) {
+	f.Lines = append(f.Lines, line{X1: p.x(v), Y1: p.y0, X2: p.x(v), Y2: p.y1, Class: "ref"})
+	f.Texts = append(f.Texts, p.right(text{Y: p.y1 - 6, Class: "ref-label", Text: label}, p.x(v)))
+}
 
-	// Thresholds: expected band and median, measured line.
-	for i, th := range s.Thresholds {
-		dy := px(i) * 14
-		if th.TimedHolders > 0 {
-			a, b := x(th.TimedMin), x(th.TimedMax)
-			f.Bands = append(f.Bands, shape{X: a, Y: y0, W: max(b-a, 1.5), H: y1 - y0, Class: "band",
-				Title: fmt.Sprintf("expected threshold, timed: %s to %s TTL over %d paused holders", sweep.Format(th.TimedMin), sweep.Format(th.TimedMax), th.TimedHolders)})
-			m := x(th.TimedMedian)
-			f.Lines = append(f.Lines, line{X1: m, Y1: y0, X2: m, Y2: y1, Class: "exp"})
-			f.Texts = append(f.Texts, text{X: m - 4, Y: y0 - 6 - dy, Class: "exp-label", Anchor: "end",
-				Text: "expected " + sweep.Format(th.TimedMedian)})
-		}
-		if th.Holders > 0 {
-			m := x(th.ExpectedMedian)
-			f.Lines = append(f.Lines, line{X1: m, Y1: y0, X2: m, Y2: y1, Class: "ideal",
-				Title: fmt.Sprintf("expected threshold without the fault's latencies: %s to %s TTL, median %s", sweep.Format(th.ExpectedMin), sweep.Format(th.ExpectedMax), sweep.Format(th.ExpectedMedian))})
-			f.Texts = append(f.Texts, right(text{Y: y1 - 20 - dy, Class: "ideal-label", Text: "left − work " + sweep.Format(th.ExpectedMedian)}, m))
-		}
-		if th.Half != nil {
-			h := x(*th.Half)
-			f.Lines = append(f.Lines, line{X1: h, Y1: y0, X2: h, Y2: y1, Class: "meas",
-				Title: fmt.Sprintf("measured threshold: half the runs lose at %s TTL", sweep.Format(*th.Half))})
-			f.Texts = append(f.Texts, right(text{Y: y0 - 6 - dy, Class: "meas-label", Text: "measured " + sweep.Format(*th.Half)}, h))
-		}
+// threshold draws a threshold: the expected band and median, the
+// expectation without the fault's latencies, and the measured line; its
+// labels dy lower than the previous threshold's.
+func (p sweepPlot) threshold(f *Figure, th sweep.Threshold, dy px) {
+	y0, y1 := p.y0, p.y1
+	if th.TimedHolders > 0 {
+		a, b := p.x(th.TimedMin), p.x(th.TimedMax)
+		f.Bands = append(f.Bands, shape{X: a, Y: y0, W: max(b-a, 1.5), H: y1 - y0, Class: "band",
+			Title: fmt.Sprintf("expected threshold, timed: %s to %s TTL over %d paused holders", sweep.Format(th.TimedMin), sweep.Format(th.TimedMax), th.TimedHolders)})
+		m := p.x(th.TimedMedian)
+		f.Lines = append(f.Lines, line{X1: m, Y1: y0, X2: m, Y2: y1, Class: "exp"})
+		f.Texts = append(f.Texts, text{X: m - 4, Y: y0 - 6 - dy, Class: "exp-label", Anchor: "end",
+			Text: "expected " + sweep.Format(th.TimedMedian)})
 	}
+	if th.Holders > 0 {
+		m := p.x(th.ExpectedMedian)
+		f.Lines = append(f.Lines, line{X1: m, Y1: y0, X2: m, Y2: y1, Class: "ideal",
+			Title: fmt.Sprintf("expected threshold without the fault's latencies: %s to %s TTL, median %s", sweep.Format(th.ExpectedMin), sweep.Format(th.ExpectedMax), sweep.Format(th.ExpectedMedian))})
+		f.Texts = append(f.Texts, p.right(text{Y: y1 - 20 - dy, Class: "ideal-label", Text: "left − work " + sweep.Format(th.ExpectedMedian)}, m))
+	}
+	if th.Half != nil {
+		h := p.x(*th.Half)
+		f.Lines = append(f.Lines, line{X1: h, Y1: y0, X2: h, Y2: y1, Class: "meas",
+			Title: fmt.Sprintf("measured threshold: half the runs lose at %s TTL", sweep.Format(*th.Half))})
+		f.Texts = append(f.Texts, p.right(text{Y: y0 - 6 - dy, Class: "meas-label", Text: "measured " + sweep.Format(*th.Half)}, h))
+	}
+}
 
-	// The series, with a legend above the plot.
+// series draws each series (fencing and margin) as a line and its
+// points, with a legend above the plot.
+func (p sweepPlot) series(f *Figure, s *sweep.Summary) {
 	margins := map[int64]int{}
-	for _, p := range s.Points {
-		if _, ok := margins[p.MarginMS]; !ok {
-			margins[p.MarginMS] = len(margins)
+	for _, pt := range s.Points {
+		if _, ok := margins[pt.MarginMS]; !ok {
+			margins[pt.MarginMS] = len(margins)
 		}
 	}
-	lx := x0
+	lx := p.x0
 	var fenced, unfenced []mark
 	for _, series := range s.Series() {
 		first := series[0]
@@ -167,18 +198,7 @@ func drawSweep(s *sweep.Summary) Figure {
 		if len(margins) > 1 {
 			name += ", margin " + sweep.Format(float64(first.MarginMS)/float64(max(s.TTLMS, 1))) + " TTL"
 		}
-		d := ""
-		for _, p := range series {
-			if p.Runs == 0 {
-				continue
-			}
-			cmd := "L"
-			if d == "" {
-				cmd = "M"
-			}
-			d += cmd + x(p.Pause).String() + " " + y(p.Fraction).String() + " "
-		}
-		if d != "" {
+		if d := p.path(series); d != "" {
 			// Fenced lines first, so that an unfenced one at zero shows.
 			if first.Fenced {
 				f.Paths = append([]svgPath{{D: d, Class: "line " + class, Title: name}}, f.Paths...)
@@ -186,18 +206,11 @@ func drawSweep(s *sweep.Summary) Figure {
 				f.Paths = append(f.Paths, svgPath{D: d, Class: "line " + class, Title: name})
 			}
 		}
-		for _, p := range series {
-			if p.Runs == 0 {
+		for _, pt := range series {
+			if pt.Runs == 0 {
 				continue
 			}
-			pc, r := "pt f-"+first.Fencing, px(3.5)
-			if p.Fenced {
-				pc, r = pc+" fenced", 5.5
-			}
-			m := mark{X: x(p.Pause), Y: y(p.Fraction), R: r, Shape: "dot", Class: pc,
-				Title: fmt.Sprintf("pause %s TTL (%s), %s: %d of %d runs lost an update (%d of %d acknowledged updates lost)",
-					sweep.Format(p.Pause), time.Duration(p.PauseMS)*time.Millisecond, name, p.Lossy, p.Runs, p.Lost, p.Acknowledged)}
-			if p.Fenced {
+			if m := p.point(pt, first.Fencing, name); pt.Fenced {
 				fenced = append(fenced, m) // under the unfenced marks: a ring around a dot where both are
 			} else {
 				unfenced = append(unfenced, m)
@@ -208,11 +221,33 @@ func drawSweep(s *sweep.Summary) Figure {
 		lx += 27 + px(7*len(name)) + 18
 	}
 	f.Marks = append(append(f.Marks, fenced...), unfenced...)
-	if len(s.Thresholds) > 0 {
-		f.Texts = append(f.Texts, text{X: 14, Y: 72, Class: "note",
-			Text: "band: expected threshold of each paused holder, the pause at which its write leaves as its lease ends (from its history); dashed: median"})
+}
+
+// path is a series' line through its points that had runs.
+func (p sweepPlot) path(series []sweep.Point) string {
+	d := ""
+	for _, pt := range series {
+		if pt.Runs == 0 {
+			continue
+		}
+		cmd := "L"
+		if d == "" {
+			cmd = "M"
+		}
+		d += cmd + p.x(pt.Pause).String() + " " + p.y(pt.Fraction).String() + " "
 	}
-	return f
+	return d
+}
+
+// point is the mark of a point of the series name.
+func (p sweepPlot) point(pt sweep.Point, fencing, name string) mark {
+	pc, r := "pt f-"+fencing, px(3.5)
+	if pt.Fenced {
+		pc, r = pc+" fenced", 5.5
+	}
+	return mark{X: p.x(pt.Pause), Y: p.y(pt.Fraction), R: r, Shape: "dot", Class: pc,
+		Title: fmt.Sprintf("pause %s TTL (%s), %s: %d of %d runs lost an update (%d of %d acknowledged updates lost)",
+			sweep.Format(pt.Pause), time.Duration(pt.PauseMS)*time.Millisecond, name, pt.Lossy, pt.Runs, pt.Lost, pt.Acknowledged)}
 }
 
 // sweepSetup is the chart's second subtitle: what every run shared.

@@ -98,7 +98,7 @@ const pageSrc = `{{define "head"}}<!DOCTYPE html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <link rel="icon" href="data:,">
 <title>fencecheck {{.Title}}</title>
-<style>` + css + `</style></head><body>
+<style>` + css + chartsCSS + `</style></head><body>
 ` + glyphs + `
 <header class="top"><div class="in">
 <h1><span class="verdict {{.Verdict}}" id="verdict">{{.Verdict}}</span> <span>fencecheck report</span></h1>
@@ -152,7 +152,8 @@ const pageSrc = `{{define "head"}}<!DOCTYPE html>
 var tmpl = baseTemplates()
 
 func baseTemplates() *template.Template {
-	return template.Must(template.Must(template.New("report").Funcs(template.FuncMap{"secs": Secs}).Parse(pageSrc)).Parse(figureSrc))
+	t := template.Must(template.Must(template.New("report").Funcs(template.FuncMap{"secs": Secs}).Parse(pageSrc)).Parse(figureSrc))
+	return template.Must(t.Parse(chartsSrc))
 }
 
 // Templates are a view's own section templates, parsed with those every

@@ -168,6 +168,7 @@ func DrawTimeline(in TimelineInput) Figure {
 
 	faultBands(&f, in, s, ls, lanesBottom, detail)
 	if detail {
+		serverEvents(&f, in, s, ls)
 		drawOps(&f, in, s, ls, inWindow)
 	} else {
 		aggregateOps(&f, in, s, ls, inWindow)
@@ -183,6 +184,16 @@ func laneRole(l laneSpec) string {
 		return " server"
 	}
 	return ""
+}
+
+// faultIn returns when the fault's window ends (the history's end, for
+// one not healed) and whether the window meets [From, To].
+func (in *TimelineInput) faultIn(ft history.Fault) (int64, bool) {
+	stop := ft.Stop
+	if stop < 0 {
+		stop = in.Model.Last
+	}
+	return stop, stop >= in.From && ft.Start <= in.To
 }
 
 // laneIndex maps a worker or node name to its lane.
@@ -209,15 +220,12 @@ func faultBands(f *Figure, in TimelineInput, s scale, ls []laneSpec, bottom px, 
 	}
 	var wins []win
 	for _, ft := range in.Model.Faults {
-		stop := ft.Stop
-		if stop < 0 {
-			stop = in.Model.Last
-		}
-		if stop < in.From || ft.Start > in.To {
+		stop, ok := in.faultIn(ft)
+		if !ok {
 			continue
 		}
 		title := fmt.Sprintf("%s on %s: %s to %s", ft.Fault, strings.Join(ft.Nodes, ", "), Secs(ft.Start), Secs(stop))
-		if p := DescribeParams(ft.Params); p != "" {
+		if p := DescribeParams(ft.Shown()); p != "" {
 			title += " (" + p + ")"
 		}
 		if ft.Error != "" {
@@ -287,9 +295,6 @@ func faultBands(f *Figure, in TimelineInput, s scale, ls []laneSpec, bottom px, 
 				f.Rects = append(f.Rects, shape{X: x, Y: l.y + 1, W: wd, H: stripH, Class: cls, Title: w.title})
 			} else {
 				f.Rects = append(f.Rects, shape{X: x, Y: l.y + 2, W: wd, H: l.h - 4, Class: cls, Title: w.title})
-				if wd > 60 && detail {
-					f.Texts = append(f.Texts, text{X: x + 3, Y: l.y + l.h - 4, Text: w.label, Class: "fault-label"})
-				}
 			}
 		}
 	}
@@ -341,7 +346,11 @@ func drawOps(f *Figure, in TimelineInput, s scale, ls []laneSpec, ops []*Op) {
 			cut := be
 			if o.StaleFrom >= 0 {
 				cut = o.StaleFrom
-				title += fmt.Sprintf("; stale from %s, when token %d was granted", Secs(o.StaleFrom), o.StaleBy.Token)
+				if o.StaleBy.Token == 0 {
+					title += fmt.Sprintf("; stale from %s, when the lock was granted to process %s", Secs(o.StaleFrom), o.StaleBy.Proc)
+				} else {
+					title += fmt.Sprintf("; stale from %s, when token %d was granted", Secs(o.StaleFrom), o.StaleBy.Token)
+				}
 			}
 			y := mid - beliefH/2
 			f.Rects = append(f.Rects, shape{X: s.x(o.AcquiredAt), Y: y, W: s.width(o.AcquiredAt, cut, 1), H: beliefH, Class: "belief" + dim, Title: title})
@@ -413,39 +422,79 @@ func drawOps(f *Figure, in TimelineInput, s scale, ls []laneSpec, ops []*Op) {
 // stale (red), and counts of the writes that matter (fenced, stale
 // accepted, lost, unknown). The number of shapes is bounded by lanes x bins.
 func aggregateOps(f *Figure, in TimelineInput, s scale, ls []laneSpec, ops []*Op) {
-	sm := in.Marks
-	nb := overviewNs
-	span := s.t1 - s.t0
-	binOf := func(t int64) int { return min(max(int((t-s.t0)*int64(nb)/max(span, 1)), 0), nb-1) }
-	binW := (s.x1 - s.x0) / px(nb)
-	type laneAgg struct {
-		cover, stale []int64
-		marks        map[[2]int]int // bin, kind -> count
-	}
-	aggs := make([]laneAgg, len(ls))
-	for i := range aggs {
-		aggs[i] = laneAgg{cover: make([]int64, nb), stale: make([]int64, nb), marks: map[[2]int]int{}}
-	}
-	addCover := func(c []int64, a, b int64) {
-		a, b = max(a, s.t0), min(b, s.t1)
-		for t := a; t < b; {
-			bi := binOf(t)
-			binEnd := s.t0 + int64(bi+1)*span/int64(nb)
-			e := min(b, binEnd)
-			if e <= t {
-				e = b // the last bin
-			}
-			c[bi] += e - t
-			t = e
+	bn := newBins(s, overviewNs)
+	aggs := bn.aggregate(in, ls, ops)
+	for i, l := range ls {
+		if l.Kind == "client" {
+			bn.draw(f, l, aggs[i])
 		}
 	}
-	const (
-		kFenced = iota
-		kStale
-		kLost
-		kUnknown
-		kinds
-	)
+	f.Texts = append(f.Texts, text{X: figW - rightPad, Y: axisH - 8, Anchor: "end", Class: "note",
+		Text: fmt.Sprintf("%d operations and %d fault windows, aggregated in %d bins of %s", len(ops), len(in.Model.Faults), bn.n, time.Duration(bn.ns).Round(time.Millisecond))})
+}
+
+// bins cut a timeline's span into n bins of equal time.
+type bins struct {
+	s    scale
+	n    int
+	span int64
+	w    px      // a bin's width
+	ns   float64 // a bin's time
+}
+
+func newBins(s scale, n int) bins {
+	span := s.t1 - s.t0
+	return bins{s: s, n: n, span: span, w: (s.x1 - s.x0) / px(n), ns: float64(span) / float64(n)}
+}
+
+// of is the bin of time t (the first or last for a time outside).
+func (bn bins) of(t int64) int {
+	return min(max(int((t-bn.s.t0)*int64(bn.n)/max(bn.span, 1)), 0), bn.n-1)
+}
+
+// at is the start of bin b (b = n: the end), as prose.
+func (bn bins) at(b int) string { return Secs(bn.s.t0 + int64(float64(b)*bn.ns)) }
+
+// x is the left edge of bin b.
+func (bn bins) x(b int) px { return bn.s.x0 + px(b)*bn.w }
+
+// addCover adds to c, bin by bin, the time from a to b.
+func (bn bins) addCover(c []int64, a, b int64) {
+	a, b = max(a, bn.s.t0), min(b, bn.s.t1)
+	for t := a; t < b; {
+		bi := bn.of(t)
+		binEnd := bn.s.t0 + int64(bi+1)*bn.span/int64(bn.n)
+		e := min(b, binEnd)
+		if e <= t {
+			e = b // the last bin
+		}
+		c[bi] += e - t
+		t = e
+	}
+}
+
+// laneAgg is a client lane's bins: the time its clients believed they held
+// the lock, the time they did so stale, and the writes that matter.
+type laneAgg struct {
+	cover, stale []int64
+	marks        map[[2]int]int // bin, kind -> count
+}
+
+// The kinds of writes that matter, as aggregated.
+const (
+	kFenced = iota
+	kStale
+	kLost
+	kUnknown
+)
+
+// aggregate adds up each client lane's operations in the bins.
+func (bn bins) aggregate(in TimelineInput, ls []laneSpec, ops []*Op) []laneAgg {
+	sm := in.Marks
+	aggs := make([]laneAgg, len(ls))
+	for i := range aggs {
+		aggs[i] = laneAgg{cover: make([]int64, bn.n), stale: make([]int64, bn.n), marks: map[[2]int]int{}}
+	}
 	for _, o := range ops {
 		w := laneOf(o.Proc, in.Workers)
 		if w >= len(ls) || ls[w].Kind != "client" {
@@ -455,88 +504,91 @@ func aggregateOps(f *Figure, in TimelineInput, s scale, ls []laneSpec, ops []*Op
 		if o.Acquired {
 			be := o.BeliefEnd(in.Model.Last)
 			if o.StaleFrom >= 0 {
-				addCover(a.cover, o.AcquiredAt, o.StaleFrom)
-				addCover(a.stale, o.StaleFrom, be)
+				bn.addCover(a.cover, o.AcquiredAt, o.StaleFrom)
+				bn.addCover(a.stale, o.StaleFrom, be)
 			} else {
-				addCover(a.cover, o.AcquiredAt, be)
+				bn.addCover(a.cover, o.AcquiredAt, be)
 			}
 		}
 		wt := o.WriteAt()
 		switch r, _ := o.Rejected(); {
 		case r:
-			a.marks[[2]int{binOf(o.RejectedAt()), kFenced}]++
+			a.marks[[2]int{bn.of(o.RejectedAt()), kFenced}]++
 		case sm.Stale[o] != "":
-			a.marks[[2]int{binOf(wt), kStale}]++
+			a.marks[[2]int{bn.of(wt), kStale}]++
 		case o.Type == history.Info && !o.Landed():
-			a.marks[[2]int{binOf(max(o.Invoke, wt)), kUnknown}]++
+			a.marks[[2]int{bn.of(max(o.Invoke, wt)), kUnknown}]++
 		}
 		if _, ok := sm.Lost[o]; ok {
-			a.marks[[2]int{binOf(o.AckAt()), kLost}]++
+			a.marks[[2]int{bn.of(o.AckAt()), kLost}]++
 		}
 	}
-	binNs := float64(span) / float64(nb)
-	for i, l := range ls {
-		if l.Kind != "client" {
-			continue
-		}
-		a := aggs[i]
-		mid := l.y + stripH + (l.h-stripH)/2
-		// Runs of bins with the same shade are one rectangle.
-		level := func(c int64) int { return min(int(float64(c)/binNs*4+0.999), 4) }
-		for b := 0; b < nb; {
-			lv := level(a.cover[b])
-			e := b + 1
-			for e < nb && level(a.cover[e]) == lv {
-				e++
-			}
-			if lv > 0 {
-				f.Rects = append(f.Rects, shape{X: s.x0 + px(b)*binW, Y: mid - beliefH/2, W: px(e-b) * binW, H: beliefH,
-					Class: fmt.Sprintf("agg l%d", lv), Title: fmt.Sprintf("%s held the lock about %d%% of %s to %s", l.Name, lv*25, Secs(s.t0+int64(float64(b)*binNs)), Secs(s.t0+int64(float64(e)*binNs)))})
-			}
-			b = e
-		}
-		for b := 0; b < nb; b++ {
-			if a.stale[b] > 0 {
-				f.Rects = append(f.Rects, shape{X: s.x0 + px(b)*binW, Y: mid + beliefH/2, W: max(binW, 1.5), H: 3, Class: "agg-stale",
-					Title: fmt.Sprintf("%s: a stale holder believed it held the lock (%s)", l.Name, time.Duration(a.stale[b]).Round(time.Millisecond))})
-			}
-		}
-		// The writes that matter, as runs of bins per kind, drawn over
-		// the shade: at most one rectangle per bin and kind.
-		for _, k := range []int{kUnknown, kFenced, kLost, kStale} {
-			for b := 0; b < nb; {
-				if a.marks[[2]int{b, k}] == 0 {
-					b++
-					continue
-				}
-				e, n := b, 0
-				for e < nb && a.marks[[2]int{e, k}] > 0 {
-					n += a.marks[[2]int{e, k}]
-					e++
-				}
-				from, to := Secs(s.t0+int64(float64(b)*binNs)), Secs(s.t0+int64(float64(e)*binNs))
-				r := shape{X: s.x0 + px(b)*binW, W: max(px(e-b)*binW, 2), Y: mid - beliefH/2 - 2, H: beliefH + 4}
-				switch k {
-				case kFenced:
-					r.Class, r.Title = "agg-mark w-fenced-bin", fmt.Sprintf("%s: %d writes rejected by the fence, %s to %s", l.Name, n, from, to)
-				case kStale:
-					r.Class, r.Title = "agg-mark w-stale-bin", fmt.Sprintf("%s: %d stale writes accepted that lost updates, %s to %s", l.Name, n, from, to)
-				case kLost:
-					r.Class, r.Title = "agg-mark lost-bin", fmt.Sprintf("%s: %d acknowledged elements lost, %s to %s", l.Name, n, from, to)
-				default:
-					r.Class, r.Title = "agg-mark unknown-bin", fmt.Sprintf("%s: %d operations of unknown outcome, %s to %s", l.Name, n, from, to)
-				}
-				f.Rects = append(f.Rects, r)
-				b = e
-			}
-		}
-	}
-	f.Texts = append(f.Texts, text{X: figW - rightPad, Y: axisH - 8, Anchor: "end", Class: "note",
-		Text: fmt.Sprintf("%d operations and %d fault windows, aggregated in %d bins of %s", len(ops), len(in.Model.Faults), nb, time.Duration(binNs).Round(time.Millisecond))})
+	return aggs
 }
 
-// DescribeParams writes fault parameters as k=v, sorted, leaving out the
-// process and token (which a holder fault's description names apart).
+// draw draws a client lane's bins: the shade, the stale time under it, and
+// the writes that matter over it.
+func (bn bins) draw(f *Figure, l laneSpec, a laneAgg) {
+	mid := l.y + stripH + (l.h-stripH)/2
+	// Runs of bins with the same shade are one rectangle.
+	level := func(c int64) int { return min(int(float64(c)/bn.ns*4+0.999), 4) }
+	for b := 0; b < bn.n; {
+		lv := level(a.cover[b])
+		e := b + 1
+		for e < bn.n && level(a.cover[e]) == lv {
+			e++
+		}
+		if lv > 0 {
+			f.Rects = append(f.Rects, shape{X: bn.x(b), Y: mid - beliefH/2, W: px(e-b) * bn.w, H: beliefH,
+				Class: fmt.Sprintf("agg l%d", lv), Title: fmt.Sprintf("%s held the lock about %d%% of %s to %s", l.Name, lv*25, bn.at(b), bn.at(e))})
+		}
+		b = e
+	}
+	for b := 0; b < bn.n; b++ {
+		if a.stale[b] > 0 {
+			f.Rects = append(f.Rects, shape{X: bn.x(b), Y: mid + beliefH/2, W: max(bn.w, 1.5), H: 3, Class: "agg-stale",
+				Title: fmt.Sprintf("%s: a stale holder believed it held the lock (%s)", l.Name, time.Duration(a.stale[b]).Round(time.Millisecond))})
+		}
+	}
+	// The writes that matter, as runs of bins per kind, drawn over the
+	// shade: at most one rectangle per bin and kind.
+	for _, k := range []int{kUnknown, kFenced, kLost, kStale} {
+		for b := 0; b < bn.n; {
+			if a.marks[[2]int{b, k}] == 0 {
+				b++
+				continue
+			}
+			e, n := b, 0
+			for e < bn.n && a.marks[[2]int{e, k}] > 0 {
+				n += a.marks[[2]int{e, k}]
+				e++
+			}
+			f.Rects = append(f.Rects, bn.markRun(l, k, b, e, n, mid))
+			b = e
+		}
+	}
+}
+
+// markRun is the rectangle of n writes of kind k in bins b to e.
+func (bn bins) markRun(l laneSpec, k, b, e, n int, mid px) shape {
+	from, to := bn.at(b), bn.at(e)
+	r := shape{X: bn.x(b), W: max(px(e-b)*bn.w, 2), Y: mid - beliefH/2 - 2, H: beliefH + 4}
+	switch k {
+	case kFenced:
+		r.Class, r.Title = "agg-mark w-fenced-bin", fmt.Sprintf("%s: %d writes rejected by the fence, %s to %s", l.Name, n, from, to)
+	case kStale:
+		r.Class, r.Title = "agg-mark w-stale-bin", fmt.Sprintf("%s: %d stale writes accepted that lost updates, %s to %s", l.Name, n, from, to)
+	case kLost:
+		r.Class, r.Title = "agg-mark lost-bin", fmt.Sprintf("%s: %d acknowledged elements lost, %s to %s", l.Name, n, from, to)
+	default:
+		r.Class, r.Title = "agg-mark unknown-bin", fmt.Sprintf("%s: %d operations of unknown outcome, %s to %s", l.Name, n, from, to)
+	}
+	return r
+}
+
+// DescribeParams writes a fault's record as people read it
+// (history.FaultValue's Shown) as k=v, sorted, leaving out the process and
+// token (which a holder fault's description names apart).
 func DescribeParams(p map[string]string) string {
 	keys := make([]string, 0, len(p))
 	for k := range p {

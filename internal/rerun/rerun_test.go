@@ -45,7 +45,7 @@ func TestQuote(t *testing.T) {
 // A test.json that does not say how to make the run again is refused, with
 // the reason; one that does gives the run's flags, seed last.
 func TestRunArgs(t *testing.T) {
-	ok := store.TestInfo{Spec: spec.Spec{Target: "etcd", Workload: "lock-append", Fencing: "none", Nemesis: "pause-holder", TimeLimit: 10 * time.Second, TTL: 2 * time.Second, Concurrency: 5, Nodes: 3, Seed: 11}}
+	ok := store.TestInfo{Spec: spec.Spec{Target: "etcd", Workload: "lock-append", Fencing: "none", Nemesis: "pause-holder", TimeLimit: 10 * time.Second, TTL: 2 * time.Second, WorkerKnobs: spec.WorkerKnobs{Concurrency: 5}, Nodes: 3, Seed: 11}}
 	for _, tc := range []struct {
 		name string
 		edit func(*store.TestInfo)
@@ -101,7 +101,54 @@ func TestRunArgs(t *testing.T) {
 			}
 		})
 	}
-	if c := Command("/tmp/my results/etcd/1"); c != "fencecheck rerun '/tmp/my results/etcd/1' --runs 5" {
+	if c := Command("/tmp/my results/etcd/1", ok); c != "fencecheck rerun '/tmp/my results/etcd/1' --runs 5" {
 		t.Errorf("Command = %s", c)
+	}
+	attached := ok
+	attached.Endpoints, attached.AuthFile, attached.TLSServerName = []string{"https://e:1"}, "/a", "n"
+	if c := RunCommand(attached); !strings.Contains(c, "--endpoints ENDPOINTS") || !strings.Contains(c, "--auth-file FILE") ||
+		!strings.Contains(c, "--tls-server-name NAME") || strings.Contains(c, "https://e:1") || strings.Contains(c, " /a") {
+		t.Errorf("RunCommand of an attached run = %s: want placeholders, not test.json's servers and files", c)
+	}
+	if c := Command("/r", attached); c != "fencecheck rerun /r --runs 5 --endpoints ENDPOINTS --tls-server-name NAME --auth-file FILE" {
+		t.Errorf("Command of an attached run = %s", c)
+	}
+}
+
+// A stored run's servers and credentials never reach a rerun: they come
+// from the rerun's own flags, which an attached run needs again.
+func TestAttach(t *testing.T) {
+	own := spec.Spec{Target: "etcd", Workload: "lock-append", Seed: 3}
+	stored := own
+	stored.Endpoints, stored.AuthFile = []string{"https://evil.example:2379"}, "/root/.ssh/id_ed25519"
+	stored.TLSCA, stored.TLSServerName = "/etc/stored-ca.pem", "stored.example"
+	for _, c := range []struct {
+		name          string
+		stored, given spec.Spec
+		want          string // the error, or "" for none
+	}{
+		{"own servers, nothing given", own, spec.Spec{}, ""},
+		{"own servers, endpoints given", own, spec.Spec{Endpoints: []string{"10.0.0.1:2379"}}, "with --endpoints: the run started its own servers"},
+		{"attached, nothing given", stored, spec.Spec{}, "never from test.json: give --endpoints, and --tls-ca, --tls-server-name, --auth-file again"},
+		{"attached, a credential missing", stored, spec.Spec{Endpoints: []string{"10.0.0.9:2379"}, Auth: "u:p", TLSCA: "/mine.pem"}, "give --tls-server-name again"},
+		{"attached, the auth file missing", stored, spec.Spec{Endpoints: []string{"10.0.0.9:2379"}, TLSCA: "/mine.pem", TLSServerName: "x"}, "give --auth-file (or --auth) again"},
+		{"attached, all given again", stored, spec.Spec{Endpoints: []string{"10.0.0.9:2379"}, Auth: "u:p", TLSCA: "/mine.pem", TLSServerName: "mine.example"}, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s, err := Attach(c.stored, c.given)
+			if c.want != "" {
+				if !errors.Is(err, ErrCannot) || !strings.Contains(err.Error(), c.want) {
+					t.Errorf("%v, want ErrCannot saying %q", err, c.want)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Seed != c.stored.Seed || !slices.Equal(s.Endpoints, c.given.Endpoints) || s.AuthFile != c.given.AuthFile || s.Auth != c.given.Auth ||
+				s.TLSCA != c.given.TLSCA || s.TLSServerName != c.given.TLSServerName || s.TLSCert != "" || s.TLSKey != "" {
+				t.Errorf("%+v, want the stored run with the given servers and credentials", s)
+			}
+		})
 	}
 }

@@ -1,13 +1,13 @@
 // Package runtime is what fencecheck needs from a container platform, as
 // Go interfaces: an Engine builds and keeps images (Images), makes the
 // nodes of one run (NewRun: a Run) and removes what runs left (Clean). Its
-// implementation is package docker (internal/harness/docker), on the
+// implementation is package docker (internal/platform/docker), on the
 // Docker Engine; no other package talks to a platform.
 //
 // The contracts every implementation keeps:
 //
 //   - A node is a container with a name unique in its run, an image, a
-//     command, environment, files and host directories (Spec), on the run's
+//     command, environment, files and host directories (ContainerSpec), on the run's
 //     private network at a fixed address: servers from .10 of the run's
 //     subnet, resources from .60, workers from .100, in the order started. A
 //     node killed and restarted keeps its file system and its address.
@@ -70,8 +70,8 @@ var ErrStuckNetwork = errors.New("the Engine still counts an endpoint on a netwo
 // wrap it keep the engine's own message.
 var ErrImageNotFound = errors.New("no such image")
 
-// Spec is a node to start.
-type Spec struct {
+// ContainerSpec is a node to start.
+type ContainerSpec struct {
 	Name  string // node name, unique in the run: n1, w1, ...
 	Role  string // RoleServer, RoleWorker or RoleResource
 	Image string
@@ -100,7 +100,7 @@ type Spec struct {
 // Bind is a host directory mounted at a path of a container.
 type Bind struct{ Host, Container string }
 
-// File is a file of Spec.Files.
+// File is a file of ContainerSpec.Files.
 type File struct {
 	Path string // absolute path in the container
 	Data []byte
@@ -161,7 +161,7 @@ type Nodes interface {
 	// order given; their fixed addresses are given in that order too.
 	// Nodes that started are the run's (Containers, Teardown) even when
 	// others failed.
-	StartAll(ctx context.Context, specs []Spec) ([]*Container, error)
+	StartAll(ctx context.Context, specs []ContainerSpec) ([]*Container, error)
 	// Containers returns the nodes started so far.
 	Containers() []*Container
 	// CopyOut copies the directory dir of an image into dst (an existing
@@ -255,8 +255,10 @@ type Images interface {
 	Remove(ctx context.Context, ref string) error
 	// Save writes an archive of the image ref (as `docker save`) to w.
 	Save(ctx context.Context, ref string, w io.Writer) error
-	// Load loads the images of an archive Save wrote.
-	Load(ctx context.Context, archive io.Reader) error
+	// Load loads the images of an archive Save wrote, and returns what the
+	// Engine says it loaded: each tag (repository:tag), and the ID of each
+	// image it loaded without one. On an error, what it had loaded by then.
+	Load(ctx context.Context, archive io.Reader) ([]string, error)
 	// ReadFile returns the content of the regular file at path in image,
 	// without running the image; an error wrapping fs.ErrNotExist when the
 	// image holds no such file.

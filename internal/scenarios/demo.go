@@ -11,6 +11,7 @@ import (
 	"github.com/fencecheck/fencecheck/internal/history"
 	"github.com/fencecheck/fencecheck/internal/history/lockappend"
 	"github.com/fencecheck/fencecheck/internal/nemesis"
+	"github.com/fencecheck/fencecheck/internal/spec"
 	"github.com/fencecheck/fencecheck/internal/store"
 	"github.com/fencecheck/fencecheck/internal/workloads"
 	wlockappend "github.com/fencecheck/fencecheck/internal/workloads/lockappend"
@@ -71,7 +72,7 @@ func Demo(ctx context.Context, cfg Config) ([]Story, error) {
 	}
 	// B acquires once A's lease ran out: well within 5 leases, as a run's
 	// acquire timeout. A waits at its failpoint, frozen, through it.
-	work := workloads.Config{AcquireTimeout: 5 * tm.Lease, Margin: tm.Margin, Work: 0}
+	work := workloads.Config{WorkerKnobs: spec.WorkerKnobs{AcquireTimeout: 5 * tm.Lease, Margin: tm.Margin, Work: 0}}
 	cl, err := cfg.start(ctx, tm, 3, wlockappend.Workload{}, work, work.AcquireTimeout+time.Minute)
 	if err != nil {
 		return nil, err
@@ -111,67 +112,14 @@ func playStory(ctx context.Context, cl *harness.Cluster, cfg Config, tm Timings,
 		map[targets.Fencing]string{targets.FencingNone: "1", targets.FencingToken: "2", targets.FencingCAS: "3"}[f],
 		f, cfg.Target.Name(), cfg.Nodes, lease, A.Name(), B.Name(), C.Name())
 
-	// A: a critical section, frozen at its failpoint (after its lease
-	// check, before its write).
-	aCfg := work
-	aCfg.Work = 100 * time.Millisecond
-	holder := cl.ArmHolder()
-	pa, err := A.Invoke(0, 1, lockappend.FAppend, lockappend.Invoke{Element: 1}, &aCfg)
-	if err != nil {
-		return st, fmt.Errorf("%w: %w", harness.ErrHarness, err)
-	}
-	acq, _, err := phase[lockappend.Acquired](ctx, s, 0, lockappend.PhaseAcquired, 10*time.Second)
+	pa, paused, err := s.freezeA(ctx, cl, work, &st)
 	if err != nil {
 		return st, err
 	}
-	st.TokenA = acq.Token
-	s.say("A", "acquires the lock: fencing token %d", acq.Token)
-	rv, _, err := phase[lockappend.ReadValue](ctx, s, 0, lockappend.PhaseRead, 5*time.Second)
-	if err != nil {
-		return st, err
-	}
-	s.say("A", "reads the value: %v", rv.Value)
-	ck, _, err := phase[lockappend.Checked](ctx, s, 0, lockappend.PhaseChecked, 5*time.Second)
-	if err != nil {
-		return st, err
-	}
-	s.say("A", "checks its lease: %.1fs left > %s margin: safe to write, it thinks", float64(ck.RemainingMS)/1000, work.Margin)
-	var h nemesis.Holder
-	select {
-	case h = <-holder:
-	case <-time.After(5 * time.Second):
-		return st, fmt.Errorf("%w: demo: A never reached its failpoint", harness.ErrHarness)
-	}
-	if err := cl.Signal(ctx, A.Name(), "SIGSTOP"); err != nil {
-		h.Proceed()
-		return st, fmt.Errorf("%w: %w", harness.ErrHarness, err)
-	}
-	// A is frozen now (Signal returns once every thread is stopped); the
-	// story goes on only if A still waited at its failpoint, else it is
-	// played again (replay).
-	if err := letGo(h, "A"); err != nil { // read by A once it resumes
-		return st, err
-	}
-	paused := rec.Since()
-	rec.Record(history.Nemesis, history.Info, history.FStart, history.FaultValue{Fault: "pause-holder", Nodes: []string{A.Name()},
-		Params: map[string]string{"process": "0", "token": fmt.Sprint(acq.Token), "hit": "true", "phase": nemesis.PhaseFailpoint}})
-	s.say("harness", "SIGSTOP %s: A freezes inside its critical section (process state T), lease keepalives included", A.Name())
 
-	// C is refused while A's lease still lives.
-	cCfg := work
-	cCfg.AcquireTimeout = (ttl / 3).Round(time.Millisecond)
-	pc, err := C.Invoke(2, 2, lockappend.FAppend, lockappend.Invoke{Element: 3}, &cCfg)
-	if err != nil {
-		return st, fmt.Errorf("%w: %w", harness.ErrHarness, err)
+	if err := s.refuseC(ctx, work, ttl, &st); err != nil {
+		return st, err
 	}
-	cType := C.Await(ctx, pc, 10*time.Second)
-	var cDone lockappend.Completion
-	_ = pc.Completion(&cDone)
-	if cType != history.Fail || cDone.Reason != lockappend.ReasonNotAcquired {
-		return st, harness.NotSetUp("C was not refused while A's lease should still live: %s %s %s", cType, cDone.Reason, cDone.Error)
-	}
-	st.CRefused = true
-	s.say("C", "tries to acquire for %s: refused, A's lease is still live", cCfg.AcquireTimeout)
 
 	// B waits for the lock; it gets it once A's lease expires.
 	bCfg := work
@@ -202,8 +150,7 @@ func playStory(ctx context.Context, cl *harness.Cluster, cfg Config, tm Timings,
 	// A wakes up and writes. The fault's end is recorded before the
 	// SIGCONT is sent: A's write, which follows it at once, can reach the
 	// recorder before the signal's call returns (a loaded machine).
-	rec.Record(history.Nemesis, history.Info, history.FStop, history.FaultValue{Fault: "pause-holder", Nodes: []string{A.Name()},
-		Params: map[string]string{"process": "0", "token": fmt.Sprint(st.TokenA), "hit": "true", "phase": nemesis.PhaseFailpoint}})
+	rec.Record(history.Nemesis, history.Info, history.FStop, pausedA(A.Name(), st.TokenA))
 	if err := cl.Signal(ctx, A.Name(), "SIGCONT"); err != nil {
 		return st, fmt.Errorf("%w: %w", harness.ErrHarness, err)
 	}
@@ -222,10 +169,101 @@ func playStory(ctx context.Context, cl *harness.Cluster, cfg Config, tm Timings,
 		s.say("A", "writes %v: %s %s %s", written, st.AResult, st.AReason, aDone.Error)
 	}
 
+	err = s.judgeStory(ctx, cfg, f, work, &st)
+	return st, err
+}
+
+// pausedA is the record of the story's pause of A (process 0, on node),
+// taken at its failpoint holding token.
+func pausedA(node string, token int64) history.FaultValue {
+	hit := true
+	return history.FaultValue{Fault: "pause-holder", Nodes: []string{node},
+		Holder: &history.Aim{Process: 0, Token: &token, Hit: &hit, Phase: nemesis.PhaseFailpoint}}
+}
+
+// demoWork is A's time inside its critical section.
+const demoWork = 100 * time.Millisecond
+
+// freezeA has A take the lock, read and check its lease, and freezes it at
+// its failpoint, before its write. It returns A's pending operation and when
+// A froze.
+func (s *script) freezeA(ctx context.Context, cl *harness.Cluster, work workloads.Config, st *Story) (*harness.Pending, time.Duration, error) {
+	A := s.clients[0]
+	// A: a critical section, frozen at its failpoint (after its lease
+	// check, before its write).
+	aCfg := work
+	aCfg.Work = demoWork
+	holder := cl.ArmHolder()
+	pa, err := A.Invoke(0, 1, lockappend.FAppend, lockappend.Invoke{Element: 1}, &aCfg)
+	if err != nil {
+		return nil, 0, fmt.Errorf("%w: %w", harness.ErrHarness, err)
+	}
+	acq, _, err := phase[lockappend.Acquired](ctx, s, 0, lockappend.PhaseAcquired, 10*time.Second)
+	if err != nil {
+		return nil, 0, err
+	}
+	st.TokenA = acq.Token
+	s.say("A", "acquires the lock: fencing token %d", acq.Token)
+	rv, _, err := phase[lockappend.ReadValue](ctx, s, 0, lockappend.PhaseRead, 5*time.Second)
+	if err != nil {
+		return nil, 0, err
+	}
+	s.say("A", "reads the value: %v", rv.Value)
+	ck, _, err := phase[lockappend.Checked](ctx, s, 0, lockappend.PhaseChecked, 5*time.Second)
+	if err != nil {
+		return nil, 0, err
+	}
+	s.say("A", "checks its lease: %.1fs left > %s margin: safe to write, it thinks", float64(ck.RemainingMS)/1000, work.Margin)
+	var h nemesis.Holder
+	select {
+	case h = <-holder:
+	case <-time.After(5 * time.Second):
+		return nil, 0, fmt.Errorf("%w: demo: A never reached its failpoint", harness.ErrHarness)
+	}
+	if err := cl.Signal(ctx, A.Name(), "SIGSTOP"); err != nil {
+		h.Proceed()
+		return nil, 0, fmt.Errorf("%w: %w", harness.ErrHarness, err)
+	}
+	// A is frozen now (Signal returns once every thread is stopped); the
+	// story goes on only if A still waited at its failpoint, else it is
+	// played again (replay).
+	if err := letGo(h, "A"); err != nil { // read by A once it resumes
+		return nil, 0, err
+	}
+	paused := s.rec.Since()
+	s.rec.Record(history.Nemesis, history.Info, history.FStart, pausedA(A.Name(), acq.Token))
+	s.say("harness", "SIGSTOP %s: A freezes inside its critical section (process state T), lease keepalives included", A.Name())
+	return pa, paused, nil
+}
+
+// refuseC has C try for the lock while A's lease still lives: it must be
+// refused.
+func (s *script) refuseC(ctx context.Context, work workloads.Config, ttl time.Duration, st *Story) error {
+	C := s.clients[2]
+	cCfg := work
+	cCfg.AcquireTimeout = (ttl / 3).Round(time.Millisecond)
+	pc, err := C.Invoke(2, 2, lockappend.FAppend, lockappend.Invoke{Element: 3}, &cCfg)
+	if err != nil {
+		return fmt.Errorf("%w: %w", harness.ErrHarness, err)
+	}
+	cType := C.Await(ctx, pc, 10*time.Second)
+	var cDone lockappend.Completion
+	_ = pc.Completion(&cDone)
+	if cType != history.Fail || cDone.Reason != lockappend.ReasonNotAcquired {
+		return harness.NotSetUp("C was not refused while A's lease should still live: %s %s %s", cType, cDone.Reason, cDone.Error)
+	}
+	st.CRefused = true
+	s.say("C", "tries to acquire for %s: refused, A's lease is still live", cCfg.AcquireTimeout)
+	return nil
+}
+
+// judgeStory checks that the story took place as scripted, then checks the
+// history and tells the verdict.
+func (s *script) judgeStory(ctx context.Context, cfg Config, f targets.Fencing, work workloads.Config, st *Story) error {
 	// The story took place only if the history says so: A frozen after
 	// its lease check, C refused and B's whole critical section while A
 	// was frozen, A's write after it resumed.
-	if err := inOrder(rec.Events(),
+	if err := inOrder(s.rec.Events(),
 		history.Step{Name: "A checks its lease", Process: 0, Type: history.Phase, F: lockappend.PhaseChecked},
 		history.Step{Name: "A frozen", Process: history.Nemesis, Type: history.Info, F: history.FStart},
 		history.Step{Name: "C refused", Process: 2, Type: history.Fail, F: lockappend.FAppend},
@@ -234,11 +272,11 @@ func playStory(ctx context.Context, cl *harness.Cluster, cfg Config, tm Timings,
 		history.Step{Name: "A resumed", Process: history.Nemesis, Type: history.Info, F: history.FStop},
 		history.Step{Name: "A writes", Process: 0, Type: history.Phase, F: lockappend.PhaseWriteSent},
 	); err != nil {
-		return st, err
+		return err
 	}
-	final, res, err := s.finish(ctx, cfg, f, wlockappend.Workload{}, 3, aCfg.Work, work.Margin)
+	final, res, err := s.finish(ctx, cfg, f, wlockappend.Workload{}, 3, demoWork, work.Margin)
 	if err != nil {
-		return st, err
+		return err
 	}
 	st.Final = final
 	st.BLost = !slices.Contains(final, 2)
@@ -249,10 +287,10 @@ func playStory(ctx context.Context, cl *harness.Cluster, cfg Config, tm Timings,
 	}
 	st.Valid = res.Valid()
 	if res.Result == nil {
-		return st, fmt.Errorf("%w: demo: no lock-append result", harness.ErrHarness)
+		return fmt.Errorf("%w: demo: no lock-append result", harness.ErrHarness)
 	}
 	sum := res.Result.Summary()
 	s.say("check", "%s (lost %d of %d acknowledged, %d fence rejections): %s", res.Valid(), sum.Lost,
 		sum.Acknowledged, sum.FenceRejections, s.run.Path(store.ReportFile))
-	return st, nil
+	return nil
 }

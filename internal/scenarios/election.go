@@ -11,6 +11,7 @@ import (
 	"github.com/fencecheck/fencecheck/internal/history"
 	la "github.com/fencecheck/fencecheck/internal/history/lockappend"
 	"github.com/fencecheck/fencecheck/internal/nemesis"
+	"github.com/fencecheck/fencecheck/internal/spec"
 	"github.com/fencecheck/fencecheck/internal/store"
 	"github.com/fencecheck/fencecheck/internal/workloads"
 	"github.com/fencecheck/fencecheck/internal/workloads/election"
@@ -42,7 +43,7 @@ func ElectionDemo(ctx context.Context, cfg Config) ([]Story, error) {
 		return nil, err
 	}
 	lease := tm.Lease
-	work := workloads.Config{AcquireTimeout: 3*lease + 10*time.Second, Margin: tm.Margin}
+	work := workloads.Config{WorkerKnobs: spec.WorkerKnobs{AcquireTimeout: 3*lease + 10*time.Second, Margin: tm.Margin}}
 	cl, err := cfg.start(ctx, tm, 2, election.Workload{}, work, 0)
 	if err != nil {
 		return nil, err
@@ -114,7 +115,7 @@ func playElection(ctx context.Context, cl *harness.Cluster, cfg Config, f target
 		healed = true
 		// Recorded before the heal: A's write, which the heal lets
 		// through, can reach the recorder before Recover returns.
-		s.rec.Record(history.Nemesis, history.Info, history.FStop, history.FaultValue{Fault: "partition-client", Nodes: inj.Nodes, Params: inj.Params})
+		s.rec.Record(history.Nemesis, history.Info, history.FStop, inj.Value("partition-client"))
 		return inj.Recover(context.WithoutCancel(ctx))
 	}
 	defer func() {
@@ -123,8 +124,8 @@ func playElection(ctx context.Context, cl *harness.Cluster, cfg Config, f target
 		}
 	}()
 	cut := s.rec.Since()
-	s.rec.Record(history.Nemesis, history.Info, history.FStart, history.FaultValue{Fault: "partition-client", Nodes: inj.Nodes, Params: inj.Params})
-	if inj.Params["hit"] != "true" {
+	s.rec.Record(history.Nemesis, history.Info, history.FStart, inj.Value("partition-client"))
+	if !inj.Hit() {
 		return st, harness.NotSetUp("the partition missed A: it had given up waiting at its failpoint")
 	}
 	s.say("harness", "cuts %s off from every server (iptables): A's leadership can no longer be renewed", A.Name())
@@ -166,6 +167,13 @@ func playElection(ctx context.Context, cl *harness.Cluster, cfg Config, f target
 		s.say("A", "appends entry %d.1: %s %s %s", st.TokenA, st.AResult, st.AReason, aDone.Error)
 	}
 
+	err = s.judgeElection(ctx, cfg, f, work, aCfg.Work, &st)
+	return st, err
+}
+
+// judgeElection checks that the election story took place as scripted (A
+// working for aWork), then checks the history and tells the verdict.
+func (s *script) judgeElection(ctx context.Context, cfg Config, f targets.Fencing, work workloads.Config, aWork time.Duration, st *Story) error {
 	// The story took place only if A's write left after the heal, with
 	// B's whole term inside the partition.
 	if err := inOrder(s.rec.Events(),
@@ -176,11 +184,11 @@ func playElection(ctx context.Context, cl *harness.Cluster, cfg Config, f target
 		history.Step{Name: "the partition healed", Process: history.Nemesis, Type: history.Info, F: history.FStop},
 		history.Step{Name: "A writes", Process: 0, Type: history.Phase, F: election.PhaseWriteSent},
 	); err != nil {
-		return st, err
+		return err
 	}
-	final, res, err := s.finish(ctx, cfg, f, election.Workload{}, 2, aCfg.Work, work.Margin)
+	final, res, err := s.finish(ctx, cfg, f, election.Workload{}, 2, aWork, work.Margin)
 	if err != nil {
-		return st, err
+		return err
 	}
 	st.Final = final
 	st.BLost = !slices.Contains(final, 2)
@@ -192,11 +200,11 @@ func playElection(ctx context.Context, cl *harness.Cluster, cfg Config, f target
 	}
 	o, ok := election.OutcomeOf(res)
 	if !ok {
-		return st, fmt.Errorf("%w: demo: no election result", harness.ErrHarness)
+		return fmt.Errorf("%w: demo: no election result", harness.ErrHarness)
 	}
 	s.say("check", "%s (forks %d, lost entries %d, refused entries %d): %s", res.Valid(), o.Forks, o.Lost,
 		o.Refused, s.run.Path(store.ReportFile))
-	return st, nil
+	return nil
 }
 
 // cutOff partitions the next holder at its failpoint (the one armed) from

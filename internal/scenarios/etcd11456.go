@@ -10,6 +10,7 @@ import (
 	"github.com/fencecheck/fencecheck/internal/history"
 	"github.com/fencecheck/fencecheck/internal/history/lockappend"
 	"github.com/fencecheck/fencecheck/internal/nemesis"
+	"github.com/fencecheck/fencecheck/internal/spec"
 	"github.com/fencecheck/fencecheck/internal/store"
 	"github.com/fencecheck/fencecheck/internal/workloads"
 	wlockappend "github.com/fencecheck/fencecheck/internal/workloads/lockappend"
@@ -37,7 +38,7 @@ func Etcd11456(ctx context.Context, cfg Config, f targets.Fencing) (Regression, 
 	if err != nil {
 		return Regression{}, err
 	}
-	work := workloads.Config{AcquireTimeout: 5 * tm.Lease, Margin: tm.Margin}
+	work := workloads.Config{WorkerKnobs: spec.WorkerKnobs{AcquireTimeout: 5 * tm.Lease, Margin: tm.Margin}}
 	// H waits at its failpoint through W's pause.
 	cl, err := cfg.start(ctx, tm, 3, wlockappend.Workload{}, work, 3*cfg.TTL+time.Minute)
 	if err != nil {
@@ -87,41 +88,9 @@ func playEtcd11456(ctx context.Context, cl *harness.Cluster, cfg Config, f targe
 		return reg, fmt.Errorf("%w: %s: H never reached its failpoint", harness.ErrHarness, Etcd11456Name)
 	}
 
-	// W calls Lock and waits behind H; frozen, its lease expires.
-	wCfg := work
-	wCfg.AcquireTimeout = 60 * time.Second
-	wCfg.Margin = -time.Hour // W trusts the grant: no lease check
-	pw, err := W.Invoke(1, 2, lockappend.FAppend, lockappend.Invoke{Element: 2}, &wCfg)
+	pw, err := s.freezeWaiter(ctx, cl, work, hH, ttl)
 	if err != nil {
-		hH.Proceed()
-		return reg, fmt.Errorf("%w: %w", harness.ErrHarness, err)
-	}
-	time.Sleep(time.Second) // W's Lock call is under way, waiting behind H
-	if e, done := answered(s.rec.Events(), 1, lockappend.PhaseAcquired); done {
-		hH.Proceed()
-		return reg, harness.NotSetUp("W's Lock call was answered (%s %s) while H held the lock, before W froze", e.Type, e.F)
-	}
-	if err := cl.Signal(ctx, W.Name(), "SIGSTOP"); err != nil {
-		hH.Proceed()
-		return reg, fmt.Errorf("%w: %w", harness.ErrHarness, err)
-	}
-	fault := history.FaultValue{Fault: "pause-waiter", Nodes: []string{W.Name()}, Params: map[string]string{"process": "1"}}
-	s.rec.Record(history.Nemesis, history.Info, history.FStart, fault)
-	s.say("harness", "SIGSTOP %s: W freezes while its Lock call waits, lease keepalives included", W.Name())
-	time.Sleep(3 * ttl)
-	if err := cl.Signal(ctx, W.Name(), "SIGCONT"); err != nil {
-		hH.Proceed()
-		return reg, fmt.Errorf("%w: %w", harness.ErrHarness, err)
-	}
-	s.rec.Record(history.Nemesis, history.Info, history.FStop, fault)
-	s.say("harness", "SIGCONT %s after %s: W's lease (TTL %s) has expired, and its lock key with it", W.Name(), 3*ttl, ttl)
-	time.Sleep(time.Second)
-	// W's call must still wait behind H: answered now, it reached the
-	// server only after W's lease had expired (a loaded machine), which is
-	// not the bug's scenario.
-	if e, done := answered(s.rec.Events(), 1, lockappend.PhaseAcquired); done {
-		hH.Proceed()
-		return reg, harness.NotSetUp("W's Lock call was answered (%s %s) before H released: it had not reached the server before W froze", e.Type, e.F)
+		return reg, err
 	}
 
 	// H writes and releases: the keys before W's are gone.
@@ -186,6 +155,66 @@ func playEtcd11456(ctx context.Context, cl *harness.Cluster, cfg Config, f targe
 		W.Await(ctx, pw, 5*time.Second)
 	}
 
+	steps := etcd11456Steps(reg.Granted)
+	if err := inOrder(s.rec.Events(), steps...); err != nil {
+		return reg, err
+	}
+	final, res, err := s.finish(ctx, cfg, f, wlockappend.Workload{}, 3, work.Work, work.Margin)
+	if err != nil {
+		return reg, err
+	}
+	reg.Final, reg.Valid = final, res.Valid()
+	s.say("check", "final value %v: %s: %s", final, res.Valid(), s.run.Path(store.ReportFile))
+	return reg, nil
+}
+
+// freezeWaiter has W call Lock behind H (who holds the lock at its
+// failpoint, hH) and freezes W for 3 TTLs, so that its lease expires while
+// its call waits. It returns W's pending operation; an error lets H go on.
+func (s *script) freezeWaiter(ctx context.Context, cl *harness.Cluster, work workloads.Config, hH nemesis.Holder, ttl time.Duration) (*harness.Pending, error) {
+	W := s.clients[1]
+	// W calls Lock and waits behind H; frozen, its lease expires.
+	wCfg := work
+	wCfg.AcquireTimeout = 60 * time.Second
+	wCfg.Margin = -time.Hour // W trusts the grant: no lease check
+	pw, err := W.Invoke(1, 2, lockappend.FAppend, lockappend.Invoke{Element: 2}, &wCfg)
+	if err != nil {
+		hH.Proceed()
+		return nil, fmt.Errorf("%w: %w", harness.ErrHarness, err)
+	}
+	time.Sleep(time.Second) // W's Lock call is under way, waiting behind H
+	if e, done := answered(s.rec.Events(), 1, lockappend.PhaseAcquired); done {
+		hH.Proceed()
+		return nil, harness.NotSetUp("W's Lock call was answered (%s %s) while H held the lock, before W froze", e.Type, e.F)
+	}
+	if err := cl.Signal(ctx, W.Name(), "SIGSTOP"); err != nil {
+		hH.Proceed()
+		return nil, fmt.Errorf("%w: %w", harness.ErrHarness, err)
+	}
+	fault := history.FaultValue{Fault: "pause-waiter", Nodes: []string{W.Name()}, Holder: &history.Aim{Process: 1}}
+	s.rec.Record(history.Nemesis, history.Info, history.FStart, fault)
+	s.say("harness", "SIGSTOP %s: W freezes while its Lock call waits, lease keepalives included", W.Name())
+	time.Sleep(3 * ttl)
+	if err := cl.Signal(ctx, W.Name(), "SIGCONT"); err != nil {
+		hH.Proceed()
+		return nil, fmt.Errorf("%w: %w", harness.ErrHarness, err)
+	}
+	s.rec.Record(history.Nemesis, history.Info, history.FStop, fault)
+	s.say("harness", "SIGCONT %s after %s: W's lease (TTL %s) has expired, and its lock key with it", W.Name(), 3*ttl, ttl)
+	time.Sleep(time.Second)
+	// W's call must still wait behind H: answered now, it reached the
+	// server only after W's lease had expired (a loaded machine), which is
+	// not the bug's scenario.
+	if e, done := answered(s.rec.Events(), 1, lockappend.PhaseAcquired); done {
+		hH.Proceed()
+		return nil, harness.NotSetUp("W's Lock call was answered (%s %s) before H released: it had not reached the server before W froze", e.Type, e.F)
+	}
+	return pw, nil
+}
+
+// etcd11456Steps is the scenario's order in the history, with W granted
+// the lock or refused.
+func etcd11456Steps(granted bool) []history.Step {
 	// The scenario took place only if the history says so: W frozen and
 	// resumed while H held the lock, H's write and release after that,
 	// then W's answer, X's write, and W's write last if W was granted.
@@ -200,7 +229,7 @@ func playEtcd11456(ctx context.Context, cl *harness.Cluster, cfg Config, f targe
 		// H's worker reports before it asks for the release.
 		{Name: "H releases", Process: 0, Type: history.Phase, F: lockappend.PhaseReleasing},
 	}
-	if reg.Granted {
+	if granted {
 		steps = append(steps,
 			history.Step{Name: "W granted", Process: 1, Type: history.Phase, F: lockappend.PhaseAcquired},
 			history.Step{Name: "X's write acknowledged", Process: 2, Type: history.Ok, F: lockappend.FAppend},
@@ -210,16 +239,7 @@ func playEtcd11456(ctx context.Context, cl *harness.Cluster, cfg Config, f targe
 			history.Step{Name: "W refused", Process: 1, Type: history.Fail, F: lockappend.FAppend},
 			history.Step{Name: "X's write acknowledged", Process: 2, Type: history.Ok, F: lockappend.FAppend})
 	}
-	if err := inOrder(s.rec.Events(), steps...); err != nil {
-		return reg, err
-	}
-	final, res, err := s.finish(ctx, cfg, f, wlockappend.Workload{}, 3, work.Work, work.Margin)
-	if err != nil {
-		return reg, err
-	}
-	reg.Final, reg.Valid = final, res.Valid()
-	s.say("check", "final value %v: %s: %s", final, res.Valid(), s.run.Path(store.ReportFile))
-	return reg, nil
+	return steps
 }
 
 // waitAcquiredOrDone returns p's next lock-acquired phase or completion,

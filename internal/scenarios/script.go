@@ -239,10 +239,11 @@ func (s *script) finish(ctx context.Context, cfg Config, f targets.Fencing, w wo
 	test := store.TestInfo{
 		Spec: spec.Spec{Name: cfg.Script + "-" + string(f), Target: cfg.Target.Name(), Recipe: cfg.Recipe, Workload: w.Name(),
 			Fencing: string(f), Nemesis: s.nemesis, Resource: []string{cfg.Resource.Name()},
-			Concurrency: concurrency, Nodes: cfg.Nodes, TTL: cfg.TTL, Work: aWork, Margin: margin},
-		Found: store.Found{RunID: cl.RunID, Started: rec.Start().UTC(), Fencecheck: harness.Version(), Scripted: cfg.Script,
+			WorkerKnobs: spec.WorkerKnobs{Concurrency: concurrency, Work: aWork, Margin: margin}, Nodes: cfg.Nodes, TTL: cfg.TTL},
+		Found: store.Found{RunID: cl.RunID, Started: rec.Start().UTC(), HistoryStarted: rec.Start().UTC(), Scripted: cfg.Script,
 			Resources: []store.ResourceInfo{{Name: cfg.Resource.Name(), Fencing: string(f)}},
 			Images:    cl.Images, ImageIDs: cl.ImageIDs, ClusterReady: cl.Ready.Round(time.Millisecond).String()}}
+	test.SetFencecheck()
 	test.TargetVersion = cl.TargetVersion()
 	if err := run.WriteJSON(store.TestFile, test); err != nil {
 		return nil, nil, err

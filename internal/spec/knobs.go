@@ -24,7 +24,9 @@ type Knob struct {
 	// Axis: matrix can vary it (a comma-separated list, one cell each).
 	Axis bool
 	// Replay: part of the command line that runs a stored run again
-	// (Args); where the run is stored and the client program are not.
+	// (Args); where the run is stored and the client program's directory
+	// are not (its command and image are: they go with the directory
+	// given again).
 	Replay bool
 	// Least and Most bound a duration or a count (0: no bound); Positive
 	// asks for more than zero. CheckBounds checks them in table order,
@@ -39,6 +41,12 @@ type Knob struct {
 	// Secret: the value is a secret (--auth): not recorded (no Key), not
 	// replayed, not a report row, shown nowhere.
 	Secret bool
+	// Attach: the knob names the servers a run attaches to, or what its
+	// clients present to them (--endpoints, --tls-*, --auth,
+	// --auth-file). A rerun takes it from its own command line, never from
+	// a stored run (rerun.Attach): a test.json someone else wrote could
+	// name any local file and any server.
+	Attach bool
 
 	field func(*Spec) value
 }
@@ -98,20 +106,20 @@ var Knobs = []Knob{
 	{Flag: "image", Key: "image", Replay: true, Choices: "image runners",
 		Help:  "your own image, from the local Docker Engine, as KIND=IMAGE: target=IMAGE runs the servers from it (an image with no shell and no iptables will do: faults act from outside)",
 		field: func(s *Spec) value { return mapValue{&s.Image, checkImage} }},
-	{Flag: "endpoints", Key: "endpoints", Replay: true,
-		Help:  "existing servers to test (etcd, consul, redis), comma-separated (https://etcd-1:2379,...; redis://HOST:PORT or rediss:// for TLS; docs/staging.md): fencecheck starts no server, only its workers, allows only client-side faults, and writes and deletes only under the run's own key prefix",
+	{Flag: "endpoints", Attach: true, Key: "endpoints", Replay: true, Choices: "attachers",
+		Help:  "existing servers to test, comma-separated (https://etcd-1:2379,...; redis://HOST:PORT or rediss:// for TLS; docs/staging.md): fencecheck starts no server, only its workers, allows only client-side faults, and writes and deletes only under the run's own key prefix; targets that can attach",
 		field: func(s *Spec) value { return listValue{&s.Endpoints} }},
-	{Flag: "tls-ca", Key: "tls_ca", Replay: true,
+	{Flag: "tls-ca", Attach: true, Key: "tls_ca", Replay: true,
 		Help: "with --endpoints: PEM file of the authority that signed the servers' certificates, which clients trust", field: str(func(s *Spec) *string { return &s.TLSCA })},
-	{Flag: "tls-cert", Key: "tls_cert", Replay: true,
+	{Flag: "tls-cert", Attach: true, Key: "tls_cert", Replay: true,
 		Help: "with --endpoints: PEM file of the client certificate clients present (with --tls-key)", field: str(func(s *Spec) *string { return &s.TLSCert })},
-	{Flag: "tls-key", Key: "tls_key", Replay: true,
+	{Flag: "tls-key", Attach: true, Key: "tls_key", Replay: true,
 		Help: "with --endpoints: PEM file of the client certificate's key", field: str(func(s *Spec) *string { return &s.TLSKey })},
-	{Flag: "tls-server-name", Key: "tls_server_name", Replay: true,
+	{Flag: "tls-server-name", Attach: true, Key: "tls_server_name", Replay: true,
 		Help: "with --endpoints: the name the servers' certificates carry, checked in place of the endpoint's host", field: str(func(s *Spec) *string { return &s.TLSServerName })},
-	{Flag: "auth", Secret: true,
+	{Flag: "auth", Secret: true, Attach: true,
 		Help: "with --endpoints: USER:PASSWORD clients authenticate with (a Redis password alone: :PASSWORD; a Consul ACL token: :TOKEN); never recorded: prefer --auth-file", field: str(func(s *Spec) *string { return &s.Auth })},
-	{Flag: "auth-file", Key: "auth_file", Replay: true,
+	{Flag: "auth-file", Attach: true, Key: "auth_file", Replay: true,
 		Help: "with --endpoints: a file whose first line is --auth's USER:PASSWORD (its path is recorded, not its content)", field: str(func(s *Spec) *string { return &s.AuthFile })},
 
 	{Flag: "nemesis", Key: "nemesis", Axis: true, Replay: true, Unset: "none", Choices: "faults",
@@ -162,9 +170,9 @@ var Knobs = []Knob{
 	{Flag: "client-dir", Axis: true,
 		Help:  "your own lock client: a directory with client.json and the program, which each worker runs and drives over the client protocol (docs/client-protocol.md); builtin: the target's own recipe",
 		field: func(s *Spec) value { return clientDirValue{&s.ClientDir} }},
-	{Flag: "client-cmd",
+	{Flag: "client-cmd", Key: "client_cmd", Replay: true,
 		Help: "with --client-dir: the command that starts the program (run with /bin/sh -c in the directory's copy), instead of client.json's", field: str(func(s *Spec) *string { return &s.ClientCmd })},
-	{Flag: "client-image",
+	{Flag: "client-image", Key: "client_image", Replay: true,
 		Help: "with --client-dir: an image of yours to run the program in (fencecheck adds its worker binary), instead of fencecheck's worker image", field: str(func(s *Spec) *string { return &s.ClientImage })},
 	{Flag: "name", Key: "name",
 		Help: "run name (default TARGET-WORKLOAD-FENCING)", field: str(func(s *Spec) *string { return &s.Name })},

@@ -8,8 +8,9 @@
 // checks (Spec.CheckBounds) and the docs' flag reference (Reference).
 //
 // A Spec holds names and numbers only; the harness resolves the names
-// (target, workload, resources, faults) against its tables, and fills the
-// defaults that depend on the target's profile (harness.Config.Defaults).
+// (target, workload, resources, faults) against its tables. Every default
+// is set here, once: Default, and Resolve with what the harness reads of
+// the target (Profile).
 package spec
 
 import (
@@ -20,6 +21,10 @@ import (
 // "the default" until the harness resolves it; a resolved Spec (as test.json
 // records it) has every duration set.
 type Spec struct {
+	// WorkerKnobs are the knobs the workers read, carried as they are
+	// to the workloads' configuration and each worker's setup.
+	WorkerKnobs
+
 	// What runs.
 	Target   string // --target: the lock service
 	Version  string // --version: its server version ("" the default)
@@ -29,7 +34,6 @@ type Spec struct {
 	Resource []string
 	// Fencing is the --fencing value: one mode, or RESOURCE=MODE,...
 	Fencing    string
-	AuditLog   bool // --audit-log
 	SideWriter bool // --side-writer
 	// Image are the user's own images by kind (--image KIND=REF).
 	Image map[string]string
@@ -52,23 +56,15 @@ type Spec struct {
 	Seed            uint64        // --seed (0: pick one)
 
 	// Size.
-	TimeLimit   time.Duration // --time-limit
-	Concurrency int           // --concurrency: lock clients
-	Nodes       int           // --nodes: servers (0: the target's usual)
-	Locks       int           // --locks: independent locks (lock-append)
-	Keys        int           // --keys: registers (register)
-	ReadMode    string        // --read-mode (register)
+	TimeLimit time.Duration // --time-limit
+	Nodes     int           // --nodes: servers (0: the target's usual)
 
 	// Lease and timing.
-	TTL            time.Duration  // --ttl
-	LockDelay      *time.Duration // --lock-delay (nil: the target's)
-	Work           time.Duration  // --work
-	WorkCPU        bool           // --work-cpu
-	Margin         time.Duration  // --margin
-	AcquireTimeout time.Duration  // --acquire-timeout
-	RPCTimeout     time.Duration  // --rpc-timeout
-	OpTimeout      time.Duration  // --op-timeout
-	ReadyTimeout   time.Duration  // --ready-timeout
+	TTL          time.Duration  // --ttl
+	LockDelay    *time.Duration // --lock-delay (nil: the target's)
+	RPCTimeout   time.Duration  // --rpc-timeout
+	OpTimeout    time.Duration  // --op-timeout
+	ReadyTimeout time.Duration  // --ready-timeout
 
 	// Check.
 	CheckTimeout time.Duration // --check-timeout
@@ -85,12 +81,126 @@ type Spec struct {
 	Results string // --results
 }
 
+// WorkerKnobs are the knobs the workers read. Spec embeds them, and the
+// workloads' configuration (workloads.Config) embeds them in turn, so they
+// reach each worker's setup as they are, with their JSON names in the
+// worker protocol; test.json writes them through the knob table, as every
+// knob. Adding a knob a worker reads is a field here and a line of Knobs.
+type WorkerKnobs struct {
+	// AuditLog: every holder appends an entry to the audit log before its
+	// writes (--audit-log).
+	AuditLog bool `json:"audit_log,omitempty"`
+	// Concurrency is the number of lock clients (--concurrency).
+	Concurrency int `json:"concurrency,omitempty"`
+	// Locks is the lock-append workload's number of independent locks
+	// (--locks; 0 and 1 are one: LockCount).
+	Locks int `json:"locks,omitempty"`
+	// Keys is the register workload's number of registers (--keys);
+	// ReadMode its read mode (--read-mode).
+	Keys     int    `json:"keys,omitempty"`
+	ReadMode string `json:"read_mode,omitempty"`
+	// Work is the time between the lease check and the write (--work):
+	// the window where a pause or a partition lands; WorkCPU spends it
+	// computing instead of waiting (--work-cpu).
+	Work    time.Duration `json:"work,omitempty"`
+	WorkCPU bool          `json:"work_cpu,omitempty"`
+	// Margin is the lease time a careful client wants left before it goes
+	// ahead (--margin); with less, it fails the operation without writing.
+	Margin time.Duration `json:"margin,omitempty"`
+	// AcquireTimeout bounds the wait for the lock (--acquire-timeout); a
+	// client that does not get it in time fails the operation.
+	AcquireTimeout time.Duration `json:"acquire_timeout,omitempty"`
+}
+
+// LockCount is the number of locks: Locks, at least 1.
+func (k WorkerKnobs) LockCount() int { return max(k.Locks, 1) }
+
+// The defaults that do not depend on the target.
+const (
+	DefaultConcurrency  = 5
+	DefaultLocks        = 1
+	DefaultKeys         = 8
+	DefaultWork         = 250 * time.Millisecond
+	DefaultCheckTimeout = 60 * time.Second
+	DefaultFencing      = "none"
+)
+
 // Default is a Spec with the defaults that do not depend on the target:
 // what `run -h` shows.
 func Default() Spec {
-	return Spec{
-		Target: "etcd", Workload: "lock-append", Resource: []string{"lock-store"}, Fencing: "none",
-		Nemesis: "pause-holder", Concurrency: 5, Locks: 1, Keys: 8,
-		Work: 250 * time.Millisecond, CheckTimeout: 60 * time.Second, Results: "./results",
+	s := Spec{
+		Target: "etcd", Workload: "lock-append", Resource: []string{"lock-store"},
+		Nemesis: "pause-holder", Results: "./results",
 	}
+	s.Concurrency = DefaultConcurrency
+	s.fillFixed()
+	return s
+}
+
+// fillFixed fills the knobs left zero whose default is a constant.
+func (s *Spec) fillFixed() {
+	if s.Fencing == "" {
+		s.Fencing = DefaultFencing
+	}
+	if s.Keys == 0 {
+		s.Keys = DefaultKeys
+	}
+	if s.Locks == 0 {
+		s.Locks = DefaultLocks
+	}
+	def(&s.Work, DefaultWork)
+	def(&s.CheckTimeout, DefaultCheckTimeout)
+}
+
+func def(d *time.Duration, v time.Duration) {
+	if *d == 0 {
+		*d = v
+	}
+}
+
+// Profile is what a run's defaults take from its target (the harness
+// fills it from targets.ProfileOf and the target's capabilities).
+type Profile struct {
+	TTL             time.Duration
+	LockDelay       *time.Duration // nil: none
+	NemesisInterval time.Duration
+	TimeLimit       time.Duration
+	ReadyTimeout    time.Duration
+	// ReadMode is the target's first read mode ("": it has none).
+	ReadMode string
+	// MaxLease is the longest a lease of the target can last for a TTL
+	// and a lock-delay (nil: the TTL).
+	MaxLease func(ttl time.Duration, lockDelay *time.Duration) time.Duration
+}
+
+// Resolve fills in the knobs left zero, in one place: the constants
+// (fillFixed); the TTL, lock-delay (when nil), nemesis interval, time
+// limit, ready timeout and read mode from the target's profile p; and,
+// with L the target's longest lease (p.MaxLease: the TTL for etcd), margin
+// TTL/4, acquire timeout 5 L (longer than a holder pause, so that waiters
+// are still waiting when a paused holder's lease expires), RPC timeout 4 L
+// and at least 2 s (longer than any fault, as for a client that waits out
+// a partition: its request, held in its TCP connection, lands when the
+// partition heals), operation timeout long enough for an acquire, the
+// work, the longest pause (3 L) and two RPCs.
+func (s *Spec) Resolve(p Profile) {
+	s.fillFixed()
+	def(&s.TTL, p.TTL)
+	if s.LockDelay == nil {
+		s.LockDelay = p.LockDelay
+	}
+	def(&s.NemesisInterval, p.NemesisInterval)
+	def(&s.TimeLimit, p.TimeLimit)
+	def(&s.ReadyTimeout, p.ReadyTimeout)
+	if s.ReadMode == "" {
+		s.ReadMode = p.ReadMode
+	}
+	lease := s.TTL
+	if p.MaxLease != nil {
+		lease = p.MaxLease(s.TTL, s.LockDelay)
+	}
+	def(&s.Margin, s.TTL/4)
+	def(&s.AcquireTimeout, 5*lease)
+	def(&s.RPCTimeout, max(2*time.Second, 4*lease))
+	def(&s.OpTimeout, s.AcquireTimeout+s.Work+3*lease+2*s.RPCTimeout+2*time.Second)
 }

@@ -2,6 +2,7 @@ package spec
 
 import (
 	"encoding/json"
+	"flag"
 	"reflect"
 	"slices"
 	"strings"
@@ -32,12 +33,22 @@ func TestEveryFieldIsOneKnob(t *testing.T) {
 			t.Errorf("--%s has no help", k.Flag)
 		}
 	}
-	st := reflect.TypeOf(s)
-	for i := 0; i < st.NumField(); i++ {
-		if _, ok := owner[st.Field(i).Offset]; !ok {
-			t.Errorf("Spec.%s is no knob's field", st.Field(i).Name)
+	// An embedded struct's fields are Spec's (WorkerKnobs): each is a
+	// knob's, at its offset in Spec.
+	var walk func(st reflect.Type, at uintptr)
+	walk = func(st reflect.Type, at uintptr) {
+		for i := 0; i < st.NumField(); i++ {
+			f := st.Field(i)
+			if f.Anonymous && f.Type.Kind() == reflect.Struct {
+				walk(f.Type, at+f.Offset)
+				continue
+			}
+			if _, ok := owner[at+f.Offset]; !ok {
+				t.Errorf("Spec.%s is no knob's field", f.Name)
+			}
 		}
 	}
+	walk(reflect.TypeOf(s), 0)
 }
 
 // A Spec with every knob set goes through test.json and through the
@@ -45,11 +56,12 @@ func TestEveryFieldIsOneKnob(t *testing.T) {
 func TestRoundTrips(t *testing.T) {
 	delay, mem := 3*time.Second, uint64(6<<30)
 	s := Spec{Target: "consul", Version: "1.14.11", Recipe: "session", Workload: "lock-append",
-		Resource: []string{"postgres", "proxy"}, Fencing: "postgres=token,proxy=none", AuditLog: true, SideWriter: true,
+		Resource: []string{"postgres", "proxy"}, Fencing: "postgres=token,proxy=none", SideWriter: true,
 		Image: map[string]string{"target": "my/consul:1"}, Nemesis: "kill:leader,pause-holder:x2", NemesisInterval: 2 * time.Second,
-		Seed: 42, TimeLimit: 45 * time.Second, Concurrency: 7, Nodes: 5, Locks: 3, Keys: 4, ReadMode: "consistent",
-		TTL: 10 * time.Second, LockDelay: &delay, Work: 300 * time.Millisecond, Margin: time.Second,
-		AcquireTimeout: time.Minute, RPCTimeout: 40 * time.Second, OpTimeout: 3 * time.Minute, ReadyTimeout: 90 * time.Second,
+		Seed: 42, TimeLimit: 45 * time.Second, Nodes: 5,
+		WorkerKnobs: WorkerKnobs{AuditLog: true, Concurrency: 7, Locks: 3, Keys: 4, ReadMode: "consistent",
+			Work: 300 * time.Millisecond, Margin: time.Second, AcquireTimeout: time.Minute},
+		TTL: 10 * time.Second, LockDelay: &delay, RPCTimeout: 40 * time.Second, OpTimeout: 3 * time.Minute, ReadyTimeout: 90 * time.Second,
 		CheckTimeout: time.Minute, CheckMemory: &mem, Name: "n"}
 	b, err := json.Marshal(s)
 	if err != nil {
@@ -174,10 +186,25 @@ func TestSecretKnobShownNowhere(t *testing.T) {
 	if strings.Contains(string(b), pw) || !strings.Contains(string(b), `"endpoints":"redis://10.0.0.1:6379"`) {
 		t.Errorf("test.json: %s", b)
 	}
-	red := Redact([]string{"matrix", "--auth", "u:" + pw, "--auth=u:" + pw, "-auth", pw, "-auth=" + pw, "--target", "etcd", "--auth"})
-	want := []string{"matrix", "--auth", "REDACTED", "--auth=REDACTED", "-auth", "REDACTED", "-auth=REDACTED", "--target", "etcd", "--auth"}
-	if !slices.Equal(red, want) {
-		t.Errorf("Redact: %q, want %q", red, want)
+	for _, c := range []struct{ args, want []string }{
+		{[]string{"--auth", "u:" + pw, "--auth=u:" + pw, "-auth", pw, "-auth=" + pw, "--target", "etcd"},
+			[]string{"--auth", "REDACTED", "--auth", "REDACTED", "--auth", "REDACTED", "--auth", "REDACTED", "--target", "etcd"}},
+		// --tls-server-name takes "--auth" as its value; the second
+		// --auth is the flag.
+		{[]string{"--tls-server-name", "--auth", "--auth", "runner:" + pw, "--work-cpu", "--side-writer=false", "-ttl=2s"},
+			[]string{"--tls-server-name", "--auth", "--auth", "REDACTED", "--work-cpu", "--side-writer=false", "--ttl", "2s"}},
+		// After the flags, arguments are kept, the secret among them not.
+		{[]string{"--auth", pw, "--", "--auth", pw, "x"}, []string{"--auth", "REDACTED", "--", "--auth", "REDACTED", "x"}},
+	} {
+		var s Spec
+		fs := flag.NewFlagSet("matrix", flag.ContinueOnError)
+		s.Flags(fs, nil, nil)
+		if err := fs.Parse(c.args); err != nil {
+			t.Fatal(err)
+		}
+		if red := Redact(fs, c.args); !slices.Equal(red, c.want) {
+			t.Errorf("Redact(%q):\n%q, want\n%q", c.args, red, c.want)
+		}
 	}
 	for _, k := range Knobs {
 		if k.Secret && (k.Key != "" || k.Replay) {

@@ -51,28 +51,91 @@ func (s Spec) Args() []string {
 	return args
 }
 
-// Redact is a command line with the value of every secret knob (--auth)
-// replaced by "REDACTED", in each form the flag package takes (--auth V,
-// --auth=V, -auth V, -auth=V): what matrix.json and sweep.json record of
-// the command that made them.
-func Redact(args []string) []string {
-	out := make([]string, len(args))
-	copy(out, args)
+// Redact is the command line args, which fs parsed without error, written
+// again as fs read it, flag by flag: each flag "--NAME VALUE" ("--NAME" or
+// "--NAME=false" for a boolean one), its value the word the flag package
+// took for it, and the value of every secret knob (Knob.Secret: --auth)
+// "REDACTED", whatever form the command line gave it (--auth V, --auth=V,
+// -auth V, repeated, or a word that looks like a flag but was another
+// flag's value); arguments after the flags are kept, a secret knob's value
+// among them redacted. What matrix.json and sweep.json record of the
+// command that made them.
+func Redact(fs *flag.FlagSet, args []string) []string {
+	secrets := map[string]bool{}
 	for _, k := range Knobs {
-		if !k.Secret {
-			continue
+		if k.Secret {
+			secrets[k.Flag] = true
 		}
-		for i := 0; i < len(out); i++ {
-			name, _, hasValue := strings.Cut(out[i], "=")
-			if name != "-"+k.Flag && name != "--"+k.Flag {
-				continue
-			}
-			if hasValue {
-				out[i] = name + "=REDACTED"
-			} else if i+1 < len(out) {
-				out[i+1] = "REDACTED"
-				i++
-			}
+	}
+	var out []string
+	i := 0
+	for ; i < len(args); i++ {
+		a := args[i]
+		if len(a) < 2 || a[0] != '-' || a == "--" {
+			break // the flag package stops here: the rest are arguments
+		}
+		name, value, hasValue := strings.Cut(strings.TrimPrefix(a[1:], "-"), "=")
+		f := fs.Lookup(name)
+		boolean := f != nil && isBoolFlag(f.Value)
+		if !hasValue && !boolean && i+1 < len(args) {
+			i++
+			value, hasValue = args[i], true
+		}
+		if secrets[name] && hasValue {
+			value = "REDACTED"
+		}
+		switch {
+		case boolean && hasValue:
+			out = append(out, "--"+name+"="+value)
+		case hasValue:
+			out = append(out, "--"+name, value)
+		default:
+			out = append(out, "--"+name)
+		}
+	}
+	for _, a := range args[i:] {
+		if secretValue(fs, secrets, a) {
+			a = "REDACTED"
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// isBoolFlag says whether the flag package reads v as a boolean flag (one
+// that takes its value only after "=").
+func isBoolFlag(v flag.Value) bool {
+	b, ok := v.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
+}
+
+// secretValue says whether a is the value fs holds for a secret knob.
+func secretValue(fs *flag.FlagSet, secrets map[string]bool, a string) bool {
+	for name := range secrets {
+		if f := fs.Lookup(name); f != nil && f.Value.String() != "" && f.Value.String() == a {
+			return true
+		}
+	}
+	return false
+}
+
+// TakeAttach sets every Attach knob of s (--endpoints, --tls-*, --auth,
+// --auth-file) to its value in from, set or not.
+func (s *Spec) TakeAttach(from Spec) {
+	for _, k := range Knobs {
+		if k.Attach {
+			k.Copy(s, &from)
+		}
+	}
+}
+
+// AttachFlags are the Attach knobs set in s, as flags ("--endpoints",
+// "--auth-file", ...), in table order.
+func (s Spec) AttachFlags() []string {
+	var out []string
+	for _, k := range Knobs {
+		if k.Attach && !k.field(&s).zero() {
+			out = append(out, "--"+k.Flag)
 		}
 	}
 	return out

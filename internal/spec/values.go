@@ -193,14 +193,19 @@ func (v listValue) String() string {
 	return strings.Join(*v.p, ",")
 }
 func (v listValue) Set(s string) error {
-	var l []string
-	for _, x := range strings.Split(s, ",") {
-		if x = strings.TrimSpace(x); x != "" {
-			l = append(l, x)
+	*v.p = SplitList(s)
+	return nil
+}
+
+// SplitList splits a comma-separated flag value, dropping empty items.
+func SplitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
 		}
 	}
-	*v.p = l
-	return nil
+	return out
 }
 func (v listValue) zero() bool { return len(*v.p) == 0 }
 func (v listValue) js() any    { return v.String() }

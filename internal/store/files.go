@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/fencecheck/fencecheck/internal/buildinfo"
 	"github.com/fencecheck/fencecheck/internal/checkers"
 	"github.com/fencecheck/fencecheck/internal/history"
 	"github.com/fencecheck/fencecheck/internal/spec"
@@ -30,13 +31,27 @@ type TestInfo struct {
 
 // Found is what a run records besides its configuration.
 type Found struct {
-	RunID         string    `json:"run_id"`
-	Started       time.Time `json:"started"`
-	Fencecheck    string    `json:"fencecheck_version"`
-	TargetVersion string    `json:"target_version,omitempty"`
+	RunID   string    `json:"run_id"`
+	Started time.Time `json:"started"`
+	// HistoryStarted is the wall-clock moment the history's clock reads
+	// zero (its events' times count from it); zero in runs recorded
+	// before it was kept, whose wall-clock times are then unknown.
+	HistoryStarted time.Time `json:"history_started,omitzero"`
+	Fencecheck     string    `json:"fencecheck_version"`
+	TargetVersion  string    `json:"target_version,omitempty"`
+	// FencecheckRevision is the VCS revision of the fencecheck that ran
+	// the run (Fencecheck is its version): the git hash, "+modified" after
+	// it when the tree had changes; absent when unknown, and in earlier
+	// versions' test.json.
+	FencecheckRevision string `json:"fencecheck_revision,omitempty"`
 	// Client is the user's lock client program (--client-dir): its name
 	// and command; empty: the target's own recipe.
 	Client string `json:"client,omitempty"`
+	// ClientPath is the client program's directory as --client-dir gave
+	// it, and ClientFiles what it held when the run began (after its
+	// build step): rerun compares the directory given again with it.
+	ClientPath  string        `json:"client_program_dir,omitempty"`
+	ClientFiles *ClientDigest `json:"client_files,omitempty"`
 	// ClientName is the program's name for itself, from its init_ok (the
 	// library and its version: "Curator 5.4.0 InterProcessMutex").
 	ClientName string `json:"client_name,omitempty"`
@@ -62,6 +77,13 @@ type Found struct {
 	// Rerun is set on a run that fencecheck rerun made: the run it repeats
 	// and the fault schedule it replayed.
 	Rerun *RerunInfo `json:"rerun,omitempty"`
+}
+
+// SetFencecheck records this binary's version and revision
+// (buildinfo.Read), for the test.json of a run it makes.
+func (f *Found) SetFencecheck() {
+	b := buildinfo.Read()
+	f.Fencecheck, f.FencecheckRevision = b.Version, b.RevisionString()
 }
 
 // MarshalJSON writes the Spec's keys and Found's in one object.
@@ -177,6 +199,10 @@ type Results struct {
 	Elapsed     string `json:"elapsed,omitempty"`
 	Interrupted bool   `json:"interrupted,omitempty"`
 	Note        string `json:"note,omitempty"`
+	// CheckedBy is the fencecheck that wrote this file, the run's or
+	// check's (buildinfo.Info's String: version and revision); test.json
+	// names the one that made the run.
+	CheckedBy string `json:"checked_by,omitempty"`
 }
 
 // Valid is the run's verdict: the workload result's, or unknown without one.
@@ -247,7 +273,7 @@ func (r *Results) UnmarshalJSON(b []byte) error {
 }
 
 // ownKeys are the JSON names of Results's own fields.
-var ownKeys = []string{"workload", "faults", "fault_hits", "workers", "liveness", "events", "check_time", "elapsed", "interrupted", "note"}
+var ownKeys = []string{"workload", "faults", "fault_hits", "workers", "liveness", "events", "check_time", "elapsed", "interrupted", "note", "checked_by"}
 
 // FaultHits counts the faults aimed at a critical section (pause-holder,
 // partition-client): Hit were in place while the holder waited at its
@@ -323,4 +349,11 @@ func (r RawResult) Summary() checkers.Summary {
 func (r RawResult) SetVerdict(v checkers.Validity) {
 	b, _ := json.Marshal(v)
 	r["valid"] = b
+}
+
+// ClientDigest is what a client directory held: each file's hash (of its
+// mode and contents) by relative path, and a hash over them all.
+type ClientDigest struct {
+	Hash  string            `json:"hash"`
+	Files map[string]string `json:"files"`
 }

@@ -1,5 +1,6 @@
 // Package store is the store on disk: one directory per run, holding the
-// configuration (test.json), the history (history.jsonl), the verdict
+// configuration (test.json), the history (history.jsonl, and history.txt
+// to read), the verdict
 // (results.json), the reports (report.html, linearizability.html) and the
 // node logs (logs/). RESULTS/latest points at the newest run.
 package store
@@ -23,6 +24,10 @@ import (
 const (
 	TestFile    = "test.json"
 	HistoryFile = "history.jsonl"
+	// HistoryText is the history as text, one line an operation's
+	// invocation or completion (history.WriteText), written with the
+	// results by every run and every check.
+	HistoryText = "history.txt"
 	ResultsFile = "results.json"
 	ReportFile  = "report.html"
 	LinFile     = "linearizability.html"
@@ -47,6 +52,12 @@ func ValidName(name string) error {
 	}
 	return nil
 }
+
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// SafeName turns s (a --nemesis value, a matrix cell's parts) into part of
+// a run name: each run of other characters one '-', none at either end.
+func SafeName(s string) string { return strings.Trim(unsafeName.ReplaceAllString(s, "-"), "-") }
 
 // Run is one run's directory.
 type Run struct {
@@ -162,18 +173,41 @@ type Pending struct {
 
 // Pend writes b to a new temporary file for the named file of the run.
 func (r *Run) Pend(name string, b []byte) (*Pending, error) {
+	p, _, err := r.PendStream(name, func(w io.Writer) error {
+		_, err := w.Write(b)
+		return err
+	})
+	return p, err
+}
+
+// PendStream is Pend of what write writes, streamed to the file (through
+// a buffer, never whole in memory), and the size it wrote.
+func (r *Run) PendStream(name string, write func(io.Writer) error) (*Pending, int64, error) {
 	path := r.Path(name)
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
 	if err != nil {
-		return nil, fmt.Errorf("store: %w", err)
+		return nil, 0, fmt.Errorf("store: %w", err)
 	}
-	_, werr := f.Write(b)
+	cw := &countingWriter{w: f}
+	werr := write(cw)
 	cerr := f.Close()
 	if err := errors.Join(werr, cerr, os.Chmod(f.Name(), 0o644)); err != nil {
 		os.Remove(f.Name())
-		return nil, fmt.Errorf("store: %s: %w", name, err)
+		return nil, 0, fmt.Errorf("store: %s: %w", name, err)
 	}
-	return &Pending{tmp: f.Name(), path: path}, nil
+	return &Pending{tmp: f.Name(), path: path}, cw.n, nil
+}
+
+// countingWriter counts what it passes on.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(b []byte) (int, error) {
+	n, err := c.w.Write(b)
+	c.n += int64(n)
+	return n, err
 }
 
 // Commit renames the temporary file into place.
@@ -214,6 +248,9 @@ func (r *Run) ReadJSON(name string, v any) error {
 	}
 	return nil
 }
+
+// ReadRegular reads a regular file, and refuses a FIFO (readRegular).
+func ReadRegular(path string) ([]byte, error) { return readRegular(path) }
 
 // readRegular reads a regular file. It opens it without blocking, so that
 // a FIFO (which would wait for a writer) is found and refused.

@@ -111,8 +111,8 @@ func TestNewRunNeverSharesADirectory(t *testing.T) {
 // (its resources, audit log and image recorded in Found only).
 func TestTestInfoJSON(t *testing.T) {
 	ti := TestInfo{
-		Spec: spec.Spec{Target: "etcd", Workload: "lock-append", Resource: []string{"postgres"}, Fencing: "token", AuditLog: true,
-			Image: map[string]string{ImageTarget: "my/etcd:1"}, Nemesis: "pause-holder", TTL: 2 * time.Second, Concurrency: 5, Seed: 9},
+		Spec: spec.Spec{Target: "etcd", Workload: "lock-append", Resource: []string{"postgres"}, Fencing: "token", WorkerKnobs: spec.WorkerKnobs{AuditLog: true, Concurrency: 5},
+			Image: map[string]string{ImageTarget: "my/etcd:1"}, Nemesis: "pause-holder", TTL: 2 * time.Second, Seed: 9},
 		Found: Found{RunID: "r", AuditLogName: "postgres", Resources: []ResourceInfo{{Name: "postgres", Fencing: "token"}},
 			Images: map[string]string{ImageTarget: "my/etcd:1"}, Servers: []NodeInfo{{Name: "n1", Addr: "a"}}},
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/fencecheck/fencecheck/internal/store"
 	"github.com/fencecheck/fencecheck/internal/workloads/election"
 	"github.com/fencecheck/fencecheck/internal/workloads/lockappend"
+	"github.com/fencecheck/fencecheck/internal/workloads/register"
 )
 
 // TestSummaryReadBack: each workload's result, written as results.json and
@@ -24,7 +25,7 @@ func TestSummaryReadBack(t *testing.T) {
 	la.Checkers.Stats.Ok, la.Checkers.Stats.Fail, la.Checkers.Stats.Info = 40, 6, 1
 	el := &election.Result{Valid: checkers.Invalid, LostUpdates: lost, FenceRejections: 3, FirstLostUpdateNS: &first}
 	el.Checkers.Stats.Ok, el.Checkers.Stats.Fail, el.Checkers.Stats.Info = 9, 2, 3
-	reg := &checkers.RegisterWorkloadResult{Valid: checkers.Valid}
+	reg := &register.Result{Valid: checkers.Valid}
 	reg.Checkers.Stats.Ok, reg.Checkers.Stats.Fail, reg.Checkers.Stats.Info = 100, 20, 4
 	for name, r := range map[string]store.WorkloadResult{"lock-append": la, "election": el, "register": reg} {
 		t.Run(name, func(t *testing.T) {

@@ -228,7 +228,7 @@ type Trial struct {
 	Hit    bool  `json:"hit"`
 	// StopTookMS is how long SIGSTOP took after the holder was found at
 	// its failpoint (part of its pause: it waited there), HoldMS the rest
-	// of the pause, which the schedule held (params stop_took and hold).
+	// of the pause, which the schedule held (its record's stop_took and hold).
 	StopTookMS *int64 `json:"stop_took_ms,omitempty"`
 	HoldMS     *int64 `json:"hold_ms,omitempty"`
 	// LeftMS is the time the paused holder believed it had left on its

@@ -220,7 +220,9 @@ func TestNewTrial(t *testing.T) {
 		return history.Event{Index: i, Time: at * ms, Process: p, Type: typ, F: f, Value: b}
 	}
 	checked := func(left int) map[string]any { return map[string]any{"remaining_ms": left, "ok": true} }
-	pause := history.FaultValue{Fault: "pause-holder:x1.5", Nodes: []string{"w3"}, Params: map[string]string{"process": "2", "hit": "true", "stop_took": "5ms", "hold": "2.995s"}}
+	hit, took := true, history.Duration(5*time.Millisecond)
+	pause := history.FaultValue{Fault: "pause-holder:x1.5", Nodes: []string{"w3"}, Hold: history.Duration(2995 * time.Millisecond),
+		Holder: &history.Aim{Process: 2, Hit: &hit, StopTook: &took}}
 	events := []history.Event{
 		ev(10, 2, history.Phase, "checked", checked(1900)),
 		ev(20, 1, history.Phase, "checked", checked(1200)),

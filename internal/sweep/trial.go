@@ -1,9 +1,7 @@
 package sweep
 
 import (
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/fencecheck/fencecheck/internal/history"
 	la "github.com/fencecheck/fencecheck/internal/history/lockappend"
@@ -51,13 +49,18 @@ func (t *Trial) Timing(events []history.Event) {
 	if pause.Stop >= pause.Start {
 		t.HeldMS = (pause.Stop - pause.Start) / 1e6
 	}
-	t.Hit, _ = strconv.ParseBool(pause.Params["hit"])
-	t.StopTookMS, t.HoldMS = paramMS(pause.Params, "stop_took"), paramMS(pause.Params, "hold")
-	p, err := strconv.Atoi(pause.Params["process"])
-	if err != nil {
+	t.Hit, _ = pause.Aimed()
+	if h := pause.Holder; h != nil && h.StopTook != nil {
+		t.StopTookMS = new(h.StopTook.D().Milliseconds())
+	}
+	if pause.Hold > 0 {
+		t.HoldMS = new(pause.Hold.D().Milliseconds())
+	}
+	p, ok := pause.HeldProcess()
+	if !ok {
 		return
 	}
-	tl := holderTimeline(events, history.Process(p), pause.Start)
+	tl := holderTimeline(events, p, pause.Start)
 	if !tl.checked {
 		return
 	}
@@ -99,14 +102,4 @@ func holderTimeline(events []history.Event, p history.Process, at int64) timelin
 		}
 	}
 	return tl
-}
-
-// paramMS is a duration parameter of a fault in ms, nil when absent.
-func paramMS(params map[string]string, key string) *int64 {
-	d, err := time.ParseDuration(params[key])
-	if err != nil {
-		return nil
-	}
-	ms := d.Milliseconds()
-	return &ms
 }

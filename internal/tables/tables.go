@@ -96,3 +96,17 @@ func Catalog(ts []targets.Target) worker.Catalog {
 		Workload: func(name string) (workloads.Workload, error) { return Lookup(Workloads, "workload", name) },
 	}
 }
+
+// LookupResources reads a --resource value: comma-separated resource
+// names, in the order a critical section writes them.
+func LookupResources(spec string) ([]resources.Resource, error) {
+	var out []resources.Resource
+	for _, n := range strings.Split(spec, ",") {
+		r, err := Lookup(Resources, "resource", strings.TrimSpace(n))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}

@@ -87,6 +87,11 @@ type MatrixCell struct {
 	// finds it there, wherever the shard's directory was moved).
 	Run   string `json:"run,omitempty"`
 	Error string `json:"error,omitempty"`
+	// Story is the first story the cell's report tells, in the one line
+	// its header gives it (how a stale write lost updates, or was fenced),
+	// for a cell that ran to a verdict other than valid; absent when the
+	// report tells none, and from matrix.json files written before it.
+	Story string `json:"story,omitempty"`
 }
 
 // WorkloadName is the cell's workload ("lock-append" for cells of

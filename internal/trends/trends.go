@@ -104,11 +104,6 @@ func (k Key) String() string {
 	return s
 }
 
-func compareKeys(a, b Key) int {
-	return cmp.Or(cmp.Compare(a.Target, b.Target), cmp.Compare(a.Workload, b.Workload), cmp.Compare(a.Resource, b.Resource), cmp.Compare(a.Nemesis, b.Nemesis),
-		cmp.Compare(a.Fencing, b.Fencing), cmp.Compare(a.Axes, b.Axes), cmp.Compare(a.Run, b.Run))
-}
-
 // Cell is one cell of one night, as its matrix.json records it.
 type Cell struct {
 	Key Key `json:"key"`

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -118,6 +119,14 @@ func CmdWorker(ctx context.Context, args []string, stderr io.Writer, cat Catalog
 	return Serve(ctx, ln, cat, log)
 }
 
+// The proxy command's usage line, one-line description and example, as
+// fencecheck's usage and proxy -h print them.
+const (
+	ProxyArgs    = "--backend URL [flags]"
+	ProxyDesc    = "the fencing proxy of the \"proxy\" resource (runs in its container)"
+	ProxyExample = "fencecheck proxy --backend http://dav:80 --listen :8081"
+)
+
 // CmdProxy is the fencing proxy of the "proxy" resource, in its container:
 // it serves until ctx ends.
 func CmdProxy(ctx context.Context, args []string, stderr io.Writer) error {
@@ -127,13 +136,17 @@ func CmdProxy(ctx context.Context, args []string, stderr io.Writer) error {
 	state := fs.String("state", proxy.StateFile, "file that keeps the highest accepted token (fsynced before each forward)")
 	volatile := fs.Bool("volatile", false, "keep the highest token in memory only: a restart forgets it (unsafe; for tests)")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: fencecheck proxy --backend URL [flags]\n\n"+
+		fmt.Fprintf(stderr, "Usage: fencecheck proxy %s\n\n%s%s.\n\n"+
 			"A fencing proxy in front of a store that cannot compare tokens: a GET or PUT with a lower\n"+
-			"Fencing-Token than the highest it accepted is refused with 409 Conflict.\n\n")
+			"Fencing-Token than the highest it accepted is refused with 409 Conflict.\n\n"+
+			"Example:\n  %s\n\nFlags:\n", ProxyArgs, strings.ToUpper(ProxyDesc[:1]), ProxyDesc[1:], ProxyExample)
 		fs.PrintDefaults()
 	}
 	if err := Parse(fs, args); err != nil {
 		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: unexpected argument %q", ErrUsage, fs.Arg(0))
 	}
 	if *backend == "" {
 		return fmt.Errorf("%w: --backend is required", ErrUsage)

@@ -51,8 +51,10 @@ const Port = 7000
 // and the worker checks: a worker binary built from other sources than the
 // harness's (a stale bin/fencecheck-worker) refuses the setup, saying so,
 // rather than misread a message. Change it with any change of the
-// messages' meaning.
-const Protocol = 1
+// messages' meaning (2: the workloads' configuration carries the spec's
+// knobs, spec.WorkerKnobs, under their names: "concurrency", not
+// "clients").
+const Protocol = 2
 
 // Message kinds.
 const (

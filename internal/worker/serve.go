@@ -145,128 +145,38 @@ func ProgramInit(s Setup) clientproto.Init {
 	return in
 }
 
+// serveConn serves one harness connection: its setup (setUp), then its
+// operations, one at a time, in order, until the connection ends.
 func serveConn(ctx context.Context, c *Conn, cat Catalog, log *slog.Logger) error {
-	m, err := c.Recv()
-	if err != nil {
-		return err
-	}
-	if m.Kind != KindSetup || m.Setup == nil {
-		return c.Send(Message{Kind: KindError, Error: "first message must be setup"})
-	}
-	if m.Protocol != Protocol {
-		return c.Send(Message{Kind: KindError, Error: fmt.Sprintf("this worker binary speaks protocol %d, the harness %d: "+
-			"build both from the same source (make build builds bin/fencecheck and bin/fencecheck-worker)", Protocol, m.Protocol)})
-	}
-	setup := *m.Setup
-	w, err := cat.Workload(setup.Workload)
-	if err != nil {
-		return c.Send(Message{Kind: KindError, Error: err.Error()})
-	}
-	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	clients, closeAll, err := DialClients(dctx, cat, setup, log)
-	cancel()
-	if err != nil {
-		return c.Send(Message{Kind: KindError, Error: err.Error(), BadConfig: errors.Is(err, targets.ErrBadConfig)})
+	setup, w, clients, closeAll, err := setUp(ctx, c, cat, log)
+	if err != nil || w == nil {
+		return err // the harness was told, or cannot be
 	}
 	defer closeAll()
-	log.Info("set up", "target", setup.Target, "endpoints", setup.Client.Endpoints, "workload", setup.Workload,
-		"resources", setup.Resources, "config", setup.Config)
-	ready := Message{Kind: KindReady}
-	if p, ok := clients.Lock.(*clientproto.Client); ok {
-		ready.Client = p.Name()
-	}
-	if err := c.Send(ready); err != nil {
-		return err
-	}
 
 	// Operations run one at a time, in order; the connection is read all the
 	// while so that a closed connection cancels the running operation.
 	cctx, stop := context.WithCancel(ctx)
 	defer stop()
-	ops := make(chan Message, 64)
-	proceed := make(chan int64, 16)
-	readErr := make(chan error, 1)
-	var skew atomic.Int64 // the lease clock's offset, set by clock-skew:client
-	go func() {
-		defer close(ops)
-		for {
-			m, err := c.Recv()
-			if err != nil {
-				readErr <- err
-				stop()
-				return
-			}
-			switch m.Kind {
-			case KindSkew:
-				skew.Store(int64(m.Skew))
-				log.Info("lease clock skewed", "offset", m.Skew)
-			case KindProceed:
-				select {
-				case proceed <- m.ID:
-				default:
-					log.Warn("proceed dropped", "op", m.ID)
-				}
-			case KindOp:
-				ops <- m
-			default:
-				readErr <- fmt.Errorf("unexpected %q message", m.Kind)
-				stop()
-				return
-			}
-		}
-	}()
-	bound := setup.FailpointTimeout
-	if bound <= 0 {
-		bound = time.Minute
+	sess := &session{c: c, log: log, proceed: make(chan int64, 16), bound: setup.FailpointTimeout}
+	if sess.bound <= 0 {
+		sess.bound = time.Minute
 	}
+	ops := make(chan Message, 64)
+	readErr := make(chan error, 1)
+	go func() {
+		readErr <- sess.read(ops)
+		stop()
+	}()
 	for m := range ops {
 		cfg := setup.Config
 		if m.Override != nil {
 			cfg = *m.Override
 		}
 		id := m.ID
-		report := func(phase string, v any) {
-			var raw json.RawMessage
-			if v != nil {
-				raw, _ = json.Marshal(v)
-			}
-			if err := c.Send(Message{Kind: KindPhase, ID: id, Phase: phase, Value: raw}); err != nil {
-				log.Warn("phase not sent", "op", id, "phase", phase, "err", err)
-			}
-		}
-		failpoint := func(ctx context.Context, token int64) bool {
-			if err := c.Send(Message{Kind: KindFailpoint, ID: id, Token: token}); err != nil {
-				return false
-			}
-			t := time.NewTimer(bound)
-			defer t.Stop()
-			for {
-				select {
-				case got := <-proceed:
-					if got == id {
-						return true
-					}
-				case <-t.C:
-					// A proceed that came while the worker was frozen is
-					// read now: give it a moment before giving up.
-					select {
-					case got := <-proceed:
-						if got == id {
-							return true
-						}
-					case <-time.After(time.Second):
-					}
-					// The harness never answered: go on, and say so.
-					report(history.PhaseFailpointTimeout, nil)
-					log.Warn("failpoint: no proceed", "op", id, "after", bound)
-					return false
-				case <-ctx.Done():
-					return false
-				}
-			}
-		}
-		env := workloads.Env{Process: m.Process, Report: report, Failpoint: failpoint,
-			Skew: func() time.Duration { return time.Duration(skew.Load()) }}
+		report := sess.reporter(id)
+		env := workloads.Env{Process: m.Process, Report: report, Failpoint: sess.failpoint(id, report),
+			Skew: func() time.Duration { return time.Duration(sess.skew.Load()) }}
 		typ, done := w.Execute(cctx, clients, cfg, m.F, m.Value, env)
 		raw, _ := json.Marshal(done)
 		log.Info("op", "id", id, "f", m.F, "invoke", string(m.Value), "type", typ, "done", string(raw))
@@ -279,4 +189,134 @@ func serveConn(ctx context.Context, c *Conn, cat Catalog, log *slog.Logger) erro
 		return nil
 	}
 	return err
+}
+
+// setUp reads the harness's setup, checks its protocol, finds its
+// workload, dials its clients and answers ready. When the setup cannot be
+// served it tells the harness why and returns a nil workload (and the
+// error of telling it).
+func setUp(ctx context.Context, c *Conn, cat Catalog, log *slog.Logger) (setup Setup, w workloads.Workload, clients workloads.Clients, closeAll func(), err error) {
+	m, err := c.Recv()
+	if err != nil {
+		return setup, nil, clients, nil, err
+	}
+	refuse := func(m Message) (Setup, workloads.Workload, workloads.Clients, func(), error) {
+		m.Kind = KindError
+		return setup, nil, clients, nil, c.Send(m)
+	}
+	if m.Kind != KindSetup || m.Setup == nil {
+		return refuse(Message{Error: "first message must be setup"})
+	}
+	if m.Protocol != Protocol {
+		return refuse(Message{Error: fmt.Sprintf("this worker binary speaks protocol %d, the harness %d: "+
+			"build both from the same source (make build builds bin/fencecheck and bin/fencecheck-worker)", Protocol, m.Protocol)})
+	}
+	setup = *m.Setup
+	if w, err = cat.Workload(setup.Workload); err != nil {
+		return refuse(Message{Error: err.Error()})
+	}
+	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	clients, closeAll, err = DialClients(dctx, cat, setup, log)
+	cancel()
+	if err != nil {
+		return refuse(Message{Error: err.Error(), BadConfig: errors.Is(err, targets.ErrBadConfig)})
+	}
+	log.Info("set up", "target", setup.Target, "endpoints", setup.Client.Endpoints, "workload", setup.Workload,
+		"resources", setup.Resources, "config", setup.Config)
+	ready := Message{Kind: KindReady}
+	if p, ok := clients.Lock.(*clientproto.Client); ok {
+		ready.Client = p.Name()
+	}
+	if err := c.Send(ready); err != nil {
+		closeAll()
+		return setup, nil, clients, nil, err
+	}
+	return setup, w, clients, closeAll, nil
+}
+
+// session is a set-up connection's state besides its operations: the
+// harness's proceeds, the lease clock's offset, the failpoint's bound.
+type session struct {
+	c       *Conn
+	log     *slog.Logger
+	proceed chan int64
+	skew    atomic.Int64 // the lease clock's offset, set by clock-skew:client
+	bound   time.Duration
+}
+
+// read reads the connection until it ends: skews and proceeds are taken
+// at once, operations queued on ops (closed when read returns). It
+// returns why it ended.
+func (s *session) read(ops chan<- Message) error {
+	defer close(ops)
+	for {
+		m, err := s.c.Recv()
+		if err != nil {
+			return err
+		}
+		switch m.Kind {
+		case KindSkew:
+			s.skew.Store(int64(m.Skew))
+			s.log.Info("lease clock skewed", "offset", m.Skew)
+		case KindProceed:
+			select {
+			case s.proceed <- m.ID:
+			default:
+				s.log.Warn("proceed dropped", "op", m.ID)
+			}
+		case KindOp:
+			ops <- m
+		default:
+			return fmt.Errorf("unexpected %q message", m.Kind)
+		}
+	}
+}
+
+// reporter sends operation id's phases to the harness.
+func (s *session) reporter(id int64) func(phase string, v any) {
+	return func(phase string, v any) {
+		var raw json.RawMessage
+		if v != nil {
+			raw, _ = json.Marshal(v)
+		}
+		if err := s.c.Send(Message{Kind: KindPhase, ID: id, Phase: phase, Value: raw}); err != nil {
+			s.log.Warn("phase not sent", "op", id, "phase", phase, "err", err)
+		}
+	}
+}
+
+// failpoint is operation id's failpoint (workloads.Env.Failpoint): it
+// tells the harness, and waits for its proceed, at most the bound.
+func (s *session) failpoint(id int64, report func(string, any)) func(ctx context.Context, token int64) bool {
+	return func(ctx context.Context, token int64) bool {
+		if err := s.c.Send(Message{Kind: KindFailpoint, ID: id, Token: token}); err != nil {
+			return false
+		}
+		t := time.NewTimer(s.bound)
+		defer t.Stop()
+		for {
+			select {
+			case got := <-s.proceed:
+				if got == id {
+					return true
+				}
+			case <-t.C:
+				// A proceed that came while the worker was frozen is
+				// read now: give it a moment before giving up.
+				select {
+				case got := <-s.proceed:
+					if got == id {
+						return true
+					}
+				case <-time.After(time.Second):
+				}
+				// The harness never answered: go on, and say so.
+				report(history.PhaseFailpointTimeout, nil)
+				s.log.Warn("failpoint: no proceed", "op", id, "after", s.bound)
+				return false
+			case <-ctx.Done():
+				return false
+			}
+		}
+	}
 }

@@ -5,6 +5,8 @@ import (
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/fencecheck/fencecheck/internal/spec"
 )
 
 // DoWork's waiting uses no CPU; its computing uses the work's CPU time, at
@@ -22,7 +24,7 @@ func TestDoWork(t *testing.T) {
 	}
 	work := 80 * time.Millisecond
 	used, took := cpu(func() {
-		if err := DoWork(context.Background(), Config{Work: work}); err != nil {
+		if err := DoWork(context.Background(), Config{WorkerKnobs: spec.WorkerKnobs{Work: work}}); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -30,7 +32,7 @@ func TestDoWork(t *testing.T) {
 		t.Errorf("waiting: %s of CPU in %s", used, took)
 	}
 	used, took = cpu(func() {
-		if err := DoWork(context.Background(), Config{Work: work, WorkCPU: true}); err != nil {
+		if err := DoWork(context.Background(), Config{WorkerKnobs: spec.WorkerKnobs{Work: work, WorkCPU: true}}); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -40,7 +42,7 @@ func TestDoWork(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	if err := DoWork(ctx, Config{Work: time.Minute, WorkCPU: true}); err == nil || time.Since(start) > 5*time.Second {
+	if err := DoWork(ctx, Config{WorkerKnobs: spec.WorkerKnobs{Work: time.Minute, WorkCPU: true}}); err == nil || time.Since(start) > 5*time.Second {
 		t.Errorf("a cancelled computation: %v after %s", err, time.Since(start))
 	}
 }

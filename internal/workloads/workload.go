@@ -18,6 +18,7 @@ import (
 	"github.com/fencecheck/fencecheck/internal/checkers"
 	"github.com/fencecheck/fencecheck/internal/history"
 	"github.com/fencecheck/fencecheck/internal/resources"
+	"github.com/fencecheck/fencecheck/internal/spec"
 	"github.com/fencecheck/fencecheck/internal/store"
 	"github.com/fencecheck/fencecheck/targets"
 )
@@ -53,43 +54,22 @@ type Workload interface {
 	Decode(raw []byte) (store.WorkloadResult, error)
 	// Summary writes the end-of-run figures of res (whose Result is the
 	// workload's), one a line, each indented by two spaces with its label
-	// in a 17-character column.
-	Summary(w io.Writer, res *store.Results)
+	// in a 17-character column; a client is named by its worker of
+	// workers (history.Process.Worker), as the report names it.
+	Summary(w io.Writer, res *store.Results, workers int)
 }
 
 // Config is the workloads' configuration of a run; each workload reads its
-// part.
+// part. Its knobs are the spec's (spec.WorkerKnobs), carried as they are;
+// it adds what the harness resolves for the workers.
 type Config struct {
+	spec.WorkerKnobs
 	// Fencings is the fencing mode of each resource of the run, by name.
 	Fencings map[string]targets.Fencing `json:"fencings,omitempty"`
-	// AcquireTimeout bounds the wait for the lock; a client that does not
-	// get it in time fails the operation (nothing was written).
-	AcquireTimeout time.Duration `json:"acquire_timeout,omitempty"`
-	// Margin is the lease time a careful client wants left before it goes
-	// ahead; with less, it fails the operation without writing.
-	Margin time.Duration `json:"margin,omitempty"`
-	// Work is the time between the lease check and the write: the window
-	// where a pause or a partition lands.
-	Work time.Duration `json:"work,omitempty"`
-	// WorkCPU: the work is computing, Work of one thread's CPU time,
-	// not waiting (DoWork).
-	WorkCPU bool `json:"work_cpu,omitempty"`
-	// AuditLog: every holder appends an entry to the audit log before its
-	// writes.
-	AuditLog bool `json:"audit_log,omitempty"`
-	// Locks is the lock-append workload's number of independent locks
-	// (--locks; 0 and 1 are one); Lock is the lock of the client this
-	// configuration is for (each worker's and each generator's own, client
-	// i's is i mod Locks): its setup's key prefixes are the lock's, and its
-	// operations name it.
-	Locks int `json:"locks,omitempty"`
-	Lock  int `json:"lock,omitempty"`
-	// Clients is the run's number of lock clients (--concurrency).
-	Clients int `json:"clients,omitempty"`
-	// Keys is the register workload's number of registers; ReadMode its
-	// read mode (targets.ReadModer).
-	Keys     int    `json:"keys,omitempty"`
-	ReadMode string `json:"read_mode,omitempty"`
+	// Lock is the lock of the client this configuration is for (each
+	// worker's and each generator's own, client i's is i mod Locks): its
+	// setup's key prefixes are the lock's, and its operations name it.
+	Lock int `json:"lock,omitempty"`
 }
 
 // Clients is what an operation runs against in a worker (or in the

@@ -3,6 +3,11 @@
 // masters, through its go-redis v9 pool), driven over fencecheck's client
 // protocol (JSON lines on stdin and stdout, docs/client-protocol.md).
 //
+// One program serves two targets (client.json's "targets"): on redlock
+// (five independent masters) it is Redlock, on redis (one server) redsync's
+// lock on a single instance, the same code with one pool; the init's
+// endpoints say which.
+//
 // The recipe is redsync's README: one pool per master, redsync.New(pools),
 // rs.NewMutex(name, WithExpiry(ttl)), LockContext with the acquire's
 // deadline, UnlockContext. The time left is redsync's own validity
@@ -10,8 +15,8 @@
 //
 // Token: none. Redlock grants a lock by a majority of independent masters,
 // with no single counter to take a number from, and redsync offers none:
-// the program says "tokens": false, and a run with --fencing token is
-// refused (exit 254) as the protocol says.
+// the program says "tokens": false, and client.json declares it, so that a
+// run with --fencing token is refused (exit 254) before anything starts.
 //
 // client.json builds it on the machine that runs fencecheck (go build) and
 // starts ./client in each worker container.

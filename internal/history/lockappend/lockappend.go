@@ -1,6 +1,7 @@
 // Package lockappend is the history vocabulary of the lock-append workload
 // (workloads/lockappend): the f names, phases and value shapes of its
-// events, which the checkers and the report read. Each client repeats a
+// events, which the workload, its view, the scenarios and sweep read (the
+// shared checkers and report read what the workload decodes from them). Each client repeats a
 // critical section that acquires a lock, reads a list, checks its lease,
 // works, and writes the list back with its own unique element appended,
 // carrying its fencing token. A stale lock holder's write can replace a
@@ -25,8 +26,9 @@ const (
 // Phases of a critical section, reported by the worker as they happen
 // (history events of type phase).
 const (
-	// PhaseAcquired: the lock is held. Value: Acquired.
-	PhaseAcquired = "acquired"
+	// PhaseAcquired: the lock is held (history.PhaseAcquired, which the
+	// liveness checker reads). Value: Acquired.
+	PhaseAcquired = history.PhaseAcquired
 	// PhaseRead: the list was read. Value: ReadValue.
 	PhaseRead = "read"
 	// PhaseChecked: the client checked its lease. Value: Checked.

@@ -6,10 +6,10 @@ import (
 	"time"
 
 	"github.com/fencecheck/fencecheck/internal/harness"
-	"github.com/fencecheck/fencecheck/internal/harness/harnesstest"
 	"github.com/fencecheck/fencecheck/internal/resources/lockstore"
-	"github.com/fencecheck/fencecheck/internal/resources/resourcetest"
 	"github.com/fencecheck/fencecheck/internal/targets/etcd"
+	"github.com/fencecheck/fencecheck/internal/testkit/harnesstest"
+	"github.com/fencecheck/fencecheck/internal/testkit/resourcetest"
 	"github.com/fencecheck/fencecheck/targets"
 )
 

@@ -37,11 +37,9 @@ import (
 
 	"github.com/fencecheck/fencecheck/internal/images/kinds"
 	"github.com/fencecheck/fencecheck/internal/resources"
+	"github.com/fencecheck/fencecheck/internal/servers/pgserver"
 	"github.com/fencecheck/fencecheck/targets"
 )
-
-// Port is PostgreSQL's port.
-const Port = 5432
 
 // Resource is PostgreSQL.
 type Resource struct{}
@@ -56,58 +54,15 @@ func (Resource) Fencings() []targets.Fencing {
 
 // Nodes is one PostgreSQL server, "pg", on the package's cluster, listening
 // on the run's network, its process the container's PID 1 (so SIGSTOP and
-// SIGKILL reach it), running as the postgres user.
+// SIGKILL reach it), running as the postgres user (pgserver.Cmd).
 func (Resource) Nodes() []resources.NodeSpec {
-	return []resources.NodeSpec{{
-		Name:    "pg",
-		Image:   kinds.Base,
-		Port:    Port,
-		DataDir: "/var/lib/postgresql/15/main",
-		Cmd: []string{"setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups",
-			"/usr/lib/postgresql/15/bin/postgres",
-			"-D", "/var/lib/postgresql/15/main",
-			"-c", "config_file=/etc/postgresql/15/main/postgresql.conf",
-			"-c", "hba_file=/etc/fencecheck/pg_hba.conf",
-			"-c", "listen_addresses=*",
-			"-c", "unix_socket_directories=",
-			"-c", "ssl=off",
-			"-c", "fsync=on",
-			"-c", "synchronous_commit=on",
-			"-c", "log_min_messages=warning",
-		},
-	}}
-}
-
-// connString is the DSN of the server at addr.
-func connString(addr string, timeout time.Duration) string {
-	return fmt.Sprintf("postgres://postgres@%s/postgres?sslmode=disable&connect_timeout=%d", addr, max(1, int(timeout/time.Second)))
+	return []resources.NodeSpec{{Name: "pg", Image: kinds.Base, Port: pgserver.Port, DataDir: pgserver.DataDir, Cmd: pgserver.Cmd()}}
 }
 
 // Ready returns nil once the server accepts a connection and is out of
 // recovery (after a restart, it replays its WAL first).
 func (Resource) Ready(ctx context.Context, nodes []targets.Node) error {
-	if len(nodes) == 0 {
-		return errors.New("postgres: no node")
-	}
-	return targets.PollReady(ctx, "postgres", 100*time.Millisecond, func(ctx context.Context) error { return ready(ctx, nodes[0].Addr) })
-}
-
-func ready(ctx context.Context, addr string) error {
-	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(cctx, connString(addr, 2*time.Second))
-	if err != nil {
-		return err
-	}
-	defer conn.Close(context.Background())
-	var recovering bool
-	if err := conn.QueryRow(cctx, "SELECT pg_is_in_recovery()").Scan(&recovering); err != nil {
-		return err
-	}
-	if recovering {
-		return errors.New("in recovery")
-	}
-	return nil
+	return pgserver.Ready(ctx, nodes)
 }
 
 // Dial returns a handle on the run's row. It connects lazily, and again
@@ -153,7 +108,7 @@ func (d *db) do(ctx context.Context, f func(ctx context.Context, c *pgx.Conn) er
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.conn == nil || d.conn.IsClosed() {
-		c, err := pgx.Connect(ctx, connString(d.addr, d.rpc))
+		c, err := pgx.Connect(ctx, pgserver.ConnString(d.addr, d.rpc))
 		if err != nil {
 			return fmt.Errorf("postgres: connect: %w", err)
 		}

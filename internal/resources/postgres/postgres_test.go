@@ -8,7 +8,7 @@ import (
 
 	"github.com/fencecheck/fencecheck/internal/resources"
 	"github.com/fencecheck/fencecheck/internal/resources/postgres"
-	"github.com/fencecheck/fencecheck/internal/resources/resourcetest"
+	"github.com/fencecheck/fencecheck/internal/testkit/resourcetest"
 	"github.com/fencecheck/fencecheck/targets"
 )
 

@@ -9,13 +9,14 @@ import (
 
 	"github.com/fencecheck/fencecheck/internal/checkers"
 	"github.com/fencecheck/fencecheck/internal/harness"
-	"github.com/fencecheck/fencecheck/internal/harness/harnesstest"
 	"github.com/fencecheck/fencecheck/internal/history"
 	la "github.com/fencecheck/fencecheck/internal/history/lockappend"
 	"github.com/fencecheck/fencecheck/internal/resources"
 	"github.com/fencecheck/fencecheck/internal/resources/proxy"
-	"github.com/fencecheck/fencecheck/internal/resources/resourcetest"
+	"github.com/fencecheck/fencecheck/internal/spec"
 	"github.com/fencecheck/fencecheck/internal/targets/redis"
+	"github.com/fencecheck/fencecheck/internal/testkit/harnesstest"
+	"github.com/fencecheck/fencecheck/internal/testkit/resourcetest"
 	"github.com/fencecheck/fencecheck/internal/workloads"
 	"github.com/fencecheck/fencecheck/internal/workloads/lockappend"
 	"github.com/fencecheck/fencecheck/targets"
@@ -86,7 +87,7 @@ func playStaleHolder(t *testing.T, r proxy.Resource) (staleHolder, error) {
 		Target: redis.Target{}, Nodes: 1, Workers: 2, Workload: lockappend.Workload{},
 		Resources: []harness.ResourceUse{{Resource: r, Fencing: targets.FencingToken}},
 		Config: workloads.Config{Fencings: map[string]targets.Fencing{name: targets.FencingToken},
-			AcquireTimeout: 20 * time.Second, Margin: 500 * time.Millisecond},
+			WorkerKnobs: spec.WorkerKnobs{AcquireTimeout: 20 * time.Second, Margin: 500 * time.Millisecond}},
 		Client:       targets.ClientConfig{TTL: 2 * time.Second, RPCTimeout: 8 * time.Second},
 		WorkerBinary: harnesstest.WorkerBinary(t),
 	})

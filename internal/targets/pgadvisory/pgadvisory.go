@@ -46,7 +46,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/fencecheck/fencecheck/internal/images/kinds"
-	"github.com/fencecheck/fencecheck/internal/resources/postgres"
+	"github.com/fencecheck/fencecheck/internal/servers/pgserver"
 	"github.com/fencecheck/fencecheck/targets"
 )
 
@@ -111,15 +111,14 @@ func (Target) Version() string { return "15" }
 // DefaultNodes is 1: one PostgreSQL server (and PgBouncer beside it).
 func (Target) DefaultNodes() int { return 1 }
 
-// Nodes is one PostgreSQL server, the postgres resource's, as n1, and with
+// Nodes is one PostgreSQL server (pgserver's, as the postgres resource runs it), as n1, and with
 // pooling PgBouncer (Debian's 1.18, the base image's) as b1, in front of
 // it.
 func (t Target) Nodes(n int) ([]targets.NodeSpec, error) {
 	if n != 1 {
 		return nil, fmt.Errorf("%w: %s is one PostgreSQL server: run it with --nodes 1, not %d", targets.ErrBadConfig, t.Name(), n)
 	}
-	pg := postgres.Resource{}.Nodes()[0]
-	specs := []targets.NodeSpec{{Name: "n1", Port: pg.Port, Cmd: pg.Cmd, DataDir: pg.DataDir}}
+	specs := []targets.NodeSpec{{Name: "n1", Port: pgserver.Port, Cmd: pgserver.Cmd(), DataDir: pgserver.DataDir}}
 	if t.Pooling == "" {
 		return specs, nil
 	}
@@ -178,7 +177,7 @@ tcp_user_timeout = 2000
 ignore_startup_parameters = extra_float_digits
 logfile =
 pidfile =
-`, postgres.Port, BouncerPort, mode, poolSize(mode))
+`, pgserver.Port, BouncerPort, mode, poolSize(mode))
 }
 
 // Validate: the TTL is whole seconds of at least 2 (the keepalive settings
@@ -199,7 +198,7 @@ func (Target) MaxLease(cfg targets.ClientConfig) time.Duration { return cfg.TTL 
 // missing), and PgBouncer, if any, passes a query on.
 func (t Target) Ready(ctx context.Context, nodes []targets.Node) error {
 	server := nodes[:1]
-	if err := (postgres.Resource{}).Ready(ctx, server); err != nil {
+	if err := pgserver.Ready(ctx, server); err != nil {
 		return err
 	}
 	c := conn{addr: server[0].Addr, rpc: 5 * time.Second}

@@ -32,7 +32,10 @@ func (t Target) Dial(ctx context.Context, cfg targets.ClientConfig) (targets.Cli
 	if rpc <= 0 {
 		rpc = 5 * time.Second
 	}
-	dctx, cancel := context.WithTimeout(ctx, rpc)
+	// Setup is not a measured operation: the first session may take longer
+	// than a request on a loaded machine, where a follower that answered the
+	// readiness check may still be syncing with the leader.
+	dctx, cancel := context.WithTimeout(ctx, max(rpc, setupSession))
 	defer cancel()
 	main, err := dial(dctx, cfg.Endpoints, cfg.TTL)
 	if err != nil {
@@ -46,6 +49,9 @@ func (t Target) Dial(ctx context.Context, cfg targets.ClientConfig) (targets.Cli
 		lockDir: pfx + "/lock", electionDir: pfx + "/election", value: pfx + "/value", fence: pfx + "/fence",
 		made: map[string]bool{}, leases: map[*lease]bool{}}, nil
 }
+
+// setupSession bounds the wait for the client's first session at setup.
+const setupSession = 30 * time.Second
 
 type client struct {
 	main     *conn

@@ -244,7 +244,26 @@ func ready(ctx context.Context, nodes []targets.Node) error {
 	if leaders != 1 {
 		return fmt.Errorf("%d servers say they lead", leaders)
 	}
+	// A follower answers srvr before it has synced with the leader, and a
+	// session is a transaction of the quorum: the ensemble serves once a
+	// session opens through each server.
+	for _, n := range nodes {
+		if err := openSession(ctx, n.Addr); err != nil {
+			return fmt.Errorf("%s: %w", n.Name, err)
+		}
+	}
 	return nil
+}
+
+// openSession opens a session through the server at addr and closes it.
+func openSession(ctx context.Context, addr string) error {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	c, err := dial(ctx, []string{addr}, MinTTL)
+	if err != nil {
+		return err
+	}
+	return c.close(ctx)
 }
 
 // Ready returns nil once every server is ready (see ready).

@@ -9,6 +9,7 @@ import (
 	"github.com/fencecheck/fencecheck/internal/history"
 	la "github.com/fencecheck/fencecheck/internal/history/lockappend"
 	"github.com/fencecheck/fencecheck/internal/store"
+	"github.com/fencecheck/fencecheck/internal/workloads/register"
 )
 
 // builder writes hand-made election histories; times are in ms.
@@ -143,7 +144,7 @@ func TestForkedLog(t *testing.T) {
 	if o, ok := OutcomeOf(&store.Results{Result: r}); !ok || o != (Outcome{Forks: 1, Lost: 1, Refused: 0}) {
 		t.Errorf("outcome %+v, %v", o, ok)
 	}
-	if _, ok := OutcomeOf(&store.Results{Result: &checkers.RegisterWorkloadResult{}}); ok {
+	if _, ok := OutcomeOf(&store.Results{Result: &register.Result{}}); ok {
 		t.Error("an outcome of a register result")
 	}
 }

@@ -140,9 +140,8 @@ func newerLeader(ls []Leadership, l Leadership, at int64) *EntryRef {
 // whatStopped says what the nemesis did to l's process during its
 // leadership, before at: "was paused for 4.1 s (pause-holder)".
 func whatStopped(faults []history.Fault, l Leadership, at int64) string {
-	proc := fmt.Sprint(int(l.Process))
 	for _, f := range faults {
-		if f.Params["process"] != proc || f.Start > at || (f.Stop >= 0 && f.Stop < l.ElectedNS) {
+		if p, ok := f.HeldProcess(); !ok || p != l.Process || f.Start > at || (f.Stop >= 0 && f.Stop < l.ElectedNS) {
 			continue
 		}
 		d := "until the end of the run"

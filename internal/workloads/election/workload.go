@@ -124,7 +124,7 @@ func OutcomeOf(res *store.Results) (Outcome, bool) {
 
 // Summary writes the leaderships, the lost entries, the forks, the refused
 // entries and the checkers' verdicts.
-func (Workload) Summary(b io.Writer, res *store.Results) {
+func (Workload) Summary(b io.Writer, res *store.Results, workers int) {
 	r, ok := res.Result.(*Result)
 	if !ok {
 		return
@@ -132,6 +132,9 @@ func (Workload) Summary(b io.Writer, res *store.Results) {
 	st := r.Checkers.Stats
 	fmt.Fprintf(b, "  leaderships      %d\n", r.Leaderships)
 	fmt.Fprintf(b, "  entries          %d ok, %d fail, %d info\n", st.Ok, st.Fail, st.Info)
+	if st.Fail > 0 {
+		fmt.Fprintf(b, "  failed, by why   %s\n", checkers.FailReasonsText(st.FailReasons))
+	}
 	lu := r.LostUpdates
 	fmt.Fprintf(b, "  lost entries     %d of %d acknowledged", lu.Lost, lu.Acknowledged)
 	if r.Checkers.LostUpdates.Valid == checkers.Unknown {
@@ -140,9 +143,9 @@ func (Workload) Summary(b io.Writer, res *store.Results) {
 	fmt.Fprintln(b)
 	fmt.Fprintf(b, "  forked log       %d (a deposed leader's entry accepted after or beside a newer term's)\n", r.Forks)
 	if f := r.Checkers.ForkedLog.Forks; len(f) > 0 {
-		fmt.Fprintf(b, "                   first: entry %d.%d of process %d %s entry %d.%d of process %d\n",
-			f[0].Stale.Term, f[0].Stale.Seq, f[0].Stale.Leader, map[string]string{ForkAfter: "after", ForkBranch: "beside"}[f[0].Kind],
-			f[0].Newer.Term, f[0].Newer.Seq, f[0].Newer.Leader)
+		fmt.Fprintf(b, "                   first: %s's entry %d.%d %s %s's entry %d.%d\n",
+			f[0].Stale.Leader.Worker(workers), f[0].Stale.Term, f[0].Stale.Seq, map[string]string{ForkAfter: "after", ForkBranch: "beside"}[f[0].Kind],
+			f[0].Newer.Leader.Worker(workers), f[0].Newer.Term, f[0].Newer.Seq)
 	}
 	if r.FirstLostUpdateNS != nil {
 		fmt.Fprintf(b, "  first lost at    %.1fs\n", time.Duration(*r.FirstLostUpdateNS).Seconds())

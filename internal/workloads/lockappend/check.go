@@ -81,7 +81,7 @@ func Check(events []history.Event, opts checkers.Options) Result {
 	if err != nil {
 		return failed(fmt.Errorf("checkers: %w: %w", checkers.ErrBadHistory, err))
 	}
-	if err := checkers.CheckLockAppendAssumptions(ops); err != nil {
+	if err := checkAssumptions(ops); err != nil {
 		return failed(err)
 	}
 	of, locks, err := opLocks(ops)
@@ -123,7 +123,7 @@ func checkPaired(ops []history.Op, opts checkers.Options) Result {
 
 // checkOps runs every checker on a single-resource history.
 func checkOps(ops []history.Op, opts checkers.Options) Result {
-	h, err := checkers.ParseAppendHistory(ops)
+	h, err := ParseHistory(ops)
 	if err != nil {
 		return failed(err)
 	}

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/fencecheck/fencecheck/internal/checkers"
-	"github.com/fencecheck/fencecheck/internal/history/lockappend/histtest"
+	"github.com/fencecheck/fencecheck/internal/testkit/histtest"
 )
 
 // A run of two locks is checked lock by lock: each lock's list holds its

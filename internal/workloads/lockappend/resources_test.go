@@ -7,7 +7,7 @@ import (
 	"github.com/fencecheck/fencecheck/internal/checkers"
 	"github.com/fencecheck/fencecheck/internal/history"
 	la "github.com/fencecheck/fencecheck/internal/history/lockappend"
-	"github.com/fencecheck/fencecheck/internal/history/lockappend/histtest"
+	"github.com/fencecheck/fencecheck/internal/testkit/histtest"
 )
 
 // A stale holder's write refused by the token-fenced pg and accepted by the

@@ -45,8 +45,8 @@ func (Workload) Validate(_ targets.Target, rs []resources.Resource, cfg workload
 	if len(rs) == 0 {
 		return fmt.Errorf("%w: lock-append needs a resource", targets.ErrBadConfig)
 	}
-	if cfg.Locks > cfg.Clients && cfg.Clients > 0 {
-		return fmt.Errorf("%w: --locks %d: more locks than --concurrency %d clients, some would have none", targets.ErrBadConfig, cfg.Locks, cfg.Clients)
+	if cfg.Locks > cfg.Concurrency && cfg.Concurrency > 0 {
+		return fmt.Errorf("%w: --locks %d: more locks than --concurrency %d clients, some would have none", targets.ErrBadConfig, cfg.Locks, cfg.Concurrency)
 	}
 	if cfg.Locks > 1 && cfg.AuditLog {
 		return fmt.Errorf("%w: --locks %d with --audit-log: the audit log is one for every lock; run one lock", targets.ErrBadConfig, cfg.Locks)
@@ -141,15 +141,19 @@ func (Workload) Decode(raw []byte) (store.WorkloadResult, error) {
 	return &r, nil
 }
 
-// Summary writes the operations, the lost updates, the fence rejections
-// and the checkers' verdicts.
-func (Workload) Summary(b io.Writer, res *store.Results) {
+// Summary writes the operations (the failed ones by reason), the lost
+// updates, each client named by its worker of workers (as the report
+// names them), the fence rejections and the checkers' verdicts.
+func (Workload) Summary(b io.Writer, res *store.Results, workers int) {
 	r, ok := res.Result.(*Result)
 	if !ok {
 		return
 	}
 	st := r.Checkers.Stats
 	fmt.Fprintf(b, "  operations       %d ok, %d fail, %d info\n", st.Ok, st.Fail, st.Info)
+	if st.Fail > 0 {
+		fmt.Fprintf(b, "  failed, by why   %s\n", checkers.FailReasonsText(st.FailReasons))
+	}
 	lu := r.LostUpdates
 	pct := 0.0
 	if lu.Acknowledged > 0 {
@@ -165,29 +169,7 @@ func (Workload) Summary(b io.Writer, res *store.Results) {
 			fmt.Fprintf(b, "                   ... %d more in the report\n", len(lu.Elements)-3)
 			break
 		}
-		where := ""
-		if e.Resource != "" {
-			where = " in " + e.Resource
-		}
-		if e.Lock != "" {
-			where += " of " + e.Lock
-		}
-		if e.SideWriter {
-			fmt.Fprintf(b, "                   element %d of the side writer (no lock, no token)%s", e.Element, where)
-		} else {
-			fmt.Fprintf(b, "                   element %d of process %d (token %d)%s", e.Element, e.Process, e.Token, where)
-		}
-		if w := e.OverwrittenBy; w != nil && w.Known {
-			switch {
-			case w.SideWriter:
-				fmt.Fprintf(b, " overwritten by the side writer (no lock, no token)")
-			case w.Stale:
-				fmt.Fprintf(b, " overwritten by process %d (token %d, a stale holder)", w.Process, w.Token)
-			default:
-				fmt.Fprintf(b, " overwritten by process %d (token %d)", w.Process, w.Token)
-			}
-		}
-		fmt.Fprintln(b)
+		fmt.Fprintf(b, "                   %s\n", e.Describe(workers))
 	}
 	if r.FirstLostUpdateNS != nil {
 		fmt.Fprintf(b, "  first lost at    %.1fs\n", time.Duration(*r.FirstLostUpdateNS).Seconds())
@@ -210,8 +192,8 @@ func (Workload) Summary(b io.Writer, res *store.Results) {
 				fmt.Fprintf(b, "                   ... %d more in the report\n", len(p.Elements)-3)
 				break
 			}
-			fmt.Fprintf(b, "                   element %d of process %d (token %d): refused by %s, acknowledged by %s\n",
-				e.Element, e.Process, e.Token, strings.Join(e.RefusedBy, ","), strings.Join(e.AcceptedBy, ","))
+			fmt.Fprintf(b, "                   %s's element %d%s: refused by %s, acknowledged by %s\n",
+				e.Process.Worker(workers), e.Element, checkers.TokenPhrase(e.Token), strings.Join(e.RefusedBy, ","), strings.Join(e.AcceptedBy, ","))
 		}
 	}
 	if a := r.AuditLog; a != nil {

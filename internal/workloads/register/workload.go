@@ -1,9 +1,9 @@
 // Package register is the register workload: clients read, write and
 // compare-and-set integer registers on a few keys of the target's key-value
 // store, so that a backend's key-value consistency can be checked under the
-// same faults as its locks. The history (vocabulary: history/register) is
-// checked by a CAS-register model partitioned by key
-// (checkers.CheckRegisterWorkload).
+// same faults as its locks. The history (its vocabulary: vocabulary.go) is
+// checked by a CAS-register model partitioned by key (Check, on
+// checkers.CheckRegister); its result is Result.
 package register
 
 import (
@@ -18,7 +18,6 @@ import (
 
 	"github.com/fencecheck/fencecheck/internal/checkers"
 	"github.com/fencecheck/fencecheck/internal/history"
-	reg "github.com/fencecheck/fencecheck/internal/history/register"
 	"github.com/fencecheck/fencecheck/internal/resources"
 	"github.com/fencecheck/fencecheck/internal/store"
 	"github.com/fencecheck/fencecheck/internal/workloads"
@@ -70,19 +69,19 @@ func (Workload) Next(r *rand.Rand, cfg workloads.Config, _ int64) (string, any) 
 	n := func() *int64 { v := int64(r.IntN(valueRange)); return &v }
 	switch r.IntN(3) {
 	case 0:
-		return reg.FRead, reg.Value{Key: key}
+		return FRead, Value{Key: key}
 	case 1:
-		return reg.FWrite, reg.Value{Key: key, Value: n()}
+		return FWrite, Value{Key: key, Value: n()}
 	default:
-		return reg.FCAS, reg.Value{Key: key, Old: n(), New: n()}
+		return FCAS, Value{Key: key, Old: n(), New: n()}
 	}
 }
 
 // Execute runs one operation on the target's key-value store.
 func (Workload) Execute(ctx context.Context, c workloads.Clients, cfg workloads.Config, f string, value json.RawMessage, env workloads.Env) (history.Type, any) {
-	var v reg.Value
+	var v Value
 	if err := json.Unmarshal(value, &v); err != nil {
-		return history.Fail, reg.Value{Error: fmt.Sprintf("cannot run %s %s", f, value)}
+		return history.Fail, Value{Error: fmt.Sprintf("cannot run %s %s", f, value)}
 	}
 	kv, ok := c.Lock.(targets.KV)
 	if !ok {
@@ -97,15 +96,15 @@ func (Workload) Execute(ctx context.Context, c workloads.Clients, cfg workloads.
 // failed is info (it may have been applied); a cas whose comparison failed is
 // fail. The request leaves right after the failpoint (faults aimed at a
 // client in the middle of its work land there).
-func Execute(ctx context.Context, kv targets.KV, cfg workloads.Config, f string, v reg.Value, env workloads.Env) (history.Type, reg.Value) {
+func Execute(ctx context.Context, kv targets.KV, cfg workloads.Config, f string, v Value, env workloads.Env) (history.Type, Value) {
 	if env.Report != nil {
-		env.Report(reg.PhaseSending, nil)
+		env.Report(PhaseSending, nil)
 	}
 	if env.Failpoint != nil {
 		env.Failpoint(ctx, 0)
 	}
 	switch f {
-	case reg.FRead:
+	case FRead:
 		got, found, err := kv.Get(ctx, v.Key, cfg.ReadMode)
 		if err != nil {
 			v.Error = err.Error()
@@ -117,7 +116,7 @@ func Execute(ctx context.Context, kv targets.KV, cfg workloads.Config, f string,
 			v.Absent = true
 		}
 		return history.Ok, v
-	case reg.FWrite:
+	case FWrite:
 		if v.Value == nil {
 			v.Error = "write without a value"
 			return history.Fail, v
@@ -127,7 +126,7 @@ func Execute(ctx context.Context, kv targets.KV, cfg workloads.Config, f string,
 			return history.Info, v
 		}
 		return history.Ok, v
-	case reg.FCAS:
+	case FCAS:
 		if v.Old == nil || v.New == nil {
 			v.Error = "cas without old and new"
 			return history.Fail, v
@@ -148,7 +147,7 @@ func Execute(ctx context.Context, kv targets.KV, cfg workloads.Config, f string,
 
 // Unknown is the invocation's value with the reason.
 func (Workload) Unknown(invoke json.RawMessage, reason string) any {
-	var v reg.Value
+	var v Value
 	_ = json.Unmarshal(invoke, &v)
 	v.Error = reason
 	return v
@@ -167,13 +166,13 @@ func (Workload) Describe(cfg workloads.Config) string {
 
 // Check runs the register checkers.
 func (Workload) Check(events []history.Event, opts checkers.Options) store.WorkloadResult {
-	r := checkers.CheckRegisterWorkload(events, opts)
+	r := Check(events, opts)
 	return &r
 }
 
 // Decode reads a register result.
 func (Workload) Decode(raw []byte) (store.WorkloadResult, error) {
-	var r checkers.RegisterWorkloadResult
+	var r Result
 	if err := json.Unmarshal(raw, &r); err != nil {
 		return nil, err
 	}
@@ -181,8 +180,8 @@ func (Workload) Decode(raw []byte) (store.WorkloadResult, error) {
 }
 
 // Summary writes the operations and the linearizability verdict.
-func (Workload) Summary(b io.Writer, res *store.Results) {
-	r, ok := res.Result.(*checkers.RegisterWorkloadResult)
+func (Workload) Summary(b io.Writer, res *store.Results, workers int) {
+	r, ok := res.Result.(*Result)
 	if !ok {
 		return
 	}

@@ -22,3 +22,19 @@ var byWorkload = map[string]report.View{
 // Of returns the report page of the workload named name: nil (the generic
 // page) for a workload without its own.
 func Of(name string) report.View { return byWorkload[name] }
+
+// leads is each workload's first story in one line, as its page's header
+// gives it; a workload not listed tells no story.
+var leads = map[string]func(*report.Input) string{
+	lockappend.Workload{}.Name(): lockappendview.Lead,
+}
+
+// Lead is the first story the report of a run of the workload named name
+// tells, in one line ("" when its page tells none): what a matrix's JUnit
+// file and job summary say happened in a cell.
+func Lead(name string, in *report.Input) string {
+	if f := leads[name]; f != nil && in.Results != nil {
+		return f(in)
+	}
+	return ""
+}

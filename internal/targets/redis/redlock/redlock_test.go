@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fencecheck/fencecheck/internal/targets/redis/internal/redistest"
 	"github.com/fencecheck/fencecheck/internal/targets/redis/redlock"
+	"github.com/fencecheck/fencecheck/internal/testkit/redistest"
 	"github.com/fencecheck/fencecheck/targets"
 )
 

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fencecheck/fencecheck/internal/targets/redis/internal/redistest"
+	"github.com/fencecheck/fencecheck/internal/testkit/redistest"
 	"github.com/fencecheck/fencecheck/targets"
 )
 

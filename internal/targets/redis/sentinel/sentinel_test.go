@@ -3,14 +3,20 @@ package sentinel_test
 import (
 	"context"
 	"errors"
+	"net"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
+	goredis "github.com/redis/go-redis/v9"
+
 	"github.com/fencecheck/fencecheck/internal/harness"
-	"github.com/fencecheck/fencecheck/internal/targets/redis/internal/redistest"
+	"github.com/fencecheck/fencecheck/internal/targets/redis"
 	"github.com/fencecheck/fencecheck/internal/targets/redis/sentinel"
-	"github.com/fencecheck/fencecheck/internal/targets/targettest"
+	"github.com/fencecheck/fencecheck/internal/testkit/redistest"
+	"github.com/fencecheck/fencecheck/internal/testkit/targettest"
 	"github.com/fencecheck/fencecheck/targets"
 )
 
@@ -55,6 +61,46 @@ func waitLeader(t *testing.T, cl *harness.Cluster, want string, within time.Dura
 	t.Fatalf("the sentinels name %q (%v) after %s, want %s", got, err, within, want)
 }
 
+// replicated waits until the replica, n2, has applied everything the
+// primary, n1, wrote so far (their replication offsets), 30 s at most: a
+// fixed sleep would be a guess at how soon a loaded machine runs the
+// replica.
+func replicated(t *testing.T, cl *harness.Cluster) {
+	t.Helper()
+	offset := func(node, field string) int64 {
+		t.Helper()
+		rdb := goredis.NewClient(&goredis.Options{Addr: net.JoinHostPort(cl.Addr(node), strconv.Itoa(redis.Port)), MaxRetries: -1})
+		defer rdb.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		info, err := rdb.Info(ctx, "replication").Result()
+		if err != nil {
+			t.Fatalf("replication info of %s: %v", node, err)
+		}
+		for _, l := range strings.Split(info, "\n") {
+			if v, ok := strings.CutPrefix(strings.TrimSpace(l), field+":"); ok {
+				n, err := strconv.ParseInt(v, 10, 64)
+				if err != nil {
+					t.Fatalf("%s of %s: %q", field, node, l)
+				}
+				return n
+			}
+		}
+		t.Fatalf("no %s in %s's replication info:\n%s", field, node, info)
+		return 0
+	}
+	want := offset("n1", "master_repl_offset")
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		got := offset("n2", "slave_repl_offset")
+		if got >= want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("n2 replicated up to offset %d, n1 wrote up to %d, after 30 s", got, want)
+		}
+	}
+}
+
 func killAndWaitFailover(t *testing.T, cl *harness.Cluster) time.Duration {
 	t.Helper()
 	start := time.Now()
@@ -83,9 +129,11 @@ func restartHealthy(t *testing.T, cl *harness.Cluster, node string) {
 // n1 comes back as n2's replica.
 func TestPrimaryFoundAndFailoverFollowed(t *testing.T) {
 	cl, c := redistest.Start(t, sentinel.Target{}, 2)
-	waitLeader(t, cl, "n1", time.Second)
+	// 10 s, not a failover's time: the Sentinels name n1 from the start
+	// (asking them takes a while on a loaded machine), and n2 after it.
+	waitLeader(t, cl, "n1", 10*time.Second)
 	before := appendOnce(t, c, 1)
-	time.Sleep(100 * time.Millisecond) // replication: well under a millisecond
+	replicated(t, cl) // well under a millisecond on an idle machine
 	took := killAndWaitFailover(t, cl)
 	t.Logf("failover to n2 in %s", took.Round(time.Millisecond))
 	after := appendOnce(t, c, 2)
@@ -96,7 +144,7 @@ func TestPrimaryFoundAndFailoverFollowed(t *testing.T) {
 		t.Errorf("list %v %v after the failover, want [1 2]", list, err)
 	}
 	restartHealthy(t, cl, "n1")
-	waitLeader(t, cl, "n2", time.Second)
+	waitLeader(t, cl, "n2", 10*time.Second)
 }
 
 // Where tokens break: the replica stops receiving the replication stream
@@ -108,7 +156,7 @@ func TestFailoverToALaggingReplicaReusesTokens(t *testing.T) {
 	cl, c := redistest.Start(t, sentinel.Target{}, 2)
 	ctx := context.Background()
 	synced := appendOnce(t, c, 1)
-	time.Sleep(100 * time.Millisecond)
+	replicated(t, cl)
 	if _, err := cl.NetExec(ctx, "n2", "iptables", "-w", "-A", "INPUT", "-s", cl.Addr("n1"), "-j", "DROP"); err != nil {
 		t.Fatal(err)
 	}

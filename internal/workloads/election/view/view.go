@@ -56,6 +56,7 @@ func View(in *report.Input) (*report.Page, error) {
 	p.Sections = append(p.Sections, report.TableSection("checkers", "Checkers", "Each checker's verdict; the run's is the worst of them (split brain is informational).",
 		[]string{"checker", "verdict", "what it found"}, rows))
 	p.Sections = append(p.Sections, report.OperationsSections(in)...)
+	p.Sections = append(p.Sections, report.TokensSection(tokensInput(in, r)))
 	p.Sections = append(p.Sections, report.ResultsSection(in))
 	return p, nil
 }

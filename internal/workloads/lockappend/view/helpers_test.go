@@ -6,7 +6,7 @@ import (
 	"github.com/fencecheck/fencecheck/internal/history"
 	"github.com/fencecheck/fencecheck/internal/report"
 	"github.com/fencecheck/fencecheck/internal/store"
-	"github.com/fencecheck/fencecheck/internal/workloads/lockappend/lockappendtest"
+	"github.com/fencecheck/fencecheck/internal/testkit/lockappendtest"
 )
 
 // The tests' histories and their results, as lockappendtest makes them.
@@ -20,6 +20,7 @@ var (
 	synthetic      = lockappendtest.Synthetic
 	writeHistory   = lockappendtest.WriteHistory
 	withFaultParam = lockappendtest.WithFaultParam
+	pauseOf        = lockappendtest.Pause
 	resultsOf      = lockappendtest.ResultsOf
 )
 

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -18,16 +19,30 @@ import (
 	"github.com/fencecheck/fencecheck/internal/store"
 )
 
-// measure runs fn and returns how long it took and how much it allocated.
+// measure runs fn and returns the CPU time it took and how much it
+// allocated.
 func measure(fn func()) (time.Duration, uint64) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	start := time.Now()
+	start := cpuTime()
 	fn()
-	took := time.Since(start)
+	took := cpuTime() - start
 	runtime.ReadMemStats(&after)
 	return took, after.TotalAlloc - before.TotalAlloc
+}
+
+// cpuTime is the CPU time (user and system) this process has used so far
+// (the package's tests run one at a time). The bounds on writing a report
+// are in CPU time, not wall time: a step gone quadratic takes minutes of
+// it however idle or loaded the machine, while the wall clock measures the
+// machine's other work too.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		panic(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // A run whose history holds a 50 MB string in a fault's parameters (it
@@ -55,7 +70,7 @@ func TestReportHostileFaultParam(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("report.html %s in %s, %d MB allocated (reading the 50 MB line included)", humanSize(int64(len(b))), took.Round(time.Millisecond), alloc>>20)
+	t.Logf("report.html %s in %s of CPU time, %d MB allocated (reading the 50 MB line included)", humanSize(int64(len(b))), took.Round(time.Millisecond), alloc>>20)
 	if len(b) > 2<<20 {
 		t.Errorf("report.html is %s, want under 2 MB", humanSize(int64(len(b))))
 	}
@@ -73,7 +88,7 @@ func TestReportHostileFaultParam(t *testing.T) {
 		t.Errorf("%d MB allocated, want under 1 GB", alloc>>20)
 	}
 	if took > time.Minute {
-		t.Errorf("writing the report took %s", took)
+		t.Errorf("writing the report took %s of CPU time", took)
 	}
 }
 
@@ -107,7 +122,7 @@ func TestReportHostileInput(t *testing.T) {
 			params[fmt.Sprintf("p%02d-%s", k, strings.Repeat("k", report.MaxName))] = strings.Repeat("v", 256)
 		}
 		for i := range 2000 {
-			f := history.FaultValue{Fault: fmt.Sprintf("f%d", i), Nodes: []string{fmt.Sprintf("n%d", i)}, Params: params}
+			f := history.FaultValue{Fault: fmt.Sprintf("f%d", i), Nodes: []string{fmt.Sprintf("n%d", i)}, Figures: history.FiguresOf(params)}
 			v, _ := json.Marshal(f)
 			at := last + int64(i)*int64(time.Millisecond)
 			out = append(out, history.Event{Index: len(out), Time: at, Process: history.Nemesis, Type: history.Info, F: history.FStart, Value: v},
@@ -180,7 +195,7 @@ func TestReportHostileInput(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			t.Logf("%s in %s, %d MB allocated", humanSize(int64(buf.Len())), took.Round(time.Millisecond), alloc>>20)
+			t.Logf("%s in %s of CPU time, %d MB allocated", humanSize(int64(buf.Len())), took.Round(time.Millisecond), alloc>>20)
 			if buf.Len() > report.MaxReport {
 				t.Errorf("the report is %s, want at most %s", humanSize(int64(buf.Len())), humanSize(report.MaxReport))
 			}
@@ -188,7 +203,7 @@ func TestReportHostileInput(t *testing.T) {
 				t.Errorf("%d MB allocated, want under 1 GB", alloc>>20)
 			}
 			if took > time.Minute {
-				t.Errorf("rendering took %s", took)
+				t.Errorf("rendering took %s of CPU time", took)
 			}
 		})
 	}

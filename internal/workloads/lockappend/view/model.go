@@ -9,6 +9,7 @@ import (
 	"github.com/fencecheck/fencecheck/internal/history"
 	"github.com/fencecheck/fencecheck/internal/history/lockappend"
 	"github.com/fencecheck/fencecheck/internal/report"
+	wlockappend "github.com/fencecheck/fencecheck/internal/workloads/lockappend"
 )
 
 // model is a lock-append history decoded for the report: its operations
@@ -47,28 +48,12 @@ func readList(o *report.Op) ([]int64, bool) {
 	switch {
 	case o.Comp.Read != nil:
 		return o.Comp.Read, true
-	case o.Late != nil && (o.Late.Completion.Read != nil || o.Late.Type == history.Ok):
-		return o.Late.Completion.Read, true
+	case o.Late != nil && (o.Late.Read != nil || o.Late.Type == history.Ok):
+		return o.Late.Read, true
 	case o.HasRead:
 		return o.Read, true
 	}
 	return nil, false
-}
-
-// wroteHas reports whether the list the op wrote holds x: the list it read
-// with its own element appended. It searches from the end, where recent
-// elements are.
-func wroteHas(o *report.Op, x int64) bool {
-	if o.Element == x {
-		return true
-	}
-	l, _ := readList(o)
-	for i := len(l) - 1; i >= 0; i-- {
-		if l[i] == x {
-			return true
-		}
-	}
-	return false
 }
 
 // buildLockAppend decodes a lock-append history. It is tolerant: an
@@ -128,7 +113,10 @@ func decodeAppend(o *history.Op) (*report.Op, error) {
 		return nil, err
 	}
 	a := &report.Op{Proc: o.Process, Invoke: o.Invoke.Time, End: o.End(), Type: o.Type(), StaleFrom: -1, WriteIdx: -1,
-		Writes: true, Label: "append " + strconv.FormatInt(p.Element, 10), Append: p}
+		Writes: true, Label: "append " + strconv.FormatInt(p.Element, 10), CriticalSection: report.CriticalSection{
+			Element: p.Element, Comp: wlockappend.Outcome(p.Comp), Acquired: p.Acquired, AcquiredAt: p.AcquiredAt, Token: p.Token,
+			ReadAt: p.ReadAt, Read: p.Read, HasRead: p.HasRead, CheckedAt: p.CheckedAt, Checked: report.LeaseCheck(p.Checked),
+			WriteSentAt: p.WriteSentAt, ReleasingAt: p.ReleasingAt, Late: wlockappend.LateOutcome(p.Late), LateAt: p.LateAt}}
 	if !a.Acquired {
 		// A completion or late result may carry the token without the
 		// phase (a worker that reported none).
@@ -195,10 +183,56 @@ func (m *model) order() {
 		}
 		stack = append(stack, g)
 	}
+	if m.tokenless() {
+		m.staleByGrantOrder()
+	}
+}
+
+// staleByGrantOrder sets each grant's staleness in a run whose grants
+// carry no token: no token orders them, so the order the run recorded
+// does. A holder is stale from the first later grant to another client
+// that comes while it still believes it holds the lock: the lock had
+// passed on, and the holder did not know it.
+func (m *model) staleByGrantOrder() {
+	for i, g := range m.grants {
+		be := g.BeliefEnd(m.Last)
+		for _, n := range m.grants[i+1:] {
+			if n.AcquiredAt >= be {
+				break
+			}
+			if n.Proc != g.Proc && n.AcquiredAt >= g.AcquiredAt {
+				g.StaleFrom, g.StaleBy = n.AcquiredAt, n
+				break
+			}
+		}
+	}
 }
 
 // highestBefore returns the highest token among the writes the resource
 // applied before the write at position i, and the write that carried it.
+// tokenless reports whether no grant of the history carried a fencing
+// token (token 0 is none: a lock without tokens, as the token checker
+// counts it).
+func (m *model) tokenless() bool {
+	for _, g := range m.grants {
+		if g.Token != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// writerOfToken is the landed write that carried token t (the first, in
+// the resource's order), nil if none did.
+func (m *model) writerOfToken(t int64) *report.Op {
+	for _, w := range m.writes {
+		if tok, _ := w.TokenOf(); tok == t {
+			return w
+		}
+	}
+	return nil
+}
+
 func (m *model) highestBefore(i int) (int64, *report.Op) {
 	if i < 0 || i >= len(m.maxTok) {
 		return 0, nil

@@ -3,7 +3,9 @@ package view
 import (
 	"cmp"
 	"fmt"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -60,9 +62,13 @@ type Actor struct {
 	Process history.Process
 	Node    string
 	Token   int64
-	Role    string
+	// TokenText is "token N", or "no token" for a grant without one.
+	TokenText string
+	Role      string
 
-	op *report.Op
+	// op is the client's first op in the story, ops all of them.
+	op  *report.Op
+	ops []*report.Op
 }
 
 // Story tells, from the history, how one stale write lost acknowledged
@@ -141,7 +147,7 @@ type storyConfig struct {
 // write that lost acknowledged updates (lost lists them, as the lost-updates
 // checker found them), and one for each write the fence refused.
 func stories(m *model, lost []checkers.LostElement, cfg storyConfig) (lostStories, fenced []Story) {
-	b := &storyBuilder{m: m, cfg: cfg}
+	b := &storyBuilder{m: m, cfg: cfg, tokenless: m.tokenless()}
 	lostStories = b.lostStories(lost)
 	for _, o := range m.Ops {
 		if r, _ := o.Rejected(); r {
@@ -160,6 +166,8 @@ func stories(m *model, lost []checkers.LostElement, cfg storyConfig) (lostStorie
 type storyBuilder struct {
 	m   *model
 	cfg storyConfig
+	// tokenless is m.tokenless(): no grant of the run carried a token.
+	tokenless bool
 }
 
 // lostStories groups the lost elements by the stale write behind them.
@@ -204,14 +212,13 @@ func (b *storyBuilder) lostStories(lost []checkers.LostElement) []Story {
 			add(key{stale: l, kind: KindUnexplained}, l)
 			continue
 		}
-		lt, _ := l.TokenOf()
-		dt, _ := d.TokenOf()
+		older := b.older(d, l)
 		switch {
-		case d.StaleFrom >= 0 && d.StaleFrom < d.WriteAt() && (dt < lt || l.StaleFrom < 0 || l.StaleFrom >= l.WriteAt()):
+		case d.StaleFrom >= 0 && d.StaleFrom < d.WriteAt() && (older || l.StaleFrom < 0 || l.StaleFrom >= l.WriteAt()):
 			add(key{stale: d, kind: KindStaleOverwrote}, l)
 		case l.StaleFrom >= 0 && l.StaleFrom < l.WriteAt():
 			add(key{stale: l, other: d, kind: KindStaleOverwritten}, l)
-		case dt < lt:
+		case older:
 			add(key{stale: d, kind: KindStaleOverwrote}, l)
 		default:
 			add(key{stale: l, other: d, kind: KindStaleOverwritten}, l)
@@ -238,6 +245,18 @@ func (b *storyBuilder) lostStories(lost []checkers.LostElement) []Story {
 	return out
 }
 
+// older tells whether d's grant is the older of d's and l's, the one the
+// lock had passed on from: by token where the grants carry tokens; in a
+// run whose grants carry none, by the order the run recorded the grants.
+func (b *storyBuilder) older(d, l *report.Op) bool {
+	if b.tokenless {
+		return d.AcquiredAt < l.AcquiredAt
+	}
+	lt, _ := l.TokenOf()
+	dt, _ := d.TokenOf()
+	return dt < lt
+}
+
 // overwriterOf is the append the lost-updates checker named as the
 // overwriter, if the history has it.
 func (b *storyBuilder) overwriterOf(le checkers.LostElement) *report.Op {
@@ -261,17 +280,37 @@ func newCast(cfg storyConfig) *cast {
 }
 
 // name returns o's letter, giving it the next one (with role) on first use.
+// A letter is a client's, not a grant's: an op of a client (a worker) the
+// story has named already takes its letter, and joins its actor's ops.
 func (c *cast) name(o *report.Op, role string) string {
 	if n, ok := c.names[o]; ok {
 		return n
 	}
+	node := report.NodeOf(o.Proc, c.cfg.Workers)
+	tok, _ := o.TokenOf()
+	for i := range c.actors {
+		a := &c.actors[i]
+		if a.Node != node || o.Proc.IsSideWriter() {
+			continue
+		}
+		c.names[o] = a.Name
+		a.ops = append(a.ops, o)
+		if tok != a.Token {
+			a.TokenText += ", then " + tokenWord(tok)
+		}
+		if a.Role == "" {
+			a.Role = role
+		} else if role != "" {
+			a.Role += "; then " + role
+		}
+		return a.Name
+	}
 	n := string(rune('A' + len(c.actors)))
 	if len(c.actors) >= 8 {
-		n = "process " + o.Proc.String()
+		n = node
 	}
 	c.names[o] = n
-	tok, _ := o.TokenOf()
-	c.actors = append(c.actors, Actor{Name: n, Process: o.Proc, Node: report.NodeOf(o.Proc, c.cfg.Workers), Token: tok, Role: role, op: o})
+	c.actors = append(c.actors, Actor{Name: n, Process: o.Proc, Node: node, Token: tok, TokenText: tokenWord(tok), Role: role, op: o, ops: []*report.Op{o}})
 	return n
 }
 
@@ -323,9 +362,13 @@ func (b *storyBuilder) prelude(c *cast, a *report.Op) []Step {
 		if b.cfg.TTL != "" {
 			ttl = " (TTL " + b.cfg.TTL + ")"
 		}
+		grant := fmt.Sprintf("fencing token %d (> %d)", s.Token, a.Token)
+		if s.Token == 0 || a.Token == 0 {
+			grant = grantWord(s.Token)
+		}
 		steps = append(steps, Step{At: s.AcquiredAt, Who: C, Tone: "bad",
-			Text: fmt.Sprintf("acquires the lock: fencing token %d (> %d). %s's lease%s has expired, but %s does not know it: from here on %s is a stale holder",
-				s.Token, a.Token, A, ttl, A, A)})
+			Text: fmt.Sprintf("acquires the lock: %s. %s's lease%s has expired, but %s does not know it: from here on %s is a stale holder",
+				grant, A, ttl, A, A)})
 	}
 	return steps
 }
@@ -350,7 +393,7 @@ func (b *storyBuilder) faultSteps(c *cast, from, to int64) []Step {
 			}
 		}
 		what := f.Fault
-		if p := report.DescribeParams(f.Params); p != "" {
+		if p := report.DescribeParams(f.Shown()); p != "" {
 			what += ", " + p
 		}
 		pause := strings.HasPrefix(f.Fault, "pause")
@@ -391,7 +434,7 @@ func (b *storyBuilder) acquireStep(c *cast, o *report.Op, role string) []Step {
 		return nil
 	}
 	c.told[o] = true
-	return []Step{{At: o.AcquiredAt, Who: n, Text: fmt.Sprintf("acquires the lock: fencing token %d", o.Token)}}
+	return []Step{{At: o.AcquiredAt, Who: n, Text: "acquires the lock: " + grantWord(o.Token)}}
 }
 
 // writeStep tells o's write and how the resource took it.
@@ -416,18 +459,18 @@ func (b *storyBuilder) writeStep(c *cast, o *report.Op, tone, extra string) []St
 		if o.Late != nil {
 			how = "ACCEPTED: the late result says ok"
 		}
-		s = fmt.Sprintf("writes %s with token %d: %s%s", describeList(written), tok, how, rev)
+		s = fmt.Sprintf("writes %s%s: %s%s", describeList(written), withToken(tok), how, rev)
 		if o.Late != nil {
 			at = min(at, o.LateAt)
 		}
 	default:
 		if r, e := o.Rejected(); r {
-			s = fmt.Sprintf("writes %s with token %d: REJECTED by the fence (%s)", describeList(written), tok, e)
+			s = fmt.Sprintf("writes %s%s: REJECTED by the fence (%s)", describeList(written), withToken(tok), e)
 			if o.Late != nil {
 				s += ", says its late result"
 			}
 		} else {
-			s = fmt.Sprintf("writes %s with token %d: outcome unknown (%s)", describeList(written), tok, o.Type)
+			s = fmt.Sprintf("writes %s%s: outcome unknown (%s)", describeList(written), withToken(tok), o.Type)
 		}
 	}
 	if extra != "" {
@@ -468,6 +511,9 @@ func (b *storyBuilder) writesBefore(t int64) int {
 // whyFencing says whether token and cas fencing stop the stale write of a,
 // landed at write position i.
 func (b *storyBuilder) whyFencing(c *cast, a *report.Op, hi int64, by *report.Op) string {
+	if b.m.tokenless() {
+		return b.tokenlessFencing(c, a)
+	}
 	A := c.name(a, "")
 	tok, _ := a.TokenOf()
 	var s strings.Builder
@@ -493,6 +539,58 @@ func (b *storyBuilder) whyFencing(c *cast, a *report.Op, hi int64, by *report.Op
 	}
 	s.WriteString("Only the resource can stop a stale holder: " + A + " itself believed it held the lock when it wrote.")
 	return s.String()
+}
+
+// tokenlessFencing says what fencing could have done in a run whose
+// grants carried no token: a token fence has nothing to compare.
+func (b *storyBuilder) tokenlessFencing(c *cast, a *report.Op) string {
+	A := c.name(a, "")
+	s := "No grant of this run carried a fencing token (a lock without tokens): a token fence has nothing to compare, and could not have refused this write. "
+	if sb := a.StaleBy; sb != nil && b.cfg.Fencing != "cas" {
+		s += fmt.Sprintf("Fencing by compare-and-set (--fencing cas), where the resource offers it, ties the write to %s's ownership of the lock, which had ended when %s got the lock at %s. ",
+			A, c.name(sb, ""), report.Secs(sb.AcquiredAt))
+	}
+	return s + "Only the resource can stop a stale holder: " + A + " itself believed it held the lock when it wrote."
+}
+
+// highestRE finds the highest accepted token a resource's refusal states
+// ("token 28 < highest accepted 54").
+var highestRE = regexp.MustCompile(`highest accepted (?:token )?([0-9]+)`)
+
+// statedHighest is the highest accepted token a refusal states, if it
+// states one.
+func statedHighest(why string) (int64, bool) {
+	m := highestRE.FindStringSubmatch(why)
+	if m == nil {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(m[1], 10, 64)
+	return n, err == nil
+}
+
+// grantWord is a grant's token in a step: "fencing token N", or "no
+// fencing token" for a grant without one (0).
+func grantWord(tok int64) string {
+	if tok == 0 {
+		return "no fencing token"
+	}
+	return fmt.Sprintf("fencing token %d", tok)
+}
+
+// tokenWord is "token N", or "no token".
+func tokenWord(tok int64) string {
+	if tok == 0 {
+		return "no token"
+	}
+	return fmt.Sprintf("token %d", tok)
+}
+
+// withToken is " with token N", or " without a token".
+func withToken(tok int64) string {
+	if tok == 0 {
+		return " without a token"
+	}
+	return fmt.Sprintf(" with token %d", tok)
 }
 
 // overwroteStory: the stale holder a's write erased the acknowledged
@@ -533,10 +631,10 @@ func (b *storyBuilder) overwroteStory(a *report.Op, victims []*report.Op) Story 
 	hi, by := b.m.highestBefore(a.WriteIdx)
 	st := Story{
 		Kind: KindStaleOverwrote, Steps: steps, Lost: lostEls,
-		Title: fmt.Sprintf("%s's stale write (token %d) erased %s", A, a.Token, lostWho),
-		Summary: fmt.Sprintf("%s (process %s on %s) acquired the lock with token %d, read the list and was stopped inside its critical section%s. Its lease expired and the lock moved on%s. "+
+		Title: fmt.Sprintf("%s's stale write%s erased %s", A, checkers.TokenPhrase(a.Token), lostWho),
+		Summary: fmt.Sprintf("%s (%s, process %s) acquired the lock%s, read the list and was stopped inside its critical section%s. Its lease expired and the lock moved on%s. "+
 			"%s woke up still believing it held the lock and wrote the list it had read before: the resource accepted it at %s, and %s appended meanwhile %s gone.",
-			A, a.Proc, report.NodeOf(a.Proc, b.cfg.Workers), a.Token, b.faultPhrase(a), b.movedOn(c, a), A, report.Secs(a.WriteAt()),
+			A, report.NodeOf(a.Proc, b.cfg.Workers), a.Proc, withToken(a.Token), b.faultPhrase(a), b.movedOn(c, a), A, report.Secs(a.WriteAt()),
 			describeVictims(c, victims), isAre(len(victims))),
 		stale: a, victims: victims,
 	}
@@ -549,7 +647,7 @@ func (b *storyBuilder) overwroteStory(a *report.Op, victims []*report.Op) Story 
 			break
 		}
 		vt, _ := v.TokenOf()
-		owners = append(owners, fmt.Sprintf("%d of process %s (token %d)", v.Element, v.Proc, vt))
+		owners = append(owners, fmt.Sprintf("%d of %s%s", v.Element, report.NodeOf(v.Proc, b.cfg.Workers), checkers.TokenPhrase(vt)))
 	}
 	st.Brief = fmt.Sprintf("%s wrote its stale list at %s: %s lost.", b.briefHolder(a), report.Secs(a.WriteAt()), "element "+strings.Join(owners, ", "))
 	return b.finish(st, c)
@@ -588,17 +686,17 @@ func (b *storyBuilder) overwrittenStory(a, d *report.Op) Story {
 	hi, by := b.m.highestBefore(a.WriteIdx)
 	st := Story{
 		Kind: KindStaleOverwritten, Steps: steps, Lost: []int64{a.Element},
-		Title: fmt.Sprintf("%s's stale write (token %d) landed inside %s's critical section; %s's write (token %d) erased %s's acknowledged element %d", A, a.Token, B, B, d.Token, A, a.Element),
-		Summary: fmt.Sprintf("%s (process %s on %s) acquired the lock with token %d, read the list and was stopped inside its critical section%s. Its lease expired and the lock moved on%s. "+
-			"%s woke up and wrote while %s (token %d) was inside its own critical section, after %s had read: the resource accepted %s's write and acknowledged element %d. "+
+		Title: fmt.Sprintf("%s's stale write%s landed inside %s's critical section; %s's write%s erased %s's acknowledged element %d", A, checkers.TokenPhrase(a.Token), B, B, checkers.TokenPhrase(d.Token), A, a.Element),
+		Summary: fmt.Sprintf("%s (%s, process %s) acquired the lock%s, read the list and was stopped inside its critical section%s. Its lease expired and the lock moved on%s. "+
+			"%s woke up and wrote while %s%s was inside its own critical section, after %s had read: the resource accepted %s's write and acknowledged element %d. "+
 			"%s then wrote the list it had read before, and %s's element %d is gone.",
-			A, a.Proc, report.NodeOf(a.Proc, b.cfg.Workers), a.Token, b.faultPhrase(a), b.movedOn(c, a), A, B, d.Token, B, A, a.Element, B, A, a.Element),
+			A, report.NodeOf(a.Proc, b.cfg.Workers), a.Proc, withToken(a.Token), b.faultPhrase(a), b.movedOn(c, a), A, B, checkers.TokenPhrase(d.Token), B, A, a.Element, B, A, a.Element),
 		stale: a, other: d, victims: []*report.Op{a},
 	}
 	st.Fencing = b.whyFencing(c, a, hi, by)
 	st.TokenStops = hi > a.Token
-	st.Brief = fmt.Sprintf("%s wrote at %s inside process %s's critical section (token %d), whose write then erased its own acknowledged element %d.",
-		b.briefHolder(a), report.Secs(a.WriteAt()), d.Proc, d.Token, a.Element)
+	st.Brief = fmt.Sprintf("%s wrote at %s inside %s's critical section%s, whose write then erased its own acknowledged element %d.",
+		b.briefHolder(a), report.Secs(a.WriteAt()), report.NodeOf(d.Proc, b.cfg.Workers), checkers.TokenPhrase(d.Token), a.Element)
 	return b.finish(st, c)
 }
 
@@ -667,20 +765,20 @@ func (b *storyBuilder) unexplainedStory(l, w *report.Op) Story {
 	steps := b.acquireStep(c, l, "")
 	steps = append(steps, b.writeStep(c, l, "good", "")...)
 	title := fmt.Sprintf("%s's acknowledged element %d is lost, and no acknowledged write erased it", L, l.Element)
-	summary := fmt.Sprintf("Element %d of process %s was acknowledged at %s but is missing from the final read. No write the history saw succeed erased it, so a write whose outcome the harness never learnt (info) must have landed after it.",
-		l.Element, l.Proc, report.Secs(l.AckAt()))
+	summary := fmt.Sprintf("Element %d of %s was acknowledged at %s but is missing from the final read. No write the history saw succeed erased it, so a write whose outcome the harness never learnt (info) must have landed after it.",
+		l.Element, report.NodeOf(l.Proc, b.cfg.Workers), report.Secs(l.AckAt()))
 	to := l.AckAt()
 	if w != nil {
 		W := c.name(w, "whose write of unknown outcome erased it")
 		steps = append(steps, b.prelude(c, w)...)
 		steps = append(steps, b.writeStep(c, w, "bad", "")...)
 		title = fmt.Sprintf("%s's acknowledged element %d was erased by %s's write, whose outcome the harness never learnt", L, l.Element, W)
-		summary += fmt.Sprintf(" The final list carries %s's element %d where %d should be: %s's write (token %d, %s) landed.", W, w.Element, l.Element, W, w.Token, w.Type)
+		summary += fmt.Sprintf(" The final list carries %s's element %d where %d should be: %s's write (%s, %s) landed.", W, w.Element, l.Element, W, tokenWord(w.Token), w.Type)
 		to = max(to, w.WriteAt())
 	}
 	steps = append(steps, Step{At: to, Who: "result", Tone: "result", Text: fmt.Sprintf("element %d is missing from the final read: LOST%s", l.Element, b.finalNote())})
 	st := Story{Kind: KindUnexplained, Steps: steps, Lost: []int64{l.Element}, Title: title, Summary: summary, stale: w, victims: []*report.Op{l},
-		Brief: fmt.Sprintf("Element %d of process %s was erased by a write of unknown outcome.", l.Element, l.Proc)}
+		Brief: fmt.Sprintf("Element %d of %s was erased by a write of unknown outcome.", l.Element, report.NodeOf(l.Proc, b.cfg.Workers))}
 	if w != nil {
 		st.Fencing = b.whyFencing(c, w, 0, nil)
 	}
@@ -697,6 +795,13 @@ func (b *storyBuilder) fencedStory(a *report.Op) Story {
 		at = a.RejectedAt()
 	}
 	hi, by := b.m.highestBeforeTime(at)
+	_, why := a.Rejected()
+	// The resource's own figure at the moment of the write, when its
+	// refusal states one, is the one the story tells: the harness's
+	// order of acknowledgements may not have reached it yet.
+	if said, ok := statedHighest(why); ok && said != hi {
+		hi, by = said, b.m.writerOfToken(said)
+	}
 	if by != nil {
 		c.name(by, "whose write set the highest token the resource had accepted")
 		steps = append(steps, b.acquireStep(c, by, "")...)
@@ -706,14 +811,13 @@ func (b *storyBuilder) fencedStory(a *report.Op) Story {
 	// since A's read.
 	upto := b.writesBefore(at)
 	erased := b.erasedBy(a, upto)
-	_, why := a.Rejected()
 	// With token fencing reads are fenced too: a holder whose lease ended
 	// before it read is refused at its read, and writes nothing.
 	readRefused := a.WriteSentAt < 0
 	if readRefused {
 		tok, _ := a.TokenOf()
 		steps = append(steps, Step{At: a.RejectedAt(), Who: A, Tone: "good",
-			Text: fmt.Sprintf("reads with token %d: REJECTED by the fence (%s); it writes nothing", tok, why)})
+			Text: fmt.Sprintf("reads%s: REJECTED by the fence (%s); it writes nothing", withToken(tok), why)})
 	} else {
 		steps = append(steps, b.writeStep(c, a, "good", "")...)
 	}
@@ -764,21 +868,21 @@ func (b *storyBuilder) fencedStory(a *report.Op) Story {
 	if len(erased) > 0 {
 		fmt.Fprintf(&f, " Without fencing, %s's list from %s would have replaced the list and erased %s.", A, report.Secs(a.ReadAt), plural(len(erased), "acknowledged element"))
 	}
-	summary := fmt.Sprintf("%s (process %s on %s) acquired the lock with token %d and was stopped inside its critical section%s. The lock moved on%s. When %s woke up and wrote with token %d, the resource refused the write.",
-		A, a.Proc, report.NodeOf(a.Proc, b.cfg.Workers), tok, b.faultPhrase(a), b.movedOn(c, a), A, tok)
+	summary := fmt.Sprintf("%s (%s, process %s) acquired the lock%s and was stopped inside its critical section%s. The lock moved on%s. When %s woke up and wrote%s, the resource refused the write.",
+		A, report.NodeOf(a.Proc, b.cfg.Workers), a.Proc, withToken(tok), b.faultPhrase(a), b.movedOn(c, a), A, withToken(tok))
 	st := Story{
 		Kind: KindFenced, Steps: steps, Fencing: f.String(), Summary: summary,
 		Title: fmt.Sprintf("The fence stopped %s's stale write (token %d < %d)", A, tok, hi),
 		stale: a, other: by,
 	}
 	if hi <= tok {
-		st.Title = fmt.Sprintf("The resource refused %s's stale write (token %d)", A, tok)
+		st.Title = fmt.Sprintf("The resource refused %s's stale write%s", A, checkers.TokenPhrase(tok))
 	}
 	st.Brief = fmt.Sprintf("%s wrote at %s: refused by the fence", b.briefHolder(a), report.Secs(at))
 	if readRefused {
-		st.Title = fmt.Sprintf("The fence refused %s's stale read (token %d)", A, tok)
-		st.Summary = fmt.Sprintf("%s (process %s on %s) acquired the lock with token %d and was stopped before it read%s. The lock moved on%s. When %s went on and read with token %d, the resource refused the read: it never wrote.",
-			A, a.Proc, report.NodeOf(a.Proc, b.cfg.Workers), tok, b.faultPhrase(a), b.movedOn(c, a), A, tok)
+		st.Title = fmt.Sprintf("The fence refused %s's stale read%s", A, checkers.TokenPhrase(tok))
+		st.Summary = fmt.Sprintf("%s (%s, process %s) acquired the lock%s and was stopped before it read%s. The lock moved on%s. When %s went on and read%s, the resource refused the read: it never wrote.",
+			A, report.NodeOf(a.Proc, b.cfg.Workers), a.Proc, withToken(tok), b.faultPhrase(a), b.movedOn(c, a), A, withToken(tok))
 		st.Brief = fmt.Sprintf("%s read at %s: refused by the fence", b.briefHolder(a), report.Secs(a.RejectedAt()))
 	}
 	if hi > tok {
@@ -811,7 +915,7 @@ func (b *storyBuilder) faultPhrase(a *report.Op) string {
 // frozen 5.61s by pause-holder,".
 func (b *storyBuilder) briefHolder(a *report.Op) string {
 	tok, _ := a.TokenOf()
-	s := fmt.Sprintf("Process %s (token %d)", a.Proc, tok)
+	s := report.NodeOf(a.Proc, b.cfg.Workers) + checkers.TokenPhrase(tok)
 	if f := b.faultPhrase(a); f != "" {
 		s += ", stopped" + strings.SplitN(f, " (", 2)[0] + ","
 	}
@@ -821,7 +925,7 @@ func (b *storyBuilder) briefHolder(a *report.Op) string {
 // movedOn names the grant that superseded a.
 func (b *storyBuilder) movedOn(c *cast, a *report.Op) string {
 	if s := a.StaleBy; s != nil {
-		return fmt.Sprintf(": %s got it with token %d at %s", c.name(s, ""), s.Token, report.Secs(s.AcquiredAt))
+		return fmt.Sprintf(": %s got it%s at %s", c.name(s, ""), withToken(s.Token), report.Secs(s.AcquiredAt))
 	}
 	return ""
 }

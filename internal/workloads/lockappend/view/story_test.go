@@ -1,9 +1,11 @@
 package view
 
 import (
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fencecheck/fencecheck/internal/history"
 	"github.com/fencecheck/fencecheck/internal/history/lockappend"
@@ -44,7 +46,7 @@ func stepIndex(st Story, s string) int {
 func TestStoryStaleWriteErasesOthersUpdate(t *testing.T) {
 	h := &hist{T: t}
 	h.Begin(0, 1, 4, []int64{}, 0.06, 0.07)
-	h.Fault(0.09, 2.19, "w1", map[string]string{"process": "0", "token": "4", "hold": "2.1s"})
+	h.Fault(0.09, 2.19, "w1", pauseOf(0, 4, 2100*time.Millisecond))
 	h.Invoke(0.09, 2, 3)
 	h.Add(0.77, 2, history.Fail, lockappend.FAppend, lockappend.Completion{Element: 3, Reason: lockappend.ReasonNotAcquired})
 	h.Section(1, 2, 7, []int64{}, 0.77, 2.17, 2.175, 9)
@@ -99,7 +101,7 @@ func TestStoryStaleWriteLandsInsideAnotherSection(t *testing.T) {
 	h := &hist{T: t}
 	h.Section(1, 1, 5, []int64{}, 0, 0.01, 0.2, 10)
 	h.Begin(0, 3, 10, []int64{1}, 0.21, 0.22)
-	h.Fault(0.3, 4.5, "w1", map[string]string{"process": "0", "token": "10"})
+	h.Fault(0.3, 4.5, "w1", pauseOf(0, 10, 0))
 	h.Section(1, 2, 13, []int64{1}, 0.21, 2.5, 2.75, 20)
 	h.Begin(2, 4, 16, []int64{1, 2}, 0.21, 4.4)
 	h.Phase(4.5, 0, lockappend.PhaseWriteSent, nil)
@@ -143,7 +145,7 @@ func TestStoryTokenFenceWouldNotStopIt(t *testing.T) {
 	h := &hist{T: t}
 	h.Section(1, 1, 5, []int64{}, 0, 0.01, 0.2, 10)
 	h.Begin(0, 3, 10, []int64{1}, 0.21, 0.22)
-	h.Fault(0.3, 3, "w1", nil)
+	h.Fault(0.3, 3, "w1", history.FaultValue{})
 	h.Begin(2, 4, 16, []int64{1}, 0.21, 2.5)
 	h.Phase(3, 0, lockappend.PhaseWriteSent, nil)
 	h.Add(3.01, 0, history.Ok, lockappend.FAppend, lockappend.Completion{Element: 3, Token: 10, Read: []int64{1}, Rev: 20})
@@ -159,14 +161,22 @@ func TestStoryTokenFenceWouldNotStopIt(t *testing.T) {
 		"Token fencing alone would not have stopped this write", "--fencing cas", "B got the lock with token 16")
 }
 
-// With token fencing the resource refuses A's stale write: the story names
-// both tokens and the update that survived.
-func TestStoryFenceRejection(t *testing.T) {
+// pausedHolder begins the fence stories' history: process 1 appends
+// element 1 (token 5); process 0 (w1) acquires with token 10, reads [1]
+// and is paused until 3s, while process 1 appends element 2 with token 13.
+func pausedHolder(t *testing.T) *hist {
 	h := &hist{T: t}
 	h.Section(1, 1, 5, []int64{}, 0, 0.01, 0.2, 10)
 	h.Begin(0, 3, 10, []int64{1}, 0.21, 0.22)
-	h.Fault(0.3, 3, "w1", map[string]string{"process": "0", "token": "10", "hold": "2.7s"})
+	h.Fault(0.3, 3, "w1", pauseOf(0, 10, 2700*time.Millisecond))
 	h.Section(1, 2, 13, []int64{1}, 0.21, 2.5, 2.75, 20)
+	return h
+}
+
+// With token fencing the resource refuses A's stale write: the story names
+// both tokens and the update that survived.
+func TestStoryFenceRejection(t *testing.T) {
+	h := pausedHolder(t)
 	h.Phase(3, 0, lockappend.PhaseWriteSent, nil)
 	h.Phase(3.01, 0, lockappend.PhaseReleasing, nil)
 	h.Add(3.02, 0, history.Fail, lockappend.FAppend, lockappend.Completion{Element: 3, Token: 10, Read: []int64{1},
@@ -197,7 +207,7 @@ func TestStoryInfoWithLateResult(t *testing.T) {
 	h := &hist{T: t}
 	h.Section(1, 1, 5, []int64{}, 0, 0.01, 0.2, 10)
 	h.Begin(0, 3, 10, []int64{1}, 0.21, 0.22)
-	h.Fault(0.3, 6, "w1", map[string]string{"process": "0", "token": "10"})
+	h.Fault(0.3, 6, "w1", pauseOf(0, 10, 0))
 	h.Add(5, 0, history.Info, lockappend.FAppend, lockappend.Completion{Element: 3, Reason: "timeout"})
 	h.Section(1, 2, 13, []int64{1}, 0.21, 2.5, 2.75, 20)
 	h.Phase(6.01, 0, lockappend.PhaseWriteSent, nil)
@@ -225,7 +235,7 @@ func TestStoryInfoWithLateResult(t *testing.T) {
 	h2 := &hist{T: t}
 	h2.Section(1, 1, 5, []int64{}, 0, 0.01, 0.2, 10)
 	h2.Begin(0, 3, 10, []int64{1}, 0.21, 0.22)
-	h2.Fault(0.3, 6, "w1", nil)
+	h2.Fault(0.3, 6, "w1", history.FaultValue{})
 	h2.Add(5, 0, history.Info, lockappend.FAppend, lockappend.Completion{Element: 3, Reason: "timeout"})
 	h2.Section(1, 2, 13, []int64{1}, 0.21, 2.5, 2.75, 20)
 	h2.Phase(6.01, 0, lockappend.PhaseWriteSent, nil)
@@ -243,7 +253,7 @@ func TestStoryInfoWithLateResult(t *testing.T) {
 func TestStoryOneStaleWriteManyLosses(t *testing.T) {
 	h := &hist{T: t}
 	h.Begin(0, 1, 4, []int64{}, 0, 0.01)
-	h.Fault(0.02, 5, "w1", nil)
+	h.Fault(0.02, 5, "w1", history.FaultValue{})
 	h.Section(1, 2, 7, []int64{}, 0, 2.1, 2.3, 10)
 	h.Section(2, 3, 9, []int64{2}, 0, 2.4, 2.6, 12)
 	h.Section(1, 4, 11, []int64{2, 3}, 2.31, 2.7, 2.9, 14)
@@ -269,7 +279,7 @@ func TestStoryFencedRead(t *testing.T) {
 	h.Section(1, 1, 5, []int64{}, 0, 0.01, 0.2, 10)
 	h.Invoke(0.21, 0, 3)
 	h.Phase(0.22, 0, lockappend.PhaseAcquired, lockappend.Acquired{Token: 10})
-	h.Fault(0.3, 3, "w1", map[string]string{"process": "0", "token": "10", "hold": "2.7s"})
+	h.Fault(0.3, 3, "w1", pauseOf(0, 10, 2700*time.Millisecond))
 	h.Section(1, 2, 13, []int64{1}, 0.21, 2.5, 2.75, 20)
 	h.Phase(3.01, 0, lockappend.PhaseReleasing, nil)
 	h.Add(3.02, 0, history.Fail, lockappend.FAppend, lockappend.Completion{Element: 3, Token: 10,
@@ -312,5 +322,227 @@ func TestSideWriterStory(t *testing.T) {
 	}
 	if !strings.Contains(lost[0].Summary, "The write came from the side writer") || !slices.Equal(lost[0].Lost, []int64{1, 2}) {
 		t.Errorf("story %q lost %v", lost[0].Summary, lost[0].Lost)
+	}
+}
+
+// tokenlessPaused records the seed's story without tokens: w1 gets the
+// lock, reads [] and is paused as the holder from 0.09s to 2.19s; w2 gets
+// the lock at acq, reads [] and writes [2] at write (revision 9); w1
+// resumes and writes [1] (revision 11), erasing element 2.
+func tokenlessPaused(t *testing.T, acq, write float64) *hist {
+	h := &hist{T: t}
+	h.Begin(0, 1, 0, []int64{}, 0.06, 0.07)
+	h.Fault(0.09, 2.19, "w1", pauseOf(0, 0, 2100*time.Millisecond))
+	h.Section(1, 2, 0, []int64{}, 0.77, acq, write, 9)
+	h.Phase(2.19, 0, lockappend.PhaseWriteSent, nil)
+	h.Add(2.201, 0, history.Ok, lockappend.FAppend, lockappend.Completion{Element: 1, Read: []int64{}, Rev: 11})
+	return h
+}
+
+// The seed's story with a lock whose grants carry no token: the story
+// blames the holder the run recorded as stale (w1: paused as the holder,
+// its grant superseded by w2's before it wrote), not the one a token
+// order of zeros would; it shows no token anywhere ("token 0" would be a
+// token the run never had), and says that a token fence could not have
+// refused the stale write, as the headline does.
+func TestStoryTokenless(t *testing.T) {
+	h := tokenlessPaused(t, 2.17, 2.175)
+	h.Final(2.21, []int64{1})
+	ev := h.Sorted()
+
+	lost, _, res := storiesOf(t, ev, "none", 3)
+	if len(lost) != 1 {
+		t.Fatalf("%d lost stories, want 1", len(lost))
+	}
+	s := lost[0]
+	if s.Kind != KindStaleOverwrote || s.Stale != 0 || !slices.Equal(s.Lost, []int64{2}) {
+		t.Errorf("story %s blames process %s for %v, want stale-overwrote by process 0 (w1), element 2 lost", s.Kind, s.Stale, s.Lost)
+	}
+	if len(s.Actors) != 2 || s.Actors[0].Node != "w1" || s.Actors[0].Role != "the stale holder" || s.Actors[1].Node != "w2" {
+		t.Errorf("actors %+v, want A = w1, the stale holder, and B = w2", s.Actors)
+	}
+	wantContains(t, "brief", s.Brief, "w1, stopped by pause-holder for 2.1s, wrote its stale list at 2.19s: element 2 of w2 lost.")
+	all := strings.Join([]string{stepText(s), s.Title, s.Summary, s.Brief, s.Fencing}, "\n")
+	for _, a := range s.Actors {
+		all += "\n" + a.TokenText
+	}
+	if regexp.MustCompile(`token 0\b|tokens? [0-9]`).MatchString(all) {
+		t.Errorf("a tokenless story shows a token:\n%s", all)
+	}
+	wantContains(t, "story", all,
+		"acquires the lock: no fencing token",
+		"writes [2] without a token: ACCEPTED",
+		"writes [1] without a token: ACCEPTED",
+		"No grant of this run carried a fencing token",
+		"no token")
+	if s.TokenStops {
+		t.Errorf("a token fence stops a tokenless write, the story says")
+	}
+
+	m, err := buildLockAppend(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := &report.Input{Test: testInfo("none", 3), Results: res}
+	_, sub := headline(in, laResult(res), lost, nil, 50, m.tokenless())
+	subs := strings.Join(sub, "\n")
+	wantContains(t, "headline", subs, "No grant of this run carried a fencing token", "could not have refused any of them (1 stale write)")
+	if strings.Contains(subs, "would have refused 0 of") {
+		t.Errorf("the headline counts token refusals of a tokenless run:\n%s", subs)
+	}
+}
+
+// Without tokens, a holder is stale from the next grant to another client
+// while it still believes it holds the lock, as the run recorded the
+// grants; the timeline says so by whose grant, not by a "token 0".
+func TestTokenlessStaleByGrantOrder(t *testing.T) {
+	h := &hist{T: t}
+	h.Begin(0, 1, 0, []int64{}, 0.06, 0.07)
+	h.Section(1, 2, 0, []int64{}, 0.77, 0.8, 2.17, 9)
+	h.Phase(2.19, 0, lockappend.PhaseWriteSent, nil)
+	h.Add(2.201, 0, history.Ok, lockappend.FAppend, lockappend.Completion{Element: 1, Read: []int64{}, Rev: 11})
+	h.Section(2, 3, 0, []int64{1}, 3, 3.1, 3.5, 12)
+	h.Final(4, []int64{1, 3})
+	m, err := buildLockAppend(h.Sorted())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w1, w2, w3 := m.byElement[1], m.byElement[2], m.byElement[3]
+	if w1.StaleBy != w2 || w1.StaleFrom != w2.AcquiredAt {
+		t.Errorf("w1 stale from %d by %v, want from w2's grant at %d", w1.StaleFrom, w1.StaleBy, w2.AcquiredAt)
+	}
+	// w2 released before w3's grant, and w3 had no successor.
+	if w2.StaleBy != nil || w3.StaleBy != nil {
+		t.Errorf("w2 stale by %v, w3 by %v: neither held the lock when another got it", w2.StaleBy, w3.StaleBy)
+	}
+	f := report.DrawTimeline(report.TimelineInput{ID: "tl", Model: m.OpModel, Workers: 3, From: 0, To: m.Last})
+	var titles []string
+	for _, r := range f.Rects {
+		if strings.HasPrefix(r.Class, "belief stale") {
+			titles = append(titles, r.Title)
+		}
+	}
+	if len(titles) != 1 || !strings.Contains(titles[0], "; stale from 0.80s, when the lock was granted to process 1") {
+		t.Errorf("stale belief titles %q, want w1's, stale from w2's grant", titles)
+	}
+}
+
+// Without tokens, when both writers were stale before they wrote (w1
+// superseded by w2's grant, w2 by w3's), the one whose grant came first,
+// w1, is the stale holder whose write erased w2's element.
+func TestStoryTokenlessBothStale(t *testing.T) {
+	h := &hist{T: t}
+	h.Begin(0, 1, 0, []int64{}, 0.06, 0.07)
+	h.Begin(1, 2, 0, []int64{}, 0.77, 0.8)
+	h.Begin(2, 3, 0, []int64{}, 1.4, 1.5)
+	h.Add(1.6, 2, history.Fail, lockappend.FAppend, lockappend.Completion{Element: 3, Read: []int64{}, Reason: lockappend.ReasonLeaseShort})
+	h.Phase(2.17, 1, lockappend.PhaseWriteSent, nil)
+	h.Add(2.175, 1, history.Ok, lockappend.FAppend, lockappend.Completion{Element: 2, Read: []int64{}, Rev: 9})
+	h.Phase(2.19, 0, lockappend.PhaseWriteSent, nil)
+	h.Add(2.201, 0, history.Ok, lockappend.FAppend, lockappend.Completion{Element: 1, Read: []int64{}, Rev: 11})
+	h.Final(2.21, []int64{1})
+
+	lost, _, _ := storiesOf(t, h.Sorted(), "none", 3)
+	if len(lost) != 1 {
+		t.Fatalf("%d lost stories, want 1", len(lost))
+	}
+	if s := lost[0]; s.Kind != KindStaleOverwrote || s.Stale != 0 || !slices.Equal(s.Lost, []int64{2}) {
+		t.Errorf("story %s blames process %s for %v, want stale-overwrote by process 0 (w1), element 2 lost", s.Kind, s.Stale, s.Lost)
+	}
+}
+
+// A tokenless run with both patterns: w1, paused as the holder and
+// superseded by w2's grant, writes its stale list and erases w2's element;
+// later w3, paused as the holder and superseded by w1's grant, writes
+// inside w1's critical section, and w1's write erases w3's element. Each
+// story blames the paused, superseded holder, and the headline counts one
+// of each.
+func TestStoriesTokenlessBothPatterns(t *testing.T) {
+	h := tokenlessPaused(t, 0.8, 2.17)
+	h.Begin(2, 3, 0, []int64{1}, 3, 3.01)
+	h.Fault(3.05, 5, "w3", pauseOf(2, 0, 1950*time.Millisecond))
+	h.Section(0, 4, 0, []int64{1}, 4, 4.1, 5.5, 13)
+	h.Phase(5.01, 2, lockappend.PhaseWriteSent, nil)
+	h.Add(5.02, 2, history.Ok, lockappend.FAppend, lockappend.Completion{Element: 3, Read: []int64{1}, Rev: 12})
+	h.Final(6, []int64{1, 4})
+	ev := h.Sorted()
+
+	lost, _, res := storiesOf(t, ev, "none", 3)
+	if len(lost) != 2 {
+		t.Fatalf("%d lost stories, want 2", len(lost))
+	}
+	for i, want := range []struct {
+		kind  StoryKind
+		stale history.Process
+		lost  int64
+	}{{KindStaleOverwrote, 0, 2}, {KindStaleOverwritten, 2, 3}} {
+		s := lost[i]
+		if s.Kind != want.kind || s.Stale != want.stale || !slices.Equal(s.Lost, []int64{want.lost}) {
+			t.Errorf("story %d: %s blaming process %s for %v, want %s blaming process %s for [%d]", i+1, s.Kind, s.Stale, s.Lost, want.kind, want.stale, want.lost)
+		}
+	}
+	wantContains(t, "second story", lost[1].Title, "A's stale write landed inside B's critical section; B's write erased A's acknowledged element 3")
+	if a := lost[1].Actors; len(a) < 2 || a[0].Node != "w3" || a[1].Node != "w1" {
+		t.Errorf("second story's actors %+v, want A = w3, B = w1", a)
+	}
+
+	m, err := buildLockAppend(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := &report.Input{Test: testInfo("none", 3), Results: res}
+	_, sub := headline(in, laResult(res), lost, nil, 50, m.tokenless())
+	wantContains(t, "headline", strings.Join(sub, "\n"),
+		"1 of 2 stories: a stopped holder went on and wrote the list it had read before it stopped",
+		"1 of 2 stories: a stale holder's write landed inside a newer holder's critical section",
+		"could not have refused any of them (2 stale writes)")
+}
+
+// The headline counts each pattern from the stories, out of all of them:
+// a run whose 24 stories are 22 of one kind and 2 of the other says so,
+// not that every story was of one kind.
+func TestHeadlineCountsPatterns(t *testing.T) {
+	_, _, res := storiesOf(t, seedHistory(t, "pause-holder"), "none", 3)
+	var lost []Story
+	for i := range 24 {
+		k := KindStaleOverwritten
+		if i < 2 {
+			k = KindStaleOverwrote
+		}
+		lost = append(lost, Story{Kind: k})
+	}
+	in := &report.Input{Test: testInfo("none", 3), Results: res}
+	_, sub := headline(in, laResult(res), lost, nil, 50, false)
+	subs := strings.Join(sub, "\n")
+	wantContains(t, "headline", subs,
+		"2 of 24 stories: a stopped holder went on and wrote the list it had read before it stopped, erasing others' acknowledged elements.",
+		"22 of 24 stories: a stale holder's write landed inside a newer holder's critical section")
+}
+
+// A story's letter is a client's, not a grant's: the client that got the
+// lock after the stale holder and whose later write set the highest
+// token the resource accepted is one letter, B, with both tokens; and the
+// story's highest token is the one the resource's refusal states.
+func TestStoryOneLetterPerClient(t *testing.T) {
+	h := pausedHolder(t)
+	h.Section(1, 4, 16, []int64{1, 2}, 2.76, 2.8, 2.9, 21)
+	h.Phase(3, 0, lockappend.PhaseWriteSent, nil)
+	h.Add(3.02, 0, history.Fail, lockappend.FAppend, lockappend.Completion{Element: 3, Token: 10, Read: []int64{1},
+		Reason: lockappend.ReasonFenced, Error: "write rejected by fencing: token 10 < highest accepted 16"})
+	h.Final(4, []int64{1, 2, 4})
+
+	_, fenced, _ := storiesOf(t, h.Sorted(), "token", 3)
+	if len(fenced) != 1 {
+		t.Fatalf("%d fenced stories, want 1", len(fenced))
+	}
+	s := fenced[0]
+	if len(s.Actors) != 2 || s.Actors[1].Name != "B" || s.Actors[1].Node != "w2" || s.Actors[1].TokenText != "token 13, then token 16" {
+		t.Errorf("actors %+v, want A and B (w2, token 13, then token 16)", s.Actors)
+	}
+	wantContains(t, "title", s.Title, "(token 10 < 16)")
+	wantContains(t, "steps", stepText(s), "B acquires the lock: fencing token 13 (> 10)", "B writes [1, 2, 4] with token 16: ACCEPTED")
+	wantContains(t, "fencing", s.Fencing, "highest token it accepted: 16, from B's write")
+	if strings.Contains(stepText(s)+s.Fencing, "C ") {
+		t.Errorf("a third letter for the same client:\n%s", stepText(s))
 	}
 }

@@ -10,9 +10,10 @@ const sectionsSrc = `{{define "story"}}<article class="story {{.Kind}}" id="{{.I
 <div class="kind">{{.KindLabel}}</div>
 <h3>{{.Title}}</h3>
 <p class="summary">{{.Summary}}</p>
-<div class="actors">{{range .Actors}}<span><span class="chip">{{.Name}}</span>process {{.Process}} on {{.Node}}, token {{.Token}}{{with .Role}}: {{.}}{{end}}</span>{{end}}</div>
+<div class="actors">{{range .Actors}}<span><span class="chip">{{.Name}}</span>{{.Node}} (process {{.Process}}), {{.TokenText}}{{with .Role}}: {{.}}{{end}}</span>{{end}}</div>
 {{template "figure" .Fig}}
 {{with .Zoom}}<div class="zoom-title">Close-up of the end, {{$.ZoomFrom}} to {{$.ZoomTo}}</div>{{template "figure" .}}{{end}}
+{{with .Tokens}}<div class="zoom-title">Tokens over the story's window: the stale write below the highest token the resource had accepted</div>{{template "figure" .}}{{end}}
 <table class="steps">{{range .Steps}}<tr class="{{.Tone}}"><td class="t">{{secs .At}}</td><td class="w">{{.Who}}</td><td class="x">{{.Text}}</td></tr>{{end}}</table>
 {{with .Fencing}}<div class="why"><b>Fencing:</b> {{.}}</div>{{end}}
 </article>
@@ -63,8 +64,8 @@ const sectionsSrc = `{{define "story"}}<article class="story {{.Kind}}" id="{{.I
 <p class="muted">Hover over a bar or a mark for its details; a red mark links to its story.</p>
 {{end}}
 
-{{define "lost"}}{{if .Rows}}<table><tr><th>element</th><th>appended by</th><th>token</th><th>acknowledged at</th><th>erased by</th><th>how</th></tr>
-{{range .Rows}}<tr><td>{{.Element}}</td><td>process {{.Process}}</td><td>{{.Token}}</td><td>{{.Acked}}</td><td>{{.Erased}}</td><td>{{if .Story}}<a href="{{.Story}}">{{.Kind}}</a>{{end}}</td></tr>
+{{define "lost"}}{{if .Rows}}<table><tr><th>element</th><th>appended by</th><th>token</th><th>acknowledged at</th><th>erased by</th><th>the checker's finding</th><th>how</th></tr>
+{{range .Rows}}<tr><td>{{.Element}}</td><td>{{.Client}}</td><td>{{.Token}}</td><td>{{.Acked}}</td><td>{{.Erased}}</td><td>{{.What}}</td><td>{{if .Story}}<a href="{{.Story}}">{{.Kind}}</a>{{end}}</td></tr>
 {{end}}</table>{{with .More}}<p class="muted">{{.}} more in results.json.</p>{{end}}
 {{else}}<p>None: every acknowledged element is in the final read.</p>{{end}}
 {{end}}

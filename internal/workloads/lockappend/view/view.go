@@ -42,6 +42,9 @@ type storyView struct {
 	Zoom      *report.Figure
 	ZoomFrom  string
 	ZoomTo    string
+	// Tokens is the fencing chart of the story's window (nil when its
+	// grants carried no token).
+	Tokens *report.Figure
 }
 
 // storyLine is a story told in one line.
@@ -64,7 +67,10 @@ type storiesData struct {
 }
 
 type lostRow struct {
-	Element, Process, Token, Acked, Erased, Kind, Story string
+	Element, Client, Token, Acked, Erased, Kind, Story string
+	// What is the checker's finding in words, as the terminal summary and
+	// JUnit tell it (checkers.LostElement's Describe).
+	What string
 }
 
 type lostTable struct {
@@ -109,47 +115,55 @@ func View(in *report.Input) (*report.Page, error) {
 	verdict := res.Valid().String()
 	p := report.NewPage(in, "")
 	p.Title = fmt.Sprintf("%s · %s %s · fencing %s", strings.ToUpper(verdict), in.Test.Target, res.Workload, orDash(in.Test.Fencing))
-	// With several resources, the stories are those of the resource that
-	// lost the most (the first, if none lost anything), told from its
-	// projection of the history.
-	storyRes, lostElems := "", la.LostUpdates.Elements
-	m, err := buildLockAppend(in.Events)
-	if err == nil && len(la.Resources) > 1 {
-		storyRes, lostElems = storyResource(la)
-		if m, err = buildProjected(in.Events, storyRes); err == nil {
-			p.Notes = append(p.Notes, fmt.Sprintf("The run wrote %d resources; the stories and the timeline below are %s's (see Resources for each one's verdict).",
-				len(la.Resources), storyRes))
-		}
+	t := tell(in, la)
+	m, cfg, lostStories, fenced := t.m, t.cfg, t.lost, t.fenced
+	if t.storyRes != "" && t.err == nil {
+		p.Notes = append(p.Notes, fmt.Sprintf("The run wrote %d resources; the stories and the timeline below are %s's (see Resources for each one's verdict).",
+			len(la.Resources), t.storyRes))
 	}
-	if err != nil {
+	if t.err != nil && in.HistoryErr == "" {
 		// The history does not pair: show the results alone.
-		if in.HistoryErr == "" {
-			in.HistoryErr = err.Error()
-		}
-		m = &model{OpModel: &report.OpModel{}}
+		in.HistoryErr = t.err.Error()
 	}
 	if m.skipped > 0 {
 		p.Notes = append(p.Notes, fmt.Sprintf("%d operations of the history have values that do not decode; the report leaves them out (see the checkers).", m.skipped))
 	}
-	workers := in.Test.Concurrency
-	cfg := storyConfig{Fencing: in.Test.Fencing, TTL: dstr(in.Test.TTL), Margin: dstr(in.Test.Margin), Workers: workers}
-	if storyRes != "" {
-		cfg.Fencing = resourceFencing(in.Test, storyRes)
-	}
-	lostStories, fenced := stories(m, lostElems, cfg)
-	if la.Error != "" {
-		// The checkers rejected the history: tell no story of it either.
-		lostStories, fenced = nil, nil
-	}
+	workers := cfg.Workers
 	last := max(m.Last, 1)
 
-	st := la.Checkers.Stats
 	lu := la.LostUpdates
 	pct := 0.0
 	if lu.Acknowledged > 0 {
 		pct = 100 * float64(lu.Lost) / float64(lu.Acknowledged)
 	}
-	p.Headline, p.Sub = headline(in, la, lostStories, fenced, pct)
+	p.Headline, p.Sub = headline(in, la, lostStories, fenced, pct, m.tokenless())
+	addLeads(p, lostStories, fenced)
+	addCards(p, res, la, pct)
+	if res.Note != "" {
+		p.Notes = append(p.Notes, res.Note)
+	}
+	if la.Error != "" {
+		p.Notes = append(p.Notes, "The checkers could not read the history: "+la.Error)
+	}
+
+	tl := report.TimelineInput{ID: "tl-main", Model: m.OpModel, Workers: workers, Servers: report.ServerNames(in.Test), From: 0, To: last,
+		Marks: marksOf(append(append([]Story(nil), lostStories...), fenced...))}
+	main := report.DrawTimeline(tl)
+	addFindings(p, in, la)
+	p.Sections = append(p.Sections,
+		tmpl.Section("stories", "What happened", "stories", storiesSection(in, m, cfg, lostStories, fenced)),
+		tmpl.Section("timeline", "Timeline", "timeline", timelineData{Fig: main, Aggregate: len(m.Ops) > report.DetailMax, Ops: len(m.Ops)}),
+		report.TokensSection(report.TokensFromOps("tokens-main", m.OpModel, tl.Marks, workers, 0, last)),
+		report.ChartsSection(laSamples(m), m.Faults, last),
+		tmpl.Section("lost", "Lost updates", "lost", lostRows(la.LostUpdates, lostStories, workers)),
+		tmpl.Section("tokens", "Fencing tokens", "tokens", tokenRows(m, la.Checkers.TokenMonotonic)),
+		tmpl.Section("checkers", "Checkers", "checkers", checkersSection(in, la)),
+	)
+	return p, nil
+}
+
+// addLeads lists the stories at the top of the page, up to maxLeads.
+func addLeads(p *report.Page, lostStories, fenced []Story) {
 	for _, group := range [][]Story{lostStories, fenced} {
 		for _, st := range group {
 			if len(p.Leads) == maxLeads {
@@ -163,6 +177,12 @@ func View(in *report.Input) (*report.Page, error) {
 			p.Leads = append(p.Leads, report.Lead{Href: "#" + st.ID, At: report.Secs(st.To), Text: st.Brief, Class: cls})
 		}
 	}
+}
+
+// addCards gives the page its cards: lost updates (pct of the
+// acknowledged), fence rejections, operations, overlaps, faults, history.
+func addCards(p *report.Page, res *store.Results, la *lockappend.Result, pct float64) {
+	st, lu := la.Checkers.Stats, la.LostUpdates
 	lostCard := report.Card{Label: "lost updates", Value: fmt.Sprintf("%d of %d", lu.Lost, lu.Acknowledged), Note: fmt.Sprintf("%.1f%% of acknowledged", pct)}
 	if lu.Lost > 0 {
 		lostCard.Class = "bad"
@@ -180,7 +200,7 @@ func View(in *report.Input) (*report.Page, error) {
 	}
 	p.Cards = append(p.Cards,
 		fenceCard,
-		report.Card{Label: "operations", Value: fmt.Sprintf("%d ok", st.Ok), Note: fmt.Sprintf("%d fail, %d info", st.Fail, st.Info)},
+		report.Card{Label: "operations", Value: fmt.Sprintf("%d ok", st.Ok), Note: opsNote(st)},
 		report.Card{Label: "overlaps", Value: fmt.Sprint(la.Overlaps), Note: "two believed holders"},
 		report.Card{Label: "faults", Value: fmt.Sprint(len(res.Faults))},
 		report.Card{Label: "history", Value: fmt.Sprintf("%d events", res.Events), Note: "checked in " + orDash(res.CheckTime)},
@@ -188,16 +208,22 @@ func View(in *report.Input) (*report.Page, error) {
 	if res.Interrupted {
 		p.Cards = append(p.Cards, report.Card{Label: "run", Value: "interrupted", Class: "warn"})
 	}
-	if res.Note != "" {
-		p.Notes = append(p.Notes, res.Note)
-	}
-	if la.Error != "" {
-		p.Notes = append(p.Notes, "The checkers could not read the history: "+la.Error)
-	}
+}
 
-	tl := report.TimelineInput{ID: "tl-main", Model: m.OpModel, Workers: workers, Servers: report.ServerNames(in.Test), From: 0, To: last,
-		Marks: marksOf(append(append([]Story(nil), lostStories...), fenced...))}
-	main := report.DrawTimeline(tl)
+// opsNote is the operations card's note: the fails, by reason, and the
+// infos.
+func opsNote(st checkers.StatsResult) string {
+	fails := fmt.Sprintf("%d fail", st.Fail)
+	if st.Fail > 0 {
+		fails += " (" + checkers.FailReasonsText(st.FailReasons) + ")"
+	}
+	return fmt.Sprintf("%s, %d info", fails, st.Info)
+}
+
+// addFindings adds the sections of a run with several resources or
+// locks, partial updates or an audit log, and says in the headline what
+// partial updates, the audit log and a side writer show.
+func addFindings(p *report.Page, in *report.Input, la *lockappend.Result) {
 	if len(la.Resources) > 1 {
 		p.Sections = append(p.Sections, tmpl.Section("resources", "Resources", "resources", resourceRows(in.Test, la)))
 	}
@@ -226,18 +252,69 @@ func View(in *report.Input) (*report.Page, error) {
 			p.Sub = append(p.Sub, fmt.Sprintf("The audit log records %s that the resource refused: a log that checks no token claims writes that never happened.", plural(a.RefusedButLogged, "write")))
 		}
 	}
-	if st.SideWrites > 0 {
+	if st := la.Checkers.Stats; st.SideWrites > 0 {
 		p.Sub = append(p.Sub, fmt.Sprintf("A side writer wrote the resource %s without the lock or a token: no fence can stop a write path that does not send the token.", plural(st.SideWrites, "time")))
 	}
-	p.Sections = append(p.Sections,
-		tmpl.Section("stories", "What happened", "stories", storiesSection(in, m, cfg, lostStories, fenced)),
-		tmpl.Section("timeline", "Timeline", "timeline", timelineData{Fig: main, Aggregate: len(m.Ops) > report.DetailMax, Ops: len(m.Ops)}),
-		report.ChartsSection(laSamples(m), m.Faults, last),
-		tmpl.Section("lost", "Lost updates", "lost", lostRows(m, la.LostUpdates, lostStories)),
-		tmpl.Section("tokens", "Fencing tokens", "tokens", tokenRows(m, la.Checkers.TokenMonotonic)),
-		tmpl.Section("checkers", "Checkers", "checkers", checkersSection(in, la)),
-	)
-	return p, nil
+}
+
+// told is what the report tells of a run's stories: the model of the
+// history they are told from, and the stories of its lost updates and
+// fence rejections.
+type told struct {
+	m   *model
+	cfg storyConfig
+	// storyRes is the resource whose stories they are, when the run wrote
+	// several ("" for one); its projection of the history failed if err
+	// is set.
+	storyRes     string
+	lost, fenced []Story
+	// err says why the history does not pair (m is then empty).
+	err error
+}
+
+// tell builds the stories of a lock-append run as the report tells them.
+// With several resources, the stories are those of the resource that lost
+// the most (the first, if none lost anything), told from its projection
+// of the history.
+func tell(in *report.Input, la *lockappend.Result) told {
+	t := told{cfg: storyConfig{Fencing: in.Test.Fencing, TTL: dstr(in.Test.TTL), Margin: dstr(in.Test.Margin), Workers: in.Test.Concurrency}}
+	lostElems := la.LostUpdates.Elements
+	m, err := buildLockAppend(in.Events)
+	if err == nil && len(la.Resources) > 1 {
+		t.storyRes, lostElems = storyResource(la)
+		t.cfg.Fencing = resourceFencing(in.Test, t.storyRes)
+		m, err = buildProjected(in.Events, t.storyRes)
+	}
+	if err != nil {
+		t.m, t.err = &model{OpModel: &report.OpModel{}}, err
+	} else {
+		t.m = m
+	}
+	t.lost, t.fenced = stories(t.m, lostElems, t.cfg)
+	if la.Error != "" {
+		// The checkers rejected the history: tell no story of it either.
+		t.lost, t.fenced = nil, nil
+	}
+	return t
+}
+
+// Lead is the first story the report of a lock-append run tells, in the
+// one line its header gives it (Story.Brief): its first lost update's,
+// else its first fence rejection's; "" when it tells none or the results
+// are not a lock-append result. It is what a matrix's JUnit file and job
+// summary say of a cell, without rendering the page.
+func Lead(in *report.Input) string {
+	la, ok := in.Results.Result.(*lockappend.Result)
+	if !ok {
+		return ""
+	}
+	t := tell(in, la)
+	for _, group := range [][]Story{t.lost, t.fenced} {
+		if len(group) > 0 {
+			return group[0].Brief
+		}
+	}
+	return ""
 }
 
 // storyResource is the resource whose stories the report tells: the one
@@ -305,8 +382,11 @@ func resourceRows(t store.TestInfo, la *lockappend.Result) []resourceRow {
 	return rows
 }
 
-// headline is the verdict in a sentence, and what the stories below tell.
-func headline(in *report.Input, la *lockappend.Result, lost, fenced []Story, pct float64) (string, []string) {
+// headline is the verdict in a sentence, and what the stories below tell:
+// each pattern with the number of stories that tell it, of all of them,
+// and what fencing could have done, from what the run recorded (tokenless:
+// no grant carried a token).
+func headline(in *report.Input, la *lockappend.Result, lost, fenced []Story, pct float64, tokenless bool) (string, []string) {
 	lu := la.LostUpdates
 	var sub []string
 	var h string
@@ -340,14 +420,18 @@ func headline(in *report.Input, la *lockappend.Result, lost, fenced []Story, pct
 	for _, s := range lost {
 		counts[s.Kind]++
 	}
+	of := func(n int) string { return fmt.Sprintf("%d of %s", n, plural(len(lost), "story")) }
 	if n := counts[KindStaleOverwrote]; n > 0 {
-		sub = append(sub, fmt.Sprintf("%s: a paused holder woke up and wrote the list it had read before its pause, erasing others' acknowledged elements.", plural(n, "story")))
+		sub = append(sub, fmt.Sprintf("%s: a stopped holder went on and wrote the list it had read before it stopped, erasing others' acknowledged elements.", of(n)))
 	}
 	if n := counts[KindStaleOverwritten]; n > 0 {
-		sub = append(sub, fmt.Sprintf("%s: a paused holder's write landed inside a newer holder's critical section, and that holder's write then erased the paused holder's own acknowledged element.", plural(n, "story")))
+		sub = append(sub, fmt.Sprintf("%s: a stale holder's write landed inside a newer holder's critical section, and that holder's write then erased the stale holder's own acknowledged element.", of(n)))
 	}
 	if n := counts[KindUnexplained]; n > 0 {
-		sub = append(sub, fmt.Sprintf("%s: an element was erased by a write whose outcome the harness never learnt.", plural(n, "story")))
+		sub = append(sub, fmt.Sprintf("%s: an element was erased by a write whose outcome the harness never learnt.", of(n)))
+	}
+	if n := counts[KindSideWriter] + counts[KindSideWriterErased]; n > 0 {
+		sub = append(sub, fmt.Sprintf("%s: the side writer, which takes no lock and sends no token, erased an element or had its own erased.", of(n)))
 	}
 	for _, c := range []checkerRow{
 		verdictRow(checkers.NameLinearizable, la.Checkers.Linearizable.Verdict),
@@ -366,7 +450,11 @@ func headline(in *report.Input, la *lockappend.Result, lost, fenced []Story, pct
 				token++
 			}
 		}
-		sub = append(sub, fmt.Sprintf("Fencing would have stopped them: a token fence would have refused %d of these %d stale writes (a higher token had already reached the resource), and a compare-and-set tied to lock ownership (--fencing cas) all %d.", token, stale, stale))
+		if tokenless {
+			sub = append(sub, fmt.Sprintf("No grant of this run carried a fencing token (a lock without tokens): a token fence could not have refused any of them (%s); a compare-and-set tied to lock ownership (--fencing cas), where the resource offers it, would have.", plural(stale, "stale write")))
+		} else {
+			sub = append(sub, fmt.Sprintf("Fencing would have stopped them: a token fence would have refused %d of these %d stale writes (a higher token had already reached the resource), and a compare-and-set tied to lock ownership (--fencing cas) all %d.", token, stale, stale))
+		}
 	}
 	if len(fenced) > 0 {
 		why := "a newer token had already reached the resource"
@@ -405,17 +493,26 @@ func storiesSection(in *report.Input, m *model, cfg storyConfig, lost, fenced []
 		actors := map[*report.Op]string{}
 		involved := map[*report.Op]bool{}
 		for _, a := range s.Actors {
-			actors[a.op] = a.Name
-			involved[a.op] = true
+			for _, o := range a.ops {
+				actors[o] = a.Name
+				involved[o] = true
+			}
 		}
 		tl := report.TimelineInput{ID: "tl-" + s.ID, Model: m.OpModel, Workers: cfg.Workers, Servers: report.ServerNames(in.Test),
 			From: max(s.From-pad, 0), To: s.To + pad, Marks: marksOf([]Story{s}), Involved: involved, Actors: actors}
 		v := storyView{Story: s, KindLabel: kindLabel(s.Kind), Fig: report.DrawTimeline(tl)}
+		if tk := report.TokensFromOps("tokens-"+s.ID, m.OpModel, tl.Marks, cfg.Workers, tl.From, tl.To); !tk.Tokenless() {
+			tk.Small = true
+			fig := report.DrawTokens(tk)
+			v.Tokens = &fig
+		}
 		// The end: from the first grant of another actor to the last step.
 		focus := int64(-1)
 		for _, a := range s.Actors[1:] {
-			if a.op.Acquired && (focus < 0 || a.op.AcquiredAt < focus) {
-				focus = a.op.AcquiredAt
+			for _, o := range a.ops {
+				if o.Acquired && (focus < 0 || o.AcquiredAt < focus) {
+					focus = o.AcquiredAt
+				}
 			}
 		}
 		if focus >= 0 && s.To > focus && 4*(s.To-focus) < s.To-s.From {
@@ -478,7 +575,7 @@ func laSamples(m *model) []report.Sample {
 
 // lostRows lists the lost elements with who erased them, as the stories
 // found.
-func lostRows(m *model, lu checkers.LostUpdates, ss []Story) lostTable {
+func lostRows(lu checkers.LostUpdates, ss []Story, workers int) lostTable {
 	var t lostTable
 	story := map[int64]*Story{}
 	for i := range ss {
@@ -491,19 +588,36 @@ func lostRows(m *model, lu checkers.LostUpdates, ss []Story) lostTable {
 			t.More = len(lu.Elements) - report.MaxRows
 			break
 		}
-		r := lostRow{Element: fmt.Sprint(e.Element), Process: e.Process.String(), Token: fmt.Sprint(e.Token), Acked: report.Secs(e.Acknowledged), Erased: "unknown"}
+		r := lostRow{Element: fmt.Sprint(e.Element), Client: clientName(e.Process, workers), Token: tokenCell(e.Token), Acked: report.Secs(e.Acknowledged), Erased: "unknown",
+			What: e.Describe(workers)}
 		if s := story[e.Element]; s != nil {
 			r.Story, r.Kind = "#"+s.ID, kindLabel(s.Kind)
 			if d := s.eraser(); d != nil {
 				tok, _ := d.TokenOf()
-				r.Erased = fmt.Sprintf("process %s, token %d, at %s", d.Proc, tok, report.Secs(d.WriteAt()))
+				r.Erased = fmt.Sprintf("%s, token %s, at %s", clientName(d.Proc, workers), tokenCell(tok), report.Secs(d.WriteAt()))
 			}
 		} else if w := e.OverwrittenBy; w != nil && w.Known {
-			r.Erased = fmt.Sprintf("process %s, token %d (per the checker)", w.Process, w.Token)
+			r.Erased = fmt.Sprintf("%s, token %s (per the checker)", clientName(w.Process, workers), tokenCell(w.Token))
 		}
 		t.Rows = append(t.Rows, r)
 	}
 	return t
+}
+
+// clientName is a client's worker name with its process: "w3 (process 2)".
+func clientName(p history.Process, workers int) string {
+	if p.IsSideWriter() {
+		return p.Worker(workers)
+	}
+	return fmt.Sprintf("%s (process %s)", p.Worker(workers), p)
+}
+
+// tokenCell is a token for a table: "none" for a grant without one (0).
+func tokenCell(t int64) string {
+	if t == 0 {
+		return "none"
+	}
+	return fmt.Sprint(t)
 }
 
 func checkersSection(in *report.Input, la *lockappend.Result) checkersData {

@@ -60,7 +60,7 @@ func TestRenderEscapesHistoryValues(t *testing.T) {
 	test.Target = evil
 	test.Servers = append(test.Servers, store.NodeInfo{Name: evil, Addr: evil})
 	// A fault on a node named like markup gets a lane of its own.
-	fv := history.FaultValue{Fault: evil, Nodes: []string{evil}, Params: map[string]string{evil: evil}, Error: evil}
+	fv := history.FaultValue{Fault: evil, Nodes: []string{evil}, Figures: history.FiguresOf(map[string]string{evil: evil}), Error: evil}
 	for _, f := range []string{history.FStart, history.FStop} {
 		raw, _ := json.Marshal(fv)
 		ev = append(ev, history.Event{Index: len(ev), Time: int64(3e9), Process: history.Nemesis, Type: history.Info, F: f, Value: raw})
@@ -82,7 +82,7 @@ func TestRenderFencedRun(t *testing.T) {
 	h := &hist{T: t}
 	h.Section(1, 1, 5, []int64{}, 0, 0.01, 0.2, 10)
 	h.Begin(0, 3, 10, []int64{1}, 0.21, 0.22)
-	h.Fault(0.3, 3, "w1", nil)
+	h.Fault(0.3, 3, "w1", history.FaultValue{})
 	h.Section(1, 2, 13, []int64{1}, 0.21, 2.5, 2.75, 20)
 	h.Phase(3, 0, lockappend.PhaseWriteSent, nil)
 	h.Add(3.02, 0, history.Fail, lockappend.FAppend, lockappend.Completion{Element: 3, Token: 10, Read: []int64{1},

@@ -1,5 +1,5 @@
 #!/bin/sh
 # Reads every request and never answers.
-while read -r line; do
+while read -r _; do
 	:
 done

@@ -1,0 +1,117 @@
+// Package buildinfo says which fencecheck this is: the module version, the
+// VCS revision it was built from, and the Go version, as `fencecheck
+// version` prints them and test.json, results.json and the reports record
+// them.
+//
+// The go command records the revision itself (debug.ReadBuildInfo's vcs.*
+// settings) when it builds in a git checkout, unless -buildvcs=false. It
+// cannot in a git worktree (its .git is a file, which the go command does
+// not take for a repository) or with -buildvcs=false in GOFLAGS, so `make
+// build` also passes what git says through -ldflags -X (the variables
+// below); the go command's own settings win when both are there. A binary
+// installed with `go install MODULE@VERSION` has its version and no
+// revision.
+package buildinfo
+
+import (
+	"runtime/debug"
+	"strings"
+	"time"
+)
+
+// Set by -ldflags -X (the Makefile's build): git's revision of HEAD, its
+// commit time (RFC 3339) and "true" when the tree had changes.
+var (
+	revision     string
+	revisionTime string
+	modified     string
+)
+
+// Info is a build of fencecheck.
+type Info struct {
+	// Version is the main module's version: a release tag, a
+	// pseudo-version (v0.0.0-TIME-REVISION, +dirty when modified) when
+	// the go command stamped a checkout, "(devel)" for a source build
+	// without VCS information.
+	Version string
+	// Revision is the VCS revision (a full git hash), empty when unknown;
+	// Time its commit time, Modified whether the tree had changes.
+	Revision string
+	Time     time.Time
+	Modified bool
+	// Go is the Go version that built the binary.
+	Go string
+}
+
+// Read is this binary's Info.
+func Read() Info {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return fromLinker(Info{Version: "unknown"})
+	}
+	return fromSettings(bi)
+}
+
+// fromSettings reads the build info's module version and vcs.* settings,
+// falling back on the linker's variables for what it lacks.
+func fromSettings(bi *debug.BuildInfo) Info {
+	i := Info{Version: bi.Main.Version, Go: bi.GoVersion}
+	if i.Version == "" {
+		i.Version = "(devel)"
+	}
+	vcs := false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			i.Revision, vcs = s.Value, true
+		case "vcs.time":
+			i.Time, _ = time.Parse(time.RFC3339, s.Value)
+		case "vcs.modified":
+			i.Modified = s.Value == "true"
+		}
+	}
+	if vcs {
+		return i
+	}
+	return fromLinker(i)
+}
+
+func fromLinker(i Info) Info {
+	if revision == "" {
+		return i
+	}
+	i.Revision = revision
+	i.Time, _ = time.Parse(time.RFC3339, revisionTime)
+	i.Modified = modified == "true"
+	return i
+}
+
+// RevisionString is the revision as test.json and the reports record it:
+// the hash, "+modified" after it when the tree had changes; empty when
+// unknown.
+func (i Info) RevisionString() string {
+	if i.Revision == "" {
+		return ""
+	}
+	if i.Modified {
+		return i.Revision + "+modified"
+	}
+	return i.Revision
+}
+
+// String is the version and the revision's first 12 characters on one
+// line: "(devel) a2d1e3da438c+modified", "v1.2.0"; a pseudo-version that
+// holds the revision already stands alone.
+func (i Info) String() string {
+	r := i.Revision
+	if len(r) > 12 {
+		r = r[:12]
+	}
+	if r == "" || strings.Contains(i.Version, r) {
+		return i.Version
+	}
+	if i.Modified {
+		r += "+modified"
+	}
+	return i.Version + " " + r
+}

@@ -1,0 +1,136 @@
+package cli
+
+import (
+	"bytes"
+	"compress/gzip"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"testing"
+)
+
+var updateGolden = flag.Bool("update-golden", false, "rewrite testdata/runs/*/golden/ from what check writes now")
+
+// goldenFiles are the files check writes for a stored run whose bytes must
+// not change when the code is reorganised: a refactor that renders a stored
+// run differently changed what users read. The run directory and the time
+// the check took are the only parts that vary from one check to the next,
+// and normalise() masks them, with the key a failed register check names
+// (see firstKey) and the checking binary's version (checkedBy).
+var goldenFiles = []string{"report.html", "results.json", "junit.xml"}
+
+var (
+	checkedIn = regexp.MustCompile(`(checked in</div><div class="v">|checked in |"check_time": "|&#34;check_time&#34;: &#34;)[0-9.]+(ns|µs|ms|s)`)
+	// The register checker checks keys in parallel and stops at the first
+	// that fails: which one it names, and how many it had checked, vary.
+	firstKey  = regexp.MustCompile(`(on key (?:\\)?(?:"|&#34;))k[0-9]+((?:\\)?(?:"|&#34;) explains what they returned; )[0-9]+( of [0-9]+ keys checked)`)
+	failKey   = regexp.MustCompile(`((?:"|&#34;)failing_key(?:"|&#34;): (?:"|&#34;))k[0-9]+`)
+	checked   = regexp.MustCompile(`((?:"|&#34;)keys_checked(?:"|&#34;): )[0-9]+`)
+	elapsed   = regexp.MustCompile(`("|&#34;)elapsed_ns("|&#34;): [0-9]+`)
+	junitTime = regexp.MustCompile(`time="[0-9.]+"`)
+	// Porcupine's visualization shows the failing key the register check
+	// names, which varies (see firstKey): so does the file's size.
+	vizSize = regexp.MustCompile(`(linearizability\.html</a> <span class="muted">)[0-9.]+ [KMG]?B`)
+	// results.json's checked_by names the binary that checked (this
+	// test's, a different revision with every commit); the version that
+	// recorded the run is test.json's and is not masked.
+	checkedBy = regexp.MustCompile(`((?:"|&#34;)checked_by(?:"|&#34;): (?:"|&#34;))[^"&]*`)
+)
+
+func normalise(b []byte, dir string) []byte {
+	b = bytes.ReplaceAll(b, []byte(dir), []byte("RUN_DIR"))
+	b = checkedIn.ReplaceAll(b, []byte("${1}CHECK_TIME"))
+	b = elapsed.ReplaceAll(b, []byte(`${1}elapsed_ns${2}: ELAPSED`))
+	b = firstKey.ReplaceAll(b, []byte(`${1}KEY${2}N${3}`))
+	b = failKey.ReplaceAll(b, []byte(`${1}KEY`))
+	b = checked.ReplaceAll(b, []byte(`${1}N`))
+	b = checkedBy.ReplaceAll(b, []byte(`${1}FENCECHECK`))
+	b = vizSize.ReplaceAll(b, []byte("${1}SIZE"))
+	return junitTime.ReplaceAll(b, []byte(`time="TIME"`))
+}
+
+// Every stored run of testdata/runs checks to byte-identical files: its
+// report, results.json and JUnit file are the ones recorded in its golden/
+// folder (gzipped), but for the run's directory and the check's duration.
+// `go test ./internal/cli -run TestRecordedRunsRenderAsBefore -update-golden`
+// rewrites them, for a change meant to alter what a report shows.
+func TestRecordedRunsRenderAsBefore(t *testing.T) {
+	for _, rr := range recordedRuns {
+		t.Run(rr.dir, func(t *testing.T) {
+			src := filepath.Join("testdata", "runs", rr.dir)
+			dir := copyRun(t, src)
+			if code, _, stderr := runInProcess("check", dir); code != rr.exit {
+				t.Fatalf("check exit %d, want %d: %s", code, rr.exit, stderr)
+			}
+			for _, name := range goldenFiles {
+				b, err := os.ReadFile(filepath.Join(dir, name))
+				if os.IsNotExist(err) {
+					continue
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := normalise(b, dir)
+				gold := filepath.Join(src, "golden", name+".gz")
+				if *updateGolden {
+					writeGzip(t, gold, got)
+					continue
+				}
+				want := readGzip(t, gold)
+				if !bytes.Equal(got, want) {
+					t.Errorf("%s differs from %s: %s\n(run with -update-golden if the change is meant to alter it)", name, gold, firstDifference(want, got))
+				}
+			}
+		})
+	}
+}
+
+// firstDifference shows where got first departs from want: the line, and
+// the bytes around the first that differs.
+func firstDifference(want, got []byte) string {
+	i := 0
+	for i < len(want) && i < len(got) && want[i] == got[i] {
+		i++
+	}
+	line := bytes.Count(want[:i], []byte("\n")) + 1
+	around := func(b []byte) string { return string(b[max(i-80, 0):min(i+80, len(b))]) }
+	return fmt.Sprintf("line %d, byte %d:\n  want …%q…\n  got  …%q…", line, i, around(want), around(got))
+}
+
+func readGzip(t *testing.T, path string) []byte {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update-golden to record it)", err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func writeGzip(t *testing.T, path string, b []byte) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	zw.Header.ModTime = zw.Header.ModTime.UTC() // zero: the file's bytes do not depend on when it was written
+	zw.Write(b)
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,120 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fencecheck/fencecheck/internal/history"
+	"github.com/fencecheck/fencecheck/internal/shrink"
+	"github.com/fencecheck/fencecheck/internal/store"
+)
+
+// checkedRun is a copy of a recorded run with its results.json, written by
+// check.
+func checkedRun(t *testing.T, name string, exit int) string {
+	t.Helper()
+	dir := copyRun(t, filepath.Join("testdata", "runs", name))
+	if code, stdout, stderr := runInProcess("check", dir); code != exit {
+		t.Fatalf("check %s: exit %d, want %d\n%s%s", name, code, exit, stdout, stderr)
+	}
+	return dir
+}
+
+// A valid run (token fencing held) is refused before anything runs: exit
+// 254, nothing to shrink; so are a bad --confirm, a bad --budget and an
+// --out that holds files.
+func TestShrinkRefuses(t *testing.T) {
+	valid := checkedRun(t, "etcd-token-pause-holder", exitValid)
+	invalid := checkedRun(t, "etcd-none-pause-holder", exitInvalid)
+	full := t.TempDir()
+	if err := os.WriteFile(filepath.Join(full, "x"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{valid}, "is valid (fencing token, nemesis pause-holder): nothing to shrink"},
+		{[]string{invalid, "--confirm", "3/2"}, "--confirm"},
+		{[]string{invalid, "--budget", "0"}, "--budget"},
+		{[]string{invalid, "--budget", "soon"}, "--budget"},
+		{[]string{invalid, "--out", full}, "is not empty"},
+	} {
+		start := time.Now()
+		code, stdout, stderr := runInProcess(append([]string{"shrink", "--results", t.TempDir()}, tc.args...)...)
+		if code != exitBadArgs || !strings.Contains(stderr, tc.want) {
+			t.Errorf("shrink %v: exit %d, want 254 saying %q\nstdout:\n%s\nstderr:\n%s", tc.args, code, tc.want, stdout, stderr)
+		}
+		// Refused before any container starts: well within 10 s however
+		// loaded the machine.
+		if d := time.Since(start); d > 10*time.Second {
+			t.Errorf("shrink %v: refused after %s", tc.args, d)
+		}
+	}
+}
+
+// On a recorded unfenced etcd run, the faults the losses blame are
+// pause-holder faults aimed at the stale party of a loss (its process and
+// token), and their indexes are steps of the schedule rerun replays.
+func TestShrinkBlamesRecordedRun(t *testing.T) {
+	dir := checkedRun(t, "etcd-none-pause-holder", exitInvalid)
+	var res store.Results
+	readJSONFile(t, filepath.Join(dir, store.ResultsFile), &res)
+	events, err := history.ReadFile(filepath.Join(dir, store.HistoryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	faults, err := history.Faults(events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	losses := res.Result.Summary().Losses
+	blamed := shrink.Blamed(faults, losses)
+	if len(blamed) == 0 {
+		t.Fatalf("no fault of %d blamed for %d losses", len(faults), len(losses))
+	}
+	for _, i := range blamed {
+		f := faults[i]
+		if !strings.HasPrefix(f.Fault, "pause-holder") || f.Holder == nil || f.Holder.Token == nil {
+			t.Errorf("fault %d blamed: %s, not aimed at a holder", i, f.Fault)
+			continue
+		}
+		stale := false
+		for _, le := range losses {
+			w := le.OverwrittenBy
+			if w != nil && w.Stale && w.Process == f.Holder.Process && w.Token == *f.Holder.Token ||
+				le.Process == f.Holder.Process && le.Token == *f.Holder.Token {
+				stale = true
+			}
+		}
+		if !stale {
+			t.Errorf("fault %d blamed: holder %d token %d is no loss's stale party", i, f.Holder.Process, *f.Holder.Token)
+		}
+	}
+	if checkersWith(res.Result, res.Valid()) == nil {
+		t.Errorf("no checker of the invalid run is invalid")
+	}
+}
+
+// As rerun, shrink never takes an attached run's servers and credentials
+// from its test.json: a stored run naming a server and a local auth file
+// is refused (254) naming the flags to give again, and that server
+// receives nothing.
+func TestShrinkTakesNoStoredCredentials(t *testing.T) {
+	const secret = "SECRET-of-the-machine"
+	stored := listen(t, stagingAddr(t))
+	dir := storedAttachedRun(t, "redis://"+stored.addr(), secret)
+	if code, stdout, stderr := runInProcess("check", dir); code != exitInvalid {
+		t.Fatalf("check: exit %d, want 1\n%s%s", code, stdout, stderr)
+	}
+	res := t.TempDir()
+	code, stdout, stderr := runInProcess("shrink", dir, "--results", res)
+	assertRefusedQuietly(t, cliResult{code: code, stdout: stdout, stderr: stderr}, res, secret, []string{"--endpoints", "--auth-file", "never from test.json"})
+	time.Sleep(100 * time.Millisecond) // a connection in flight lands
+	if n, got := stored.received(); n > 0 || got != "" {
+		t.Errorf("the server the stored run names received %d connections: %q", n, got)
+	}
+}

@@ -1,0 +1,130 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fencecheck/fencecheck/internal/spec"
+	"github.com/fencecheck/fencecheck/internal/trends"
+)
+
+// zoo --publish writes a copy that stands alone: the page links a report
+// that is in the copy, the report's rerun command names the run by its
+// path in the copy (with --client-dir DIR to fill in), never a directory
+// of the machine that ran it, every file the report links is in the copy
+// or listed as left out (a log past the bound), and the rerun command
+// resolves: rerun reads the copied run.
+func TestZooPublish(t *testing.T) {
+	results := t.TempDir()
+	cell := "etcd-pause-holder-none-client-dir-go-etcd/20261203T113306.047Z"
+	run := filepath.Join(results, filepath.FromSlash(cell))
+	src := editRun(t, "test.json", `"workload": "lock-append",`,
+		`"workload": "lock-append", "client": "etcd concurrency.Mutex (Go) (./client)", "client_name": "etcd concurrency.Mutex (Go)", "client_program_dir": "/home/ci/work/examples/clients/go-etcd",`)
+	if err := os.MkdirAll(filepath.Join(run, "logs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"test.json", "history.jsonl"} {
+		b, err := os.ReadFile(filepath.Join(src, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(run, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if code, _, stderr := runInProcess("check", run); code != exitInvalid {
+		t.Fatalf("check of the recorded run: exit %d, want 1: %s", code, stderr)
+	}
+	if err := os.WriteFile(filepath.Join(run, "logs", "n1.log"), []byte("a server's log\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	big, err := os.Create(filepath.Join(run, "logs", "w1.log"))
+	if err == nil {
+		err = big.Truncate(maxPublishFile + 1)
+	}
+	if err == nil {
+		err = big.Close()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := trends.Matrix{Started: time.Date(2026, 12, 3, 11, 17, 0, 0, time.UTC), Args: []string{"--client-dir", "examples/clients/go-etcd"},
+		Cells: []trends.MatrixCell{{Target: "etcd", Nemesis: "pause-holder", Fencing: "none", Axes: map[string]string{"client-dir": "examples/clients/go-etcd"},
+			Verdict: "invalid", Lost: 1, Acknowledged: 10, Run: cell},
+			// A run of which only test.json was kept: no report to make.
+			{Target: "zookeeper", Nemesis: "pause-holder", Fencing: "none", Axes: map[string]string{"client-dir": "examples/clients/kazoo"},
+				Verdict: "invalid", Lost: 1, Acknowledged: 10, Run: "zk-kazoo/1"}}, TotalCells: 2}.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(results, trends.MatrixFile), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	if err := os.MkdirAll(filepath.Join(results, "zk-kazoo", "1"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(results, "zk-kazoo", "1", "test.json"), []byte(`{"target": "zookeeper", "client_name": "kazoo 2.8.0 Lock"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pub := filepath.Join(t.TempDir(), "zoo")
+	if code, _, stderr := runInProcess("zoo", "--publish", pub, results); code != exitValid {
+		t.Fatalf("zoo --publish: exit %d: %s", code, stderr)
+	}
+	page, err := os.ReadFile(filepath.Join(pub, "zoo.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	shown := filepath.Base(results) + "/" + cell
+	if !strings.Contains(string(page), "[report]("+shown+"/report.html)") || !strings.Contains(string(page), "--client-dir DIR") {
+		t.Errorf("the page does not link the copied report %s/report.html, or does not say how to rerun:\n%s", shown, page)
+	}
+	if !strings.Contains(string(page), "- kazoo 2.8.0 Lock, `pause-holder`, fencing none: report not kept in this copy (its results directory kept no history.jsonl, results.json of it)") ||
+		strings.Contains(string(page), "zk-kazoo/1/report.html") || strings.Contains(string(page), pub) || strings.Contains(string(page), results) {
+		t.Errorf("the page does not say that the run without results.json has no report, or links it:\n%s", page)
+	}
+	copied := filepath.Join(pub, filepath.FromSlash(shown))
+	rep, err := os.ReadFile(filepath.Join(copied, "report.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	html := string(rep)
+	if want := "fencecheck rerun " + shown + " --runs 5 --client-dir DIR"; !strings.Contains(html, want) {
+		t.Errorf("the published report lacks %q", want)
+	}
+	for _, machine := range []string{results, "/home/ci", "/tmp/"} {
+		if strings.Contains(html, machine) {
+			t.Errorf("the published report names %s, a directory of the machine that ran it", machine)
+		}
+	}
+	for _, m := range regexp.MustCompile(`href="([^"#][^"]*)"`).FindAllStringSubmatch(html, -1) {
+		if strings.HasPrefix(m[1], "data:") {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(copied, filepath.FromSlash(m[1]))); err != nil {
+			t.Errorf("the published report links %s, which the copy lacks: %v", m[1], err)
+		}
+	}
+	for _, f := range []string{"history.jsonl", "results.json", "test.json", "logs/n1.log"} {
+		if _, err := os.Stat(filepath.Join(copied, f)); err != nil {
+			t.Errorf("the copy lacks %s: %v", f, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(copied, "logs", "w1.log")); err == nil || !strings.Contains(html, "logs/w1.log: left out of this copy (8.0 MB") {
+		t.Errorf("a log past the bound: copied (%v), or the report does not say it was left out", err)
+	}
+	// The command resolves: from the copy's directory, rerun reads the run.
+	if _, err := rerunConfig(t.Context(), copied, t.TempDir(), spec.Spec{}, clientOpts{dir: clientDirFixture}, os.Stderr); err != nil {
+		t.Errorf("rerun of the published run: %v", err)
+	}
+	// And zoo reads the copy again: the same page.
+	again, err := zooPage([]string{filepath.Join(pub, filepath.Base(results))}, filepath.Join(pub, "zoo.md"))
+	table, _, _ := strings.Cut(string(page), "One invalid run")
+	if err != nil || !strings.HasPrefix(again, table) {
+		t.Errorf("zoo of the copy: %v\n%s\nwant the table of\n%s", err, again, page)
+	}
+}

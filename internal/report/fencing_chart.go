@@ -1,0 +1,370 @@
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// The fencing chart ("Tokens over time"): the fence as every talk about
+// fencing draws it. x is time, on the timeline's scale; y is the token.
+// Each grant is a bar at its token, from its grant to when its holder
+// stopped believing it held the lock (red once a higher token was
+// granted); the highest token among the writes the resource had accepted
+// is a step line; each write is a point at its token: accepted (a dot at
+// its acknowledgement), refused by the fence (a cross), lost (a ring
+// around its dot), of unknown outcome (a square), and a stale write that
+// the resource accepted (a diamond). A write below the step line was a
+// stale holder's: the fence refuses it, or, unfenced, it lands.
+
+// TokenGrant is one grant of the lock as the fencing chart draws it: its
+// token, held from From to To (when its holder stopped believing it held
+// the lock), stale from StaleFrom (-1: never).
+type TokenGrant struct {
+	Who             string
+	Token           int64
+	From, To        int64
+	StaleFrom       int64
+	StaleFromTokens int64 // the higher token granted at StaleFrom
+}
+
+// WriteOutcome is what became of a write, as the fencing chart draws it.
+type WriteOutcome int
+
+// The outcomes of a write.
+const (
+	WriteAccepted WriteOutcome = iota // acknowledged by the resource
+	WriteRefused                      // refused by the fence
+	WriteUnknown                      // sent; its outcome never learnt
+)
+
+// TokenWrite is one write: its token (HasToken false for a write with
+// none), when the resource accepted or refused it (At: the
+// acknowledgement or the refusal; for an unknown outcome, when it was
+// sent), its outcome, whether it was a stale holder's write (Stale) and
+// whether its acknowledged element was later lost (Lost). Href links it
+// to the story that tells it.
+type TokenWrite struct {
+	Who      string
+	What     string
+	Token    int64
+	HasToken bool
+	At       int64
+	Outcome  WriteOutcome
+	Stale    bool
+	Lost     bool
+	Href     string
+}
+
+// TokensInput is what a fencing chart draws, over [From, To].
+type TokensInput struct {
+	ID       string
+	Grants   []TokenGrant
+	Writes   []TokenWrite
+	From, To int64
+	// Small draws the chart shorter, for a story.
+	Small bool
+}
+
+// Tokenless reports whether no grant and no write carried a token (a
+// token is above 0): then there is nothing to draw.
+func (in TokensInput) Tokenless() bool {
+	return !slices.ContainsFunc(in.Grants, func(g TokenGrant) bool { return g.Token > 0 }) &&
+		!slices.ContainsFunc(in.Writes, func(w TokenWrite) bool { return w.HasToken && w.Token > 0 })
+}
+
+// tokensChartH and tokensSmallH are the chart's heights.
+const (
+	tokensChartH px = 230
+	tokensSmallH px = 130
+	// maxTokenWrites bounds the writes, and the grants, drawn one by one:
+	// past it, only those that matter are (a write other than a plain
+	// accepted one, a grant that went stale), so that the page stays
+	// bounded whatever the history's length.
+	maxTokenWrites = 3000
+)
+
+// highestAccepted is the step line: the running highest token among the
+// accepted writes, by the time the resource accepted them, from the first
+// one: (time, token) at each rise.
+func highestAccepted(ws []TokenWrite) [][2]int64 {
+	acc := make([]TokenWrite, 0, len(ws))
+	for _, w := range ws {
+		if w.Outcome == WriteAccepted && w.HasToken && w.Token > 0 {
+			acc = append(acc, w)
+		}
+	}
+	slices.SortStableFunc(acc, func(a, b TokenWrite) int { return cmp.Compare(a.At, b.At) })
+	var steps [][2]int64
+	var top int64
+	for _, w := range acc {
+		if w.Token > top {
+			top = w.Token
+			steps = append(steps, [2]int64{w.At, top})
+		}
+	}
+	return steps
+}
+
+// DrawTokens draws the fencing chart of in (see the top of this file).
+func DrawTokens(in TokensInput) Figure {
+	h := tokensChartH
+	if in.Small {
+		h = tokensSmallH
+	}
+	f := Figure{ID: in.ID, Class: "chart tokens", W: figW, H: h,
+		Label: "Tokens over time: each grant's token, the highest token the resource had accepted, and each write at its token"}
+	s := scale{t0: in.From, t1: max(in.To, in.From+1), x0: labelW, x1: figW - rightPad}
+	in.From, in.To = s.t0, s.t1
+	inWin := func(a, b int64) bool { return b >= in.From && a <= in.To }
+	lo, hi := int64(-1), int64(0)
+	see := func(t int64) {
+		if lo < 0 || t < lo {
+			lo = t
+		}
+		hi = max(hi, t)
+	}
+	for _, g := range in.Grants {
+		if g.Token > 0 && inWin(g.From, g.To) {
+			see(g.Token)
+		}
+	}
+	for _, w := range in.Writes {
+		if w.HasToken && w.Token > 0 && inWin(w.At, w.At) {
+			see(w.Token)
+		}
+	}
+	steps := highestAccepted(in.Writes)
+	for i, st := range steps {
+		if st[0] <= in.To && (i+1 == len(steps) || steps[i+1][0] >= in.From) {
+			see(st[1])
+		}
+	}
+	if lo < 0 {
+		lo, hi = 0, 1
+	}
+	// The y range: from just below the lowest token to just above the
+	// highest, in whole tokens.
+	plotTop, plotBot := chartTop, h-chartBot
+	span := max(hi-lo, 1)
+	pad := max(span/12, 1)
+	ymin, ymax := max(lo-pad, 0), hi+pad
+	y := func(v int64) px {
+		return plotBot - px(float64(v-ymin)/float64(ymax-ymin))*(plotBot-plotTop)
+	}
+	step := max(int64(niceStep(float64(ymax-ymin), 4)), 1)
+	for v := (ymin + step - 1) / step * step; v <= ymax; v += step {
+		f.Lines = append(f.Lines, line{X1: s.x0, Y1: y(v), X2: s.x1, Y2: y(v), Class: "grid"})
+		f.Texts = append(f.Texts, text{X: s.x0 - 6, Y: y(v) + 4, Text: fmt.Sprint(v), Class: "tick", Anchor: "end"})
+	}
+	f.Texts = append(f.Texts, text{X: 6, Y: plotTop + 8, Text: "token", Class: "lane-label"})
+	timeTicks(&f, s, h-6, plotTop, plotBot)
+	f.Lines = append(f.Lines, line{X1: s.x0, Y1: plotBot, X2: s.x1, Y2: plotBot, Class: "axis"})
+
+	// The grants.
+	barH := px(5)
+	if in.Small {
+		barH = 4
+	}
+	grants := 0
+	for _, g := range in.Grants {
+		if g.Token > 0 && inWin(g.From, g.To) {
+			grants++
+		}
+	}
+	for _, g := range in.Grants {
+		if g.Token <= 0 || !inWin(g.From, g.To) || (grants > maxTokenWrites && g.StaleFrom < 0) {
+			continue
+		}
+		cut := g.To
+		title := fmt.Sprintf("%s held token %d from %s to %s", g.Who, g.Token, Secs(g.From), Secs(g.To))
+		if g.StaleFrom >= 0 {
+			cut = g.StaleFrom
+			title += fmt.Sprintf("; stale from %s, when token %d was granted", Secs(g.StaleFrom), g.StaleFromTokens)
+		}
+		f.Rects = append(f.Rects, shape{X: s.x(g.From), Y: y(g.Token) - barH/2, W: s.width(g.From, cut, 1), H: barH, Class: "grant", Title: title})
+		if g.StaleFrom >= 0 {
+			f.Rects = append(f.Rects, shape{X: s.x(cut), Y: y(g.Token) - barH/2, W: s.width(cut, g.To, 1), H: barH, Class: "grant stale", Title: title})
+		}
+	}
+
+	// The highest accepted token, as a step line from the one in effect
+	// at From (or the first) to To. Rises within half a unit of the
+	// figure of the last one drawn are drawn as one, to the highest, so
+	// the line is bounded by the figure's width, whatever the history's
+	// length.
+	var d strings.Builder
+	top, penX := int64(-1), px(-1)
+	for _, st := range steps {
+		if st[0] <= in.From {
+			top = st[1]
+			continue
+		}
+		if st[0] > in.To {
+			break
+		}
+		// The pen is at penX, owing a rise to top there.
+		x := s.x(st[0])
+		switch {
+		case d.Len() == 0 && top >= 0:
+			d.WriteString("M" + s.x(in.From).String() + " " + y(top).String() + " H" + x.String())
+			penX = x
+		case d.Len() == 0:
+			d.WriteString("M" + x.String() + " " + y(st[1]).String())
+			penX = x
+		case x-penX >= 0.5:
+			d.WriteString(" V" + y(top).String() + " H" + x.String())
+			penX = x
+		}
+		top = st[1]
+	}
+	if d.Len() == 0 && top >= 0 {
+		d.WriteString("M" + s.x(in.From).String() + " " + y(top).String())
+	} else if d.Len() > 0 {
+		d.WriteString(" V" + y(top).String())
+	}
+	if d.Len() > 0 {
+		d.WriteString(" H" + s.x(in.To).String())
+		f.Paths = append(f.Paths, svgPath{D: d.String(), Class: "fence-line", Title: fmt.Sprintf("the highest token among the writes the resource had accepted (%d at %s)", top, Secs(in.To))})
+	}
+
+	// The writes.
+	n := 0
+	for _, w := range in.Writes {
+		if w.HasToken && w.Token > 0 && inWin(w.At, w.At) {
+			n++
+		}
+	}
+	skipped := 0
+	for _, w := range in.Writes {
+		if !w.HasToken || w.Token <= 0 || !inWin(w.At, w.At) {
+			continue
+		}
+		plain := w.Outcome == WriteAccepted && !w.Stale && !w.Lost
+		if plain && n > maxTokenWrites {
+			skipped++
+			continue
+		}
+		m := mark{X: s.x(w.At), Y: y(w.Token), R: 3.2, Href: w.Href}
+		who := fmt.Sprintf("%s's write of %s with token %d", w.Who, w.What, w.Token)
+		switch {
+		case w.Outcome == WriteAccepted && w.Stale:
+			m.Shape, m.Class = "diamond", "tw w-stale"
+			m.Title = fmt.Sprintf("%s: a stale holder's write, ACCEPTED at %s", who, Secs(w.At))
+		case w.Outcome == WriteAccepted:
+			m.Shape, m.Class = "dot", "tw w-ok"
+			m.Title = fmt.Sprintf("%s: accepted at %s", who, Secs(w.At))
+		case w.Outcome == WriteRefused:
+			m.Shape, m.Class = "cross", "tw w-fenced"
+			m.Title = fmt.Sprintf("%s: REFUSED by the fence at %s", who, Secs(w.At))
+			if w.Stale {
+				m.Class += " stale"
+			}
+		default:
+			m.Shape, m.Class = "q", "tw w-unknown"
+			m.Title = fmt.Sprintf("%s: sent at %s, outcome unknown", who, Secs(w.At))
+		}
+		f.Marks = append(f.Marks, m)
+		if w.Lost {
+			f.Marks = append(f.Marks, mark{X: m.X, Y: m.Y, R: 7, Shape: "ring", Class: "lost", Href: w.Href,
+				Title: fmt.Sprintf("%s: acknowledged, then LOST", who)})
+		}
+	}
+	if skipped > 0 || grants > maxTokenWrites {
+		f.Texts = append(f.Texts, text{X: s.x1, Y: chartTop - 3, Anchor: "end", Class: "note",
+			Text: fmt.Sprintf("%d grants and %d writes: only the stale grants and the writes that are not plainly accepted are drawn", grants, n)})
+	}
+	return f
+}
+
+// tokensData is the fencing section: the chart, or why there is none.
+type tokensData struct {
+	Fig       Figure
+	Tokenless bool
+	Grants    int
+	Small     bool
+}
+
+// TokensSection is the section "Tokens over time" of in; a run whose
+// grants carried no token says so instead of drawing zeros.
+func TokensSection(in TokensInput) Section {
+	return section{ID: "fencing-chart", Title: "Tokens over time", tmpl: "tokens-chart", data: TokensFigure(in)}
+}
+
+// TokensFigure is the fencing chart of in for a template ("tokens-chart"):
+// the figure, or, tokenless, the note that says why there is none.
+func TokensFigure(in TokensInput) tokensData {
+	d := tokensData{Grants: len(in.Grants), Small: in.Small}
+	if in.Tokenless() {
+		d.Tokenless = true
+		return d
+	}
+	d.Fig = DrawTokens(in)
+	return d
+}
+
+// TokensFromOps is the fencing chart's input from a timeline's model and
+// the marks a view found in it: each grant, and each write of an
+// operation that writes (Op.Writes). Names are the clients' workers.
+func TokensFromOps(id string, m *OpModel, marks Marks, workers int, from, to int64) TokensInput {
+	in := TokensInput{ID: id, From: from, To: to}
+	for _, o := range m.Ops {
+		who := NodeOf(o.Proc, workers)
+		if o.Acquired {
+			g := TokenGrant{Who: who, Token: o.Token, From: o.AcquiredAt, To: o.BeliefEnd(m.Last), StaleFrom: -1}
+			if o.StaleFrom >= 0 && o.StaleBy != nil {
+				g.StaleFrom, g.StaleFromTokens = o.StaleFrom, o.StaleBy.Token
+			}
+			in.Grants = append(in.Grants, g)
+		}
+		if !o.Writes {
+			continue
+		}
+		tok, has := o.TokenOf()
+		w := TokenWrite{Who: who, What: o.Label, Token: tok, HasToken: has, Href: marks.Stale[o]}
+		_, w.Lost = marks.Lost[o]
+		if href, ok := marks.Lost[o]; ok && w.Href == "" {
+			w.Href = href
+		}
+		w.Stale = marks.Stale[o] != ""
+		switch r, _ := o.Rejected(); {
+		case r:
+			w.Outcome, w.At = WriteRefused, o.RejectedAt()
+		case o.Landed():
+			w.Outcome, w.At = WriteAccepted, o.AckAt()
+		case o.WriteSentAt >= 0:
+			w.Outcome, w.At = WriteUnknown, o.WriteSentAt
+		default:
+			continue // never sent
+		}
+		if w.At < 0 {
+			continue
+		}
+		in.Writes = append(in.Writes, w)
+	}
+	return in
+}
+
+// tokensSrc is the fencing chart's template ("tokens-chart", with
+// tokensData), parsed with every page's.
+const tokensSrc = `{{define "tokens-chart"}}{{if .Tokenless}}<p class="tokenless">No grant carried a fencing token{{with .Grants}} ({{.}} grants){{end}}: there is no token to draw, and no token fence could tell a stale holder from the current one.</p>
+{{else}}{{if not .Small}}<div class="legend">
+<span><svg viewBox="0 0 28 14"><rect x="2" y="5" width="24" height="5" style="fill:var(--belief)"/></svg>a grant's token, held (acquired → releasing)</span>
+<span><svg viewBox="0 0 28 14"><rect x="2" y="5" width="24" height="5" style="fill:var(--stale)"/></svg>still held after a higher token was granted (stale)</span>
+<span><svg viewBox="0 0 28 14"><path d="M2 11H12V3H26" style="fill:none;stroke:#111;stroke-width:1.6"/></svg>highest token the resource had accepted</span>
+<span><svg viewBox="0 0 28 14"><circle cx="14" cy="7" r="3.5" style="fill:#fff;stroke:#2e7d32;stroke-width:1.6"/></svg>write accepted</span>
+<span><svg viewBox="0 0 28 14"><use href="#g-diamond" x="14" y="7" style="fill:#c62828"/></svg>stale write accepted</span>
+<span><svg viewBox="0 0 28 14"><use href="#g-cross" x="14" y="7" style="fill:none;stroke:#111;stroke-width:2.2"/></svg>write refused by the fence</span>
+<span><svg viewBox="0 0 28 14"><use href="#g-ring" x="14" y="7" style="fill:none;stroke:#c62828;stroke-width:2"/></svg>acknowledged, then lost</span>
+<span><svg viewBox="0 0 28 14"><use href="#g-q" x="14" y="7" style="fill:#fff;stroke:#ef6c00;stroke-width:1.6"/></svg>outcome unknown</span>
+</div>
+<p class="muted">A write below the line carries a lower token than one the resource had already accepted: a stale holder's. A token fence refuses it; without one, it lands.</p>
+{{end}}{{template "figure" .Fig}}{{end}}{{end}}`
+
+// tokensCSS is the fencing chart's style.
+const tokensCSS = `
+.fig .grant{fill:var(--belief);fill-opacity:.85}.fig .grant.stale{fill:var(--stale)}
+.fig .fence-line{fill:none;stroke:#111;stroke-width:1.6}
+p.tokenless{background:var(--bg);border:1px solid var(--line);padding:6px 10px;border-radius:6px}
+`

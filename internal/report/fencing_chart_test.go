@@ -1,0 +1,128 @@
+package report
+
+import (
+	"bytes"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// The fencing chart draws one mark per write with a token, each by its
+// outcome (a stale accepted write as a diamond, a refusal as a cross, a
+// lost element ringed), a bar per grant (its stale part apart), and the
+// highest accepted token as a step line that rises only with an accepted
+// write.
+func TestTokensChart(t *testing.T) {
+	in := TokensInput{ID: "tk", From: 0, To: 10e9,
+		Grants: []TokenGrant{
+			{Who: "w1", Token: 4, From: 1e9, To: 6e9, StaleFrom: 3e9, StaleFromTokens: 7},
+			{Who: "w2", Token: 7, From: 3e9, To: 5e9, StaleFrom: -1},
+		},
+		Writes: []TokenWrite{
+			{Who: "w2", What: "append 2", Token: 7, HasToken: true, At: 4e9, Outcome: WriteAccepted, Lost: true},
+			{Who: "w1", What: "append 1", Token: 4, HasToken: true, At: 6e9, Outcome: WriteAccepted, Stale: true, Href: "#lost-1"},
+			{Who: "w3", What: "append 3", Token: 9, HasToken: true, At: 8e9, Outcome: WriteRefused},
+			{Who: "w3", What: "append 4", Token: 9, HasToken: true, At: 9e9, Outcome: WriteUnknown},
+		}}
+	f := DrawTokens(in)
+	count := func(class string) int {
+		n := 0
+		for _, m := range f.Marks {
+			if strings.Contains(" "+m.Class+" ", " "+class+" ") {
+				n++
+			}
+		}
+		return n
+	}
+	if n := count("tw"); n != len(in.Writes) {
+		t.Errorf("%d write marks, want one per write (%d)", n, len(in.Writes))
+	}
+	for class, want := range map[string]int{"w-stale": 1, "w-ok": 1, "w-fenced": 1, "w-unknown": 1, "lost": 1} {
+		if n := count(class); n != want {
+			t.Errorf("%d marks of class %s, want %d", n, class, want)
+		}
+	}
+	for _, m := range f.Marks {
+		if m.Class == "tw w-stale" && (m.Shape != "diamond" || m.Href != "#lost-1") {
+			t.Errorf("the stale write is drawn as %s linking %q", m.Shape, m.Href)
+		}
+	}
+	var grants, stale int
+	for _, r := range f.Rects {
+		switch r.Class {
+		case "grant":
+			grants++
+		case "grant stale":
+			stale++
+		}
+	}
+	if grants != 2 || stale != 1 {
+		t.Errorf("%d grant bars and %d stale parts, want 2 and 1", grants, stale)
+	}
+	// The step line rises once, at the only write with the highest token
+	// accepted (the stale write's 4 is below it; the refused 9 is not
+	// accepted).
+	if got := highestAccepted(in.Writes); len(got) != 1 || got[0] != [2]int64{4e9, 7} {
+		t.Errorf("highest accepted steps %v, want one to 7 at 4s", got)
+	}
+	if len(f.Paths) != 1 || f.Paths[0].Class != "fence-line" {
+		t.Errorf("paths %+v, want the step line", f.Paths)
+	}
+}
+
+// A run whose grants carried no token gets a sentence, not a chart of
+// zeros.
+func TestTokensChartTokenless(t *testing.T) {
+	in := TokensInput{ID: "tk", To: 5e9,
+		Grants: []TokenGrant{{Who: "w1", From: 1e9, To: 2e9, StaleFrom: -1}, {Who: "w2", From: 2e9, To: 3e9, StaleFrom: -1}},
+		Writes: []TokenWrite{{Who: "w1", HasToken: true, At: 1.5e9}, {Who: "w2", At: 2.5e9}}}
+	if !in.Tokenless() {
+		t.Fatal("grants without tokens are not tokenless")
+	}
+	var buf bytes.Buffer
+	if err := tmpl.ExecuteTemplate(&buf, "tokens-chart", TokensFigure(in)); err != nil {
+		t.Fatal(err)
+	}
+	page := buf.String()
+	if !strings.Contains(page, "No grant carried a fencing token (2 grants)") || strings.Contains(page, "<svg") {
+		t.Errorf("tokenless section:\n%s", page)
+	}
+	in.Grants[0].Token = 3
+	if in.Tokenless() {
+		t.Error("a grant with token 3 is tokenless")
+	}
+}
+
+// Past maxTokenWrites, only the stale grants and the writes that are not
+// plainly accepted are drawn: a long history's chart stays bounded.
+func TestTokensChartBounded(t *testing.T) {
+	in := TokensInput{ID: "tk", To: 1e12}
+	for i := range int64(3 * maxTokenWrites) {
+		in.Grants = append(in.Grants, TokenGrant{Who: "w1", Token: i + 1, From: i * 1e8, To: i*1e8 + 5e7, StaleFrom: -1})
+		in.Writes = append(in.Writes, TokenWrite{Who: "w1", Token: i + 1, HasToken: true, At: i*1e8 + 4e7})
+	}
+	in.Grants[10].StaleFrom, in.Grants[10].StaleFromTokens = 10*1e8+1e7, 12
+	in.Writes[10].Stale, in.Writes[10].Token = true, 11
+	f := DrawTokens(in)
+	if len(f.Rects) != 2 || len(f.Marks) != 1 || f.Marks[0].Class != "tw w-stale" {
+		t.Errorf("%d grant bars and %d marks, want the stale grant's 2 and the stale write", len(f.Rects), len(f.Marks))
+	}
+	// 9000 rises on a plot about 1000 wide: at most one every half unit,
+	// up to the last token.
+	if len(f.Paths) != 1 || strings.Count(f.Paths[0].D, "V") > 2*int(figW) {
+		t.Fatalf("the step line has %d rises for 9000 steps", strings.Count(f.Paths[0].D, "V"))
+	}
+	// It ends at the highest token: its last rise is the highest of all.
+	var ys []float64
+	for _, part := range strings.Split(f.Paths[0].D, "V")[1:] {
+		v, err := strconv.ParseFloat(strings.Fields(part)[0], 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ys = append(ys, v)
+	}
+	if ys[len(ys)-1] != slices.Min(ys) {
+		t.Errorf("the step line ends at y %v, below its highest rise %v", ys[len(ys)-1], slices.Min(ys))
+	}
+}

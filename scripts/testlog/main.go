@@ -1,0 +1,127 @@
+// Command testlog reads `go test -json` on its standard input and prints
+// what a plain `go test` prints (each package's ok or FAIL line, and the
+// whole output of every test that failed, of a package that failed outside
+// its tests, and of a panic), then the slowest tests, so that a CI log
+// shows failures in full and where the time went. It exits 1 when any
+// package failed, 0 otherwise.
+//
+//	go test -json ./... | go run ./scripts/testlog -slowest 25
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+)
+
+// event is one line of `go test -json` (cmd/test2json).
+type event struct {
+	Action  string
+	Package string
+	Test    string
+	Elapsed float64
+	Output  string
+}
+
+// timing is one test's time.
+type timing struct {
+	name    string
+	elapsed float64
+}
+
+func main() {
+	slowest := flag.Int("slowest", 25, "how many of the slowest tests to list (0: none)")
+	quiet := flag.Bool("quiet", false, "print only the slowest tests (of streams a run has printed already)")
+	flag.Parse()
+	w := io.Writer(os.Stdout)
+	if *quiet {
+		w = &onlySlowest{w: os.Stdout}
+	}
+	failed, err := filter(os.Stdin, w, *slowest)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "testlog:", err)
+		os.Exit(2)
+	}
+	if failed {
+		os.Exit(1)
+	}
+}
+
+// filter copies a plain go test's output of events from r to w and reports
+// whether any package failed.
+func filter(r io.Reader, w io.Writer, slowest int) (bool, error) {
+	out := map[string]*strings.Builder{} // package or package/test -> its output so far
+	var times []timing
+	failed := false
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for sc.Scan() {
+		var e event
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			fmt.Fprintln(w, sc.Text()) // not an event: the go command's own words (a build error)
+			continue
+		}
+		key := e.Package + "\x00" + e.Test
+		switch e.Action {
+		case "output":
+			b := out[key]
+			if b == nil {
+				b = &strings.Builder{}
+				out[key] = b
+			}
+			b.WriteString(e.Output)
+		case "build-output": // the compiler's words (go 1.24's -json)
+			fmt.Fprint(w, e.Output)
+		case "pass", "skip":
+			if e.Test == "" {
+				fmt.Fprintf(w, "ok  \t%s\t%.1fs\n", e.Package, e.Elapsed)
+			} else if e.Action == "pass" && !strings.Contains(e.Test, "/") {
+				times = append(times, timing{e.Package + " " + e.Test, e.Elapsed})
+			}
+			delete(out, key)
+		case "fail":
+			if e.Test == "" {
+				failed = true
+				if b := out[key]; b != nil {
+					fmt.Fprint(w, b.String()) // a package's own output: a panic, a timeout, a build failure
+				}
+				fmt.Fprintf(w, "FAIL\t%s\t%.1fs\n", e.Package, e.Elapsed)
+			} else if b := out[key]; b != nil {
+				fmt.Fprint(w, b.String())
+			}
+			delete(out, key)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return failed, err
+	}
+	if slowest > 0 && len(times) > 0 {
+		sort.Slice(times, func(i, j int) bool { return times[i].elapsed > times[j].elapsed })
+		if q, ok := w.(*onlySlowest); ok {
+			q.on = true
+		}
+		fmt.Fprintf(w, "the %d slowest tests:\n", min(slowest, len(times)))
+		for _, t := range times[:min(slowest, len(times))] {
+			fmt.Fprintf(w, "  %7.1fs  %s\n", t.elapsed, t.name)
+		}
+	}
+	return failed, nil
+}
+
+// onlySlowest writes nothing until the slowest tests' list begins.
+type onlySlowest struct {
+	w  io.Writer
+	on bool
+}
+
+func (o *onlySlowest) Write(p []byte) (int, error) {
+	if !o.on {
+		return len(p), nil
+	}
+	return o.w.Write(p)
+}

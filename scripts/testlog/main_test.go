@@ -1,0 +1,49 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// A failing test's whole output is printed, a passing one's is not; each
+// package gets its ok or FAIL line; the slowest top-level tests are listed;
+// a line that is no event (a build error) passes through.
+func TestFilter(t *testing.T) {
+	in := strings.Join([]string{
+		`{"Action":"run","Package":"p","Test":"TestA"}`,
+		`{"Action":"output","Package":"p","Test":"TestA","Output":"=== RUN   TestA\n"}`,
+		`{"Action":"output","Package":"p","Test":"TestA","Output":"    a_test.go:9: quiet\n"}`,
+		`{"Action":"pass","Package":"p","Test":"TestA","Elapsed":3.5}`,
+		`{"Action":"output","Package":"p","Test":"TestB/sub","Output":"    b_test.go:7: the write took forever\n"}`,
+		`{"Action":"fail","Package":"p","Test":"TestB/sub","Elapsed":1}`,
+		`{"Action":"fail","Package":"p","Test":"TestB","Elapsed":9.25}`,
+		`{"Action":"output","Package":"p","Output":"FAIL\n"}`,
+		`{"Action":"fail","Package":"p","Elapsed":12}`,
+		`{"Action":"pass","Package":"q","Test":"TestC","Elapsed":0.5}`,
+		`{"Action":"pass","Package":"q","Elapsed":1}`,
+		`# r: undefined: x`,
+		`{"ImportPath":"s","Action":"build-output","Output":"s/a.go:3:1: syntax error\n"}`,
+	}, "\n")
+	var out strings.Builder
+	failed, err := filter(strings.NewReader(in), &out, 5)
+	if err != nil || !failed {
+		t.Fatalf("failed %v, err %v", failed, err)
+	}
+	got := out.String()
+	for _, want := range []string{"the write took forever", "FAIL\tp\t12.0s", "ok  \tq\t1.0s", "# r: undefined: x", "s/a.go:3:1: syntax error", "      3.5s  p TestA\n      0.5s  q TestC"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("missing %q in:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "quiet") {
+		t.Errorf("a passing test's output printed:\n%s", got)
+	}
+	if failed, _ := filter(strings.NewReader(`{"Action":"pass","Package":"q","Elapsed":1}`), &out, 0); failed {
+		t.Error("a passing package reported as failed")
+	}
+	var quiet strings.Builder
+	filter(strings.NewReader(in), &onlySlowest{w: &quiet}, 1)
+	if quiet.String() != "the 1 slowest tests:\n      3.5s  p TestA\n" {
+		t.Errorf("quiet output %q", quiet.String())
+	}
+}
