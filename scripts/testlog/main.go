@@ -57,6 +57,7 @@ func main() {
 func filter(r io.Reader, w io.Writer, slowest int) (bool, error) {
 	out := map[string]*strings.Builder{} // package or package/test -> its output so far
 	var times []timing
+	var fails []failure
 	failed := false
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
@@ -93,6 +94,9 @@ func filter(r io.Reader, w io.Writer, slowest int) (bool, error) {
 				fmt.Fprintf(w, "FAIL\t%s\t%.1fs\n", e.Package, e.Elapsed)
 			} else if b := out[key]; b != nil {
 				fmt.Fprint(w, b.String())
+				fails = append(fails, failure{e.Package + " " + e.Test, e.Elapsed, reasons(b.String())})
+			} else if !hasSub(fails, e.Package+" "+e.Test) {
+				fails = append(fails, failure{e.Package + " " + e.Test, e.Elapsed, nil})
 			}
 			delete(out, key)
 		}
@@ -110,10 +114,73 @@ func filter(r io.Reader, w io.Writer, slowest int) (bool, error) {
 			fmt.Fprintf(w, "  %7.1fs  %s\n", t.elapsed, t.name)
 		}
 	}
+	if len(fails) > 0 {
+		// Last, so that a CI log cut in its middle still ends with what
+		// failed and why (each test's own error lines, not its logs).
+		if q, ok := w.(*onlySlowest); ok {
+			q.on = true
+		}
+		fmt.Fprintf(w, "%d tests failed:\n", len(fails))
+		for _, f := range fails {
+			fmt.Fprintf(w, "  --- FAIL %s (%.1fs)\n", f.name, f.elapsed)
+			for _, l := range f.reasons {
+				fmt.Fprintf(w, "        %s\n", l)
+			}
+		}
+	}
 	return failed, nil
 }
 
-// onlySlowest writes nothing until the slowest tests' list begins.
+// failure is a test that failed, with the lines of its output that say why.
+type failure struct {
+	name    string
+	elapsed float64
+	reasons []string
+}
+
+// hasSub reports whether one of fails is a subtest of name (a parent
+// whose subtests failed says nothing more of its own).
+func hasSub(fails []failure, name string) bool {
+	for _, f := range fails {
+		if strings.HasPrefix(f.name, name+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// maxReasons and maxReasonLen bound what the closing list repeats of a
+// failed test's output: its first error lines, each cut.
+const (
+	maxReasons   = 6
+	maxReasonLen = 300
+)
+
+// reasons picks a failed test's last lines that testing printed for it
+// (file_test.go:N: ..., which t.Error, t.Fatal and t.Log all print; a
+// Fatal's is the last) and any panic's first line: at most maxReasons, each
+// at most maxReasonLen bytes, in order.
+func reasons(out string) []string {
+	var rs []string
+	for _, l := range strings.Split(out, "\n") {
+		t := strings.TrimSpace(l)
+		i := strings.Index(t, "_test.go:")
+		if !strings.HasPrefix(t, "panic:") && (i < 0 || strings.ContainsAny(t[:i], " \t")) {
+			continue
+		}
+		if len(t) > maxReasonLen {
+			t = t[:maxReasonLen] + "..."
+		}
+		rs = append(rs, t)
+	}
+	if len(rs) > maxReasons {
+		rs = rs[len(rs)-maxReasons:]
+	}
+	return rs
+}
+
+// onlySlowest writes nothing until the slowest tests' list (or the failed
+// tests' list) begins.
 type onlySlowest struct {
 	w  io.Writer
 	on bool

@@ -43,7 +43,9 @@ func TestFilter(t *testing.T) {
 	}
 	var quiet strings.Builder
 	filter(strings.NewReader(in), &onlySlowest{w: &quiet}, 1)
-	if quiet.String() != "the 1 slowest tests:\n      3.5s  p TestA\n" {
+	want := "the 1 slowest tests:\n      3.5s  p TestA\n" +
+		"1 tests failed:\n  --- FAIL p TestB/sub (1.0s)\n        b_test.go:7: the write took forever\n"
+	if quiet.String() != want {
 		t.Errorf("quiet output %q", quiet.String())
 	}
 }
