@@ -60,6 +60,41 @@ seed: 3
 	}
 }
 
+// run -f with a schedule on real etcd: the run replays the file's one step
+// (a pause of the holder, held 3 s) and draws no fault of its own, and
+// test.json says whose schedule it replayed, as a rerun's does.
+func TestRunFileScheduleOnEtcd(t *testing.T) {
+	requireDocker(t)
+	t.Parallel()
+	file := writeFile(t, "experiment.yaml", `target: etcd
+fencing: none
+nemesis: pause-holder,kill
+concurrency: 2
+time_limit: 12s
+seed: 5
+schedule:
+  - {fault: pause-holder, after: 1s, hold: 3s, role: holder, nodes: [w1]}
+`)
+	res := t.TempDir()
+	r := runCLI(t, nil, "run", "-f", file, "--results", res, "--quiet")
+	if r.code != exitValid && r.code != exitInvalid && r.code != exitUnknown {
+		t.Fatalf("exit %d: %s\n%s", r.code, r.stdout, lastLines(r.stderr, 10))
+	}
+	dir := filepath.Join(res, store.Latest)
+	got := readResults(t, dir)
+	if len(got.Faults) != 1 {
+		t.Fatalf("%d faults: %+v; want the schedule's one", len(got.Faults), got.Faults)
+	}
+	f := got.Faults[0]
+	if f.Fault != "pause-holder" || f.Hold.D() != 3*time.Second || f.Replay != "step 1 of 1" {
+		t.Errorf("fault %s held %s, replay %q; want pause-holder held 3s, step 1 of 1", f.Fault, f.Hold, f.Replay)
+	}
+	test := readTest(t, dir)
+	if test.Rerun == nil || test.Rerun.Of != file || test.Rerun.Schedule != "replayed" || len(test.Rerun.Faults) != 1 {
+		t.Errorf("test.json rerun %+v; want the replay of %s's one step", test.Rerun, file)
+	}
+}
+
 // matrix -f on real etcd: a two-cell matrix (fencing none and token) from a
 // file, each cell run with the file's knobs.
 func TestMatrixFileOnEtcd(t *testing.T) {

@@ -66,6 +66,23 @@ func TestRunFileConfig(t *testing.T) {
 	}
 }
 
+// run -f with a schedule replays it: the run's Replay holds the file's
+// steps; without one, faults are drawn (no Replay).
+func TestRunFileSchedule(t *testing.T) {
+	file := writeFile(t, "x.yaml", "target: etcd\nnemesis: pause-holder,kill:leader\nschedule:\n  - {fault: kill:leader, after: 2s, hold: 1s, role: leader}\n  - {fault: pause-holder, after: 500ms, role: holder}\n")
+	cfg, _, _, err := runConfig([]string{"-f", file}, os.Stderr, os.Stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Replay == nil || cfg.Replay.Of != file || len(cfg.Replay.Steps) != 2 || cfg.Replay.Steps[0].Fault != "kill:leader" || cfg.Replay.Steps[1].After != 500*time.Millisecond {
+		t.Fatalf("replay %+v; want the file's two steps", cfg.Replay)
+	}
+	cfg, _, _, err = runConfig([]string{"-f", filepath.Join(examples, "etcd-pause-holder.yaml")}, os.Stderr, os.Stderr)
+	if err != nil || cfg.Replay != nil {
+		t.Errorf("a file without a schedule: replay %+v, %v; want none", cfg.Replay, err)
+	}
+}
+
 // A bad file exits 254 at once, naming the file, the line and the field;
 // an impossible combination of knobs names the lines of the fields.
 func TestExperimentFileRefusals(t *testing.T) {
@@ -82,6 +99,9 @@ func TestExperimentFileRefusals(t *testing.T) {
 		{"an impossible combination", "run", "target: etcd\nworkload: register\nside_writer: true\n", nil, "line 3 (side_writer): bad configuration: --side-writer: the register workload has no side writer"},
 		{"out of the target's bounds", "run", "target: zookeeper\nttl: 30s\n", nil, "line 2 (ttl): bad configuration: zookeeper session timeouts are between 2 and 20 ticks"},
 		{"a flag's bad value over a good file", "run", "ttl: 2s\n", []string{"--ttl", "30s", "--target", "zookeeper"}, "between 2 and 20 ticks"},
+		{"a step of no fault", "run", "target: etcd\nnemesis: pause-holder\nschedule:\n  - {fault: pause-everything, after: 1s}\n", nil, `:4: schedule: step 1: `},
+		{"a step not of the nemesis", "run", "target: etcd\nnemesis: pause-holder\nschedule:\n  - {fault: pause-holder, after: 1s}\n  - {fault: kill, after: 1s}\n", nil, ":5: schedule: step 2: kill is not one of the run's nemesis (pause-holder)"},
+		{"matrix: a schedule", "matrix", "target: [etcd]\nschedule: []\n", nil, ":2: schedule: a schedule replays one run's faults"},
 		{"matrix: an axis list of a knob that is not an axis", "matrix", "target: [etcd]\nfencing: [token]\nrpc_timeout: [1s, 2s]\n", nil, ":3: rpc_timeout: not an axis"},
 		{"matrix: the cells' name", "matrix", "name: nightly\n", nil, ":1: name: not a matrix's"},
 		{"matrix: a stored run's record", "matrix", "run_id: abc\n", nil, ":1: run_id: what a stored run recorded"},
@@ -108,8 +128,8 @@ func TestExperimentFileRefusals(t *testing.T) {
 }
 
 // Every field of the matrix schema is a flag of matrix, and every field
-// of the run schema a flag of run: the schemas name what the commands
-// take.
+// of the run schema a flag of run, or the schedule a run replays: the
+// schemas name what the commands take.
 func TestSchemasNameFlags(t *testing.T) {
 	for kind, cmd := range map[experiment.Kind]string{experiment.Run: "run", experiment.Matrix: "matrix"} {
 		var sch struct{ Properties map[string]any }
@@ -132,7 +152,7 @@ func TestSchemasNameFlags(t *testing.T) {
 			}
 		}
 		for p := range sch.Properties {
-			if _, knob := experiment.KnobOf(p); !knob && !recorded[p] {
+			if _, knob := experiment.KnobOf(p); !knob && !recorded[p] && (p != experiment.ScheduleKey || cmd != "run") {
 				t.Errorf("%s's schema has %s: no knob", cmd, p)
 			}
 		}

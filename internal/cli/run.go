@@ -10,12 +10,14 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/fencecheck/fencecheck/internal/checkers"
 	"github.com/fencecheck/fencecheck/internal/clientproto"
+	"github.com/fencecheck/fencecheck/internal/experiment"
 	"github.com/fencecheck/fencecheck/internal/harness"
 	"github.com/fencecheck/fencecheck/internal/matrix"
 	"github.com/fencecheck/fencecheck/internal/nemesis"
@@ -90,7 +92,32 @@ func runConfig(args []string, flagOut, stderr io.Writer) (harness.Config, bool, 
 		o.sp.Seed = rand.Uint64()%1_000_000 + 1
 	}
 	cfg, err := configOf(o.sp, stderr)
+	if err == nil && ef != nil && ef.Schedule != nil {
+		err = replayFile(&cfg, ef)
+	}
 	return cfg, *o.quiet, nil, ef.Locate(err)
+}
+
+// replayFile makes the run replay the experiment file's schedule, as a
+// rerun replays a stored run's: each step's fault must be one of the run's
+// --nemesis (which its checks of what the run can have covered), else exit
+// 254 naming the step's line.
+func replayFile(cfg *harness.Config, ef *experiment.File) error {
+	var names []string
+	for _, f := range cfg.Faults {
+		names = append(names, f.Name())
+	}
+	for i, st := range ef.Schedule {
+		fs, err := nemesis.Parse(st.Fault)
+		switch {
+		case err != nil:
+			return fmt.Errorf("%w: %w", errUsage, ef.Errorf(ef.StepLines[i], experiment.ScheduleKey, "step %d: %v", i+1, err))
+		case len(fs) != 1 || !slices.Contains(names, fs[0].Name()):
+			return fmt.Errorf("%w: %w", errUsage, ef.Errorf(ef.StepLines[i], experiment.ScheduleKey, "step %d: %s is not one of the run's nemesis (%s): the run checks and draws from those", i+1, st.Fault, cfg.Nemesis))
+		}
+	}
+	cfg.Replay = &harness.Replay{Of: ef.Name, Steps: ef.Schedule}
+	return nil
 }
 
 // how is a run's resources and fencing in words ("fencing token",

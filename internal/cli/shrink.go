@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 	"github.com/fencecheck/fencecheck/internal/experiment"
 	"github.com/fencecheck/fencecheck/internal/harness"
 	"github.com/fencecheck/fencecheck/internal/history"
+	"github.com/fencecheck/fencecheck/internal/nemesis"
 	"github.com/fencecheck/fencecheck/internal/rerun"
 	"github.com/fencecheck/fencecheck/internal/shrink"
 	"github.com/fencecheck/fencecheck/internal/spec"
@@ -44,8 +46,8 @@ func cmdShrink(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 		"a checker the stored run failed, with the same verdict, in K of N runs (--confirm). The\n"+
 		"budget bounds the runs; Ctrl-C ends the search and keeps the best found so far.\n\n"+
 		"Output (--out): run/ (a copy of the smallest failing run: fencecheck rerun OUT/run replays\n"+
-		"its schedule), experiment.json (its configuration as a run file for run -f, faults drawn anew\n"+
-		"from the seed), repro.md (a bug report draft) and shrink.json (every candidate and its runs).\n\n"+
+		"its schedule), experiment.json (its configuration and schedule as a run file: run -f replays\n"+
+		"the schedule too), repro.md (a bug report draft) and shrink.json (every candidate and its runs).\n\n"+
 		"Exit 1 when a smaller failing run was confirmed, 2 when none was (the output then holds the\n"+
 		"stored run), 254 for a run that did not fail (a valid one: nothing to shrink), or that cannot be\n"+
 		"re-run, 255 when the harness failed.\n\n"+
@@ -305,11 +307,10 @@ func writeShrunk(out string, rule shrink.Confirm, stored storedRun, start shrink
 	exp := test.Spec
 	exp.Results = ""
 	exp.TakeAttach(spec.Spec{}) // never a file's: the command line's
-	b, err := json.MarshalIndent(exp, "", "  ")
+	b, err := withSchedule(exp, found.Best.Steps)
 	if err != nil {
 		return err
 	}
-	b = append(b, '\n')
 	if _, err := experiment.Parse(b, shrunkExperiment, experiment.Run); err != nil {
 		return fmt.Errorf("shrink: the experiment file does not read back: %w", err)
 	}
@@ -369,7 +370,7 @@ func repro(dir, out string, test store.TestInfo, rule shrink.Confirm, stored sto
 	for i, s := range found.Best.Steps {
 		fmt.Fprintf(&b, "%d. %s\n", i+1, s)
 	}
-	fmt.Fprintf(&b, "\nThe configuration alone, with faults drawn anew from the seed: `fencecheck run -f %s`.\n\n",
+	fmt.Fprintf(&b, "\nThe same as an experiment file, its configuration with this schedule (`schedule`), to keep or share without the run: `fencecheck run -f %s`.\n\n",
 		rerun.Quote(filepath.Join(out, shrunkExperiment)))
 	fmt.Fprintf(&b, "Shrunk from %s (%s) to %s.\n\n", stored.dir, start, found.Best)
 	b.WriteString("## What happened\n\n")
@@ -387,6 +388,34 @@ func repro(dir, out string, test store.TestInfo, rule shrink.Confirm, stored sto
 	fmt.Fprintf(&b, "The same run with `--fencing token` (`fencecheck run -f %s --fencing token`) should be valid, with the stale writes counted as fence rejections.\n",
 		rerun.Quote(filepath.Join(out, shrunkExperiment)))
 	return b.String()
+}
+
+// withSchedule is the experiment file of the run exp with its schedule
+// steps: the Spec's fields, then "schedule" (experiment.ScheduleKey), so
+// that run -f replays the steps as rerun does. Indented, newline-ended.
+func withSchedule(exp spec.Spec, steps []nemesis.Step) ([]byte, error) {
+	b, err := json.Marshal(exp)
+	if err != nil {
+		return nil, err
+	}
+	if steps == nil {
+		steps = []nemesis.Step{} // no fault left: replay none, not draw
+	}
+	sb, err := json.Marshal(steps)
+	if err != nil {
+		return nil, err
+	}
+	b = bytes.TrimSuffix(bytes.TrimSpace(b), []byte("}"))
+	if len(bytes.TrimSpace(b)) > 1 {
+		b = append(b, ',')
+	}
+	b = append(append(append(b, `"`+experiment.ScheduleKey+`":`...), sb...), '}')
+	var out bytes.Buffer
+	if err := json.Indent(&out, b, "", "  "); err != nil {
+		return nil, err
+	}
+	out.WriteByte('\n')
+	return out.Bytes(), nil
 }
 
 // readResultOf is the workload result of the run in dir (nil when it

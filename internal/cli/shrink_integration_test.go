@@ -114,6 +114,15 @@ func TestShrinkPauseHolder(t *testing.T) {
 	if err := json.Unmarshal(b, &e); err != nil || e.Concurrency != test.Concurrency || e.TimeLimit != test.TimeLimit.String() || e.Fencing != "none" {
 		t.Errorf("experiment.json %s (%v): want the shrunk run's knobs", b, err)
 	}
+	// Its schedule is the shrunk run's: run -f replays what rerun does.
+	if len(f.Schedule) != len(test.Rerun.Faults) {
+		t.Errorf("experiment.json's schedule %v; want the shrunk run's %q", f.Schedule, test.Rerun.Faults)
+	}
+	for i := range min(len(f.Schedule), len(test.Rerun.Faults)) {
+		if f.Schedule[i].String() != test.Rerun.Faults[i] {
+			t.Errorf("experiment.json's step %d %q; the shrunk run replayed %q", i+1, f.Schedule[i], test.Rerun.Faults[i])
+		}
+	}
 	md, err := os.ReadFile(filepath.Join(out, "repro.md"))
 	if err != nil {
 		t.Fatal(err)

@@ -27,6 +27,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/fencecheck/fencecheck/internal/history"
 	"github.com/fencecheck/fencecheck/internal/rerun"
 	"github.com/fencecheck/fencecheck/internal/spec"
 	"github.com/fencecheck/fencecheck/internal/store"
@@ -78,7 +79,20 @@ type File struct {
 	// test.json, Test as store decodes it.
 	Stored bool
 	Test   store.TestInfo
+	// Schedule, if not nil, is the file's "schedule": the faults a run
+	// replays, in order, instead of drawing them (as rerun replays a
+	// stored run's); empty, none. StepLines are the line of each step.
+	Schedule  []history.FaultStep
+	StepLines []int
 }
+
+// ScheduleKey is the field of a run file that lists a fault schedule to
+// replay (shrink writes one): not a knob, and a run file's only.
+const ScheduleKey = "schedule"
+
+// MaxSteps bounds a schedule: a run injects one fault at a time, each
+// held and healed, so a few hundred fill an hour.
+const MaxSteps = 10_000
 
 // Read reads and checks the file at path.
 func Read(path string, kind Kind) (*File, error) {
@@ -144,6 +158,9 @@ func Parse(b []byte, name string, kind Kind) (*File, error) {
 
 // field checks one key and its value, and records it.
 func (f *File) field(key, val *yaml.Node, matrix bool) error {
+	if key.Value == ScheduleKey {
+		return f.schedule(key, val, matrix)
+	}
 	k, isKnob := KnobOf(key.Value)
 	recorded := recordedKeys[key.Value]
 	switch {
@@ -196,6 +213,38 @@ func (f *File) field(key, val *yaml.Node, matrix bool) error {
 		values = append(values, v)
 	}
 	f.add(key, k, values, list)
+	return nil
+}
+
+// schedule reads the "schedule" field: a list of steps (history.FaultStep's
+// JSON form), each checked, the error naming its line.
+func (f *File) schedule(key, val *yaml.Node, matrix bool) error {
+	switch {
+	case matrix:
+		return f.Errorf(key.Line, key.Value, "a schedule replays one run's faults (run -f); a matrix draws each cell's")
+	case val.Tag == "!!null":
+		return nil
+	case val.Kind != yaml.SequenceNode:
+		return f.Errorf(key.Line, key.Value, "want a list of steps ({fault, after, hold, role, nodes}), not %s", kindWords(val))
+	case len(val.Content) > MaxSteps:
+		return f.Errorf(key.Line, key.Value, "%d steps: a schedule holds at most %d", len(val.Content), MaxSteps)
+	}
+	f.Schedule, f.StepLines = []history.FaultStep{}, []int{}
+	for i, n := range val.Content {
+		if n.Kind != yaml.MappingNode {
+			return f.Errorf(n.Line, key.Value, "step %d: want a mapping ({fault, after, hold, role, nodes}), not %s", i+1, kindWords(n))
+		}
+		var st history.FaultStep
+		b, err := json.Marshal(toAny(n))
+		if err == nil {
+			err = json.Unmarshal(b, &st)
+		}
+		if err != nil {
+			return f.Errorf(n.Line, key.Value, "step %d: %v", i+1, err)
+		}
+		f.Schedule = append(f.Schedule, st)
+		f.StepLines = append(f.StepLines, n.Line)
+	}
 	return nil
 }
 

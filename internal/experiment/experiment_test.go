@@ -11,12 +11,44 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fencecheck/fencecheck/internal/history"
 	"github.com/fencecheck/fencecheck/internal/rerun"
 	"github.com/fencecheck/fencecheck/internal/spec"
 	"github.com/fencecheck/fencecheck/internal/store"
 )
 
 func none(string) bool { return false }
+
+// A run file's schedule reads into steps, each with its line; written back
+// as JSON, it reads the same.
+func TestSchedule(t *testing.T) {
+	file := "target: etcd\nnemesis: pause-holder,kill\nschedule:\n  - fault: pause-holder\n    after: 3.2s\n    hold: 5.583s\n    role: holder\n    nodes: [w1]\n  - {fault: kill, after: 500ms, nodes: [n2]}\n"
+	f, err := Parse([]byte(file), "x.yaml", Run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []history.FaultStep{
+		{Fault: "pause-holder", After: 3200 * time.Millisecond, Hold: 5583 * time.Millisecond, Role: "holder", Nodes: []string{"w1"}},
+		{Fault: "kill", After: 500 * time.Millisecond, Nodes: []string{"n2"}},
+	}
+	if !reflect.DeepEqual(f.Schedule, want) || !reflect.DeepEqual(f.StepLines, []int{4, 9}) {
+		t.Fatalf("schedule %+v lines %v; want %+v lines [4 9]", f.Schedule, f.StepLines, want)
+	}
+	b, err := json.Marshal(map[string]any{"target": "etcd", ScheduleKey: want})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := Parse(b, "x.json", Run)
+	if err != nil || !reflect.DeepEqual(g.Schedule, want) {
+		t.Fatalf("%s read back as %+v, %v", b, g, err)
+	}
+	if f, err := Parse([]byte("target: etcd\nschedule: []\n"), "x.yaml", Run); err != nil || f.Schedule == nil || len(f.Schedule) != 0 {
+		t.Errorf("an empty schedule: %+v, %v; want an empty, non-nil schedule (replay no fault)", f, err)
+	}
+	if f, err := Parse([]byte("target: etcd\n"), "x.yaml", Run); err != nil || f.Schedule != nil {
+		t.Errorf("no schedule: %+v, %v; want nil (faults drawn)", f, err)
+	}
+}
 
 // A bad file is refused naming the file, the line and the field, and the
 // error is ErrFile (exit 254).
@@ -52,6 +84,15 @@ func TestRefusals(t *testing.T) {
 		{"an image as a string", Run, "image: foo\n", "x.yaml:1: image: \"foo\" is not a value of --image: want a mapping of KIND: IMAGE"},
 		{"an image of an unknown kind", Run, "image:\n  worker: foo\n", "x.yaml:2: image: a mapping is not a value of --image: no image kind \"worker\""},
 		{"JSON, wrong type", Run, "{\n  \"target\": \"etcd\",\n  \"ttl\": 2,\n  \"seed\": 1\n}\n", "x.yaml:3: ttl: 2 is not a value of --ttl"},
+		{"a schedule in a matrix file", Matrix, "target: etcd\nschedule: []\n", "x.yaml:2: schedule: a schedule replays one run's faults"},
+		{"a schedule not a list", Run, "schedule: pause-holder\n", "x.yaml:1: schedule: want a list of steps"},
+		{"a step not a mapping", Run, "schedule:\n  - pause-holder\n", "x.yaml:2: schedule: step 1: want a mapping"},
+		{"a step without its fault", Run, "schedule:\n  - {fault: kill, after: 1s}\n  - {after: 2s}\n", "x.yaml:3: schedule: step 2: a step names its fault"},
+		{"a step without after", Run, "schedule:\n  - {fault: kill}\n", `x.yaml:2: schedule: step 1: step kill: "after"`},
+		{"a step with a bad duration", Run, "schedule:\n  - {fault: kill, after: 1s, hold: soon}\n", `x.yaml:2: schedule: step 1: a step is {fault, after, hold, role, nodes}: history: "soon" is not a duration`},
+		{"a step with a negative hold", Run, "schedule:\n  - {fault: kill, after: 1s, hold: -2s}\n", "x.yaml:2: schedule: step 1: step kill: a negative duration"},
+		{"a step with an unknown role", Run, "schedule:\n  - {fault: kill, after: 1s, role: boss}\n", `step 1: step kill: role "boss"`},
+		{"a step with an unknown field", Run, "schedule:\n  - {fault: kill, after: 1s, at: 3s}\n", `step 1: a step is {fault, after, hold, role, nodes}: json: unknown field "at"`},
 		{"JSON, unknown key", Run, "{\n  \"target\": \"etcd\",\n\n  \"tll\": \"2s\"\n}\n", "x.yaml:4: tll: unknown field"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -41,6 +41,7 @@ func Schema(kind Kind) []byte {
 		title = "fencecheck matrix -f: a matrix file"
 		desc = "A matrix of fencecheck runs: each field a knob of `fencecheck matrix`, under its test.json key; a knob a matrix varies may be a list, a cell each. Flags given on the command line override the file. See docs/experiments.md."
 	} else {
+		props[ScheduleKey] = scheduleSchema()
 		for _, key := range RecordedKeys() {
 			if _, knob := props[key]; knob {
 				// audit_log: test.json records the audit log's resource.
@@ -67,6 +68,28 @@ func Schema(kind Kind) []byte {
 		panic(err) // maps of strings and numbers
 	}
 	return append(b, '\n')
+}
+
+// scheduleSchema is a run file's schedule: a list of history.FaultStep.
+func scheduleSchema() map[string]any {
+	dur := map[string]any{"type": "string", "pattern": durationPattern}
+	return map[string]any{
+		"description": "the faults the run replays, in order, instead of drawing them from --nemesis (fencecheck shrink writes one; rerun replays a stored run's): each waits `after` from the previous fault's heal (the first from the start), then holds `hold` (drawn when absent); a role aims it at the lock holder or the leader of the moment. Every fault must be one of the file's nemesis. An empty list: no fault.",
+		"type":        "array",
+		"maxItems":    MaxSteps,
+		"items": map[string]any{
+			"type":                 "object",
+			"additionalProperties": false,
+			"required":             []any{"fault", "after"},
+			"properties": map[string]any{
+				"fault": map[string]any{"type": "string", "minLength": 1, "description": "a fault of --nemesis, with its scope (pause-holder, kill:leader)"},
+				"after": dur,
+				"hold":  dur,
+				"role":  map[string]any{"enum": []any{"holder", "leader"}, "description": "aimed at the holder's failpoint or the leader of the moment, not at nodes"},
+				"nodes": map[string]any{"type": "array", "items": map[string]any{"type": "string"}, "description": "the nodes it hit when recorded (for a role: who held it then)"},
+			},
+		},
+	}
 }
 
 // valueSchema is one value of the knob.

@@ -20,42 +20,9 @@ const (
 )
 
 // Step is one fault of a recorded schedule, as Recorded reads it from a
-// history and a replaying Schedule injects it again.
-type Step struct {
-	// Fault is the fault's name with its scope ("pause-holder",
-	// "kill:leader"), as the table parses it.
-	Fault string
-	// After is the quiet time before the fault: from the previous fault's
-	// stop (for the first, from the first event of the history: the start
-	// of the clients and of the schedule) until the fault was injected,
-	// or, for a fault aimed at the holder, until its holder reached its
-	// failpoint (its last phase before the fault began). A replay waits
-	// After, then injects: a holder fault takes the next client to reach
-	// its failpoint from then on.
-	After time.Duration
-	// Hold is how long the fault was held (its "hold" or "down"
-	// parameter); 0 when the history does not say, and the fault draws it.
-	Hold time.Duration
-	// Role is RoleHolder or RoleLeader for a fault aimed at a role, ""
-	// for one whose nodes were picked at random (or fixed: :resource).
-	Role string
-	// Nodes are the nodes the fault hit in the recorded run.
-	Nodes []string
-}
-
-// String is the step in words: "pause-holder on the holder (was w1) after
-// 3.2s, held 5.583s".
-func (s Step) String() string {
-	on := strings.Join(s.Nodes, ",")
-	if s.Role != "" {
-		on = fmt.Sprintf("the %s (was %s)", s.Role, on)
-	}
-	hold := "held as drawn"
-	if s.Hold > 0 {
-		hold = "held " + s.Hold.String()
-	}
-	return fmt.Sprintf("%s on %s after %s, %s", s.Fault, on, s.After.Round(time.Millisecond), hold)
-}
+// history and a replaying Schedule injects it again (history.FaultStep: an
+// experiment file's schedule holds it too).
+type Step = history.FaultStep
 
 // Recorded reads the schedule a history recorded: one step per fault that
 // started (nemesis start events; the stop gives the next quiet time), in
