@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/fencecheck/fencecheck/internal/history"
+	"github.com/fencecheck/fencecheck/internal/nemesis"
 	"github.com/fencecheck/fencecheck/internal/report"
 	"github.com/fencecheck/fencecheck/internal/store"
 	"github.com/fencecheck/fencecheck/internal/trends"
@@ -190,7 +191,7 @@ func publishedReport(dir, shown string, left []report.File) error {
 	if res.Result, err = w.Decode(raw); err != nil {
 		return err
 	}
-	in := report.Input{Test: test, Results: &res, Files: append(report.RunFiles(dir, nil), left...), View: views.Of(w.Name()), Dir: shown}
+	in := report.Input{Test: test, Results: &res, Files: append(report.RunFiles(dir, nil), left...), View: views.Of(w.Name()), Dir: shown, Tell: nemesis.Tell}
 	if in.Events, err = history.ReadFile(run.Path(store.HistoryFile)); err != nil {
 		in.HistoryErr = err.Error()
 	}

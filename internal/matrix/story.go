@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/fencecheck/fencecheck/internal/history"
+	"github.com/fencecheck/fencecheck/internal/nemesis"
 	"github.com/fencecheck/fencecheck/internal/report"
 	"github.com/fencecheck/fencecheck/internal/store"
 	"github.com/fencecheck/fencecheck/internal/tables"
@@ -40,5 +41,5 @@ func Lead(dir string) string {
 	if err != nil {
 		return ""
 	}
-	return report.Clip(views.Lead(w.Name(), &report.Input{Test: test, Results: &res, Events: events, Dir: run.Dir}), maxStory)
+	return report.Clip(views.Lead(w.Name(), &report.Input{Test: test, Results: &res, Events: events, Dir: run.Dir, Tell: nemesis.Tell}), maxStory)
 }

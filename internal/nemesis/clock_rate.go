@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/fencecheck/fencecheck/internal/history"
 )
 
 // ClockRate makes a clock run fast or slow, for three to five leases, then
@@ -138,4 +140,25 @@ func (f ClockRate) Inject(ctx context.Context, env Env, r *rand.Rand) (*Injectio
 			return env.RateProcessClock(ctx, node, 1)
 		},
 	}, nil
+}
+
+func (ClockRate) holderVerb() string { return "given its fast or slow clock" }
+
+// tellRecord says the rate the clock ran at, and the rate its log stamps
+// showed: "w2's clock ran at 1.5x (observed 1.49x over 40 log lines)".
+func (ClockRate) tellRecord(v history.FaultValue) ([]string, error) {
+	rec, err := decodeRecord[ClockRateRecord](v)
+	if rec.Rate == 0 {
+		return nil, err
+	}
+	s := fmt.Sprintf("%s's clock ran at %sx", subject(v), factor(rec.Rate))
+	switch {
+	case rec.ObservedRate != nil && rec.ObservedLines > 0:
+		s += fmt.Sprintf(" (observed %sx over %d log lines)", factor(*rec.ObservedRate), rec.ObservedLines)
+	case rec.ObservedRate != nil:
+		s += fmt.Sprintf(" (observed %sx)", factor(*rec.ObservedRate))
+	case rec.Unobserved != "":
+		s += " (unobserved: " + rec.Unobserved + ")"
+	}
+	return []string{s}, err
 }

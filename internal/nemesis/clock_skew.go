@@ -183,3 +183,29 @@ func onProcess(ctx context.Context, env Env, r *rand.Rand, server bool, set func
 	}
 	return h.Node, h.aim(), nil
 }
+
+func (ClockSkew) holderVerb() string { return "given its skewed clock" }
+
+// tellRecord says which clock jumped and by how much, and the jump its log
+// stamps showed: "n1's wall clock jumped +6s (observed +6.001s)".
+func (f ClockSkew) tellRecord(v history.FaultValue) ([]string, error) {
+	rec, err := decodeRecord[ClockSkewRecord](v)
+	if rec.Offset == 0 {
+		return nil, err
+	}
+	clock := "wall clock"
+	if f.Scope == ClockClient {
+		clock = "lease clock"
+	}
+	s := fmt.Sprintf("%s's %s jumped %s", subject(v), clock, signedSpan(rec.Offset.D()))
+	switch {
+	case rec.ObservedOffset != nil:
+		// To the millisecond: how far the observed jump is from the
+		// set one is the point.
+		o := rec.ObservedOffset.D().Round(time.Millisecond)
+		s += " (observed " + plus(o, o.String()) + ")"
+	case rec.Unobserved != "":
+		s += " (unobserved: " + rec.Unobserved + ")"
+	}
+	return []string{s}, err
+}

@@ -118,3 +118,22 @@ func (f ClockStrobe) Inject(ctx context.Context, env Env, r *rand.Rand) (*Inject
 		},
 	}, nil
 }
+
+func (ClockStrobe) holderVerb() string { return "given its flipping clock" }
+
+// tellRecord says how the wall clock flipped, and how often it did.
+func (ClockStrobe) tellRecord(v history.FaultValue) ([]string, error) {
+	rec, err := decodeRecord[ClockStrobeRecord](v)
+	var out []string
+	if rec.Delta != 0 || rec.Period != 0 {
+		s := fmt.Sprintf("%s's wall clock flipped between true and %s every %s", subject(v), signedSpan(rec.Delta.D()), span(rec.Period.D()))
+		if rec.Flips != nil {
+			s += fmt.Sprintf(" (%d %s)", *rec.Flips, plural(*rec.Flips, "flip"))
+		}
+		out = append(out, s)
+	}
+	if rec.StrobeError != "" {
+		out = append(out, "the strobe failed: "+rec.StrobeError)
+	}
+	return out, err
+}

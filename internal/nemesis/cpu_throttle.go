@@ -174,3 +174,25 @@ func unlimit(env Env, nodes []string) error {
 	}
 	return errors.Join(errs...)
 }
+
+func (CPUThrottle) holderVerb() string { return "throttled" }
+
+// tellRecord says the quota and the CPU the throttled processes used.
+func (CPUThrottle) tellRecord(v history.FaultValue) ([]string, error) {
+	rec, err := decodeRecord[CPUThrottleRecord](v)
+	var out []string
+	if rec.CPUs > 0 {
+		out = append(out, fmt.Sprintf("%s's CPU quota cut to %s of a core", subject(v), percent(rec.CPUs)))
+	}
+	switch {
+	case rec.CPUUsed != nil:
+		s := "it used " + span(rec.CPUUsed.D()) + " of CPU"
+		if rec.CPUShare != nil {
+			s += " (" + percent(*rec.CPUShare) + " of a core)"
+		}
+		out = append(out, s)
+	case rec.Unmeasured != "":
+		out = append(out, "CPU use unmeasured: "+rec.Unmeasured)
+	}
+	return out, err
+}

@@ -126,3 +126,17 @@ func (f DiskSlow) Inject(ctx context.Context, env Env, r *rand.Rand) (*Injection
 		},
 	}, nil
 }
+
+// tellRecord says how much longer each fsync took, and how many it slowed.
+func (DiskSlow) tellRecord(v history.FaultValue) ([]string, error) {
+	rec, err := decodeRecord[DiskSlowRecord](v)
+	var out []string
+	if rec.Delay != 0 {
+		s := "every fsync took " + span(rec.Delay.D()) + " longer"
+		if rec.SlowedSyncs != nil {
+			s += fmt.Sprintf(" (%d %s slowed)", *rec.SlowedSyncs, plural(*rec.SlowedSyncs, "fsync"))
+		}
+		out = append(out, s)
+	}
+	return out, err
+}

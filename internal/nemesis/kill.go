@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
+
+	"github.com/fencecheck/fencecheck/internal/history"
 )
 
 // Kill crashes servers with SIGKILL, keeps them down for one to two leases,
@@ -118,4 +120,20 @@ func (f Kill) Inject(ctx context.Context, env Env, r *rand.Rand) (*Injection, er
 		Record:  rec,
 		Recover: restart,
 	}, nil
+}
+
+func (Kill) down() bool { return true }
+
+// tellRecord says what a power loss (:lose-unsynced) made the disks forget.
+func (Kill) tellRecord(v history.FaultValue) ([]string, error) {
+	rec, err := decodeRecord[KillRecord](v)
+	var out []string
+	if rec.LostFiles != nil {
+		s := fmt.Sprintf("the disks forgot %d %s", *rec.LostFiles, plural(*rec.LostFiles, "file"))
+		if rec.LostBytes != nil {
+			s += fmt.Sprintf(" (%d %s)", *rec.LostBytes, plural(*rec.LostBytes, "byte"))
+		}
+		out = append(out, s+" that no fsync had made durable")
+	}
+	return out, err
 }

@@ -63,3 +63,7 @@ func (KillHolder) Inject(ctx context.Context, env Env, r *rand.Rand) (*Injection
 		Recover: restart,
 	}, nil
 }
+
+func (KillHolder) holderVerb() string { return "killed" }
+
+func (KillHolder) down() bool { return true }

@@ -248,3 +248,36 @@ func (f Netem) Inject(ctx context.Context, env Env, r *rand.Rand) (*Injection, e
 		return err
 	}}, nil
 }
+
+func (Netem) holderVerb() string { return "caught by netem" }
+
+// tellRecord says the effect netem applied and what it counted:
+// "delay 200ms±50ms; 300 packets, 290 held".
+func (Netem) tellRecord(v history.FaultValue) ([]string, error) {
+	rec, err := decodeRecord[NetemRecord](v)
+	var out []string
+	for _, m := range []struct{ name, v string }{
+		{"delay", rec.Delay}, {"loss", rec.Loss}, {"duplicate", rec.Duplicate},
+		{"reorder", rec.Reorder}, {"corrupt", rec.Corrupt}, {"rate", rec.Rate},
+	} {
+		if m.v != "" {
+			out = append(out, m.name+" "+m.v)
+		}
+	}
+	var counts []string
+	if rec.Packets != nil {
+		counts = append(counts, fmt.Sprintf("%d %s", *rec.Packets, plural(*rec.Packets, "packet")))
+	}
+	for _, c := range []struct {
+		n    *int64
+		word string
+	}{{rec.Held, "held"}, {rec.Duplicated, "duplicated"}, {rec.Reordered, "reordered"}, {rec.Corrupted, "corrupted"}, {rec.Dropped, "dropped"}} {
+		if c.n != nil {
+			counts = append(counts, fmt.Sprintf("%d %s", *c.n, c.word))
+		}
+	}
+	if len(counts) > 0 {
+		out = append(out, strings.Join(counts, ", "))
+	}
+	return out, err
+}

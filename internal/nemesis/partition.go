@@ -8,6 +8,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/fencecheck/fencecheck/internal/history"
 )
 
 // Grudge describes a partition as Jepsen does: each node maps to the nodes
@@ -285,4 +287,18 @@ func flush(ctx context.Context, env Env, nodes []string) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// tellRecord says the grudge (who drops whom), who the resource was cut
+// off from, and the packets the rules dropped.
+func (Partition) tellRecord(v history.FaultValue) ([]string, error) {
+	rec, err := decodeRecord[PartitionRecord](v)
+	var out []string
+	if rec.Grudge != "" {
+		out = append(out, rec.Grudge)
+	}
+	if len(rec.CutOffFrom) > 0 {
+		out = append(out, "cut off from "+strings.Join(rec.CutOffFrom, ", "))
+	}
+	return append(out, packetWords(rec.Dropped, rec.Uncounted)...), err
 }

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/fencecheck/fencecheck/internal/history"
 )
 
 // Partition-client modes: which of the holder's packets are lost.
@@ -176,4 +178,12 @@ func dropped(ctx context.Context, env Env, node string) (int, error) {
 		n += v
 	}
 	return n, nil
+}
+
+func (PartitionClient) holderVerb() string { return "cut off" }
+
+// tellRecord says the packets the holder's cut dropped.
+func (PartitionClient) tellRecord(v history.FaultValue) ([]string, error) {
+	rec, err := decodeRecord[PartitionClientRecord](v)
+	return packetWords(rec.Dropped, rec.Uncounted), err
 }

@@ -120,3 +120,19 @@ func (p PauseHolder) Inject(ctx context.Context, env Env, r *rand.Rand) (*Inject
 		},
 	}, nil
 }
+
+func (PauseHolder) holderVerb() string { return "frozen" }
+
+// tellRecord says the multiple of the TTL the holder was held, or (runs of
+// earlier versions) how far into its critical section it was paused.
+func (PauseHolder) tellRecord(v history.FaultValue) ([]string, error) {
+	rec, err := decodeRecord[PauseHolderRecord](v)
+	var out []string
+	if rec.TTLMultiple > 0 {
+		out = append(out, factor(rec.TTLMultiple)+" TTLs")
+	}
+	if rec.Delay != 0 {
+		out = append(out, "paused "+span(rec.Delay.D())+" into its critical section")
+	}
+	return out, err
+}

@@ -57,6 +57,11 @@ type Input struct {
 	// Clocks are what the run's clock faults did to each process's clock,
 	// read from their records (the clock chart; none: no chart).
 	Clocks []ClockCourse
+	// Tell says each fault's record in words, by the fault's own record
+	// type (nemesis.Tell); nil, or a record it cannot tell (a run
+	// recorded before typed records), shows the record as recorded,
+	// name=value.
+	Tell FaultTeller
 }
 
 // View makes a workload's page: its headline, cards and sections. Faults,
@@ -397,7 +402,9 @@ func faultRows(in *Input) faultTable {
 			r.Stop = Secs(f.Stop)
 			r.Held = time.Duration(f.Stop - f.Start).Round(time.Millisecond).String()
 		}
-		if h := f.Holder; h != nil {
+		if w, ok := in.Tell.words(f.FaultValue, in.Test.Concurrency); ok {
+			r.Params = w
+		} else if h := f.Holder; h != nil {
 			token := ""
 			if h.Token != nil {
 				token = strconv.FormatInt(*h.Token, 10)

@@ -73,7 +73,7 @@ func serverEvents(f *Figure, in TimelineInput, s scale, ls []laneSpec) {
 			continue
 		}
 		ev := serverEventOf(ft.Fault)
-		params := DescribeParams(ft.Shown())
+		params := FaultWords(in.Tell, ft.FaultValue, in.Workers)
 		for _, n := range ft.Nodes {
 			i, ok := idx[n]
 			if !ok || ls[i].Kind == "client" {

@@ -41,6 +41,7 @@ td,th{border-bottom:1px solid var(--line);padding:4px 8px;text-align:left;vertic
 th{font-size:12px;color:var(--muted);font-weight:600;background:var(--bg)}
 table.steps td{border-bottom:1px solid #f0f1f4;padding:3px 8px}
 table.steps td.t{white-space:nowrap;font-variant-numeric:tabular-nums;color:var(--muted);width:64px;text-align:right}
+table.steps td.t .wall{display:block;font-size:11px}
 table.steps td.w{white-space:nowrap;font-weight:700;width:70px}
 tr.fault td{background:#fff7e0}tr.bad td.x{color:#a61b1b;font-weight:600}tr.good td.x{color:#1b6b20;font-weight:600}
 tr.result td{background:#fdecea;font-weight:700;color:#8d1a12}

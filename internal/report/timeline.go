@@ -50,6 +50,9 @@ type TimelineInput struct {
 	Marks    Marks
 	Involved map[*Op]bool
 	Actors   map[*Op]string
+	// Tell says the faults' records in words (Input.Tell); nil: as
+	// recorded.
+	Tell FaultTeller
 }
 
 // Marks are what a view found in a history, drawn on its timeline: the
@@ -225,7 +228,7 @@ func faultBands(f *Figure, in TimelineInput, s scale, ls []laneSpec, bottom px, 
 			continue
 		}
 		title := fmt.Sprintf("%s on %s: %s to %s", ft.Fault, strings.Join(ft.Nodes, ", "), Secs(ft.Start), Secs(stop))
-		if p := DescribeParams(ft.Shown()); p != "" {
+		if p := FaultWords(in.Tell, ft.FaultValue, in.Workers); p != "" {
 			title += " (" + p + ")"
 		}
 		if ft.Error != "" {
@@ -324,11 +327,7 @@ func drawOps(f *Figure, in TimelineInput, s scale, ls []laneSpec, ops []*Op) {
 		if end < 0 {
 			end = in.Model.Last
 		}
-		tok, hasTok := o.TokenOf()
-		who := "process " + o.Proc.String()
-		if hasTok {
-			who += fmt.Sprintf(", token %d", tok)
-		}
+		who := opWho(o, in.Workers)
 		// The span: waiting, working, releasing.
 		spanTitle := fmt.Sprintf("%s: %s, %s at %s (invoked %s)", who, o.Label, o.Type, Secs(o.End), Secs(o.Invoke))
 		if o.Type == history.Fail && o.Comp.Reason != "" {
@@ -347,7 +346,7 @@ func drawOps(f *Figure, in TimelineInput, s scale, ls []laneSpec, ops []*Op) {
 			if o.StaleFrom >= 0 {
 				cut = o.StaleFrom
 				if o.StaleBy.Token == 0 {
-					title += fmt.Sprintf("; stale from %s, when the lock was granted to process %s", Secs(o.StaleFrom), o.StaleBy.Proc)
+					title += fmt.Sprintf("; stale from %s, when the lock was granted to %s", Secs(o.StaleFrom), NodeOf(o.StaleBy.Proc, in.Workers))
 				} else {
 					title += fmt.Sprintf("; stale from %s, when token %d was granted", Secs(o.StaleFrom), o.StaleBy.Token)
 				}
@@ -358,11 +357,16 @@ func drawOps(f *Figure, in TimelineInput, s scale, ls []laneSpec, ops []*Op) {
 				f.Rects = append(f.Rects, shape{X: s.x(cut), Y: y, W: s.width(cut, be, 1), H: beliefH, Class: "belief stale" + dim, Title: title})
 			}
 			if w := s.x(be) - s.x(o.AcquiredAt); w > 26 && dim == "" {
-				label := fmt.Sprint(o.Token)
-				if a, ok := in.Actors[o]; ok {
-					label = a + " " + label
+				var label string
+				if o.Token != 0 {
+					label = fmt.Sprint(o.Token)
 				}
-				f.Texts = append(f.Texts, text{X: s.x(o.AcquiredAt) + 3, Y: mid + 3.5, Text: label, Class: "belief-label"})
+				if a, ok := in.Actors[o]; ok {
+					label = strings.TrimSpace(a + " " + label)
+				}
+				if label != "" {
+					f.Texts = append(f.Texts, text{X: s.x(o.AcquiredAt) + 3, Y: mid + 3.5, Text: label, Class: "belief-label"})
+				}
 			}
 		}
 		// The write.
@@ -412,9 +416,20 @@ func drawOps(f *Figure, in TimelineInput, s scale, ls []laneSpec, ops []*Op) {
 				continue
 			}
 			f.Paths = append(f.Paths, svgPath{D: arc(from[0], from[1], to[0], to[1], 18), Class: "erase",
-				Title: fmt.Sprintf("process %s's write erased element %d of process %s", e.By.Proc, v.Element, v.Proc)})
+				Title: fmt.Sprintf("%s's write erased element %d of %s", NodeOf(e.By.Proc, in.Workers), v.Element, NodeOf(v.Proc, in.Workers))})
 		}
 	}
+}
+
+// opWho names o's client in a tooltip: its worker (w1, as the lanes and
+// the stories name clients), and its token when its grant carried one
+// (token 0 is none: a lock without tokens).
+func opWho(o *Op, workers int) string {
+	who := NodeOf(o.Proc, workers)
+	if tok, _ := o.TokenOf(); tok != 0 {
+		who += fmt.Sprintf(", token %d", tok)
+	}
+	return who
 }
 
 // aggregateOps draws a long history in overviewNs bins per lane: how much
@@ -584,6 +599,34 @@ func (bn bins) markRun(l laneSpec, k, b, e, n int, mid px) shape {
 		r.Class, r.Title = "agg-mark unknown-bin", fmt.Sprintf("%s: %d operations of unknown outcome, %s to %s", l.Name, n, from, to)
 	}
 	return r
+}
+
+// FaultTeller says a fault's record in words, read through the fault's own
+// record type (the harness passes nemesis.Tell, which the report, a lower
+// layer, cannot import): client names a process as the page names clients.
+// ok is false when it cannot tell the record by type (a run recorded before
+// typed records, a fault or figures it does not know).
+type FaultTeller func(v history.FaultValue, client func(history.Process) string) (words string, ok bool)
+
+// FaultWords is a fault's record as a page prints it: in words by tell,
+// naming processes by their worker (of workers: w1, w2, ...); or, when tell
+// is nil or cannot tell it, name=value as recorded (DescribeParams of
+// v.Shown()), so that the pages of runs recorded before typed records read
+// as they always did.
+func FaultWords(tell FaultTeller, v history.FaultValue, workers int) string {
+	if w, ok := tell.words(v, workers); ok {
+		return w
+	}
+	return DescribeParams(v.Shown())
+}
+
+// words is v's record told by t (nil tells nothing), naming processes by
+// their worker, of workers.
+func (t FaultTeller) words(v history.FaultValue, workers int) (string, bool) {
+	if t == nil {
+		return "", false
+	}
+	return t(v, func(p history.Process) string { return NodeOf(p, workers) })
 }
 
 // DescribeParams writes a fault's record as people read it

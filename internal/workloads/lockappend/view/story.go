@@ -54,6 +54,10 @@ type Step struct {
 	Text string
 	// Tone is "", "fault", "bad", "good" or "result".
 	Tone string
+	// Wall is At on the wall clock, as logs/n*.log stamp their lines
+	// ("21:04:05.123 UTC"): "" when the run did not record when its
+	// history started, or for a step without a time.
+	Wall string
 }
 
 // Actor is a client that plays a part in a story.
@@ -141,6 +145,12 @@ type storyConfig struct {
 	TTL     string
 	Margin  string
 	Workers int
+	// Tell says the faults' records in words (report.Input's Tell); nil:
+	// as recorded, name=value.
+	Tell report.FaultTeller
+	// Started is the wall-clock moment the history's clock reads 0
+	// (test.json's history_started); zero: the steps show no wall clock.
+	Started time.Time
 }
 
 // stories builds the stories of a lock-append history: one for each stale
@@ -393,7 +403,7 @@ func (b *storyBuilder) faultSteps(c *cast, from, to int64) []Step {
 			}
 		}
 		what := f.Fault
-		if p := report.DescribeParams(f.Shown()); p != "" {
+		if p := report.FaultWords(b.cfg.Tell, f.FaultValue, b.cfg.Workers); p != "" {
 			what += ", " + p
 		}
 		pause := strings.HasPrefix(f.Fault, "pause")
@@ -959,6 +969,11 @@ func (b *storyBuilder) finish(st Story, c *cast) Story {
 		}
 	}
 	slices.SortStableFunc(st.Steps, func(x, y Step) int { return cmp.Compare(x.At, y.At) })
+	if !b.cfg.Started.IsZero() {
+		for i := range st.Steps {
+			st.Steps[i].Wall = wallClock(b.cfg.Started, st.Steps[i].At)
+		}
+	}
 	st.Actors = c.actors
 	st.From, st.To = -1, -1
 	for _, s := range st.Steps {
@@ -974,6 +989,16 @@ func (b *storyBuilder) finish(st Story, c *cast) Story {
 		st.Stale = st.stale.Proc
 	}
 	return st
+}
+
+// wallClock is the moment at ns into the history on the wall clock, in
+// UTC to the millisecond ("21:04:05.123 UTC"), as a reader matches it
+// against logs/n*.log; "" for no time (ns < 0).
+func wallClock(started time.Time, ns int64) string {
+	if ns < 0 {
+		return ""
+	}
+	return started.Add(time.Duration(ns)).UTC().Format("15:04:05.000") + " UTC"
 }
 
 func describeVictims(c *cast, vs []*report.Op) string {

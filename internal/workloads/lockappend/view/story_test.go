@@ -422,8 +422,32 @@ func TestTokenlessStaleByGrantOrder(t *testing.T) {
 			titles = append(titles, r.Title)
 		}
 	}
-	if len(titles) != 1 || !strings.Contains(titles[0], "; stale from 0.80s, when the lock was granted to process 1") {
+	if len(titles) != 1 || !strings.HasPrefix(titles[0], "w1 believed") || !strings.Contains(titles[0], "; stale from 0.80s, when the lock was granted to w2") {
 		t.Errorf("stale belief titles %q, want w1's, stale from w2's grant", titles)
+	}
+	// Every tooltip names its client by worker, and none says "token 0"
+	// or "process N" of a tokenless grant.
+	var all []string
+	for _, r := range f.Rects {
+		all = append(all, r.Title)
+	}
+	for _, l := range f.Lines {
+		all = append(all, l.Title)
+	}
+	for _, mk := range f.Marks {
+		all = append(all, mk.Title)
+	}
+	for _, tt := range f.Texts {
+		all = append(all, tt.Text)
+	}
+	joined := strings.Join(all, "\n")
+	for _, bad := range []string{"token 0", "process "} {
+		if strings.Contains(joined, bad) {
+			t.Errorf("a tooltip of a tokenless run says %q:\n%s", bad, joined)
+		}
+	}
+	if !strings.Contains(joined, "w2: append 2, ok at") {
+		t.Errorf("no span tooltip names w2 as its client:\n%s", joined)
 	}
 }
 

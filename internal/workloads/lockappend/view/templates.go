@@ -14,7 +14,7 @@ const sectionsSrc = `{{define "story"}}<article class="story {{.Kind}}" id="{{.I
 {{template "figure" .Fig}}
 {{with .Zoom}}<div class="zoom-title">Close-up of the end, {{$.ZoomFrom}} to {{$.ZoomTo}}</div>{{template "figure" .}}{{end}}
 {{with .Tokens}}<div class="zoom-title">Tokens over the story's window: the stale write below the highest token the resource had accepted</div>{{template "figure" .}}{{end}}
-<table class="steps">{{range .Steps}}<tr class="{{.Tone}}"><td class="t">{{secs .At}}</td><td class="w">{{.Who}}</td><td class="x">{{.Text}}</td></tr>{{end}}</table>
+<table class="steps">{{range .Steps}}<tr class="{{.Tone}}"><td class="t">{{secs .At}}{{with .Wall}} <span class="wall">({{.}})</span>{{end}}</td><td class="w">{{.Who}}</td><td class="x">{{.Text}}</td></tr>{{end}}</table>
 {{with .Fencing}}<div class="why"><b>Fencing:</b> {{.}}</div>{{end}}
 </article>
 {{end}}

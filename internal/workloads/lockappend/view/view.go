@@ -147,7 +147,7 @@ func View(in *report.Input) (*report.Page, error) {
 	}
 
 	tl := report.TimelineInput{ID: "tl-main", Model: m.OpModel, Workers: workers, Servers: report.ServerNames(in.Test), From: 0, To: last,
-		Marks: marksOf(append(append([]Story(nil), lostStories...), fenced...))}
+		Marks: marksOf(append(append([]Story(nil), lostStories...), fenced...)), Tell: in.Tell}
 	main := report.DrawTimeline(tl)
 	addFindings(p, in, la)
 	p.Sections = append(p.Sections,
@@ -277,7 +277,8 @@ type told struct {
 // the most (the first, if none lost anything), told from its projection
 // of the history.
 func tell(in *report.Input, la *lockappend.Result) told {
-	t := told{cfg: storyConfig{Fencing: in.Test.Fencing, TTL: dstr(in.Test.TTL), Margin: dstr(in.Test.Margin), Workers: in.Test.Concurrency}}
+	t := told{cfg: storyConfig{Fencing: in.Test.Fencing, TTL: dstr(in.Test.TTL), Margin: dstr(in.Test.Margin), Workers: in.Test.Concurrency,
+		Tell: in.Tell, Started: in.Test.HistoryStarted}}
 	lostElems := la.LostUpdates.Elements
 	m, err := buildLockAppend(in.Events)
 	if err == nil && len(la.Resources) > 1 {
@@ -499,7 +500,7 @@ func storiesSection(in *report.Input, m *model, cfg storyConfig, lost, fenced []
 			}
 		}
 		tl := report.TimelineInput{ID: "tl-" + s.ID, Model: m.OpModel, Workers: cfg.Workers, Servers: report.ServerNames(in.Test),
-			From: max(s.From-pad, 0), To: s.To + pad, Marks: marksOf([]Story{s}), Involved: involved, Actors: actors}
+			From: max(s.From-pad, 0), To: s.To + pad, Marks: marksOf([]Story{s}), Involved: involved, Actors: actors, Tell: in.Tell}
 		v := storyView{Story: s, KindLabel: kindLabel(s.Kind), Fig: report.DrawTimeline(tl)}
 		if tk := report.TokensFromOps("tokens-"+s.ID, m.OpModel, tl.Marks, cfg.Workers, tl.From, tl.To); !tk.Tokenless() {
 			tk.Small = true
