@@ -82,9 +82,16 @@ func freePort(t *testing.T, addr string) int {
 }
 
 // startStaging starts one server container on the host's network, outside
-// any run (its own runtime, removed when the test ends).
+// any run (its own runtime, removed when the test ends). Its image (one of
+// fencecheck's: base, etcd, consul) is built first, or waited for, as a
+// run's are: on a fresh machine make test's background lanes may not have
+// made it yet.
 func startStaging(t *testing.T, s runtime.ContainerSpec) {
 	t.Helper()
+	kind, _, _ := strings.Cut(strings.TrimPrefix(s.Image, "fencecheck/"), ":")
+	if r := runCLI(t, nil, "images", "build", kind); r.code != 0 {
+		t.Fatalf("images build %s (for %s): exit %d: %s", kind, s.Image, r.code, lastLines(r.stderr, 10))
+	}
 	ctx := context.Background()
 	eng, err := docker.Connect(ctx)
 	if err != nil {
