@@ -169,11 +169,88 @@ type Nodes interface {
 	// node of the image (cmd its command) finds there before it starts. A
 	// directory the image lacks copies nothing.
 	CopyOut(ctx context.Context, image string, cmd []string, dir, dst string) error
+	// CopyFrom copies the directory dir of node c, running or stopped,
+	// into dst, an existing empty directory on the host: its directories
+	// and regular files, with their permission bits (set-id bits dropped)
+	// and modification times, owned by the caller. What a node holds is
+	// untrusted: symbolic and hard links, devices, FIFOs and sockets are
+	// refused, never followed nor made, and so is an entry named outside
+	// dir. At most limit bytes of file content are stored, runs of zeros
+	// left as holes and not counted (etcd preallocates 64 MB WAL
+	// segments): a file that would pass the limit is left out whole, and
+	// the files after it that fit are copied; at most MaxCopyEntries
+	// files and directories are made. Memory stays bounded; the whole
+	// directory is read as the platform streams it, so ctx's deadline
+	// bounds the time. Copied says what was copied and what was not, also
+	// with an error, which leaves what was copied before it. A directory
+	// the node lacks copies nothing, without error.
+	CopyFrom(ctx context.Context, c *Container, dir, dst string, limit int64) (Copied, error)
 	// Teardown resumes any stopped process, then removes every container
 	// of the run and its network, and says what it removed. It uses its
 	// own deadline, so that it still works when the run's context was
 	// cancelled (Ctrl-C).
 	Teardown() (Cleaned, error)
+}
+
+// MaxCopyEntries bounds the files and directories one CopyFrom makes.
+const MaxCopyEntries = 65536
+
+// MaxListed bounds each list of Copied: the entries past it are counted,
+// not named.
+const MaxListed = 20
+
+// Copied is what Nodes.CopyFrom copied of a node's directory (with the
+// JSON names a run's results.json records it under).
+type Copied struct {
+	Files int `json:"files"`
+	Dirs  int `json:"dirs"`
+	// Size is the copied files' length in all; Stored what of it was
+	// written, the runs of zeros left as holes: what counts against the
+	// limit.
+	Size   int64 `json:"size"`
+	Stored int64 `json:"stored"`
+	// LeftOut are the regular files not copied: their content would
+	// have passed the limit, or more than MaxCopyEntries were offered.
+	// LeftOutCount and LeftOutSize count them all.
+	LeftOut      []Skipped `json:"left_out,omitempty"`
+	LeftOutCount int       `json:"left_out_count,omitempty"`
+	LeftOutSize  int64     `json:"left_out_size,omitempty"`
+	// Refused are the entries of other kinds (links, devices, FIFOs,
+	// sockets) and those named outside the directory or twice.
+	Refused      []Skipped `json:"refused,omitempty"`
+	RefusedCount int       `json:"refused_count,omitempty"`
+}
+
+// Skipped is an entry CopyFrom did not copy.
+type Skipped struct {
+	Path string `json:"path"`           // relative to the directory copied
+	Size int64  `json:"size,omitempty"` // its length, for a regular file
+	Why  string `json:"why"`            // "limit", "entries", "symbolic link", ...
+}
+
+// LeaveOut records a regular file not copied, and why.
+func (c *Copied) LeaveOut(path string, size int64, why string) {
+	c.LeftOutCount++
+	c.LeftOutSize += size
+	if len(c.LeftOut) < MaxListed {
+		c.LeftOut = append(c.LeftOut, Skipped{Path: shortPath(path), Size: size, Why: why})
+	}
+}
+
+// Refuse records an entry refused, and why.
+func (c *Copied) Refuse(path string, size int64, why string) {
+	c.RefusedCount++
+	if len(c.Refused) < MaxListed {
+		c.Refused = append(c.Refused, Skipped{Path: shortPath(path), Size: size, Why: why})
+	}
+}
+
+// shortPath is p cut to 256 bytes: a name from a node is untrusted.
+func shortPath(p string) string {
+	if len(p) > 256 {
+		return p[:256] + "..."
+	}
+	return p
 }
 
 // Processes signals, kills, restarts and meters the processes of nodes.
