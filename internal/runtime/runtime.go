@@ -179,7 +179,7 @@ type Nodes interface {
 	// left as holes and not counted (etcd preallocates 64 MB WAL
 	// segments): a file that would pass the limit is left out whole, and
 	// the files after it that fit are copied; at most MaxCopyEntries
-	// files and directories are made. Memory stays bounded; the whole
+	// files and directories are made, at most MaxCopyDepth deep. Memory stays bounded; the whole
 	// directory is read as the platform streams it, so ctx's deadline
 	// bounds the time. Copied says what was copied and what was not, also
 	// with an error, which leaves what was copied before it. A directory
@@ -194,6 +194,10 @@ type Nodes interface {
 
 // MaxCopyEntries bounds the files and directories one CopyFrom makes.
 const MaxCopyEntries = 65536
+
+// MaxCopyDepth bounds how deeply CopyFrom nests directories: what a run
+// keeps under data/NODE/ stays within what merge copies of a run.
+const MaxCopyDepth = 12
 
 // MaxListed bounds each list of Copied: the entries past it are counted,
 // not named.
@@ -216,7 +220,8 @@ type Copied struct {
 	LeftOutCount int       `json:"left_out_count,omitempty"`
 	LeftOutSize  int64     `json:"left_out_size,omitempty"`
 	// Refused are the entries of other kinds (links, devices, FIFOs,
-	// sockets) and those named outside the directory or twice.
+	// sockets) and those named outside the directory, twice, or deeper
+	// than MaxCopyDepth.
 	Refused      []Skipped `json:"refused,omitempty"`
 	RefusedCount int       `json:"refused_count,omitempty"`
 }

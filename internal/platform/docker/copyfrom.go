@@ -85,6 +85,10 @@ func extractBounded(ctx context.Context, r io.Reader, dst string, limit int64) (
 			got.Refuse(hdr.Name, 0, "named outside the directory")
 			continue
 		}
+		if strings.Count(rest, "/") >= runtime.MaxCopyDepth {
+			got.Refuse(rest, hdr.Size, fmt.Sprintf("nested more than %d deep", runtime.MaxCopyDepth))
+			continue
+		}
 		p := filepath.Join(dst, filepath.FromSlash(rest))
 		switch hdr.Typeflag {
 		case tar.TypeDir, tar.TypeReg:

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -86,6 +87,7 @@ func TestExtractBounded(t *testing.T) {
 		entry{name: "etcd/fifo", kind: tar.TypeFifo},
 		entry{name: "etcd/../../escape", kind: tar.TypeReg, data: []byte("out")},
 		entry{name: "other/file", kind: tar.TypeReg, data: []byte("out")},
+		entry{name: "etcd/" + strings.Repeat("d/", runtime.MaxCopyDepth) + "deep", kind: tar.TypeReg, data: []byte("deep")},
 	)
 	base := t.TempDir()
 	dst := filepath.Join(base, "data", "n1")
@@ -160,6 +162,7 @@ func TestExtractBounded(t *testing.T) {
 		"fifo: FIFO",
 		"etcd/../../escape: named outside the directory",
 		"other/file: named outside the directory",
+		strings.Repeat("d/", runtime.MaxCopyDepth) + "deep: nested more than 12 deep",
 	}
 	if !slices.Equal(refused, wantRefused) || got.RefusedCount != len(wantRefused) {
 		t.Errorf("refused %d:\n%q\nwant\n%q", got.RefusedCount, refused, wantRefused)
