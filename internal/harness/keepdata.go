@@ -5,9 +5,11 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/fencecheck/fencecheck/internal/checkers"
+	"github.com/fencecheck/fencecheck/internal/runtime"
 	"github.com/fencecheck/fencecheck/internal/spec"
 	"github.com/fencecheck/fencecheck/internal/store"
 )
@@ -53,34 +55,43 @@ func (c *Config) keepData(ctx context.Context, cl *Cluster, run *store.Run, v ch
 
 // CopyData copies the data directory of every node that has one
 // (targets.NodeSpec.DataDir: servers, then resources) into dir/NODE, by
-// runtime.Nodes.CopyFrom, the nodes one after another sharing limit bytes
-// stored; ctx bounds it all. Attached servers (--endpoints) are not
+// runtime.Nodes.CopyFrom, the nodes at once, sharing limit bytes stored
+// (when it runs out, which node's files are left out depends on their
+// timing); ctx bounds it all. Attached servers (--endpoints) are not
 // fencecheck's: their data is not copied, and the record's note says so.
-// A node whose copy failed has its error in its record, and the next node
-// is copied all the same.
+// A node whose copy failed has its error in its record; the others are
+// copied all the same.
 func (c *Cluster) CopyData(ctx context.Context, dir string, limit uint64) *store.KeptData {
 	kept := &store.KeptData{Limit: limit}
 	if c.foreign != nil {
 		kept.Note = "the servers at --endpoints are not fencecheck's: their data directories are not kept"
 	}
-	var stored uint64
+	var nds []nodeDir
 	for _, nd := range c.dataDirs {
-		ct := c.byNode[nd.node]
-		if ct == nil || c.rt == nil {
-			continue
+		if c.byNode[nd.node] != nil && c.rt != nil {
+			nds = append(nds, nd)
 		}
-		kn := store.KeptNode{Node: nd.node, From: nd.dir}
-		dst := filepath.Join(dir, nd.node)
-		err := os.MkdirAll(dst, 0o755)
-		if err == nil {
-			kn.Copied, err = c.rt.CopyFrom(ctx, ct, nd.dir, dst, int64(min(limit-stored, math.MaxInt64)))
-		}
-		if err != nil {
-			kn.Error = err.Error()
-			c.log.Warn("data directory not copied in full", "node", nd.node, "err", err)
-		}
-		stored += uint64(kn.Stored)
-		kept.Nodes = append(kept.Nodes, kn)
 	}
+	budget := runtime.NewBudget(int64(min(limit, math.MaxInt64)))
+	kept.Nodes = make([]store.KeptNode, len(nds))
+	var wg sync.WaitGroup
+	for i, nd := range nds {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			kn := store.KeptNode{Node: nd.node, From: nd.dir}
+			dst := filepath.Join(dir, nd.node)
+			err := os.MkdirAll(dst, 0o755)
+			if err == nil {
+				kn.Copied, err = c.rt.CopyFrom(ctx, c.byNode[nd.node], nd.dir, dst, budget)
+			}
+			if err != nil {
+				kn.Error = err.Error()
+				c.log.Warn("data directory not copied in full", "node", nd.node, "err", err)
+			}
+			kept.Nodes[i] = kn
+		}()
+	}
+	wg.Wait()
 	return kept
 }

@@ -31,6 +31,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"sync/atomic"
 	"time"
 )
 
@@ -175,16 +176,17 @@ type Nodes interface {
 	// and modification times, owned by the caller. What a node holds is
 	// untrusted: symbolic and hard links, devices, FIFOs and sockets are
 	// refused, never followed nor made, and so is an entry named outside
-	// dir. At most limit bytes of file content are stored, runs of zeros
+	// dir. File content is stored as long as budget lasts, runs of zeros
 	// left as holes and not counted (etcd preallocates 64 MB WAL
-	// segments): a file that would pass the limit is left out whole, and
-	// the files after it that fit are copied; at most MaxCopyEntries
-	// files and directories are made, at most MaxCopyDepth deep. Memory stays bounded; the whole
+	// segments): a file that would pass it is left out whole, giving back
+	// what it took, and the files after it that fit are copied; copies
+	// running at once may share one budget. At most MaxCopyEntries files
+	// and directories are made, at most MaxCopyDepth deep. Memory stays bounded; the whole
 	// directory is read as the platform streams it, so ctx's deadline
 	// bounds the time. Copied says what was copied and what was not, also
 	// with an error, which leaves what was copied before it. A directory
 	// the node lacks copies nothing, without error.
-	CopyFrom(ctx context.Context, c *Container, dir, dst string, limit int64) (Copied, error)
+	CopyFrom(ctx context.Context, c *Container, dir, dst string, budget *Budget) (Copied, error)
 	// Teardown resumes any stopped process, then removes every container
 	// of the run and its network, and says what it removed. It uses its
 	// own deadline, so that it still works when the run's context was
@@ -194,6 +196,34 @@ type Nodes interface {
 
 // MaxCopyEntries bounds the files and directories one CopyFrom makes.
 const MaxCopyEntries = 65536
+
+// Budget is the bytes CopyFrom may still store, shared by copies that run
+// at once. When it runs out while several copy, which of their files are
+// left out depends on their timing.
+type Budget struct{ left atomic.Int64 }
+
+// NewBudget is a budget of n bytes.
+func NewBudget(n int64) *Budget {
+	b := &Budget{}
+	b.left.Store(n)
+	return b
+}
+
+// Take takes n bytes if that many are left, and reports whether it did.
+func (b *Budget) Take(n int64) bool {
+	for {
+		l := b.left.Load()
+		if n > l {
+			return false
+		}
+		if b.left.CompareAndSwap(l, l-n) {
+			return true
+		}
+	}
+}
+
+// Give gives back n bytes taken.
+func (b *Budget) Give(n int64) { b.left.Add(n) }
 
 // MaxCopyDepth bounds how deeply CopyFrom nests directories: what a run
 // keeps under data/NODE/ stays within what merge copies of a run.

@@ -13,9 +13,8 @@ import (
 type KeptData struct {
 	Mode  string `json:"mode"`  // --keep-data that kept it: auto or always
 	Limit uint64 `json:"limit"` // --keep-data-limit: the most bytes stored in all
-	// Nodes are the nodes whose data directory was copied, in the order
-	// copied (servers, then resources); the limit is shared, so a node
-	// late in the order may have its files left out.
+	// Nodes are the nodes whose data directory was copied (servers, then
+	// resources), copied at once and sharing the limit.
 	Nodes []KeptNode `json:"nodes,omitempty"`
 	// Note says whose data was not kept, and why (attached servers).
 	Note string `json:"note,omitempty"`

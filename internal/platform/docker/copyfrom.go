@@ -20,7 +20,7 @@ import (
 // CopyFrom copies the directory dir of node c into dst (runtime.Nodes):
 // the Engine's archive of it (as docker cp streams it), extracted by
 // extractBounded.
-func (r *Runtime) CopyFrom(ctx context.Context, c *runtime.Container, dir, dst string, limit int64) (runtime.Copied, error) {
+func (r *Runtime) CopyFrom(ctx context.Context, c *runtime.Container, dir, dst string, budget *runtime.Budget) (runtime.Copied, error) {
 	rc, _, err := r.cli.CopyFromContainer(ctx, c.ID, dir)
 	if errdefs.IsNotFound(err) {
 		return runtime.Copied{}, nil
@@ -29,7 +29,7 @@ func (r *Runtime) CopyFrom(ctx context.Context, c *runtime.Container, dir, dst s
 		return runtime.Copied{}, fmt.Errorf("docker: copy %s out of %s: %w", dir, c.Name, err)
 	}
 	defer rc.Close()
-	got, err := extractBounded(ctx, rc, dst, limit)
+	got, err := extractBounded(ctx, rc, dst, budget)
 	if err != nil {
 		return got, fmt.Errorf("docker: copy %s out of %s: %w", dir, c.Name, err)
 	}
@@ -43,11 +43,12 @@ const holeBlock = 4096
 // extractBounded extracts a tar of one directory (its entries named under
 // the directory's base name, as the Engine archives a path) into dst, an
 // existing empty directory, under runtime.Nodes.CopyFrom's contract: only
-// directories and regular files are made, the files' content at most limit
-// bytes stored (blocks of zeros left as holes), at most
+// directories and regular files are made, the files' content stored while
+// budget lasts (blocks of zeros left as holes), at most
 // runtime.MaxCopyEntries entries. ctx is checked between blocks. On an
-// error, a file being written is removed and what came before stays.
-func extractBounded(ctx context.Context, r io.Reader, dst string, limit int64) (runtime.Copied, error) {
+// error, a file being written is removed (its bytes given back) and what
+// came before stays.
+func extractBounded(ctx context.Context, r io.Reader, dst string, budget *runtime.Budget) (runtime.Copied, error) {
 	var got runtime.Copied
 	tr := tar.NewReader(r)
 	type dirMeta struct {
@@ -136,7 +137,7 @@ func extractBounded(ctx context.Context, r io.Reader, dst string, limit int64) (
 		if err != nil {
 			return got, err
 		}
-		stored, fits, err := writeHoley(ctx, f, tr, hdr.Size, limit-got.Stored, buf)
+		stored, fits, err := writeHoley(ctx, f, tr, hdr.Size, budget, buf)
 		if err == nil {
 			err = f.Chmod(os.FileMode(hdr.Mode).Perm() | 0o600)
 		}
@@ -145,6 +146,7 @@ func extractBounded(ctx context.Context, r io.Reader, dst string, limit int64) (
 		}
 		if err != nil || !fits {
 			os.Remove(p)
+			budget.Give(stored)
 		}
 		if err != nil {
 			return got, err
@@ -168,11 +170,12 @@ func extractBounded(ctx context.Context, r io.Reader, dst string, limit int64) (
 }
 
 // writeHoley writes size bytes of r into the empty file f, each block of
-// holeBlock zeros (at a multiple of holeBlock) left as a hole, and returns
-// how many bytes it wrote. When they would pass budget it stops, with
-// fits false, leaving r's remaining content unread. buf is its buffer, a
-// multiple of holeBlock long.
-func writeHoley(ctx context.Context, f *os.File, r io.Reader, size, budget int64, buf []byte) (stored int64, fits bool, err error) {
+// holeBlock zeros (at a multiple of holeBlock) left as a hole, taking each
+// block it writes from budget, and returns how many bytes it wrote (and
+// took). When budget runs out it stops, with fits false, leaving r's
+// remaining content unread. buf is its buffer, a multiple of holeBlock
+// long.
+func writeHoley(ctx context.Context, f *os.File, r io.Reader, size int64, budget *runtime.Budget, buf []byte) (stored int64, fits bool, err error) {
 	var off int64
 	for off < size {
 		if err := ctx.Err(); err != nil {
@@ -187,13 +190,13 @@ func writeHoley(ctx context.Context, f *os.File, r io.Reader, size, budget int64
 			if allZero(block) {
 				continue
 			}
-			if stored+int64(len(block)) > budget {
+			if !budget.Take(int64(len(block))) {
 				return stored, false, nil
 			}
+			stored += int64(len(block))
 			if _, err := f.WriteAt(block, off+int64(b)); err != nil {
 				return stored, false, err
 			}
-			stored += int64(len(block))
 		}
 		off += int64(n)
 	}

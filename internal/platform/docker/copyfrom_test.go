@@ -94,7 +94,8 @@ func TestExtractBounded(t *testing.T) {
 	if err := os.MkdirAll(dst, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	got, err := extractBounded(context.Background(), in, dst, limit)
+	budget := runtime.NewBudget(limit)
+	got, err := extractBounded(context.Background(), in, dst, budget)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,6 +146,9 @@ func TestExtractBounded(t *testing.T) {
 	if wantSize := int64(len(wal) + len(db) + len(small) + len(escaped)); got.Size != wantSize {
 		t.Errorf("size %d, want %d", got.Size, wantSize)
 	}
+	if budget.Take(1) {
+		t.Error("the budget is not used up: fewer bytes were taken than stored")
+	}
 	if got.LeftOutCount != 1 || got.LeftOut[0] != (runtime.Skipped{Path: "member/big", Size: 3 * holeBlock, Why: "limit"}) {
 		t.Errorf("left out %d: %+v, want member/big for the limit", got.LeftOutCount, got.LeftOut)
 	}
@@ -169,17 +173,31 @@ func TestExtractBounded(t *testing.T) {
 	}
 }
 
+// A file left out gives back what it took of the budget: the next copy
+// sharing it has it whole.
+func TestExtractBoundedGivesBack(t *testing.T) {
+	budget := runtime.NewBudget(2*holeBlock + 1)
+	got, err := extractBounded(context.Background(), archive(t, entry{name: "etcd/", kind: tar.TypeDir},
+		entry{name: "etcd/big", kind: tar.TypeReg, data: filled(3*holeBlock, 'b')}), t.TempDir(), budget)
+	if err != nil || got.Files != 0 || got.LeftOutCount != 1 {
+		t.Fatalf("copied %d files, left out %d, err %v; want big left out", got.Files, got.LeftOutCount, err)
+	}
+	if !budget.Take(2*holeBlock + 1) {
+		t.Error("the two blocks big wrote before it was left out were not given back")
+	}
+}
+
 // TestExtractBoundedStops: an archive that is not of a directory is
 // refused before anything is made, and a cancelled copy stops with the
 // file it was writing removed.
 func TestExtractBoundedStops(t *testing.T) {
 	dst := t.TempDir()
-	if _, err := extractBounded(context.Background(), archive(t, entry{name: "etcd", kind: tar.TypeReg, data: []byte("x")}), dst, 1<<20); err == nil {
+	if _, err := extractBounded(context.Background(), archive(t, entry{name: "etcd", kind: tar.TypeReg, data: []byte("x")}), dst, runtime.NewBudget(1<<20)); err == nil {
 		t.Error("an archive of a file was extracted")
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	got, err := extractBounded(ctx, archive(t, entry{name: "etcd/", kind: tar.TypeDir}, entry{name: "etcd/f", kind: tar.TypeReg, data: filled(10, 'f')}), dst, 1<<20)
+	got, err := extractBounded(ctx, archive(t, entry{name: "etcd/", kind: tar.TypeDir}, entry{name: "etcd/f", kind: tar.TypeReg, data: filled(10, 'f')}), dst, runtime.NewBudget(1<<20))
 	if err == nil || got.Files != 0 {
 		t.Errorf("a cancelled copy copied %d files, err %v", got.Files, err)
 	}
