@@ -36,6 +36,7 @@ import (
 	"github.com/fencecheck/fencecheck/internal/history"
 	"github.com/fencecheck/fencecheck/internal/platform/docker"
 	"github.com/fencecheck/fencecheck/internal/runtime"
+	"github.com/fencecheck/fencecheck/internal/store"
 )
 
 var (
@@ -296,6 +297,7 @@ type resultsJSON struct {
 	Interrupted       bool            `json:"interrupted"`
 	FirstLostUpdateNS *int64          `json:"first_lost_update_ns"`
 	Faults            []history.Fault `json:"faults"`
+	KeptData          *store.KeptData `json:"kept_data"`
 }
 
 func readResults(t *testing.T, dir string) resultsJSON {

@@ -112,9 +112,16 @@ func valueSchema(k spec.Knob) map[string]any {
 	case "duration":
 		return map[string]any{"type": "string", "pattern": durationPattern}
 	case "size":
-		return map[string]any{"type": []any{"integer", "string"}, "minimum": 0}
+		least := 0
+		if k.Positive {
+			least = 1
+		}
+		return map[string]any{"type": []any{"integer", "string"}, "minimum": least}
 	case "map":
 		return map[string]any{"type": "object", "additionalProperties": map[string]any{"type": "string", "pattern": "^[^,]+$"}}
+	}
+	if ws := k.Words(); ws != nil {
+		return map[string]any{"type": "string", "enum": ws}
 	}
 	return map[string]any{"type": "string"}
 }

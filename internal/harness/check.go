@@ -88,5 +88,12 @@ func Summary(w workloads.Workload, res *store.Results, workers int) string {
 	if res.Note != "" {
 		fmt.Fprintf(&b, "  note             %s\n", res.Note)
 	}
+	if k := res.KeptData; k != nil {
+		label := "data kept"
+		for _, l := range k.Lines() {
+			fmt.Fprintf(&b, "  %-16s %s\n", label, l)
+			label = ""
+		}
+	}
 	return b.String()
 }

@@ -149,6 +149,9 @@ type Cluster struct {
 	scripted atomic.Int64 // ids of RunOne's operations
 
 	disks map[string]*lazydisk.Disk // by node: LazyDisks's
+	// dataDirs are the nodes that name a data directory, servers then
+	// resources (targets.NodeSpec.DataDir), for CopyData.
+	dataDirs []nodeDir
 
 	mu       sync.Mutex
 	delayers map[string]*netdelay.Delayer
@@ -349,14 +352,19 @@ func (c *Cluster) startServers(ctx context.Context, specs []targets.NodeSpec, se
 	for _, n := range rnodes {
 		dspecs = append(dspecs, runtime.ContainerSpec{Name: n.spec.Name, Role: runtime.RoleResource, Image: c.Images[n.spec.Image], Cmd: n.spec.Cmd, Env: n.spec.Env})
 	}
+	dataDirs := map[string]string{}
+	for _, s := range specs {
+		dataDirs[s.Name] = s.DataDir
+	}
+	for _, n := range rnodes {
+		dataDirs[n.spec.Name] = n.spec.DataDir
+	}
+	for _, s := range dspecs {
+		if d := dataDirs[s.Name]; d != "" {
+			c.dataDirs = append(c.dataDirs, nodeDir{s.Name, d})
+		}
+	}
 	if cfg.LazyDisks {
-		dataDirs := map[string]string{}
-		for _, s := range specs {
-			dataDirs[s.Name] = s.DataDir
-		}
-		for _, n := range rnodes {
-			dataDirs[n.spec.Name] = n.spec.DataDir
-		}
 		if err := c.mountDisks(ctx, dspecs, dataDirs); err != nil {
 			return err
 		}

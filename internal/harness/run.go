@@ -1,7 +1,7 @@
 // Package harness runs a test: it starts the cluster and the workers, drives
 // the workers' operations while the nemesis injects faults, records the
-// history, heals, takes the final read, tears everything down, and hands the
-// history to the checkers.
+// history, heals, takes the final read, hands the history to the checkers,
+// keeps the nodes' data if asked (--keep-data), and tears everything down.
 package harness
 
 import (
@@ -227,8 +227,14 @@ var ErrNotWritten = errors.New("results not written")
 // the harness failed; the verdict is in Outcome.Results. When only writing
 // the results failed, the error wraps ErrNotWritten and the Outcome, with
 // its verdict, is returned too. On Ctrl-C (ctx
-// cancelled) it heals, tears down, checks what was recorded, and marks the
+// cancelled) it heals, checks what was recorded, tears down, and marks the
 // outcome interrupted.
+//
+// Its steps, in order: the cluster starts, the workers run while the
+// nemesis injects faults, the faults heal and the final reads are made;
+// then the history is checked, the nodes' data directories are kept
+// (--keep-data: always, or when the verdict is invalid), and only then is
+// the cluster torn down (its logs saved), and the results written.
 func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	cfg.Defaults()
 	if err := cfg.Validate(); err != nil {
@@ -293,22 +299,26 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	if err := rec.Close(); err != nil {
 		log.Error("history", "err", err)
 	}
-	cfg.stage("tearing down")
-	closed = true
-	if err := cl.Close(run.Path(store.LogsDir)); err != nil {
-		log.Error("teardown", "err", err)
-	}
 
+	// Checked before teardown: the verdict decides whether the nodes'
+	// data is kept (--keep-data auto), and teardown removes it. The
+	// check is bounded (--check-timeout), and so is the copy.
 	events := rec.Events()
 	cfg.stage("checking %d events", len(events))
 	// A history the checkers cannot judge still gets its results, unknown
 	// with the reason: the run's own record is all there is.
 	res, _ := CheckWithin(run, cfg.Workload, events, cfg.CheckTimeout, cfg.checkMemory())
 	Judge(test, events, res)
-	res.Elapsed = time.Since(started).Round(time.Millisecond).String()
 	if interrupted {
 		MarkInterrupted(res)
 	}
+	res.KeptData = cfg.keepData(ctx, cl, run, res.Valid())
+	cfg.stage("tearing down")
+	closed = true
+	if err := cl.Close(run.Path(store.LogsDir)); err != nil {
+		log.Error("teardown", "err", err)
+	}
+	res.Elapsed = time.Since(started).Round(time.Millisecond).String()
 	return writeOutcome(&Outcome{Run: run, Test: test, Results: res, Interrupted: interrupted}, events, cfg.Workload)
 }
 

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/fencecheck/fencecheck/internal/history"
+	"github.com/fencecheck/fencecheck/internal/runtime"
 	"github.com/fencecheck/fencecheck/internal/store"
 )
 
@@ -327,5 +328,31 @@ func boundResults(r *store.Results) *store.Results {
 			out.Result = wr
 		}
 	}
+	if r.KeptData != nil {
+		out.KeptData = boundKept(*r.KeptData)
+	}
 	return &out
+}
+
+// boundKept bounds what a run says it kept of its nodes' data: at most
+// MaxItems nodes, each with at most runtime.MaxListed entries named (as
+// the harness records them), every string cut.
+func boundKept(k store.KeptData) *store.KeptData {
+	k.Mode, k.Note, k.Took = cut(k.Mode, MaxName), cut(k.Note, MaxText), cut(k.Took, MaxName)
+	k.Nodes = slices.Clone(k.Nodes[:min(len(k.Nodes), MaxItems)])
+	for i := range k.Nodes {
+		n := &k.Nodes[i]
+		n.Node, n.From, n.Error = cut(n.Node, MaxName), cut(n.From, MaxText), cut(n.Error, MaxText)
+		n.LeftOut = boundSkipped(n.LeftOut)
+		n.Refused = boundSkipped(n.Refused)
+	}
+	return &k
+}
+
+func boundSkipped(ss []runtime.Skipped) []runtime.Skipped {
+	out := slices.Clone(ss[:min(len(ss), runtime.MaxListed)])
+	for i := range out {
+		out[i].Path, out[i].Why = cut(out[i].Path, MaxText), cut(out[i].Why, MaxName)
+	}
+	return out
 }

@@ -25,6 +25,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -72,6 +73,10 @@ type View func(in *Input) (*Page, error)
 type File struct {
 	Name string
 	Size int64
+	// Dir: a directory (a node's kept data, data/n1/), shown with the
+	// size of its files and not linked: `fencecheck serve` lists no
+	// directory.
+	Dir bool
 }
 
 // HumanSize is the size for people: 12 KB, 3.4 MB.
@@ -111,8 +116,8 @@ func Write(run *store.Run, test store.TestInfo, res *store.Results, view View) e
 	return run.WriteFile(store.ReportFile, buf.Bytes())
 }
 
-// RunFiles lists the files a report links: the run's own files and its
-// logs. sizes, if not nil, gives the size some of the run's own files will
+// RunFiles lists the files a report links: the run's own files, its
+// logs, and the nodes' data directories it kept (data/NODE/, not linked). sizes, if not nil, gives the size some of the run's own files will
 // have once the outputs being written are in place (-1: there will be
 // none), instead of what is on disk now.
 func RunFiles(dir string, sizes map[string]int64) []File {
@@ -134,7 +139,35 @@ func RunFiles(dir string, sizes map[string]int64) []File {
 			fs = append(fs, File{Name: store.LogsDir + "/" + e.Name(), Size: info.Size()})
 		}
 	}
+	nodes, _ := os.ReadDir(filepath.Join(dir, store.DataDir))
+	for _, e := range nodes {
+		if e.IsDir() {
+			name := store.DataDir + "/" + e.Name() + "/"
+			fs = append(fs, File{Name: name, Size: treeSize(filepath.Join(dir, name)), Dir: true})
+		}
+	}
 	return fs
+}
+
+// maxTreeEntries bounds the entries treeSize reads of one tree.
+const maxTreeEntries = 100_000
+
+// treeSize is the length of the regular files under dir, links not
+// followed, read from at most maxTreeEntries entries: a kept data
+// directory's size.
+func treeSize(dir string) int64 {
+	var size int64
+	seen := 0
+	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if seen++; err != nil || seen > maxTreeEntries {
+			return filepath.SkipAll
+		}
+		if info, err := d.Info(); err == nil && d.Type().IsRegular() {
+			size += info.Size()
+		}
+		return nil
+	})
+	return size
 }
 
 // FileSize returns the size of the named run file, -1 if it is not there.
@@ -346,6 +379,9 @@ func commonSections(in *Input) []section {
 	}
 	if s, ok := clockSection(in); ok {
 		ss = append(ss, s)
+	}
+	if k := in.Results.KeptData; k != nil {
+		ss = append(ss, section{ID: "data", Title: "Data kept", tmpl: "kept", data: k.Lines()})
 	}
 	return append(ss,
 		section{ID: "faults", Title: "Faults", tmpl: "faults", data: faultRows(in)},

@@ -145,7 +145,8 @@ const pageSrc = `{{define "head"}}<!DOCTYPE html>
 {{define "reproduce"}}<table>{{range .}}<tr><th>{{.Label}}</th><td><code>{{.Value}}</code><br><span class="muted">{{.Note}}</span></td></tr>{{end}}</table>{{end}}
 {{define "config"}}<table>{{range .}}<tr><th>{{.Label}}</th><td>{{.Value}}</td></tr>{{end}}</table>{{end}}
 
-{{define "files"}}<ul>{{range .}}<li>{{if ge .Size 0}}<a href="{{.Name}}">{{.Name}}</a> <span class="muted">{{.HumanSize}}</span>{{else}}{{.Name}}{{end}}</li>{{end}}</ul>{{end}}
+{{define "kept"}}<ul>{{range .}}<li>{{.}}</li>{{end}}</ul>{{end}}
+{{define "files"}}<ul>{{range .}}<li>{{if .Dir}}{{.Name}} <span class="muted">{{.HumanSize}} in files</span>{{else if ge .Size 0}}<a href="{{.Name}}">{{.Name}}</a> <span class="muted">{{.HumanSize}}</span>{{else}}{{.Name}}{{end}}</li>{{end}}</ul>{{end}}
 `
 
 // tmpl holds the templates every page uses: the page's head and foot, the

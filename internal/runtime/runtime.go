@@ -31,6 +31,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"sync/atomic"
 	"time"
 )
 
@@ -169,11 +170,122 @@ type Nodes interface {
 	// node of the image (cmd its command) finds there before it starts. A
 	// directory the image lacks copies nothing.
 	CopyOut(ctx context.Context, image string, cmd []string, dir, dst string) error
+	// CopyFrom copies the directory dir of node c, running or stopped,
+	// into dst, an existing empty directory on the host: its directories
+	// and regular files, with their permission bits (set-id bits dropped)
+	// and modification times, owned by the caller. What a node holds is
+	// untrusted: symbolic and hard links, devices, FIFOs and sockets are
+	// refused, never followed nor made, and so is an entry named outside
+	// dir. File content is stored as long as budget lasts, runs of zeros
+	// left as holes and not counted (etcd preallocates 64 MB WAL
+	// segments): a file that would pass it is left out whole, giving back
+	// what it took, and the files after it that fit are copied; copies
+	// running at once may share one budget. At most MaxCopyEntries files
+	// and directories are made, at most MaxCopyDepth deep. Memory stays bounded; the whole
+	// directory is read as the platform streams it, so ctx's deadline
+	// bounds the time. Copied says what was copied and what was not, also
+	// with an error, which leaves what was copied before it. A directory
+	// the node lacks copies nothing, without error.
+	CopyFrom(ctx context.Context, c *Container, dir, dst string, budget *Budget) (Copied, error)
 	// Teardown resumes any stopped process, then removes every container
 	// of the run and its network, and says what it removed. It uses its
 	// own deadline, so that it still works when the run's context was
 	// cancelled (Ctrl-C).
 	Teardown() (Cleaned, error)
+}
+
+// MaxCopyEntries bounds the files and directories one CopyFrom makes.
+const MaxCopyEntries = 65536
+
+// Budget is the bytes CopyFrom may still store, shared by copies that run
+// at once. When it runs out while several copy, which of their files are
+// left out depends on their timing.
+type Budget struct{ left atomic.Int64 }
+
+// NewBudget is a budget of n bytes.
+func NewBudget(n int64) *Budget {
+	b := &Budget{}
+	b.left.Store(n)
+	return b
+}
+
+// Take takes n bytes if that many are left, and reports whether it did.
+func (b *Budget) Take(n int64) bool {
+	for {
+		l := b.left.Load()
+		if n > l {
+			return false
+		}
+		if b.left.CompareAndSwap(l, l-n) {
+			return true
+		}
+	}
+}
+
+// Give gives back n bytes taken.
+func (b *Budget) Give(n int64) { b.left.Add(n) }
+
+// MaxCopyDepth bounds how deeply CopyFrom nests directories: what a run
+// keeps under data/NODE/ stays within what merge copies of a run.
+const MaxCopyDepth = 12
+
+// MaxListed bounds each list of Copied: the entries past it are counted,
+// not named.
+const MaxListed = 20
+
+// Copied is what Nodes.CopyFrom copied of a node's directory (with the
+// JSON names a run's results.json records it under).
+type Copied struct {
+	Files int `json:"files"`
+	Dirs  int `json:"dirs"`
+	// Size is the copied files' length in all; Stored what of it was
+	// written, the runs of zeros left as holes: what counts against the
+	// limit.
+	Size   int64 `json:"size"`
+	Stored int64 `json:"stored"`
+	// LeftOut are the regular files not copied: their content would
+	// have passed the limit, or more than MaxCopyEntries were offered.
+	// LeftOutCount and LeftOutSize count them all.
+	LeftOut      []Skipped `json:"left_out,omitempty"`
+	LeftOutCount int       `json:"left_out_count,omitempty"`
+	LeftOutSize  int64     `json:"left_out_size,omitempty"`
+	// Refused are the entries of other kinds (links, devices, FIFOs,
+	// sockets) and those named outside the directory, twice, or deeper
+	// than MaxCopyDepth.
+	Refused      []Skipped `json:"refused,omitempty"`
+	RefusedCount int       `json:"refused_count,omitempty"`
+}
+
+// Skipped is an entry CopyFrom did not copy.
+type Skipped struct {
+	Path string `json:"path"`           // relative to the directory copied
+	Size int64  `json:"size,omitempty"` // its length, for a regular file
+	Why  string `json:"why"`            // "limit", "entries", "symbolic link", ...
+}
+
+// LeaveOut records a regular file not copied, and why.
+func (c *Copied) LeaveOut(path string, size int64, why string) {
+	c.LeftOutCount++
+	c.LeftOutSize += size
+	if len(c.LeftOut) < MaxListed {
+		c.LeftOut = append(c.LeftOut, Skipped{Path: shortPath(path), Size: size, Why: why})
+	}
+}
+
+// Refuse records an entry refused, and why.
+func (c *Copied) Refuse(path string, size int64, why string) {
+	c.RefusedCount++
+	if len(c.Refused) < MaxListed {
+		c.Refused = append(c.Refused, Skipped{Path: shortPath(path), Size: size, Why: why})
+	}
+}
+
+// shortPath is p cut to 256 bytes: a name from a node is untrusted.
+func shortPath(p string) string {
+	if len(p) > 256 {
+		return p[:256] + "..."
+	}
+	return p
 }
 
 // Processes signals, kills, restarts and meters the processes of nodes.

@@ -34,6 +34,15 @@ func (k Knob) Type() string {
 	return "string"
 }
 
+// Words are the values a knob of a fixed list takes (--keep-data's), nil
+// for any other knob.
+func (k Knob) Words() []string {
+	if v, ok := k.field(&Spec{}).(choiceValue); ok {
+		return v.words
+	}
+	return nil
+}
+
 // Copy sets the knob's field of dst to its value in src, set or not.
 func (k Knob) Copy(dst, src *Spec) {
 	v := k.field(dst)

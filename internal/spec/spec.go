@@ -72,6 +72,13 @@ type Spec struct {
 	// default, a quarter of the machine's memory; 0: no limit).
 	CheckMemory *uint64
 
+	// KeepData is --keep-data: when the nodes' data directories are
+	// copied into the run's directory before teardown (KeepAuto,
+	// KeepAlways, KeepNever); KeepDataLimit (--keep-data-limit) bounds
+	// the bytes that copy stores in all (nil until resolved).
+	KeepData      string
+	KeepDataLimit *uint64
+
 	// The user's client program (--client-dir, --client-cmd,
 	// --client-image): not recorded, a directory is not in test.json.
 	ClientDir, ClientCmd, ClientImage string
@@ -123,7 +130,24 @@ const (
 	DefaultWork         = 250 * time.Millisecond
 	DefaultCheckTimeout = 60 * time.Second
 	DefaultFencing      = "none"
+	// DefaultKeepDataLimit bounds what --keep-data stores: enough for
+	// the data of a short run of any target (etcd's preallocated WAL
+	// segments are holes, not counted), not a disk filled night after
+	// night.
+	DefaultKeepDataLimit = 256 << 20
 )
+
+// --keep-data's values.
+const (
+	// KeepAuto keeps the data of an invalid run only (the default).
+	KeepAuto = "auto"
+	// KeepAlways keeps every run's data; KeepNever none.
+	KeepAlways = "always"
+	KeepNever  = "never"
+)
+
+// KeepModes are --keep-data's values, the default first.
+var KeepModes = []string{KeepAuto, KeepAlways, KeepNever}
 
 // Default is a Spec with the defaults that do not depend on the target:
 // what `run -h` shows.
@@ -150,6 +174,13 @@ func (s *Spec) fillFixed() {
 	}
 	def(&s.Work, DefaultWork)
 	def(&s.CheckTimeout, DefaultCheckTimeout)
+	if s.KeepData == "" {
+		s.KeepData = KeepAuto
+	}
+	if s.KeepDataLimit == nil {
+		n := uint64(DefaultKeepDataLimit)
+		s.KeepDataLimit = &n
+	}
 }
 
 func def(d *time.Duration, v time.Duration) {

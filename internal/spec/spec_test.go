@@ -3,6 +3,7 @@ package spec
 import (
 	"encoding/json"
 	"flag"
+	"io"
 	"reflect"
 	"slices"
 	"strings"
@@ -132,12 +133,38 @@ func TestCheckBounds(t *testing.T) {
 		{func(s *Spec) { s.TTL = 2 * time.Hour }, "--ttl 2h0m0s: at most 1h0m0s"},
 		{func(s *Spec) { s.RPCTimeout = time.Nanosecond }, "--rpc-timeout 1ns: at least 1ms"},
 		{func(s *Spec) { s.TTL, s.OpTimeout = 0, 0 }, "--ttl"},
+		{func(s *Spec) { s.KeepDataLimit = new(uint64) }, "--keep-data-limit must be positive, not 0"},
 	} {
 		s := ok
 		tc.edit(&s)
 		if err := s.CheckBounds(); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v, want %q", err, tc.want)
 		}
+	}
+}
+
+// --keep-data takes its three words, as a flag and from test.json, and
+// nothing else; its default is auto, with a limit of 256MiB.
+func TestKeepData(t *testing.T) {
+	s := Default()
+	if s.KeepData != KeepAuto || s.KeepDataLimit == nil || *s.KeepDataLimit != 256<<20 {
+		t.Fatalf("defaults: %q %v", s.KeepData, s.KeepDataLimit)
+	}
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	s.Flags(fs, nil, nil)
+	if err := fs.Parse([]string{"--keep-data", "always", "--keep-data-limit", "1GiB"}); err != nil || s.KeepData != KeepAlways || *s.KeepDataLimit != 1<<30 {
+		t.Errorf("parsed %q %d, err %v", s.KeepData, *s.KeepDataLimit, err)
+	}
+	if err := fs.Parse([]string{"--keep-data", "sometimes"}); err == nil || !strings.Contains(err.Error(), "want one of auto, always, never") {
+		t.Errorf("--keep-data sometimes: %v", err)
+	}
+	var r Spec
+	if err := json.Unmarshal([]byte(`{"keep_data":"never","keep_data_limit":1024}`), &r); err != nil || r.KeepData != KeepNever || *r.KeepDataLimit != 1024 {
+		t.Errorf("read %q %v, err %v", r.KeepData, r.KeepDataLimit, err)
+	}
+	if err := json.Unmarshal([]byte(`{"keep_data":"all"}`), &r); err == nil {
+		t.Error(`keep_data "all" read without error`)
 	}
 }
 

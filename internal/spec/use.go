@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"time"
 )
@@ -216,6 +217,12 @@ func (k Knob) CheckBound(s *Spec) error {
 		show = func(x int64) string { return time.Duration(x).String() }
 	case intValue:
 		n = int64(*v.p)
+	case bytesValue:
+		if *v.p == nil {
+			return nil // the default
+		}
+		n = int64(min(**v.p, math.MaxInt64))
+		show = func(x int64) string { return FormatBytes(uint64(x)) }
 	default:
 		return nil
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -154,6 +155,32 @@ func (v stringValue) String() string {
 func (v stringValue) Set(s string) error { *v.p = s; return nil }
 func (v stringValue) zero() bool         { return *v.p == "" }
 func (v stringValue) js() any            { return *v.p }
+
+// choiceValue is one word of a fixed list.
+type choiceValue struct {
+	p     *string
+	words []string
+}
+
+func (v choiceValue) String() string {
+	if v.p == nil {
+		return ""
+	}
+	return *v.p
+}
+func (v choiceValue) Set(s string) error {
+	if !slices.Contains(v.words, s) {
+		return fmt.Errorf("want one of %s, not %q", strings.Join(v.words, ", "), s)
+	}
+	*v.p = s
+	return nil
+}
+func (v choiceValue) zero() bool { return *v.p == "" }
+func (v choiceValue) js() any    { return *v.p }
+func (v choiceValue) reset()     { *v.p = "" }
+func (v choiceValue) unjs(raw json.RawMessage) error {
+	return unjsText(raw, v.Set, v.reset)
+}
 
 // clientDirValue is --client-dir: a directory, or "builtin" (the default,
 // as the empty string): the target's own recipe, which matrix can list

@@ -196,9 +196,12 @@ type Results struct {
 	CheckTime string `json:"check_time"`
 	// Elapsed is the wall time of the whole run, set-up and teardown
 	// included.
-	Elapsed     string `json:"elapsed,omitempty"`
-	Interrupted bool   `json:"interrupted,omitempty"`
-	Note        string `json:"note,omitempty"`
+	Elapsed string `json:"elapsed,omitempty"`
+	// KeptData is what the run kept of its nodes' data directories
+	// (--keep-data; nil: it kept nothing, as asked).
+	KeptData    *KeptData `json:"kept_data,omitempty"`
+	Interrupted bool      `json:"interrupted,omitempty"`
+	Note        string    `json:"note,omitempty"`
 	// CheckedBy is the fencecheck that wrote this file, the run's or
 	// check's (buildinfo.Info's String: version and revision); test.json
 	// names the one that made the run.

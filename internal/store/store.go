@@ -1,8 +1,9 @@
 // Package store is the store on disk: one directory per run, holding the
 // configuration (test.json), the history (history.jsonl, and history.txt
 // to read), the verdict
-// (results.json), the reports (report.html, linearizability.html) and the
-// node logs (logs/). RESULTS/latest points at the newest run.
+// (results.json), the reports (report.html, linearizability.html), the
+// node logs (logs/) and, if kept, the nodes' data directories (data/).
+// RESULTS/latest points at the newest run.
 package store
 
 import (
@@ -32,7 +33,10 @@ const (
 	ReportFile  = "report.html"
 	LinFile     = "linearizability.html"
 	LogsDir     = "logs"
-	Latest      = "latest"
+	// DataDir holds the nodes' data directories a run kept
+	// (--keep-data), one directory per node: data/n1, ...
+	DataDir = "data"
+	Latest  = "latest"
 )
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)

@@ -1,0 +1,96 @@
+package store
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/fencecheck/fencecheck/internal/checkers"
+	"github.com/fencecheck/fencecheck/internal/runtime"
+)
+
+// KeptData is what a run kept of its nodes' data directories
+// (--keep-data), each node's under DataDir/NODE of its directory.
+type KeptData struct {
+	Mode  string `json:"mode"`  // --keep-data that kept it: auto or always
+	Limit uint64 `json:"limit"` // --keep-data-limit: the most bytes stored in all
+	// Nodes are the nodes whose data directory was copied (servers, then
+	// resources), copied at once and sharing the limit.
+	Nodes []KeptNode `json:"nodes,omitempty"`
+	// Note says whose data was not kept, and why (attached servers).
+	Note string `json:"note,omitempty"`
+	Took string `json:"took"`
+}
+
+// KeptNode is one node's data directory, copied.
+type KeptNode struct {
+	Node string `json:"node"` // its name: its copy is DataDir/Node
+	From string `json:"from"` // the directory in the node
+	runtime.Copied
+	// Error is why the copy stopped before the directory's end (its
+	// deadline, the Engine): what it copied before stays.
+	Error string `json:"error,omitempty"`
+}
+
+// Lines describe k for a reader, one line each: why and how much, a line
+// per node (where its copy is, from where, how much), then what was left
+// out for the limit, what was refused, and the note.
+func (k *KeptData) Lines() []string {
+	why := ""
+	if k.Mode == "auto" {
+		why = " (the run is invalid)"
+	}
+	ls := []string{fmt.Sprintf("--keep-data %s%s: %d nodes copied in %s before teardown, at most %s stored", k.Mode, why, len(k.Nodes), k.Took, checkers.FormatBytes(k.Limit))}
+	var leftOut []string
+	var refused []string
+	outCount, outSize := 0, int64(0)
+	for _, n := range k.Nodes {
+		l := fmt.Sprintf("%s/%s from %s:%s: %s, %s", DataDir, n.Node, n.Node, n.From, files(n.Files), checkers.FormatBytes(uint64(n.Size)))
+		if n.Stored != n.Size {
+			l += fmt.Sprintf(" (%s stored: zeros left as holes)", checkers.FormatBytes(uint64(n.Stored)))
+		}
+		if n.Error != "" {
+			l += "; stopped: " + n.Error
+		}
+		ls = append(ls, l)
+		for _, s := range n.LeftOut {
+			why := ""
+			if s.Why != "limit" {
+				why = ", " + s.Why // more entries than a copy makes
+			}
+			leftOut = append(leftOut, fmt.Sprintf("%s:%s (%s%s)", n.Node, s.Path, checkers.FormatBytes(uint64(s.Size)), why))
+		}
+		outCount += n.LeftOutCount
+		outSize += n.LeftOutSize
+		for _, s := range n.Refused {
+			refused = append(refused, fmt.Sprintf("%s:%s (%s)", n.Node, s.Path, s.Why))
+		}
+		if more := n.RefusedCount - len(n.Refused); more > 0 {
+			refused = append(refused, fmt.Sprintf("%d more of %s", more, n.Node))
+		}
+	}
+	if outCount > 0 {
+		l := fmt.Sprintf("left out past the %s limit (--keep-data-limit): %s, %s: %s", checkers.FormatBytes(k.Limit), files(outCount), checkers.FormatBytes(uint64(outSize)), strings.Join(leftOut, ", "))
+		if len(leftOut) < outCount {
+			l += ", ..."
+		}
+		ls = append(ls, l)
+	}
+	if len(refused) > 0 {
+		ls = append(ls, "refused (only directories and regular files are copied): "+strings.Join(refused, ", "))
+	}
+	if k.Note != "" {
+		ls = append(ls, k.Note)
+	}
+	if len(k.Nodes) == 0 && k.Note == "" {
+		ls = append(ls, "no node has a data directory")
+	}
+	return ls
+}
+
+// files is "1 file", "3 files".
+func files(n int) string {
+	if n == 1 {
+		return "1 file"
+	}
+	return fmt.Sprintf("%d files", n)
+}

@@ -1,0 +1,33 @@
+package store
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/fencecheck/fencecheck/internal/runtime"
+)
+
+// TestKeptLines: what a run kept reads as where each node's copy is, its
+// size and what it stored, what the limit left out (named, and counted
+// past the names) and what was refused.
+func TestKeptLines(t *testing.T) {
+	k := &KeptData{Mode: "auto", Limit: 1 << 20, Took: "1.2s", Nodes: []KeptNode{
+		{Node: "n1", From: "/var/lib/etcd", Copied: runtime.Copied{Files: 3, Size: 139 << 20, Stored: 80 << 10,
+			Refused: []runtime.Skipped{{Path: "link", Why: `symbolic link to "/etc"`}}, RefusedCount: 1}},
+		{Node: "n2", From: "/var/lib/etcd", Copied: runtime.Copied{Files: 1, Size: 100, Stored: 100,
+			LeftOut: []runtime.Skipped{{Path: "member/snap/db", Size: 16 << 20, Why: "limit"}}, LeftOutCount: 2, LeftOutSize: 32 << 20},
+			Error: "context deadline exceeded"},
+	}}
+	got := strings.Join(k.Lines(), "\n")
+	for _, want := range []string{
+		"--keep-data auto (the run is invalid): 2 nodes copied in 1.2s before teardown, at most 1.0 MiB stored\n",
+		"data/n1 from n1:/var/lib/etcd: 3 files, 139.0 MiB (80.0 KiB stored: zeros left as holes)\n",
+		"data/n2 from n2:/var/lib/etcd: 1 file, 100 B; stopped: context deadline exceeded\n",
+		"left out past the 1.0 MiB limit (--keep-data-limit): 2 files, 32.0 MiB: n2:member/snap/db (16.0 MiB), ...\n",
+		`refused (only directories and regular files are copied): n1:link (symbolic link to "/etc")`,
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("lines\n%s\nlack %q", got, want)
+		}
+	}
+}
