@@ -1,6 +1,7 @@
 package matrix
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/fencecheck/fencecheck/internal/harness"
 	"github.com/fencecheck/fencecheck/internal/images"
+	"github.com/fencecheck/fencecheck/internal/platform/sparse"
 	"github.com/fencecheck/fencecheck/internal/report"
 	"github.com/fencecheck/fencecheck/internal/store"
 	"github.com/fencecheck/fencecheck/internal/trends"
@@ -587,7 +589,9 @@ func copyRegular(src, dst *os.Root, name string, fi fs.FileInfo) error {
 	if err != nil {
 		return err
 	}
-	_, werr := io.Copy(out, in)
+	// Zeros left as holes: a run that kept its servers' data
+	// (--keep-data) holds preallocated files that are mostly zeros.
+	_, _, werr := sparse.Copy(context.Background(), out, in, st.Size(), nil, nil)
 	return errors.Join(werr, out.Close())
 }
 

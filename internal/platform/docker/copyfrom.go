@@ -2,7 +2,6 @@ package docker
 
 import (
 	"archive/tar"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/docker/docker/errdefs"
 
+	"github.com/fencecheck/fencecheck/internal/platform/sparse"
 	"github.com/fencecheck/fencecheck/internal/runtime"
 )
 
@@ -36,9 +36,8 @@ func (r *Runtime) CopyFrom(ctx context.Context, c *runtime.Container, dir, dst s
 	return got, nil
 }
 
-// holeBlock is the unit of extractBounded's holes: a block of this many
-// zero bytes, at an offset it divides, is not written.
-const holeBlock = 4096
+// holeBlock is the unit of extractBounded's holes (sparse.Block).
+const holeBlock = sparse.Block
 
 // extractBounded extracts a tar of one directory (its entries named under
 // the directory's base name, as the Engine archives a path) into dst, an
@@ -137,7 +136,7 @@ func extractBounded(ctx context.Context, r io.Reader, dst string, budget *runtim
 		if err != nil {
 			return got, err
 		}
-		stored, fits, err := writeHoley(ctx, f, tr, hdr.Size, budget, buf)
+		stored, fits, err := sparse.Copy(ctx, f, tr, hdr.Size, budget.Take, buf)
 		if err == nil {
 			err = f.Chmod(os.FileMode(hdr.Mode).Perm() | 0o600)
 		}
@@ -168,45 +167,6 @@ func extractBounded(ctx context.Context, r io.Reader, dst string, budget *runtim
 	}
 	return got, nil
 }
-
-// writeHoley writes size bytes of r into the empty file f, each block of
-// holeBlock zeros (at a multiple of holeBlock) left as a hole, taking each
-// block it writes from budget, and returns how many bytes it wrote (and
-// took). When budget runs out it stops, with fits false, leaving r's
-// remaining content unread. buf is its buffer, a multiple of holeBlock
-// long.
-func writeHoley(ctx context.Context, f *os.File, r io.Reader, size int64, budget *runtime.Budget, buf []byte) (stored int64, fits bool, err error) {
-	var off int64
-	for off < size {
-		if err := ctx.Err(); err != nil {
-			return stored, false, err
-		}
-		n, err := io.ReadFull(r, buf[:min(int64(len(buf)), size-off)])
-		if err != nil {
-			return stored, false, err
-		}
-		for b := 0; b < n; b += holeBlock {
-			block := buf[b:min(b+holeBlock, n)]
-			if allZero(block) {
-				continue
-			}
-			if !budget.Take(int64(len(block))) {
-				return stored, false, nil
-			}
-			stored += int64(len(block))
-			if _, err := f.WriteAt(block, off+int64(b)); err != nil {
-				return stored, false, err
-			}
-		}
-		off += int64(n)
-	}
-	// A file that ends in a hole gets its length.
-	return stored, true, f.Truncate(size)
-}
-
-var zeroBlock [holeBlock]byte
-
-func allZero(b []byte) bool { return bytes.Equal(b, zeroBlock[:len(b)]) }
 
 // quoteShort quotes s, cut to 64 bytes: a link's target, from a node,
 // named in a report.
