@@ -370,9 +370,11 @@ type faultRow struct {
 	Fault, Nodes, Start, Stop, Held, Params, Error string
 }
 
+// faultTable is the faults' table: the first MaxRows of Total, More not
+// listed.
 type faultTable struct {
-	Rows []faultRow
-	More int
+	Rows        []faultRow
+	More, Total int
 }
 
 // MaxRows bounds a page's tables and lists: past it, the rest is counted,
@@ -380,7 +382,7 @@ type faultTable struct {
 const MaxRows = 1000
 
 func faultRows(in *Input) faultTable {
-	var t faultTable
+	t := faultTable{Total: len(in.Results.Faults)}
 	tiers := map[string]string{}
 	for _, s := range in.Test.Servers {
 		if s.Tier != "" {
