@@ -53,6 +53,8 @@ func (b *browser) loadTiming(url string) pageTiming {
 	b.t.Helper()
 	b.open(url)
 	t, err := chromedp.Run(b.ctx, chromedp.Evaluate[pageTiming](`(async () => {
+  if (document.readyState !== "complete") await new Promise(r => addEventListener("load", r));
+  await new Promise(r => setTimeout(r)); // loadEventEnd is set once the load event's handlers are done
   const nav = performance.getEntriesByType("navigation")[0];
   const fcp = performance.getEntriesByName("first-contentful-paint")[0];
   await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
