@@ -192,6 +192,7 @@ func interrupted(ctx context.Context) error {
 func Read(r io.Reader) ([]Event, error) {
 	var events []Event
 	var idx indexes
+	names := interned{}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64*1024), 256*1024*1024)
 	line := 0
@@ -214,12 +215,31 @@ func Read(r io.Reader) ([]Event, error) {
 		if err := idx.add(events, e.Index, line); err != nil {
 			return nil, err
 		}
+		e.Type, e.F = Type(names.of(string(e.Type))), names.of(e.F)
 		events = append(events, e)
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("line %d: %w", line+1, err)
 	}
 	return events, nil
+}
+
+// interned holds one copy of each event type and function Read has met,
+// so that a history's millions of events share a few strings instead of
+// holding two each (a 1M-operation history: 16 million strings). At most
+// maxInterned are kept; past them, a name is its own copy.
+type interned map[string]string
+
+const maxInterned = 1024
+
+func (m interned) of(s string) string {
+	if c, ok := m[s]; ok {
+		return c
+	}
+	if len(m) < maxInterned {
+		m[s] = s
+	}
+	return s
 }
 
 // indexes finds a repeated event index as Read goes. While indexes grow,

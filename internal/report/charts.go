@@ -19,6 +19,9 @@ const (
 	chartTop  px = 14
 	chartBot  px = 24
 	maxPoints    = 2000 // past it, latency is drawn as per-bin quantiles
+	// maxBands bounds the fault windows a chart shades one by one: past
+	// it, windows closer than the timeline's overview bin merge.
+	maxBands = 300
 )
 
 // Sample is one completed operation for the charts: when it was invoked
@@ -51,13 +54,19 @@ func chartFrame(f *Figure, in chartInput, s scale, peak float64, unit string) fu
 	}
 	plotTop, plotBot := chartTop, chartH-chartBot
 	y := func(v float64) px { return plotBot - px(v/ymax)*(plotBot-plotTop) }
+	wins := make([]faultWin, 0, len(in.Faults))
 	for _, ft := range in.Faults {
 		stop := ft.Stop
 		if stop < 0 {
 			stop = in.to
 		}
-		f.Bands = append(f.Bands, shape{X: s.x(ft.Start), Y: plotTop, W: s.width(ft.Start, stop, 1.5), H: plotBot - plotTop, Class: "band",
-			Title: fmt.Sprintf("%s: %s to %s", ft.Fault, Secs(ft.Start), Secs(stop))})
+		wins = append(wins, faultWin{a: ft.Start, b: stop, nodes: ft.Nodes, title: fmt.Sprintf("%s: %s to %s", ft.Fault, Secs(ft.Start), Secs(stop))})
+	}
+	if len(wins) > maxBands {
+		wins = mergeWins(wins, (s.t1-s.t0)/overviewNs)
+	}
+	for _, w := range wins {
+		f.Bands = append(f.Bands, shape{X: s.x(w.a), Y: plotTop, W: s.width(w.a, w.b, 1.5), H: plotBot - plotTop, Class: "band", Title: w.title})
 	}
 	for v := 0.0; v <= ymax+1e-9; v += step {
 		f.Lines = append(f.Lines, line{X1: s.x0, Y1: y(v), X2: s.x1, Y2: y(v), Class: "grid"})

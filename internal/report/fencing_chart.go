@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 )
 
 // The fencing chart ("Tokens over time"): the fence as every talk about
@@ -83,6 +84,11 @@ const (
 	// accepted one, a grant that went stale), so that the page stays
 	// bounded whatever the history's length.
 	maxTokenWrites = 3000
+	// maxTokenMarks bounds those that matter drawn one by one: past it
+	// too (a long run with thousands of stale holders), the chart is
+	// drawn in bins of tokenBinW units of width (tokensBinned).
+	maxTokenMarks = 1000
+	tokenBinW     = 4
 )
 
 // highestAccepted is the step line: the running highest token among the
@@ -117,7 +123,7 @@ func DrawTokens(in TokensInput) Figure {
 		Label: "Tokens over time: each grant's token, the highest token the resource had accepted, and each write at its token"}
 	s := scale{t0: in.From, t1: max(in.To, in.From+1), x0: labelW, x1: figW - rightPad}
 	in.From, in.To = s.t0, s.t1
-	inWin := func(a, b int64) bool { return b >= in.From && a <= in.To }
+	inWin := in.inWin
 	lo, hi := int64(-1), int64(0)
 	see := func(t int64) {
 		if lo < 0 || t < lo {
@@ -162,30 +168,38 @@ func DrawTokens(in TokensInput) Figure {
 	timeTicks(&f, s, h-6, plotTop, plotBot)
 	f.Lines = append(f.Lines, line{X1: s.x0, Y1: plotBot, X2: s.x1, Y2: plotBot, Class: "axis"})
 
-	// The grants.
+	// The grants, and the writes: one by one, only those that matter, or
+	// in bins (see maxTokenWrites and maxTokenMarks).
 	barH := px(5)
 	if in.Small {
 		barH = 4
 	}
-	grants := 0
+	grants, n, notable := 0, 0, 0
 	for _, g := range in.Grants {
 		if g.Token > 0 && inWin(g.From, g.To) {
 			grants++
+			if g.StaleFrom >= 0 {
+				notable++
+			}
 		}
 	}
-	for _, g := range in.Grants {
-		if g.Token <= 0 || !inWin(g.From, g.To) || (grants > maxTokenWrites && g.StaleFrom < 0) {
-			continue
+	for _, w := range in.Writes {
+		if w.HasToken && w.Token > 0 && inWin(w.At, w.At) {
+			n++
+			if w.Outcome != WriteAccepted || w.Stale || w.Lost {
+				notable++
+			}
 		}
-		cut := g.To
-		title := fmt.Sprintf("%s held token %d from %s to %s", g.Who, g.Token, Secs(g.From), Secs(g.To))
-		if g.StaleFrom >= 0 {
-			cut = g.StaleFrom
-			title += fmt.Sprintf("; stale from %s, when token %d was granted", Secs(g.StaleFrom), g.StaleFromTokens)
-		}
-		f.Rects = append(f.Rects, shape{X: s.x(g.From), Y: y(g.Token) - barH/2, W: s.width(g.From, cut, 1), H: barH, Class: "grant", Title: title})
-		if g.StaleFrom >= 0 {
-			f.Rects = append(f.Rects, shape{X: s.x(cut), Y: y(g.Token) - barH/2, W: s.width(cut, g.To, 1), H: barH, Class: "grant stale", Title: title})
+	}
+	few := grants <= maxTokenWrites && n <= maxTokenWrites
+	if !few && notable > maxTokenMarks {
+		tokensBinned(&f, in, s, y, barH, grants, n)
+	} else {
+		drawGrants(&f, in, s, y, barH, grants <= maxTokenWrites)
+		drawWrites(&f, in, s, y, n <= maxTokenWrites)
+		if !few {
+			f.Texts = append(f.Texts, text{X: s.x1, Y: chartTop - 3, Anchor: "end", Class: "note",
+				Text: fmt.Sprintf("%d grants and %d writes: only the stale grants and the writes that are not plainly accepted are drawn", grants, n)})
 		}
 	}
 
@@ -229,41 +243,55 @@ func DrawTokens(in TokensInput) Figure {
 		f.Paths = append(f.Paths, svgPath{D: d.String(), Class: "fence-line", Title: fmt.Sprintf("the highest token among the writes the resource had accepted (%d at %s)", top, Secs(in.To))})
 	}
 
-	// The writes.
-	n := 0
-	for _, w := range in.Writes {
-		if w.HasToken && w.Token > 0 && inWin(w.At, w.At) {
-			n++
-		}
-	}
-	skipped := 0
-	for _, w := range in.Writes {
-		if !w.HasToken || w.Token <= 0 || !inWin(w.At, w.At) {
+	return f
+}
+
+// inWin reports whether [a, b] meets the chart's window.
+func (in TokensInput) inWin(a, b int64) bool { return b >= in.From && a <= in.To }
+
+// drawGrants draws each grant in the window as a bar at its token (its
+// stale part apart); all false: only the grants that went stale.
+func drawGrants(f *Figure, in TokensInput, s scale, y func(int64) px, barH px, all bool) {
+	for _, g := range in.Grants {
+		if g.Token <= 0 || !in.inWin(g.From, g.To) || (!all && g.StaleFrom < 0) {
 			continue
 		}
-		plain := w.Outcome == WriteAccepted && !w.Stale && !w.Lost
-		if plain && n > maxTokenWrites {
-			skipped++
+		cut := g.To
+		title := fmt.Sprintf("%s held token %d from %s to %s", g.Who, g.Token, Secs(g.From), Secs(g.To))
+		if g.StaleFrom >= 0 {
+			cut = g.StaleFrom
+			title += fmt.Sprintf("; stale from %s, when token %d was granted", Secs(g.StaleFrom), g.StaleFromTokens)
+		}
+		f.Rects = append(f.Rects, shape{X: s.x(g.From), Y: y(g.Token) - barH/2, W: s.width(g.From, cut, 1), H: barH, Class: "grant", Title: title})
+		if g.StaleFrom >= 0 {
+			f.Rects = append(f.Rects, shape{X: s.x(cut), Y: y(g.Token) - barH/2, W: s.width(cut, g.To, 1), H: barH, Class: "grant stale", Title: title})
+		}
+	}
+}
+
+// drawWrites draws each write in the window with a token as a point at
+// it, by its outcome, a lost one ringed; all false: only the writes that
+// are not plainly accepted.
+func drawWrites(f *Figure, in TokensInput, s scale, y func(int64) px, all bool) {
+	for _, w := range in.Writes {
+		if !w.HasToken || w.Token <= 0 || !in.inWin(w.At, w.At) {
+			continue
+		}
+		if plain := w.Outcome == WriteAccepted && !w.Stale && !w.Lost; plain && !all {
 			continue
 		}
 		m := mark{X: s.x(w.At), Y: y(w.Token), R: 3.2, Href: w.Href}
 		who := fmt.Sprintf("%s's write of %s with token %d", w.Who, w.What, w.Token)
-		switch {
-		case w.Outcome == WriteAccepted && w.Stale:
-			m.Shape, m.Class = "diamond", "tw w-stale"
+		m.Shape, m.Class = writeShape(w)
+		switch m.Class {
+		case "tw w-stale":
 			m.Title = fmt.Sprintf("%s: a stale holder's write, ACCEPTED at %s", who, Secs(w.At))
-		case w.Outcome == WriteAccepted:
-			m.Shape, m.Class = "dot", "tw w-ok"
+		case "tw w-ok":
 			m.Title = fmt.Sprintf("%s: accepted at %s", who, Secs(w.At))
-		case w.Outcome == WriteRefused:
-			m.Shape, m.Class = "cross", "tw w-fenced"
-			m.Title = fmt.Sprintf("%s: REFUSED by the fence at %s", who, Secs(w.At))
-			if w.Stale {
-				m.Class += " stale"
-			}
-		default:
-			m.Shape, m.Class = "q", "tw w-unknown"
+		case "tw w-unknown":
 			m.Title = fmt.Sprintf("%s: sent at %s, outcome unknown", who, Secs(w.At))
+		default:
+			m.Title = fmt.Sprintf("%s: REFUSED by the fence at %s", who, Secs(w.At))
 		}
 		f.Marks = append(f.Marks, m)
 		if w.Lost {
@@ -271,12 +299,140 @@ func DrawTokens(in TokensInput) Figure {
 				Title: fmt.Sprintf("%s: acknowledged, then LOST", who)})
 		}
 	}
-	if skipped > 0 || grants > maxTokenWrites {
-		f.Texts = append(f.Texts, text{X: s.x1, Y: chartTop - 3, Anchor: "end", Class: "note",
-			Text: fmt.Sprintf("%d grants and %d writes: only the stale grants and the writes that are not plainly accepted are drawn", grants, n)})
-	}
-	return f
 }
+
+// writeShape is the shape and the class of a write's point, by its
+// outcome.
+func writeShape(w TokenWrite) (shape, class string) {
+	switch {
+	case w.Outcome == WriteAccepted && w.Stale:
+		return "diamond", "tw w-stale"
+	case w.Outcome == WriteAccepted:
+		return "dot", "tw w-ok"
+	case w.Outcome == WriteRefused && w.Stale:
+		return "cross", "tw w-fenced stale"
+	case w.Outcome == WriteRefused:
+		return "cross", "tw w-fenced"
+	}
+	return "q", "tw w-unknown"
+}
+
+// tokenBin is what one bin of a binned fencing chart holds of one kind
+// (grants, their stale parts, or the writes of one outcome): how many,
+// their lowest and highest tokens, and the first story linked.
+type tokenBin struct {
+	n      int
+	lo, hi int64
+	href   string
+}
+
+func (b *tokenBin) add(token int64, href string) {
+	if b.n == 0 || token < b.lo {
+		b.lo = token
+	}
+	b.hi = max(b.hi, token)
+	b.n++
+	if b.href == "" {
+		b.href = href
+	}
+}
+
+// tokensBinned draws the grants and the writes of a long history in bins
+// of tokenBinW units: in each bin, a bar over the tokens of the grants
+// held in it (red over those held stale), and one point per kind of write
+// (by outcome, as one by one; lost ones ringed) at the lowest token of
+// its kind, its title counting them and giving their tokens, linking the
+// first story among them. The shapes are bounded by the bins, whatever
+// the history's length.
+func tokensBinned(f *Figure, in TokensInput, s scale, y func(int64) px, barH px, grants, writes int) {
+	bn := newBins(s, max(int((s.x1-s.x0)/tokenBinW), 1))
+	held, stale := make([]tokenBin, bn.n), make([]tokenBin, bn.n)
+	classes := []string{"tw w-ok", "tw w-stale", "tw w-fenced", "tw w-fenced stale", "tw w-unknown", "lost"}
+	shapes := map[string]string{}
+	kinds := make([][]tokenBin, len(classes))
+	for k := range kinds {
+		kinds[k] = make([]tokenBin, bn.n)
+	}
+	for _, g := range in.Grants {
+		if g.Token <= 0 || !in.inWin(g.From, g.To) {
+			continue
+		}
+		cut := g.To
+		if g.StaleFrom >= 0 {
+			cut = g.StaleFrom
+			for b := bn.of(cut); b <= bn.of(g.To); b++ {
+				stale[b].add(g.Token, "")
+			}
+		}
+		for b := bn.of(g.From); b <= bn.of(cut); b++ {
+			held[b].add(g.Token, "")
+		}
+	}
+	for _, w := range in.Writes {
+		if !w.HasToken || w.Token <= 0 || !in.inWin(w.At, w.At) {
+			continue
+		}
+		shape, class := writeShape(w)
+		k := slices.Index(classes, class)
+		shapes[class] = shape
+		kinds[k][bn.of(w.At)].add(w.Token, w.Href)
+		if w.Lost {
+			kinds[len(classes)-1][bn.of(w.At)].add(w.Token, w.Href)
+		}
+	}
+	shapes["lost"] = "ring"
+	for b := range bn.n {
+		x, mid := bn.x(b), bn.x(b)+bn.w/2
+		for _, g := range []struct {
+			bin   tokenBin
+			class string
+			what  string
+		}{{held[b], "grant", "held"}, {stale[b], "grant stale", "held stale"}} {
+			if g.bin.n == 0 {
+				continue
+			}
+			top := y(g.bin.hi) - barH/2
+			f.Rects = append(f.Rects, shape{X: x, Y: top, W: max(bn.w-0.5, 1), H: y(g.bin.lo) + barH/2 - top, Class: g.class,
+				Title: fmt.Sprintf("%s: tokens %d to %d %s", binSpan(bn, b), g.bin.lo, g.bin.hi, g.what)})
+		}
+		for k, class := range classes {
+			wb := kinds[k][b]
+			if wb.n == 0 {
+				continue
+			}
+			m := mark{X: mid, Y: y(wb.lo), R: 3.2, Shape: shapes[class], Class: class + " agg", Href: wb.href,
+				Title: fmt.Sprintf("%s: %s, tokens %d to %d", binSpan(bn, b), countOf(wb.n, tokenWriteWords[class]), wb.lo, wb.hi)}
+			if class == "lost" {
+				m.R = 7
+			}
+			f.Marks = append(f.Marks, m)
+		}
+	}
+	f.Texts = append(f.Texts, text{X: s.x1, Y: chartTop - 3, Anchor: "end", Class: "note",
+		Text: fmt.Sprintf("%d grants and %d writes, drawn in %d bins of %s: a point stands for a bin's writes of its kind, at their lowest token", grants, writes, bn.n, time.Duration(bn.ns).Round(time.Millisecond))})
+}
+
+// tokenWriteWords name the writes of each class of a binned chart, one
+// and many.
+var tokenWriteWords = map[string][2]string{
+	"tw w-ok":           {"write accepted", "writes accepted"},
+	"tw w-stale":        {"stale holder's write ACCEPTED", "stale holders' writes ACCEPTED"},
+	"tw w-fenced":       {"write REFUSED by the fence", "writes REFUSED by the fence"},
+	"tw w-fenced stale": {"stale holder's write REFUSED by the fence", "stale holders' writes REFUSED by the fence"},
+	"tw w-unknown":      {"write of unknown outcome", "writes of unknown outcome"},
+	"lost":              {"write acknowledged, then LOST", "writes acknowledged, then LOST"},
+}
+
+// countOf is n with the words for one or many.
+func countOf(n int, words [2]string) string {
+	if n == 1 {
+		return "1 " + words[0]
+	}
+	return fmt.Sprintf("%d %s", n, words[1])
+}
+
+// binSpan is bin b's time span, as prose.
+func binSpan(bn bins, b int) string { return bn.at(b) + " to " + bn.at(b+1) }
 
 // tokensData is the fencing section: the chart, or why there is none.
 type tokensData struct {
@@ -306,13 +462,19 @@ func TokensFigure(in TokensInput) tokensData {
 
 // TokensFromOps is the fencing chart's input from a timeline's model and
 // the marks a view found in it: each grant, and each write of an
-// operation that writes (Op.Writes). Names are the clients' workers.
+// operation that writes (Op.Writes), that falls in [from, to]; and, for
+// the step line's level at from, the accepted write with the highest
+// token before from (drawn as no point: it is outside the window). Names
+// are the clients' workers. A story's window so costs a pass over the
+// model, not a chart of the whole history.
 func TokensFromOps(id string, m *OpModel, marks Marks, workers int, from, to int64) TokensInput {
 	in := TokensInput{ID: id, From: from, To: to}
+	to = max(to, from+1) // as DrawTokens's scale
+	var before *Op       // the accepted write with the highest token before from
+	var beforeTok int64
 	for _, o := range m.Ops {
-		who := NodeOf(o.Proc, workers)
-		if o.Acquired {
-			g := TokenGrant{Who: who, Token: o.Token, From: o.AcquiredAt, To: o.BeliefEnd(m.Last), StaleFrom: -1}
+		if o.Acquired && o.AcquiredAt <= to && o.BeliefEnd(m.Last) >= from {
+			g := TokenGrant{Who: NodeOf(o.Proc, workers), Token: o.Token, From: o.AcquiredAt, To: o.BeliefEnd(m.Last), StaleFrom: -1}
 			if o.StaleFrom >= 0 && o.StaleBy != nil {
 				g.StaleFrom, g.StaleFromTokens = o.StaleFrom, o.StaleBy.Token
 			}
@@ -321,27 +483,38 @@ func TokensFromOps(id string, m *OpModel, marks Marks, workers int, from, to int
 		if !o.Writes {
 			continue
 		}
+		var outcome WriteOutcome
+		var at int64
+		switch r, _ := o.Rejected(); {
+		case r:
+			outcome, at = WriteRefused, o.RejectedAt()
+		case o.Landed():
+			outcome, at = WriteAccepted, o.AckAt()
+		case o.WriteSentAt >= 0:
+			outcome, at = WriteUnknown, o.WriteSentAt
+		default:
+			continue // never sent
+		}
+		if at < 0 || at > to {
+			continue
+		}
 		tok, has := o.TokenOf()
-		w := TokenWrite{Who: who, What: o.Label, Token: tok, HasToken: has, Href: marks.Stale[o]}
+		if at < from {
+			if outcome == WriteAccepted && has && tok > beforeTok {
+				before, beforeTok = o, tok
+			}
+			continue
+		}
+		w := TokenWrite{Who: NodeOf(o.Proc, workers), What: o.Label, Token: tok, HasToken: has, Href: marks.Stale[o], Outcome: outcome, At: at}
 		_, w.Lost = marks.Lost[o]
 		if href, ok := marks.Lost[o]; ok && w.Href == "" {
 			w.Href = href
 		}
 		w.Stale = marks.Stale[o] != ""
-		switch r, _ := o.Rejected(); {
-		case r:
-			w.Outcome, w.At = WriteRefused, o.RejectedAt()
-		case o.Landed():
-			w.Outcome, w.At = WriteAccepted, o.AckAt()
-		case o.WriteSentAt >= 0:
-			w.Outcome, w.At = WriteUnknown, o.WriteSentAt
-		default:
-			continue // never sent
-		}
-		if w.At < 0 {
-			continue
-		}
 		in.Writes = append(in.Writes, w)
+	}
+	if before != nil {
+		in.Writes = append(in.Writes, TokenWrite{Who: NodeOf(before.Proc, workers), What: before.Label, Token: beforeTok, HasToken: true, At: before.AckAt(), Outcome: WriteAccepted})
 	}
 	return in
 }

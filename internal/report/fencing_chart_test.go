@@ -126,3 +126,75 @@ func TestTokensChartBounded(t *testing.T) {
 		t.Errorf("the step line ends at y %v, below its highest rise %v", ys[len(ys)-1], slices.Min(ys))
 	}
 }
+
+// Past maxTokenWrites writes with more than maxTokenMarks that matter (a
+// long run with thousands of stale holders), the chart is drawn in bins:
+// a bounded number of shapes whatever the history's length, every stale
+// write still counted in the titles of its bins' points, the first story
+// of a bin linked.
+func TestTokensChartBinned(t *testing.T) {
+	in := TokensInput{ID: "tk", To: 3e12}
+	stale := 0
+	for i := range int64(30 * maxTokenWrites) {
+		g := TokenGrant{Who: "w1", Token: i + 1, From: i * 3e7, To: i*3e7 + 2e7, StaleFrom: -1}
+		w := TokenWrite{Who: "w1", Token: i + 1, HasToken: true, At: i*3e7 + 1e7}
+		if i%20 == 10 {
+			g.StaleFrom, g.StaleFromTokens = i*3e7+1e7, i+2
+			w.Stale, w.Token, w.Href = true, i, "#lost-"+strconv.Itoa(stale+1)
+			stale++
+		}
+		in.Grants = append(in.Grants, g)
+		in.Writes = append(in.Writes, w)
+	}
+	if stale <= maxTokenMarks {
+		t.Fatalf("%d stale writes: the chart would not be binned", stale)
+	}
+	f := DrawTokens(in)
+	w := figW - labelW - rightPad
+	bins := int(w / tokenBinW)
+	if len(f.Rects) > 2*bins || len(f.Marks) > 6*bins {
+		t.Errorf("%d bars and %d points for %d bins", len(f.Rects), len(f.Marks), bins)
+	}
+	counted, linked := 0, 0
+	for _, m := range f.Marks {
+		if m.Class != "tw w-stale agg" {
+			continue
+		}
+		n, err := strconv.Atoi(strings.Fields(strings.SplitN(m.Title, ": ", 2)[1])[0])
+		if err != nil {
+			t.Fatalf("title %q: %v", m.Title, err)
+		}
+		counted += n
+		if strings.HasPrefix(m.Href, "#lost-") {
+			linked++
+		}
+	}
+	if counted != stale {
+		t.Errorf("the binned points count %d stale writes, the history has %d", counted, stale)
+	}
+	if linked == 0 || linked != countClass(f, "tw w-stale agg") {
+		t.Errorf("%d of %d stale points link a story", linked, countClass(f, "tw w-stale agg"))
+	}
+	if countClass(f, "tw w-ok agg") == 0 || countClass(f, "grant stale") == 0 {
+		t.Error("no accepted writes or no stale grants drawn")
+	}
+	if len(f.Texts) == 0 || !strings.Contains(f.Texts[len(f.Texts)-1].Text, "bins of") {
+		t.Error("the binned chart does not say so")
+	}
+}
+
+// countClass counts the points and bars of f whose class is class.
+func countClass(f Figure, class string) int {
+	n := 0
+	for _, m := range f.Marks {
+		if m.Class == class {
+			n++
+		}
+	}
+	for _, r := range f.Rects {
+		if r.Class == class {
+			n++
+		}
+	}
+	return n
+}

@@ -138,7 +138,7 @@ const pageSrc = `{{define "head"}}<!DOCTYPE html>
 
 {{define "faults"}}{{if .Rows}}<table><tr><th>fault</th><th>nodes</th><th>start</th><th>stop</th><th>held</th><th>parameters</th></tr>
 {{range .Rows}}<tr><td>{{.Fault}}</td><td>{{.Nodes}}</td><td>{{.Start}}</td><td>{{.Stop}}</td><td>{{.Held}}</td><td>{{.Params}}{{with .Error}} <b>recovery failed: {{.}}</b>{{end}}</td></tr>
-{{end}}</table>{{with .More}}<p class="muted">{{.}} more in results.json.</p>{{end}}
+{{end}}</table>{{if .More}}<p class="muted" id="faults-more">The first {{len .Rows}} of {{.Total}} faults; results.json lists every one, and history.txt has each among the operations.</p>{{end}}
 {{else}}<p>No fault was injected.</p>{{end}}
 {{end}}
 

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -208,20 +209,65 @@ func laneIndex(ls []laneSpec) map[string]int {
 	return idx
 }
 
+// faultWin is a fault window as a figure shades it: from a to b, its
+// title and label, its nodes (more: some left out of a merged window's),
+// whether it pauses.
+type faultWin struct {
+	a, b  int64
+	title string
+	label string
+	nodes []string
+	more  bool
+	pause bool
+}
+
+// mergeWins merges the windows (in any order) closer than bin to each
+// other, so that a long run's thousands of faults stay a bounded number of
+// shapes; a merged window is titled with how many faults it holds, and
+// unlabelled.
+func mergeWins(wins []faultWin, bin int64) []faultWin {
+	slices.SortFunc(wins, func(x, y faultWin) int { return cmp.Compare(x.a, y.a) })
+	var merged []faultWin
+	var count []int
+	for _, w := range wins {
+		if n := len(merged); n > 0 && w.a-merged[n-1].b <= bin {
+			last := &merged[n-1]
+			last.b = max(last.b, w.b)
+			count[n-1]++
+			for _, nd := range w.nodes {
+				if len(last.nodes) == MaxItems { // bounded, whatever the faults name
+					last.more = true
+					break
+				}
+				if !slices.Contains(last.nodes, nd) {
+					last.nodes = append(last.nodes, nd)
+				}
+			}
+			continue
+		}
+		w.nodes = slices.Clone(w.nodes)
+		merged = append(merged, w)
+		count = append(count, 1)
+	}
+	for i := range merged {
+		if count[i] > 1 {
+			nodes := strings.Join(merged[i].nodes, ", ")
+			if merged[i].more {
+				nodes += " and more"
+			}
+			merged[i].title = fmt.Sprintf("%d faults from %s to %s on %s", count[i], Secs(merged[i].a), Secs(merged[i].b), nodes)
+			merged[i].label = ""
+		}
+	}
+	return merged
+}
+
 // faultBands shades every fault window across all lanes (labelled above
 // the lanes) and draws it on the lanes of its nodes. Aggregated, windows
 // closer than a bin merge.
 func faultBands(f *Figure, in TimelineInput, s scale, ls []laneSpec, bottom px, detail bool) {
 	idx := laneIndex(ls)
-	type win struct {
-		a, b  int64
-		title string
-		label string
-		nodes []string
-		more  bool // nodes left out of a merged window's
-		pause bool
-	}
-	var wins []win
+	var wins []faultWin
 	for _, ft := range in.Model.Faults {
 		stop, ok := in.faultIn(ft)
 		if !ok {
@@ -235,45 +281,10 @@ func faultBands(f *Figure, in TimelineInput, s scale, ls []laneSpec, bottom px, 
 			title += "; recovery failed: " + ft.Error
 		}
 		label := ft.Fault + " " + strings.Join(ft.Nodes, ",")
-		wins = append(wins, win{a: ft.Start, b: stop, title: title, label: label, nodes: ft.Nodes, pause: strings.HasPrefix(ft.Fault, "pause")})
+		wins = append(wins, faultWin{a: ft.Start, b: stop, title: title, label: label, nodes: ft.Nodes, pause: strings.HasPrefix(ft.Fault, "pause")})
 	}
 	if !detail {
-		// Merge windows closer than one bin, per node set, so that a long
-		// run's thousands of faults stay a bounded number of shapes.
-		bin := (s.t1 - s.t0) / overviewNs
-		slices.SortFunc(wins, func(x, y win) int { return int(x.a - y.a) })
-		var merged []win
-		count := map[int]int{}
-		for _, w := range wins {
-			if n := len(merged); n > 0 && w.a-merged[n-1].b <= bin {
-				last := &merged[n-1]
-				last.b = max(last.b, w.b)
-				count[n-1]++
-				for _, nd := range w.nodes {
-					if len(last.nodes) == MaxItems { // bounded, whatever the faults name
-						last.more = true
-						break
-					}
-					if !slices.Contains(last.nodes, nd) {
-						last.nodes = append(last.nodes, nd)
-					}
-				}
-				continue
-			}
-			merged = append(merged, w)
-			count[len(merged)-1] = 1
-		}
-		for i := range merged {
-			if count[i] > 1 {
-				nodes := strings.Join(merged[i].nodes, ", ")
-				if merged[i].more {
-					nodes += " and more"
-				}
-				merged[i].title = fmt.Sprintf("%d faults from %s to %s on %s", count[i], Secs(merged[i].a), Secs(merged[i].b), nodes)
-				merged[i].label = ""
-			}
-		}
-		wins = merged
+		wins = mergeWins(wins, (s.t1-s.t0)/overviewNs)
 	}
 	lastLabelEnd := px(-1)
 	for _, w := range wins {

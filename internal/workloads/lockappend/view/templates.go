@@ -32,7 +32,7 @@ const sectionsSrc = `{{define "story"}}<article class="story {{.Kind}}" id="{{.I
 <p>Stale writes the resource refused: without the fence, each would have replaced the list with an old one.</p>
 {{range .Fenced}}{{template "story" .}}{{end}}
 {{with .FencedMore}}<h3>{{len .}} more fence rejections</h3>{{template "story-lines" .}}{{end}}{{end}}
-{{with .Truncated}}<p class="muted">{{.}} more stories are not listed; results.json has every lost element.</p>{{end}}
+{{with .Truncated}}<p class="muted" id="stories-more">{{.}} more stories are not listed; results.json has every lost element, and history.txt every operation.</p>{{end}}
 {{with .Quiet}}<p>{{.}}</p>{{end}}
 {{end}}
 
@@ -66,13 +66,13 @@ const sectionsSrc = `{{define "story"}}<article class="story {{.Kind}}" id="{{.I
 
 {{define "lost"}}{{if .Rows}}<table><tr><th>element</th><th>appended by</th><th>token</th><th>acknowledged at</th><th>erased by</th><th>the checker's finding</th><th>how</th></tr>
 {{range .Rows}}<tr><td>{{.Element}}</td><td>{{.Client}}</td><td>{{.Token}}</td><td>{{.Acked}}</td><td>{{.Erased}}</td><td>{{.What}}</td><td>{{if .Story}}<a href="{{.Story}}">{{.Kind}}</a>{{end}}</td></tr>
-{{end}}</table>{{with .More}}<p class="muted">{{.}} more in results.json.</p>{{end}}
+{{end}}</table>{{if .More}}<p class="muted" id="lost-more">The first {{len .Rows}} of {{.Total}} lost elements; results.json lists every one, and history.txt has the operations that wrote them.</p>{{end}}
 {{else}}<p>None: every acknowledged element is in the final read.</p>{{end}}
 {{end}}
 
 {{define "tokens"}}<p>{{.Message}}</p>{{if .Rows}}<table><tr><th>violation</th><th>first grant</th><th>later grant</th><th>faults around them</th></tr>
 {{range .Rows}}<tr class="bad"><td>{{if eq .Kind "duplicate"}}token granted twice{{else}}later grant, lower token{{end}}</td><td>token {{.AToken}} to process {{.AProc}} at {{.AGranted}}</td><td>token {{.BToken}} to process {{.BProc}}, asked at {{.BAsked}}, granted at {{.BGranted}}</td><td>{{.Faults}}</td></tr>
-{{end}}</table>{{if .More}}<p class="muted">{{.More}} more in results.json.</p>{{end}}
+{{end}}</table>{{if .More}}<p class="muted">The first {{len .Rows}} of {{.Total}} violations; results.json lists every one.</p>{{end}}
 <p>Fencing relies on tokens that only grow: when the lock service hands out a token again, or a lower one, the resource cannot tell the holders apart. Whichever reaches it first raises the fence, and the other's writes are then refused although it holds the lock, or accepted although it no longer does.</p>{{end}}{{end}}
 {{define "checkers"}}<table><tr><th>checker</th><th>verdict</th><th>finding</th></tr>
 {{range .Rows}}<tr><td>{{.Name}}</td><td class="{{.Valid}}">{{.Valid}}</td><td>{{.Message}}{{with .Error}} <b>{{.}}</b>{{end}}</td></tr>

@@ -73,9 +73,11 @@ type lostRow struct {
 	What string
 }
 
+// lostTable is the lost elements' table: the first report.MaxRows of
+// Total, More not listed.
 type lostTable struct {
-	Rows []lostRow
-	More int
+	Rows        []lostRow
+	More, Total int
 }
 
 type linInfo struct {
@@ -577,7 +579,7 @@ func laSamples(m *model) []report.Sample {
 // lostRows lists the lost elements with who erased them, as the stories
 // found.
 func lostRows(lu checkers.LostUpdates, ss []Story, workers int) lostTable {
-	var t lostTable
+	t := lostTable{Total: len(lu.Elements)}
 	story := map[int64]*Story{}
 	for i := range ss {
 		for _, e := range ss[i].Lost {
@@ -640,9 +642,9 @@ func checkersSection(in *report.Input, la *lockappend.Result) checkersData {
 // tokenTable is the token section: the checker's finding and its
 // violations, each with the faults in effect around it.
 type tokenTable struct {
-	Message string
-	Rows    []tokenRow
-	More    int
+	Message     string
+	Rows        []tokenRow
+	More, Total int
 }
 
 type tokenRow struct {
@@ -679,7 +681,7 @@ func tokenRows(m *model, tr checkers.TokensResult) tokenTable {
 			BProc: v.B.Process.String(), BToken: v.B.Token, BAsked: report.Secs(v.B.Invoked), BGranted: report.Secs(v.B.Granted),
 			Faults: faults})
 	}
-	t.More = tr.Count - len(t.Rows)
+	t.More, t.Total = tr.Count-len(t.Rows), tr.Count
 	return t
 }
 
