@@ -601,11 +601,11 @@ func everyFault(t *testing.T, cl *harness.Cluster) {
 		held := time.Since(since)
 		throttled2 := throttledPeriods(t, cl, node)
 		t.Logf("the holder used %v of CPU in the hold (%v of a core), throttled in %d periods; after recovery %s in %s (%.3f of a core), throttled in %d more",
-			rec.CPUUsed, rec.CPUShare, throttled1-throttled0,
+			rec.CPUUsed, shareText(rec.CPUShare), throttled1-throttled0,
 			(used1 - used0).Round(time.Millisecond), held.Round(time.Millisecond), float64(used1-used0)/float64(held), throttled2-throttled1)
 		// The quota's bound: a loaded machine only lowers the share.
 		if share := rec.CPUShare; share == nil || *share <= 0 || *share > 0.05 {
-			t.Errorf("cpu_share %v during the hold, want (0, 0.05] (%+v)", share, rec)
+			t.Errorf("cpu_share %s during the hold, want (0, 0.05] (%+v)", shareText(share), rec)
 		}
 		// No quota, no throttled period: a throttle that did nothing
 		// fails here however idle or busy the machine.
@@ -820,4 +820,12 @@ func observedRate(rec *nemesis.ClockRateRecord) (float64, error) {
 		return 0, fmt.Errorf("unobserved: %s", rec.Unobserved)
 	}
 	return *rec.ObservedRate, nil
+}
+
+// shareText is a recorded CPU share as a number ("none" when unmeasured).
+func shareText(s *float64) string {
+	if s == nil {
+		return "none"
+	}
+	return fmt.Sprintf("%.3f", *s)
 }
