@@ -827,7 +827,9 @@ func (r *Runtime) startHelper(ctx context.Context, c *runtime.Container, h *help
 // run and its network, and says what it removed. It uses its own deadline,
 // so that it still works when the run's context was cancelled (Ctrl-C).
 func (r *Runtime) Teardown() (runtime.Cleaned, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	// Two minutes: containers are removed one at a time (clean), each
+	// a second or more on a loaded machine.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	return clean(ctx, r.cli, runFilter(r.runID))
 }
@@ -895,28 +897,28 @@ func clean(ctx context.Context, cli *client.Client, f filters.Args) (runtime.Cle
 		return done, fmt.Errorf("docker: list containers: %w", err)
 	}
 	var errs []error
-	var mu sync.Mutex
-	var wg sync.WaitGroup
+	// One container at a time, not all at once: Docker 20.10 deadlocks
+	// its network controller when a container leaves a network (its
+	// sandbox takes the network's lock, then the controller's) while the
+	// controller's watch loop handles another endpoint of the same network
+	// leaving (the controller's lock, then the network's). Removing a
+	// run's containers together made that overlap likely: seen here, with
+	// every network call and removal hanging from then on, until the
+	// Engine restarts. One at a time, each leave is handled before the
+	// next begins.
 	for _, c := range cs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if c.State == "running" {
-				// A stopped process would otherwise stay in state T until
-				// the kill below; resuming first keeps the order clean.
-				_ = cli.ContainerKill(ctx, c.ID, "SIGCONT")
-			}
-			err := cli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true})
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil && !client.IsErrNotFound(err) {
-				errs = append(errs, fmt.Errorf("docker: remove %s: %w", strings.Join(c.Names, ","), err))
-				return
-			}
-			done.Containers++
-		}()
+		if c.State == "running" {
+			// A stopped process would otherwise stay in state T until
+			// the kill below; resuming first keeps the order clean.
+			_ = cli.ContainerKill(ctx, c.ID, "SIGCONT")
+		}
+		err := cli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true})
+		if err != nil && !client.IsErrNotFound(err) {
+			errs = append(errs, fmt.Errorf("docker: remove %s: %w", strings.Join(c.Names, ","), err))
+			continue
+		}
+		done.Containers++
 	}
-	wg.Wait()
 	ns, err := cli.NetworkList(ctx, network.ListOptions{Filters: f})
 	if err != nil {
 		return done, errors.Join(append(errs, fmt.Errorf("docker: list networks: %w", err))...)

@@ -2,6 +2,7 @@ package docker_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -220,5 +222,62 @@ func TestFilesBeforeStart(t *testing.T) {
 	if _, err := rt.Start(ctx, runtime.ContainerSpec{Name: "n2", Role: runtime.RoleServer, Image: base, Cmd: []string{"true"},
 		Files: []runtime.File{{Path: "etc/relative", Data: []byte("x")}}}); err == nil {
 		t.Errorf("a relative path: no error")
+	}
+}
+
+// Clean removes a run's containers one at a time, never two at once:
+// Docker 20.10 can deadlock its network controller when two endpoints of
+// one network leave together. A fake engine lists six containers and
+// counts the removals in flight.
+func TestCleanRemovesOneAtATime(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "docker.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	inFlight, most, removed := 0, 0, 0
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Api-Version", "1.41")
+		switch {
+		case strings.HasSuffix(r.URL.Path, "/_ping"):
+			w.Write([]byte("OK"))
+		case strings.HasSuffix(r.URL.Path, "/containers/json"):
+			var cs []map[string]any
+			for i := range 6 {
+				cs = append(cs, map[string]any{"Id": fmt.Sprintf("c%d", i), "Names": []string{fmt.Sprintf("/fencecheck-x-n%d", i)}, "State": "exited"})
+			}
+			json.NewEncoder(w).Encode(cs)
+		case r.Method == http.MethodDelete && strings.Contains(r.URL.Path, "/containers/"):
+			mu.Lock()
+			inFlight++
+			most = max(most, inFlight)
+			mu.Unlock()
+			time.Sleep(20 * time.Millisecond) // long enough for another to overlap
+			mu.Lock()
+			inFlight--
+			removed++
+			mu.Unlock()
+			w.WriteHeader(http.StatusNoContent)
+		case strings.HasSuffix(r.URL.Path, "/networks"):
+			w.Write([]byte("[]"))
+		default:
+			http.NotFound(w, r)
+		}
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	t.Setenv("DOCKER_HOST", "unix://"+sock)
+	e, err := docker.Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	got, err := e.Clean(context.Background())
+	if err != nil || got.Containers != 6 || removed != 6 {
+		t.Fatalf("clean: %+v, %v, %d removed; want all 6", got, err, removed)
+	}
+	if most != 1 {
+		t.Errorf("%d removals at once; want one at a time", most)
 	}
 }
