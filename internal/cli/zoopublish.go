@@ -11,12 +11,11 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fencecheck/fencecheck/internal/harness"
 	"github.com/fencecheck/fencecheck/internal/history"
-	"github.com/fencecheck/fencecheck/internal/nemesis"
 	"github.com/fencecheck/fencecheck/internal/report"
 	"github.com/fencecheck/fencecheck/internal/store"
 	"github.com/fencecheck/fencecheck/internal/trends"
-	"github.com/fencecheck/fencecheck/internal/workloads/views"
 )
 
 // maxPublishFile bounds each file zoo --publish copies from a run it
@@ -191,7 +190,8 @@ func publishedReport(dir, shown string, left []report.File) error {
 	if res.Result, err = w.Decode(raw); err != nil {
 		return err
 	}
-	in := report.Input{Test: test, Results: &res, Files: append(report.RunFiles(dir, nil), left...), View: views.Of(w.Name()), Dir: shown, Tell: nemesis.Tell}
+	in := harness.ReportInput(test, &res, shown)
+	in.Files = append(report.RunFiles(dir, nil), left...)
 	if in.Events, err = history.ReadFile(run.Path(store.HistoryFile)); err != nil {
 		in.HistoryErr = err.Error()
 	}

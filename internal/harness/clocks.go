@@ -4,7 +4,21 @@ import (
 	"github.com/fencecheck/fencecheck/internal/history"
 	"github.com/fencecheck/fencecheck/internal/nemesis"
 	"github.com/fencecheck/fencecheck/internal/report"
+	"github.com/fencecheck/fencecheck/internal/store"
+	"github.com/fencecheck/fencecheck/internal/workloads/views"
 )
+
+// ReportInput is what a run's report is drawn from, but its files and its
+// history: the test, the results, the workload's view, and what only the
+// faults' own types can say (the report is a lower layer than nemesis):
+// each fault's record in words (nemesis.Tell) and the clock faults'
+// courses. Every writer of a run's report or of its story starts from it
+// (the harness, zoo --publish, the matrix's story excerpts), so none of
+// them draws a run with less than the others.
+func ReportInput(test store.TestInfo, res *store.Results, dir string) report.Input {
+	return report.Input{Test: test, Results: res, View: views.Of(res.Workload), Dir: dir,
+		Clocks: clockCourses(res.Faults), Tell: nemesis.Tell}
+}
 
 // clockCourses is what the run's clock faults did to each process's clock,
 // for the report's clock chart: each clock-rate, clock-skew and

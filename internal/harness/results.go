@@ -11,11 +11,9 @@ import (
 
 	"github.com/fencecheck/fencecheck/internal/buildinfo"
 	"github.com/fencecheck/fencecheck/internal/history"
-	"github.com/fencecheck/fencecheck/internal/nemesis"
 	"github.com/fencecheck/fencecheck/internal/report"
 	"github.com/fencecheck/fencecheck/internal/store"
 	"github.com/fencecheck/fencecheck/internal/workloads"
-	"github.com/fencecheck/fencecheck/internal/workloads/views"
 )
 
 // WriteResults writes the outputs of a check into the run directory, all or
@@ -59,7 +57,9 @@ func WriteResults(run *store.Run, test store.TestInfo, res *store.Results, event
 	pending = append(pending, text)
 	files := report.RunFiles(run.Dir, map[string]int64{store.ResultsFile: int64(len(resJSON)), store.LinFile: vizSize, store.HistoryText: textSize})
 	var page bytes.Buffer
-	if err := report.Render(&page, report.Input{Test: test, Results: res, Events: events, Files: files, View: views.Of(w.Name()), Dir: absDir(run.Dir), Clocks: clockCourses(res.Faults), Tell: nemesis.Tell}); err != nil {
+	in := ReportInput(test, res, absDir(run.Dir))
+	in.Events, in.Files = events, files
+	if err := report.Render(&page, in); err != nil {
 		return err
 	}
 	junit, err := report.JUnit(test, res, run.Path(store.ReportFile))

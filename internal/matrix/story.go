@@ -3,8 +3,8 @@ package matrix
 import (
 	"encoding/json"
 
+	"github.com/fencecheck/fencecheck/internal/harness"
 	"github.com/fencecheck/fencecheck/internal/history"
-	"github.com/fencecheck/fencecheck/internal/nemesis"
 	"github.com/fencecheck/fencecheck/internal/report"
 	"github.com/fencecheck/fencecheck/internal/store"
 	"github.com/fencecheck/fencecheck/internal/tables"
@@ -41,5 +41,7 @@ func Lead(dir string) string {
 	if err != nil {
 		return ""
 	}
-	return report.Clip(views.Lead(w.Name(), &report.Input{Test: test, Results: &res, Events: events, Dir: run.Dir, Tell: nemesis.Tell}), maxStory)
+	in := harness.ReportInput(test, &res, run.Dir)
+	in.Events = events
+	return report.Clip(views.Lead(w.Name(), &in), maxStory)
 }
