@@ -4,8 +4,6 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,11 +11,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	goredis "github.com/redis/go-redis/v9"
-
-	"github.com/fencecheck/fencecheck/internal/images"
-	"github.com/fencecheck/fencecheck/internal/runtime"
 )
 
 // The helper process of TestClosedPipeEndsNothing: it runs commands whose
@@ -87,24 +80,9 @@ func TestRunSurvivesAClosedOutputPipe(t *testing.T) {
 func TestAttachedRunSurvivesAClosedOutputPipe(t *testing.T) {
 	requireDocker(t)
 	t.Parallel()
-	ip := stagingAddr(t)
-	port := freePort(t, ip)
 	const password = "pipe-staging-pw"
-	startStaging(t, runtime.ContainerSpec{Name: "staging-redis-pipe", Image: images.BaseRef(),
-		Cmd: []string{"redis-server", "--port", fmt.Sprint(port), "--bind", ip, "--requirepass", password, "--save", "", "--appendonly", "no"}})
-	addr := net.JoinHostPort(ip, fmt.Sprint(port))
-	rdb := goredis.NewClient(&goredis.Options{Addr: addr, Password: password})
-	defer rdb.Close()
+	addr, rdb := stagingRedis(t, "staging-redis-pipe", password)
 	ctx := context.Background()
-	var err error
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
-		if err = rdb.Set(ctx, "team:config", "keep me", 0).Err(); err == nil {
-			break
-		}
-	}
-	if err != nil {
-		t.Fatalf("the staging redis never served: %v", err)
-	}
 	authFile := filepath.Join(t.TempDir(), "auth")
 	if err := os.WriteFile(authFile, []byte(":"+password+"\n"), 0o600); err != nil {
 		t.Fatal(err)

@@ -115,6 +115,29 @@ func startStaging(t *testing.T, s runtime.ContainerSpec) {
 	}
 }
 
+// stagingRedis starts a Redis that asks for password, outside any run,
+// and returns its address and a client of it (closed when the test ends),
+// once the server has stored the team's own key "team:config" ("keep me"),
+// which an attached run must leave alone.
+func stagingRedis(t *testing.T, name, password string) (string, *goredis.Client) {
+	t.Helper()
+	ip := stagingAddr(t)
+	port := freePort(t, ip)
+	startStaging(t, runtime.ContainerSpec{Name: name, Image: images.BaseRef(),
+		Cmd: []string{"redis-server", "--port", fmt.Sprint(port), "--bind", ip, "--requirepass", password, "--save", "", "--appendonly", "no"}})
+	addr := net.JoinHostPort(ip, fmt.Sprint(port))
+	rdb := goredis.NewClient(&goredis.Options{Addr: addr, Password: password})
+	t.Cleanup(func() { rdb.Close() })
+	var err error
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		if err = rdb.Set(context.Background(), "team:config", "keep me", 0).Err(); err == nil {
+			return addr, rdb
+		}
+	}
+	t.Fatalf("the staging redis never served: %v", err)
+	return "", nil
+}
+
 // pki is a certificate authority and the PEM files it signed, in a
 // directory: ca.pem, server.pem and server-key.pem (for ip), client.pem
 // and client-key.pem (CN user).
@@ -504,24 +527,10 @@ operator = "read"
 func TestEndpointsRedisPassword(t *testing.T) {
 	requireDocker(t)
 	t.Parallel()
-	ip := stagingAddr(t)
-	port := freePort(t, ip)
 	const password = "s3cret-staging-pw"
-	startStaging(t, runtime.ContainerSpec{Name: "staging-redis", Image: images.BaseRef(),
-		Cmd: []string{"redis-server", "--port", fmt.Sprint(port), "--bind", ip, "--requirepass", password, "--save", "", "--appendonly", "no"}})
-	addr := net.JoinHostPort(ip, fmt.Sprint(port))
-	rdb := goredis.NewClient(&goredis.Options{Addr: addr, Password: password})
-	defer rdb.Close()
+	addr, rdb := stagingRedis(t, "staging-redis", password)
+	ip, _, _ := net.SplitHostPort(addr)
 	ctx := context.Background()
-	var err error
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
-		if err = rdb.Set(ctx, "team:config", "keep me", 0).Err(); err == nil {
-			break
-		}
-	}
-	if err != nil {
-		t.Fatalf("the staging redis never served: %v", err)
-	}
 	for k, v := range map[string]string{"/fencecheck/not-this-run/lock": "someone else's", "/fencecheck": "a key named like the prefix"} {
 		if err := rdb.Set(ctx, k, v, 0).Err(); err != nil {
 			t.Fatal(err)
