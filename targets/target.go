@@ -462,6 +462,18 @@ type Elector interface {
 	Campaign(ctx context.Context, candidate string) (Lease, error)
 }
 
+// Elected is implemented by targets whose servers elect their leader among
+// themselves (a Raft or Zab quorum, Sentinels' failover), so that Leader's
+// answer may change during a run: the harness then asks Leader every
+// LeaderPoll while the clients run and records its first answer and each
+// change (the results' leaders), which the report marks on the server
+// lanes. ElectsLeader may say false for a setup with nothing to elect. A
+// target whose Leader is a node the harness fixed (a single server,
+// Redlock's n1) does not implement it.
+type Elected interface {
+	ElectsLeader() bool
+}
+
 // Electing is implemented by targets whose client is an Elector. Election
 // names the recipe and what its term is, in words, for the report: "etcd
 // concurrency.Election; term: the leader key's create revision".

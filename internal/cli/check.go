@@ -81,7 +81,7 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	harness.Judge(test, events, res)
 	var old store.Results
 	if run.ReadJSON(store.ResultsFile, &old) == nil {
-		res.Elapsed, res.Note, res.KeptData = old.Elapsed, old.Note, old.KeptData
+		res.Elapsed, res.Note, res.KeptData, res.Leaders = old.Elapsed, old.Note, old.KeptData, old.Leaders
 		if old.Interrupted {
 			harness.MarkInterrupted(res)
 		}

@@ -292,12 +292,13 @@ type resultsJSON struct {
 		Acknowledged int `json:"acknowledged"`
 		Lost         int `json:"lost"`
 	} `json:"lost_updates"`
-	FenceRejections   int             `json:"fence_rejections"`
-	Overlaps          int             `json:"overlaps"`
-	Interrupted       bool            `json:"interrupted"`
-	FirstLostUpdateNS *int64          `json:"first_lost_update_ns"`
-	Faults            []history.Fault `json:"faults"`
-	KeptData          *store.KeptData `json:"kept_data"`
+	FenceRejections   int                `json:"fence_rejections"`
+	Overlaps          int                `json:"overlaps"`
+	Interrupted       bool               `json:"interrupted"`
+	FirstLostUpdateNS *int64             `json:"first_lost_update_ns"`
+	Faults            []history.Fault    `json:"faults"`
+	KeptData          *store.KeptData    `json:"kept_data"`
+	Leaders           []store.LeaderSeen `json:"leaders"`
 }
 
 func readResults(t *testing.T, dir string) resultsJSON {

@@ -7,11 +7,13 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/fencecheck/fencecheck/internal/checkers"
 	"github.com/fencecheck/fencecheck/internal/history"
+	"github.com/fencecheck/fencecheck/internal/report"
 )
 
 // livenessOf reads results.json's liveness block.
@@ -98,6 +100,8 @@ func TestLiveness(t *testing.T) {
 			tc.check(t, l)
 			if tc.nemesis == "kill-holder" {
 				killedContinue(t, dir, 5)
+			} else {
+				leaderChanged(t, dir, got)
 			}
 		})
 	}
@@ -160,6 +164,60 @@ func killedContinue(t *testing.T, dir string, workers int) {
 		}
 		if !later && f.Stop < events[len(events)-1].Time-int64(5e9) {
 			t.Errorf("worker of killed process %d: no fresh process completed an operation after its restart at %d", p, f.Stop)
+		}
+	}
+}
+
+// leaderChanged checks the leaders a run with faults aimed at the leader
+// recorded (results.json) and its report draws: the first answer names a
+// server; after the first such fault that was in place, the target named
+// another node than the one it named last before the fault, or none,
+// before the run ended; every change is on the report's server lanes (a
+// diamond titled "NODE became leader at", a ring titled "no leader at").
+func leaderChanged(t *testing.T, dir string, got resultsJSON) {
+	t.Helper()
+	ls := got.Leaders
+	t.Logf("leaders: %+v", ls)
+	if len(ls) == 0 || ls[0].Leader == "" || !strings.HasPrefix(ls[0].Leader, "n") {
+		t.Fatalf("leaders %+v: want a first answer naming a server", ls)
+	}
+	var aimed *history.Fault
+	before := ""
+	for i, f := range got.Faults {
+		if !strings.Contains(f.Fault, "leader") || f.Error != "" {
+			continue
+		}
+		for _, l := range ls {
+			if l.Time <= f.Start {
+				before = l.Leader
+			}
+		}
+		if before != "" {
+			aimed = &got.Faults[i]
+			break
+		}
+	}
+	if aimed == nil {
+		t.Fatalf("no fault aimed at the leader in place after a leader was named: %+v", got.Faults)
+	}
+	moved := false
+	for _, l := range ls {
+		moved = moved || (l.Time > aimed.Start && l.Leader != before)
+	}
+	if !moved {
+		t.Errorf("%s at %d ns, when %s led: the recorded leaders %+v never named another node or none after it", aimed.Fault, aimed.Start, before, ls)
+	}
+	page, err := os.ReadFile(filepath.Join(dir, "report.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range ls[1:] {
+		want := "no leader at " + report.Secs(l.Time)
+		if l.Leader != "" {
+			want = l.Leader + " became leader at " + report.Secs(l.Time)
+		}
+		if !strings.Contains(string(page), want) {
+			t.Errorf("report.html does not draw the change %q", want)
 		}
 	}
 }

@@ -91,7 +91,7 @@ func TestZooKeeperLeaderFaults(t *testing.T) {
 	for _, nemesis := range []string{"kill:leader", "partition:leader"} {
 		t.Run(nemesis, func(t *testing.T) {
 			t.Parallel()
-			_, got, r := zookeeperRun(t, "--fencing", "token", "--nemesis", nemesis, "--nemesis-interval", "2s")
+			dir, got, r := zookeeperRun(t, "--fencing", "token", "--nemesis", nemesis, "--nemesis-interval", "2s")
 			t.Logf("%s: exit %d, ops ok %d, lost %d, %d faults, %s", nemesis, r.code,
 				got.LostUpdates.Acknowledged, got.LostUpdates.Lost, len(got.Faults), r.elapsed.Round(time.Second))
 			if len(got.Faults) == 0 {
@@ -100,6 +100,7 @@ func TestZooKeeperLeaderFaults(t *testing.T) {
 			if r.code != exitValid || got.Valid != true || got.LostUpdates.Lost != 0 {
 				t.Errorf("exit %d, valid %v, lost %d; want 0, valid, 0", r.code, got.Valid, got.LostUpdates.Lost)
 			}
+			leaderChanged(t, dir, got)
 		})
 	}
 }

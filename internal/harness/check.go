@@ -82,6 +82,9 @@ func Summary(w workloads.Workload, res *store.Results, workers int) string {
 	if l := res.Liveness; l != nil && (l.Message != "" || l.Error != "") {
 		fmt.Fprintf(&b, "  liveness         %s\n", strings.TrimSpace(l.Message+" "+l.Error))
 	}
+	if line := leadersLine(res.Leaders); line != "" {
+		fmt.Fprintf(&b, "  leaders          %s\n", line)
+	}
 	if wk := res.Workers; wk != nil && wk.Idle > 0 {
 		fmt.Fprintf(&b, "  idle clients     %d of %d completed no operation after the first fault\n", wk.Idle, wk.Count)
 	}

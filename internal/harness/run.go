@@ -295,7 +295,9 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		rec.Close()
 		return nil, err
 	}
+	stopLeaders := watchLeader(ctx, cfg.Target, cl.Leader, rec.Since)
 	interrupted := cfg.exercise(ctx, cl, rec, &counts, log)
+	leaders := stopLeaders()
 	if err := rec.Close(); err != nil {
 		log.Error("history", "err", err)
 	}
@@ -312,6 +314,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	if interrupted {
 		MarkInterrupted(res)
 	}
+	res.Leaders = leaders
 	res.KeptData = cfg.keepData(ctx, cl, run, res.Valid())
 	cfg.stage("tearing down")
 	closed = true

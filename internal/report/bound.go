@@ -331,6 +331,10 @@ func boundResults(r *store.Results) *store.Results {
 	if r.KeptData != nil {
 		out.KeptData = boundKept(*r.KeptData)
 	}
+	out.Leaders = slices.Clone(r.Leaders[:min(len(r.Leaders), store.MaxLeaders)])
+	for i := range out.Leaders {
+		out.Leaders[i].Leader, out.Leaders[i].Error = cut(out.Leaders[i].Leader, MaxName), cut(out.Leaders[i].Error, MaxText)
+	}
 	return &out
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fencecheck/fencecheck/internal/history"
+	"github.com/fencecheck/fencecheck/internal/store"
 )
 
 // Timeline geometry, in SVG user units (the figure scales to the page).
@@ -54,6 +55,9 @@ type TimelineInput struct {
 	// Tell says the faults' records in words (Input.Tell); nil: as
 	// recorded.
 	Tell FaultTeller
+	// Leaders are what the target said its leader was (the results'
+	// leaders): drawn on the server lanes.
+	Leaders []store.LeaderSeen
 }
 
 // Marks are what a view found in a history, drawn on its timeline: the
@@ -171,8 +175,13 @@ func DrawTimeline(in TimelineInput) Figure {
 	timeTicks(&f, s, lanesBottom+16, axisH-4, lanesBottom)
 
 	faultBands(&f, in, s, ls, lanesBottom, detail)
+	// The faults' words first: a leader's word gives way to them.
+	label := newLaneLabeler(&f, ls)
 	if detail {
-		serverEvents(&f, in, s, ls)
+		serverEvents(&f, in, s, ls, label)
+	}
+	leaderEvents(&f, in, s, ls, label)
+	if detail {
 		drawOps(&f, in, s, ls, inWindow)
 	} else {
 		aggregateOps(&f, in, s, ls, inWindow)

@@ -197,6 +197,11 @@ type Results struct {
 	// Elapsed is the wall time of the whole run, set-up and teardown
 	// included.
 	Elapsed string `json:"elapsed,omitempty"`
+	// Leaders are what the target said its leader was while the clients
+	// ran, for a target whose servers elect one (targets.Elected): its
+	// first answer and each change, at most MaxLeaders (nil: the target
+	// elects none, or the run predates leaders).
+	Leaders []LeaderSeen `json:"leaders,omitempty"`
 	// KeptData is what the run kept of its nodes' data directories
 	// (--keep-data; nil: it kept nothing, as asked).
 	KeptData    *KeptData `json:"kept_data,omitempty"`
@@ -207,6 +212,21 @@ type Results struct {
 	// names the one that made the run.
 	CheckedBy string `json:"checked_by,omitempty"`
 }
+
+// LeaderSeen is one answer of the target's Leader during a run: the node
+// it named, or none with the reason (an election under way, the servers
+// cut off or down), at Time, ns on the history's clock, when the answer
+// came. A run records the first answer and then each answer that names
+// another node (or none after one, or one after none).
+type LeaderSeen struct {
+	Time   int64  `json:"time_ns"`
+	Leader string `json:"leader,omitempty"`
+	Error  string `json:"error,omitempty"`
+}
+
+// MaxLeaders bounds the leader changes a run records (and a report
+// reads): a cluster flapping for hours keeps its first MaxLeaders.
+const MaxLeaders = 4096
 
 // Valid is the run's verdict: the workload result's, or unknown without one.
 func (r *Results) Valid() checkers.Validity {

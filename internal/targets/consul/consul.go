@@ -320,6 +320,9 @@ func ready(ctx context.Context, nodes []targets.Node, clients []*api.Client) err
 	return nil
 }
 
+// ElectsLeader is true: the servers elect their Raft leader (targets.Elected).
+func (Target) ElectsLeader() bool { return true }
+
 // Leader returns the node name of the server that leads, from the Raft
 // configuration as the first server that answers reports it.
 func (t Target) Leader(ctx context.Context, nodes []targets.Node) (string, error) {
@@ -350,6 +353,7 @@ var (
 	_ targets.Target       = Target{}
 	_ targets.LeaseBounder = Target{}
 	_ targets.ReadModer    = Target{}
+	_ targets.Elected      = Target{}
 	_ targets.Client       = (*client)(nil)
 	_ targets.KV           = (*client)(nil)
 )

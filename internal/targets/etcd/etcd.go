@@ -289,6 +289,9 @@ func (t Target) ServerVersion(ctx context.Context, nodes []targets.Node) (string
 	return strings.Join(seen, ", "), nil
 }
 
+// ElectsLeader is true: the members elect their Raft leader (targets.Elected).
+func (Target) ElectsLeader() bool { return true }
+
 // Leader returns the name of the member that leads, as the members report.
 func (t Target) Leader(ctx context.Context, nodes []targets.Node) (string, error) {
 	cli, err := newClient(ctx, endpoints(nodes), t.Creds)

@@ -127,6 +127,10 @@ func (t Target) Ready(ctx context.Context, nodes []targets.Node) error {
 	})
 }
 
+// ElectsLeader is true: the etcd members elect their Raft leader
+// (targets.Elected).
+func (Target) ElectsLeader() bool { return true }
+
 // Leader is the etcd leader: the node whose loss stalls every apiserver.
 func (Target) Leader(ctx context.Context, nodes []targets.Node) (string, error) {
 	return etcd.Target{}.Leader(ctx, tier(nodes, TierEtcd))

@@ -271,6 +271,10 @@ func (Target) Ready(ctx context.Context, nodes []targets.Node) error {
 	return targets.PollReady(ctx, "zookeeper", 200*time.Millisecond, func(ctx context.Context) error { return ready(ctx, nodes) })
 }
 
+// ElectsLeader is true: the ensemble elects its leader (Zab;
+// targets.Elected).
+func (Target) ElectsLeader() bool { return true }
+
 // Leader returns the name of the server whose srvr says Mode: leader.
 func (Target) Leader(ctx context.Context, nodes []targets.Node) (string, error) {
 	var errs []error
@@ -293,4 +297,5 @@ var (
 	_ targets.LeaseBounder = Target{}
 	_ targets.ReadModer    = Target{}
 	_ targets.Electing     = Target{}
+	_ targets.Elected      = Target{}
 )

@@ -293,6 +293,10 @@ func replication(ctx context.Context, addr string) (map[string]string, error) {
 	return m, nil
 }
 
+// ElectsLeader is true: the Sentinels fail the primary over to a replica
+// (targets.Elected).
+func (Target) ElectsLeader() bool { return true }
+
 // Leader returns the server the Sentinels name as the primary (the answer
 // most of them give; they may disagree for a moment during a failover).
 func (Target) Leader(ctx context.Context, nodes []targets.Node) (string, error) {

@@ -1,0 +1,119 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/fencecheck/fencecheck/internal/store"
+	"github.com/fencecheck/fencecheck/targets"
+)
+
+// electing is a target that elects its leader (or says it does not).
+type electing struct {
+	targets.Target
+	elects bool
+}
+
+func (e electing) ElectsLeader() bool { return e.elects }
+
+// The leader log keeps the first answer and each change: a repeated
+// answer is no change, an error is "none" with its reason (cut), errors
+// in a row are one, and a flapping cluster keeps at most MaxLeaders.
+func TestLeaderLogKeepsChanges(t *testing.T) {
+	var l leaderLog
+	boom := errors.New("etcd: no leader found: " + strings.Repeat("n1: context deadline exceeded; ", 40))
+	for i, a := range []struct {
+		name string
+		err  error
+	}{{"n1", nil}, {"n1", nil}, {"", boom}, {"", errors.New("again")}, {"n2", nil}, {"n2", nil}, {"n3", nil}, {"n1", errors.New("an answer with an error is none")}} {
+		l.add(int64(i), a.name, a.err)
+	}
+	var got []string
+	for _, s := range l.out {
+		got = append(got, fmt.Sprintf("%d:%s", s.Time, s.Leader))
+	}
+	if want := "0:n1 2: 4:n2 6:n3 7:"; strings.Join(got, " ") != want {
+		t.Errorf("recorded %q, want %q", strings.Join(got, " "), want)
+	}
+	if e := l.out[1].Error; !strings.HasPrefix(e, "etcd: no leader found") || len(e) > maxLeaderError+len("…") {
+		t.Errorf("the reason of none: %d bytes %q, want the error cut to %d", len(e), e, maxLeaderError)
+	}
+	var flap leaderLog
+	for i := range 3 * store.MaxLeaders {
+		flap.add(int64(i), fmt.Sprintf("n%d", i%2+1), nil)
+	}
+	if len(flap.out) != store.MaxLeaders {
+		t.Errorf("a flapping cluster kept %d changes, want %d", len(flap.out), store.MaxLeaders)
+	}
+}
+
+// watchLeader asks an elected target's Leader until stopped and returns
+// the changes timed on the given clock; a target that elects none is never
+// asked.
+func TestWatchLeader(t *testing.T) {
+	var asked atomic.Int32
+	leader := func(ctx context.Context) (string, error) {
+		n := asked.Add(1)
+		switch {
+		case n <= 2:
+			return "n1", nil
+		case n == 3:
+			return "", errors.New("no quorum")
+		}
+		return "n2", nil
+	}
+	start := time.Now()
+	now := func() time.Duration { return time.Since(start) }
+
+	stop := watchLeader(context.Background(), electing{elects: false}, leader, now)
+	time.Sleep(2 * LeaderPoll)
+	if got := stop(); got != nil || asked.Load() != 0 {
+		t.Fatalf("a target that elects none: asked %d times, recorded %+v", asked.Load(), got)
+	}
+
+	stop = watchLeader(context.Background(), electing{elects: true}, leader, now)
+	deadline := time.Now().Add(30 * time.Second)
+	for asked.Load() < 5 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	got := stop()
+	after := asked.Load()
+	time.Sleep(2 * LeaderPoll)
+	if asked.Load() != after {
+		t.Errorf("asked %d times after stop returned", asked.Load()-after)
+	}
+	if len(got) != 3 || got[0].Leader != "n1" || got[1].Leader != "" || got[1].Error != "no quorum" || got[2].Leader != "n2" {
+		t.Fatalf("recorded %+v, want n1, none (no quorum), n2", got)
+	}
+	for i := 1; i < len(got); i++ {
+		// Each poll waits LeaderPoll after the previous answer.
+		if got[i].Time <= got[i-1].Time {
+			t.Errorf("recorded times %+v do not grow", got)
+		}
+	}
+}
+
+// The end-of-run summary names the first leader and each change with its
+// time, at most maxLeadersShown of them, and nothing when the leader never
+// changed.
+func TestLeadersLine(t *testing.T) {
+	if got := leadersLine([]store.LeaderSeen{{Time: 1e8, Leader: "n1"}}); got != "" {
+		t.Errorf("one leader throughout: %q, want nothing", got)
+	}
+	got := leadersLine([]store.LeaderSeen{{Time: 1e8, Leader: "n2"}, {Time: 3_587_000_123, Error: "no quorum"}, {Time: 4_200_000_000, Leader: "n3"}})
+	if want := "n2, then none at 3.587s, n3 at 4.2s"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	var flap []store.LeaderSeen
+	for i := range 10 {
+		flap = append(flap, store.LeaderSeen{Time: int64(i) * 1e9, Leader: fmt.Sprintf("n%d", i%2+1)})
+	}
+	if got := leadersLine(flap); !strings.HasSuffix(got, "n2 at 5s, n1 at 6s and 3 more changes") {
+		t.Errorf("a flapping leader: %q, want the first 6 changes and 3 more", got)
+	}
+}
