@@ -457,6 +457,9 @@ var findings = []finding{
 	zooFinding("redis", "ruby-redis"),
 	zooFinding("redis", "php-redis"),
 	zooFinding("redlock", "go-redsync"),
+	// docs/findings/consul-node-id-power-loss.md: no server restarts
+	// (unknown, exit 2).
+	{"power loss of Consul servers, token-fenced, kill:lose-unsynced (node-id empty after it)", []string{"--target", "consul", "--fencing", "token", "--nemesis", "kill:lose-unsynced"}},
 	{"consul, register, default reads, partition:leader", consulRegister("default")},
 	{"consul, register, consistent reads, partition:leader", consulRegister("consistent")},
 	{"consul, register, stale reads, partition:leader", consulRegister("stale")},
