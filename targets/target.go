@@ -467,11 +467,20 @@ type Elector interface {
 // answer may change during a run: the harness then asks Leader every
 // LeaderPoll while the clients run and records its first answer and each
 // change (the results' leaders), which the report marks on the server
-// lanes. ElectsLeader may say false for a setup with nothing to elect. A
-// target whose Leader is a node the harness fixed (a single server,
-// Redlock's n1) does not implement it.
+// lanes (a one-server cluster too: it has one answer). ElectsLeader false
+// is a setup of the target with nothing to elect. A target whose Leader is
+// a node the harness fixed (a single server, Redlock's n1) does not
+// implement it.
 type Elected interface {
 	ElectsLeader() bool
+}
+
+// LeaderAsker is implemented by elected targets whose Leader sets up
+// something costly each time it is called (a client that authenticates):
+// the harness's watch asks through one asker for the whole run. ask
+// answers as Leader does; done releases what the asker holds.
+type LeaderAsker interface {
+	LeaderAsker(ctx context.Context, nodes []Node) (ask func(context.Context) (string, error), done func(), err error)
 }
 
 // Electing is implemented by targets whose client is an Elector. Election

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/fencecheck/fencecheck/internal/store"
 	"github.com/fencecheck/fencecheck/targets"
@@ -66,7 +67,7 @@ func watchLeader(ctx context.Context, t targets.Target, leader func(context.Cont
 }
 
 // leaderLog keeps the first answer and each change, at most
-// store.MaxLeaders.
+// store.MaxLeaders, the last of which then says that the record stops.
 type leaderLog struct{ out []store.LeaderSeen }
 
 // add records an answer at (ns) when it names another leader than the
@@ -78,7 +79,14 @@ func (l *leaderLog) add(at int64, name string, err error) {
 	if n := len(l.out); n > 0 && l.out[n-1].Leader == name {
 		return
 	}
-	if len(l.out) >= store.MaxLeaders {
+	switch {
+	case len(l.out) >= store.MaxLeaders:
+		return
+	case len(l.out) == store.MaxLeaders-1:
+		// The last entry says the record stops here: a bar drawn past it
+		// would claim a leader nobody asked about.
+		l.out = append(l.out, store.LeaderSeen{Time: at,
+			Error: fmt.Sprintf("more than %d leader changes: the rest were not recorded", store.MaxLeaders)})
 		return
 	}
 	s := store.LeaderSeen{Time: at, Leader: name}
@@ -118,7 +126,14 @@ func leadersLine(ls []store.LeaderSeen) string {
 		if l.Leader == "" {
 			return "none"
 		}
-		return l.Leader
+		// A results.json is anybody's file: no control character reaches
+		// the terminal.
+		return strings.Map(func(r rune) rune {
+			if unicode.IsControl(r) {
+				return -1
+			}
+			return r
+		}, l.Leader)
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s, then ", name(ls[0]))

@@ -50,6 +50,9 @@ func TestLeaderLogKeepsChanges(t *testing.T) {
 	if len(flap.out) != store.MaxLeaders {
 		t.Errorf("a flapping cluster kept %d changes, want %d", len(flap.out), store.MaxLeaders)
 	}
+	if last := flap.out[len(flap.out)-1]; last.Leader != "" || !strings.Contains(last.Error, "the rest were not recorded") {
+		t.Errorf("the last of a full record %+v does not say that the record stops", last)
+	}
 }
 
 // watchLeader asks an elected target's Leader until stopped and returns
@@ -91,7 +94,7 @@ func TestWatchLeader(t *testing.T) {
 		t.Fatalf("recorded %+v, want n1, none (no quorum), n2", got)
 	}
 	for i := 1; i < len(got); i++ {
-		// Each poll waits LeaderPoll after the previous answer.
+		// The polls come one after another, so their times grow.
 		if got[i].Time <= got[i-1].Time {
 			t.Errorf("recorded times %+v do not grow", got)
 		}
@@ -115,5 +118,9 @@ func TestLeadersLine(t *testing.T) {
 	}
 	if got := leadersLine(flap); !strings.HasSuffix(got, "n2 at 5s, n1 at 6s and 3 more changes") {
 		t.Errorf("a flapping leader: %q, want the first 6 changes and 3 more", got)
+	}
+	hostile := []store.LeaderSeen{{Time: 0, Leader: "n1"}, {Time: 1e9, Leader: "n2\x1b[2J\r\nFAKE"}}
+	if got := leadersLine(hostile); strings.ContainsAny(got, "\x1b\r\n") {
+		t.Errorf("control characters of a stored leader reach the terminal: %q", got)
 	}
 }

@@ -443,6 +443,19 @@ func (e nemesisEnv) Leader(ctx context.Context) (string, error) {
 	return c.cfg.Target.Leader(ctx, c.Nodes)
 }
 
+// leaderAsker is how the leader watch asks the cluster's target for its
+// leader: through the target's own asker where it has one
+// (targets.LeaderAsker: one client for the whole watch), else Leader.
+// done releases the asker.
+func (c *Cluster) leaderAsker(ctx context.Context) (ask func(context.Context) (string, error), done func()) {
+	if a, ok := c.cfg.Target.(targets.LeaderAsker); ok {
+		if ask, done, err := a.LeaderAsker(ctx, c.Nodes); err == nil {
+			return ask, done
+		}
+	}
+	return c.Leader, func() {}
+}
+
 // nemesisEnv is the nemesis.Env of the cluster it points to; a Cluster
 // embeds its own, so that it is a nemesis.Env itself.
 type nemesisEnv struct{ c *Cluster }

@@ -295,9 +295,11 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		rec.Close()
 		return nil, err
 	}
-	stopLeaders := watchLeader(ctx, cfg.Target, cl.Leader, rec.Since)
+	askLeader, doneAsking := cl.leaderAsker(ctx)
+	stopLeaders := watchLeader(ctx, cfg.Target, askLeader, rec.Since)
 	interrupted := cfg.exercise(ctx, cl, rec, &counts, log)
 	leaders := stopLeaders()
+	doneAsking()
 	if err := rec.Close(); err != nil {
 		log.Error("history", "err", err)
 	}

@@ -32,6 +32,10 @@ type FaultValue struct {
 	Hold Duration `json:"hold,omitempty"`
 	// Holder is the lock holder the fault was aimed at, if it was.
 	Holder *Aim `json:"holder,omitempty"`
+	// Leader is the node a fault aimed at the leader took as the leader,
+	// where the fault's nodes are more than that one (partition:leader:
+	// every node drops some); "" else (kill:leader's one node is it).
+	Leader string `json:"leader,omitempty"`
 	// Health is the cluster's health check before the fault and after its
 	// heal.
 	Health Health `json:"health,omitzero"`

@@ -251,6 +251,9 @@ type Injection struct {
 	// Holder is the lock holder the fault took, if it took one (Holder's
 	// aim).
 	Holder *history.Aim
+	// Leader is the node the fault took as the leader, when its Nodes are
+	// more than that one (history.FaultValue's Leader).
+	Leader string
 	// Record is the fault's own record, if it has one: a pointer to its
 	// record type, declared in the fault's file, recorded as the fault's
 	// figures at its start and again at its stop. Recover may add to it
@@ -274,7 +277,7 @@ func (inj *Injection) Hit() bool {
 
 // Value is the nemesis event's value of the injection of fault: its record.
 func (inj *Injection) Value(fault string) history.FaultValue {
-	v := history.FaultValue{Fault: fault, Nodes: inj.Nodes, Hold: history.Ms(inj.Hold), Health: inj.health,
+	v := history.FaultValue{Fault: fault, Nodes: inj.Nodes, Hold: history.Ms(inj.Hold), Leader: inj.Leader, Health: inj.health,
 		Replay: inj.replay, Figures: history.FiguresOf(inj.Record)}
 	if inj.Holder != nil {
 		h := *inj.Holder

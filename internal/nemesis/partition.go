@@ -137,43 +137,44 @@ func (f Partition) Applies(s Shape) error {
 	return needServers(ts, 2, "a partition between servers")
 }
 
-// grudge computes the scope's grudge.
-func (f Partition) grudge(ctx context.Context, env Env, r *rand.Rand) (Grudge, error) {
+// grudge computes the scope's grudge, and for partition:leader the leader
+// it cuts off.
+func (f Partition) grudge(ctx context.Context, env Env, r *rand.Rand) (Grudge, string, error) {
 	scope, tier := splitTier(f.Scope)
 	// With a tier, one and leader cut a server of the tier off from every
 	// other server; the other grudges are among the tier's servers.
 	every := slices.Clone(env.Servers())
 	all := tierServers(env, tier)
 	if len(all) < 2 && !(tier != "" && (scope == PartOne || scope == PartLeader) && len(all) == 1) {
-		return nil, fmt.Errorf("partition: %d server cannot be partitioned", len(all))
+		return nil, "", fmt.Errorf("partition: %d server cannot be partitioned", len(all))
 	}
 	r.Shuffle(len(all), func(i, j int) { all[i], all[j] = all[j], all[i] })
 	switch scope {
 	case PartOne:
-		return Isolate(all[0], every), nil
+		return Isolate(all[0], every), "", nil
 	case PartLeader:
 		l, err := env.Leader(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("partition: no leader: %w", err)
+			return nil, "", fmt.Errorf("partition: no leader: %w", err)
 		}
 		if !slices.Contains(all, l) {
-			return nil, fmt.Errorf("partition: the leader %s is not of tier %s", l, tier)
+			return nil, "", fmt.Errorf("partition: the leader %s is not of tier %s", l, tier)
 		}
-		return Isolate(l, every), nil
+		return Isolate(l, every), l, nil
 	case PartHalves:
-		return Halves(all), nil
+		return Halves(all), "", nil
 	case PartMajoritiesRing:
 		if len(all) < 3 {
-			return nil, fmt.Errorf("partition: a majorities ring needs 3 servers")
+			return nil, "", fmt.Errorf("partition: a majorities ring needs 3 servers")
 		}
-		return MajoritiesRing(all), nil
+		return MajoritiesRing(all), "", nil
 	case PartBridge:
 		if len(all) < 3 {
-			return nil, fmt.Errorf("partition: a bridge needs 3 servers")
+			return nil, "", fmt.Errorf("partition: a bridge needs 3 servers")
 		}
-		return Bridge(all), nil
+		return Bridge(all), "", nil
 	}
-	return nil, fmt.Errorf("partition: unknown scope %q", f.Scope)
+	return nil, "", fmt.Errorf("partition: unknown scope %q", f.Scope)
 }
 
 // Inject applies the scope's grudge.
@@ -181,7 +182,7 @@ func (f Partition) Inject(ctx context.Context, env Env, r *rand.Rand) (*Injectio
 	if f.Scope == PartResource {
 		return f.cutResource(ctx, env, r)
 	}
-	g, err := f.grudge(ctx, env, r)
+	g, leader, err := f.grudge(ctx, env, r)
 	if err != nil {
 		return nil, err
 	}
@@ -195,7 +196,7 @@ func (f Partition) Inject(ctx context.Context, env Env, r *rand.Rand) (*Injectio
 		}
 	}
 	return &Injection{
-		Nodes: nodes, Hold: hold,
+		Nodes: nodes, Hold: hold, Leader: leader,
 		Record:  rec,
 		Recover: heal,
 	}, nil
@@ -294,6 +295,9 @@ func flush(ctx context.Context, env Env, nodes []string) error {
 func (Partition) tellRecord(v history.FaultValue) ([]string, error) {
 	rec, err := decodeRecord[PartitionRecord](v)
 	var out []string
+	if v.Leader != "" {
+		out = append(out, "the leader "+v.Leader+" cut off")
+	}
 	if rec.Grudge != "" {
 		out = append(out, rec.Grudge)
 	}

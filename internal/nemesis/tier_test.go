@@ -28,9 +28,14 @@ func TestTierScopes(t *testing.T) {
 	if _, err := pickServers(ctx, env, r, "leader@apiserver"); err == nil || !strings.Contains(err.Error(), "not of tier apiserver") {
 		t.Errorf("leader@apiserver with an etcd leader: %v", err)
 	}
-	g, err := Partition{Scope: "one@apiserver"}.grudge(ctx, env, r)
-	if err != nil || g.String() != "n1 drops n3; n2 drops n3; n3 drops n1,n2" {
-		t.Errorf("partition:one@apiserver: %v %v", g, err)
+	g, leader, err := Partition{Scope: "one@apiserver"}.grudge(ctx, env, r)
+	if err != nil || g.String() != "n1 drops n3; n2 drops n3; n3 drops n1,n2" || leader != "" {
+		t.Errorf("partition:one@apiserver: %v, leader %q, %v", g, leader, err)
+	}
+	// partition:leader names the leader it cut off (the env's leader, n2).
+	g, leader, err = Partition{Scope: "leader@etcd"}.grudge(ctx, env, r)
+	if err != nil || leader != "n2" || !strings.Contains(g.String(), "n2 drops n1,n3") {
+		t.Errorf("partition:leader@etcd: %v, leader %q, %v; want n2 cut off and named", g, leader, err)
 	}
 
 	tiered := Shape{Target: "kubernetes", Servers: 5, Tiers: map[string]int{"etcd": 3, "apiserver": 2}, LeaderTier: "etcd"}

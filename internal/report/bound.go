@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -130,6 +131,7 @@ func boundMap(m map[string]string, n int) map[string]string {
 // shows it).
 func boundFault(f history.FaultValue) history.FaultValue {
 	f.Fault = cut(f.Fault, MaxName)
+	f.Leader = cut(f.Leader, MaxName)
 	f.Error = cut(f.Error, MaxText)
 	var nodes []string
 	budget := MaxText
@@ -331,10 +333,13 @@ func boundResults(r *store.Results) *store.Results {
 	if r.KeptData != nil {
 		out.KeptData = boundKept(*r.KeptData)
 	}
+	// At most MaxLeaders, each name and reason cut, in time order (a
+	// hand-made file may hold them in any).
 	out.Leaders = slices.Clone(r.Leaders[:min(len(r.Leaders), store.MaxLeaders)])
 	for i := range out.Leaders {
 		out.Leaders[i].Leader, out.Leaders[i].Error = cut(out.Leaders[i].Leader, MaxName), cut(out.Leaders[i].Error, MaxText)
 	}
+	slices.SortStableFunc(out.Leaders, func(a, b store.LeaderSeen) int { return cmp.Compare(a.Time, b.Time) })
 	return &out
 }
 

@@ -2,8 +2,10 @@ package report
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
+	"github.com/fencecheck/fencecheck/internal/history"
 	"github.com/fencecheck/fencecheck/internal/store"
 )
 
@@ -14,9 +16,7 @@ import (
 // unsynced writes lost at the restart, a pause, a cut (partition), a
 // throttle, a slowed disk, a network fault, a clock fault. A fault aimed
 // at the leader (its scope names it: partition:leader, kill:leader, ...)
-// marks its node as the leader when the fault began: the fault's one
-// node, or, for a fault on several (a partition, where every node drops
-// some), the one the run's recorded leaders name at its start. Events are
+// marks its node as the leader when the fault began (aimedLeader). Events are
 // read from the fault's name and its window; its record, as people read it
 // (Shown), is in each mark's title. Leader changes, where the target
 // elects its leader and the run recorded them, are drawn too
@@ -70,6 +70,7 @@ func serverEvents(f *Figure, in TimelineInput, s scale, ls []laneSpec, label lan
 		}
 		ev := serverEventOf(ft.Fault)
 		params := FaultWords(in.Tell, ft.FaultValue, in.Workers)
+		aimed := in.aimedLeader(ft)
 		for _, n := range ft.Nodes {
 			i, ok := idx[n]
 			if !ok || ls[i].Kind == "client" {
@@ -92,7 +93,7 @@ func serverEvents(f *Figure, in TimelineInput, s scale, ls []laneSpec, label lan
 				}
 				f.Marks = append(f.Marks, mark{X: x, Y: mid, R: 3, Shape: shape, Class: "srv-ev " + ev.class, Title: title(ev.start, ft.Start)})
 				word := ev.start
-				if aimedAtLeader(ft.Fault) && (len(ft.Nodes) == 1 || n == in.leaderAt(ft.Start)) {
+				if aimedAtLeader(ft.Fault) && n == aimed {
 					word = "leader, " + word
 				}
 				label(i, x, word, ev.class)
@@ -116,23 +117,31 @@ func newLaneLabeler(f *Figure, ls []laneSpec) laneLabeler {
 	taken := map[int][]span{}
 	return func(i int, x px, word, cls string) {
 		l := ls[i]
-		w := span{x, x + 6 + px(6*len(word)) + 4}
-		for _, t := range taken[i] {
-			if w.a < t.b && t.a < w.b {
+		width := px(6 * len(word))
+		// After the mark, or, where that would leave the figure, before it.
+		t := text{X: x + 6, Y: l.y + l.h - 4, Text: word, Class: "srv-label " + cls}
+		w := span{x, x + 6 + width + 4}
+		if w.b > f.W {
+			t.X, t.Anchor = x-6, "end"
+			w = span{x - 6 - width - 4, x}
+		}
+		for _, tk := range taken[i] {
+			if w.a < tk.b && tk.a < w.b {
 				return // it would overlap a word on the lane
 			}
 		}
-		f.Texts = append(f.Texts, text{X: x + 6, Y: l.y + l.h - 4, Text: word, Class: "srv-label " + cls})
+		f.Texts = append(f.Texts, t)
 		taken[i] = append(taken[i], w)
 	}
 }
 
 // leaderEvents draws what the target said its leader was (in.Leaders):
-// a bar along the bottom of the leader's lane while it led, a diamond
-// where another node became leader ("leader") and a ring on the last
+// a bar along the bottom of the leader's lane while it led, a crown where
+// another node became leader ("leader") and a hollow crown on the last
 // leader's lane where the target named none ("no leader", with the
-// reason in its title). A node that is not a lane of the figure is left
-// out.
+// reason in its title: none is drawn when no node had led, or that node
+// is no lane). A node that is not a lane of the figure is left out, and
+// so is whatever falls outside the window [From, To).
 func leaderEvents(f *Figure, in TimelineInput, s scale, ls []laneSpec, label laneLabeler) {
 	if len(in.Leaders) == 0 {
 		return
@@ -149,15 +158,16 @@ func leaderEvents(f *Figure, in TimelineInput, s scale, ls []laneSpec, label lan
 		if k+1 < len(in.Leaders) {
 			until = in.Leaders[k+1].Time
 		}
+		inWindow := ld.Time >= in.From && ld.Time < in.To
 		if ld.Leader == "" {
-			if i, ok := lane(prev); ok && ld.Time >= in.From && ld.Time <= in.To {
+			if i, ok := lane(prev); ok && inWindow {
 				l := ls[i]
 				x := s.x(ld.Time)
 				why := ""
 				if ld.Error != "" {
 					why = ": " + ld.Error
 				}
-				f.Marks = append(f.Marks, mark{X: x, Y: l.y + l.h/2, R: 3, Shape: "ring", Class: "leader-ev none",
+				f.Marks = append(f.Marks, mark{X: x, Y: l.y + l.h/2, Shape: "lead", Class: "leader-ev none",
 					Title: fmt.Sprintf("no leader at %s, %s had led%s", Secs(ld.Time), prev, why)})
 				label(i, x, "no leader", "leader none")
 			}
@@ -166,7 +176,7 @@ func leaderEvents(f *Figure, in TimelineInput, s scale, ls []laneSpec, label lan
 		}
 		i, ok := lane(ld.Leader)
 		prev = ld.Leader
-		if !ok || until < in.From || ld.Time > in.To {
+		if !ok || until <= in.From || ld.Time >= in.To {
 			continue
 		}
 		l := ls[i]
@@ -177,8 +187,8 @@ func leaderEvents(f *Figure, in TimelineInput, s scale, ls []laneSpec, label lan
 		}
 		f.Rects = append(f.Rects, shape{X: s.x(a), Y: l.y + l.h - 3, W: max(s.x(b)-s.x(a), 1), H: 3, Class: "leads", Title: title})
 		x := s.x(a)
-		if k > 0 && ld.Time >= in.From {
-			f.Marks = append(f.Marks, mark{X: x, Y: l.y + l.h/2, R: 3.5, Shape: "diamond", Class: "leader-ev", Title: fmt.Sprintf("%s became leader at %s", ld.Leader, Secs(ld.Time))})
+		if k > 0 && inWindow {
+			f.Marks = append(f.Marks, mark{X: x, Y: l.y + l.h/2, Shape: "lead", Class: "leader-ev", Title: fmt.Sprintf("%s became leader at %s", ld.Leader, Secs(ld.Time))})
 		}
 		label(i, x, "leader", "leader")
 	}
@@ -188,22 +198,28 @@ func leaderEvents(f *Figure, in TimelineInput, s scale, ls []laneSpec, label lan
 const serverLanesCSS = `
 .fig .srv-ev{fill:#fff;stroke:#b45f06;stroke-width:1.8}.fig .srv-ev.kill{stroke:var(--bad);stroke-width:2.2}.fig .srv-ev.heal{fill:#b7dfb9;stroke:var(--good);stroke-width:1.2}
 .fig .srv-label{font-size:10px;fill:#3a1d00;font-weight:600}.fig .srv-label.kill{fill:var(--bad)}
-.fig .leads{fill:#7c5cc4}.fig .leader-ev{fill:#7c5cc4;stroke:#fff;stroke-width:1}.fig .leader-ev.none{fill:#fff;stroke:#7c5cc4;stroke-width:1.5}.fig .srv-label.leader{fill:#4b2e91}
+.fig .leads{fill:#7c5cc4}.fig .leader-ev{fill:#7c5cc4;stroke:#fff;stroke-width:.8}.fig .leader-ev.none{fill:#fff;stroke:#7c5cc4;stroke-width:1.4}.fig .srv-label.leader{fill:#4b2e91}
 `
 
-// leaderAt is the node the recorded leaders name last at or before t (""
-// none, or none recorded). A fault aimed at the leader on several nodes (a
-// partition: every node drops some) says "leader" on this node's lane
-// only.
-func (in *TimelineInput) leaderAt(t int64) string {
-	at := ""
-	for _, l := range in.Leaders {
-		if l.Time > t {
-			break
-		}
-		at = l.Leader
+// aimedLeader is the node a fault aimed at the leader took as the leader,
+// whose lane says "leader": the one its record names (a partition, whose
+// nodes are every node), else its one node, else, for a run recorded
+// before faults named it, the node the recorded leaders name last at or
+// before its start ("" none).
+func (in *TimelineInput) aimedLeader(ft history.Fault) string {
+	switch {
+	case !aimedAtLeader(ft.Fault):
+		return ""
+	case ft.Leader != "":
+		return ft.Leader
+	case len(ft.Nodes) == 1:
+		return ft.Nodes[0]
 	}
-	return at
+	i := sort.Search(len(in.Leaders), func(i int) bool { return in.Leaders[i].Time > ft.Start })
+	if i == 0 {
+		return ""
+	}
+	return in.Leaders[i-1].Leader
 }
 
 // LeadersOf is the leaders a report's input recorded (its results'), for

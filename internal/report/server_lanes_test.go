@@ -54,12 +54,14 @@ func TestServerLaneEvents(t *testing.T) {
 }
 
 // The leaders a run recorded are drawn on the server lanes: a bar while
-// each node led, a diamond where another became leader, a ring where the
-// target named none (on the lane of the node that had led), each change
-// once; a node that is no lane (the target named something else) and a
-// change outside the window are left out.
+// each node led, on its lane and ending where the next answer came; a
+// crown where another became leader, on the new leader's lane; a hollow
+// crown where the target named none, on the lane of the node that had
+// led; each change once; a node that is no lane (the target named
+// something else) and a change outside the window are left out.
 func TestLeaderLaneEvents(t *testing.T) {
 	m := &OpModel{Last: 20e9}
+	servers := []string{"n1", "n2", "n3"}
 	leaders := []store.LeaderSeen{
 		{Time: 1e8, Leader: "n1"},
 		{Time: 5e9, Error: "etcd: no leader found"},
@@ -67,60 +69,104 @@ func TestLeaderLaneEvents(t *testing.T) {
 		{Time: 9e9, Leader: "x9"},
 		{Time: 12e9, Leader: "n2"},
 	}
-	f := DrawTimeline(TimelineInput{ID: "tl", Model: m, Workers: 2, Servers: []string{"n1", "n2", "n3"}, From: 0, To: 20e9, Leaders: leaders})
-	var bars, diamonds, rings []string
-	for _, r := range f.Rects {
-		if r.Class == "leads" {
-			bars = append(bars, r.Title)
-		}
-	}
-	for _, mk := range f.Marks {
-		switch {
-		case mk.Class == "leader-ev" && mk.Shape == "diamond":
-			diamonds = append(diamonds, mk.Title)
-		case mk.Class == "leader-ev none" && mk.Shape == "ring":
-			rings = append(rings, mk.Title)
-		}
-	}
-	wantBars := []string{
-		"n1 led from the first answer, at 0.10s, to 5.00s",
-		"n3 led from 6.00s to 9.00s, as the target answered when asked",
-		"n2 led from 12.00s to 20.00s, as the target answered when asked",
-	}
-	if !slices.Equal(bars, wantBars) {
-		t.Errorf("leadership bars %q, want %q", bars, wantBars)
-	}
-	if want := []string{"n3 became leader at 6.00s", "n2 became leader at 12.00s"}; !slices.Equal(diamonds, want) {
-		t.Errorf("changes %q, want %q", diamonds, want)
-	}
-	if want := []string{"no leader at 5.00s, n1 had led: etcd: no leader found"}; !slices.Equal(rings, want) {
-		t.Errorf("no-leader marks %q, want %q", rings, want)
-	}
-
-	// A story's window from 7s to 10s: n3's bar cut to it, no mark.
-	f = DrawTimeline(TimelineInput{ID: "tl", Model: m, Workers: 2, Servers: []string{"n1", "n2", "n3"}, From: 7e9, To: 10e9, Leaders: leaders})
-	n := 0
-	for _, r := range f.Rects {
-		if r.Class == "leads" {
-			n++
-			if r.X != labelW {
-				t.Errorf("n3's bar starts at x=%v, want the window's left edge %v", r.X, labelW)
+	in := TimelineInput{ID: "tl", Model: m, Workers: 2, Servers: servers, From: 0, To: 20e9, Leaders: leaders}
+	f := DrawTimeline(in)
+	ls := in.lanes()
+	s := scale{t0: in.From, t1: in.To, x0: labelW, x1: figW - rightPad}
+	laneAt := func(y px) string {
+		for _, l := range ls {
+			if y >= l.y && y <= l.y+l.h {
+				return l.Name
 			}
 		}
+		return "none"
 	}
-	for _, mk := range f.Marks {
-		if strings.HasPrefix(mk.Class, "leader-ev") {
-			t.Errorf("a change outside the window is marked: %q", mk.Title)
+	type drawn struct {
+		lane, title string
+		from, to    px
+	}
+	var bars, crowns, hollow []drawn
+	for _, r := range f.Rects {
+		if r.Class == "leads" {
+			bars = append(bars, drawn{laneAt(r.Y), r.Title, r.X, r.X + r.W})
 		}
 	}
-	if n != 1 {
-		t.Errorf("%d leadership bars in the window from 7s to 10s, want 1 (n3's)", n)
+	for _, mk := range f.Marks {
+		if mk.Shape != "lead" {
+			continue
+		}
+		switch mk.Class {
+		case "leader-ev":
+			crowns = append(crowns, drawn{laneAt(mk.Y), mk.Title, mk.X, mk.X})
+		case "leader-ev none":
+			hollow = append(hollow, drawn{laneAt(mk.Y), mk.Title, mk.X, mk.X})
+		}
 	}
+	wantBars := []drawn{
+		{"n1", "n1 led from the first answer, at 0.10s, to 5.00s", s.x(1e8), s.x(5e9)},
+		{"n3", "n3 led from 6.00s to 9.00s, as the target answered when asked", s.x(6e9), s.x(9e9)},
+		{"n2", "n2 led from 12.00s to 20.00s, as the target answered when asked", s.x(12e9), s.x(20e9)},
+	}
+	if !slices.Equal(bars, wantBars) {
+		t.Errorf("leadership bars\n%+v, want\n%+v", bars, wantBars)
+	}
+	if want := []drawn{{"n3", "n3 became leader at 6.00s", s.x(6e9), s.x(6e9)}, {"n2", "n2 became leader at 12.00s", s.x(12e9), s.x(12e9)}}; !slices.Equal(crowns, want) {
+		t.Errorf("changes %+v, want %+v", crowns, want)
+	}
+	if want := []drawn{{"n1", "no leader at 5.00s, n1 had led: etcd: no leader found", s.x(5e9), s.x(5e9)}}; !slices.Equal(hollow, want) {
+		t.Errorf("no-leader marks %+v, want %+v", hollow, want)
+	}
+
+	count := func(f Figure) (bars, marks int, words []string) {
+		for _, r := range f.Rects {
+			if r.Class == "leads" {
+				bars++
+			}
+		}
+		for _, mk := range f.Marks {
+			if strings.HasPrefix(mk.Class, "leader-ev") {
+				marks++
+			}
+		}
+		for _, tx := range f.Texts {
+			if strings.Contains(tx.Class, "leader") {
+				words = append(words, tx.Text)
+				a, b := tx.X, tx.X+px(6*len(tx.Text))
+				if tx.Anchor == "end" {
+					a, b = tx.X-px(6*len(tx.Text)), tx.X
+				}
+				if a < 0 || b > f.W {
+					t.Errorf("the word %q from x=%v to %v is outside the figure (width %v)", tx.Text, a, b, f.W)
+				}
+			}
+		}
+		return
+	}
+	// A story's window from 7 s to 10 s: n3's bar cut to it, no mark.
+	f = DrawTimeline(TimelineInput{ID: "tl", Model: m, Workers: 2, Servers: servers, From: 7e9, To: 10e9, Leaders: leaders})
+	if b, mk, _ := count(f); b != 1 || mk != 0 {
+		t.Errorf("window 7-10 s: %d bars and %d marks, want n3's bar only", b, mk)
+	}
+	// A window that starts at a change (12 s): n2's bar and no sliver of
+	// n3's leadership before it.
+	f = DrawTimeline(TimelineInput{ID: "tl", Model: m, Workers: 2, Servers: servers, From: 12e9, To: 15e9, Leaders: leaders})
+	if b, mk, words := count(f); b != 1 || mk != 1 || !slices.Equal(words, []string{"leader"}) {
+		t.Errorf("window 12-15 s: %d bars, %d marks, words %q; want n2's bar and crown, one word", b, mk, words)
+	}
+	// A window that ends at a change (to 12 s): nothing of n2's.
+	f = DrawTimeline(TimelineInput{ID: "tl", Model: m, Workers: 2, Servers: servers, From: 10e9, To: 12e9, Leaders: leaders})
+	if b, mk, _ := count(f); b != 0 || mk != 0 {
+		t.Errorf("window 10-12 s: %d bars and %d marks, want none (x9 led, no lane; n2 from 12 s)", b, mk)
+	}
+	// A change near the right edge: its word is written before its mark.
+	f = DrawTimeline(TimelineInput{ID: "tl", Model: m, Workers: 2, Servers: servers, From: 0, To: 12.1e9, Leaders: leaders})
+	count(f)
 }
 
 // A partition aimed at the leader names every node (each drops some): the
-// word "leader" goes on the lane of the node the recorded leaders name at
-// its start only, and on none without recorded leaders.
+// word "leader" goes on the lane of the node its record names, or, for a
+// run recorded before faults named it, the node the recorded leaders name
+// at its start, and on none without either.
 func TestPartitionLeaderLabelsTheLeader(t *testing.T) {
 	m := &OpModel{Last: 20e9, Faults: []history.Fault{
 		{FaultValue: history.FaultValue{Fault: "partition:leader", Nodes: []string{"n1", "n2", "n3"}}, Start: 4e9, Stop: 9e9},
@@ -148,5 +194,12 @@ func TestPartitionLeaderLabelsTheLeader(t *testing.T) {
 	got = words(nil)
 	if want := map[string]string{"n1": "cut off", "n2": "cut off", "n3": "cut off"}; !maps.Equal(got, want) {
 		t.Errorf("without leaders recorded: %v, want %v", got, want)
+	}
+	// The fault's record names the leader it cut off: that one, whatever
+	// the polls said last.
+	m.Faults[0].Leader = "n3"
+	got = words([]store.LeaderSeen{{Time: 1e8, Leader: "n1"}, {Time: 2e9, Leader: "n2"}})
+	if want := map[string]string{"n1": "cut off", "n2": "cut off", "n3": "leader, cut off"}; !maps.Equal(got, want) {
+		t.Errorf("with the leader in the fault's record: %v, want %v", got, want)
 	}
 }

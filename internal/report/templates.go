@@ -92,6 +92,7 @@ const glyphs = `<svg width="0" height="0" style="position:absolute" aria-hidden=
 <path id="g-diamond" d="M0 -6L6 0L0 6L-6 0Z"/>
 <circle id="g-ring" r="7"/>
 <rect id="g-q" x="-3.5" y="-3.5" width="7" height="7" transform="rotate(45)"/>
+<path id="g-lead" d="M-5 3L-5 -3L-2.5 0L0 -4L2.5 0L5 -3L5 3Z"/>
 </defs></svg>`
 
 const pageSrc = `{{define "head"}}<!DOCTYPE html>
@@ -121,7 +122,7 @@ const pageSrc = `{{define "head"}}<!DOCTYPE html>
 </main></body></html>
 {{end}}
 
-{{define "generic-timeline"}}<p class="muted">One lane per client: each operation from invocation to completion (grey ok, dashed fail, orange info); fault windows shaded.</p>
+{{define "generic-timeline"}}<p class="muted">One lane per client: each operation from invocation to completion (grey ok, dashed fail, orange info); fault windows shaded. On the server lanes, where the servers elect a leader: a purple bar while a node led, a crown where a node became leader, a hollow crown where none led.</p>
 {{template "figure" .}}{{end}}
 
 {{define "charts"}}<p class="muted">Drawn on the timeline's time axis, so that each fault window (shaded) lines up with its effect. Latency is an operation's time from invocation to completion, waiting for the lock included.</p>

@@ -323,6 +323,27 @@ func ready(ctx context.Context, nodes []targets.Node, clients []*api.Client) err
 // ElectsLeader is true: the servers elect their Raft leader (targets.Elected).
 func (Target) ElectsLeader() bool { return true }
 
+// serverName is the node of nodes that the Raft server named node at
+// address (its RPC address, HOST:8300) is: the one whose client address
+// has the same host (an attached run names its servers s1, s2, ... by
+// their endpoints, not as Consul names them), else node as Consul names
+// it (fencecheck's own servers: n1, n2, ... both ways).
+func serverName(nodes []targets.Node, node, address string) string {
+	host, _, err := net.SplitHostPort(address)
+	if err == nil {
+		for _, n := range nodes {
+			addr := n.Addr
+			if _, rest, ok := strings.Cut(addr, "://"); ok {
+				addr = rest
+			}
+			if h, _, err := net.SplitHostPort(addr); err == nil && h == host {
+				return n.Name
+			}
+		}
+	}
+	return node
+}
+
 // Leader returns the node name of the server that leads, from the Raft
 // configuration as the first server that answers reports it.
 func (t Target) Leader(ctx context.Context, nodes []targets.Node) (string, error) {
@@ -341,7 +362,7 @@ func (t Target) Leader(ctx context.Context, nodes []targets.Node) (string, error
 		}
 		for _, s := range conf.Servers {
 			if s.Leader {
-				return s.Node, nil
+				return serverName(nodes, s.Node, s.Address), nil
 			}
 		}
 		errs = append(errs, fmt.Errorf("%s: no leader in the raft configuration", n.Name))

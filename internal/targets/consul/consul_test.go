@@ -403,3 +403,20 @@ func TestVersions(t *testing.T) {
 		})
 	}
 }
+
+// The leader Consul's Raft configuration names is the node whose client
+// address has the Raft address's host: an attached run's s2, not Consul's
+// own name for it; without a match, Consul's name.
+func TestServerName(t *testing.T) {
+	nodes := []targets.Node{{Name: "s1", Addr: "https://10.0.0.5:8501"}, {Name: "s2", Addr: "10.0.0.6:8500"}}
+	for _, c := range []struct{ node, address, want string }{
+		{"consul-b", "10.0.0.6:8300", "s2"},
+		{"consul-a", "10.0.0.5:8300", "s1"},
+		{"n3", "10.0.0.7:8300", "n3"},
+		{"n1", "not an address", "n1"},
+	} {
+		if got := serverName(nodes, c.node, c.address); got != c.want {
+			t.Errorf("serverName(%s at %s) = %s, want %s", c.node, c.address, got, c.want)
+		}
+	}
+}

@@ -299,6 +299,26 @@ func (t Target) Leader(ctx context.Context, nodes []targets.Node) (string, error
 		return "", err
 	}
 	defer cli.Close()
+	return leaderOf(ctx, cli, nodes)
+}
+
+// LeaderAsker answers as Leader does over one client, kept until done
+// (targets.LeaderAsker): a client with a user authenticates when it is
+// made, which the members pay for with a password hash and a Raft
+// proposal, so a watch asking four times a second makes it once.
+func (t Target) LeaderAsker(ctx context.Context, nodes []targets.Node) (ask func(context.Context) (string, error), done func(), err error) {
+	cli, err := newClient(ctx, endpoints(nodes), t.Creds)
+	if err != nil {
+		return nil, nil, err
+	}
+	return func(ctx context.Context) (string, error) { return leaderOf(ctx, cli, nodes) }, func() { cli.Close() }, nil
+}
+
+// leaderOf asks each member for its status through cli and names the
+// member they name as leader; an error says why none: the members name
+// none (an election), or one that did not answer (killed, cut off), or
+// one that is none of nodes (endpoints that are not every member).
+func leaderOf(ctx context.Context, cli *clientv3.Client, nodes []targets.Node) (string, error) {
 	var errs []error
 	ids := map[uint64]string{}
 	var leader uint64
@@ -318,7 +338,17 @@ func (t Target) Leader(ctx context.Context, nodes []targets.Node) (string, error
 	if name, ok := ids[leader]; ok {
 		return name, nil
 	}
-	return "", fmt.Errorf("etcd: no leader found: %w", errors.Join(errs...))
+	why := "no member names a leader"
+	switch {
+	case leader != 0 && len(errs) > 0:
+		why = fmt.Sprintf("the members name member %x, which did not answer", leader)
+	case leader != 0:
+		why = fmt.Sprintf("the members name member %x, which is none of the endpoints", leader)
+	}
+	if len(errs) > 0 {
+		return "", fmt.Errorf("etcd: no leader found: %s: %w", why, errors.Join(errs...))
+	}
+	return "", fmt.Errorf("etcd: no leader found: %s", why)
 }
 
 // Dial returns a client. Keys: PREFIX/lock (the mutex's prefix),

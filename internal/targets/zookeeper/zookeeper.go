@@ -190,6 +190,10 @@ func fourLetter(ctx context.Context, addr, cmd string) (string, error) {
 	if dl, ok := ctx.Deadline(); ok {
 		nc.SetDeadline(dl)
 	}
+	// A cancelled ctx ends a read from a paused server at once, not at
+	// the deadline (the leader watch stops so at the end of a run).
+	stop := context.AfterFunc(ctx, func() { nc.Close() })
+	defer stop()
 	if _, err := io.WriteString(nc, cmd); err != nil {
 		return "", err
 	}
@@ -287,6 +291,9 @@ func (Target) Leader(ctx context.Context, nodes []targets.Node) (string, error) 
 		if leads(m) {
 			return n.Name, nil
 		}
+	}
+	if len(errs) == 0 {
+		return "", errors.New("zookeeper: no leader found: no server says it leads")
 	}
 	return "", fmt.Errorf("zookeeper: no leader found: %w", errors.Join(errs...))
 }
