@@ -12,6 +12,7 @@ import (
 	"github.com/fencecheck/fencecheck/internal/checkers"
 	"github.com/fencecheck/fencecheck/internal/history"
 	"github.com/fencecheck/fencecheck/internal/report"
+	"github.com/fencecheck/fencecheck/internal/store"
 )
 
 // StoryKind says which pattern a story tells.
@@ -151,6 +152,9 @@ type storyConfig struct {
 	// Started is the wall-clock moment the history's clock reads 0
 	// (test.json's history_started); zero: the steps show no wall clock.
 	Started time.Time
+	// Leaders are the leaders the run recorded (results.json's leaders):
+	// each change inside a story's span is one of its steps.
+	Leaders []store.LeaderSeen
 }
 
 // stories builds the stories of a lock-append history: one for each stale
@@ -365,6 +369,7 @@ func (b *storyBuilder) prelude(c *cast, a *report.Op) []Step {
 		end = b.m.Last
 	}
 	steps = append(steps, b.faultSteps(c, a.AcquiredAt, end)...)
+	steps = append(steps, b.leaderSteps(a.AcquiredAt, end)...)
 	if s := a.StaleBy; s != nil {
 		C := c.name(s, "got the lock while "+A+" still believed it held it")
 		c.told[s] = true
@@ -433,6 +438,27 @@ func (b *storyBuilder) faultSteps(c *cast, from, to int64) []Step {
 			}
 			steps = append(steps, Step{At: f.Stop, Who: who, Text: stopText, Tone: "fault"})
 		}
+	}
+	return steps
+}
+
+// leaderSteps tells the leader changes the run recorded in (from, to]:
+// which server became leader, or that none led and why, as the servers
+// answered when asked.
+func (b *storyBuilder) leaderSteps(from, to int64) []Step {
+	var steps []Step
+	for k, l := range b.cfg.Leaders {
+		if k == 0 || l.Time <= from || l.Time > to {
+			continue
+		}
+		text := l.Leader + " becomes the servers' leader"
+		if l.Leader == "" {
+			text = "no server leads"
+			if l.Error != "" {
+				text += " (" + l.Error + ")"
+			}
+		}
+		steps = append(steps, Step{At: l.Time, Who: "servers", Text: text, Tone: "fault"})
 	}
 	return steps
 }

@@ -280,7 +280,7 @@ type told struct {
 // of the history.
 func tell(in *report.Input, la *lockappend.Result) told {
 	t := told{cfg: storyConfig{Fencing: in.Test.Fencing, TTL: dstr(in.Test.TTL), Margin: dstr(in.Test.Margin), Workers: in.Test.Concurrency,
-		Tell: in.Tell, Started: in.Test.HistoryStarted}}
+		Tell: in.Tell, Started: in.Test.HistoryStarted, Leaders: report.LeadersOf(in)}}
 	lostElems := la.LostUpdates.Elements
 	m, err := buildLockAppend(in.Events)
 	if err == nil && len(la.Resources) > 1 {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"html"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/fencecheck/fencecheck/internal/history/lockappend"
 	"github.com/fencecheck/fencecheck/internal/nemesis"
 	"github.com/fencecheck/fencecheck/internal/report"
+	"github.com/fencecheck/fencecheck/internal/store"
 )
 
 // rawParam is a name=value pair as the report wrote records before they
@@ -196,5 +198,38 @@ func TestFencedStoryHighestAtTheWrite(t *testing.T) {
 	wantContains(t, "brief", s.Brief, "(highest accepted token 54)")
 	if strings.Contains(s.Fencing, "accepted: 16") || strings.Contains(s.Brief, "token 16") {
 		t.Errorf("the story names 16 beside the refusal's 54:\n%s\n%s", s.Brief, s.Fencing)
+	}
+}
+
+// A story tells the leader changes the run recorded inside its span, as
+// steps of the servers: another leader, or none with the reason; not the
+// first answer, and nothing outside the span.
+func TestStoryTellsLeaderChanges(t *testing.T) {
+	ev := typedSeed(t, 4)
+	res := check(t, ev)
+	m, err := buildLockAppend(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaders := []store.LeaderSeen{
+		{Time: 5e7, Leader: "n1"},
+		{Time: 1e9, Leader: "n2"},
+		{Time: 15e8, Error: "etcd: no leader found: no member names a leader"},
+		{Time: 3e9, Leader: "n3"},
+	}
+	lost, _ := stories(m, laResult(res).LostUpdates.Elements, storyConfig{Fencing: "none", TTL: "2s", Margin: "500ms", Workers: 3,
+		Tell: nemesis.Tell, Started: started, Leaders: leaders})
+	if len(lost) != 1 {
+		t.Fatalf("%d lost stories, want 1", len(lost))
+	}
+	var got []string
+	for _, s := range lost[0].Steps {
+		if s.Who == "servers" {
+			got = append(got, report.Secs(s.At)+" "+s.Text)
+		}
+	}
+	want := []string{"1.00s n2 becomes the servers' leader", "1.50s no server leads (etcd: no leader found: no member names a leader)"}
+	if !slices.Equal(got, want) {
+		t.Errorf("the servers' steps %q, want %q", got, want)
 	}
 }
