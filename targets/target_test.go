@@ -67,6 +67,23 @@ func TestPollReady(t *testing.T) {
 	if !errors.Is(err, why) || err.Error() != "thing not ready: no leader" || calls < 2 {
 		t.Fatalf("PollReady past its deadline: %v after %d calls, want the probe's last error", err, calls)
 	}
+	// The probe that the deadline cuts short ends with the context's
+	// error: the reason before it is kept (a refused password, not
+	// "context deadline exceeded").
+	ctx3, cancel3 := context.WithTimeout(context.Background(), 30*time.Millisecond)
+	defer cancel3()
+	wrong := errors.New("WRONGPASS invalid username-password pair")
+	calls = 0
+	err = targets.PollReady(ctx3, "thing", 5*time.Millisecond, func(ctx context.Context) error {
+		if calls++; calls == 1 {
+			return wrong
+		}
+		<-ctx.Done() // a request in flight when the deadline comes
+		return ctx.Err()
+	})
+	if !errors.Is(err, wrong) {
+		t.Fatalf("PollReady whose last probe the deadline cut short: %v, want the reason before it", err)
+	}
 	done, cancel2 := context.WithCancel(context.Background())
 	cancel2()
 	start := time.Now()
