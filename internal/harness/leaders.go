@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/fencecheck/fencecheck/internal/report"
 	"github.com/fencecheck/fencecheck/internal/store"
 	"github.com/fencecheck/fencecheck/targets"
 )
@@ -25,15 +26,21 @@ const leaderAsk = 3 * time.Second
 // leader.
 const maxLeaderError = 300
 
+// asker makes what the leader watch asks through: ask answers as the
+// target's Leader does; done releases it (Cluster.leaderAsker).
+type asker func(ctx context.Context) (ask func(context.Context) (string, error), done func())
+
 // watchLeader asks the cluster's target for its leader every LeaderPoll
-// from now until the returned stop is called, and stop returns the first
-// answer and each change (store.LeaderSeen), timed on now's clock (the
-// history's: ns since it started). A target that elects no leader is not
-// asked: stop returns nil.
-func watchLeader(ctx context.Context, t targets.Target, leader func(context.Context) (string, error), now func() time.Duration) (stop func() []store.LeaderSeen) {
+// from now until the returned stop is called, through an asker made by
+// newAsker and released by stop, and stop returns the first answer and
+// each change (store.LeaderSeen), timed on now's clock (the history's: ns
+// since it started). A target that elects no leader is not asked, and no
+// asker is made: stop returns nil.
+func watchLeader(ctx context.Context, t targets.Target, newAsker asker, now func() time.Duration) (stop func() []store.LeaderSeen) {
 	if e, ok := t.(targets.Elected); !ok || !e.ElectsLeader() {
 		return func() []store.LeaderSeen { return nil }
 	}
+	leader, release := newAsker(ctx)
 	ctx, cancel := context.WithCancel(ctx)
 	var (
 		wg   sync.WaitGroup
@@ -62,6 +69,7 @@ func watchLeader(ctx context.Context, t targets.Target, leader func(context.Cont
 	return func() []store.LeaderSeen {
 		cancel()
 		wg.Wait()
+		release()
 		return seen.out
 	}
 }
@@ -93,22 +101,10 @@ func (l *leaderLog) add(at int64, name string, err error) {
 	if name == "" {
 		s.Error = "no answer"
 		if err != nil {
-			s.Error = cutText(err.Error(), maxLeaderError)
+			s.Error = report.Clip(err.Error(), maxLeaderError)
 		}
 	}
 	l.out = append(l.out, s)
-}
-
-// cutText cuts s to at most n bytes (at a rune boundary), marking the cut.
-func cutText(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	i := n
-	for i > 0 && s[i]&0xC0 == 0x80 {
-		i--
-	}
-	return s[:i] + "…"
 }
 
 // maxLeadersShown bounds the changes the end-of-run summary names.

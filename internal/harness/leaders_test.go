@@ -40,7 +40,8 @@ func TestLeaderLogKeepsChanges(t *testing.T) {
 	if want := "0:n1 2: 4:n2 6:n3 7:"; strings.Join(got, " ") != want {
 		t.Errorf("recorded %q, want %q", strings.Join(got, " "), want)
 	}
-	if e := l.out[1].Error; !strings.HasPrefix(e, "etcd: no leader found") || len(e) > maxLeaderError+len("…") {
+	// Cut to maxLeaderError bytes, then report.Clip's "… (N bytes more)".
+	if e := l.out[1].Error; !strings.HasPrefix(e, "etcd: no leader found") || len(e) > maxLeaderError+len("… (99999 bytes more)") {
 		t.Errorf("the reason of none: %d bytes %q, want the error cut to %d", len(e), e, maxLeaderError)
 	}
 	var flap leaderLog
@@ -73,19 +74,30 @@ func TestWatchLeader(t *testing.T) {
 	start := time.Now()
 	now := func() time.Duration { return time.Since(start) }
 
-	stop := watchLeader(context.Background(), electing{elects: false}, leader, now)
+	var made, released atomic.Int32
+	newAsker := func(context.Context) (func(context.Context) (string, error), func()) {
+		made.Add(1)
+		return leader, func() { released.Add(1) }
+	}
+	stop := watchLeader(context.Background(), electing{elects: false}, newAsker, now)
 	time.Sleep(2 * LeaderPoll)
 	if got := stop(); got != nil || asked.Load() != 0 {
 		t.Fatalf("a target that elects none: asked %d times, recorded %+v", asked.Load(), got)
 	}
 
-	stop = watchLeader(context.Background(), electing{elects: true}, leader, now)
+	if made.Load() != 0 {
+		t.Errorf("an asker was made for a target that elects none")
+	}
+	stop = watchLeader(context.Background(), electing{elects: true}, newAsker, now)
 	deadline := time.Now().Add(30 * time.Second)
 	for asked.Load() < 5 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	got := stop()
 	after := asked.Load()
+	if made.Load() != 1 || released.Load() != 1 {
+		t.Errorf("asker made %d times, released %d times; want once each", made.Load(), released.Load())
+	}
 	time.Sleep(2 * LeaderPoll)
 	if asked.Load() != after {
 		t.Errorf("asked %d times after stop returned", asked.Load()-after)

@@ -295,11 +295,9 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		rec.Close()
 		return nil, err
 	}
-	askLeader, doneAsking := cl.leaderAsker(ctx)
-	stopLeaders := watchLeader(ctx, cfg.Target, askLeader, rec.Since)
+	stopLeaders := watchLeader(ctx, cfg.Target, cl.leaderAsker, rec.Since)
 	interrupted := cfg.exercise(ctx, cl, rec, &counts, log)
 	leaders := stopLeaders()
-	doneAsking()
 	if err := rec.Close(); err != nil {
 		log.Error("history", "err", err)
 	}

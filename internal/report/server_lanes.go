@@ -93,7 +93,7 @@ func serverEvents(f *Figure, in TimelineInput, s scale, ls []laneSpec, label lan
 				}
 				f.Marks = append(f.Marks, mark{X: x, Y: mid, R: 3, Shape: shape, Class: "srv-ev " + ev.class, Title: title(ev.start, ft.Start)})
 				word := ev.start
-				if aimedAtLeader(ft.Fault) && n == aimed {
+				if n == aimed {
 					word = "leader, " + word
 				}
 				label(i, x, word, ev.class)
