@@ -301,6 +301,13 @@ type resultsJSON struct {
 	Leaders           []store.LeaderSeen `json:"leaders"`
 }
 
+// runHangs is how long a run whose time limit is under a minute may take
+// before a test calls it hung: its set-up, the operations in flight at the
+// limit (--op-timeout), the check and the teardown (2 minutes at most), on
+// a machine shared with parallel tests. It is no speed check: a loaded
+// runner took 85 s for a 20 s run; bench measures the wall time.
+const runHangs = 5 * time.Minute
+
 func readResults(t *testing.T, dir string) resultsJSON {
 	t.Helper()
 	var r resultsJSON
@@ -411,10 +418,9 @@ func TestLockAppendFencingModes(t *testing.T) {
 				t.Errorf("%s: lost %d, rejections %d, valid %v; want 0, >= 1, valid",
 					c.fencing, got.LostUpdates.Lost, got.FenceRejections, got.Valid)
 			}
-			// bench measures the wall time; here only a gross regression
-			// fails (runs share the machine with parallel tests).
-			if r.elapsed > 90*time.Second {
-				t.Errorf("a 20s run took %s", r.elapsed)
+			// bench measures the wall time; here only a hung run fails.
+			if r.elapsed > runHangs {
+				t.Errorf("a 20s run took %s: hung", r.elapsed)
 			}
 			assertRunsGone(t, res)
 		})
