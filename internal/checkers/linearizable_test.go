@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/fencecheck/fencecheck/internal/history"
+	"github.com/fencecheck/fencecheck/internal/testkit/bound"
 )
 
 func TestDescribe(t *testing.T) {
@@ -55,17 +56,20 @@ func TestLinearizableTimeout(t *testing.T) {
 	// illegal, but Porcupine can only tell after trying every subset of
 	// the 40 info appends: it must time out.
 	illegal := append(seq(k), 999)
-	start := time.Now()
+	// CPU time, not wall time: a search that honours its 100 ms deadline
+	// uses at most that much of each core, however loaded the machine;
+	// one that ignores it runs for minutes.
+	start := bound.SelfCPU()
 	r := parseHist(t, pair(t, chain(t, k, illegal...))).Linearizable(Options{Timeout: 100 * time.Millisecond})
-	took := time.Since(start)
+	used := bound.SelfCPU() - start
 	if r.Valid != Unknown || r.Error != "" {
 		t.Fatalf("got %s (%s %s), want unknown from a timeout", r.Valid, r.Message, r.Error)
 	}
 	if !strings.Contains(r.Message, "timed out after 100ms") || !strings.Contains(r.Message, "41 operations") || r.Ops != k+1 || r.Info != k {
 		t.Errorf("message %q, ops %d, info %d: want a timeout over 41 operations", r.Message, r.Ops, r.Info)
 	}
-	if took > 5*time.Second {
-		t.Errorf("a 100ms timeout took %s", took)
+	if used > 5*time.Second {
+		t.Errorf("a 100ms timeout used %s of CPU time", used)
 	}
 
 	// Not vacuous: the same shape with a consistent final read is checked

@@ -499,8 +499,12 @@ func everyFault(t *testing.T, cl *harness.Cluster) {
 		}
 		waited := time.Since(killed)
 		t.Logf("the other client's critical section ended %s after the kill (TTL 2s)", waited.Round(time.Millisecond))
-		if waited < 500*time.Millisecond || waited > 8*time.Second {
-			t.Errorf("lock passed on %s after the holder's kill, want after its lease expires (TTL 2s), within 4 TTLs", waited)
+		// Not at once: after the dead holder's lease expired. That it
+		// passed on at all is RunOne's success above: the other client
+		// gives up after its own acquire timeout, a bound of the client
+		// rather than of this test's clock.
+		if waited < 500*time.Millisecond {
+			t.Errorf("lock passed on %s after the holder's kill, want after its lease expires (TTL 2s)", waited)
 		}
 		// Restarted, the worker serves again.
 		recover(t, inj)

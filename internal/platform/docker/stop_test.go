@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fencecheck/fencecheck/internal/runtime"
+	"github.com/fencecheck/fencecheck/internal/testkit/bound"
 )
 
 // busyChild is a multi-threaded Go process (this test binary, re-run with
@@ -88,15 +89,14 @@ func TestWaitStoppedTimesOutOnARunningProcess(t *testing.T) {
 	cmd := busyChild(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
-	start := time.Now()
-	err := WaitStopped(ctx, cmd.Process.Pid)
+	// The busy child never stops: only the deadline can end the wait,
+	// so its returning at all (within the hang limit) is the property.
+	var err error
+	bound.Returns(t, "WaitStopped with a 100ms deadline on a running process", func() {
+		err = WaitStopped(ctx, cmd.Process.Pid)
+	})
 	if !errors.Is(err, runtime.ErrNotStopped) {
 		t.Fatalf("WaitStopped on a running process: %v, want ErrNotStopped", err)
-	}
-	// Soon after the deadline: 10 s, far from what ignoring it would take
-	// (the busy child never stops), and from a loaded machine's delays.
-	if d := time.Since(start); d > 10*time.Second {
-		t.Errorf("took %s after a 100ms deadline", d)
 	}
 	t.Log(err)
 }
