@@ -76,3 +76,9 @@ mapfile -t scripts < <(find . \( -path ./.git -o -path ./bin -o -path ./results 
 scripts+=(.ci/run)
 echo "lint.sh: shellcheck $(shellcheck --version | sed -n 's/^version: //p') on ${#scripts[@]} scripts"
 shellcheck "${scripts[@]}"
+
+# Tests that bound the machine's speed (a wall-clock comparison below the
+# 5-minute hang limit): refused, but for the reviewed allow-list
+# (scripts/wallclock/allow.txt). CONTRIBUTING.md, "How long the tests take".
+echo "lint.sh: wall-clock bounds in tests (scripts/wallclock)"
+"${GO:-go}" run ./scripts/wallclock
