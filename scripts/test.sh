@@ -32,21 +32,26 @@ stamp "background builds: logs in $logdir/images-{compile,kubernetes,packages}.l
 # lane building it, and a niced build beside busy processes barely runs
 # (a fresh machine with two CPU hogs took 14 minutes to compile Consul so).
 export BIN=$bin CLIENTS=$clients
-# shellcheck disable=SC2016 # expanded by the lane's shell
-setsid bash -c '"$BIN" images build consul && "$BIN" images build --all-versions' \
-	>"$logdir/images-compile.log" 2>&1 &
-compile=$!
-setsid "$bin" images build kubernetes >"$logdir/images-kubernetes.log" 2>&1 &
-kubernetes=$!
+# The lanes' commands, expanded by each lane's shell.
 # shellcheck disable=SC2016
-setsid bash -c '"$BIN" images build zookeeper && "$BIN" images build --client-dir "$CLIENTS"' \
-	>"$logdir/images-packages.log" 2>&1 &
+lane_compile='"$BIN" images build consul && "$BIN" images build --all-versions'
+# shellcheck disable=SC2016
+lane_kubernetes='"$BIN" images build kubernetes'
+# shellcheck disable=SC2016
+lane_packages='"$BIN" images build zookeeper && "$BIN" images build --client-dir "$CLIENTS"'
+setsid bash -c "$lane_compile" >"$logdir/images-compile.log" 2>&1 &
+compile=$!
+setsid bash -c "$lane_kubernetes" >"$logdir/images-kubernetes.log" 2>&1 &
+kubernetes=$!
+setsid bash -c "$lane_packages" >"$logdir/images-packages.log" 2>&1 &
 packages=$!
 # A test run that fails or is interrupted takes its background builds with it.
 trap 'kill -- -$compile -$kubernetes -$packages 2>/dev/null || true' EXIT
 trap 'exit 130' INT TERM
 
 status=0
+flaky=()
+restarted=0
 stamp "go vet"
 "$go" vet ./... || status=$?
 stamp "actionlint and shellcheck"
@@ -54,13 +59,14 @@ stamp "actionlint and shellcheck"
 if [ "$status" = 0 ]; then
 	stamp "go test"
 	"$go" build -o "$logdir/testlog" ./scripts/testlog
+	"$go" build -o "$logdir/enginewatch" ./scripts/enginewatch
 	# internal/cli, every command end to end and by far the longest
 	# package, runs as two processes beside the others (two at a time):
 	# every other one of its tests in one (-run), the rest in the other
 	# (-skip, so a new test needs no list). Its tests look only at their own
 	# runs' containers, as every package's do. Each stream's JSON events are
 	# kept in $logdir/go-test-*.json; the console gets what a plain go test
-	# prints, then the slowest tests of all three.
+	# prints, then the slowest tests of all streams.
 	cli=github.com/fencecheck/fencecheck/internal/cli
 	stream() {
 		local name=$1
@@ -68,18 +74,102 @@ if [ "$status" = 0 ]; then
 		FENCECHECK_BIN=$PWD/$bin "$go" test -json -count=1 -timeout 75m "$@" 2>&1 |
 			tee "$logdir/go-test-$name.json" | "$logdir/testlog" -slowest 0
 	}
+	# killtree PID: stops a process and everything it started.
+	killtree() {
+		local c
+		for c in $(pgrep -P "$1" || true); do killtree "$c"; done
+		kill -TERM "$1" 2>/dev/null || true
+	}
+	rm -f "$logdir"/go-test-*.json
 	mapfile -t others < <("$go" list ./... | grep -vx "$cli")
-	stream others -p 2 -parallel 4 "${others[@]}" &
-	s1=$!
 	half=$("$go" test -list '^Test' ./internal/cli/ | grep '^Test' | awk 'NR % 2 == 1' | paste -sd'|' -) || true
-	stream cli-a -parallel 3 -run "^($half)\$" ./internal/cli/ &
-	s2=$!
-	stream cli-b -parallel 3 -skip "^($half)\$" ./internal/cli/ &
-	s3=$!
-	for p in $s1 $s2 $s3; do
-		wait "$p" || status=$?
+	todo_a=1 todo_b=1
+	# Under CI the Engine is watched while the tests run (scripts/enginewatch:
+	# a network call unanswered for 60 s). On a hang the streams are stopped,
+	# the Engine CI started is restarted, and the packages that had not
+	# finished run again, at most twice; what finished keeps its result.
+	for round in 1 2 3; do
+		pids=()
+		if [ ${#others[@]} -gt 0 ]; then
+			stream "others-$round" -p 2 -parallel 4 "${others[@]}" &
+			pids+=($!)
+		fi
+		if [ "$todo_a" = 1 ]; then
+			stream "cli-a-$round" -parallel 3 -run "^($half)\$" ./internal/cli/ &
+			pids+=($!)
+		fi
+		if [ "$todo_b" = 1 ]; then
+			stream "cli-b-$round" -parallel 3 -skip "^($half)\$" ./internal/cli/ &
+			pids+=($!)
+		fi
+		watch=
+		if [ "${CI:-}" = true ] && [ "$round" -lt 3 ]; then
+			"$logdir/enginewatch" -timeout "${ENGINE_HANG:-60s}" &
+			watch=$!
+		fi
+		hung=0
+		while :; do
+			alive=0
+			for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && alive=1; done
+			[ "$alive" = 1 ] || break
+			if [ -n "$watch" ] && ! kill -0 "$watch" 2>/dev/null; then
+				wait "$watch" && st=0 || st=$?
+				watch=
+				[ "$st" = 3 ] && hung=1 && break
+			fi
+			sleep 2
+		done
+		if [ -n "$watch" ]; then
+			kill "$watch" 2>/dev/null || true
+			wait "$watch" 2>/dev/null || true
+		fi
+		if [ "$hung" = 0 ]; then
+			for p in "${pids[@]}"; do
+				wait "$p" || status=$?
+			done
+			break
+		fi
+		stamp "THE DOCKER ENGINE HUNG: stopping the tests in flight, restarting the Engine, running again what had not finished"
+		for p in "${pids[@]}"; do killtree "$p"; done
+		for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+		./scripts/docker-up.sh --restart
+		restarted=1
+		"$bin" clean || true
+		# What finished keeps its result: run again only the rest.
+		mapfile -t finished < <(cat "$logdir"/go-test-*.json | "$logdir/testlog" -finished)
+		mapfile -t others < <(printf '%s\n' "${others[@]}" | grep -vxF -f <(printf '%s\n' "${finished[@]}" "") || true)
+		for half_ in a b; do
+			if "$logdir/testlog" -finished <"$logdir/go-test-cli-$half_-$round.json" 2>/dev/null | grep -qxF "$cli"; then
+				eval "todo_$half_=0"
+			fi
+		done
+		stamp "round $((round + 1)): ${#others[@]} packages, internal/cli halves: a=$todo_a b=$todo_b"
 	done
 	cat "$logdir"/go-test-*.json | "$logdir/testlog" -quiet -slowest 30 || true
+
+	# A failure is confirmed before it fails CI: each test that failed runs
+	# once more, alone. One that passes then is listed as FLAKY (a bug to
+	# fix: its first error is kept) and CI stays green; one that fails
+	# again fails CI, and so does a package that failed outside its tests
+	# (a build error, a timeout) or more than $max_retry failed tests.
+	if [ "$status" != 0 ]; then
+		max_retry=${RETRY_MAX:-8}
+		mapfile -t failed < <(cat "$logdir"/go-test-*.json | "$logdir/testlog" -failed)
+		if [ ${#failed[@]} -gt 0 ] && [ ${#failed[@]} -le "$max_retry" ] && ! printf '%s\n' "${failed[@]}" | grep -q ' -$'; then
+			stamp "${#failed[@]} failed tests: each runs once more, alone"
+			status=0
+			flaky=()
+			for f in "${failed[@]}"; do
+				pkg=${f% *} test=${f#* }
+				if FENCECHECK_BIN=$PWD/$bin "$go" test -json -count=1 -timeout 30m -run "^${test}\$" "$pkg" 2>&1 |
+					tee "$logdir/retry-${test}.json" | "$logdir/testlog" -slowest 0; then
+					flaky+=("$pkg $test")
+				else
+					status=1
+				fi
+			done
+		fi
+	fi
 fi
 
 if [ "$status" != 0 ]; then
@@ -91,6 +181,9 @@ for lane in compile kubernetes packages; do
 	pid=${!lane}
 	if wait "$pid"; then
 		stamp "background $lane builds: done"
+	elif [ "$restarted" = 1 ] && cmd=lane_$lane && bash -c "${!cmd}" >>"$logdir/images-$lane.log" 2>&1; then
+		# The Engine's restart stopped the lane's builds: built again.
+		stamp "background $lane builds: done, again after the Engine's restart"
 	else
 		st=$?
 		status=$st
@@ -105,4 +198,11 @@ grep -h 'compiled in\|: built in' "$logdir"/images-*.log || true
 # The one test that removes every fencecheck container runs alone, last.
 stamp "the clean-everything test"
 FENCECHECK_BIN=$PWD/$bin FENCECHECK_CLEAN_ALL=1 "$go" test -count=1 -timeout 10m -run '^TestCleanAfterHarnessKilled$' ./internal/cli/
+if [ ${#flaky[@]} -gt 0 ]; then
+	echo "test.sh: FLAKY (failed in the full run, passed alone; a flaky test is a bug to fix):"
+	for f in "${flaky[@]}"; do
+		echo "  FLAKY $f"
+		cat "$logdir"/go-test-*.json | "$logdir/testlog" -reasons "$f" | sed 's/^/        /'
+	done
+fi
 stamp "done"

@@ -37,7 +37,37 @@ type timing struct {
 func main() {
 	slowest := flag.Int("slowest", 25, "how many of the slowest tests to list (0: none)")
 	quiet := flag.Bool("quiet", false, "print only the slowest tests (of streams a run has printed already)")
+	finished := flag.Bool("finished", false, "print only the packages that finished (passed, failed or skipped), one a line")
+	failedTests := flag.Bool("failed", false, "print only what failed, one a line: PACKAGE TEST for a top-level test, PACKAGE - for a package that failed outside its tests (a build error, a timeout)")
+	why := flag.String("reasons", "", "print only the first error lines of one failed test, named PACKAGE TEST")
 	flag.Parse()
+	if *why != "" {
+		pkg, test, _ := strings.Cut(*why, " ")
+		rs, err := testReasons(os.Stdin, pkg, test)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "testlog:", err)
+			os.Exit(2)
+		}
+		for _, l := range rs {
+			fmt.Println(l)
+		}
+		return
+	}
+	if *finished || *failedTests {
+		o, err := outcomes(os.Stdin)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "testlog:", err)
+			os.Exit(2)
+		}
+		lines := o.finished
+		if *failedTests {
+			lines = o.failed
+		}
+		for _, l := range lines {
+			fmt.Println(l)
+		}
+		return
+	}
 	w := io.Writer(os.Stdout)
 	if *quiet {
 		w = &onlySlowest{w: os.Stdout}
@@ -191,4 +221,76 @@ func (o *onlySlowest) Write(p []byte) (int, error) {
 		return len(p), nil
 	}
 	return o.w.Write(p)
+}
+
+// outcome is what scripts/test.sh needs to run again what did not pass:
+// the packages that finished, and what failed.
+type outcome struct {
+	finished []string // packages, sorted
+	failed   []string // "PACKAGE TEST" (top-level tests) or "PACKAGE -", sorted
+}
+
+// outcomes reads go test -json events. A package that failed with no
+// top-level test failing (a build error, a panic outside a test, a
+// timeout) is "PACKAGE -": it cannot be run again by test name.
+func outcomes(r io.Reader) (outcome, error) {
+	done := map[string]bool{}
+	failedPkg := map[string]bool{}
+	failedTest := map[string]bool{}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for sc.Scan() {
+		var e event
+		if json.Unmarshal(sc.Bytes(), &e) != nil || e.Package == "" {
+			continue
+		}
+		switch e.Action {
+		case "pass", "fail", "skip":
+			if e.Test == "" {
+				done[e.Package] = true
+				if e.Action == "fail" {
+					failedPkg[e.Package] = true
+				}
+			} else if e.Action == "fail" && !strings.Contains(e.Test, "/") {
+				failedTest[e.Package+" "+e.Test] = true
+			}
+		}
+	}
+	var o outcome
+	for p := range done {
+		o.finished = append(o.finished, p)
+	}
+	for k := range failedTest {
+		o.failed = append(o.failed, k)
+	}
+	for p := range failedPkg {
+		named := false
+		for k := range failedTest {
+			named = named || strings.HasPrefix(k, p+" ")
+		}
+		if !named {
+			o.failed = append(o.failed, p+" -")
+		}
+	}
+	sort.Strings(o.finished)
+	sort.Strings(o.failed)
+	return o, sc.Err()
+}
+
+// testReasons returns the lines that say why test (top-level, its
+// subtests included) of package pkg failed: reasons of its output.
+func testReasons(r io.Reader, pkg, test string) ([]string, error) {
+	var out strings.Builder
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for sc.Scan() {
+		var e event
+		if json.Unmarshal(sc.Bytes(), &e) != nil || e.Package != pkg || e.Action != "output" {
+			continue
+		}
+		if e.Test == test || strings.HasPrefix(e.Test, test+"/") {
+			out.WriteString(e.Output)
+		}
+	}
+	return reasons(out.String()), sc.Err()
 }

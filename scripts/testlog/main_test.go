@@ -49,3 +49,39 @@ func TestFilter(t *testing.T) {
 		t.Errorf("quiet output %q", quiet.String())
 	}
 }
+
+// What test.sh runs again: the packages that finished, the top-level
+// tests that failed, and a package that failed outside its tests.
+func TestOutcomes(t *testing.T) {
+	in := `{"Action":"start","Package":"p/a"}
+{"Action":"run","Package":"p/a","Test":"TestX"}
+{"Action":"run","Package":"p/a","Test":"TestX/sub"}
+{"Action":"fail","Package":"p/a","Test":"TestX/sub"}
+{"Action":"fail","Package":"p/a","Test":"TestX"}
+{"Action":"pass","Package":"p/a","Test":"TestY"}
+{"Action":"fail","Package":"p/a"}
+{"Action":"start","Package":"p/b"}
+{"Action":"fail","Package":"p/b"}
+{"Action":"start","Package":"p/c"}
+{"Action":"pass","Package":"p/c","Test":"TestZ"}
+{"Action":"skip","Package":"p/d"}
+not json
+`
+	o, err := outcomes(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Join(o.finished, ","), "p/a,p/b,p/d"; got != want {
+		t.Errorf("finished %s, want %s (p/c never ended: killed)", got, want)
+	}
+	if got, want := strings.Join(o.failed, ","), "p/a TestX,p/b -"; got != want {
+		t.Errorf("failed %s, want %s", got, want)
+	}
+	rs, err := testReasons(strings.NewReader(`{"Action":"output","Package":"p/a","Test":"TestX/sub","Output":"    x_test.go:12: boom\n"}
+{"Action":"output","Package":"p/a","Test":"TestXY","Output":"    x_test.go:13: not this one\n"}
+{"Action":"output","Package":"p/b","Test":"TestX","Output":"    x_test.go:14: nor this\n"}
+`), "p/a", "TestX")
+	if err != nil || strings.Join(rs, "|") != "x_test.go:12: boom" {
+		t.Errorf("reasons %q (%v), want the subtest's error only", rs, err)
+	}
+}
