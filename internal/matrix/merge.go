@@ -18,6 +18,7 @@ import (
 	"github.com/fencecheck/fencecheck/internal/images"
 	"github.com/fencecheck/fencecheck/internal/platform/sparse"
 	"github.com/fencecheck/fencecheck/internal/report"
+	"github.com/fencecheck/fencecheck/internal/safetext"
 	"github.com/fencecheck/fencecheck/internal/store"
 	"github.com/fencecheck/fencecheck/internal/trends"
 )
@@ -497,7 +498,7 @@ func copyRuns(out string, runs []mergeRun, warn io.Writer) (err error) {
 			defer to.Close()
 			made = append(made, r.String())
 			return copyDir(from, to, "", 0, func(p string, m fs.FileMode) {
-				fmt.Fprintf(warn, "fencecheck merge: %s: not copied: %s (%s)\n", where, p, images.FileKind(m))
+				fmt.Fprintf(warn, "fencecheck merge: %s: not copied: %s (%s)\n", safetext.Message(where), safetext.Name(p), images.FileKind(m))
 			})
 		}()
 		if err != nil {
