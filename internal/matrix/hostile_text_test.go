@@ -55,3 +55,37 @@ func TestPrintFiltersShardText(t *testing.T) {
 		t.Errorf("merge's warning: %v", err)
 	}
 }
+
+// The job summary is bounded and filtered (issue 48, item 6): a shard's
+// matrix.json of 6 MB once gave a 6 MB GITHUB_STEP_SUMMARY (GitHub
+// refuses one over 1 MiB); the summary says where it is cut. Bare URLs,
+// U+202E, NUL and ESC from a shard's text do not reach it.
+func TestStepSummaryBoundedAndFiltered(t *testing.T) {
+	root := t.TempDir()
+	var cells []trends.MatrixCell
+	long := strings.Repeat("t", 64<<10)
+	for i := range 400 {
+		c := cell(i, "token", "refused")
+		c.Target, c.Run, c.Error = long, "", long
+		cells = append(cells, c)
+	}
+	evil := cell(6, "token", "invalid")
+	evil.Story = "see https://evil.example/x or www.evil.example, mail a@evil.example \u202eexe.txt \x00 \x1b]0;owned\a ::error::x"
+	cells = append([]trends.MatrixCell{evil}, cells...)
+	var out strings.Builder
+	if err := WriteSummary(&out, "merge --results nightly", root, trends.Matrix{Cells: cells, ExitCode: ExitInvalid}); err != nil {
+		t.Fatal(err)
+	}
+	md := out.String()
+	if len(md) > 1<<20 || !strings.Contains(md, "The summary is cut here") {
+		t.Errorf("summary of %d bytes, cut note %v: want at most 1 MiB, saying it is cut", len(md), strings.Contains(md, "cut here"))
+	}
+	for _, bad := range []string{"https://", "www.evil", "a@evil", "\u202e", "\x00", "\x1b"} {
+		if strings.Contains(md, bad) {
+			t.Errorf("summary holds %q", bad)
+		}
+	}
+	if err := safetext.Check(md); err != nil {
+		t.Errorf("summary: %v", err)
+	}
+}
