@@ -511,6 +511,33 @@ func copyRuns(out string, runs []mergeRun, warn io.Writer) (err error) {
 	return nil
 }
 
+// CopyRun copies the run directory src into dst, a directory it makes
+// (not there before), as merge copies a shard's run: directories and
+// regular files only, never through or to a link, zeros left as holes,
+// modes at most 0755 and 0644, at most maxRunDepth deep. What it leaves
+// out (links, FIFOs, devices, sockets) is passed to skip, by its path in
+// the run.
+func CopyRun(src, dst string, skip func(string, fs.FileMode)) error {
+	from, err := os.OpenRoot(src)
+	if err != nil {
+		return err
+	}
+	defer from.Close()
+	st, err := from.Stat(".")
+	if err != nil {
+		return err
+	}
+	if err := os.Mkdir(dst, dirPerm(st.Mode())); err != nil {
+		return err
+	}
+	to, err := os.OpenRoot(dst)
+	if err != nil {
+		return err
+	}
+	defer to.Close()
+	return copyDir(from, to, "", 0, skip)
+}
+
 // dirPerm is the mode of a copied directory: the original's bits, at most
 // 0755, and at least the owner's.
 func dirPerm(m fs.FileMode) fs.FileMode { return m.Perm()&0o755 | 0o700 }
