@@ -16,15 +16,64 @@
 #                       write the nights' trends; exit 1 on a regression or a
 #                       cell that must be valid and is not
 #
-# Outputs (exit-code=, results=, key=) go to GITHUB_OUTPUT when it is set,
-# else to stdout.
+# Outputs (exit-code=, results=, key=, artifact=) go to GITHUB_OUTPUT when
+# it is set, else to stdout. Inputs are checked first (check_inputs).
 set -euo pipefail
 
+# out NAME VALUE writes one output. A value is one line of no control
+# character (the inputs were checked so): a line break would add a line to
+# GITHUB_OUTPUT, another output of the same name that overrides this one.
 out() {
+	if ! clean "$2" || ! [[ $1 =~ ^[a-z][a-z-]*$ ]]; then
+		echo "action.sh: output $1: a control character or line break in its value" >&2
+		exit 254
+	fi
 	if [ -n "${GITHUB_OUTPUT:-}" ]; then
-		echo "$1" >>"$GITHUB_OUTPUT"
+		printf '%s=%s\n' "$1" "$2" >>"$GITHUB_OUTPUT"
 	else
-		echo "$1"
+		printf '%s=%s\n' "$1" "$2"
+	fi
+}
+
+# clean succeeds when $1 holds no control character (a line break, a
+# carriage return, an escape).
+clean() {
+	case $1 in
+	*[[:cntrl:]]*) return 1 ;;
+	esac
+}
+
+# check_inputs refuses (254, before anything runs) an input that would
+# become more than it says: a control character or line break in a value
+# that is one argument or one output (a line break in FC_RESULTS once
+# added "exit-code=0" to GITHUB_OUTPUT, and in FC_ENDPOINTS arguments of
+# its own), a shard that is not I/N, a number of nights that is not a
+# number. The list inputs (FC_FAULTS, FC_ARGS, FC_TARGETS, FC_FENCING,
+# FC_CLIENT_DIRS) may hold line breaks between their words, no other
+# control character.
+check_inputs() {
+	local v name
+	for name in FC_ENDPOINTS FC_MATRIX_FILE FC_SHARD FC_RESULTS FC_ARTIFACT_PREFIX FC_SHARDS FC_NIGHTS FC_KEEP_NIGHTS FC_SOURCE FC_BIN FC_IMAGE_CACHE; do
+		v=${!name:-}
+		if ! clean "$v"; then
+			echo "action.sh: $name: a control character or line break in one value" >&2
+			exit 254
+		fi
+	done
+	for name in FC_FAULTS FC_ARGS FC_TARGETS FC_FENCING FC_CLIENT_DIRS; do
+		v=${!name:-}
+		if ! clean "${v//$'\n'/ }"; then
+			echo "action.sh: $name: a control character (other than a line break between words)" >&2
+			exit 254
+		fi
+	done
+	if [ -n "${FC_SHARD:-}" ] && ! [[ $FC_SHARD =~ ^[1-9][0-9]{0,5}/[1-9][0-9]{0,5}$ ]]; then
+		echo "action.sh: shard $FC_SHARD: want I/N (1/4)" >&2
+		exit 254
+	fi
+	if [ -n "${FC_KEEP_NIGHTS:-}" ] && ! [[ $FC_KEEP_NIGHTS =~ ^[1-9][0-9]{0,5}$ ]]; then
+		echo "action.sh: keep-nights $FC_KEEP_NIGHTS: want a number of nights, at least 1" >&2
+		exit 254
 	fi
 }
 
@@ -64,7 +113,7 @@ install() {
 	fi
 	# The images' tags are content hashes of everything in them: the cache
 	# is right exactly when its key hits.
-	out "key=fencecheck-images-$("$FC_BIN/fencecheck" images tags | sha256sum | cut -c1-32)"
+	out key "fencecheck-images-$("$FC_BIN/fencecheck" images tags | sha256sum | cut -c1-32)"
 }
 
 images() {
@@ -84,44 +133,47 @@ save() {
 	fencecheck images save "$FC_IMAGE_CACHE"
 }
 
-# matrix_args prints the matrix's arguments, one a line, from the inputs.
+# matrix_args prints the matrix's arguments, each ended by a NUL, from
+# the inputs.
 matrix_args() {
 	if [ -n "${FC_MATRIX_FILE:-}" ]; then
-		printf '%s\n' -f "$FC_MATRIX_FILE"
+		printf '%s\0' -f "$FC_MATRIX_FILE"
 	fi
 	if [ -n "${FC_TARGETS:-}" ]; then
-		printf '%s\n' --target "$(list "$FC_TARGETS" | paste -sd, -)"
+		printf '%s\0' --target "$(list "$FC_TARGETS" | paste -sd, -)"
 	fi
 	if [ -n "${FC_FENCING:-}" ]; then
-		printf '%s\n' --fencing "$(list "$FC_FENCING" | paste -sd, -)"
+		printf '%s\0' --fencing "$(list "$FC_FENCING" | paste -sd, -)"
 	fi
 	# One cell's faults a line (or word): "pause-holder" and "kill,partition"
 	# are two cells.
 	local f faults extra
 	read -r -a faults <<<"$(tr '\n' ' ' <<<"${FC_FAULTS:-}")"
 	for f in "${faults[@]}"; do
-		printf '%s\n' --nemesis "$f"
+		printf '%s\0' --nemesis "$f"
 	done
 	if [ -n "${FC_CLIENT_DIRS:-}" ]; then
-		printf '%s\n' --client-dir "$(list "$FC_CLIENT_DIRS" | paste -sd, -)"
+		printf '%s\0' --client-dir "$(list "$FC_CLIENT_DIRS" | paste -sd, -)"
 	fi
 	if [ -n "${FC_ENDPOINTS:-}" ]; then
-		printf '%s\n' --endpoints "$FC_ENDPOINTS"
+		printf '%s\0' --endpoints "$FC_ENDPOINTS"
 	fi
 	read -r -a extra <<<"$(tr '\n' ' ' <<<"${FC_ARGS:-}")"
 	if [ ${#extra[@]} -gt 0 ]; then
-		printf '%s\n' "${extra[@]}"
+		printf '%s\0' "${extra[@]}"
 	fi
-	printf '%s\n' --shard "${FC_SHARD:-1/1}" --results "$FC_RESULTS" --quiet
+	printf '%s\0' --shard "${FC_SHARD:-1/1}" --results "$FC_RESULTS" --quiet
 }
 
 shard() {
 	local args code=0
-	mapfile -t args < <(matrix_args)
+	mapfile -d '' -t args < <(matrix_args)
+	local sh=${FC_SHARD:-1/1}
+	out artifact "${FC_ARTIFACT_PREFIX:-fencecheck-shard-}${sh/\//-of-}"
 	as_root fencecheck matrix "${args[@]}" || code=$?
 	give_back "$FC_RESULTS" "$(go env GOCACHE)" "$(go env GOMODCACHE)"
-	out "exit-code=$code"
-	out "results=$FC_RESULTS"
+	out exit-code "$code"
+	out results "$FC_RESULTS"
 	# A shard's verdicts are the merge's business; bad arguments (254) are
 	# the workflow's, and fail here.
 	if [ "$code" = 254 ]; then
@@ -130,8 +182,27 @@ shard() {
 	fi
 }
 
+# prune_nights DIR KEEP removes all but the newest KEEP nights of DIR: only
+# directories named as a night is (its UTC time, 20261206T053000Z), taken
+# by a glob into an array, never split on spaces or line breaks (a night
+# named "0 workspace-src" in a restored cache, or a DIR with a space in
+# it, once removed the workspace's own directories). Anything else in DIR
+# is left alone.
+prune_nights() {
+	local dir=$1 keep=$2 nights=() n i
+	for n in "$dir"/[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]T[0-9][0-9][0-9][0-9][0-9][0-9]Z; do
+		if [ -d "$n" ] && [ ! -L "$n" ]; then
+			nights+=("$n")
+		fi
+	done
+	for ((i = 0; i < ${#nights[@]} - keep; i++)); do
+		rm -rf -- "${nights[i]}"
+	done
+}
+
 merge() {
 	local shards=() code=0 trends=0 d baseline=()
+	# shellcheck disable=SC2153 # FC_SHARDS is the merge step's input, FC_SHARD the shard step's
 	for d in "$FC_SHARDS"/*/; do
 		[ -f "$d/matrix.json" ] && shards+=("${d%/}")
 	done
@@ -144,13 +215,13 @@ merge() {
 		baseline=(--baseline "$FC_NIGHTS")
 	fi
 	fencecheck merge --results "$FC_RESULTS" "${baseline[@]}" "${shards[@]}" || code=$?
-	out "exit-code=$code"
-	out "results=$FC_RESULTS"
+	out exit-code "$code"
+	out results "$FC_RESULTS"
 	if [ -f "$FC_RESULTS/matrix.json" ]; then
 		# The trends keep each night whole, so that every link of the
 		# trends page resolves inside the nights' directory.
 		cp -r "$FC_RESULTS" "$FC_NIGHTS/$(date -u +%Y%m%dT%H%M%SZ)"
-		find "$FC_NIGHTS" -mindepth 1 -maxdepth 1 -type d -print | sort | head -n -"${FC_KEEP_NIGHTS:-30}" | xargs -r rm -rf
+		prune_nights "$FC_NIGHTS" "${FC_KEEP_NIGHTS:-30}"
 		fencecheck trends "$FC_NIGHTS" || trends=$?
 	fi
 	if [ "$code" != 0 ] || [ "$trends" != 0 ]; then
@@ -160,7 +231,10 @@ merge() {
 }
 
 case "${1:-}" in
-install | images | save | shard | merge) "$1" ;;
+install | images | save | shard | merge)
+	check_inputs
+	"$1"
+	;;
 *)
 	echo "usage: action.sh install|images|save|shard|merge" >&2
 	exit 2

@@ -15,6 +15,7 @@ import (
 	"github.com/fencecheck/fencecheck/internal/history"
 	"github.com/fencecheck/fencecheck/internal/nemesis"
 	"github.com/fencecheck/fencecheck/internal/rerun"
+	"github.com/fencecheck/fencecheck/internal/safetext"
 	"github.com/fencecheck/fencecheck/internal/spec"
 	"github.com/fencecheck/fencecheck/internal/store"
 	"github.com/fencecheck/fencecheck/targets"
@@ -202,7 +203,8 @@ func rerunConfig(ctx context.Context, dir, results string, given spec.Spec, co c
 }
 
 // clientRecorded is the client program's command and image test.json
-// recorded (--client-cmd, --client-image), as flags quoted for a shell.
+// recorded (--client-cmd, --client-image), as flags quoted for a shell,
+// filtered for the terminal (test.json is anybody's file).
 func clientRecorded(sp spec.Spec) string {
 	var s string
 	if sp.ClientCmd != "" {
@@ -211,7 +213,7 @@ func clientRecorded(sp spec.Spec) string {
 	if sp.ClientImage != "" {
 		s += " --client-image " + rerun.Quote(sp.ClientImage)
 	}
-	return s
+	return safetext.Message(s)
 }
 
 // clientOpts are rerun's client program flags: the directory given again,

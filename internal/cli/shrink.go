@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -18,8 +19,12 @@ import (
 	"github.com/fencecheck/fencecheck/internal/experiment"
 	"github.com/fencecheck/fencecheck/internal/harness"
 	"github.com/fencecheck/fencecheck/internal/history"
+	"github.com/fencecheck/fencecheck/internal/images"
+	"github.com/fencecheck/fencecheck/internal/matrix"
 	"github.com/fencecheck/fencecheck/internal/nemesis"
+	"github.com/fencecheck/fencecheck/internal/report"
 	"github.com/fencecheck/fencecheck/internal/rerun"
+	"github.com/fencecheck/fencecheck/internal/safetext"
 	"github.com/fencecheck/fencecheck/internal/shrink"
 	"github.com/fencecheck/fencecheck/internal/spec"
 	"github.com/fencecheck/fencecheck/internal/store"
@@ -296,7 +301,16 @@ func writeShrunk(out string, rule shrink.Confirm, stored storedRun, start shrink
 		}
 	}
 	dst := filepath.Join(out, shrunkRun)
-	if err := os.CopyFS(dst, os.DirFS(src)); err != nil {
+	// The stored run is anybody's directory: its links are not copied
+	// (a link to / would be one in shrink's output), holes stay holes.
+	var refused []string
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
+	err := matrix.CopyRun(src, dst, func(p string, m fs.FileMode) {
+		refused = append(refused, p+" ("+images.FileKind(m)+")")
+	})
+	if err != nil {
 		return fmt.Errorf("shrink: copying %s: %w", src, err)
 	}
 	f, err := experiment.Read(filepath.Join(dst, store.TestFile), experiment.Stored)
@@ -327,7 +341,8 @@ func writeShrunk(out string, rule shrink.Confirm, stored storedRun, start shrink
 		Runs     int            `json:"runs"`
 		Stopped  string         `json:"stopped"`
 		Trials   []shrink.Trial `json:"trials"`
-	}{stored.dir, stored.verdict.String(), stored.checkers, start.String(), found.Best.String(), src, found.Runs, found.Stopped, found.Trials}
+		Refused  []string       `json:"refused,omitempty"`
+	}{stored.dir, stored.verdict.String(), stored.checkers, start.String(), found.Best.String(), src, found.Runs, found.Stopped, found.Trials, refused}
 	if b, err = json.MarshalIndent(log, "", "  "); err != nil {
 		return err
 	}
@@ -338,20 +353,25 @@ func writeShrunk(out string, rule shrink.Confirm, stored storedRun, start shrink
 	if err != nil {
 		abs = dst
 	}
-	md := repro(abs, out, test, rule, stored, start, found, r.summaries[src])
+	md := repro(abs, out, test, rule, stored, start, found, r.summaries[src], refused)
 	return os.WriteFile(filepath.Join(out, shrunkRepro), []byte(md), 0o644)
 }
 
 // repro is repro.md: a bug report draft of the smallest failing run in
 // dir, with the versions, the one command, what happened, expected
 // against actual, and the fencing that prevents it.
-func repro(dir, out string, test store.TestInfo, rule shrink.Confirm, stored storedRun, start shrink.Candidate, found shrink.Result, summary string) string {
+func repro(dir, out string, test store.TestInfo, rule shrink.Confirm, stored storedRun, start shrink.Candidate, found shrink.Result, summary string, refused []string) string {
 	var b strings.Builder
-	version := test.TargetVersion
-	if version == "" {
+	// test.json and results.json are anybody's files: every value of
+	// theirs is filtered (safetext) and Markdown-escaped, a command is
+	// one line of an indented code block, and the summary each line of
+	// one, so that no value makes a section, a tag or an escape sequence.
+	md := func(s string) string { return mdText(safetext.Name(s)) }
+	version := md(test.TargetVersion)
+	if test.TargetVersion == "" {
 		version = "(version not recorded)"
 	}
-	fmt.Fprintf(&b, "# %s %s: %s under %s (fencing %s)\n\n", test.Target, version, stored.verdict, test.Nemesis, test.Fencing)
+	fmt.Fprintf(&b, "# %s %s: %s under %s (fencing %s)\n\n", md(test.Target), version, stored.verdict, md(test.Nemesis), md(test.Fencing))
 	if found.BestRuns == nil {
 		fmt.Fprintf(&b, "No smaller run failed %s of its runs (%d runs, %s): this is the stored run.\n\n", rule, found.Runs, found.Stopped)
 	} else {
@@ -359,29 +379,47 @@ func repro(dir, out string, test store.TestInfo, rule shrink.Confirm, stored sto
 			found.Runs, found.Stopped, failures(found.BestRuns), len(found.BestRuns), rule)
 	}
 	b.WriteString("## Versions\n\n")
-	fmt.Fprintf(&b, "- %s %s\n", test.Target, version)
-	fmt.Fprintf(&b, "- fencecheck %s (revision %s)\n", test.Fencecheck, test.FencecheckRevision)
-	for _, k := range slices.Sorted(maps.Keys(test.Images)) {
-		fmt.Fprintf(&b, "- image %s: %s\n", k, test.Images[k])
+	fmt.Fprintf(&b, "- %s %s\n", md(test.Target), version)
+	fmt.Fprintf(&b, "- fencecheck %s (revision %s)\n", md(test.Fencecheck), md(test.FencecheckRevision))
+	for i, k := range slices.Sorted(maps.Keys(test.Images)) {
+		if i == report.MaxItems {
+			fmt.Fprintf(&b, "- and %d more images\n", len(test.Images)-i)
+			break
+		}
+		fmt.Fprintf(&b, "- image %s: %s\n", md(k), md(test.Images[k]))
 	}
 	b.WriteString("\n## Reproduce\n\n")
-	fmt.Fprintf(&b, "    %s\n\n", rerun.Command(dir, test))
+	fmt.Fprintf(&b, "    %s\n\n", safetext.Text(rerun.Command(dir, test), 8<<10))
 	b.WriteString("replays this run's configuration, seed and fault schedule:\n\n")
 	for i, s := range found.Best.Steps {
-		fmt.Fprintf(&b, "%d. %s\n", i+1, s)
+		fmt.Fprintf(&b, "%d. %s\n", i+1, md(s.String()))
 	}
 	fmt.Fprintf(&b, "\nThe same as an experiment file, its configuration with this schedule (`schedule`), to keep or share without the run: `fencecheck run -f %s`.\n\n",
 		rerun.Quote(filepath.Join(out, shrunkExperiment)))
-	fmt.Fprintf(&b, "Shrunk from %s (%s) to %s.\n\n", stored.dir, start, found.Best)
+	fmt.Fprintf(&b, "Shrunk from %s (%s) to %s.\n\n", md(stored.dir), md(start.String()), md(found.Best.String()))
+	if len(refused) > 0 {
+		names := make([]string, 0, min(len(refused), report.MaxItems))
+		for _, r := range refused[:min(len(refused), report.MaxItems)] {
+			names = append(names, md(r))
+		}
+		fmt.Fprintf(&b, "Refused, not copied (only directories and regular files are): %s", strings.Join(names, ", "))
+		if len(refused) > len(names) {
+			fmt.Fprintf(&b, " and %d more", len(refused)-len(names))
+		}
+		b.WriteString(".\n\n")
+	}
 	b.WriteString("## What happened\n\n")
 	fmt.Fprintf(&b, "%s, %d lock clients, %d server nodes, for %s; the report tells the story of each lost update: %s\n\n",
-		test.Workload, test.Concurrency, test.Nodes, test.TimeLimit, filepath.Join(dir, store.ReportFile))
+		md(test.Workload), test.Concurrency, test.Nodes, md(test.TimeLimit.String()), md(filepath.Join(dir, store.ReportFile)))
 	if summary != "" {
-		fmt.Fprintf(&b, "```\n%s```\n\n", summary)
+		for _, l := range strings.Split(strings.TrimSuffix(summary, "\n"), "\n") {
+			fmt.Fprintf(&b, "    %s\n", safetext.Message(l))
+		}
+		b.WriteString("\n")
 	}
 	b.WriteString("## Expected\n\nEvery update the resource acknowledged is in the final read: a client writes only while it holds the lock, so no holder's write erases another's.\n\n")
 	b.WriteString("## Actual\n\n")
-	fmt.Fprintf(&b, "The run is %s: %s (the stored run's failing checkers: %s).\n\n", stored.verdict, strings.Join(checkersWith(readResultOf(dir), stored.verdict), ", "), strings.Join(stored.checkers, ", "))
+	fmt.Fprintf(&b, "The run is %s: %s (the stored run's failing checkers: %s).\n\n", stored.verdict, md(strings.Join(checkersWith(readResultOf(dir), stored.verdict), ", ")), md(strings.Join(stored.checkers, ", ")))
 	b.WriteString("## The fencing that prevents it\n\n")
 	b.WriteString("A lock is a lease: a paused or cut-off holder can go on writing after its lease passed to another client. ")
 	b.WriteString("A fencing token (a number that grows with every grant, sent with every write; the resource keeps the highest it accepted and refuses lower ones) stops the stale write at the resource. ")

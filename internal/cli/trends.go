@@ -11,6 +11,7 @@ import (
 
 	"github.com/fencecheck/fencecheck/internal/harness"
 	"github.com/fencecheck/fencecheck/internal/report"
+	"github.com/fencecheck/fencecheck/internal/safetext"
 	"github.com/fencecheck/fencecheck/internal/trends"
 )
 
@@ -76,7 +77,7 @@ func cmdTrends(_ context.Context, args []string, stdout, stderr io.Writer) (int,
 func printTrends(w io.Writer, s trends.Summary) {
 	fmt.Fprintf(w, "%d nights, oldest first:", len(s.Nights))
 	for _, n := range s.Nights {
-		fmt.Fprintf(w, " %s", n.Dir)
+		fmt.Fprintf(w, " %s", safetext.Name(n.Dir))
 		if n.Err != "" {
 			fmt.Fprintf(w, " (unreadable)")
 		}
@@ -85,7 +86,7 @@ func printTrends(w io.Writer, s trends.Summary) {
 	// as wide as the widest (up to 40).
 	// A cell's target, with its workload (but lock-append's) and its axes.
 	target := func(k trends.Key) string {
-		return strings.Join(strings.Fields(k.Target+" "+k.Workload+" "+k.Axes), " ")
+		return safetext.Name(strings.Join(strings.Fields(k.Target+" "+k.Workload+" "+k.Axes), " "))
 	}
 	width := 16
 	for _, c := range s.Cells {
@@ -103,15 +104,15 @@ func printTrends(w io.Writer, s trends.Summary) {
 		if c.MedianOpsPerS != nil {
 			ops = fmt.Sprintf("%.1f", *c.MedianOpsPerS)
 		}
-		fmt.Fprintf(w, "%-*s %-12s %-24s %-7s %3d  %-12s %12s %10s %6s\n", width, target(c.Key), c.Key.Resource, c.Key.Nemesis, c.Key.Fencing, c.Key.Run,
+		fmt.Fprintf(w, "%-*s %-12s %-24s %-7s %3d  %-12s %12s %10s %6s\n", width, target(c.Key), safetext.Name(c.Key.Resource), safetext.Name(c.Key.Nemesis), safetext.Name(c.Key.Fencing), c.Key.Run,
 			c.StripText(), detection, first, ops)
 	}
 	fmt.Fprintf(w, "nights: V valid, I invalid, U unknown, E error, - not run; ! a regression\n")
 	for _, r := range s.Regressions {
-		fmt.Fprintf(w, "REGRESSION  %s: %s (%s -> %s)\n", r.Key, r.Message, r.WasDir, r.NowDir)
+		fmt.Fprintf(w, "REGRESSION  %s: %s (%s -> %s)\n", safetext.Message(r.Key.String()), safetext.Message(r.Message), safetext.Name(r.WasDir), safetext.Name(r.NowDir))
 	}
 	if s.Unjudged != "" {
-		fmt.Fprintf(w, "UNKNOWN  %s\n", s.Unjudged)
+		fmt.Fprintf(w, "UNKNOWN  %s\n", safetext.Message(s.Unjudged))
 		return
 	}
 	if len(s.Regressions) == 0 {

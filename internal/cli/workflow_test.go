@@ -89,6 +89,16 @@ fi
 // the fencecheck calls it made, each as its arguments.
 func (s *sandbox) run(t *testing.T, script string, env map[string]string) [][]string {
 	t.Helper()
+	calls, out, err := s.runErr(script, env)
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", script, err, out)
+	}
+	return calls
+}
+
+// runErr is run that returns the script's error and output instead of
+// failing the test.
+func (s *sandbox) runErr(script string, env map[string]string) ([][]string, []byte, error) {
 	os.Remove(s.calls)
 	cmd := exec.Command("bash", "-euo", "pipefail", "-c", script)
 	cmd.Dir = s.dir
@@ -99,9 +109,7 @@ func (s *sandbox) run(t *testing.T, script string, env map[string]string) [][]st
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("%s: %v\n%s", script, err, out)
-	}
+	out, err := cmd.CombinedOutput()
 	b, _ := os.ReadFile(s.calls)
 	var calls [][]string
 	var cur []string
@@ -113,7 +121,7 @@ func (s *sandbox) run(t *testing.T, script string, env map[string]string) [][]st
 		}
 		cur = append(cur, l)
 	}
-	return calls
+	return calls, out, err
 }
 
 // matrixCall is the call of fencecheck matrix among calls, without its

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode"
 
 	"github.com/fencecheck/fencecheck/internal/report"
+	"github.com/fencecheck/fencecheck/internal/safetext"
 	"github.com/fencecheck/fencecheck/internal/store"
 	"github.com/fencecheck/fencecheck/targets"
 )
@@ -122,14 +122,9 @@ func leadersLine(ls []store.LeaderSeen) string {
 		if l.Leader == "" {
 			return "none"
 		}
-		// A results.json is anybody's file: no control character reaches
-		// the terminal.
-		return strings.Map(func(r rune) rune {
-			if unicode.IsControl(r) {
-				return -1
-			}
-			return r
-		}, l.Leader)
+		// A results.json is anybody's file: its names reach the terminal
+		// filtered and cut.
+		return safetext.Name(l.Leader)
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s, then ", name(ls[0]))

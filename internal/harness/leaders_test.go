@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fencecheck/fencecheck/internal/safetext"
 	"github.com/fencecheck/fencecheck/internal/store"
 	"github.com/fencecheck/fencecheck/targets"
 )
@@ -134,5 +135,19 @@ func TestLeadersLine(t *testing.T) {
 	hostile := []store.LeaderSeen{{Time: 0, Leader: "n1"}, {Time: 1e9, Leader: "n2\x1b[2J\r\nFAKE"}}
 	if got := leadersLine(hostile); strings.ContainsAny(got, "\x1b\r\n") {
 		t.Errorf("control characters of a stored leader reach the terminal: %q", got)
+	}
+}
+
+// A stored leader's name reaches the terminal through safetext: no bidi
+// override, no workflow command, cut (issue 48, item 4).
+func TestLeadersLineFiltersNames(t *testing.T) {
+	long := strings.Repeat("n", 100_000)
+	hostile := []store.LeaderSeen{{Time: 0, Leader: "::error::forged"}, {Time: 1e9, Leader: "n2\u202e1n"}, {Time: 2e9, Leader: long}}
+	got := leadersLine(hostile)
+	if err := safetext.Check(got); err != nil {
+		t.Errorf("%v", err)
+	}
+	if len(got) > 4*safetext.MaxName {
+		t.Errorf("a leader's name of %d bytes is printed uncut: %d bytes", len(long), len(got))
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/fencecheck/fencecheck/internal/images"
 	"github.com/fencecheck/fencecheck/internal/platform/sparse"
 	"github.com/fencecheck/fencecheck/internal/report"
+	"github.com/fencecheck/fencecheck/internal/safetext"
 	"github.com/fencecheck/fencecheck/internal/store"
 	"github.com/fencecheck/fencecheck/internal/trends"
 )
@@ -497,7 +498,7 @@ func copyRuns(out string, runs []mergeRun, warn io.Writer) (err error) {
 			defer to.Close()
 			made = append(made, r.String())
 			return copyDir(from, to, "", 0, func(p string, m fs.FileMode) {
-				fmt.Fprintf(warn, "fencecheck merge: %s: not copied: %s (%s)\n", where, p, images.FileKind(m))
+				fmt.Fprintf(warn, "fencecheck merge: %s: not copied: %s (%s)\n", safetext.Message(where), safetext.Name(p), images.FileKind(m))
 			})
 		}()
 		if err != nil {
@@ -508,6 +509,33 @@ func copyRuns(out string, runs []mergeRun, warn io.Writer) (err error) {
 		}
 	}
 	return nil
+}
+
+// CopyRun copies the run directory src into dst, a directory it makes
+// (not there before), as merge copies a shard's run: directories and
+// regular files only, never through or to a link, zeros left as holes,
+// modes at most 0755 and 0644, at most maxRunDepth deep. What it leaves
+// out (links, FIFOs, devices, sockets) is passed to skip, by its path in
+// the run.
+func CopyRun(src, dst string, skip func(string, fs.FileMode)) error {
+	from, err := os.OpenRoot(src)
+	if err != nil {
+		return err
+	}
+	defer from.Close()
+	st, err := from.Stat(".")
+	if err != nil {
+		return err
+	}
+	if err := os.Mkdir(dst, dirPerm(st.Mode())); err != nil {
+		return err
+	}
+	to, err := os.OpenRoot(dst)
+	if err != nil {
+		return err
+	}
+	defer to.Close()
+	return copyDir(from, to, "", 0, skip)
 }
 
 // dirPerm is the mode of a copied directory: the original's bits, at most

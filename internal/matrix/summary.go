@@ -10,6 +10,7 @@ import (
 
 	"github.com/fencecheck/fencecheck/internal/checkers"
 	"github.com/fencecheck/fencecheck/internal/report"
+	"github.com/fencecheck/fencecheck/internal/safetext"
 	"github.com/fencecheck/fencecheck/internal/trends"
 )
 
@@ -18,9 +19,15 @@ import (
 // theirs whenever it is set.
 const StepSummaryEnv = "GITHUB_STEP_SUMMARY"
 
-// maxSummaryRows bounds the summary's table (GitHub shows at most 1 MiB
-// of a step's summary): the rest are counted, and matrix.json has them.
-const maxSummaryRows = 500
+// maxSummaryRows bounds the summary's table, and maxSummaryBytes its
+// size (GitHub refuses a step's summary over 1 MiB; matrix and merge may
+// both append in one step): the rest are counted, and matrix.json has
+// them. maxSummaryCell bounds one cell's text.
+const (
+	maxSummaryRows  = 500
+	maxSummaryBytes = 256 << 10
+	maxSummaryCell  = 1 << 10
+)
 
 // Row kinds of the summary, in its order: regressions against a baseline,
 // then cells that must be valid and are not, then unfenced cells that lost
@@ -134,19 +141,21 @@ func WriteSummary(w io.Writer, what, root string, sum trends.Matrix) error {
 		len(rows), count[RowRegression], count[RowFail], count[RowExpected], count[RowPass], count[RowSkipped])
 	b.WriteString("| | cell | verdict | lost | what happened | report |\n|---|---|---|---|---|---|\n")
 	for i, r := range rows {
-		if i == maxSummaryRows {
-			fmt.Fprintf(&b, "\n%d more cells: matrix.json has them all.\n", len(rows)-maxSummaryRows)
-			break
-		}
 		kind := r.Kind
 		if kind == RowRegression || kind == RowFail {
 			kind = "**" + kind + "**"
 		}
 		rep := ""
 		if r.Report != "" {
-			rep = "`" + codeEscaper.Replace(r.Report) + "`"
+			rep = "`" + codeEscaper.Replace(safetext.Text(r.Report, maxSummaryCell)) + "`"
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", kind, markdown(r.Cell), markdown(r.Verdict), markdown(r.Lost), markdown(r.What), rep)
+		line := fmt.Sprintf("| %s | %s | %s | %s | %s | %s |\n", kind, markdown(r.Cell), markdown(r.Verdict), markdown(r.Lost), markdown(r.What), rep)
+		if i == maxSummaryRows || b.Len()+len(line) > maxSummaryBytes {
+			fmt.Fprintf(&b, "\nThe summary is cut here, at %d of %d cells (at most %d rows, %d KiB): %d more cells, matrix.json has them all.\n",
+				i, len(rows), maxSummaryRows, maxSummaryBytes>>10, len(rows)-i)
+			break
+		}
+		b.WriteString(line)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -160,7 +169,17 @@ var markdownEscaper = strings.NewReplacer(
 	"<", "&lt;", ">", "&gt;", "&", "&amp;", "#", `\#`, "!", `\!`, "~", `\~`,
 )
 
-func markdown(s string) string { return markdownEscaper.Replace(s) }
+// autolink neutralises what GitHub's Markdown would make a link of
+// without any markup (a bare URL, www., an e-mail address): its ':',
+// '.' or '@' as a character reference, which renders as itself.
+var autolink = strings.NewReplacer("://", "&#58;//", "www.", "www&#46;", "WWW.", "WWW&#46;", "@", "&#64;")
+
+// markdown is text from matrix.json fit for one table cell: filtered and
+// cut (safetext: no control or bidi character, no NUL or ESC), then
+// escaped, with no bare link.
+func markdown(s string) string {
+	return autolink.Replace(markdownEscaper.Replace(safetext.Text(s, maxSummaryCell)))
+}
 
 // codeEscaper makes a path one code span of a table cell (no escape
 // works inside a code span but a table's \|).

@@ -13,6 +13,7 @@ import (
 
 	"github.com/fencecheck/fencecheck/internal/checkers"
 	"github.com/fencecheck/fencecheck/internal/report"
+	"github.com/fencecheck/fencecheck/internal/safetext"
 	"github.com/fencecheck/fencecheck/internal/store"
 	"github.com/fencecheck/fencecheck/internal/tables"
 	"github.com/fencecheck/fencecheck/internal/trends"
@@ -38,8 +39,11 @@ func Print(w io.Writer, cells []trends.MatrixCell, code int) {
 		if c.Axes != nil {
 			name += " " + c.AxesText()
 		}
-		return name
+		// A shard's matrix.json is anybody's file: its names reach the
+		// terminal filtered.
+		return safetext.Name(name)
 	}
+	name := safetext.Name
 	head := trends.MatrixCell{Target: "target", Workload: "workload", Resource: "resource", Fencing: "fencing"}
 	if withReg {
 		head.Fencing = "mode"
@@ -57,7 +61,7 @@ func Print(w io.Writer, cells []trends.MatrixCell, code int) {
 				verdict += "*"
 				weak++
 			}
-			fmt.Fprintf(w, "%-*s %-28s %-12s %5d  %-8s %12s %6s %10s %14s\n", width, target(c), c.Nemesis, c.Mode(), c.Seed, verdict, "-", "-", "-", "-")
+			fmt.Fprintf(w, "%-*s %-28s %-12s %5d  %-8s %12s %6s %10s %14s\n", width, target(c), name(c.Nemesis), name(c.Mode()), c.Seed, name(verdict), "-", "-", "-", "-")
 			continue
 		}
 		first := "-"
@@ -76,7 +80,7 @@ func Print(w io.Writer, cells []trends.MatrixCell, code int) {
 		if c.RecoveryS != nil && c.RecoveryTTLs != nil {
 			recovery = fmt.Sprintf("%.1fs %.2fTTL", *c.RecoveryS, *c.RecoveryTTLs)
 		}
-		fmt.Fprintf(w, "%-*s %-28s %-12s %5d  %-8s %12s %6d %10s %14s\n", width, target(c), c.Nemesis, c.Fencing, c.Seed, verdict,
+		fmt.Fprintf(w, "%-*s %-28s %-12s %5d  %-8s %12s %6d %10s %14s\n", width, target(c), name(c.Nemesis), name(c.Fencing), c.Seed, name(verdict),
 			fmt.Sprintf("%d/%d", c.Lost, c.Acknowledged), c.FenceRejections, first, recovery)
 	}
 	if unfenced > 0 {
@@ -213,13 +217,13 @@ func printComparison(w io.Writer, c trends.Comparison) {
 	if c.BaselineNight != "." {
 		where = filepath.Join(c.Baseline, c.BaselineNight)
 	}
-	fmt.Fprintf(w, "\nbaseline %s (started %s): %d cells compared", where, c.BaselineStarted.UTC().Format("2006-01-02 15:04:05Z"), c.Compared)
+	fmt.Fprintf(w, "\nbaseline %s (started %s): %d cells compared", safetext.Message(where), c.BaselineStarted.UTC().Format("2006-01-02 15:04:05Z"), c.Compared)
 	if len(c.New) > 0 || len(c.Missing) > 0 {
 		fmt.Fprintf(w, ", %d new, %d not in this matrix", len(c.New), len(c.Missing))
 	}
 	fmt.Fprintln(w)
 	for _, r := range c.Regressions {
-		fmt.Fprintf(w, "REGRESSION  %s: %s\n", r.Key, r.Message)
+		fmt.Fprintf(w, "REGRESSION  %s: %s\n", safetext.Message(r.Key.String()), safetext.Message(r.Message))
 	}
 	if len(c.Regressions) == 0 {
 		fmt.Fprintf(w, "PASS  no cell regressed against the baseline\n")

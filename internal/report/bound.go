@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"unicode/utf8"
 
 	"github.com/fencecheck/fencecheck/internal/history"
 	"github.com/fencecheck/fencecheck/internal/runtime"
+	"github.com/fencecheck/fencecheck/internal/safetext"
 	"github.com/fencecheck/fencecheck/internal/store"
 )
 
@@ -41,19 +41,8 @@ const (
 // cut is Clip (the report's own name for it).
 var cut = Clip
 
-// Clip returns s cut to at most n bytes, on a rune boundary, followed by
-// "… (N bytes more)": an error or a name quoted from input from elsewhere,
-// bounded.
-func Clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	c := n
-	for c > 0 && !utf8.RuneStart(s[c]) {
-		c--
-	}
-	return fmt.Sprintf("%s… (%d bytes more)", s[:c], len(s)-c)
-}
+// Clip is safetext.Clip: the cutter of every value fencecheck shows.
+func Clip(s string, n int) string { return safetext.Clip(s, n) }
 
 // bound returns in with everything the report shows bounded: strings cut
 // (MaxText, MaxName), lists of names shortened (MaxItems), the lanes

@@ -6,6 +6,7 @@ import (
 
 	"github.com/fencecheck/fencecheck/internal/checkers"
 	"github.com/fencecheck/fencecheck/internal/runtime"
+	"github.com/fencecheck/fencecheck/internal/safetext"
 )
 
 // KeptData is what a run kept of its nodes' data directories
@@ -34,38 +35,43 @@ type KeptNode struct {
 // Lines describe k for a reader, one line each: why and how much, a line
 // per node (where its copy is, from where, how much), then what was left
 // out for the limit, what was refused, and the note.
+//
+// The names come from the node (an image's files, the server's own) or a
+// stored results.json: each is filtered and cut (safetext) before a
+// terminal or a report shows it.
 func (k *KeptData) Lines() []string {
+	name, msg := safetext.Name, safetext.Message
 	why := ""
 	if k.Mode == "auto" {
 		why = " (the run is invalid)"
 	}
-	ls := []string{fmt.Sprintf("--keep-data %s%s: %d nodes copied in %s before teardown, at most %s stored", k.Mode, why, len(k.Nodes), k.Took, checkers.FormatBytes(k.Limit))}
+	ls := []string{fmt.Sprintf("--keep-data %s%s: %d nodes copied in %s before teardown, at most %s stored", k.Mode, why, len(k.Nodes), name(k.Took), checkers.FormatBytes(k.Limit))}
 	var leftOut []string
 	var refused []string
 	outCount, outSize := 0, int64(0)
 	for _, n := range k.Nodes {
-		l := fmt.Sprintf("%s/%s from %s:%s: %s, %s", DataDir, n.Node, n.Node, n.From, files(n.Files), checkers.FormatBytes(uint64(n.Size)))
+		l := fmt.Sprintf("%s/%s from %s:%s: %s, %s", DataDir, name(n.Node), name(n.Node), name(n.From), files(n.Files), checkers.FormatBytes(uint64(n.Size)))
 		if n.Stored != n.Size {
 			l += fmt.Sprintf(" (%s stored: zeros left as holes)", checkers.FormatBytes(uint64(n.Stored)))
 		}
 		if n.Error != "" {
-			l += "; stopped: " + n.Error
+			l += "; stopped: " + msg(n.Error)
 		}
 		ls = append(ls, l)
 		for _, s := range n.LeftOut {
 			why := ""
 			if s.Why != "limit" {
-				why = ", " + s.Why // more entries than a copy makes
+				why = ", " + name(s.Why) // more entries than a copy makes
 			}
-			leftOut = append(leftOut, fmt.Sprintf("%s:%s (%s%s)", n.Node, s.Path, checkers.FormatBytes(uint64(s.Size)), why))
+			leftOut = append(leftOut, fmt.Sprintf("%s:%s (%s%s)", name(n.Node), name(s.Path), checkers.FormatBytes(uint64(s.Size)), why))
 		}
 		outCount += n.LeftOutCount
 		outSize += n.LeftOutSize
 		for _, s := range n.Refused {
-			refused = append(refused, fmt.Sprintf("%s:%s (%s)", n.Node, s.Path, s.Why))
+			refused = append(refused, fmt.Sprintf("%s:%s (%s)", name(n.Node), name(s.Path), name(s.Why)))
 		}
 		if more := n.RefusedCount - len(n.Refused); more > 0 {
-			refused = append(refused, fmt.Sprintf("%d more of %s", more, n.Node))
+			refused = append(refused, fmt.Sprintf("%d more of %s", more, name(n.Node)))
 		}
 	}
 	if outCount > 0 {
@@ -79,7 +85,7 @@ func (k *KeptData) Lines() []string {
 		ls = append(ls, "refused (only directories and regular files are copied): "+strings.Join(refused, ", "))
 	}
 	if k.Note != "" {
-		ls = append(ls, k.Note)
+		ls = append(ls, msg(k.Note))
 	}
 	if len(k.Nodes) == 0 && k.Note == "" {
 		ls = append(ls, "no node has a data directory")

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/fencecheck/fencecheck/internal/runtime"
+	"github.com/fencecheck/fencecheck/internal/safetext"
 )
 
 // TestKeptLines: what a run kept reads as where each node's copy is, its
@@ -28,6 +29,26 @@ func TestKeptLines(t *testing.T) {
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("lines\n%s\nlack %q", got, want)
+		}
+	}
+}
+
+// The names a node's data brings (an image's files, the server's own) and
+// a stored results.json's strings reach the terminal through safetext:
+// no escape sequence, carriage return, line break or bidi override, no
+// line that starts a workflow command, each name cut (issue 48, item 4).
+func TestKeptLinesFilterNames(t *testing.T) {
+	evil := "x\x1b]0;owned\a\r\x1b[2K\n::error::forged\u202e" + strings.Repeat("y", 5000)
+	k := &KeptData{Mode: "always", Took: evil, Note: evil, Nodes: []KeptNode{{Node: evil, From: evil, Error: evil,
+		Copied: runtime.Copied{Refused: []runtime.Skipped{{Path: evil, Why: evil}}, RefusedCount: 2,
+			LeftOut: []runtime.Skipped{{Path: evil, Why: evil}}, LeftOutCount: 1}}}}
+	lines := k.Lines()
+	for _, l := range lines {
+		if err := safetext.Check(l); err != nil {
+			t.Errorf("%v", err)
+		}
+		if strings.Contains(l, strings.Repeat("y", safetext.MaxMessage)) {
+			t.Errorf("a name shown uncut: %q", l)
 		}
 	}
 }

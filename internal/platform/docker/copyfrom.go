@@ -138,7 +138,7 @@ func extractBounded(ctx context.Context, r io.Reader, dst string, budget *runtim
 		}
 		stored, fits, err := sparse.Copy(ctx, f, tr, hdr.Size, budget.Take, buf)
 		if err == nil {
-			err = f.Chmod(os.FileMode(hdr.Mode).Perm() | 0o600)
+			err = f.Chmod(filePerm(hdr.Mode))
 		}
 		if cerr := f.Close(); err == nil {
 			err = cerr
@@ -162,7 +162,7 @@ func extractBounded(ctx context.Context, r io.Reader, dst string, budget *runtim
 	// Directories' modes and times last: their entries' creation moved
 	// their times, and a read-only directory would have refused them.
 	for i := len(dirs) - 1; i >= 0; i-- {
-		_ = os.Chmod(dirs[i].path, os.FileMode(dirs[i].hdr.Mode).Perm()|0o700)
+		_ = os.Chmod(dirs[i].path, dirPerm(dirs[i].hdr.Mode))
 		_ = os.Chtimes(dirs[i].path, dirs[i].hdr.ModTime, dirs[i].hdr.ModTime)
 	}
 	return got, nil
@@ -176,3 +176,11 @@ func quoteShort(s string) string {
 	}
 	return fmt.Sprintf("%q", s)
 }
+
+// filePerm and dirPerm are a kept file's and directory's modes: the
+// archive's, masked to at most 0644 and 0755 (and at least the owner's
+// read and write, and search for a directory), with no set-id or sticky
+// bit. A node's image may make anything world-writable; its copy on this
+// machine is not.
+func filePerm(mode int64) os.FileMode { return os.FileMode(mode).Perm()&0o644 | 0o600 }
+func dirPerm(mode int64) os.FileMode  { return os.FileMode(mode).Perm()&0o755 | 0o700 }

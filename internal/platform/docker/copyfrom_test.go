@@ -130,8 +130,8 @@ func TestExtractBounded(t *testing.T) {
 		}
 	}
 	st, err := os.Stat(filepath.Join(dst, "member/snap/db"))
-	if err != nil || st.Mode().Perm() != 0o755 || st.Mode()&(fs.ModeSetuid|fs.ModeSetgid) != 0 {
-		t.Errorf("db's mode %v (err %v), want 0755 without its set-id bit", st.Mode(), err)
+	if err != nil || st.Mode().Perm() != 0o644 || st.Mode()&(fs.ModeSetuid|fs.ModeSetgid) != 0 {
+		t.Errorf("db's mode %v (err %v), want 0644 (0755 masked) without its set-id bit", st.Mode(), err)
 	}
 	if st, err := os.Stat(filepath.Join(dst, "member/wal/0.wal")); err == nil {
 		if blocks := st.Sys().(*syscall.Stat_t).Blocks * 512; blocks >= int64(len(wal))/2 {
@@ -203,5 +203,31 @@ func TestExtractBoundedStops(t *testing.T) {
 	}
 	if es, _ := os.ReadDir(dst); len(es) != 0 {
 		t.Errorf("left %d entries in dst", len(es))
+	}
+}
+
+// Kept data keeps no world-writable mode (issue 48, item 8): files at
+// most 0644, directories at most 0755, no set-id or sticky bit, whatever
+// the node's archive says.
+func TestExtractMasksModes(t *testing.T) {
+	in := archive(t,
+		entry{name: "d/", kind: tar.TypeDir, mode: 0o1777},
+		entry{name: "d/open", kind: tar.TypeReg, data: []byte("x"), mode: 0o777},
+		entry{name: "d/setid", kind: tar.TypeReg, data: []byte("x"), mode: 0o6777},
+		entry{name: "d/private", kind: tar.TypeReg, data: []byte("x"), mode: 0o400},
+		entry{name: "d/sub/", kind: tar.TypeDir, mode: 0o2777},
+	)
+	dst := t.TempDir()
+	if _, err := extractBounded(context.Background(), in, dst, runtime.NewBudget(1<<20)); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]fs.FileMode{".": fs.ModeDir | 0o755, "open": 0o644, "setid": 0o644, "private": 0o600, "sub": fs.ModeDir | 0o755} {
+		fi, err := os.Lstat(filepath.Join(dst, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode() != want {
+			t.Errorf("%s: mode %v, want %v", name, fi.Mode(), want)
+		}
 	}
 }
