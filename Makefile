@@ -100,8 +100,8 @@ schema:
 # experiment file (run -f, matrix -f; rerun reads test.json as one),
 # --auth-file's content, --endpoints lists, merge's, trends' and zoo's
 # inputs (a shard's and a night's matrix.json, a zoo's matrix.json and
-# test.json), and an image archive images load reads (its tar, its
-# manifest.json and index.json). Their seeds also run in every go test.
+# test.json), an image archive images load reads (its tar, its
+# manifest.json and index.json), and a run id (clean --run, test.json). Their seeds also run in every go test.
 FUZZTIME ?= 60s
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzRead$$' -fuzztime $(FUZZTIME) ./internal/history/
@@ -119,6 +119,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzReadArchive$$' -fuzztime $(FUZZTIME) ./internal/images/
 	$(GO) test -run '^$$' -fuzz '^FuzzArchiveManifest$$' -fuzztime $(FUZZTIME) ./internal/images/
 	$(GO) test -run '^$$' -fuzz '^FuzzZooPage$$' -fuzztime $(FUZZTIME) ./internal/cli/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseRunID$$' -fuzztime $(FUZZTIME) ./internal/runtime/
 
 # The figures of docs/figures.md: cold and warm image builds (the cold build removes
 # fencecheck's images and rebuilds them), 5 runs per fencing mode on etcd, the
