@@ -138,6 +138,10 @@ func Parse(b []byte, name string, kind Kind) (*File, error) {
 			return nil, f.Errorf(key.Line, key.Value, "given twice (first on line %d)", prev)
 		}
 		seen[key.Value] = key.Line
+		if k, first := dupKey(val); k != nil {
+			// YAML and encoding/json would keep the last silently.
+			return nil, f.Errorf(k.Line, key.Value, "%s given twice (first on line %d)", show(k), first)
+		}
 		if err := f.field(key, val, kind == Matrix); err != nil {
 			return nil, err
 		}
@@ -514,6 +518,27 @@ func alias(n *yaml.Node, depth int) *yaml.Node {
 		}
 	}
 	return nil
+}
+
+// dupKey is the first key under n given twice in one mapping, and the line
+// of its first.
+func dupKey(n *yaml.Node) (*yaml.Node, int) {
+	if n.Kind == yaml.MappingNode {
+		seen := map[string]int{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i]
+			if first, dup := seen[k.Value]; dup {
+				return k, first
+			}
+			seen[k.Value] = k.Line
+		}
+	}
+	for _, c := range n.Content {
+		if k, first := dupKey(c); k != nil {
+			return k, first
+		}
+	}
+	return nil, 0
 }
 
 func kindWords(n *yaml.Node) string {

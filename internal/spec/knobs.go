@@ -88,7 +88,9 @@ const (
 	// MinTimeout is the least --rpc-timeout and --ready-timeout: below a
 	// millisecond no request and no cluster could make it.
 	MinTimeout = time.Millisecond
-	// MaxDuration bounds the other durations but --time-limit: a week.
+	// MaxDuration bounds every other duration (--time-limit and
+	// --lock-delay too, and a schedule step's after and hold:
+	// history.MaxStepDuration): a week.
 	MaxDuration = 7 * 24 * time.Hour
 	// MaxConcurrency is the most lock clients (one container each).
 	MaxConcurrency = 64
@@ -164,11 +166,11 @@ var Knobs = []Knob{
 		Help: "register workload: number of registers", field: integer(func(s *Spec) *int { return &s.Keys })},
 	{Flag: "read-mode", Workload: "register", Key: "read_mode", Axis: true, Replay: true,
 		Help: "register workload: the target's read mode (etcd: linearizable, serializable; default the target's first)", field: str(func(s *Spec) *string { return &s.ReadMode })},
-	{Flag: "time-limit", Key: "time_limit", Axis: true, Replay: true, Positive: true,
+	{Flag: "time-limit", Key: "time_limit", Axis: true, Replay: true, Positive: true, Most: int64(MaxDuration),
 		Help: "how long clients run operations (default the target's profile: 30s; consul 45s)", field: dur(func(s *Spec) *time.Duration { return &s.TimeLimit })},
 	{Flag: "ttl", Key: "ttl", Axis: true, Replay: true, Positive: true, Most: int64(MaxTTL),
 		Help: "lease TTL of the lock (default the target's profile: 2s; consul 10s, its minimum)", field: dur(func(s *Spec) *time.Duration { return &s.TTL })},
-	{Flag: "lock-delay", Key: "lock_delay", Axis: true, Replay: true,
+	{Flag: "lock-delay", Key: "lock_delay", Axis: true, Replay: true, Most: int64(MaxDuration),
 		Help:  "Consul's lock-delay after a lease ends (default the target's profile: 0, the worst case; Consul's own default is 15s; other targets have none)",
 		field: func(s *Spec) value { return optDurationValue{&s.LockDelay} }},
 	{Flag: "work", Key: "work", Axis: true, Replay: true, Positive: true, Most: int64(MaxDuration),
