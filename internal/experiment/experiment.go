@@ -96,7 +96,10 @@ const MaxSteps = 10_000
 
 // Read reads and checks the file at path.
 func Read(path string, kind Kind) (*File, error) {
-	b, err := store.ReadRegular(path)
+	b, err := store.ReadRegular(path, MaxSize)
+	if errors.Is(err, store.ErrTooLarge) {
+		return nil, fileError{fmt.Errorf("%w: an experiment file is at most %d bytes", err, MaxSize)}
+	}
 	if err != nil {
 		return nil, fileError{err}
 	}
