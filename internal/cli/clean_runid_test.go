@@ -1,10 +1,12 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -76,12 +78,17 @@ func TestCleanRefusesPathLikeRunIDs(t *testing.T) {
 	before := snapshot(t, sandbox)
 	eng := newListingEngine(t)
 	bin := fencecheckBinary(t)
+	env := append(noDockerEnv(), "DOCKER_HOST=unix://"+eng.sock, "TMPDIR="+tmp) // the later value wins
 	for _, id := range []string{"..", "../..", "", "a\nb", "../../..", "/", "0123abcd/..", "."} {
 		t.Run(strings.NewReplacer("/", "_", "\n", "NL").Replace(id), func(t *testing.T) {
-			cmd, out, errb := startHostile(t, "", "clean", "--run", id)
-			cmd.Env = append(noDockerEnv(), "DOCKER_HOST=unix://"+eng.sock, "TMPDIR="+tmp)
-			_ = bin
-			r := finish(t, cmd, out, errb, time.Now(), 5*time.Minute)
+			cmd := exec.Command(bin, "clean", "--run", id)
+			cmd.Env = env
+			var out, errb bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &errb
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			r := finish(t, cmd, &out, &errb, time.Now(), 5*time.Minute)
 			if r.code != exitBadArgs || !strings.Contains(r.stderr, "not a run id") {
 				t.Errorf("clean --run %q: exit %d, stderr %q; want %d, not a run id", id, r.code, r.stderr, exitBadArgs)
 			}
@@ -90,5 +97,23 @@ func TestCleanRefusesPathLikeRunIDs(t *testing.T) {
 				t.Errorf("clean --run %q reached the Engine: %q", id, reqs)
 			}
 		})
+	}
+	// A run id cleans its run: the Engine is asked, and that run's disks
+	// alone go (the fake Engine and the sandbox are what the refusals saw).
+	cmd := exec.Command(bin, "clean", "--run", "0123abcd")
+	cmd.Env = env
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("clean --run 0123abcd: %v\n%s", err, out)
+	}
+	if len(eng.requests()) == 0 {
+		t.Errorf("clean --run 0123abcd did not reach the fake Engine")
+	}
+	if _, err := os.Stat(filepath.Join(tmp, "fencecheck-disks", "0123abcd")); !os.IsNotExist(err) {
+		t.Errorf("the run's disks are still there: %v", err)
+	}
+	for _, f := range []string{filepath.Join(sandbox, "victim"), filepath.Join(tmp, "victim")} {
+		if _, err := os.Stat(f); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
 	}
 }
