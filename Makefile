@@ -100,9 +100,10 @@ schema:
 # experiment file (run -f, matrix -f; rerun reads test.json as one),
 # --auth-file's content, --endpoints lists, merge's, trends' and zoo's
 # inputs (a shard's and a night's matrix.json, a zoo's matrix.json and
-# test.json), and an image archive images load reads (its tar, its
-# manifest.json and index.json), and the output filter over text from
-# elsewhere (safetext). Their seeds also run in every go test.
+# test.json), an image archive images load reads (its tar, its
+# manifest.json and index.json), a run id (clean --run, test.json), and
+# the output filter over text from elsewhere (safetext). Their seeds also
+# run in every go test.
 FUZZTIME ?= 60s
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzRead$$' -fuzztime $(FUZZTIME) ./internal/history/
@@ -121,6 +122,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzArchiveManifest$$' -fuzztime $(FUZZTIME) ./internal/images/
 	$(GO) test -run '^$$' -fuzz '^FuzzZooPage$$' -fuzztime $(FUZZTIME) ./internal/cli/
 	$(GO) test -run '^$$' -fuzz '^FuzzText$$' -fuzztime $(FUZZTIME) ./internal/safetext/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseRunID$$' -fuzztime $(FUZZTIME) ./internal/runtime/
 
 # The figures of docs/figures.md: cold and warm image builds (the cold build removes
 # fencecheck's images and rebuilds them), 5 runs per fencing mode on etcd, the

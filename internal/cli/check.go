@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -58,6 +59,14 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	if err := run.ReadJSON(store.TestFile, &test); err != nil {
 		return 0, fmt.Errorf("%w: %w", errUsage, err)
 	}
+	// The stored results keep what a check cannot find again (the run's
+	// time, its note, its kept data): one past its bound is bad input,
+	// refused before the check; one that does not parse is replaced.
+	var old store.Results
+	oldErr := run.ReadJSON(store.ResultsFile, &old)
+	if errors.Is(oldErr, store.ErrTooLarge) {
+		return 0, fmt.Errorf("%w: %w", errUsage, oldErr)
+	}
 	name := test.Workload
 	if strings.HasPrefix(name, "lock-append") { // older demos said "lock-append (scripted demo)"
 		name = "lock-append"
@@ -79,8 +88,7 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 		return exitUnknown, nil
 	}
 	harness.Judge(test, events, res)
-	var old store.Results
-	if run.ReadJSON(store.ResultsFile, &old) == nil {
+	if oldErr == nil {
 		res.Elapsed, res.Note, res.KeptData, res.Leaders = old.Elapsed, old.Note, old.KeptData, old.Leaders
 		if old.Interrupted {
 			harness.MarkInterrupted(res)

@@ -13,7 +13,11 @@ import (
 
 func cmdClean(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := verbFlags("clean", stderr, "Resumes and removes every container, and removes every network, that fencecheck labelled\n(fencecheck=1), from any run; faults inside them go with them. Then unmounts the lazy disks\nthose runs left (disk faults). Nothing else is touched.")
-	runID := fs.String("run", "", "only the containers and network of this run id (test.json's run_id)")
+	// A run id is parsed as the flag is read (runtime.RunID): an empty or
+	// path-like one is 254 before anything is touched (it names the run's
+	// lazy disks' directory, which clean removes).
+	var runID runtime.RunID
+	fs.Var(&runID, "run", "only the containers, network and lazy disks of this run id (test.json's run_id: 8 hexadecimal digits)")
 	if err := parseVerb(fs, args); err != nil {
 		return err
 	}
@@ -26,14 +30,14 @@ func cmdClean(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	defer eng.Close()
 	var n runtime.Cleaned
-	if *runID != "" {
-		n, err = eng.CleanRun(ctx, *runID)
+	if runID != "" {
+		n, err = eng.CleanRun(ctx, runID)
 	} else {
 		n, err = eng.Clean(ctx)
 	}
 	fmt.Fprintf(stdout, "removed %d containers and %d networks\n", n.Containers, n.Networks)
 	// The containers are gone, so their lazy disks are free to go.
-	disks, derr := harness.CleanDisks(*runID)
+	disks, derr := harness.CleanDisks(runID)
 	if disks > 0 {
 		fmt.Fprintf(stdout, "unmounted %d lazy disks\n", disks)
 	}

@@ -12,7 +12,6 @@ import (
 	"crypto/rand"
 	"crypto/x509"
 	"crypto/x509/pkix"
-	"encoding/hex"
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
@@ -97,9 +96,7 @@ func startStaging(t *testing.T, s runtime.ContainerSpec) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := make([]byte, 4)
-	_, _ = rand.Read(b)
-	rt, err := eng.NewRun(ctx, "staging-"+hex.EncodeToString(b), images.BaseRef())
+	rt, err := eng.NewRun(ctx, runtime.NewRunID(), images.BaseRef())
 	if err != nil {
 		t.Fatal(err)
 	}

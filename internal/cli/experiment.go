@@ -45,20 +45,20 @@ func matrixFile(fs *flag.FlagSet, path string, given spec.Spec) (*experiment.Fil
 	if path == "" {
 		return nil, nil
 	}
+	set := givenFlags(fs)
 	f, err := experiment.Read(path, experiment.Matrix)
 	if err == nil {
-		err = f.CheckAttach(given)
+		err = f.CheckAsks(given, set)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", errUsage, err)
 	}
-	set := givenFlags(fs)
 	for _, fd := range f.Fields {
 		k := fd.Knob
 		fl := fs.Lookup(k.Flag)
 		switch {
-		case set(k.Flag) || k.Attach:
-			continue // the command line's (Attach: only there)
+		case set(k.Flag) || k.File != spec.FileSets:
+			continue // the command line's (spec.FileAsks: only there)
 		case fl == nil:
 			return nil, fmt.Errorf("%w: %w", errUsage, f.Errorf(fd.Line, k.FileKey(), "not a matrix's: matrix sets it itself for each cell"))
 		}

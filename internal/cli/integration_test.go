@@ -167,7 +167,12 @@ func assertNoLeftovers(t *testing.T) {
 // mends), which is logged.
 func leftNetwork(t *testing.T, eng *docker.Engine, n docker.Object, what string) {
 	t.Helper()
-	done, err := eng.CleanRun(context.Background(), n.Labels[runtime.LabelRun])
+	id, err := runtime.ParseRunID(n.Labels[runtime.LabelRun]) // a label read back is parsed as any run id
+	if err != nil {
+		t.Errorf("network %s: label %s: %v", n.Name, runtime.LabelRun, err)
+		return
+	}
+	done, err := eng.CleanRun(context.Background(), id)
 	if err == nil && done.Containers == 0 && slices.Contains(done.Stuck, n.Name) {
 		t.Logf("network %s left by the Engine: %v", strings.TrimSpace(n.Name+" "+what), runtime.ErrStuckNetwork)
 		return

@@ -50,7 +50,7 @@ func cmdMatrix(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 		}
 		baseline = &b
 	}
-	all, skipped, err := matrixCells(m.o, m.axes, m.seed, m.runs, m.strict, stderr)
+	all, skipped, err := matrixCells(m.o, m.axes, m.seed, m.runs, m.strict, !m.list, stderr)
 	if err != nil {
 		return 0, m.file.Locate(err)
 	}
@@ -213,12 +213,18 @@ func clientTargets(lists []*knobList) listFlag {
 }
 
 // matrixCells are the matrix's cells (matrix.Cells) from the flags o and
-// the axes, each cell's configuration made as run makes its own.
-func matrixCells(o *runFlags, ax matrix.Axes, seed uint64, runs int, strict bool, stderr io.Writer) ([]matrix.Job, []string, error) {
+// the axes, each cell's configuration made as run makes its own; without
+// build (matrix --list, which runs nothing) no client program's build
+// step runs.
+func matrixCells(o *runFlags, ax matrix.Axes, seed uint64, runs int, strict, build bool, stderr io.Writer) ([]matrix.Job, []string, error) {
+	config := checkedConfig
+	if build {
+		config = configOn
+	}
 	return matrix.Cells(matrix.Plan{
 		Base: o.sp, Axes: ax, Seed: seed, Runs: runs, Strict: strict,
 		Target: lookupTarget,
-		Config: func(t targets.Target, sp spec.Spec) (harness.Config, error) { return configOn(t, sp, stderr) },
+		Config: func(t targets.Target, sp spec.Spec) (harness.Config, error) { return config(t, sp, stderr) },
 	})
 }
 

@@ -30,7 +30,7 @@ func TestMatrixCells(t *testing.T) {
 	// A fault that cannot apply to a target skips that target's cells of
 	// its --nemesis, and says why: halves of one Redis server.
 	cells, skippedFaults, err := matrixCells(o, axes([]string{"etcd", "redis"}, []string{"lock-store"}, []string{"none", "token"},
-		[]string{"pause-holder", "kill:leader,partition:halves"}), 7, 2, false, io.Discard)
+		[]string{"pause-holder", "kill:leader,partition:halves"}), 7, 2, false, true, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +42,7 @@ func TestMatrixCells(t *testing.T) {
 	}
 	// A --nemesis that applies to no cell at all is a bad argument.
 	if _, _, err := matrixCells(o, axes([]string{"etcd", "redis"}, []string{"lock-store"}, []string{"none"},
-		[]string{"pause-holder", "partition:resource"}), 7, 1, false, io.Discard); !errors.Is(err, nemesis.ErrCannotApply) || !errors.Is(err, targets.ErrBadConfig) {
+		[]string{"pause-holder", "partition:resource"}), 7, 1, false, true, io.Discard); !errors.Is(err, nemesis.ErrCannotApply) || !errors.Is(err, targets.ErrBadConfig) {
 		t.Errorf("partition:resource on the lock-store only: %v, want a bad argument", err)
 	}
 	names := map[string]bool{}
@@ -63,7 +63,7 @@ func TestMatrixCells(t *testing.T) {
 	// Each target gets its own profile: Consul's sessions last 10s at
 	// least, with lock-delay 0, faults 2s apart and 45s runs; etcd's are
 	// the general defaults.
-	mixed, _, err := matrixCells(o, axes([]string{"etcd", "consul"}, []string{"lock-store"}, []string{"token"}, []string{"pause-holder"}), 1, 1, false, io.Discard)
+	mixed, _, err := matrixCells(o, axes([]string{"etcd", "consul"}, []string{"lock-store"}, []string{"token"}, []string{"pause-holder"}), 1, 1, false, true, io.Discard)
 	if err != nil || len(mixed) != 2 || mixed[0].Config.TTL != 2*time.Second || mixed[1].Config.TTL != 10*time.Second {
 		t.Errorf("etcd and consul with the default --ttl: %v", err)
 	} else {
@@ -75,7 +75,7 @@ func TestMatrixCells(t *testing.T) {
 			t.Errorf("consul's profile: time limit %s, interval %s, lock-delay %v", c.TimeLimit, c.NemesisInterval, c.LockDelay)
 		}
 	}
-	strict, _, _ := matrixCells(o, axes([]string{"etcd"}, []string{"lock-store"}, []string{"none"}, []string{"pause-holder"}), 1, 1, true, io.Discard)
+	strict, _, _ := matrixCells(o, axes([]string{"etcd"}, []string{"lock-store"}, []string{"none"}, []string{"pause-holder"}), 1, 1, true, true, io.Discard)
 	if len(strict) != 1 || !strict[0].MustBeValid {
 		t.Errorf("--strict: %+v", strict)
 	}
@@ -83,7 +83,7 @@ func TestMatrixCells(t *testing.T) {
 	// skips that cell and says why; the others run, each named by its
 	// resource.
 	rcells, skipped, err := matrixCells(o, axes([]string{"redis"}, []string{"postgres", "proxy", "postgres,proxy"}, []string{"none", "token", "cas"},
-		[]string{"pause-holder"}), 1, 1, false, io.Discard)
+		[]string{"pause-holder"}), 1, 1, false, true, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +149,7 @@ func TestMatrixRegisterCells(t *testing.T) {
 	cells, skipped, err := matrixCells(o, matrix.Axes{
 		Targets: []string{"etcd", "consul", "zookeeper", "redis"}, Workloads: []string{"lock-append", "register"},
 		Resources: []string{"lock-store"}, Fencings: []string{"none", "token"}, Nemeses: []string{"partition:leader"},
-	}, 1, 1, false, io.Discard)
+	}, 1, 1, false, true, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +189,7 @@ func TestMatrixRegisterCells(t *testing.T) {
 	cells, skipped, err = matrixCells(o, matrix.Axes{
 		Targets: []string{"etcd", "consul"}, Workloads: []string{"register"}, Resources: []string{"lock-store"},
 		ReadModes: []string{"stale"}, Nemeses: []string{"partition:leader"},
-	}, 1, 1, false, io.Discard)
+	}, 1, 1, false, true, io.Discard)
 	if err != nil || len(cells) != 1 || cells[0].Target != "consul" || cells[0].Config.Name != "consul-register-partition-leader-stale" {
 		t.Errorf("--read-mode stale: %v, %+v", err, cells)
 	}
@@ -201,7 +201,7 @@ func TestMatrixRegisterCells(t *testing.T) {
 	cells, _, err = matrixCells(o, matrix.Axes{
 		Targets: []string{"etcd"}, Workloads: []string{"lock-append", "register"}, Resources: []string{"lock-store", "proxy"},
 		Fencings: []string{"token"}, Nemeses: []string{"pause-holder"},
-	}, 1, 1, false, io.Discard)
+	}, 1, 1, false, true, io.Discard)
 	if err != nil || len(cells) != 2+2 {
 		t.Errorf("two Resources: %v, %d cells, want 2 lock-append and 2 register", err, len(cells))
 	}
@@ -214,7 +214,7 @@ func TestMatrixRegisterCells(t *testing.T) {
 	cells, skipped, err = matrixCells(o, matrix.Axes{
 		Targets: []string{"etcd"}, Workloads: []string{"lock-append", "register"}, Resources: []string{"postgres"},
 		Fencings: []string{"token"}, Nemeses: []string{"pause-holder"},
-	}, 1, 1, false, io.Discard)
+	}, 1, 1, false, true, io.Discard)
 	if err != nil || len(cells) != 1 || len(skipped) != 1 || !strings.Contains(skipped[0], "--audit-log") {
 		t.Errorf("--audit-log: %v, %d cells, skipped %q", err, len(cells), skipped)
 	}
@@ -231,7 +231,7 @@ func TestMatrixVersionCells(t *testing.T) {
 	}
 	ax := axes([]string{"etcd", "redis"}, []string{"lock-store"}, []string{"none", "token"}, []string{"pause-holder"})
 	ax.Versions = []string{"3.4.3", "debian"}
-	cells, _, err := matrixCells(o, ax, 1, 1, false, io.Discard)
+	cells, _, err := matrixCells(o, ax, 1, 1, false, true, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,13 +251,13 @@ func TestMatrixVersionCells(t *testing.T) {
 		}
 	}
 	ax.Versions = []string{"3.3.0"}
-	if _, _, err := matrixCells(o, ax, 1, 1, false, io.Discard); !errors.Is(err, targets.ErrBadConfig) || !strings.Contains(err.Error(), "available: 3.6.16") {
+	if _, _, err := matrixCells(o, ax, 1, 1, false, true, io.Discard); !errors.Is(err, targets.ErrBadConfig) || !strings.Contains(err.Error(), "available: 3.6.16") {
 		t.Errorf("unknown version: %v", err)
 	}
 	// A version applies to the targets that have it; the others skip it.
 	mixed := axes([]string{"etcd", "consul"}, []string{"lock-store"}, []string{"token"}, []string{"pause-holder"})
 	mixed.Versions = []string{"3.4.3", "1.13.9"}
-	cells, skipped, err := matrixCells(o, mixed, 1, 1, false, io.Discard)
+	cells, skipped, err := matrixCells(o, mixed, 1, 1, false, true, io.Discard)
 	if err != nil || len(cells) != 2 || cells[0].Version != "3.4.3" || cells[1].Version != "1.13.9" || cells[1].Config.Target.Image() != "consul@1.13.9" {
 		t.Fatalf("etcd and consul, versions 3.4.3 and 1.13.9: %+v, %v", cells, err)
 	}
@@ -271,12 +271,12 @@ func TestMatrixVersionCells(t *testing.T) {
 func TestMatrixLabelCollision(t *testing.T) {
 	o := addRunFlags(newFlags("matrix", io.Discard), matrixKnob)
 	for _, ts := range [][]string{{"redis", "redis=redis-nopersist"}, {"a=etcd", "a=consul"}, {"etcd", "etcd"}} {
-		_, _, err := matrixCells(o, axes(ts, []string{"lock-store"}, []string{"token"}, []string{"pause-holder"}), 1, 1, false, io.Discard)
+		_, _, err := matrixCells(o, axes(ts, []string{"lock-store"}, []string{"token"}, []string{"pause-holder"}), 1, 1, false, true, io.Discard)
 		if err == nil || !strings.Contains(err.Error(), "both name cells") {
 			t.Errorf("--target %v: %v, want a refusal", ts, err)
 		}
 	}
-	if _, _, err := matrixCells(o, axes([]string{"redis", "old=redis-nopersist"}, []string{"lock-store"}, []string{"token"}, []string{"pause-holder"}), 1, 1, false, io.Discard); err != nil {
+	if _, _, err := matrixCells(o, axes([]string{"redis", "old=redis-nopersist"}, []string{"lock-store"}, []string{"token"}, []string{"pause-holder"}), 1, 1, false, true, io.Discard); err != nil {
 		t.Errorf("distinct names: %v", err)
 	}
 }
@@ -291,7 +291,7 @@ func TestMatrixElectionCells(t *testing.T) {
 	cells, skipped, err := matrixCells(o, matrix.Axes{
 		Targets: []string{"etcd", "zookeeper", "redis"}, Workloads: []string{"lock-append", "election"},
 		Resources: []string{"lock-store"}, Fencings: []string{"none", "token", "term"}, Nemeses: []string{"pause-holder"},
-	}, 1, 1, false, io.Discard)
+	}, 1, 1, false, true, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}

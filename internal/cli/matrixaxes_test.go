@@ -29,7 +29,7 @@ func knobMatrix(t *testing.T, args []string, fencings []string, workloads ...str
 		ax.Workloads = workloads
 	}
 	ax.Knobs = knobAxes(lists)
-	cells, _, err := matrixCells(o, ax, 1, 1, false, io.Discard)
+	cells, _, err := matrixCells(o, ax, 1, 1, false, true, io.Discard)
 	if err != nil {
 		t.Fatalf("%v: %v", args, err)
 	}
@@ -171,7 +171,7 @@ func TestMatrixClientAxis(t *testing.T) {
 	ax := axes([]string{"etcd", "zookeeper"}, []string{"lock-store"}, []string{"none"}, []string{"pause-holder"})
 	ax.Knobs = knobAxes(lists)
 	var stderr bytes.Buffer
-	cells, skipped, err := matrixCells(o, ax, 1, 1, false, &stderr)
+	cells, skipped, err := matrixCells(o, ax, 1, 1, false, true, &stderr)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -205,6 +205,23 @@ func configOf(sp spec.Spec, stderr io.Writer) (harness.Config, error) {
 
 // configOn is configOf with sp's target given (a matrix cell's, a sweep's).
 func configOn(t targets.Target, sp spec.Spec, stderr io.Writer) (harness.Config, error) {
+	cfg, err := checkedConfig(t, sp, stderr)
+	if err != nil {
+		return cfg, err
+	}
+	// The client's build step runs once everything else is checked: a
+	// configuration refused is refused at once, not after a compile.
+	if cfg.ClientProgram != nil {
+		if err := buildClientOnce(*cfg.ClientProgram, stderr); err != nil {
+			return cfg, err
+		}
+	}
+	return cfg, nil
+}
+
+// checkedConfig is configOn without the client program's build step:
+// what matrix --list checks, building nothing.
+func checkedConfig(t targets.Target, sp spec.Spec, stderr io.Writer) (harness.Config, error) {
 	faults, err := nemesis.Parse(sp.Nemesis)
 	if err != nil {
 		return harness.Config{}, fmt.Errorf("%w: %w", errUsage, err)
@@ -245,17 +262,7 @@ func configOn(t targets.Target, sp spec.Spec, stderr io.Writer) (harness.Config,
 		Log: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
 	cfg.Defaults()
-	if err := cfg.Validate(); err != nil {
-		return cfg, err
-	}
-	// The client's build step runs once everything else is checked: a
-	// configuration refused is refused at once, not after a compile.
-	if prog != nil {
-		if err := buildClientOnce(*prog, stderr); err != nil {
-			return cfg, err
-		}
-	}
-	return cfg, nil
+	return cfg, cfg.Validate()
 }
 
 // clientProgram is the --client-dir program (nil without the flag), its

@@ -460,7 +460,7 @@ func withSchedule(exp spec.Spec, steps []nemesis.Step) ([]byte, error) {
 // cannot be read).
 func readResultOf(dir string) store.WorkloadResult {
 	var res store.Results
-	if b, err := os.ReadFile(filepath.Join(dir, store.ResultsFile)); err != nil || json.Unmarshal(b, &res) != nil {
+	if b, err := store.ReadRegular(filepath.Join(dir, store.ResultsFile), store.MaxJSONSize); err != nil || json.Unmarshal(b, &res) != nil {
 		return nil
 	}
 	return res.Result

@@ -96,7 +96,10 @@ const MaxSteps = 10_000
 
 // Read reads and checks the file at path.
 func Read(path string, kind Kind) (*File, error) {
-	b, err := store.ReadRegular(path)
+	b, err := store.ReadRegular(path, MaxSize)
+	if errors.Is(err, store.ErrTooLarge) {
+		return nil, fileError{fmt.Errorf("%w: an experiment file is at most %d bytes", err, MaxSize)}
+	}
 	if err != nil {
 		return nil, fileError{err}
 	}
@@ -138,6 +141,10 @@ func Parse(b []byte, name string, kind Kind) (*File, error) {
 			return nil, f.Errorf(key.Line, key.Value, "given twice (first on line %d)", prev)
 		}
 		seen[key.Value] = key.Line
+		if k, first := dupKey(val); k != nil {
+			// YAML and encoding/json would keep the last silently.
+			return nil, f.Errorf(k.Line, key.Value, "%s given twice (first on line %d)", show(k), first)
+		}
 		if err := f.field(key, val, kind == Matrix); err != nil {
 			return nil, err
 		}
@@ -164,8 +171,10 @@ func (f *File) field(key, val *yaml.Node, matrix bool) error {
 	k, isKnob := KnobOf(key.Value)
 	recorded := recordedKeys[key.Value]
 	switch {
-	case isKnob && k.Secret:
+	case isKnob && k.File == spec.FileNever && k.Secret:
 		return f.Errorf(key.Line, key.Value, "a secret is never read from a file (a file is shown, kept and shared): give --%s on the command line, or the path of a file holding it as auth_file", k.Flag)
+	case isKnob && k.File == spec.FileNever:
+		return f.Errorf(key.Line, key.Value, "never taken from a file (a file may come from someone else, and a client program's build step runs on this machine): give --%s on the command line", k.Flag)
 	case isKnob && recorded && !matrix && val.Kind == yaml.ScalarNode && val.Tag == "!!str":
 		// test.json's own form of the knob (audit_log: the audit log's
 		// resource): the knob is on.
@@ -342,6 +351,9 @@ func (f *File) Spec(given spec.Spec, set func(flag string) bool) (spec.Spec, err
 		sp = s
 	} else {
 		for _, fd := range f.Fields {
+			if fd.Knob.File == spec.FileAsks && !fd.Knob.Attach {
+				continue // the command line's (CheckAsks)
+			}
 			fd.Knob.Copy(&sp, &spec.Spec{}) // a value replaces the command line's default
 			if err := fd.Knob.Value(&sp).Set(strings.Join(fd.Values, ",")); err != nil {
 				return spec.Spec{}, f.Errorf(fd.Line, fd.Knob.FileKey(), "%v", err) // checked already
@@ -353,7 +365,7 @@ func (f *File) Spec(given spec.Spec, set func(flag string) bool) (spec.Spec, err
 			k.Copy(&sp, &given)
 		}
 	}
-	if err := f.CheckAttach(given); err != nil {
+	if err := f.CheckAsks(given, set); err != nil {
 		return spec.Spec{}, err
 	}
 	if !f.Stored && !f.has("endpoints") {
@@ -372,18 +384,23 @@ func (f *File) has(flag string) bool {
 	return slices.ContainsFunc(f.Fields, func(fd Field) bool { return fd.Knob.Flag == flag })
 }
 
-// CheckAttach is nil unless the file names the servers a run attaches to
-// or its credentials (spec.Knob.Attach) and the command line, given, does
-// not give --endpoints: the error names the file's first such field and
-// its line. A stored run's are left to rerun.Attach, which says the same
-// as rerun does.
-func (f *File) CheckAttach(given spec.Spec) error {
-	if endpoints, _ := KnobOf("endpoints"); f.Stored || !endpoints.IsZero(&given) {
-		return nil
-	}
+// CheckAsks is nil unless the file names a knob whose value comes from the
+// command line only (spec.FileAsks) that the command line does not give:
+// the servers a run attaches to or its credentials (spec.Knob.Attach)
+// without --endpoints in given, or where results go without --results
+// among the flags set gave. The error names the file's first such field
+// and its line. A stored run's servers and credentials are left to
+// rerun.Attach, which says the same as rerun does.
+func (f *File) CheckAsks(given spec.Spec, set func(flag string) bool) error {
+	endpoints, _ := KnobOf("endpoints")
 	for _, fd := range f.Fields {
-		if fd.Knob.Attach {
-			return f.Errorf(fd.Line, fd.Knob.FileKey(), "the servers a run attaches to and the credentials it presents are never taken from a file (a file may come from someone else): give --endpoints and the credentials (--auth-file, --tls-*) on the command line")
+		k := fd.Knob
+		switch {
+		case k.File != spec.FileAsks:
+		case k.Attach && !f.Stored && endpoints.IsZero(&given):
+			return f.Errorf(fd.Line, k.FileKey(), "the servers a run attaches to and the credentials it presents are never taken from a file (a file may come from someone else): give --endpoints and the credentials (--auth-file, --tls-*) on the command line")
+		case !k.Attach && !set(k.Flag):
+			return f.Errorf(fd.Line, k.FileKey(), "where results go is never taken from a file (a file may come from someone else, and fencecheck writes there as root): give --%s on the command line", k.Flag)
 		}
 	}
 	return nil
@@ -504,6 +521,27 @@ func alias(n *yaml.Node, depth int) *yaml.Node {
 		}
 	}
 	return nil
+}
+
+// dupKey is the first key under n given twice in one mapping, and the line
+// of its first.
+func dupKey(n *yaml.Node) (*yaml.Node, int) {
+	if n.Kind == yaml.MappingNode {
+		seen := map[string]int{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i]
+			if first, dup := seen[k.Value]; dup {
+				return k, first
+			}
+			seen[k.Value] = k.Line
+		}
+	}
+	for _, c := range n.Content {
+		if k, first := dupKey(c); k != nil {
+			return k, first
+		}
+	}
+	return nil, 0
 }
 
 func kindWords(n *yaml.Node) string {

@@ -118,7 +118,7 @@ check_memory: 512MiB
 seed: 7
 image:
   target: myconsul:1
-client_dir: builtin
+# client_dir is the command line's alone (spec.FileNever)
 audit_log: true
 version: null
 `), "run.yaml", Run)

@@ -25,7 +25,7 @@ const durationPattern = `^[-+]?(0|(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms
 func Schema(kind Kind) []byte {
 	props := map[string]any{}
 	for _, k := range spec.Knobs {
-		if k.Secret || kind == Matrix && !matrixTakes(k) {
+		if k.File == spec.FileNever || kind == Matrix && !matrixTakes(k) {
 			continue // refused in a file
 		}
 		p := valueSchema(k)
@@ -151,8 +151,11 @@ func notes(k spec.Knob, kind Kind) string {
 	if kind == Matrix && k.Axis {
 		n = append(n, "a list: a cell each")
 	}
-	if k.Attach {
+	switch {
+	case k.File == spec.FileAsks && k.Attach:
 		n = append(n, "never taken from a file: with it, the command line must give --endpoints and the credentials")
+	case k.File == spec.FileAsks:
+		n = append(n, "never taken from a file: with it, the command line must give --"+k.Flag)
 	}
 	if len(n) == 0 {
 		return ""

@@ -88,8 +88,10 @@ func TestSchemaAgreesWithTheLoader(t *testing.T) {
 	}{
 		{Run, "target: etcd\nttl: 2s\nconcurrency: 3\nside_writer: true\nresource: lock-store,postgres\n", true},
 		{Run, "check_memory: 6GiB\nlock_delay: 1m30s\nseed: 18446744073709551615\nimage:\n  target: a/b:1\n", true},
-		{Run, "check_memory: 1000000\nrecipe: lock-rpc\nclient_dir: builtin\nresults: ./r\naudit_log: true\n", true},
-		{Run, "audit_log: postgres\nrun_id: abc\nservers: []\n", true},
+		{Run, "check_memory: 1000000\nrecipe: lock-rpc\nresults: ./r\naudit_log: true\n", true},
+		{Run, "client_dir: builtin\n", false},
+		{Matrix, "client_dir: [builtin]\n", false},
+		{Run, "audit_log: postgres\nrun_id: 0123abcd\nservers: []\n", true},
 		{Run, "tl: 3\n", false},
 		{Run, "ttl: 2\n", false},
 		{Run, "ttl: two\n", false},

@@ -2,8 +2,6 @@ package harness
 
 import (
 	"context"
-	crand "crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -58,7 +56,7 @@ type ResourceUse struct {
 // ClusterConfig is what a cluster of servers, resources and workers needs.
 type ClusterConfig struct {
 	// RunID labels the run's containers and network (a new one if empty).
-	RunID    string
+	RunID    runtime.RunID
 	Target   targets.Target
 	Nodes    int
 	Workers  int
@@ -118,7 +116,7 @@ type Cluster struct {
 	cfg      ClusterConfig
 	rt       runtime.Run
 	log      *slog.Logger
-	RunID    string
+	RunID    runtime.RunID
 	servers  []*runtime.Container
 	Nodes    []targets.Node
 	Images   map[string]string // kind -> tag
@@ -165,11 +163,7 @@ func (c *Cluster) stage(format string, args ...any) {
 	}
 }
 
-func newRunID() string {
-	b := make([]byte, 4)
-	_, _ = crand.Read(b)
-	return hex.EncodeToString(b)
-}
+func newRunID() runtime.RunID { return runtime.NewRunID() }
 
 // StartCluster builds what images are missing, starts the servers on a
 // private network, waits until they serve, resets the protected resource,
@@ -450,7 +444,7 @@ func (c *Cluster) awaitReady(ctx context.Context) error {
 // (Host), and resets every resource. Undone by closing the host clients.
 func (c *Cluster) dialHost(ctx context.Context) error {
 	c.cfg.Client.Endpoints = targets.Endpoints(c.cfg.Target, c.Nodes)
-	c.cfg.Client.Prefix = "/fencecheck/" + c.RunID
+	c.cfg.Client.Prefix = "/fencecheck/" + c.RunID.String()
 	c.setup = c.newSetup()
 	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()

@@ -31,7 +31,7 @@ func (c *Cluster) mountDisks(ctx context.Context, specs []runtime.ContainerSpec,
 		if dir == "" {
 			continue
 		}
-		base := filepath.Join(DisksDir(), c.RunID, s.Name)
+		base := filepath.Join(DisksDir(), c.RunID.String(), s.Name)
 		backing, mnt := filepath.Join(base, "backing"), filepath.Join(base, "mnt")
 		for _, d := range []string{backing, mnt} {
 			if err := os.MkdirAll(d, 0o700); err != nil {
@@ -66,17 +66,18 @@ func (c *Cluster) unmountDisks() error {
 	if err := errors.Join(errs...); err != nil {
 		return err // the directories stay: fencecheck clean unmounts and removes them
 	}
-	return os.RemoveAll(filepath.Join(DisksDir(), c.RunID))
+	return os.RemoveAll(filepath.Join(DisksDir(), c.RunID.String()))
 }
 
 // CleanDisks unmounts the lazy disks of a run (every run's when runID is
-// "") left in the mount table by a harness that died, and removes their
-// directories; it returns how many it unmounted. Call it only when none of
-// those runs is under way.
-func CleanDisks(runID string) (int, error) {
+// the zero RunID) left in the mount table by a harness that died, and
+// removes their directories; it returns how many it unmounted. Call it
+// only when none of those runs is under way. A RunID is parsed where it
+// enters (runtime.ParseRunID): it is one hexadecimal name, never a path.
+func CleanDisks(runID runtime.RunID) (int, error) {
 	dir := DisksDir()
 	if runID != "" {
-		dir = filepath.Join(dir, runID)
+		dir = filepath.Join(dir, runID.String())
 	}
 	ms, err := lazydisk.Stale()
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/fencecheck/fencecheck/internal/platform/lazydisk"
+	"github.com/fencecheck/fencecheck/internal/runtime"
 )
 
 // CleanDisks unmounts the lazy disks a dead harness left under a run's
@@ -18,8 +19,8 @@ func TestCleanDisks(t *testing.T) {
 		}
 		t.Skip(err)
 	}
-	mountAt := func(run string) string {
-		base := filepath.Join(DisksDir(), run, "n1")
+	mountAt := func(run runtime.RunID) string {
+		base := filepath.Join(DisksDir(), run.String(), "n1")
 		backing, mnt := filepath.Join(base, "backing"), filepath.Join(base, "mnt")
 		for _, d := range []string{backing, mnt} {
 			if err := os.MkdirAll(d, 0o700); err != nil {
@@ -31,12 +32,13 @@ func TestCleanDisks(t *testing.T) {
 		}
 		return mnt
 	}
-	dead, other := mountAt("test-dead-"+t.Name()), mountAt("test-other-"+t.Name())
+	deadID, otherID := runtime.NewRunID(), runtime.NewRunID()
+	dead, other := mountAt(deadID), mountAt(otherID)
 	t.Cleanup(func() {
 		_ = lazydisk.UnmountStale(other)
 		_ = os.RemoveAll(filepath.Dir(filepath.Dir(other)))
 	})
-	n, err := CleanDisks("test-dead-" + t.Name())
+	n, err := CleanDisks(deadID)
 	if err != nil || n != 1 {
 		t.Fatalf("CleanDisks = %d, %v; want 1 unmounted", n, err)
 	}

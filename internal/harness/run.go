@@ -23,6 +23,7 @@ import (
 	"github.com/fencecheck/fencecheck/internal/history"
 	"github.com/fencecheck/fencecheck/internal/nemesis"
 	"github.com/fencecheck/fencecheck/internal/resources"
+	"github.com/fencecheck/fencecheck/internal/runtime"
 	"github.com/fencecheck/fencecheck/internal/spec"
 	"github.com/fencecheck/fencecheck/internal/store"
 	"github.com/fencecheck/fencecheck/internal/workloads"
@@ -79,8 +80,8 @@ type Config struct {
 
 // Replay is the stored run a rerun repeats and its recorded fault schedule.
 type Replay struct {
-	Of    string // the run directory
-	RunID string // its run id
+	Of    string        // the run directory
+	RunID runtime.RunID // its run id
 	Steps []nemesis.Step
 }
 
@@ -348,7 +349,7 @@ func (c *Config) runLog(run *store.Run) (log *slog.Logger, closeLog func(), err 
 
 // clusterConfig is the cluster of the run runID, its containers' logs
 // saved under logsDir when its set-up fails.
-func (c *Config) clusterConfig(runID, logsDir string, log *slog.Logger) ClusterConfig {
+func (c *Config) clusterConfig(runID runtime.RunID, logsDir string, log *slog.Logger) ClusterConfig {
 	return ClusterConfig{
 		Endpoints: c.Endpoints, Credentials: c.creds, Attached: c.attached,
 		RunID:  runID,

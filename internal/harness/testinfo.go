@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/fencecheck/fencecheck/internal/resources"
+	"github.com/fencecheck/fencecheck/internal/runtime"
 	"github.com/fencecheck/fencecheck/internal/store"
 	"github.com/fencecheck/fencecheck/internal/workloads"
 	"github.com/fencecheck/fencecheck/targets"
@@ -31,7 +32,7 @@ func targetVersion(t targets.Target, image string, attached bool, cl *Cluster) s
 
 // newTestInfo is test.json: the resolved Spec, and once the cluster runs
 // (cl not nil) its images and servers.
-func newTestInfo(cfg Config, runID string, cl *Cluster, started time.Time) store.TestInfo {
+func newTestInfo(cfg Config, runID runtime.RunID, cl *Cluster, started time.Time) store.TestInfo {
 	t := store.TestInfo{Spec: cfg.Spec.ForWorkload(), Found: store.Found{RunID: runID, Started: started.UTC()}}
 	t.SetFencecheck()
 	t.Fencing = resources.DescribeFencings(cfg.Resources, cfg.Fencings)

@@ -54,6 +54,10 @@ func (s FaultStep) String() string {
 	return fmt.Sprintf("%s on %s after %s, %s", s.Fault, on, s.After.Round(time.Millisecond), hold)
 }
 
+// MaxStepDuration bounds a step's after and hold, as spec.MaxDuration
+// bounds every duration of a run: a week.
+const MaxStepDuration = Duration(7 * 24 * time.Hour)
+
 // faultStepJSON is FaultStep's JSON form: durations as Go writes them.
 type faultStepJSON struct {
 	Fault string    `json:"fault"`
@@ -86,6 +90,8 @@ func (s *FaultStep) UnmarshalJSON(b []byte) error {
 		return fmt.Errorf("step %s: \"after\" (the quiet time before it, such as \"3s\") is missing", j.Fault)
 	case *j.After < 0 || j.Hold < 0:
 		return fmt.Errorf("step %s: a negative duration", j.Fault)
+	case *j.After > MaxStepDuration || j.Hold > MaxStepDuration:
+		return fmt.Errorf("step %s: after %s, hold %s: each at most %s", j.Fault, j.After.D(), j.Hold.D(), time.Duration(MaxStepDuration))
 	}
 	known := false
 	for _, r := range faultStepRoles {

@@ -65,7 +65,7 @@ func bound(in Input) Input {
 // and its concurrency (the number of client lanes), which when absurd is
 // taken from the history's processes, at most maxWorkers.
 func boundTest(t store.TestInfo, events []history.Event) store.TestInfo {
-	for _, s := range []*string{&t.RunID, &t.Name, &t.Fencecheck, &t.Target, &t.Version, &t.TargetVersion, &t.Recipe, &t.Client, &t.Workload, &t.Fencing,
+	for _, s := range []*string{&t.Name, &t.Fencecheck, &t.Target, &t.Version, &t.TargetVersion, &t.Recipe, &t.Client, &t.Workload, &t.Fencing,
 		&t.Nemesis, &t.ReadMode, &t.ClusterReady, &t.MaxLease, &t.Profile, &t.Scripted, &t.AuditLogName, &t.FencecheckRevision} {
 		*s = cut(*s, MaxName)
 	}

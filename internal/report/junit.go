@@ -82,7 +82,7 @@ func JUnit(test store.TestInfo, res *store.Results, reportPath string) ([]byte, 
 	}
 	suite.Tests = len(suite.Cases)
 	props := [][2]string{
-		{"run_id", test.RunID}, {"target", test.Target}, {"target_version", test.TargetVersion},
+		{"run_id", test.RunID.String()}, {"target", test.Target}, {"target_version", test.TargetVersion},
 		{"workload", test.Workload}, {"fencing", test.Fencing}, {"nemesis", test.Nemesis},
 		{"time_limit", dstr(test.TimeLimit)}, {"concurrency", fmt.Sprint(test.Concurrency)},
 		{"nodes", fmt.Sprint(test.Nodes)}, {"ttl", dstr(test.TTL)}, {"seed", fmt.Sprint(test.Seed)},

@@ -476,7 +476,7 @@ func configRows(t store.TestInfo) []card {
 			rows = append(rows, card{Label: k, Value: v})
 		}
 	}
-	add("run", strings.TrimSpace(t.Name+" "+t.RunID))
+	add("run", strings.TrimSpace(t.Name+" "+t.RunID.String()))
 	if !t.Started.IsZero() {
 		add("started", t.Started.UTC().Format(time.RFC3339Nano))
 	}

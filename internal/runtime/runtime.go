@@ -132,7 +132,7 @@ type Engine interface {
 	// with no node yet. helperImage is the image of the nodes' network
 	// helpers (Commands.NetExec): fencecheck's base image, which has
 	// iptables, tc, a shell and sleep.
-	NewRun(ctx context.Context, runID, helperImage string) (Run, error)
+	NewRun(ctx context.Context, runID RunID, helperImage string) (Run, error)
 	// Clean removes every container and network labelled LabelManaged=1,
 	// from any run, after sending SIGCONT to each container so that no
 	// process stays stopped. It touches nothing without the label, but for
@@ -141,7 +141,7 @@ type Engine interface {
 	// in Cleaned.Stuck, and are not an error.
 	Clean(ctx context.Context) (Cleaned, error)
 	// CleanRun is Clean for the run runID alone.
-	CleanRun(ctx context.Context, runID string) (Cleaned, error)
+	CleanRun(ctx context.Context, runID RunID) (Cleaned, error)
 	// Close releases the connection. A Run made from it must not be used
 	// afterwards.
 	Close() error

@@ -47,9 +47,38 @@ type Knob struct {
 	// a stored run (rerun.Attach): a test.json someone else wrote could
 	// name any local file and any server.
 	Attach bool
+	// File is what an experiment file (run -f, matrix -f, a stored
+	// run's test.json read as one) may say of the knob: FileSets (the
+	// zero value) for a knob, FileAsks for the servers a run attaches to,
+	// their credentials and where results go, FileNever for a secret and
+	// a client program's directory (its build step runs on this machine,
+	// as root). One rule for every command that reads a file, stated
+	// here and nowhere else (internal/experiment applies it).
+	File FileRule
 
 	field func(*Spec) value
 }
+
+// FileRule is what an experiment file may say of a knob (Knob.File). A
+// file may come from anyone (a colleague, an issue, a CI artifact, a
+// results directory someone else could write): it may set what a run
+// does, never which servers it reaches, what it presents to them, what
+// runs on this machine, or where root writes.
+type FileRule int
+
+const (
+	// FileSets: a file sets the knob (the command line's flag overrides
+	// it).
+	FileSets FileRule = iota
+	// FileAsks: a file may name the knob, but its value comes from the
+	// command line only: a file that names it without the flag given
+	// there (for a credential, --endpoints) is refused, and the file's
+	// value is never used.
+	FileAsks
+	// FileNever: a file that names the knob is refused, whatever the
+	// command line says.
+	FileNever
+)
 
 // Bounds of the durations.
 const (
@@ -59,7 +88,9 @@ const (
 	// MinTimeout is the least --rpc-timeout and --ready-timeout: below a
 	// millisecond no request and no cluster could make it.
 	MinTimeout = time.Millisecond
-	// MaxDuration bounds the other durations but --time-limit: a week.
+	// MaxDuration bounds every other duration (--time-limit and
+	// --lock-delay too, and a schedule step's after and hold:
+	// history.MaxStepDuration): a week.
 	MaxDuration = 7 * 24 * time.Hour
 	// MaxConcurrency is the most lock clients (one container each).
 	MaxConcurrency = 64
@@ -106,20 +137,20 @@ var Knobs = []Knob{
 	{Flag: "image", Key: "image", Replay: true, Choices: "image runners",
 		Help:  "your own image, from the local Docker Engine, as KIND=IMAGE: target=IMAGE runs the servers from it (an image with no shell and no iptables will do: faults act from outside)",
 		field: func(s *Spec) value { return mapValue{&s.Image, checkImage} }},
-	{Flag: "endpoints", Attach: true, Key: "endpoints", Replay: true, Choices: "attachers",
+	{Flag: "endpoints", Attach: true, File: FileAsks, Key: "endpoints", Replay: true, Choices: "attachers",
 		Help:  "existing servers to test, comma-separated (https://etcd-1:2379,...; redis://HOST:PORT or rediss:// for TLS; docs/staging.md): fencecheck starts no server, only its workers, allows only client-side faults, and writes and deletes only under the run's own key prefix; targets that can attach",
 		field: func(s *Spec) value { return listValue{&s.Endpoints} }},
-	{Flag: "tls-ca", Attach: true, Key: "tls_ca", Replay: true,
+	{Flag: "tls-ca", Attach: true, File: FileAsks, Key: "tls_ca", Replay: true,
 		Help: "with --endpoints: PEM file of the authority that signed the servers' certificates, which clients trust", field: str(func(s *Spec) *string { return &s.TLSCA })},
-	{Flag: "tls-cert", Attach: true, Key: "tls_cert", Replay: true,
+	{Flag: "tls-cert", Attach: true, File: FileAsks, Key: "tls_cert", Replay: true,
 		Help: "with --endpoints: PEM file of the client certificate clients present (with --tls-key)", field: str(func(s *Spec) *string { return &s.TLSCert })},
-	{Flag: "tls-key", Attach: true, Key: "tls_key", Replay: true,
+	{Flag: "tls-key", Attach: true, File: FileAsks, Key: "tls_key", Replay: true,
 		Help: "with --endpoints: PEM file of the client certificate's key", field: str(func(s *Spec) *string { return &s.TLSKey })},
-	{Flag: "tls-server-name", Attach: true, Key: "tls_server_name", Replay: true,
+	{Flag: "tls-server-name", Attach: true, File: FileAsks, Key: "tls_server_name", Replay: true,
 		Help: "with --endpoints: the name the servers' certificates carry, checked in place of the endpoint's host", field: str(func(s *Spec) *string { return &s.TLSServerName })},
-	{Flag: "auth", Secret: true, Attach: true,
+	{Flag: "auth", Secret: true, Attach: true, File: FileNever,
 		Help: "with --endpoints: USER:PASSWORD clients authenticate with (a Redis password alone: :PASSWORD; a Consul ACL token: :TOKEN); never recorded: prefer --auth-file", field: str(func(s *Spec) *string { return &s.Auth })},
-	{Flag: "auth-file", Attach: true, Key: "auth_file", Replay: true,
+	{Flag: "auth-file", Attach: true, File: FileAsks, Key: "auth_file", Replay: true,
 		Help: "with --endpoints: a file whose first line is --auth's USER:PASSWORD (its path is recorded, not its content)", field: str(func(s *Spec) *string { return &s.AuthFile })},
 
 	{Flag: "nemesis", Key: "nemesis", Axis: true, Replay: true, Unset: "none", Choices: "faults",
@@ -135,11 +166,11 @@ var Knobs = []Knob{
 		Help: "register workload: number of registers", field: integer(func(s *Spec) *int { return &s.Keys })},
 	{Flag: "read-mode", Workload: "register", Key: "read_mode", Axis: true, Replay: true,
 		Help: "register workload: the target's read mode (etcd: linearizable, serializable; default the target's first)", field: str(func(s *Spec) *string { return &s.ReadMode })},
-	{Flag: "time-limit", Key: "time_limit", Axis: true, Replay: true, Positive: true,
+	{Flag: "time-limit", Key: "time_limit", Axis: true, Replay: true, Positive: true, Most: int64(MaxDuration),
 		Help: "how long clients run operations (default the target's profile: 30s; consul 45s)", field: dur(func(s *Spec) *time.Duration { return &s.TimeLimit })},
 	{Flag: "ttl", Key: "ttl", Axis: true, Replay: true, Positive: true, Most: int64(MaxTTL),
 		Help: "lease TTL of the lock (default the target's profile: 2s; consul 10s, its minimum)", field: dur(func(s *Spec) *time.Duration { return &s.TTL })},
-	{Flag: "lock-delay", Key: "lock_delay", Axis: true, Replay: true,
+	{Flag: "lock-delay", Key: "lock_delay", Axis: true, Replay: true, Most: int64(MaxDuration),
 		Help:  "Consul's lock-delay after a lease ends (default the target's profile: 0, the worst case; Consul's own default is 15s; other targets have none)",
 		field: func(s *Spec) value { return optDurationValue{&s.LockDelay} }},
 	{Flag: "work", Key: "work", Axis: true, Replay: true, Positive: true, Most: int64(MaxDuration),
@@ -167,7 +198,7 @@ var Knobs = []Knob{
 		Help:  "random seed of the nemesis (0: pick one and record it)",
 		field: func(s *Spec) value { return uint64Value{&s.Seed} }},
 
-	{Flag: "client-dir", Axis: true,
+	{Flag: "client-dir", Axis: true, File: FileNever,
 		Help:  "your own lock client: a directory with client.json and the program, which each worker runs and drives over the client protocol (docs/client-protocol.md); builtin: the target's own recipe",
 		field: func(s *Spec) value { return clientDirValue{&s.ClientDir} }},
 	{Flag: "client-cmd", Key: "client_cmd", Replay: true,
@@ -182,7 +213,7 @@ var Knobs = []Knob{
 		field: func(s *Spec) value { return bytesValue{&s.KeepDataLimit} }},
 	{Flag: "name", Key: "name",
 		Help: "run name (default TARGET-WORKLOAD-FENCING)", field: str(func(s *Spec) *string { return &s.Name })},
-	{Flag: "results",
+	{Flag: "results", File: FileAsks,
 		Help: "results directory", field: str(func(s *Spec) *string { return &s.Results })},
 }
 

@@ -94,7 +94,7 @@ func TestRoundTrips(t *testing.T) {
 // test.json as the version before the knob table wrote it reads into the
 // same knobs.
 func TestReadsEarlierTestJSON(t *testing.T) {
-	old := `{"run_id":"x","name":"etcd-lock-append-token","target":"etcd","workload":"lock-append","fencing":"token",
+	old := `{"run_id":"0000000b","name":"etcd-lock-append-token","target":"etcd","workload":"lock-append","fencing":"token",
 	"nemesis":"pause-holder","nemesis_interval":"3s","time_limit":"30s","concurrency":5,"nodes":3,"ttl":"2s",
 	"lock_delay":"0s","work":"250ms","margin":"500ms","acquire_timeout":"10s","op_timeout":"42.5s","rpc_timeout":"8s",
 	"check_timeout":"1m0s","ready_timeout":"30s","seed":77,"version":"3.4.3","recipe":"lock-rpc"}`

@@ -215,6 +215,12 @@ func (k Knob) CheckBound(s *Spec) error {
 	case durationValue:
 		n = int64(*v.p)
 		show = func(x int64) string { return time.Duration(x).String() }
+	case optDurationValue:
+		if *v.p == nil {
+			return nil // the default
+		}
+		n = int64(**v.p)
+		show = func(x int64) string { return time.Duration(x).String() }
 	case intValue:
 		n = int64(*v.p)
 	case bytesValue:

@@ -8,6 +8,7 @@ import (
 	"github.com/fencecheck/fencecheck/internal/buildinfo"
 	"github.com/fencecheck/fencecheck/internal/checkers"
 	"github.com/fencecheck/fencecheck/internal/history"
+	"github.com/fencecheck/fencecheck/internal/runtime"
 	"github.com/fencecheck/fencecheck/internal/spec"
 )
 
@@ -31,8 +32,8 @@ type TestInfo struct {
 
 // Found is what a run records besides its configuration.
 type Found struct {
-	RunID   string    `json:"run_id"`
-	Started time.Time `json:"started"`
+	RunID   runtime.RunID `json:"run_id"`
+	Started time.Time     `json:"started"`
 	// HistoryStarted is the wall-clock moment the history's clock reads
 	// zero (its events' times count from it); zero in runs recorded
 	// before it was kept, whose wall-clock times are then unknown.
@@ -133,10 +134,10 @@ func (t *TestInfo) UnmarshalJSON(b []byte) error {
 // instead of the seeded random choice, one step a line in words
 // (nemesis.Step's String).
 type RerunInfo struct {
-	Of       string   `json:"of"`
-	RunID    string   `json:"run_id,omitempty"`
-	Schedule string   `json:"schedule"` // "replayed"
-	Faults   []string `json:"faults"`
+	Of       string        `json:"of"`
+	RunID    runtime.RunID `json:"run_id,omitempty"`
+	Schedule string        `json:"schedule"` // "replayed"
+	Faults   []string      `json:"faults"`
 }
 
 // ResourceInfo is one resource of the run.

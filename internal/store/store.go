@@ -240,10 +240,27 @@ func IsResultsRoot(dir string) bool {
 	return ok && ValidName(name) == nil && stamp != "" && !strings.Contains(stamp, "/")
 }
 
-// ReadJSON reads the named file of the run into v. The file must be a
-// regular file: a FIFO or a device is an error at once, not a wait.
+// Bounds of the stored files a run's readers read (ReadJSON): a test.json
+// is a few kilobytes, a results.json at most what serve's index reads of
+// one file.
+const (
+	MaxTestSize = 1 << 20
+	MaxJSONSize = 32 << 20
+)
+
+// ErrTooLarge: a stored file is larger than its bound.
+var ErrTooLarge = errors.New("larger than its bound")
+
+// ReadJSON reads the named file of the run into v, at most MaxTestSize
+// bytes of test.json and MaxJSONSize of any other (ErrTooLarge). The file
+// must be a regular file: a FIFO or a device is an error at once, not a
+// wait.
 func (r *Run) ReadJSON(name string, v any) error {
-	b, err := readRegular(r.Path(name))
+	limit := int64(MaxJSONSize)
+	if name == TestFile {
+		limit = MaxTestSize
+	}
+	b, err := readRegular(r.Path(name), limit)
 	if err != nil {
 		return fmt.Errorf("store: %w", err)
 	}
@@ -253,12 +270,16 @@ func (r *Run) ReadJSON(name string, v any) error {
 	return nil
 }
 
-// ReadRegular reads a regular file, and refuses a FIFO (readRegular).
-func ReadRegular(path string) ([]byte, error) { return readRegular(path) }
+// ReadRegular reads a regular file of at most limit bytes, and refuses a
+// FIFO (readRegular).
+func ReadRegular(path string, limit int64) ([]byte, error) { return readRegular(path, limit) }
 
-// readRegular reads a regular file. It opens it without blocking, so that
-// a FIFO (which would wait for a writer) is found and refused.
-func readRegular(path string) ([]byte, error) {
+// readRegular reads a regular file of at most limit bytes: a larger one is
+// ErrTooLarge, refused by its size before a byte is read, and the read
+// itself stops past the bound (a file that grows meanwhile). It opens the
+// file without blocking, so that a FIFO (which would wait for a writer) is
+// found and refused.
+func readRegular(path string, limit int64) ([]byte, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
@@ -271,7 +292,17 @@ func readRegular(path string) ([]byte, error) {
 	if !st.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s is not a regular file (%s)", path, st.Mode().Type())
 	}
-	return io.ReadAll(f)
+	tooLarge := func(n int64) error {
+		return fmt.Errorf("%s: %w: %d bytes or more, at most %d", path, ErrTooLarge, n, limit)
+	}
+	if st.Size() > limit {
+		return nil, tooLarge(st.Size())
+	}
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err == nil && int64(len(b)) > limit {
+		return nil, tooLarge(int64(len(b)))
+	}
+	return b, err
 }
 
 // ErrNoRun: a directory holds no run.

@@ -113,7 +113,7 @@ func TestTestInfoJSON(t *testing.T) {
 	ti := TestInfo{
 		Spec: spec.Spec{Target: "etcd", Workload: "lock-append", Resource: []string{"postgres"}, Fencing: "token", WorkerKnobs: spec.WorkerKnobs{AuditLog: true, Concurrency: 5},
 			Image: map[string]string{ImageTarget: "my/etcd:1"}, Nemesis: "pause-holder", TTL: 2 * time.Second, Seed: 9},
-		Found: Found{RunID: "r", AuditLogName: "postgres", Resources: []ResourceInfo{{Name: "postgres", Fencing: "token"}},
+		Found: Found{RunID: "0000000a", AuditLogName: "postgres", Resources: []ResourceInfo{{Name: "postgres", Fencing: "token"}},
 			Images: map[string]string{ImageTarget: "my/etcd:1"}, Servers: []NodeInfo{{Name: "n1", Addr: "a"}}},
 	}
 	b, err := json.Marshal(ti)
@@ -127,7 +127,7 @@ func TestTestInfoJSON(t *testing.T) {
 	if !reflect.DeepEqual(back, ti) {
 		t.Errorf("%s\n got %+v\nwant %+v", b, back, ti)
 	}
-	old := `{"run_id":"r","target":"etcd","workload":"lock-append","fencing":"token","audit_log":"postgres",
+	old := `{"run_id":"0000000a","target":"etcd","workload":"lock-append","fencing":"token","audit_log":"postgres",
 	"resources":[{"name":"postgres","fencing":"token"}],"images":{"target":"my/etcd:1"},"ttl":"2s","seed":9}`
 	var o TestInfo
 	if err := json.Unmarshal([]byte(old), &o); err != nil {

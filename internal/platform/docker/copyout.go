@@ -23,7 +23,7 @@ import (
 // command, never run) labelled as the run's, and removes it.
 func (r *Runtime) CopyOut(ctx context.Context, image string, cmd []string, dir, dst string) error {
 	cfg := &container.Config{Image: image, Cmd: cmd, Entrypoint: []string{""},
-		Labels: map[string]string{runtime.LabelManaged: "1", runtime.LabelRun: r.runID, runtime.LabelRole: "copy"}}
+		Labels: map[string]string{runtime.LabelManaged: "1", runtime.LabelRun: r.runID.String(), runtime.LabelRole: "copy"}}
 	created, err := r.cli.ContainerCreate(ctx, cfg, &container.HostConfig{NetworkMode: "none"}, nil, nil, "")
 	if err != nil {
 		return fmt.Errorf("docker: create a container of %s to copy %s: %w", image, dir, err)

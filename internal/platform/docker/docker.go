@@ -85,7 +85,7 @@ func Connect(ctx context.Context) (*Engine, error) {
 func (e *Engine) Close() error { return e.cli.Close() }
 
 // NewRun is New, as a runtime.Engine.
-func (e *Engine) NewRun(ctx context.Context, runID, helperImage string) (runtime.Run, error) {
+func (e *Engine) NewRun(ctx context.Context, runID runtime.RunID, helperImage string) (runtime.Run, error) {
 	r, err := New(ctx, e, runID, helperImage)
 	if err != nil {
 		return nil, err // not a Run holding a nil *Runtime
@@ -113,7 +113,7 @@ func withResponseTimeout(d time.Duration) client.Opt {
 // Runtime creates and removes the containers of one run: a runtime.Run.
 type Runtime struct {
 	cli     *client.Client
-	runID   string
+	runID   runtime.RunID
 	network string
 	subnet  netip.Prefix
 
@@ -142,10 +142,10 @@ var _ runtime.Run = (*Runtime)(nil)
 // (servers from .10, resources from .60, workers from .100), so that a
 // server restarted after a crash keeps its address and partition rules stay
 // right.
-func New(ctx context.Context, e *Engine, runID, helperImage string) (*Runtime, error) {
+func New(ctx context.Context, e *Engine, runID runtime.RunID, helperImage string) (*Runtime, error) {
 	cli := e.cli
-	name := "fencecheck-" + runID
-	labels := map[string]string{runtime.LabelManaged: "1", runtime.LabelRun: runID}
+	name := "fencecheck-" + runID.String()
+	labels := map[string]string{runtime.LabelManaged: "1", runtime.LabelRun: runID.String()}
 	// Fixed addresses need a subnet given at creation: let the Engine pick
 	// a free one on a probe network, then make the real one with it.
 	// Between the probe's removal and the creation, another run's probe
@@ -241,7 +241,7 @@ func (r *Runtime) start(ctx context.Context, s runtime.ContainerSpec, ip string)
 		Env:        s.Env,
 		Hostname:   s.Name,
 		Labels: map[string]string{
-			runtime.LabelManaged: "1", runtime.LabelRun: r.runID, runtime.LabelRole: s.Role, runtime.LabelNode: s.Name,
+			runtime.LabelManaged: "1", runtime.LabelRun: r.runID.String(), runtime.LabelRole: s.Role, runtime.LabelNode: s.Name,
 		},
 	}
 	host := &container.HostConfig{
@@ -795,7 +795,7 @@ func (r *Runtime) startHelper(ctx context.Context, c *runtime.Container, h *help
 		Entrypoint: []string{"sleep"},
 		Cmd:        []string{"infinity"},
 		Labels: map[string]string{
-			runtime.LabelManaged: "1", runtime.LabelRun: r.runID, runtime.LabelRole: runtime.RoleNet, runtime.LabelNode: c.Name,
+			runtime.LabelManaged: "1", runtime.LabelRun: r.runID.String(), runtime.LabelRole: runtime.RoleNet, runtime.LabelNode: c.Name,
 		},
 	}
 	host := &container.HostConfig{
@@ -844,15 +844,15 @@ func (e *Engine) Clean(ctx context.Context) (runtime.Cleaned, error) {
 }
 
 // CleanRun is Clean for one run.
-func (e *Engine) CleanRun(ctx context.Context, runID string) (runtime.Cleaned, error) {
+func (e *Engine) CleanRun(ctx context.Context, runID runtime.RunID) (runtime.Cleaned, error) {
 	return clean(ctx, e.cli, runFilter(runID))
 }
 
 // runFilter selects what fencecheck made for one run.
-func runFilter(runID string) filters.Args {
+func runFilter(runID runtime.RunID) filters.Args {
 	return filters.NewArgs(
 		filters.Arg("label", runtime.LabelManaged+"=1"),
-		filters.Arg("label", runtime.LabelRun+"="+runID))
+		filters.Arg("label", runtime.LabelRun+"="+runID.String()))
 }
 
 // Object is a container or a network as the Engine lists it.

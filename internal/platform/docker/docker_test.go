@@ -104,7 +104,7 @@ func TestUnansweringEngineFailsCalls(t *testing.T) {
 // the timeout bounds only the wait for the engine to start answering.
 func TestResponseTimeoutLetsStreamsRun(t *testing.T) {
 	ctx, plain, base := engineWithBase(t)
-	rt, err := docker.New(ctx, plain, fmt.Sprintf("rt%x", time.Now().UnixNano()&0xffffff), base)
+	rt, err := docker.New(ctx, plain, runtime.NewRunID(), base)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,14 +149,14 @@ func TestResponseTimeoutLetsStreamsRun(t *testing.T) {
 // stale endpoints after a restart-then-remove race must be.
 func TestCleanRemovesNetworkWithActiveEndpoints(t *testing.T) {
 	ctx, e, base := engineWithBase(t)
-	runID := fmt.Sprintf("ep%x", time.Now().UnixNano()&0xffffff)
+	runID := runtime.NewRunID()
 	if _, err := docker.New(ctx, e, runID, base); err != nil {
 		t.Fatal(err)
 	}
 	cli := docker.SDK(e)
 	// An unlabelled container on the run's network.
 	created, err := cli.ContainerCreate(ctx, &container.Config{Image: base, Cmd: []string{"sleep", "60"}},
-		&container.HostConfig{NetworkMode: container.NetworkMode("fencecheck-" + runID)}, nil, nil, "")
+		&container.HostConfig{NetworkMode: container.NetworkMode("fencecheck-" + runID.String())}, nil, nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +166,7 @@ func TestCleanRemovesNetworkWithActiveEndpoints(t *testing.T) {
 	if err := cli.ContainerStart(ctx, created.ID, container.StartOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := cli.NetworkRemove(ctx, "fencecheck-"+runID); err == nil || !strings.Contains(err.Error(), "active endpoints") {
+	if err := cli.NetworkRemove(ctx, "fencecheck-"+runID.String()); err == nil || !strings.Contains(err.Error(), "active endpoints") {
 		t.Fatalf("plain network remove: %v, want the engine's active endpoints error", err)
 	}
 
@@ -175,7 +175,7 @@ func TestCleanRemovesNetworkWithActiveEndpoints(t *testing.T) {
 		t.Fatalf("clean: %+v, %v; want the network removed and no container", done, err)
 	}
 	if ns, err := cli.NetworkList(ctx, network.ListOptions{}); err != nil ||
-		slices.ContainsFunc(ns, func(n network.Summary) bool { return n.Name == "fencecheck-"+runID }) {
+		slices.ContainsFunc(ns, func(n network.Summary) bool { return n.Name == "fencecheck-"+runID.String() }) {
 		t.Errorf("network still listed (%v)", err)
 	}
 	if info, err := cli.ContainerInspect(ctx, created.ID); err != nil || !info.State.Running {
@@ -188,7 +188,7 @@ func TestCleanRemovesNetworkWithActiveEndpoints(t *testing.T) {
 // keep their modes.
 func TestFilesBeforeStart(t *testing.T) {
 	ctx, e, base := engineWithBase(t)
-	rt, err := docker.New(ctx, e, fmt.Sprintf("fs%x", time.Now().UnixNano()&0xffffff), base)
+	rt, err := docker.New(ctx, e, runtime.NewRunID(), base)
 	if err != nil {
 		t.Fatal(err)
 	}

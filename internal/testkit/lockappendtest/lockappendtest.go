@@ -113,7 +113,7 @@ func TestInfo(fencing string, workers int) store.TestInfo {
 		Spec: spec.Spec{Name: "test", Target: "etcd", Workload: "lock-append", Fencing: fencing,
 			WorkerKnobs: spec.WorkerKnobs{Concurrency: workers, Margin: 500 * time.Millisecond},
 			Nemesis:     "pause-holder", Nodes: 3, TTL: 2 * time.Second, TimeLimit: 20 * time.Second},
-		Found: store.Found{RunID: "r1", TargetVersion: "3.6.16",
+		Found: store.Found{RunID: "00000001", TargetVersion: "3.6.16",
 			Servers: []store.NodeInfo{{Name: "n1", Addr: "10.0.0.1:2379"}, {Name: "n2", Addr: "10.0.0.2:2379"}, {Name: "n3", Addr: "10.0.0.3:2379"}}}}
 }
 
