@@ -121,7 +121,7 @@ func TestConsulBadArguments(t *testing.T) {
 	}{
 		{[]string{"run", "--target", "consul", "--ttl", "2s"}, "at least 10s"},
 		{[]string{"run", "--target", "consul", "--ttl", "12500ms"}, "whole seconds"},
-		{[]string{"run", "--target", "consul", "--ttl", "10s", "--lock-delay", "-1s"}, "negative"},
+		{[]string{"run", "--target", "consul", "--ttl", "10s", "--lock-delay", "-1s"}, "--lock-delay -1s: at least 0s"},
 		{[]string{"run", "--target", "consul", "--ttl", "10s", "--lock-delay", "2m"}, "60s"},
 	} {
 		r := runCLI(t, []string{"DOCKER_HOST=unix:///nonexistent/docker.sock"}, c.args...)
