@@ -101,7 +101,7 @@ func TestInterruptDuringEachFault(t *testing.T) {
 				t.Fatalf("no fault became active within 2m:\n%s", lastLines(run.out.String(), 25))
 			}
 			start := time.Now()
-			err := interruptRun(t, run.cmd, run.out, res, 60*time.Second)
+			err := interruptRun(t, run.cmd, run.out)
 			t.Logf("Ctrl-C during %s: exit after %s (%v)", nem, time.Since(start).Round(time.Millisecond), err)
 			got := readResults(t, filepath.Join(res, "latest"))
 			if !got.Interrupted {

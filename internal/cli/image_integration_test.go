@@ -54,7 +54,7 @@ func TestScratchImageEveryFault(t *testing.T) {
 			}
 			waitForHealedThenActive(t, res, 90*time.Second, &out)
 			start := time.Now()
-			err := interruptRun(t, cmd, &out, res, 90*time.Second)
+			err := interruptRun(t, cmd, &out)
 			t.Logf("Ctrl-C during the second %s: exit after %s (%v)", nem, time.Since(start).Round(time.Millisecond), err)
 			got := readResults(t, filepath.Join(res, "latest"))
 			if !got.Interrupted || len(got.Faults) < 2 {

@@ -486,38 +486,26 @@ func startRun(t *testing.T, results string) (*exec.Cmd, *bytes.Buffer) {
 
 // interruptRun sends Ctrl-C to a run started in the background and waits
 // for it to end; a run still going after runHangs is killed and fails the
-// test (a hang, not a slow machine). It returns cmd.Wait's error and
-// checks, on the run's own clock rather than the test's, that the
-// interrupt ended the run and not its time limit: no client operation was
-// invoked at or after limit (the run's --time-limit), as a run that
-// ignored the signal would have done.
-func interruptRun(t *testing.T, cmd *exec.Cmd, out *bytes.Buffer, results string, limit time.Duration) error {
+// test (a hang, not a slow machine). It returns cmd.Wait's error. That the
+// interrupt ended the run is for the caller to check in what the run
+// recorded (results.json's interrupted, the fault's stop), not on the
+// test's clock: the history's own clock cannot tell it either, since the
+// workers' connection, before the time limit starts, takes tens of
+// seconds on a loaded machine.
+func interruptRun(t *testing.T, cmd *exec.Cmd, out *bytes.Buffer) error {
 	t.Helper()
 	cmd.Process.Signal(os.Interrupt)
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	var err error
 	select {
-	case err = <-done:
+	case err := <-done:
+		return err
 	case <-time.After(runHangs):
 		cmd.Process.Kill()
 		<-done
 		t.Fatalf("still running %s after Ctrl-C: hung; killed\n%s", runHangs, lastLines(out.String(), 20))
+		return nil
 	}
-	events, rerr := history.ReadFile(filepath.Join(results, "latest", store.HistoryFile))
-	if rerr != nil {
-		t.Fatalf("the interrupted run's history: %v\n%s", rerr, lastLines(out.String(), 20))
-	}
-	var last int64 = -1
-	for _, e := range events {
-		if e.Type == history.Invoke && e.Process >= 0 && e.Process != history.FinalRead {
-			last = max(last, e.Time)
-		}
-	}
-	if last >= int64(limit) {
-		t.Errorf("a client operation was invoked at %s, at or past the time limit %s: Ctrl-C did not end the run", time.Duration(last), limit)
-	}
-	return err
 }
 
 // bgRun is a fencecheck run started in the background.
@@ -564,7 +552,7 @@ func TestInterruptDuringPause(t *testing.T) {
 		t.Errorf("no stopped process during pause-holder")
 	}
 	start := time.Now()
-	err := interruptRun(t, cmd, out, res, 60*time.Second)
+	err := interruptRun(t, cmd, out)
 	t.Logf("exit after Ctrl-C in %s: %v\n%s", time.Since(start), err, lastLines(out.String(), 15))
 	r := readResults(t, filepath.Join(res, "latest"))
 	if !r.Interrupted {
