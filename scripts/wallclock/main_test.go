@@ -26,111 +26,62 @@ func tree(t *testing.T, files map[string]string) string {
 
 const header = "package p\n\nimport (\n\t\"testing\"\n\t\"time\"\n)\n\n"
 
-// The comparisons it refuses, and the ones it lets be.
-func TestWallclock(t *testing.T) {
-	refused := []struct{ name, body, want string }{
-		{"time.Since against seconds", `func TestA(t *testing.T) {
-	start := time.Now()
-	if time.Since(start) > 10*time.Second {
-		t.Fatal("slow")
+// fixture reads testdata/NAME: a test file's body, after header. A first
+// line "// want: TEXT" is what the refusal must say, and is not part of it.
+// The fixtures live in testdata (which the check skips) so that the
+// comparisons they plant are not in the repository's own test files.
+func fixture(t *testing.T, name string) (body, want string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
 	}
-}`, "p_test.go:10: wall-clock time time.Since(...) bounded by 10*time.Second (10s)"},
-		{"a variable, >=", `func TestA(t *testing.T) {
-	start := time.Now()
-	took := time.Since(start).Round(time.Millisecond)
-	if took >= time.Minute {
-		t.Fatal("slow")
+	body = string(b)
+	if w, rest, ok := strings.Cut(body, "\n"); ok && strings.HasPrefix(w, "// want: ") {
+		want, body = strings.TrimPrefix(w, "// want: "), rest
 	}
-}`, "wall-clock time took bounded by time.Minute (1m0s)"},
-		{"a bound on the left", `func TestA(t *testing.T) {
-	d := time.Now().Sub(time.Now())
-	if 3*time.Second < d {
-		t.Fatal("slow")
-	}
-}`, "bounded by 3*time.Second (3s)"},
-		{"a struct field and a package constant", `const within = 10 * time.Second
-type result struct{ elapsed time.Duration }
-func run() result { s := time.Now(); return result{elapsed: time.Since(s)} }
-func TestA(t *testing.T) {
-	if r := run(); r.elapsed > within {
-		t.Fatal("slow")
-	}
-}`, "wall-clock time r.elapsed bounded by within (10s)"},
-		{"a bound that is no constant", `func check(t *testing.T, limit time.Duration) {
-	start := time.Now()
-	if time.Since(start) > limit {
-		t.Fatal("slow")
-	}
-}`, "bounded by limit, which is not a constant"},
-	}
-	for _, c := range refused {
-		t.Run(c.name, func(t *testing.T) {
-			dir := tree(t, map[string]string{"p/p_test.go": header + c.body + "\n"})
-			var out bytes.Buffer
-			code, err := run(&out, dir, "")
-			if err != nil || code != 1 || !strings.Contains(out.String(), c.want) {
-				t.Errorf("exit %d (%v), want 1 saying %q:\n%s", code, err, c.want, out.String())
-			}
-		})
-	}
+	return header + body, want
+}
 
-	allowed := []struct{ name, body string }{
-		{"the hang limit", `func TestA(t *testing.T) {
-	start := time.Now()
-	if time.Since(start) > 5*time.Minute {
-		t.Fatal("hung")
-	}
-}`},
-		{"a lower bound", `func TestA(t *testing.T) {
-	start := time.Now()
-	took := time.Since(start)
-	if took < 2*time.Second {
-		t.Fatal("too soon")
-	}
-}`},
-		{"two wall-clock durations", `func TestA(t *testing.T) {
-	var slowest time.Duration
-	for range 3 {
-		start := time.Now()
-		took := time.Since(start)
-		if took > slowest {
-			slowest = took
+// The comparisons it refuses (testdata/refused: an upper bound on
+// time.Since against seconds, a variable with >=, a bound on the left, a
+// struct field against a package constant, a bound that is no constant),
+// and the ones it lets be (testdata/allowed: the hang limit, a lower
+// bound, two wall-clock durations, CPU time, a variable of the same name
+// in another function).
+func TestWallclock(t *testing.T) {
+	for _, kind := range []string{"refused", "allowed"} {
+		names, err := filepath.Glob(filepath.Join("testdata", kind, "*.txt"))
+		if err != nil || len(names) < 5 {
+			t.Fatalf("%s fixtures: %v %v", kind, names, err)
+		}
+		for _, p := range names {
+			name := filepath.Join(kind, filepath.Base(p))
+			t.Run(name, func(t *testing.T) {
+				body, want := fixture(t, name)
+				dir := tree(t, map[string]string{"p/p_test.go": body})
+				var out bytes.Buffer
+				code, err := run(&out, dir, "")
+				switch {
+				case kind == "allowed" && (err != nil || code != 0):
+					t.Errorf("exit %d (%v), want 0:\n%s", code, err, out.String())
+				case kind == "refused" && (want == "" || err != nil || code != 1 || !strings.Contains(out.String(), want)):
+					t.Errorf("exit %d (%v), want 1 saying %q:\n%s", code, err, want, out.String())
+				}
+			})
 		}
 	}
-}`},
-		{"CPU time", `func cpu() time.Duration { return 0 }
-func TestA(t *testing.T) {
-	start := cpu()
-	if used := cpu() - start; used > time.Second {
-		t.Fatal("costly")
-	}
-}`},
-		{"a variable of the same name elsewhere", `func TestA(t *testing.T) {
-	start := time.Now()
-	took := time.Since(start)
-	_ = took
-}
-func TestB(t *testing.T) {
-	took := 3 * time.Second
-	if took > time.Second {
-		t.Fatal("x")
-	}
-}`},
-	}
-	for _, c := range allowed {
-		t.Run(c.name, func(t *testing.T) {
-			dir := tree(t, map[string]string{"p/p_test.go": header + c.body + "\n"})
-			var out bytes.Buffer
-			if code, err := run(&out, dir, ""); err != nil || code != 0 {
-				t.Errorf("exit %d (%v), want 0:\n%s", code, err, out.String())
-			}
-		})
+	// The first refusal names its file and line.
+	body, _ := fixture(t, "refused/time-since-against-seconds.txt")
+	var out bytes.Buffer
+	if code, _ := run(&out, tree(t, map[string]string{"p/p_test.go": body}), ""); code != 1 || !strings.Contains(out.String(), "p/p_test.go:10: wall-clock time time.Since(...) bounded by 10*time.Second (10s)") {
+		t.Errorf("exit %d:\n%s", code, out.String())
 	}
 
 	// Outside tests, a wall-clock bound is a program's own business.
-	dir := tree(t, map[string]string{"p/p.go": header + "func f(start time.Time) bool { return time.Since(start) > time.Second }\n"})
-	var out bytes.Buffer
-	if code, _ := run(&out, dir, ""); code != 0 {
+	body, _ = fixture(t, "nontest.txt")
+	out.Reset()
+	if code, _ := run(&out, tree(t, map[string]string{"p/p.go": body}), ""); code != 0 {
 		t.Errorf("non-test file: exit %d:\n%s", code, out.String())
 	}
 }
@@ -138,13 +89,7 @@ func TestB(t *testing.T) {
 // An allow-list entry lets its function's comparison be; an entry that
 // matches nothing is refused, so the list only shrinks.
 func TestWallclockAllowList(t *testing.T) {
-	body := header + `func TestSlow(t *testing.T) {
-	start := time.Now()
-	if time.Since(start) > 10*time.Second {
-		t.Fatal("slow")
-	}
-}
-`
+	body, _ := fixture(t, "slow.txt")
 	dir := tree(t, map[string]string{
 		"p/p_test.go": body,
 		"allow.txt":   "# reviewed\np/p_test.go TestSlow the bound is the property\n",
