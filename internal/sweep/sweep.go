@@ -478,9 +478,12 @@ const (
 
 // ExitCodeFor is the sweep's exit code: 255 if the harness failed on a run,
 // else 1 if a fenced run lost an update or was invalid, else 2 if a fenced
-// run could not be judged (unknown, or its pause missed) or the sweep was
-// interrupted, else 0. Unfenced runs are what the sweep measures: they are
-// reported, never judged.
+// measured run could not be judged (unknown), a fenced point has fewer
+// measured runs than the sweep planned (s.Runs: a run whose pause missed
+// and whose runs again with the next seeds missed too), or the sweep was
+// interrupted, else 0. A run whose pause missed and that a run with the
+// next seed measured in its place leaves the point whole. Unfenced runs are
+// what the sweep measures: they are reported, never judged.
 func (s *Summary) ExitCodeFor(interrupted bool) int {
 	code := ExitValid
 	if interrupted {
@@ -493,11 +496,14 @@ func (s *Summary) ExitCodeFor(interrupted bool) int {
 		if !p.Fenced {
 			continue
 		}
+		if p.Runs < s.Runs && code == ExitValid {
+			code = ExitUnknown
+		}
 		for _, t := range p.Trials {
 			switch {
 			case t.Lost > 0 || t.Verdict == "invalid":
 				code = ExitInvalid
-			case (t.Verdict != "valid" || t.MissedWhy != "") && code == ExitValid:
+			case t.MissedWhy == "" && t.Verdict != "valid" && code == ExitValid:
 				code = ExitUnknown
 			}
 		}

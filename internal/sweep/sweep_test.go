@@ -188,6 +188,8 @@ func deref(f *float64) any {
 func TestExitCode(t *testing.T) {
 	clean := Point{Pause: 1, Fencing: "token", Trials: trials([]int64{1000, 1000})}
 	lossyUnfenced := Point{Pause: 1, Fencing: "none", Trials: trials([]int64{1000, 1000}, 2, 2)}
+	missed := Trial{Verdict: "valid", Faults: 1, Hit: false, HeldMS: 99999}
+	measured := Trial{Verdict: "valid", Faults: 1, Hit: true, HeldMS: 99999}
 	for _, c := range []struct {
 		name        string
 		points      []Point
@@ -199,6 +201,12 @@ func TestExitCode(t *testing.T) {
 		{"fenced lossy", []Point{lossyUnfenced, {Pause: 1, Fencing: "cas", Trials: trials([]int64{1, 1}, 0, 1)}}, false, ExitInvalid},
 		{"fenced unknown", []Point{{Pause: 1, Fencing: "token", Trials: []Trial{{Verdict: "unknown", Faults: 1, Hit: true, HeldMS: 99999}}}}, false, ExitUnknown},
 		{"fenced pause missed", []Point{{Pause: 1, Fencing: "token", Trials: []Trial{{Verdict: "valid", Faults: 1, Hit: false, HeldMS: 99999}}}}, false, ExitUnknown},
+		// A missed run run again with the next seed and measured leaves
+		// the point whole (TestSweep once exited 2 so under load); one
+		// measured run of the two planned does not.
+		{"fenced pause missed, then measured twice", []Point{{Pause: 1, Fencing: "token", Trials: []Trial{missed, measured, measured}}}, false, ExitValid},
+		{"fenced pause missed, measured once of two", []Point{{Pause: 1, Fencing: "token", Trials: []Trial{missed, measured, missed}}}, false, ExitUnknown},
+		{"unfenced pause missed", []Point{clean, {Pause: 1, Fencing: "none", Trials: []Trial{missed, missed}}}, false, ExitValid},
 		{"harness failed", []Point{clean, {Pause: 1, Fencing: "none", Trials: []Trial{{Verdict: "error"}}}}, false, ExitHarness},
 	} {
 		if got := summary(c.points...).ExitCodeFor(c.interrupted); got != c.want {
