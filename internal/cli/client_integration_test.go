@@ -11,13 +11,30 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/fencecheck/fencecheck/internal/images"
 	"github.com/fencecheck/fencecheck/internal/store"
+	"github.com/fencecheck/fencecheck/internal/testkit/suite"
 )
+
+// makeTestClients are the example clients whose images make test builds
+// (the Makefile's TEST_CLIENTS: one Python and one Go library, the
+// user's-own-image example, and redsync, which the matrix tests use); the
+// other clients of the zoo run in make test-all.
+var makeTestClients = []string{"redis-py", "go-etcd", "sh-redis", "go-redsync"}
+
+// inMakeTest reports whether dir is an example client make test builds, or
+// no example at all (a broken client of clientproto's testdata).
+func inMakeTest(dir string) bool {
+	if filepath.Dir(dir) != filepath.Dir(example("x")) {
+		return true
+	}
+	return slices.Contains(makeTestClients, filepath.Base(dir))
+}
 
 // example is the path of an example client directory.
 func example(name string) string { return filepath.Join("..", "..", "examples", "clients", name) }
@@ -62,6 +79,9 @@ func TestClientCheck(t *testing.T) {
 		{"exits", brokenClient("exits"), []string{"--target", "redis"}, exitInvalid, []string{"ok   init", "FAIL acquire", "exit status 3", "giving up on request 2"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			if !inMakeTest(tc.dir) {
+				suite.All(t, "the image of "+filepath.Base(tc.dir))
+			}
 			t.Parallel()
 			start := time.Now()
 			r := runCLI(t, nil, append([]string{"client-check", "--client-dir", tc.dir}, tc.args...)...)
@@ -298,5 +318,30 @@ func TestMatrixClientOnEachTarget(t *testing.T) {
 	}
 	if len(sum.Cells) != 2 || !got["redlock"] || !got["redis"] {
 		t.Errorf("cells %+v, want one on redlock and one on redis", sum.Cells)
+	}
+}
+
+// The Makefile's TEST_CLIENTS, the client images make test builds, are
+// the clients whose tests make test runs, each an example directory.
+func TestMakeTestClients(t *testing.T) {
+	b, err := os.ReadFile(repoFile("Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dirs []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "TEST_CLIENTS := "); ok {
+			dirs = strings.Split(v, ",")
+		}
+	}
+	var names []string
+	for _, d := range dirs {
+		names = append(names, filepath.Base(d))
+		if _, err := os.Stat(filepath.Join(repoFile(d), "client.json")); err != nil {
+			t.Errorf("TEST_CLIENTS names %s: %v", d, err)
+		}
+	}
+	if !slices.Equal(names, makeTestClients) {
+		t.Errorf("the Makefile's TEST_CLIENTS are %q, makeTestClients %q", names, makeTestClients)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/fencecheck/fencecheck/internal/history"
+	"github.com/fencecheck/fencecheck/internal/testkit/suite"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,6 +26,7 @@ import (
 //   - kill-holder: the lock passes on when the killed holder's session
 //     expires, and the czxid fencing holds.
 func TestCuratorUnderClientFaults(t *testing.T) {
+	suite.All(t, "the Curator client's image (OpenJDK, and Curator compiled in it)")
 	requireDocker(t)
 	t.Parallel()
 	fencecheckBinary(t)

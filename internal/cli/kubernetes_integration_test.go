@@ -8,12 +8,17 @@ import (
 	"encoding/json"
 	"github.com/fencecheck/fencecheck/internal/history"
 	"github.com/fencecheck/fencecheck/internal/nemesis"
+	"github.com/fencecheck/fencecheck/internal/testkit/suite"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 )
+
+// kubernetesImage is what the Kubernetes tests need that make test does
+// not build.
+const kubernetesImage = "the Kubernetes image (kube-apiserver compiles for 20 minutes of CPU)"
 
 // electionJSON is what these tests read of an election run's results.json.
 type electionJSON struct {
@@ -33,6 +38,7 @@ type electionJSON struct {
 // The run's directory is the third result.
 func electionRun(t *testing.T, args ...string) (cliResult, electionJSON, string) {
 	t.Helper()
+	suite.All(t, kubernetesImage)
 	res := t.TempDir()
 	args = append([]string{"run", "--target", "kubernetes", "--workload", "election", "--results", res, "--quiet"}, args...)
 	r := runCLI(t, nil, args...)

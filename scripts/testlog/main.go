@@ -40,39 +40,44 @@ func main() {
 	finished := flag.Bool("finished", false, "print only the packages that finished (passed, failed or skipped), one a line")
 	failedTests := flag.Bool("failed", false, "print only what failed, one a line: PACKAGE TEST for a top-level test, PACKAGE - for a package that failed outside its tests (a build error, a timeout)")
 	why := flag.String("reasons", "", "print only the first error lines of one failed test, named PACKAGE TEST")
+	skippedFor := flag.String("skipped", "", "print only the tests skipped with a message holding this text, one a line: PACKAGE TEST: MESSAGE")
 	flag.Parse()
-	if *why != "" {
+	switch {
+	case *skippedFor != "":
+		printLines(skipped(os.Stdin, *skippedFor))
+	case *why != "":
 		pkg, test, _ := strings.Cut(*why, " ")
-		rs, err := testReasons(os.Stdin, pkg, test)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "testlog:", err)
-			os.Exit(2)
-		}
-		for _, l := range rs {
-			fmt.Println(l)
-		}
-		return
-	}
-	if *finished || *failedTests {
+		printLines(testReasons(os.Stdin, pkg, test))
+	case *finished:
 		o, err := outcomes(os.Stdin)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "testlog:", err)
-			os.Exit(2)
-		}
-		lines := o.finished
-		if *failedTests {
-			lines = o.failed
-		}
-		for _, l := range lines {
-			fmt.Println(l)
-		}
-		return
+		printLines(o.finished, err)
+	case *failedTests:
+		o, err := outcomes(os.Stdin)
+		printLines(o.failed, err)
+	default:
+		printLog(*quiet, *slowest)
 	}
+}
+
+// printLines prints lines, one a line, or err and exits 2.
+func printLines(lines []string, err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "testlog:", err)
+		os.Exit(2)
+	}
+	for _, l := range lines {
+		fmt.Println(l)
+	}
+}
+
+// printLog prints what a plain go test prints, then the slowest tests
+// (only them when quiet), and exits 1 when a package failed.
+func printLog(quiet bool, slowest int) {
 	w := io.Writer(os.Stdout)
-	if *quiet {
+	if quiet {
 		w = &onlySlowest{w: os.Stdout}
 	}
-	failed, err := filter(os.Stdin, w, *slowest)
+	failed, err := filter(os.Stdin, w, slowest)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "testlog:", err)
 		os.Exit(2)
@@ -293,4 +298,35 @@ func testReasons(r io.Reader, pkg, test string) ([]string, error) {
 		}
 	}
 	return reasons(out.String()), sc.Err()
+}
+
+// skipped returns the tests (subtests included) that were skipped with a
+// message holding word, "PACKAGE TEST: MESSAGE" (the message from word on),
+// sorted, each once.
+func skipped(r io.Reader, word string) ([]string, error) {
+	said := map[string]string{} // package and test -> its line holding word
+	seen := map[string]bool{}
+	var out []string
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for sc.Scan() {
+		var e event
+		if json.Unmarshal(sc.Bytes(), &e) != nil || e.Test == "" {
+			continue
+		}
+		key := e.Package + " " + e.Test
+		switch e.Action {
+		case "output":
+			if i := strings.Index(e.Output, word); i >= 0 {
+				said[key] = strings.TrimSpace(e.Output[i:])
+			}
+		case "skip":
+			if m, ok := said[key]; ok && !seen[key] {
+				seen[key] = true
+				out = append(out, key+": "+m)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out, sc.Err()
 }

@@ -85,3 +85,26 @@ not json
 		t.Errorf("reasons %q (%v), want the subtest's error only", rs, err)
 	}
 }
+
+// -skipped lists the tests skipped with a message holding its word, and
+// not the tests skipped for another reason nor those that only said it.
+func TestSkipped(t *testing.T) {
+	in := strings.Join([]string{
+		`{"Action":"output","Package":"p","Test":"TestK","Output":"    k_test.go:28: make test-all: needs the Kubernetes image\n"}`,
+		`{"Action":"skip","Package":"p","Test":"TestK","Elapsed":0}`,
+		`{"Action":"output","Package":"p","Test":"TestC/kazoo","Output":"    c_test.go:69: make test-all: needs the image of kazoo\n"}`,
+		`{"Action":"skip","Package":"p","Test":"TestC/kazoo","Elapsed":0}`,
+		`{"Action":"output","Package":"p","Test":"TestS","Output":"    s_test.go:3: skipped under -short\n"}`,
+		`{"Action":"skip","Package":"p","Test":"TestS","Elapsed":0}`,
+		`{"Action":"output","Package":"q","Test":"TestL","Output":"    l_test.go:3: logs make test-all: but passes\n"}`,
+		`{"Action":"pass","Package":"q","Test":"TestL","Elapsed":1}`,
+	}, "\n")
+	got, err := skipped(strings.NewReader(in), "make test-all:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"p TestC/kazoo: make test-all: needs the image of kazoo", "p TestK: make test-all: needs the Kubernetes image"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("skipped = %q, want %q", got, want)
+	}
+}

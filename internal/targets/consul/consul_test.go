@@ -17,6 +17,7 @@ import (
 	"github.com/fencecheck/fencecheck/internal/harness"
 	"github.com/fencecheck/fencecheck/internal/images"
 	"github.com/fencecheck/fencecheck/internal/testkit/harnesstest"
+	"github.com/fencecheck/fencecheck/internal/testkit/suite"
 	"github.com/fencecheck/fencecheck/internal/testkit/targettest"
 	"github.com/fencecheck/fencecheck/targets"
 )
@@ -366,6 +367,7 @@ func TestElection(t *testing.T) {
 // names, and passes the lock contract with the client library of
 // fencecheck's go.mod.
 func TestVersions(t *testing.T) {
+	suite.All(t, "every other Consul version's image (each compiles for 15 minutes of CPU)")
 	for _, name := range (Target{}).Versions()[1:] {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

@@ -14,6 +14,7 @@ import (
 	"github.com/fencecheck/fencecheck/internal/harness"
 	"github.com/fencecheck/fencecheck/internal/targets/kubernetes"
 	"github.com/fencecheck/fencecheck/internal/testkit/harnesstest"
+	"github.com/fencecheck/fencecheck/internal/testkit/suite"
 	"github.com/fencecheck/fencecheck/internal/testkit/targettest"
 	"github.com/fencecheck/fencecheck/targets"
 )
@@ -24,6 +25,7 @@ const ttl = 2 * time.Second
 // apis apiservers; no workers) and returns the harness's client of it.
 func startKubernetes(t *testing.T, apis int) (*harness.Cluster, targets.Client) {
 	t.Helper()
+	suite.All(t, "the Kubernetes image (kube-apiserver compiles for 20 minutes of CPU)")
 	cl := harnesstest.Cluster(t, harness.ClusterConfig{
 		Target: kubernetes.Target{}, Nodes: apis,
 		Client:       targets.ClientConfig{TTL: ttl, RPCTimeout: 2 * time.Second},
