@@ -465,8 +465,9 @@ type Elector interface {
 // Elected is implemented by targets whose servers elect their leader among
 // themselves (a Raft or Zab quorum, Sentinels' failover), so that Leader's
 // answer may change during a run: the harness then asks Leader every
-// LeaderPoll while the clients run and records its first answer and each
-// change (the results' leaders), which the report marks on the server
+// leaders.Poll (internal/records/leaders) while the clients run and
+// records its first answer and each change (the results' leaders), which
+// the report marks on the server
 // lanes (a one-server cluster too: it has one answer). ElectsLeader false
 // is a setup of the target with nothing to elect. A target whose Leader is
 // a node the harness fixed (a single server, Redlock's n1) does not

@@ -89,7 +89,8 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	}
 	harness.Judge(test, events, res)
 	if oldErr == nil {
-		res.Elapsed, res.Note, res.KeptData, res.Leaders = old.Elapsed, old.Note, old.KeptData, old.Leaders
+		res.Elapsed, res.Note = old.Elapsed, old.Note
+		res.Records = res.Records.Carry(old.Records)
 		if old.Interrupted {
 			harness.MarkInterrupted(res)
 		}

@@ -35,8 +35,9 @@ import (
 	"github.com/fencecheck/fencecheck/internal/harness"
 	"github.com/fencecheck/fencecheck/internal/history"
 	"github.com/fencecheck/fencecheck/internal/platform/docker"
+	"github.com/fencecheck/fencecheck/internal/records/kept"
+	"github.com/fencecheck/fencecheck/internal/records/leaders"
 	"github.com/fencecheck/fencecheck/internal/runtime"
-	"github.com/fencecheck/fencecheck/internal/store"
 	"github.com/fencecheck/fencecheck/internal/testkit/bound"
 )
 
@@ -299,13 +300,13 @@ type resultsJSON struct {
 		Acknowledged int `json:"acknowledged"`
 		Lost         int `json:"lost"`
 	} `json:"lost_updates"`
-	FenceRejections   int                `json:"fence_rejections"`
-	Overlaps          int                `json:"overlaps"`
-	Interrupted       bool               `json:"interrupted"`
-	FirstLostUpdateNS *int64             `json:"first_lost_update_ns"`
-	Faults            []history.Fault    `json:"faults"`
-	KeptData          *store.KeptData    `json:"kept_data"`
-	Leaders           []store.LeaderSeen `json:"leaders"`
+	FenceRejections   int             `json:"fence_rejections"`
+	Overlaps          int             `json:"overlaps"`
+	Interrupted       bool            `json:"interrupted"`
+	FirstLostUpdateNS *int64          `json:"first_lost_update_ns"`
+	Faults            []history.Fault `json:"faults"`
+	KeptData          *kept.Data      `json:"kept_data"`
+	Leaders           leaders.Leaders `json:"leaders"`
 }
 
 // runHangs is how long a run whose time limit is under a minute may take

@@ -13,10 +13,9 @@ import (
 	"time"
 
 	"github.com/fencecheck/fencecheck/internal/checkers"
-	"github.com/fencecheck/fencecheck/internal/harness"
 	"github.com/fencecheck/fencecheck/internal/history"
+	"github.com/fencecheck/fencecheck/internal/records/leaders"
 	"github.com/fencecheck/fencecheck/internal/report"
-	"github.com/fencecheck/fencecheck/internal/store"
 )
 
 // livenessOf reads results.json's liveness block.
@@ -183,7 +182,7 @@ func leaderChanged(t *testing.T, dir string, got resultsJSON) {
 	t.Helper()
 	ls := got.Leaders
 	t.Logf("leaders: %+v", ls)
-	if len(ls) == 0 || !slices.ContainsFunc(ls, func(l store.LeaderSeen) bool { return strings.HasPrefix(l.Leader, "n") }) {
+	if len(ls) == 0 || !slices.ContainsFunc(ls, func(l leaders.Seen) bool { return strings.HasPrefix(l.Leader, "n") }) {
 		t.Fatalf("leaders %+v: want an answer naming a server", ls)
 	}
 	var aimed *history.Fault
@@ -206,7 +205,7 @@ func leaderChanged(t *testing.T, dir string, got resultsJSON) {
 	if aimed == nil {
 		t.Fatalf("no fault aimed at the leader in place that names it: %+v", got.Faults)
 	}
-	from := aimed.Start - int64(harness.LeaderPoll)
+	from := aimed.Start - int64(leaders.Poll)
 	moved := false
 	for _, l := range ls {
 		moved = moved || (l.Time > from && l.Leader != node)

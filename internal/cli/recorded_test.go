@@ -40,6 +40,11 @@ var recordedRuns = []struct {
 	// Consul register workload, default reads, partition:leader, 90 s:
 	// no stale read.
 	{dir: "consul-register-default-partition", exit: exitValid},
+	// etcd 3.6.16, --fencing token --nemesis partition:leader
+	// --keep-data always: its results.json holds the leaders the servers
+	// named and the data it kept, which check carries over (run records:
+	// internal/record).
+	{dir: "etcd-token-partition-leader-kept", exit: exitValid},
 }
 
 func TestCheckRecordedRuns(t *testing.T) {
@@ -189,6 +194,15 @@ func copyRun(t *testing.T, src string) string {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "history.jsonl"), readGzip(t, filepath.Join(src, "history.jsonl.gz")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The stored results, where the run kept them: what check carries
+	// over (the run's records) is read from them.
+	if b, err := os.ReadFile(filepath.Join(src, "results.json")); err == nil {
+		if err := os.WriteFile(filepath.Join(dir, "results.json"), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	} else if !os.IsNotExist(err) {
 		t.Fatal(err)
 	}
 	return dir

@@ -9,6 +9,7 @@ import (
 
 	"github.com/fencecheck/fencecheck/internal/checkers"
 	"github.com/fencecheck/fencecheck/internal/history"
+	"github.com/fencecheck/fencecheck/internal/record"
 	"github.com/fencecheck/fencecheck/internal/store"
 	"github.com/fencecheck/fencecheck/internal/workloads"
 )
@@ -82,20 +83,17 @@ func Summary(w workloads.Workload, res *store.Results, workers int) string {
 	if l := res.Liveness; l != nil && (l.Message != "" || l.Error != "") {
 		fmt.Fprintf(&b, "  liveness         %s\n", strings.TrimSpace(l.Message+" "+l.Error))
 	}
-	if line := leadersLine(res.Leaders); line != "" {
-		fmt.Fprintf(&b, "  leaders          %s\n", line)
-	}
 	if wk := res.Workers; wk != nil && wk.Idle > 0 {
 		fmt.Fprintf(&b, "  idle clients     %d of %d completed no operation after the first fault\n", wk.Idle, wk.Count)
 	}
 	if res.Note != "" {
 		fmt.Fprintf(&b, "  note             %s\n", res.Note)
 	}
-	if k := res.KeptData; k != nil {
-		label := "data kept"
-		for _, l := range k.Lines() {
-			fmt.Fprintf(&b, "  %-16s %s\n", label, l)
-			label = ""
+	for _, r := range res.Records {
+		if s, ok := r.(record.Summarizer); ok {
+			for _, l := range s.Summary() {
+				fmt.Fprintf(&b, "  %-16s %s\n", l.Label, l.Text)
+			}
 		}
 	}
 	return b.String()

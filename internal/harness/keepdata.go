@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fencecheck/fencecheck/internal/checkers"
+	"github.com/fencecheck/fencecheck/internal/records/kept"
 	"github.com/fencecheck/fencecheck/internal/runtime"
 	"github.com/fencecheck/fencecheck/internal/spec"
 	"github.com/fencecheck/fencecheck/internal/store"
@@ -28,7 +29,7 @@ type nodeDir struct{ node, dir string }
 // returns what it kept, nil when it was not asked. It runs before
 // teardown, within KeepTimeout, after Ctrl-C too (an interrupted run's
 // loss is worth its data).
-func (c *Config) keepData(ctx context.Context, cl *Cluster, run *store.Run, v checkers.Validity) *store.KeptData {
+func (c *Config) keepData(ctx context.Context, cl *Cluster, run *store.Run, v checkers.Validity) *kept.Data {
 	if c.KeepData == spec.KeepNever || c.KeepData == spec.KeepAuto && v != checkers.Invalid {
 		return nil
 	}
@@ -44,13 +45,13 @@ func (c *Config) keepData(ctx context.Context, cl *Cluster, run *store.Run, v ch
 	kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), KeepTimeout)
 	defer cancel()
 	start := time.Now()
-	kept := cl.CopyData(kctx, run.Path(store.DataDir), limit)
-	kept.Mode = c.KeepData
-	kept.Took = time.Since(start).Round(time.Millisecond).String()
-	for _, l := range kept.Lines() {
+	kd := cl.CopyData(kctx, run.Path(store.DataDir), limit)
+	kd.Mode = c.KeepData
+	kd.Took = time.Since(start).Round(time.Millisecond).String()
+	for _, l := range kd.Lines() {
 		cl.log.Info("data kept: " + l)
 	}
-	return kept
+	return kd
 }
 
 // CopyData copies the data directory of every node that has one
@@ -61,10 +62,10 @@ func (c *Config) keepData(ctx context.Context, cl *Cluster, run *store.Run, v ch
 // fencecheck's: their data is not copied, and the record's note says so.
 // A node whose copy failed has its error in its record; the others are
 // copied all the same.
-func (c *Cluster) CopyData(ctx context.Context, dir string, limit uint64) *store.KeptData {
-	kept := &store.KeptData{Limit: limit}
+func (c *Cluster) CopyData(ctx context.Context, dir string, limit uint64) *kept.Data {
+	kd := &kept.Data{Limit: limit}
 	if c.foreign != nil {
-		kept.Note = "the servers at --endpoints are not fencecheck's: their data directories are not kept"
+		kd.Note = "the servers at --endpoints are not fencecheck's: their data directories are not kept"
 	}
 	var nds []nodeDir
 	for _, nd := range c.dataDirs {
@@ -73,13 +74,13 @@ func (c *Cluster) CopyData(ctx context.Context, dir string, limit uint64) *store
 		}
 	}
 	budget := runtime.NewBudget(int64(min(limit, math.MaxInt64)))
-	kept.Nodes = make([]store.KeptNode, len(nds))
+	kd.Nodes = make([]kept.Node, len(nds))
 	var wg sync.WaitGroup
 	for i, nd := range nds {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			kn := store.KeptNode{Node: nd.node, From: nd.dir}
+			kn := kept.Node{Node: nd.node, From: nd.dir}
 			dst := filepath.Join(dir, nd.node)
 			err := os.MkdirAll(dst, 0o755)
 			if err == nil {
@@ -89,9 +90,9 @@ func (c *Cluster) CopyData(ctx context.Context, dir string, limit uint64) *store
 				kn.Error = err.Error()
 				c.log.Warn("data directory not copied in full", "node", nd.node, "err", err)
 			}
-			kept.Nodes[i] = kn
+			kd.Nodes[i] = kn
 		}()
 	}
 	wg.Wait()
-	return kept
+	return kd
 }

@@ -296,9 +296,9 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 		rec.Close()
 		return nil, err
 	}
-	stopLeaders := watchLeader(ctx, cfg.Target, cl.leaderAsker, rec.Since)
+	stopProbes := startProbes(ctx, probeEnv{cl, rec})
 	interrupted := cfg.exercise(ctx, cl, rec, &counts, log)
-	leaders := stopLeaders()
+	recorded := stopProbes()
 	if err := rec.Close(); err != nil {
 		log.Error("history", "err", err)
 	}
@@ -315,8 +315,10 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	if interrupted {
 		MarkInterrupted(res)
 	}
-	res.Leaders = leaders
-	res.KeptData = cfg.keepData(ctx, cl, run, res.Valid())
+	for _, r := range recorded {
+		res.Records = res.Records.Put(r)
+	}
+	res.Records = res.Records.Put(cfg.keepData(ctx, cl, run, res.Valid()))
 	cfg.stage("tearing down")
 	closed = true
 	if err := cl.Close(run.Path(store.LogsDir)); err != nil {

@@ -26,10 +26,10 @@ var layers = []layer{
 		"examples", "scripts",
 	}},
 	{"foundation (vocabularies and mechanisms)", []string{
-		"targets", "internal/spec", "internal/history", "internal/images", "internal/runtime", "internal/platform", "internal/trends", "internal/buildinfo", "internal/safetext",
+		"targets", "internal/spec", "internal/history", "internal/images", "internal/runtime", "internal/platform", "internal/trends", "internal/buildinfo", "internal/safetext", "internal/record",
 	}},
 	{"verdicts and files (no container, no network)", []string{
-		"internal/checkers", "internal/store", "internal/rerun", "internal/sweep", "internal/experiment",
+		"internal/checkers", "internal/store", "internal/records", "internal/rerun", "internal/sweep", "internal/experiment",
 	}},
 	{"report", []string{
 		"internal/report",

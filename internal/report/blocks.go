@@ -58,7 +58,7 @@ func OperationsSections(in *Input) []Section {
 	m := genericModel(ops, in.Events)
 	last := max(m.Last, 1)
 	return []section{
-		{ID: "timeline", Title: "Timeline", tmpl: "generic-timeline", data: DrawTimeline(TimelineInput{ID: "tl-main", Model: m, Workers: in.Test.Concurrency, Servers: ServerNames(in.Test), From: 0, To: last, Tell: in.Tell, Leaders: LeadersOf(in)})},
+		{ID: "timeline", Title: "Timeline", tmpl: "generic-timeline", data: DrawTimeline(TimelineInput{ID: "tl-main", Model: m, Workers: in.Test.Concurrency, Servers: ServerNames(in.Test), From: 0, To: last, Tell: in.Tell, Records: RecordsOf(in)})},
 		ChartsSection(samplesOf(ops), m.Faults, last),
 	}
 }

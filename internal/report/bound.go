@@ -2,14 +2,13 @@ package report
 
 import (
 	"bytes"
-	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
 
 	"github.com/fencecheck/fencecheck/internal/history"
-	"github.com/fencecheck/fencecheck/internal/runtime"
+	"github.com/fencecheck/fencecheck/internal/record"
 	"github.com/fencecheck/fencecheck/internal/safetext"
 	"github.com/fencecheck/fencecheck/internal/store"
 )
@@ -319,38 +318,6 @@ func boundResults(r *store.Results) *store.Results {
 			out.Result = wr
 		}
 	}
-	if r.KeptData != nil {
-		out.KeptData = boundKept(*r.KeptData)
-	}
-	// At most MaxLeaders, each name and reason cut, in time order (a
-	// hand-made file may hold them in any).
-	out.Leaders = slices.Clone(r.Leaders[:min(len(r.Leaders), store.MaxLeaders)])
-	for i := range out.Leaders {
-		out.Leaders[i].Leader, out.Leaders[i].Error = cut(out.Leaders[i].Leader, MaxName), cut(out.Leaders[i].Error, MaxText)
-	}
-	slices.SortStableFunc(out.Leaders, func(a, b store.LeaderSeen) int { return cmp.Compare(a.Time, b.Time) })
+	out.Records = r.Records.Bound(record.Limits{Name: MaxName, Text: MaxText, Items: MaxItems})
 	return &out
-}
-
-// boundKept bounds what a run says it kept of its nodes' data: at most
-// MaxItems nodes, each with at most runtime.MaxListed entries named (as
-// the harness records them), every string cut.
-func boundKept(k store.KeptData) *store.KeptData {
-	k.Mode, k.Note, k.Took = cut(k.Mode, MaxName), cut(k.Note, MaxText), cut(k.Took, MaxName)
-	k.Nodes = slices.Clone(k.Nodes[:min(len(k.Nodes), MaxItems)])
-	for i := range k.Nodes {
-		n := &k.Nodes[i]
-		n.Node, n.From, n.Error = cut(n.Node, MaxName), cut(n.From, MaxText), cut(n.Error, MaxText)
-		n.LeftOut = boundSkipped(n.LeftOut)
-		n.Refused = boundSkipped(n.Refused)
-	}
-	return &k
-}
-
-func boundSkipped(ss []runtime.Skipped) []runtime.Skipped {
-	out := slices.Clone(ss[:min(len(ss), runtime.MaxListed)])
-	for i := range out {
-		out[i].Path, out[i].Why = cut(out[i].Path, MaxText), cut(out[i].Why, MaxName)
-	}
-	return out
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fencecheck/fencecheck/internal/records/kept"
 	"github.com/fencecheck/fencecheck/internal/runtime"
 	"github.com/fencecheck/fencecheck/internal/store"
 	"github.com/fencecheck/fencecheck/internal/testkit/lockappendtest"
@@ -37,12 +38,12 @@ func TestKeptDataShown(t *testing.T) {
 	}
 
 	ev, res := lockappendtest.Synthetic(50, 3)
-	kept := &store.KeptData{Mode: "always", Limit: 1 << 20, Took: "1s"}
+	kd := &kept.Data{Mode: "always", Limit: 1 << 20, Took: "1s"}
 	for range 5000 {
-		kept.Nodes = append(kept.Nodes, store.KeptNode{Node: "n1", From: strings.Repeat("/d", 10_000),
+		kd.Nodes = append(kd.Nodes, kept.Node{Node: "n1", From: strings.Repeat("/d", 10_000),
 			Copied: runtime.Copied{LeftOut: make([]runtime.Skipped, 1000), LeftOutCount: 1000}})
 	}
-	res.KeptData = kept
+	res.Records = res.Records.Put(kd)
 	var buf bytes.Buffer
 	if err := Render(&buf, Input{Test: lockappendtest.TestInfo("none", 3), Results: res, Events: ev, Files: files}); err != nil {
 		t.Fatal(err)

@@ -35,6 +35,7 @@ import (
 
 	"github.com/fencecheck/fencecheck/internal/checkers"
 	"github.com/fencecheck/fencecheck/internal/history"
+	"github.com/fencecheck/fencecheck/internal/record"
 	"github.com/fencecheck/fencecheck/internal/rerun"
 	"github.com/fencecheck/fencecheck/internal/store"
 )
@@ -380,8 +381,11 @@ func commonSections(in *Input) []section {
 	if s, ok := clockSection(in); ok {
 		ss = append(ss, s)
 	}
-	if k := in.Results.KeptData; k != nil {
-		ss = append(ss, section{ID: "data", Title: "Data kept", tmpl: "kept", data: k.Lines()})
+	for _, r := range in.Results.Records {
+		if sc, ok := r.(record.Sectioner); ok {
+			id, title, lines := sc.Section()
+			ss = append(ss, section{ID: id, Title: title, tmpl: "lines", data: lines})
+		}
 	}
 	return append(ss,
 		section{ID: "faults", Title: "Faults", tmpl: "faults", data: faultRows(in)},

@@ -2,11 +2,10 @@ package report
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/fencecheck/fencecheck/internal/history"
-	"github.com/fencecheck/fencecheck/internal/store"
+	"github.com/fencecheck/fencecheck/internal/record"
 )
 
 // Server lanes with their events: on the lane of each server (and each
@@ -18,9 +17,9 @@ import (
 // at the leader (its scope names it: partition:leader, kill:leader, ...)
 // marks its node as the leader when the fault began (aimedLeader). Events are
 // read from the fault's name and its window; its record, as people read it
-// (Shown), is in each mark's title. Leader changes, where the target
-// elects its leader and the run recorded them, are drawn too
-// (leaderEvents).
+// (Shown), is in each mark's title. The run's records are drawn on the
+// lanes too (recordMarks): leader changes, where the target elects its
+// leader and the run recorded them, and whatever else a record marks.
 
 // serverEvent is what a fault does to a server, for its lane.
 type serverEvent struct {
@@ -135,62 +134,44 @@ func newLaneLabeler(f *Figure, ls []laneSpec) laneLabeler {
 	}
 }
 
-// leaderEvents draws what the target said its leader was (in.Leaders):
-// a bar along the bottom of the leader's lane while it led, a crown where
-// another node became leader ("leader") and a hollow crown on the last
-// leader's lane where the target named none ("no leader", with the
-// reason in its title: none is drawn when no node had led, or that node
-// is no lane). A node that is not a lane of the figure is left out, and
-// so is whatever falls outside the window [From, To).
-func leaderEvents(f *Figure, in TimelineInput, s scale, ls []laneSpec, label laneLabeler) {
-	if len(in.Leaders) == 0 {
+// recordMarks draws the marks of the run's records (in.Records:
+// internal/record), each as its kind's style row for its tag says: a bar
+// along the bottom of its lane from its start to its end, or a symbol at
+// its start; its label, if any, is written on the lane where it starts.
+// A mark whose lane is no server lane of the figure is left out, and so
+// is whatever falls outside the window [From, To): a symbol outside it, a
+// bar that does not reach into it (one that does is cut to it).
+func recordMarks(f *Figure, in TimelineInput, s scale, ls []laneSpec, label laneLabeler) {
+	if len(in.Records) == 0 {
 		return
 	}
 	idx := laneIndex(ls)
-	lane := func(node string) (int, bool) {
-		i, ok := idx[node]
-		return i, ok && ls[i].Kind != "client"
-	}
-	end := max(in.Model.Last, in.Leaders[len(in.Leaders)-1].Time)
-	prev := ""
-	for k, ld := range in.Leaders {
-		until := end
-		if k+1 < len(in.Leaders) {
-			until = in.Leaders[k+1].Time
-		}
-		inWindow := ld.Time >= in.From && ld.Time < in.To
-		if ld.Leader == "" {
-			if i, ok := lane(prev); ok && inWindow {
-				l := ls[i]
-				x := s.x(ld.Time)
-				why := ""
-				if ld.Error != "" {
-					why = ": " + ld.Error
-				}
-				f.Marks = append(f.Marks, mark{X: x, Y: l.y + l.h/2, Shape: "lead", Class: "leader-ev none",
-					Title: fmt.Sprintf("no leader at %s, %s had led%s", Secs(ld.Time), prev, why)})
-				label(i, x, "no leader", "leader none")
-			}
-			prev = ""
-			continue
-		}
-		i, ok := lane(ld.Leader)
-		prev = ld.Leader
-		if !ok || until <= in.From || ld.Time >= in.To {
+	for _, m := range in.Records.Marks(in.Model.Last) {
+		st, ok := m.Style()
+		i, lane := idx[m.Lane]
+		if !ok || !lane || ls[i].Kind == "client" {
 			continue
 		}
 		l := ls[i]
-		a, b := max(ld.Time, in.From), min(until, in.To)
-		title := fmt.Sprintf("%s led from %s to %s, as the target answered when asked", ld.Leader, Secs(ld.Time), Secs(until))
-		if k == 0 {
-			title = fmt.Sprintf("%s led from the first answer, at %s, to %s", ld.Leader, Secs(ld.Time), Secs(until))
+		if st.Bar {
+			if m.End <= in.From || m.Start >= in.To {
+				continue
+			}
+			a, b := max(m.Start, in.From), min(m.End, in.To)
+			f.Rects = append(f.Rects, shape{X: s.x(a), Y: l.y + l.h - 3, W: max(s.x(b)-s.x(a), 1), H: 3, Class: st.Class, Title: m.Words})
+			if m.Label != "" {
+				label(i, s.x(a), m.Label, st.LabelClass)
+			}
+			continue
 		}
-		f.Rects = append(f.Rects, shape{X: s.x(a), Y: l.y + l.h - 3, W: max(s.x(b)-s.x(a), 1), H: 3, Class: "leads", Title: title})
-		x := s.x(a)
-		if k > 0 && inWindow {
-			f.Marks = append(f.Marks, mark{X: x, Y: l.y + l.h/2, Shape: "lead", Class: "leader-ev", Title: fmt.Sprintf("%s became leader at %s", ld.Leader, Secs(ld.Time))})
+		if m.Start < in.From || m.Start >= in.To {
+			continue
 		}
-		label(i, x, "leader", "leader")
+		x := s.x(m.Start)
+		f.Marks = append(f.Marks, mark{X: x, Y: l.y + l.h/2, Shape: st.Shape, Class: st.Class, Title: m.Words})
+		if m.Label != "" {
+			label(i, x, m.Label, st.LabelClass)
+		}
 	}
 }
 
@@ -198,7 +179,6 @@ func leaderEvents(f *Figure, in TimelineInput, s scale, ls []laneSpec, label lan
 const serverLanesCSS = `
 .fig .srv-ev{fill:#fff;stroke:#b45f06;stroke-width:1.8}.fig .srv-ev.kill{stroke:var(--bad);stroke-width:2.2}.fig .srv-ev.heal{fill:#b7dfb9;stroke:var(--good);stroke-width:1.2}
 .fig .srv-label{font-size:10px;fill:#3a1d00;font-weight:600}.fig .srv-label.kill{fill:var(--bad)}
-.fig .leads{fill:#7c5cc4}.fig .leader-ev{fill:#7c5cc4;stroke:#fff;stroke-width:.8}.fig .leader-ev.none{fill:#fff;stroke:#7c5cc4;stroke-width:1.4}.fig .srv-label.leader{fill:#4b2e91}
 `
 
 // aimedLeader is the node a fault aimed at the leader took as the leader,
@@ -215,18 +195,14 @@ func (in *TimelineInput) aimedLeader(ft history.Fault) string {
 	case len(ft.Nodes) == 1:
 		return ft.Nodes[0]
 	}
-	i := sort.Search(len(in.Leaders), func(i int) bool { return in.Leaders[i].Time > ft.Start })
-	if i == 0 {
-		return ""
-	}
-	return in.Leaders[i-1].Leader
+	return in.Records.LeaderAt(ft.Start)
 }
 
-// LeadersOf is the leaders a report's input recorded (its results'), for
-// its timelines.
-func LeadersOf(in *Input) []store.LeaderSeen {
+// RecordsOf is what a report's input recorded beside its history (its
+// results' records), for its timelines and stories.
+func RecordsOf(in *Input) record.Set {
 	if in == nil || in.Results == nil {
 		return nil
 	}
-	return in.Results.Leaders
+	return in.Results.Records
 }

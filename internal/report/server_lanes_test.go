@@ -7,7 +7,8 @@ import (
 	"testing"
 
 	"github.com/fencecheck/fencecheck/internal/history"
-	"github.com/fencecheck/fencecheck/internal/store"
+	"github.com/fencecheck/fencecheck/internal/record"
+	"github.com/fencecheck/fencecheck/internal/records/leaders"
 )
 
 // A server fault's events are drawn on its server's lane: a kill of the
@@ -62,14 +63,14 @@ func TestServerLaneEvents(t *testing.T) {
 func TestLeaderLaneEvents(t *testing.T) {
 	m := &OpModel{Last: 20e9}
 	servers := []string{"n1", "n2", "n3"}
-	leaders := []store.LeaderSeen{
+	answers := leaders.Leaders{
 		{Time: 1e8, Leader: "n1"},
 		{Time: 5e9, Error: "etcd: no leader found"},
 		{Time: 6e9, Leader: "n3"},
 		{Time: 9e9, Leader: "x9"},
 		{Time: 12e9, Leader: "n2"},
 	}
-	in := TimelineInput{ID: "tl", Model: m, Workers: 2, Servers: servers, From: 0, To: 20e9, Leaders: leaders}
+	in := TimelineInput{ID: "tl", Model: m, Workers: 2, Servers: servers, From: 0, To: 20e9, Records: record.Set{answers}}
 	f := DrawTimeline(in)
 	ls := in.lanes()
 	s := scale{t0: in.From, t1: in.To, x0: labelW, x1: figW - rightPad}
@@ -143,23 +144,23 @@ func TestLeaderLaneEvents(t *testing.T) {
 		return
 	}
 	// A story's window from 7 s to 10 s: n3's bar cut to it, no mark.
-	f = DrawTimeline(TimelineInput{ID: "tl", Model: m, Workers: 2, Servers: servers, From: 7e9, To: 10e9, Leaders: leaders})
+	f = DrawTimeline(TimelineInput{ID: "tl", Model: m, Workers: 2, Servers: servers, From: 7e9, To: 10e9, Records: record.Set{answers}})
 	if b, mk, _ := count(f); b != 1 || mk != 0 {
 		t.Errorf("window 7-10 s: %d bars and %d marks, want n3's bar only", b, mk)
 	}
 	// A window that starts at a change (12 s): n2's bar and no sliver of
 	// n3's leadership before it.
-	f = DrawTimeline(TimelineInput{ID: "tl", Model: m, Workers: 2, Servers: servers, From: 12e9, To: 15e9, Leaders: leaders})
+	f = DrawTimeline(TimelineInput{ID: "tl", Model: m, Workers: 2, Servers: servers, From: 12e9, To: 15e9, Records: record.Set{answers}})
 	if b, mk, words := count(f); b != 1 || mk != 1 || !slices.Equal(words, []string{"leader"}) {
 		t.Errorf("window 12-15 s: %d bars, %d marks, words %q; want n2's bar and crown, one word", b, mk, words)
 	}
 	// A window that ends at a change (to 12 s): nothing of n2's.
-	f = DrawTimeline(TimelineInput{ID: "tl", Model: m, Workers: 2, Servers: servers, From: 10e9, To: 12e9, Leaders: leaders})
+	f = DrawTimeline(TimelineInput{ID: "tl", Model: m, Workers: 2, Servers: servers, From: 10e9, To: 12e9, Records: record.Set{answers}})
 	if b, mk, _ := count(f); b != 0 || mk != 0 {
 		t.Errorf("window 10-12 s: %d bars and %d marks, want none (x9 led, no lane; n2 from 12 s)", b, mk)
 	}
 	// A change near the right edge: its word is written before its mark.
-	f = DrawTimeline(TimelineInput{ID: "tl", Model: m, Workers: 2, Servers: servers, From: 0, To: 12.1e9, Leaders: leaders})
+	f = DrawTimeline(TimelineInput{ID: "tl", Model: m, Workers: 2, Servers: servers, From: 0, To: 12.1e9, Records: record.Set{answers}})
 	count(f)
 }
 
@@ -171,8 +172,8 @@ func TestPartitionLeaderLabelsTheLeader(t *testing.T) {
 	m := &OpModel{Last: 20e9, Faults: []history.Fault{
 		{FaultValue: history.FaultValue{Fault: "partition:leader", Nodes: []string{"n1", "n2", "n3"}}, Start: 4e9, Stop: 9e9},
 	}}
-	words := func(leaders []store.LeaderSeen) map[string]string {
-		f := DrawTimeline(TimelineInput{ID: "tl", Model: m, Workers: 1, Servers: []string{"n1", "n2", "n3"}, From: 0, To: 20e9, Leaders: leaders})
+	words := func(answers leaders.Leaders) map[string]string {
+		f := DrawTimeline(TimelineInput{ID: "tl", Model: m, Workers: 1, Servers: []string{"n1", "n2", "n3"}, From: 0, To: 20e9, Records: record.Set{answers}})
 		ls := (&TimelineInput{Model: m, Workers: 1, Servers: []string{"n1", "n2", "n3"}}).lanes()
 		out := map[string]string{}
 		for _, tx := range f.Texts {
@@ -187,7 +188,7 @@ func TestPartitionLeaderLabelsTheLeader(t *testing.T) {
 		}
 		return out
 	}
-	got := words([]store.LeaderSeen{{Time: 1e8, Leader: "n1"}, {Time: 2e9, Leader: "n2"}, {Time: 6e9, Leader: "n3"}})
+	got := words(leaders.Leaders{{Time: 1e8, Leader: "n1"}, {Time: 2e9, Leader: "n2"}, {Time: 6e9, Leader: "n3"}})
 	if want := map[string]string{"n1": "cut off", "n2": "leader, cut off", "n3": "cut off"}; !maps.Equal(got, want) {
 		t.Errorf("with leaders recorded: %v, want %v", got, want)
 	}
@@ -198,7 +199,7 @@ func TestPartitionLeaderLabelsTheLeader(t *testing.T) {
 	// The fault's record names the leader it cut off: that one, whatever
 	// the polls said last.
 	m.Faults[0].Leader = "n3"
-	got = words([]store.LeaderSeen{{Time: 1e8, Leader: "n1"}, {Time: 2e9, Leader: "n2"}})
+	got = words(leaders.Leaders{{Time: 1e8, Leader: "n1"}, {Time: 2e9, Leader: "n2"}})
 	if want := map[string]string{"n1": "cut off", "n2": "cut off", "n3": "leader, cut off"}; !maps.Equal(got, want) {
 		t.Errorf("with the leader in the fault's record: %v, want %v", got, want)
 	}

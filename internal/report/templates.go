@@ -1,6 +1,10 @@
 package report
 
-import "html/template"
+import (
+	"html/template"
+
+	"github.com/fencecheck/fencecheck/internal/record"
+)
 
 // css is every page's style, inline.
 const css = `
@@ -100,7 +104,7 @@ const pageSrc = `{{define "head"}}<!DOCTYPE html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <link rel="icon" href="data:,">
 <title>fencecheck {{.Title}}</title>
-<style>` + css + chartsCSS + `</style></head><body>
+<style>` + css + chartsCSS + `{{recordsCSS}}</style></head><body>
 ` + glyphs + `
 <header class="top"><div class="in">
 <h1><span class="verdict {{.Verdict}}" id="verdict">{{.Verdict}}</span> <span>fencecheck report</span></h1>
@@ -146,16 +150,20 @@ const pageSrc = `{{define "head"}}<!DOCTYPE html>
 {{define "reproduce"}}<table>{{range .}}<tr><th>{{.Label}}</th><td><code>{{.Value}}</code><br><span class="muted">{{.Note}}</span></td></tr>{{end}}</table>{{end}}
 {{define "config"}}<table>{{range .}}<tr><th>{{.Label}}</th><td>{{.Value}}</td></tr>{{end}}</table>{{end}}
 
-{{define "kept"}}<ul>{{range .}}<li>{{.}}</li>{{end}}</ul>{{end}}
+{{define "lines"}}<ul>{{range .}}<li>{{.}}</li>{{end}}</ul>{{end}}
 {{define "files"}}<ul>{{range .}}<li>{{if .Dir}}{{.Name}} <span class="muted">{{.HumanSize}} in files</span>{{else if ge .Size 0}}<a href="{{.Name}}">{{.Name}}</a> <span class="muted">{{.HumanSize}}</span>{{else}}{{.Name}}{{end}}</li>{{end}}</ul>{{end}}
 `
+
+// recordsCSS is the style of the records' marks (their kinds' style rows),
+// after the charts'.
+func recordsCSS() template.CSS { return template.CSS(record.CSS()) }
 
 // tmpl holds the templates every page uses: the page's head and foot, the
 // figures and the shared sections.
 var tmpl = baseTemplates()
 
 func baseTemplates() *template.Template {
-	t := template.Must(template.Must(template.New("report").Funcs(template.FuncMap{"secs": Secs}).Parse(pageSrc)).Parse(figureSrc))
+	t := template.Must(template.Must(template.New("report").Funcs(template.FuncMap{"secs": Secs, "recordsCSS": recordsCSS}).Parse(pageSrc)).Parse(figureSrc))
 	return template.Must(t.Parse(chartsSrc))
 }
 

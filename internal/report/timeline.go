@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/fencecheck/fencecheck/internal/history"
-	"github.com/fencecheck/fencecheck/internal/store"
+	"github.com/fencecheck/fencecheck/internal/record"
 )
 
 // Timeline geometry, in SVG user units (the figure scales to the page).
@@ -55,9 +55,9 @@ type TimelineInput struct {
 	// Tell says the faults' records in words (Input.Tell); nil: as
 	// recorded.
 	Tell FaultTeller
-	// Leaders are what the target said its leader was (the results'
-	// leaders): drawn on the server lanes.
-	Leaders []store.LeaderSeen
+	// Records are what the run recorded beside its history (its
+	// results' records, RecordsOf): their marks are drawn on the lanes.
+	Records record.Set
 }
 
 // Marks are what a view found in a history, drawn on its timeline: the
@@ -180,7 +180,7 @@ func DrawTimeline(in TimelineInput) Figure {
 	if detail {
 		serverEvents(&f, in, s, ls, label)
 	}
-	leaderEvents(&f, in, s, ls, label)
+	recordMarks(&f, in, s, ls, label)
 	if detail {
 		drawOps(&f, in, s, ls, inWindow)
 	} else {

@@ -3,11 +3,13 @@ package store
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/fencecheck/fencecheck/internal/buildinfo"
 	"github.com/fencecheck/fencecheck/internal/checkers"
 	"github.com/fencecheck/fencecheck/internal/history"
+	"github.com/fencecheck/fencecheck/internal/record"
 	"github.com/fencecheck/fencecheck/internal/runtime"
 	"github.com/fencecheck/fencecheck/internal/spec"
 )
@@ -198,36 +200,18 @@ type Results struct {
 	// Elapsed is the wall time of the whole run, set-up and teardown
 	// included.
 	Elapsed string `json:"elapsed,omitempty"`
-	// Leaders are what the target said its leader was while the clients
-	// ran, for a target whose servers elect one (targets.Elected): its
-	// first answer and each change, at most MaxLeaders (nil: the target
-	// elects none, or the run predates leaders).
-	Leaders []LeaderSeen `json:"leaders,omitempty"`
-	// KeptData is what the run kept of its nodes' data directories
-	// (--keep-data; nil: it kept nothing, as asked).
-	KeptData    *KeptData `json:"kept_data,omitempty"`
-	Interrupted bool      `json:"interrupted,omitempty"`
-	Note        string    `json:"note,omitempty"`
+	// Records are what the run recorded beside its history (the leaders
+	// the servers named, the data it kept, ...: internal/record), each at
+	// its kind's key among results.json's own, between "elapsed" and
+	// "interrupted".
+	Records     record.Set `json:"-"`
+	Interrupted bool       `json:"interrupted,omitempty"`
+	Note        string     `json:"note,omitempty"`
 	// CheckedBy is the fencecheck that wrote this file, the run's or
 	// check's (buildinfo.Info's String: version and revision); test.json
 	// names the one that made the run.
 	CheckedBy string `json:"checked_by,omitempty"`
 }
-
-// LeaderSeen is one answer of the target's Leader during a run: the node
-// it named, or none with the reason (an election under way, the servers
-// cut off or down), at Time, ns on the history's clock, when the answer
-// came. A run records the first answer and then each answer that names
-// another node (or none after one, or one after none).
-type LeaderSeen struct {
-	Time   int64  `json:"time_ns"`
-	Leader string `json:"leader,omitempty"`
-	Error  string `json:"error,omitempty"`
-}
-
-// MaxLeaders bounds the leader changes a run records (and a report
-// reads): a cluster flapping for hours keeps its first MaxLeaders.
-const MaxLeaders = 4096
 
 // Valid is the run's verdict: the workload result's, or unknown without one.
 func (r *Results) Valid() checkers.Validity {
@@ -244,40 +228,100 @@ func (r *Results) SetValid(v checkers.Validity) {
 	}
 }
 
-// resultsFields is Results without its methods, for JSON.
-type resultsFields Results
+// resultsHead and resultsTail are Results's own fields before and after
+// its records, for JSON: results.json keeps the order it had when the
+// records were named fields.
+type resultsHead struct {
+	Workload  string                   `json:"workload"`
+	Faults    []history.Fault          `json:"faults"`
+	FaultHits *FaultHits               `json:"fault_hits,omitempty"`
+	Workers   *Workers                 `json:"workers,omitempty"`
+	Liveness  *checkers.LivenessResult `json:"liveness,omitempty"`
+	Events    int                      `json:"events"`
+	CheckTime string                   `json:"check_time"`
+	Elapsed   string                   `json:"elapsed,omitempty"`
+}
 
-// MarshalJSON writes the workload result's fields and Results's own fields
-// in one object.
+type resultsTail struct {
+	Interrupted bool   `json:"interrupted,omitempty"`
+	Note        string `json:"note,omitempty"`
+	CheckedBy   string `json:"checked_by,omitempty"`
+}
+
+// MarshalJSON writes the workload result's fields, then Results's own
+// fields with its records among them, in one object.
 func (r Results) MarshalJSON() ([]byte, error) {
-	own, err := json.Marshal(resultsFields(r))
+	head, err := json.Marshal(resultsHead{r.Workload, r.Faults, r.FaultHits, r.Workers, r.Liveness, r.Events, r.CheckTime, r.Elapsed})
 	if err != nil {
 		return nil, err
 	}
-	var wl []byte
+	tail, err := json.Marshal(resultsTail{r.Interrupted, r.Note, r.CheckedBy})
+	if err != nil {
+		return nil, err
+	}
+	recs, err := encodeRecords(r.Records)
+	if err != nil {
+		return nil, err
+	}
+	wl := []byte(`{"valid":"unknown"}`)
 	if r.Result != nil {
 		if wl, err = json.Marshal(r.Result); err != nil {
 			return nil, err
 		}
-	} else {
-		wl = []byte(`{"valid":"unknown"}`)
 	}
-	// Both are objects: splice "{wl...}" and "{own...}".
-	if len(wl) <= 2 || wl[0] != '{' {
-		return own, nil
+	if len(wl) < 2 || wl[0] != '{' {
+		wl = []byte("{}")
 	}
-	out := make([]byte, 0, len(own)+len(wl))
-	out = append(out, wl[:len(wl)-1]...)
-	out = append(out, ',')
-	out = append(out, own[1:]...)
-	return out, nil
+	return splice(wl, head, recs, tail), nil
 }
 
-// UnmarshalJSON reads what MarshalJSON writes; the workload's part becomes
-// a RawResult.
+// encodeRecords is the records as one JSON object, in the set's order. A
+// record cannot take one of results.json's own names.
+func encodeRecords(s record.Set) ([]byte, error) {
+	b := []byte{'{'}
+	for i, r := range s {
+		if slices.Contains(ownKeys, r.Key()) {
+			return nil, fmt.Errorf("store: record %s: results.json has a field of that name", r.Key())
+		}
+		v, err := json.Marshal(r)
+		if err != nil {
+			return nil, fmt.Errorf("store: record %s: %w", r.Key(), err)
+		}
+		if i > 0 {
+			b = append(b, ',')
+		}
+		k, _ := json.Marshal(r.Key())
+		b = append(append(append(b, k...), ':'), v...)
+	}
+	return append(b, '}'), nil
+}
+
+// splice joins JSON objects into one: their members, in order.
+func splice(objs ...[]byte) []byte {
+	out := []byte{'{'}
+	for _, o := range objs {
+		inner := o[1 : len(o)-1]
+		if len(inner) == 0 {
+			continue
+		}
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		out = append(out, inner...)
+	}
+	return append(out, '}')
+}
+
+// UnmarshalJSON reads what MarshalJSON writes: the records of the
+// registered kinds (record.Register) by their keys, and the workload's
+// part as a RawResult.
 func (r *Results) UnmarshalJSON(b []byte) error {
-	var own resultsFields
-	if err := json.Unmarshal(b, &own); err != nil {
+	var head resultsHead
+	var tail resultsTail
+	if err := json.Unmarshal(b, &head); err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, &tail); err != nil {
 		return err
 	}
 	var all map[string]json.RawMessage
@@ -287,7 +331,13 @@ func (r *Results) UnmarshalJSON(b []byte) error {
 	for _, k := range ownKeys {
 		delete(all, k)
 	}
-	*r = Results(own)
+	recs, err := record.Decode(all)
+	if err != nil {
+		return fmt.Errorf("store: results.json: %w", err)
+	}
+	*r = Results{Workload: head.Workload, Faults: head.Faults, FaultHits: head.FaultHits, Workers: head.Workers, Liveness: head.Liveness,
+		Events: head.Events, CheckTime: head.CheckTime, Elapsed: head.Elapsed, Records: recs,
+		Interrupted: tail.Interrupted, Note: tail.Note, CheckedBy: tail.CheckedBy}
 	raw := RawResult(all)
 	if _, err := raw.verdict(); err != nil {
 		return err

@@ -1,6 +1,6 @@
 // Package tables lists the axes of a run, one table each: every built-in
-// target, resource and workload. Adding one is one folder and one line
-// here. fencecheck's command line (internal/cli) and the worker binary
+// target, resource and workload, and every kind of record a run keeps.
+// Adding one is one folder and one line here. fencecheck's command line (internal/cli) and the worker binary
 // (cmd/fencecheck-worker) read the same tables, so a worker knows every
 // part a run can name; the tables link no Docker SDK and no report.
 package tables
@@ -9,6 +9,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/fencecheck/fencecheck/internal/record"
+	"github.com/fencecheck/fencecheck/internal/records/kept"
+	"github.com/fencecheck/fencecheck/internal/records/leaders"
 	"github.com/fencecheck/fencecheck/internal/resources"
 	"github.com/fencecheck/fencecheck/internal/resources/lockstore"
 	"github.com/fencecheck/fencecheck/internal/resources/postgres"
@@ -61,6 +64,17 @@ var Workloads = []workloads.Workload{
 	register.Workload{},
 	election.Workload{},
 }
+
+// Records lists every kind of record a run keeps beside its history
+// (internal/record), in results.json's order; they are registered when
+// this package is initialized, so whatever reads results.json through
+// these tables reads them.
+var Records = []record.Kind{
+	leaders.Kind,
+	kept.Kind,
+}
+
+func init() { record.Register(Records...) }
 
 // Named is an entry of a table.
 type Named interface{ Name() string }

@@ -11,8 +11,8 @@ import (
 
 	"github.com/fencecheck/fencecheck/internal/checkers"
 	"github.com/fencecheck/fencecheck/internal/history"
+	"github.com/fencecheck/fencecheck/internal/record"
 	"github.com/fencecheck/fencecheck/internal/report"
-	"github.com/fencecheck/fencecheck/internal/store"
 )
 
 // StoryKind says which pattern a story tells.
@@ -152,9 +152,10 @@ type storyConfig struct {
 	// Started is the wall-clock moment the history's clock reads 0
 	// (test.json's history_started); zero: the steps show no wall clock.
 	Started time.Time
-	// Leaders are the leaders the run recorded (results.json's leaders):
-	// each change inside a story's span is one of its steps.
-	Leaders []store.LeaderSeen
+	// Records are what the run recorded beside its history (results.json's
+	// records: report.RecordsOf): each mark a record tells (record.Mark's
+	// Tell) inside a story's span is one of its steps.
+	Records record.Set
 }
 
 // stories builds the stories of a lock-append history: one for each stale
@@ -369,7 +370,7 @@ func (b *storyBuilder) prelude(c *cast, a *report.Op) []Step {
 		end = b.m.Last
 	}
 	steps = append(steps, b.faultSteps(c, a.AcquiredAt, end)...)
-	steps = append(steps, b.leaderSteps(a.AcquiredAt, end)...)
+	steps = append(steps, b.recordSteps(a.AcquiredAt, end)...)
 	if s := a.StaleBy; s != nil {
 		C := c.name(s, "got the lock while "+A+" still believed it held it")
 		c.told[s] = true
@@ -442,23 +443,17 @@ func (b *storyBuilder) faultSteps(c *cast, from, to int64) []Step {
 	return steps
 }
 
-// leaderSteps tells the leader changes the run recorded in (from, to]:
-// which server became leader, or that none led and why, as the servers
-// answered when asked.
-func (b *storyBuilder) leaderSteps(from, to int64) []Step {
+// recordSteps tells what the run's records tell in (from, to] (a leader
+// change: which server became leader, or that none led and why, as the
+// servers answered when asked), each in its style row's tone.
+func (b *storyBuilder) recordSteps(from, to int64) []Step {
 	var steps []Step
-	for k, l := range b.cfg.Leaders {
-		if k == 0 || l.Time <= from || l.Time > to {
+	for _, m := range b.cfg.Records.Marks(to) {
+		if m.Tell == "" || m.Start <= from || m.Start > to {
 			continue
 		}
-		text := l.Leader + " becomes the servers' leader"
-		if l.Leader == "" {
-			text = "no server leads"
-			if l.Error != "" {
-				text += " (" + l.Error + ")"
-			}
-		}
-		steps = append(steps, Step{At: l.Time, Who: "servers", Text: text, Tone: "fault"})
+		st, _ := m.Style()
+		steps = append(steps, Step{At: m.Start, Who: m.Who, Text: m.Tell, Tone: st.Tone})
 	}
 	return steps
 }

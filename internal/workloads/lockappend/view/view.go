@@ -149,7 +149,7 @@ func View(in *report.Input) (*report.Page, error) {
 	}
 
 	tl := report.TimelineInput{ID: "tl-main", Model: m.OpModel, Workers: workers, Servers: report.ServerNames(in.Test), From: 0, To: last,
-		Marks: marksOf(append(append([]Story(nil), lostStories...), fenced...)), Tell: in.Tell, Leaders: report.LeadersOf(in)}
+		Marks: marksOf(append(append([]Story(nil), lostStories...), fenced...)), Tell: in.Tell, Records: report.RecordsOf(in)}
 	main := report.DrawTimeline(tl)
 	addFindings(p, in, la)
 	p.Sections = append(p.Sections,
@@ -280,7 +280,7 @@ type told struct {
 // of the history.
 func tell(in *report.Input, la *lockappend.Result) told {
 	t := told{cfg: storyConfig{Fencing: in.Test.Fencing, TTL: dstr(in.Test.TTL), Margin: dstr(in.Test.Margin), Workers: in.Test.Concurrency,
-		Tell: in.Tell, Started: in.Test.HistoryStarted, Leaders: report.LeadersOf(in)}}
+		Tell: in.Tell, Started: in.Test.HistoryStarted, Records: report.RecordsOf(in)}}
 	lostElems := la.LostUpdates.Elements
 	m, err := buildLockAppend(in.Events)
 	if err == nil && len(la.Resources) > 1 {
@@ -502,7 +502,7 @@ func storiesSection(in *report.Input, m *model, cfg storyConfig, lost, fenced []
 			}
 		}
 		tl := report.TimelineInput{ID: "tl-" + s.ID, Model: m.OpModel, Workers: cfg.Workers, Servers: report.ServerNames(in.Test),
-			From: max(s.From-pad, 0), To: s.To + pad, Marks: marksOf([]Story{s}), Involved: involved, Actors: actors, Tell: in.Tell, Leaders: report.LeadersOf(in)}
+			From: max(s.From-pad, 0), To: s.To + pad, Marks: marksOf([]Story{s}), Involved: involved, Actors: actors, Tell: in.Tell, Records: report.RecordsOf(in)}
 		v := storyView{Story: s, KindLabel: kindLabel(s.Kind), Fig: report.DrawTimeline(tl)}
 		if tk := report.TokensFromOps("tokens-"+s.ID, m.OpModel, tl.Marks, cfg.Workers, tl.From, tl.To); !tk.Tokenless() {
 			tk.Small = true

@@ -12,8 +12,9 @@ import (
 	"github.com/fencecheck/fencecheck/internal/history"
 	"github.com/fencecheck/fencecheck/internal/history/lockappend"
 	"github.com/fencecheck/fencecheck/internal/nemesis"
+	"github.com/fencecheck/fencecheck/internal/record"
+	"github.com/fencecheck/fencecheck/internal/records/leaders"
 	"github.com/fencecheck/fencecheck/internal/report"
-	"github.com/fencecheck/fencecheck/internal/store"
 )
 
 // rawParam is a name=value pair as the report wrote records before they
@@ -211,14 +212,14 @@ func TestStoryTellsLeaderChanges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	leaders := []store.LeaderSeen{
+	answers := leaders.Leaders{
 		{Time: 5e7, Leader: "n1"},
 		{Time: 1e9, Leader: "n2"},
 		{Time: 15e8, Error: "etcd: no leader found: no member names a leader"},
 		{Time: 3e9, Leader: "n3"},
 	}
 	lost, _ := stories(m, laResult(res).LostUpdates.Elements, storyConfig{Fencing: "none", TTL: "2s", Margin: "500ms", Workers: 3,
-		Tell: nemesis.Tell, Started: started, Leaders: leaders})
+		Tell: nemesis.Tell, Started: started, Records: record.Set{answers}})
 	if len(lost) != 1 {
 		t.Fatalf("%d lost stories, want 1", len(lost))
 	}

@@ -1,4 +1,4 @@
-package store
+package kept
 
 import (
 	"strings"
@@ -12,7 +12,7 @@ import (
 // size and what it stored, what the limit left out (named, and counted
 // past the names) and what was refused.
 func TestKeptLines(t *testing.T) {
-	k := &KeptData{Mode: "auto", Limit: 1 << 20, Took: "1.2s", Nodes: []KeptNode{
+	k := &Data{Mode: "auto", Limit: 1 << 20, Took: "1.2s", Nodes: []Node{
 		{Node: "n1", From: "/var/lib/etcd", Copied: runtime.Copied{Files: 3, Size: 139 << 20, Stored: 80 << 10,
 			Refused: []runtime.Skipped{{Path: "link", Why: `symbolic link to "/etc"`}}, RefusedCount: 1}},
 		{Node: "n2", From: "/var/lib/etcd", Copied: runtime.Copied{Files: 1, Size: 100, Stored: 100,
@@ -39,7 +39,7 @@ func TestKeptLines(t *testing.T) {
 // line that starts a workflow command, each name cut (issue 48, item 4).
 func TestKeptLinesFilterNames(t *testing.T) {
 	evil := "x\x1b]0;owned\a\r\x1b[2K\n::error::forged\u202e" + strings.Repeat("y", 5000)
-	k := &KeptData{Mode: "always", Took: evil, Note: evil, Nodes: []KeptNode{{Node: evil, From: evil, Error: evil,
+	k := &Data{Mode: "always", Took: evil, Note: evil, Nodes: []Node{{Node: evil, From: evil, Error: evil,
 		Copied: runtime.Copied{Refused: []runtime.Skipped{{Path: evil, Why: evil}}, RefusedCount: 2,
 			LeftOut: []runtime.Skipped{{Path: evil, Why: evil}}, LeftOutCount: 1}}}}
 	lines := k.Lines()
