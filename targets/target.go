@@ -448,6 +448,17 @@ type Lease interface {
 	Release(ctx context.Context) error
 }
 
+// Believer is implemented by leases whose lock library can say, when
+// asked, whether it still believes this client holds the lock: its own
+// signal (a session's Done channel, a lost channel, a local deadline, a
+// session state), asked again after a fault, right before a write. Held
+// answers that belief; an error is no answer. A lease that does not
+// implement it cannot answer, and what fencecheck judges of its beliefs
+// (the belief windows) is unknown, never valid.
+type Believer interface {
+	Held(ctx context.Context) (bool, error)
+}
+
 // Elector is implemented by clients whose lock service has a
 // leader-election recipe of its own: the election workload campaigns with
 // it.

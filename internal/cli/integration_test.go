@@ -35,6 +35,7 @@ import (
 	"github.com/fencecheck/fencecheck/internal/harness"
 	"github.com/fencecheck/fencecheck/internal/history"
 	"github.com/fencecheck/fencecheck/internal/platform/docker"
+	"github.com/fencecheck/fencecheck/internal/records/belief"
 	"github.com/fencecheck/fencecheck/internal/records/kept"
 	"github.com/fencecheck/fencecheck/internal/records/leaders"
 	"github.com/fencecheck/fencecheck/internal/runtime"
@@ -307,6 +308,7 @@ type resultsJSON struct {
 	Faults            []history.Fault `json:"faults"`
 	KeptData          *kept.Data      `json:"kept_data"`
 	Leaders           leaders.Leaders `json:"leaders"`
+	Belief            *belief.Belief  `json:"belief"`
 }
 
 // runHangs is how long a run whose time limit is under a minute may take

@@ -96,7 +96,7 @@ type tokenResults struct {
 // away while clients still reach it), and a server without persistence that
 // restarts empty. Both grant tokens again: token-monotonic is invalid, and
 // results.json names both grants of each violation, with their times,
-// none before the first fault.
+// none before the first fault or the first failover the run recorded.
 func TestRedisTokenReuse(t *testing.T) {
 	requireDocker(t)
 	t.Parallel()
@@ -126,18 +126,26 @@ func TestRedisTokenReuse(t *testing.T) {
 			if tm.Valid != checkers.Invalid || tm.Count < 1 || len(tm.Violations) == 0 {
 				t.Fatalf("token-monotonic: %s, %d violations; want invalid with violations", tm.Valid, tm.Count)
 			}
-			// A token is reused only after a fault: a failover the
-			// partition set off, or the restart, which may complete after
-			// the fault's own end (Sentinel promotes the replica after
-			// the heal on a loaded machine).
+			// A token is reused only after a fault or a failover: one
+			// the partition set off, or the restart, which may complete
+			// after the fault's own end (Sentinel promotes the replica
+			// after the heal on a loaded machine), or a failover the
+			// Sentinels made on their own before any fault (a loaded
+			// machine delays the primary's answers past
+			// down-after-milliseconds: seen in a fresh CI run, the
+			// recorded leaders changing at 12.5 s and the first fault at
+			// 14.8 s).
 			first := int64(1 << 62)
 			for _, f := range got.Faults {
 				first = min(first, f.Start)
 			}
+			if len(got.Leaders) > 1 {
+				first = min(first, got.Leaders[1].Time)
+			}
 			across := 0
 			for _, v := range tm.Violations {
 				if v.B.Granted < first {
-					t.Errorf("violation %+v: its second grant came before the first fault (%d)", v, first)
+					t.Errorf("violation %+v: its second grant came before the first fault or failover (%d)", v, first)
 				}
 				switch {
 				case v.Kind == checkers.Duplicate && v.A.Token == v.B.Token:

@@ -86,8 +86,18 @@ func TestTrendsAcrossNights(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(tokenRun, "results.json")); err != nil || json.Unmarshal(b, &tr) != nil {
 		t.Fatalf("night 3's token run: %v", err)
 	}
-	if tm := tr.Checkers.TokenMonotonic; tm.Valid != checkers.Invalid || tm.Count == 0 {
-		t.Errorf("night 3's token run: token-monotonic %s with %d violations; want invalid (tokens reused after the restart)", tm.Valid, tm.Count)
+	// The restart forgets the token counter: a grant after it reuses a
+	// token. On a loaded machine the server can come back too late for
+	// any grant before the time limit (seen in a fresh CI run: lost 28 of
+	// 28, no grant after the restart); then the run shows why by its
+	// lost updates alone.
+	after, lost := grantsAfterRestart(t, tokenRun)
+	tm := tr.Checkers.TokenMonotonic
+	switch {
+	case after > 0 && (tm.Valid != checkers.Invalid || tm.Count == 0):
+		t.Errorf("night 3's token run: %d grants after the restart, token-monotonic %s with %d violations; want invalid (tokens reused after the restart)", after, tm.Valid, tm.Count)
+	case after == 0 && lost == 0:
+		t.Errorf("night 3's token run: no grant after the restart and no update lost: it shows no regression")
 	}
 
 	// The trends of the three nights.
@@ -141,4 +151,32 @@ func TestTrendsAcrossNights(t *testing.T) {
 	if index, _ := os.ReadFile(filepath.Join(root, report.IndexFile)); string(index) != string(page) {
 		t.Error("the root's index.html is not the trends page")
 	}
+}
+
+// grantsAfterRestart counts the grants of a run's history after its last
+// kill healed (the server back), and the run's lost updates.
+func grantsAfterRestart(t *testing.T, dir string) (after, lost int) {
+	t.Helper()
+	got := readResults(t, dir)
+	healed := int64(-1)
+	for _, f := range got.Faults {
+		if strings.HasPrefix(f.Fault, "kill") && f.Stop > healed {
+			healed = f.Stop
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "history.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		var e struct {
+			Time int64  `json:"time_ns"`
+			Type string `json:"type"`
+			F    string `json:"f"`
+		}
+		if json.Unmarshal([]byte(l), &e) == nil && e.Type == "phase" && e.F == "acquired" && healed >= 0 && e.Time > healed {
+			after++
+		}
+	}
+	return after, got.LostUpdates.Lost
 }

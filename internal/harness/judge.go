@@ -6,6 +6,7 @@ import (
 
 	"github.com/fencecheck/fencecheck/internal/checkers"
 	"github.com/fencecheck/fencecheck/internal/history"
+	"github.com/fencecheck/fencecheck/internal/record"
 	"github.com/fencecheck/fencecheck/internal/store"
 )
 
@@ -46,6 +47,7 @@ func Judge(test store.TestInfo, events []history.Event, res *store.Results) {
 		res.Workers = activity(events, res.Faults[0].Start, test.Concurrency)
 	}
 	res.Liveness = checkers.CheckLiveness(events, livenessConfig(test))
+	derive(test, events, res)
 	if test.Scripted != "" || res.Valid() != checkers.Valid {
 		return
 	}
@@ -94,4 +96,29 @@ func livenessConfig(test store.TestInfo) checkers.LivenessConfig {
 		lease = ttl
 	}
 	return checkers.LivenessConfig{TTL: ttl, Lease: lease}
+}
+
+// derive makes the records the history holds (record.Kind.Derive) and lets
+// each that judges the run (record.Verdicter) make a valid run invalid or
+// unknown, and a run that is unknown invalid, saying why in the note.
+func derive(test store.TestInfo, events []history.Event, res *store.Results) {
+	for _, k := range record.Kinds() {
+		if k.Derive == nil {
+			continue
+		}
+		r := k.Derive(record.Run{Spec: test.Spec, HistoryStartedMono: test.HistoryStartedMono}, events)
+		res.Records = res.Records.Put(r)
+		v, ok := r.(record.Verdicter)
+		if r == nil || !ok {
+			continue
+		}
+		switch verdict, why := v.Verdict(); {
+		case verdict == record.Invalid && res.Valid() != checkers.Invalid:
+			res.SetValid(checkers.Invalid)
+			res.Note = why
+		case verdict == record.Unknown && res.Valid() == checkers.Valid:
+			res.SetValid(checkers.Unknown)
+			res.Note = why
+		}
+	}
 }

@@ -288,6 +288,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	}
 	test := newTestInfo(cfg, runID, cl, started)
 	test.HistoryStarted = rec.Start().UTC()
+	test.HistoryStartedMono = history.KernelMonotonic() - rec.Since().Nanoseconds()
 	if err := run.WriteJSON(store.TestFile, test); err != nil {
 		rec.Close()
 		return nil, fmt.Errorf("%w: %w", ErrHarness, err)

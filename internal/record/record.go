@@ -23,8 +23,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
+
+	"github.com/fencecheck/fencecheck/internal/history"
+	"github.com/fencecheck/fencecheck/internal/spec"
 )
 
 // Record is one record of a run, stored in results.json under its kind's
@@ -51,6 +55,34 @@ type Kind struct {
 	// Probe makes the record while the clients run (nil: the record is
 	// made otherwise, as kept data is before teardown).
 	Probe Probe
+	// Derive makes the record from the run's configuration and history
+	// whenever the run is checked (the run's own check and `fencecheck
+	// check`; such a kind is not Carried): nil when the history holds
+	// nothing of it.
+	Derive func(r Run, events []history.Event) Record
+}
+
+// Run is what Derive knows of the run besides its history: its
+// configuration, and the history's start on the kernel's monotonic clock
+// (history.KernelMonotonic; 0: not recorded).
+type Run struct {
+	spec.Spec
+	HistoryStartedMono int64
+}
+
+// Verdict is what a record says of the run: nothing (None), or that it is
+// invalid or cannot be judged; Judge makes a valid run so.
+type Verdict int
+
+const (
+	None Verdict = iota
+	Invalid
+	Unknown
+)
+
+// Verdicter is a record that judges the run: its verdict and why.
+type Verdicter interface {
+	Verdict() (Verdict, string)
 }
 
 // Probe makes a record while a run's clients run: the harness starts it
@@ -118,6 +150,15 @@ type Mark struct {
 	// Tell is what a story of the run says of the mark at Start, by Who
 	// ("servers", a client's name); "" the stories leave it out.
 	Tell, Who string
+}
+
+// Secs formats ns for a mark's words as the report does: "7.45s" ("never"
+// for a negative time).
+func Secs(ns int64) string {
+	if ns < 0 {
+		return "never"
+	}
+	return strconv.FormatFloat(float64(ns)/1e9, 'f', 2, 64) + "s"
 }
 
 // Style is how the marks of one tag are drawn.

@@ -138,7 +138,7 @@ func newLaneLabeler(f *Figure, ls []laneSpec) laneLabeler {
 // internal/record), each as its kind's style row for its tag says: a bar
 // along the bottom of its lane from its start to its end, or a symbol at
 // its start; its label, if any, is written on the lane where it starts.
-// A mark whose lane is no server lane of the figure is left out, and so
+// A mark whose lane is no lane of the figure is left out, and so
 // is whatever falls outside the window [From, To): a symbol outside it, a
 // bar that does not reach into it (one that does is cut to it).
 func recordMarks(f *Figure, in TimelineInput, s scale, ls []laneSpec, label laneLabeler) {
@@ -149,7 +149,7 @@ func recordMarks(f *Figure, in TimelineInput, s scale, ls []laneSpec, label lane
 	for _, m := range in.Records.Marks(in.Model.Last) {
 		st, ok := m.Style()
 		i, lane := idx[m.Lane]
-		if !ok || !lane || ls[i].Kind == "client" {
+		if !ok || !lane {
 			continue
 		}
 		l := ls[i]

@@ -111,12 +111,35 @@ type WorkerKnobs struct {
 	// computing instead of waiting (--work-cpu).
 	Work    time.Duration `json:"work,omitempty"`
 	WorkCPU bool          `json:"work_cpu,omitempty"`
+	// Recheck is the careful holder (--recheck): right before its write,
+	// the holder asks its library whether it still holds the lock
+	// (targets.Believer) and writes only if told so; and every holder is
+	// asked every BeliefEvery while it believes it holds the lock, each
+	// answer a phase of its operation (lockappend.PhaseHeld).
+	Recheck bool `json:"recheck,omitempty"`
+	// BeliefTolerance is how long after the next holder's grant a library
+	// may still have said "held" before the belief check is invalid
+	// (--belief-tolerance; 0: DefaultBeliefTolerance).
+	BeliefTolerance time.Duration `json:"belief_tolerance,omitempty"`
 	// Margin is the lease time a careful client wants left before it goes
 	// ahead (--margin); with less, it fails the operation without writing.
 	Margin time.Duration `json:"margin,omitempty"`
 	// AcquireTimeout bounds the wait for the lock (--acquire-timeout); a
 	// client that does not get it in time fails the operation.
 	AcquireTimeout time.Duration `json:"acquire_timeout,omitempty"`
+}
+
+// DefaultBeliefTolerance is --belief-tolerance's default: two of the
+// 50 ms questions (lockappend.BeliefEvery), as a holder's answer and the
+// next holder's grant are each timed when the harness hears them.
+const DefaultBeliefTolerance = 100 * time.Millisecond
+
+// Tolerance is BeliefTolerance, or its default.
+func (k WorkerKnobs) Tolerance() time.Duration {
+	if k.BeliefTolerance > 0 {
+		return k.BeliefTolerance
+	}
+	return DefaultBeliefTolerance
 }
 
 // LockCount is the number of locks: Locks, at least 1.

@@ -40,8 +40,12 @@ type Found struct {
 	// zero (its events' times count from it); zero in runs recorded
 	// before it was kept, whose wall-clock times are then unknown.
 	HistoryStarted time.Time `json:"history_started,omitzero"`
-	Fencecheck     string    `json:"fencecheck_version"`
-	TargetVersion  string    `json:"target_version,omitempty"`
+	// HistoryStartedMono is the same moment on the kernel's monotonic
+	// clock (history.KernelMonotonic; 0: not recorded), against which a
+	// held answer's own stamp is placed on the history's clock.
+	HistoryStartedMono int64  `json:"history_started_mono_ns,omitempty"`
+	Fencecheck         string `json:"fencecheck_version"`
+	TargetVersion      string `json:"target_version,omitempty"`
 	// FencecheckRevision is the VCS revision of the fencecheck that ran
 	// the run (Fencecheck is its version): the git hash, "+modified" after
 	// it when the tree had changes; absent when unknown, and in earlier

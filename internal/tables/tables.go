@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/fencecheck/fencecheck/internal/record"
+	"github.com/fencecheck/fencecheck/internal/records/belief"
 	"github.com/fencecheck/fencecheck/internal/records/kept"
 	"github.com/fencecheck/fencecheck/internal/records/leaders"
 	"github.com/fencecheck/fencecheck/internal/resources"
@@ -72,6 +73,7 @@ var Workloads = []workloads.Workload{
 var Records = []record.Kind{
 	leaders.Kind,
 	kept.Kind,
+	belief.Kind,
 }
 
 func init() { record.Register(Records...) }

@@ -9,7 +9,11 @@
 // update.
 package lockappend
 
-import "github.com/fencecheck/fencecheck/internal/history"
+import (
+	"time"
+
+	"github.com/fencecheck/fencecheck/internal/history"
+)
 
 // Functions (the f of history events).
 const (
@@ -39,6 +43,12 @@ const (
 	// PhaseWriteSent: the write request is about to leave (with several
 	// resources, the first). Value: none.
 	PhaseWriteSent = "write-sent"
+	// PhaseHeld: under --recheck, the holder's lock library answered
+	// whether it still holds the lock (targets.Believer): every
+	// BeliefEvery while the holder believes it holds it (a paused holder
+	// answers when it resumes), and once more right before its write (the
+	// careful holder: Held.Recheck). Value: Held.
+	PhaseHeld = "held"
 	// PhaseReleasing: the client starts giving the lock up; from here on it
 	// no longer believes it holds it. Value: none.
 	PhaseReleasing = "releasing"
@@ -59,6 +69,10 @@ const (
 	// ReasonAuditFailed: the audit log's append failed; nothing was
 	// written to the resources.
 	ReasonAuditFailed = "audit-failed"
+	// ReasonNotHeld: under --recheck, the holder's library said, right
+	// before the write, that it no longer holds the lock (or did not
+	// answer): nothing was written.
+	ReasonNotHeld = "not-held"
 	// ReasonPartial: with several resources, some writes were refused by
 	// fencing and the others acknowledged (the completion is ok; each
 	// resource's outcome is in Completion.Resources).
@@ -93,6 +107,26 @@ type ReadValue struct {
 type Checked struct {
 	RemainingMS int64 `json:"remaining_ms"`
 	OK          bool  `json:"ok"`
+}
+
+// BeliefEvery is how often a holder's library is asked whether it still
+// holds the lock under --recheck.
+const BeliefEvery = 50 * time.Millisecond
+
+// Held is the value of the held phase: the library's answer (Held), or
+// no answer (Error: the question failed; Unknown: the library cannot be
+// asked, and the belief check is unknown). Recheck marks the careful
+// holder's question right before its write. AnsweredMono is when the
+// library answered, on the kernel's monotonic clock
+// (history.KernelMonotonic): the phase itself is timed when the harness
+// hears it, which can be long after the answer (the holder paused, or
+// starved of CPU, between the answer and its message).
+type Held struct {
+	Held         bool   `json:"held"`
+	Error        string `json:"error,omitempty"`
+	Unknown      bool   `json:"unknown,omitempty"`
+	Recheck      bool   `json:"recheck,omitempty"`
+	AnsweredMono int64  `json:"answered_mono_ns,omitempty"`
 }
 
 // Released is the value of the released phase.

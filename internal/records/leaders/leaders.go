@@ -6,12 +6,12 @@
 package leaders
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -79,18 +79,8 @@ func (l Leaders) Bound(lim record.Limits) record.Record {
 	for i := range out {
 		out[i].Leader, out[i].Error = safetext.Clip(out[i].Leader, lim.Name), safetext.Clip(out[i].Error, lim.Text)
 	}
-	slices.SortStableFunc(out, func(a, b Seen) int { return cmpInt(a.Time, b.Time) })
+	slices.SortStableFunc(out, func(a, b Seen) int { return cmp.Compare(a.Time, b.Time) })
 	return out
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // maxShown bounds the changes the end-of-run summary names.
@@ -155,7 +145,7 @@ func (l Leaders) Marks(end int64) []record.Mark {
 					tell += " (" + s.Error + ")"
 				}
 				out = append(out, record.Mark{Lane: prev, Tag: "none", Start: s.Time, End: s.Time,
-					Words: fmt.Sprintf("no leader at %s, %s had led%s", secs(s.Time), prev, why), Label: "no leader",
+					Words: fmt.Sprintf("no leader at %s, %s had led%s", record.Secs(s.Time), prev, why), Label: "no leader",
 					Tell: tellIf(k, tell), Who: "servers"})
 			} else if k > 0 {
 				tell := "no server leads"
@@ -169,14 +159,14 @@ func (l Leaders) Marks(end int64) []record.Mark {
 			continue
 		}
 		prev = s.Leader
-		words := fmt.Sprintf("%s led from %s to %s, as the target answered when asked", s.Leader, secs(s.Time), secs(until))
+		words := fmt.Sprintf("%s led from %s to %s, as the target answered when asked", s.Leader, record.Secs(s.Time), record.Secs(until))
 		if k == 0 {
-			words = fmt.Sprintf("%s led from the first answer, at %s, to %s", s.Leader, secs(s.Time), secs(until))
+			words = fmt.Sprintf("%s led from the first answer, at %s, to %s", s.Leader, record.Secs(s.Time), record.Secs(until))
 		}
 		out = append(out, record.Mark{Lane: s.Leader, Tag: "leads", Start: s.Time, End: until, Words: words, Label: "leader"})
 		if k > 0 {
 			out = append(out, record.Mark{Lane: s.Leader, Tag: "leader", Start: s.Time, End: s.Time,
-				Words: fmt.Sprintf("%s became leader at %s", s.Leader, secs(s.Time)),
+				Words: fmt.Sprintf("%s became leader at %s", s.Leader, record.Secs(s.Time)),
 				Tell:  s.Leader + " becomes the servers' leader", Who: "servers"})
 		}
 	}
@@ -190,14 +180,6 @@ func tellIf(k int, tell string) string {
 		return ""
 	}
 	return tell
-}
-
-// secs formats ns as seconds for prose, as the report does: "7.45s".
-func secs(ns int64) string {
-	if ns < 0 {
-		return "never"
-	}
-	return strconv.FormatFloat(float64(ns)/1e9, 'f', 2, 64) + "s"
 }
 
 // LeaderAt is the node the answers named last at or before t ("" none).

@@ -238,6 +238,11 @@ func (l *lease) Remaining() time.Duration {
 	return time.Until(l.expiry)
 }
 
+// Held is the recipe's own belief, the session's deadline: TTL from the last renewal
+// the server accepted, has not passed
+// (targets.Believer).
+func (l *lease) Held(context.Context) (bool, error) { return l.Remaining() > 0, nil }
+
 // abandon gives up a session, best effort: it releases the lock first if it
 // was granted (destroying a session that holds a lock would impose the
 // lock-delay on the next holder), then destroys the session.

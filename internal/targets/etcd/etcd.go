@@ -508,6 +508,11 @@ func (l *lease) Remaining() time.Duration {
 	return time.Until(l.expiry)
 }
 
+// Held is the recipe's own belief, the keepalives' deadline: the lease
+// runs TTL seconds from the last keepalive answer read, has not passed
+// (targets.Believer).
+func (l *lease) Held(context.Context) (bool, error) { return l.Remaining() > 0, nil }
+
 // abandon stops the keepalives and revokes the lease, best effort.
 func (l *lease) abandon() {
 	l.stop()

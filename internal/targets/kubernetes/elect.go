@@ -84,6 +84,7 @@ func (c *client) Campaign(ctx context.Context, candidate string) (targets.Lease,
 		return nil, fmt.Errorf("kubernetes: campaign: %w", ctx.Err())
 	}
 	l.token = int64(rec.grantTransitions()) + 1
+	l.le = le
 	c.track(l)
 	return l, nil
 }
@@ -166,11 +167,19 @@ type lease struct {
 	cancel   context.CancelFunc
 	done     chan struct{} // closed when the election stopped
 	stopped  atomic.Bool   // OnStoppedLeading
+	le       *leaderelection.LeaderElector
 }
 
 func (l *lease) Token() int64 { return l.token }
 
 func (l *lease) holder() string { return l.identity }
+
+// Held is client-go's own answer, LeaderElector.IsLeader: the record it
+// last observed names this candidate (it does not look at the lease's
+// expiry), and it has not stopped leading (targets.Believer).
+func (l *lease) Held(context.Context) (bool, error) {
+	return !l.stopped.Load() && l.le.IsLeader(), nil
+}
 
 func (l *lease) Remaining() time.Duration {
 	if l.stopped.Load() {

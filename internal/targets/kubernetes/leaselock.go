@@ -146,6 +146,10 @@ func (l *plainLease) Token() int64 { return l.token }
 
 func (l *plainLease) holder() string { return l.identity }
 
+// Held is the recipe's own belief: the lock was not lost and the last
+// renewal is less than a TTL old (Remaining; targets.Believer).
+func (l *plainLease) Held(context.Context) (bool, error) { return l.Remaining() > 0, nil }
+
 func (l *plainLease) Remaining() time.Duration {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -104,6 +104,20 @@ func (l *lease) Remaining() time.Duration {
 	return max(0, l.c.ttl-time.Since(sent))
 }
 
+// Held asks the server, on the lock's session, whether that session still
+// holds the advisory lock (the recipe's own belief: PostgreSQL's answer on
+// the connection that took it; targets.Believer).
+func (l *lease) Held(ctx context.Context) (bool, error) {
+	held, err := l.c.held(ctx, l.pid)
+	if err != nil {
+		return false, err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lost = l.lost || !held
+	return held && !l.lost, nil
+}
+
 // held reports whether backend pid holds the client's advisory lock, asked
 // on the lock's session.
 func (c *Client) held(ctx context.Context, pid int64) (bool, error) {

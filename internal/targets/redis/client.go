@@ -311,6 +311,10 @@ func (l *Lease) LockValue() string { return l.value }
 // server's clock running at the client's pace).
 func (l *Lease) Remaining() time.Duration { return time.Until(l.expiry) }
 
+// Held is the recipe's own belief: its local deadline (Remaining) has
+// not passed (targets.Believer).
+func (l *Lease) Held(context.Context) (bool, error) { return l.Remaining() > 0, nil }
+
 // Release deletes the lock key if it still holds our value. A lease that
 // expired meanwhile is not an error: the key went by itself.
 func (l *Lease) Release(ctx context.Context) error {

@@ -291,6 +291,10 @@ func (l *lease) Remaining() time.Duration {
 	return max(time.Until(l.s.lastHeard().Add(l.c.ttl)), 0)
 }
 
+// Held is the recipe's own belief: its session is alive and the server was
+// heard within a session timeout (Remaining; targets.Believer).
+func (l *lease) Held(context.Context) (bool, error) { return l.Remaining() > 0, nil }
+
 // forget drops the lease from the client's open sessions.
 func (l *lease) forget() {
 	l.c.mu.Lock()

@@ -32,6 +32,7 @@ func Exclusive(t testing.TB, c targets.Client, wait time.Duration) time.Duration
 // Fences checks the fencing contract on c, starting from a, the lease of the
 // lock's holder, and an empty list:
 //
+//   - a says it is held (targets.Believer);
 //   - a's token write of [1] passes; a releases; the next holder b gets a
 //     higher token;
 //   - b's fenced read returns [1] and moves the fence before b writes
@@ -50,6 +51,13 @@ func Fences(t testing.TB, lc targets.Client, a targets.Lease) (b targets.Lease, 
 	t.Helper()
 	ctx := context.Background()
 	c := LockStore(t, lc)
+	// A built-in recipe answers whether it holds the lock, with its own
+	// signal (targets.Believer), and a fresh holder is told it does.
+	if bel, ok := a.(targets.Believer); !ok {
+		t.Errorf("the lease %T cannot say whether it is held (targets.Believer)", a)
+	} else if held, err := bel.Held(ctx); err != nil || !held {
+		t.Errorf("a fresh holder asked whether it holds the lock: %v, %v", held, err)
+	}
 	if _, err := c.Write(ctx, []int64{1}, a, targets.FencingToken); err != nil {
 		t.Fatalf("token write of the holder: %v", err)
 	}

@@ -33,6 +33,9 @@ func (Workload) Validate(t targets.Target, rs []resources.Resource, cfg workload
 	if err := (Workload{}).Supports(t); err != nil {
 		return err
 	}
+	if cfg.Recheck {
+		return fmt.Errorf("%w: --recheck goes with the lock-append workload", targets.ErrBadConfig)
+	}
 	if cfg.AuditLog {
 		return fmt.Errorf("%w: --audit-log goes with the lock-append workload", targets.ErrBadConfig)
 	}

@@ -12,12 +12,14 @@ import (
 
 // Execute runs one critical section: acquire, read every resource (fenced
 // reads where a resource's fencing is token), check the lease, the
-// failpoint, work, log to the audit log (if any), write every resource's
+// failpoint, work, under --recheck ask the library whether it still holds
+// the lock (and fail if not), log to the audit log (if any), write every resource's
 // list with element appended (fenced as each resource's mode says),
 // release. It never retries. It returns the completion type and value:
 //
 //   - Fail when nothing can have been written: the lock was not acquired, a
-//     read failed or was fenced, the lease was too short, the audit log
+//     read failed or was fenced, the lease was too short, the library said
+//     it no longer holds the lock (--recheck), the audit log
 //     failed, or fencing refused every write;
 //   - Info when a write was sent and its outcome is unknown;
 //   - Ok when every write was acknowledged, or, with several resources,
@@ -51,6 +53,10 @@ func Execute(ctx context.Context, c workloads.Clients, cfg workloads.Config, ele
 		}
 		env.Report(la.PhaseReleased, r)
 	}()
+	if cfg.Recheck {
+		// Stopped before the release above: no answer follows releasing.
+		defer sampleBelief(ctx, lease, env)()
+	}
 
 	multi := len(c.Resources) > 1
 	parts := make([]la.ResourcePart, len(c.Resources))
@@ -105,6 +111,12 @@ func Execute(ctx context.Context, c workloads.Clients, cfg workloads.Config, ele
 	if err := workloads.DoWork(ctx, cfg); err != nil {
 		done.Reason, done.Error = "cancelled", err.Error()
 		return history.Fail, finish()
+	}
+	if cfg.Recheck {
+		if write, why := recheck(ctx, lease, env); !write {
+			done.Reason, done.Error = la.ReasonNotHeld, why
+			return history.Fail, finish()
+		}
 	}
 
 	if c.Audit != nil {

@@ -49,6 +49,9 @@ func (Workload) Validate(t targets.Target, rs []resources.Resource, cfg workload
 			return fmt.Errorf("%w: the register workload takes no lock: --fencing %s=%s does not apply (leave --fencing out)", targets.ErrBadConfig, name, f)
 		}
 	}
+	if cfg.Recheck {
+		return fmt.Errorf("%w: --recheck goes with the lock-append workload", targets.ErrBadConfig)
+	}
 	if cfg.AuditLog {
 		return fmt.Errorf("%w: --audit-log goes with the lock-append workload", targets.ErrBadConfig)
 	}

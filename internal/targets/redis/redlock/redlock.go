@@ -206,6 +206,10 @@ func (l *Lease) LockValue() string { return l.m.Value() }
 // Remaining is redsync's validity estimate.
 func (l *Lease) Remaining() time.Duration { return time.Until(l.m.Until()) }
 
+// Held is redsync's own belief: its validity (Mutex.Until) has not
+// passed (targets.Believer).
+func (l *Lease) Held(context.Context) (bool, error) { return l.Remaining() > 0, nil }
+
 // Release deletes the key on every master that still holds our value. A
 // lease that expired meanwhile (keys gone, or taken by others) is not an
 // error.

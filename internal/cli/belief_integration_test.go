@@ -1,0 +1,68 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The careful holder (--recheck) on the built-in recipes, a holder paused
+// past its lease, unfenced: after the pause, right before its write, the
+// holder asks its recipe whether it still holds the lock; the recipe's
+// own deadline has passed, it says no, and the holder writes nothing
+// (not-held): no update is lost where the same run without --recheck loses
+// one (TestRedisPauseHolder, TestLockAppendFencingModes). Every answer is
+// in the history, and the belief record finds no holder told "held" after
+// the next grant: fencecheck's recipes judge their lease by their own
+// clock, from when their last renewal was sent.
+func TestRecheckCarefulHolder(t *testing.T) {
+	requireDocker(t)
+	t.Parallel()
+	fencecheckBinary(t)
+	for _, target := range []string{"etcd", "redis"} {
+		t.Run(target, func(t *testing.T) {
+			t.Parallel()
+			dir, got, r := seededRun(t, "--target", target, "--recheck", "--fencing", "none", "--nemesis", "pause-holder")
+			if r.code != exitValid || got.LostUpdates.Lost != 0 {
+				t.Errorf("exit %d, lost %d of %d; want 0, none lost:\n%s", r.code, got.LostUpdates.Lost, got.LostUpdates.Acknowledged, r.stdout)
+			}
+			b := got.Belief
+			if b == nil || b.Answers == 0 || b.Grants == 0 || b.Stale != 0 || b.Unknown != "" || b.ToleranceNS != 100e6 {
+				t.Fatalf("belief record %+v: want answers over handovers, none stale, judged with the default tolerance", b)
+			}
+			if !strings.Contains(r.stdout, "not-held") || !strings.Contains(r.stdout, "belief ") {
+				t.Errorf("the summary names no holder that found it no longer held the lock, or no belief line:\n%s", r.stdout)
+			}
+			h, err := os.ReadFile(filepath.Join(dir, "history.jsonl"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := strings.Count(string(h), `"f":"held"`); n != b.Answers {
+				t.Errorf("the history holds %d held phases, the record counts %d", n, b.Answers)
+			}
+			if !strings.Contains(string(h), `"recheck":true`) {
+				t.Error("no careful holder's question in the history")
+			}
+			// check derives the record again from the history.
+			if code, out, _ := runInProcess("check", dir); code != exitValid || !strings.Contains(out, "belief ") {
+				t.Errorf("check: exit %d:\n%s", code, out)
+			}
+			if again := readResults(t, dir).Belief; again == nil || again.Answers != b.Answers || again.Stale != 0 {
+				t.Errorf("check's belief record %+v, the run's %+v", again, b)
+			}
+		})
+	}
+}
+
+// --recheck goes with the lock-append workload only.
+func TestRecheckRefusedElsewhere(t *testing.T) {
+	for _, wl := range []string{"register", "election"} {
+		res := t.TempDir()
+		r := runCLI(t, nil, "run", "--workload", wl, "--recheck", "--results", res)
+		if r.code != exitBadArgs || !strings.Contains(r.stderr, "--recheck goes with the lock-append workload") || r.cpu > refuseCPU {
+			t.Errorf("%s: exit %d after %s of CPU: %s", wl, r.code, r.cpu, lastLines(r.stderr, 3))
+		}
+		noRunWritten(t, res)
+	}
+}
