@@ -8,6 +8,7 @@ import (
 
 	"github.com/fencecheck/fencecheck/internal/history"
 	"github.com/fencecheck/fencecheck/internal/record"
+	"github.com/fencecheck/fencecheck/internal/records/belief"
 	"github.com/fencecheck/fencecheck/internal/records/leaders"
 )
 
@@ -202,5 +203,35 @@ func TestPartitionLeaderLabelsTheLeader(t *testing.T) {
 	got = words(leaders.Leaders{{Time: 1e8, Leader: "n1"}, {Time: 2e9, Leader: "n2"}})
 	if want := map[string]string{"n1": "cut off", "n2": "cut off", "n3": "leader, cut off"}; !maps.Equal(got, want) {
 		t.Errorf("with the leader in the fault's record: %v, want %v", got, want)
+	}
+}
+
+// A record's marks go on a client's lane too: a belief window is a bar
+// on the stale holder's lane from the next grant to its last "held", in
+// its kind's class, labelled.
+func TestBeliefWindowOnClientLane(t *testing.T) {
+	m := &OpModel{Last: 10e9}
+	b := &belief.Belief{Workers: 2, Stale: 1, MaxNS: 9e8, Windows: []belief.Window{{Holder: 0, Next: 1, GrantedNS: 3e9, LastHeldNS: 3.9e9, WindowNS: 9e8}}}
+	in := TimelineInput{ID: "tl", Model: m, Workers: 2, Servers: []string{"n1"}, From: 0, To: 10e9, Records: record.Set{b}}
+	f := DrawTimeline(in)
+	ls := in.lanes()
+	s := scale{t0: in.From, t1: in.To, x0: labelW, x1: figW - rightPad}
+	var bars []shape
+	for _, r := range f.Rects {
+		if r.Class == "stale-belief" {
+			bars = append(bars, r)
+		}
+	}
+	w1 := ls[0]
+	if len(bars) != 1 || bars[0].Y != w1.y+w1.h-3 || bars[0].X != s.x(3e9) || bars[0].X+bars[0].W != s.x(3.9e9) ||
+		!strings.Contains(bars[0].Title, "w1: its library said it held the lock until 3.90s, 0.90s after w2 was granted it at 3.00s") {
+		t.Fatalf("bars %+v: want one on w1 from 3s to 3.9s", bars)
+	}
+	labelled := false
+	for _, tx := range f.Texts {
+		labelled = labelled || tx.Text == "held 0.90s too long" && tx.Class == "srv-label stale-belief"
+	}
+	if !labelled {
+		t.Error("the window is not labelled on its lane")
 	}
 }
