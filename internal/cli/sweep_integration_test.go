@@ -48,8 +48,15 @@ func TestSweep(t *testing.T) {
 		tr := p.Trials[len(p.Trials)-1]
 		// The pause is the SIGSTOP's time and the schedule's hold: M TTLs
 		// from the holder's failpoint, its window at least the hold.
-		if tr.Faults != 1 || !tr.Hit || tr.MissedWhy != "" || tr.HoldMS == nil || tr.StopTookMS == nil ||
-			tr.HeldMS < *tr.HoldMS || *tr.StopTookMS+*tr.HoldMS < p.PauseMS-1 || tr.LeftMS == nil || *tr.LeftMS <= 1500 {
+		// A SIGSTOP that itself took the whole pause (1.1 s of a 1 s
+		// pause, on a loaded machine) leaves the schedule nothing to
+		// hold: no hold is recorded then.
+		hold := int64(0)
+		if tr.HoldMS != nil {
+			hold = *tr.HoldMS
+		}
+		if tr.Faults != 1 || !tr.Hit || tr.MissedWhy != "" || tr.StopTookMS == nil || (tr.HoldMS == nil && *tr.StopTookMS < p.PauseMS-1) ||
+			tr.HeldMS < hold || *tr.StopTookMS+hold < p.PauseMS-1 || tr.LeftMS == nil || *tr.LeftMS <= 1500 {
 			t.Errorf("%s: %d pauses, hit %v, %q, window %d ms, stop and hold %v+%v ms of %d, left %v; want one pause in full, hit, more than the margin left",
 				name, tr.Faults, tr.Hit, tr.MissedWhy, tr.HeldMS, deref(tr.StopTookMS), deref(tr.HoldMS), p.PauseMS, deref(tr.LeftMS))
 		}
