@@ -3,7 +3,9 @@ package store
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/fencecheck/fencecheck/internal/buildinfo"
@@ -350,8 +352,22 @@ func (r *Results) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// ownKeys are the JSON names of Results's own fields.
-var ownKeys = []string{"workload", "faults", "fault_hits", "workers", "liveness", "events", "check_time", "elapsed", "interrupted", "note", "checked_by"}
+// ownKeys are the JSON names of Results's own fields: resultsHead's and
+// resultsTail's tags, so that a field added there is one of them.
+var ownKeys = jsonNames(resultsHead{}, resultsTail{})
+
+// jsonNames are the JSON names of the fields of the structs vs.
+func jsonNames(vs ...any) []string {
+	var out []string
+	for _, v := range vs {
+		t := reflect.TypeOf(v)
+		for i := range t.NumField() {
+			name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+			out = append(out, name)
+		}
+	}
+	return out
+}
 
 // FaultHits counts the faults aimed at a critical section (pause-holder,
 // partition-client): Hit were in place while the holder waited at its
