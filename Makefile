@@ -72,7 +72,8 @@ demo: build deps-demo
 #
 # make test fits CI's budget on a fresh machine (45 minutes quiet): what
 # costs an image that would take most of it (the Kubernetes control plane,
-# Consul's other versions, the rest of the zoo's clients) runs only in
+# Consul's other versions, the rest of the zoo's clients) or minutes of CPU
+# on its own (three nights of trends, the 1M-operation report) runs only in
 # make test-all, which make test names at its end, listing what it
 # skipped (internal/testkit/suite). Run make test-all before resolving
 # work that touches those parts.

@@ -23,13 +23,14 @@ go=${GO:-go}
 logdir=$(dirname "$bin")
 stamp() { echo "test.sh: $(date -u +%H:%M:%S) $*"; }
 
-stamp "images that most tests need: base, etcd, worker"
-"$bin" images build base etcd worker
-
 # Three lanes, each one build after another: the Go compiles in one
 # (Consul's the longest of make test's), kube-apiserver's alone in another
 # (make test-all only: 20 minutes of CPU), the apt-get installs in the third
-# (network and disk). Their logs go to files.
+# (network and disk). Their logs go to files. They start first, beside the
+# base, etcd and worker images and go vet: Consul's compile is on the
+# critical path of a fresh machine (the tests that need it wait for it),
+# and it compiles while debootstrap makes the base, whose build lock the
+# lanes wait on before they add anything to it.
 whole=${FENCECHECK_TEST_ALL:-}
 stamp "background builds: logs in $logdir/images-{compile,kubernetes,packages}.log"
 # Each lane is a session of its own (setsid), so that stopping it stops the
@@ -57,27 +58,50 @@ kubernetes=$!
 setsid bash -c "$lane_packages" >"$logdir/images-packages.log" 2>&1 &
 packages=$!
 # A test run that fails or is interrupted takes its background builds with it.
-trap 'kill -- -$compile -$kubernetes -$packages 2>/dev/null || true' EXIT
+first=
+trap 'kill -- -$compile -$kubernetes -$packages ${first:+-$first} 2>/dev/null || true' EXIT
 trap 'exit 130' INT TERM
 
 status=0
 flaky=()
 restarted=0
+# The images that most tests need, beside go vet and the linters: the base
+# is debootstrap's network and disk, vet is CPU.
+stamp "images that most tests need (base, etcd, worker), beside go vet and the linters"
+setsid "$bin" images build base etcd worker >"$logdir/images-first.log" 2>&1 &
+first=$!
 stamp "go vet"
 "$go" vet ./... || status=$?
 stamp "actionlint and shellcheck"
 ./scripts/lint.sh "$logdir/actionlint" || status=$?
+if wait "$first"; then
+	grep -h 'compiled in\|: built in' "$logdir/images-first.log" || true
+	stamp "images base, etcd, worker: done"
+else
+	st=$?
+	echo "test.sh: images build base etcd worker failed (exit $st):" >&2
+	tail -n 40 "$logdir/images-first.log" >&2
+	status=$st
+fi
 if [ "$status" = 0 ]; then
 	stamp "go test"
 	"$go" build -o "$logdir/testlog" ./scripts/testlog
 	"$go" build -o "$logdir/enginewatch" ./scripts/enginewatch
-	# internal/cli, every command end to end and by far the longest
-	# package, runs as two processes beside the others (two at a time):
-	# every other one of its tests in one (-run), the rest in the other
-	# (-skip, so a new test needs no list). Its tests look only at their own
-	# runs' containers, as every package's do. Each stream's JSON events are
-	# kept in $logdir/go-test-*.json; the console gets what a plain go test
-	# prints, then the slowest tests of all streams.
+	# The tests run as five streams (go test processes) at once, each with
+	# its JSON events kept in $logdir/go-test-STREAM-ROUND.json; the console
+	# gets what a plain go test prints, then the slowest tests of all
+	# streams. Every test looks only at its own runs' containers.
+	#   others: every package but internal/cli and those of "waiting", two
+	#     at a time;
+	#   waiting: the packages whose tests need an image a background lane
+	#     builds (Consul, ZooKeeper, Kubernetes): they wait for it in a
+	#     stream of their own instead of holding one of the others' slots;
+	#   cli-w: internal/cli's tests of those images, by name (Consul,
+	#     ZooKeeper, Kubernetes, Curator), for the same reason, four at a
+	#     time (most of their time is the wait);
+	#   cli-a, cli-b: the rest of internal/cli, every command end to end
+	#     and by far the longest package, every other test in cli-a (-run)
+	#     and all else in cli-b (-skip, so a new test needs no list).
 	cli=github.com/fencecheck/fencecheck/internal/cli
 	stream() {
 		local name=$1
@@ -92,9 +116,13 @@ if [ "$status" = 0 ]; then
 		kill -TERM "$1" 2>/dev/null || true
 	}
 	rm -f "$logdir"/go-test-*.json
-	mapfile -t others < <("$go" list ./... | grep -vx "$cli")
-	half=$("$go" test -list '^Test' ./internal/cli/ | grep '^Test' | awk 'NR % 2 == 1' | paste -sd'|' -) || true
-	todo_a=1 todo_b=1
+	images_re='consul|zookeeper|kubernetes'
+	mapfile -t waiting < <("$go" list ./internal/targets/... | grep -E "/internal/targets/($images_re)\$")
+	mapfile -t others < <("$go" list ./... | grep -vx "$cli" | grep -vxF -f <(printf '%s\n' "${waiting[@]}" ""))
+	mapfile -t clitests < <("$go" test -list '^Test' ./internal/cli/ | grep '^Test')
+	cliw=$(printf '%s\n' "${clitests[@]}" | grep -E 'Consul|ZooKeeper|Kubernetes|Curator' | paste -sd'|' -) || true
+	half=$(printf '%s\n' "${clitests[@]}" | grep -vE 'Consul|ZooKeeper|Kubernetes|Curator' | awk 'NR % 2 == 1' | paste -sd'|' -) || true
+	declare -A todo=([cli-w]=1 [cli-a]=1 [cli-b]=1)
 	# Under CI the Engine is watched while the tests run (scripts/enginewatch:
 	# a network call unanswered for 60 s). On a hang the streams are stopped,
 	# the Engine CI started is restarted, and the packages that had not
@@ -105,12 +133,20 @@ if [ "$status" = 0 ]; then
 			stream "others-$round" -p 2 -parallel 4 "${others[@]}" &
 			pids+=($!)
 		fi
-		if [ "$todo_a" = 1 ]; then
+		if [ ${#waiting[@]} -gt 0 ]; then
+			stream "waiting-$round" -p 3 -parallel 4 "${waiting[@]}" &
+			pids+=($!)
+		fi
+		if [ "${todo[cli-w]}" = 1 ] && [ -n "$cliw" ]; then
+			stream "cli-w-$round" -parallel 4 -run "^($cliw)\$" ./internal/cli/ &
+			pids+=($!)
+		fi
+		if [ "${todo[cli-a]}" = 1 ]; then
 			stream "cli-a-$round" -parallel 3 -run "^($half)\$" ./internal/cli/ &
 			pids+=($!)
 		fi
-		if [ "$todo_b" = 1 ]; then
-			stream "cli-b-$round" -parallel 3 -skip "^($half)\$" ./internal/cli/ &
+		if [ "${todo[cli-b]}" = 1 ]; then
+			stream "cli-b-$round" -parallel 3 -skip "^($half|$cliw)\$" ./internal/cli/ &
 			pids+=($!)
 		fi
 		watch=
@@ -149,12 +185,13 @@ if [ "$status" = 0 ]; then
 		# What finished keeps its result: run again only the rest.
 		mapfile -t finished < <(cat "$logdir"/go-test-*.json | "$logdir/testlog" -finished)
 		mapfile -t others < <(printf '%s\n' "${others[@]}" | grep -vxF -f <(printf '%s\n' "${finished[@]}" "") || true)
-		for half_ in a b; do
-			if "$logdir/testlog" -finished <"$logdir/go-test-cli-$half_-$round.json" 2>/dev/null | grep -qxF "$cli"; then
-				eval "todo_$half_=0"
+		mapfile -t waiting < <(printf '%s\n' "${waiting[@]}" | grep -vxF -f <(printf '%s\n' "${finished[@]}" "") || true)
+		for c in cli-w cli-a cli-b; do
+			if "$logdir/testlog" -finished <"$logdir/go-test-$c-$round.json" 2>/dev/null | grep -qxF "$cli"; then
+				todo[$c]=0
 			fi
 		done
-		stamp "round $((round + 1)): ${#others[@]} packages, internal/cli halves: a=$todo_a b=$todo_b"
+		stamp "round $((round + 1)): ${#others[@]}+${#waiting[@]} packages, internal/cli streams to run again: w=${todo[cli-w]} a=${todo[cli-a]} b=${todo[cli-b]}"
 	done
 	cat "$logdir"/go-test-*.json | "$logdir/testlog" -quiet -slowest 30 || true
 
@@ -218,7 +255,7 @@ if [ ${#flaky[@]} -gt 0 ]; then
 fi
 if [ "$whole" != 1 ]; then
 	mapfile -t rest < <(cat "$logdir"/go-test-*.json | "$logdir/testlog" -skipped 'make test-all:')
-	echo "test.sh: ${#rest[@]} tests ran only in make test-all (the Kubernetes image, Consul's other versions, the rest of the zoo's clients); run it before resolving work on those parts:"
+	echo "test.sh: ${#rest[@]} tests ran only in make test-all (the Kubernetes image, Consul's other versions, the rest of the zoo's clients, three nights of trends, the 1M-operation report in a browser); run it before resolving work on those parts:"
 	[ ${#rest[@]} = 0 ] || printf '  %s\n' "${rest[@]}"
 	echo "test.sh: make test-all runs them (FENCECHECK_TEST_ALL=1)"
 fi

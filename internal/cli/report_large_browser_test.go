@@ -30,6 +30,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/fencecheck/fencecheck/internal/store"
 	"github.com/fencecheck/fencecheck/internal/testkit/lockappendtest"
+	"github.com/fencecheck/fencecheck/internal/testkit/suite"
 )
 
 // report1MChild names the run directory whose report the child process
@@ -77,6 +78,7 @@ func TestReport1MOpsInBrowser(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a 1M-operation history: minutes and gigabytes")
 	}
+	suite.All(t, "a 1M-operation history checked and drawn, then loaded in a browser (minutes of CPU and gigabytes)")
 	chromium := requireChromium(t)
 	const n = 1_000_000
 	run, err := store.NewRun(t.TempDir(), "synthetic", time.Now())

@@ -10,6 +10,7 @@ import (
 
 	"github.com/fencecheck/fencecheck/internal/checkers"
 	"github.com/fencecheck/fencecheck/internal/report"
+	"github.com/fencecheck/fencecheck/internal/testkit/suite"
 	"github.com/fencecheck/fencecheck/internal/trends"
 )
 
@@ -28,7 +29,14 @@ import (
 // token cell's strip valid, valid, invalid with its regression, the
 // unfenced cell detecting on every night, medians, and the page with a
 // link to night 3's failing report.
+//
+// Six runs, night 1's two one after the other and then nights 2 and 3's
+// beside each other: on a fresh, busy machine a chain of 26 minutes, the
+// longest of make test's, so it runs in make test-all; the trends of
+// stored nights are tested without containers in internal/trends and in
+// TestTrendsCommand and TestCompareBaseline.
 func TestTrendsAcrossNights(t *testing.T) {
+	suite.All(t, "three nights of a matrix, six runs in a chain (26 minutes on a fresh, busy machine)")
 	requireDocker(t)
 	t.Parallel()
 	root := t.TempDir()
