@@ -101,7 +101,7 @@ func (f DiskSlow) Inject(ctx context.Context, env Env, r *rand.Rand) (*Injection
 			err = env.SlowSync(ctx, n, delay)
 		}
 		if err != nil {
-			return nil, errors.Join(fmt.Errorf("disk-slow: %s: %w", n, err), heal(context.Background()))
+			return inPart(slowed, &DiskSlowRecord{Delay: history.Ms(delay)}, heal, fmt.Errorf("disk-slow: %s: %w", n, err))
 		}
 		before[n] = st.Slowed
 	}

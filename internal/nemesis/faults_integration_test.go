@@ -27,6 +27,7 @@ import (
 	"github.com/fencecheck/fencecheck/internal/nemesis"
 	"github.com/fencecheck/fencecheck/internal/spec"
 	"github.com/fencecheck/fencecheck/internal/targets/etcd"
+	"github.com/fencecheck/fencecheck/internal/testkit/bound"
 	"github.com/fencecheck/fencecheck/internal/testkit/harnesstest"
 	"github.com/fencecheck/fencecheck/internal/workloads"
 	"github.com/fencecheck/fencecheck/internal/workloads/lockappend"
@@ -110,14 +111,18 @@ func eventually(t *testing.T, d time.Duration, what string, f func() error) {
 	t.Fatalf("%s: not within %s: %v", what, d, err)
 }
 
+// healthy, inject and recover bound their calls by the hang limit only: a
+// fresh, loaded machine took 43 s to restart three etcd servers after a
+// power loss (kill:lose-unsynced), over the 30 s these once allowed. What
+// they assert is that the call succeeds, never how fast.
 func healthy(t *testing.T, cl *harness.Cluster) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), bound.HangLimit)
 	defer cancel()
 	if err := cl.Healthy(ctx); err != nil {
 		t.Fatalf("cluster unhealthy after recovery: %v", err)
 	}
-	// And it serves a linearizable write and read, within the same 30 s:
+	// And it serves a linearizable write and read, within the same bound:
 	// a server that was cut off may call an election when it rejoins, and
 	// a write during it times out, so a failed write is tried again.
 	for {
@@ -135,7 +140,7 @@ func healthy(t *testing.T, cl *harness.Cluster) {
 
 func inject(t *testing.T, cl *harness.Cluster, f nemesis.Fault) *nemesis.Injection {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), bound.HangLimit)
 	defer cancel()
 	inj, err := f.Inject(ctx, cl, rand.New(rand.NewPCG(1, 1)))
 	if err != nil {
@@ -147,7 +152,7 @@ func inject(t *testing.T, cl *harness.Cluster, f nemesis.Fault) *nemesis.Injecti
 
 func recover(t *testing.T, inj *nemesis.Injection) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), bound.HangLimit)
 	defer cancel()
 	if err := inj.Recover(ctx); err != nil {
 		t.Fatalf("recover: %v", err)

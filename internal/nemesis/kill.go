@@ -100,7 +100,7 @@ func (f Kill) Inject(ctx context.Context, env Env, r *rand.Rand) (*Injection, er
 		// (the run ending) still needs the restart.
 		killed = append(killed, n)
 		if err := env.Kill(ctx, n); err != nil {
-			return nil, errors.Join(err, restart(context.Background()))
+			return inPart(killed, rec, restart, err)
 		}
 	}
 	if f.LoseUnsynced {
@@ -108,7 +108,7 @@ func (f Kill) Inject(ctx context.Context, env Env, r *rand.Rand) (*Injection, er
 		for _, n := range nodes {
 			l, err := env.LoseUnsynced(ctx, n)
 			if err != nil {
-				return nil, errors.Join(fmt.Errorf("%s: %w", n, err), restart(context.Background()))
+				return inPart(killed, rec, restart, fmt.Errorf("%s: %w", n, err))
 			}
 			loss.Files += l.Files
 			loss.Bytes += l.Bytes

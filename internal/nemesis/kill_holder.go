@@ -2,7 +2,6 @@ package nemesis
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 
@@ -42,15 +41,13 @@ func (KillHolder) Inject(ctx context.Context, env Env, r *rand.Rand) (*Injection
 	restart := func(ctx context.Context) error { return env.Restart(ctx, node) }
 	if err := env.Kill(ctx, node); err != nil {
 		// A kill cut short (the time limit) may have killed it all the
-		// same: start it again, or it stays down until teardown, within
-		// heal's bound (recoverTimeout): a restart made while the kill was
-		// still landing can leave no worker to reconnect to, and an
-		// unbounded reconnect held a run past its time limit for 28
-		// minutes (CI, Curator under kill-holder).
+		// same: recorded, and started again at once by the schedule's
+		// heal, within its bound (recoverTimeout): a restart made while
+		// the kill was still landing can leave no worker to reconnect to,
+		// and an unbounded reconnect held a run past its time limit for
+		// 28 minutes (CI, Curator under kill-holder).
 		h.Proceed()
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recoverTimeout)
-		defer cancel()
-		return nil, fmt.Errorf("kill-holder: %w", errors.Join(err, restart(rctx)))
+		return inPart([]string{node}, nil, restart, fmt.Errorf("kill-holder: %w", err))
 	}
 	// The holder is dead: the proceed cannot reach it, and it is owed
 	// all the same. The kill hit it at its failpoint.

@@ -239,6 +239,14 @@ type Fault interface {
 	// Inject breaks something, now or when its trigger comes (it may block
 	// until then, or until ctx ends), and returns what it broke. r is the
 	// schedule's seeded random source.
+	//
+	// If it fails after it broke something (or may have: a SIGKILL or
+	// SIGSTOP whose call the run's end cut short), it returns, with its
+	// error, the Injection of what it broke, whose Recover heals exactly
+	// that (inPart): the schedule records it as a fault cut short, its
+	// error at its start, and heals it, so that no fault that took effect
+	// is missing from the history. If it broke nothing, the Injection is
+	// nil.
 	Inject(ctx context.Context, env Env, r *rand.Rand) (*Injection, error)
 }
 
@@ -267,6 +275,17 @@ type Injection struct {
 	// fault, and the replayed step.
 	health history.Health
 	replay string
+}
+
+// inPart is what Inject returns when it failed with err after breaking
+// nodes: an Injection of those nodes, with rec as its record and heal as
+// its Recover, held for no time (the schedule heals it at once), or nil if
+// no node was broken.
+func inPart(nodes []string, rec any, heal func(context.Context) error, err error) (*Injection, error) {
+	if len(nodes) == 0 {
+		return nil, err
+	}
+	return &Injection{Nodes: slices.Clone(nodes), Record: rec, Recover: heal}, err
 }
 
 // Hit tells whether the fault was aimed at a holder and in place while the
@@ -403,7 +422,8 @@ func sameNodes(a, b []string) bool {
 
 // inject checks the cluster's health, injects f (adjust, if not nil, may
 // change the injection before it is recorded), makes it the active fault and
-// records its start. It returns whether f is in effect.
+// records its start. It returns whether f is in effect: a fault cut short
+// after it broke something is (Fault's Inject), with its error recorded.
 func (s *Schedule) inject(ctx context.Context, env Env, rec Recorder, r *rand.Rand, log *slog.Logger, f Fault, adjust func(*Injection)) bool {
 	// Health before: a fault lands on a cluster that serves.
 	start := time.Now()
@@ -419,7 +439,7 @@ func (s *Schedule) inject(ctx context.Context, env Env, rec Recorder, r *rand.Ra
 		log.Warn("cluster unhealthy before a fault", "fault", f.Name(), "err", herr)
 	}
 	inj, err := f.Inject(ctx, env, r)
-	if err != nil {
+	if err != nil && inj == nil {
 		if ctx.Err() == nil {
 			log.Warn("fault not injected", "fault", f.Name(), "err", err)
 		}
@@ -432,8 +452,14 @@ func (s *Schedule) inject(ctx context.Context, env Env, rec Recorder, r *rand.Ra
 	s.mu.Lock()
 	s.active = &active{fault: f.Name(), inj: inj}
 	s.mu.Unlock()
-	rec.Record(history.Nemesis, history.Info, history.FStart,
-		inj.Value(f.Name()))
+	v := inj.Value(f.Name())
+	if err != nil {
+		// Cut short after it broke something: recorded as it is, with
+		// its error, and healed by the caller's heal.
+		v.Error = "cut short: " + err.Error()
+		log.Warn("fault cut short after it took effect", "fault", f.Name(), "nodes", inj.Nodes, "err", err)
+	}
+	rec.Record(history.Nemesis, history.Info, history.FStart, v)
 	return true
 }
 

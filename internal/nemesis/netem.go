@@ -232,7 +232,7 @@ func (f Netem) Inject(ctx context.Context, env Env, r *rand.Rand) (*Injection, e
 			if h != nil {
 				h.Proceed()
 			}
-			return nil, errors.Join(err, heal(context.Background()))
+			return inPart(done, rec, heal, err)
 		}
 		done = append(done, n)
 	}

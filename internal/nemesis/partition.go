@@ -190,10 +190,12 @@ func (f Partition) Inject(ctx context.Context, env Env, r *rand.Rand) (*Injectio
 	nodes := g.nodes()
 	rec := &PartitionRecord{Grudge: g.String()}
 	heal := func(ctx context.Context) error { return rec.countThenFlush(ctx, env, nodes) }
+	var cut []string // heal flushes every node, the one that failed too
 	for _, n := range nodes {
 		if err := drop(ctx, env, n, g[n]); err != nil {
-			return nil, errors.Join(err, heal(context.Background()))
+			return inPart(cut, rec, heal, err)
 		}
+		cut = append(cut, n)
 	}
 	return &Injection{
 		Nodes: nodes, Hold: hold, Leader: leader,
@@ -245,10 +247,12 @@ func (f Partition) cutResource(ctx context.Context, env Env, r *rand.Rand) (*Inj
 	hold := between(r, env.Lease(), 3*env.Lease())
 	rec := &PartitionRecord{CutOffFrom: slices.Clone(peers)}
 	heal := func(ctx context.Context) error { return rec.countThenFlush(ctx, env, rs) }
+	var cut []string // heal flushes every resource container
 	for _, n := range rs {
 		if err := dropBoth(ctx, env, n, peers); err != nil {
-			return nil, errors.Join(err, heal(context.Background()))
+			return inPart(cut, rec, heal, err)
 		}
+		cut = append(cut, n)
 	}
 	return &Injection{
 		Nodes: slices.Clone(rs), Hold: hold,

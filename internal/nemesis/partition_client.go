@@ -134,8 +134,9 @@ func (f PartitionClient) Inject(ctx context.Context, env Env, r *rand.Rand) (*In
 		rules = append(rules, f.rules(env.Addr(s))...)
 	}
 	if _, err := env.NetExec(ctx, h.Node, "sh", "-c", strings.Join(rules, " && ")); err != nil {
+		// Some of the rules may be in place: the node is cut in part.
 		h.Proceed()
-		return nil, errors.Join(err, flush(context.Background(), env, nodes))
+		return inPart(nodes, nil, func(ctx context.Context) error { return flush(ctx, env, nodes) }, err)
 	}
 	rec := &PartitionClientRecord{}
 	return &Injection{

@@ -2,7 +2,6 @@ package nemesis
 
 import (
 	"context"
-	"errors"
 	"math/rand/v2"
 )
 
@@ -21,7 +20,7 @@ func (PauseClient) Inject(ctx context.Context, env Env, r *rand.Rand) (*Injectio
 	hold := between(r, 3*env.Lease()/2, 3*env.Lease())
 	if err := env.Signal(ctx, node, "SIGSTOP"); err != nil {
 		// A call that failed may have stopped it all the same.
-		return nil, errors.Join(err, signalAll(env, []string{node}, "SIGCONT"))
+		return inPart([]string{node}, nil, func(context.Context) error { return signalAll(env, []string{node}, "SIGCONT") }, err)
 	}
 	return &Injection{
 		Nodes: []string{node}, Hold: hold,

@@ -2,7 +2,6 @@ package nemesis
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"github.com/fencecheck/fencecheck/internal/history"
 	"math"
@@ -97,9 +96,10 @@ func (p PauseHolder) Inject(ctx context.Context, env Env, r *rand.Rand) (*Inject
 	if err := env.Signal(ctx, h.Node, "SIGSTOP"); err != nil {
 		// A call that failed (the run's time limit cancelled it, the
 		// engine's answer was lost) may have stopped the holder all the
-		// same: resume it, or it stays frozen until teardown.
+		// same: recorded, and resumed at once by the schedule's heal.
 		h.Proceed()
-		return nil, fmt.Errorf("pause-holder: %w", errors.Join(err, signalAll(env, []string{h.Node}, "SIGCONT")))
+		return inPart([]string{h.Node}, nil, func(context.Context) error { return signalAll(env, []string{h.Node}, "SIGCONT") },
+			fmt.Errorf("pause-holder: %w", err))
 	}
 	rec := &PauseHolderRecord{TTLMultiple: p.TTLMultiple}
 	var took *history.Duration

@@ -30,7 +30,8 @@ func (f PauseServer) Inject(ctx context.Context, env Env, r *rand.Rand) (*Inject
 		if err := env.Signal(ctx, n, "SIGSTOP"); err != nil {
 			// n too: a call that failed (its context ended, the engine's
 			// answer was lost) may have stopped it all the same.
-			return nil, errors.Join(err, signalAll(env, append(stopped, n), "SIGCONT"))
+			stopped = append(stopped, n)
+			return inPart(stopped, nil, func(context.Context) error { return signalAll(env, stopped, "SIGCONT") }, err)
 		}
 		stopped = append(stopped, n)
 	}
