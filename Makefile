@@ -60,8 +60,8 @@ demo: build deps-demo
 
 # What every landing runs: vet, lint, unit tests, and the integration tests
 # on real containers. A missing Docker Engine fails them; they never skip
-# silently. The images most tests need are built first; Consul, ZooKeeper,
-# etcd's other versions and TEST_CLIENTS' images build in the background
+# silently. The images most tests need are built first; ZooKeeper and
+# TEST_CLIENTS' images build in the background
 # while vet and the tests run (scripts/test.sh): a test that needs one first
 # builds it or waits for it, and nothing is built twice. Two packages run
 # at once (-p 2), and inside a package up to 4 tests (-parallel 4): each
@@ -71,15 +71,16 @@ demo: build deps-demo
 # (FENCECHECK_CLEAN_ALL=1; a test that calls requireAlone joins its -run).
 #
 # make test fits CI's budget on a fresh machine (45 minutes quiet): what
-# costs an image that would take most of it (the Kubernetes control plane,
-# Consul's other versions, the rest of the zoo's clients) or minutes of CPU
-# on its own (three nights of trends, the 1M-operation report) runs only in
+# costs an image that would take most of it (Consul, the Kubernetes control
+# plane, every other server version, the rest of the zoo's clients) or
+# minutes of CPU on its own (three nights of trends, the 1M-operation
+# report, a cluster for every fault) runs only in
 # make test-all, which make test names at its end, listing what it
 # skipped (internal/testkit/suite). Run make test-all before resolving
 # work that touches those parts.
 CLIENT_DIRS := $(shell ls -d examples/clients/*/ | sed 's|/$$||' | paste -sd, -)
 # The example clients make test builds (internal/cli's makeTestClients).
-TEST_CLIENTS := examples/clients/redis-py,examples/clients/go-etcd,examples/clients/sh-redis,examples/clients/go-redsync
+TEST_CLIENTS := examples/clients/redis-py,examples/clients/go-etcd,examples/clients/sh-redis,examples/clients/go-redsync,examples/clients/go-rueidislock
 test: build deps $(ACTIONLINT)
 	GO=$(GO) ./scripts/test.sh $(BIN) $(TEST_CLIENTS)
 

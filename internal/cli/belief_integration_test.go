@@ -66,3 +66,46 @@ func TestRecheckRefusedElsewhere(t *testing.T) {
 		noRunWritten(t, res)
 	}
 }
+
+// --recheck with a client program (the client protocol's held): one that
+// implements held is asked, through its process, by the careful holder and
+// the belief sampler, and its answers are judged; one that does not is
+// never valid: its belief windows are unknown, and so is a run that
+// nothing else made invalid.
+func TestRecheckThroughClientProtocol(t *testing.T) {
+	requireDocker(t)
+	t.Parallel()
+	fencecheckBinary(t)
+	t.Run("rueidislock answers", func(t *testing.T) {
+		t.Parallel()
+		dir, got, r := seededRun(t, "--target", "redis", "--client-dir", example("go-rueidislock"), "--recheck", "--fencing", "none", "--nemesis", "pause-holder")
+		b := got.Belief
+		if b == nil || b.Answers == 0 || b.Grants == 0 || b.Unknown != "" {
+			t.Fatalf("belief record %+v: want the program's answers over handovers, judged", b)
+		}
+		if !strings.Contains(r.stdout, "belief ") {
+			t.Errorf("no belief line in the summary:\n%s", r.stdout)
+		}
+		h, err := os.ReadFile(filepath.Join(dir, "history.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := strings.Count(string(h), `"f":"held"`); n != b.Answers || !strings.Contains(string(h), `"recheck":true`) {
+			t.Errorf("the history holds %d held phases (the record counts %d), careful holder's questions: %v", n, b.Answers, strings.Contains(string(h), `"recheck":true`))
+		}
+	})
+	t.Run("sh-redis cannot answer", func(t *testing.T) {
+		t.Parallel()
+		res := t.TempDir()
+		r := runCLI(t, nil, "run", "--target", "redis", "--client-dir", example("sh-redis"), "--recheck", "--fencing", "none",
+			"--time-limit", "10s", "--seed", "1", "--results", res, "--quiet")
+		t.Cleanup(func() { assertRunsGone(t, res) })
+		if r.code == exitValid || (r.code != exitUnknown && r.code != exitInvalid) {
+			t.Fatalf("exit %d, want unknown (or invalid on its own): %s", r.code, lastLines(r.stderr, 10))
+		}
+		b := readResults(t, filepath.Join(res, "latest")).Belief
+		if b == nil || !strings.Contains(b.Unknown, "cannot say whether it holds the lock") {
+			t.Errorf("belief record %+v: want unknown, the library cannot be asked", b)
+		}
+	})
+}

@@ -23,9 +23,10 @@ import (
 
 // makeTestClients are the example clients whose images make test builds
 // (the Makefile's TEST_CLIENTS: one Python and one Go library, the
-// user's-own-image example, and redsync, which the matrix tests use); the
+// user's-own-image example, redsync, which the matrix tests use, and
+// rueidislock, whose held answers the belief tests ask); the
 // other clients of the zoo run in make test-all.
-var makeTestClients = []string{"redis-py", "go-etcd", "sh-redis", "go-redsync"}
+var makeTestClients = []string{"redis-py", "go-etcd", "sh-redis", "go-redsync", "go-rueidislock"}
 
 // inMakeTest reports whether dir is an example client make test builds, or
 // no example at all (a broken client of clientproto's testdata).
@@ -55,7 +56,7 @@ func TestClientCheck(t *testing.T) {
 	}{
 		{"redis-py", example("redis-py"), nil, exitValid, []string{"ok   exclusion", "OK  redis-py"}},
 		{"redis-py-token", example("redis-py"), []string{"--fencing", "token"}, exitValid, []string{"tokens true", "token 2", "OK  redis-py"}},
-		{"go-etcd", example("go-etcd"), nil, exitValid, []string{"ok   handover", "OK  etcd concurrency.Mutex"}},
+		{"go-etcd", example("go-etcd"), nil, exitValid, []string{"ok   held", "ok   handover", "OK  etcd concurrency.Mutex"}},
 		// Curator's InterProcessMutex in Java, compiled by the manifest's
 		// image_build step with Debian's OpenJDK: the czxid token grows.
 		{"curator", example("curator"), nil, exitValid, []string{"ok   exclusion", "ok   handover", "tokens false", "OK  Curator InterProcessMutex (Java)"}},
@@ -70,7 +71,8 @@ func TestClientCheck(t *testing.T) {
 		{"php-redis-token", example("php-redis"), []string{"--fencing", "token"}, exitValid, []string{"phpredis 5.3.7 SET NX PX lock", "tokens true", "ok   handover", "OK  phpredis"}},
 		{"go-consul-token", example("go-consul"), []string{"--fencing", "token"}, exitValid, []string{"consul api v1.", "tokens true", "ok   handover", "OK  consul api Lock"}},
 		{"go-zookeeper-token", example("go-zookeeper"), []string{"--fencing", "token"}, exitValid, []string{"go-zookeeper v1.", "tokens true", "ok   handover", "OK  go-zookeeper Lock"}},
-		{"go-redsync", example("go-redsync"), nil, exitValid, []string{"redsync v4.", "tokens false", "ok   handover", "OK  redsync Mutex"}},
+		{"go-redsync", example("go-redsync"), nil, exitValid, []string{"redsync v4.", "tokens false", "ok   held", "ok   handover", "OK  redsync Mutex"}},
+		{"go-rueidislock", example("go-rueidislock"), nil, exitValid, []string{"rueidislock v1.0.80", "tokens false", "ok   held", "ok   exclusion", "ok   handover", "OK  rueidislock"}},
 		// A user's own image (here fencecheck's base image, which has sh,
 		// sed, date and redis-cli): the worker binary is added to it.
 		{"sh-redis-own-image", example("sh-redis"), []string{"--client-image", images.BaseRef()}, exitValid, []string{"ok   exclusion", "token 2", "OK  sh + redis-cli lock"}},

@@ -19,6 +19,7 @@ type Client struct {
 	rpc time.Duration
 	// init's reply
 	resource bool
+	believes bool // implements held
 	tokens   bool
 	name     string
 }
@@ -37,8 +38,11 @@ func Dial(ctx context.Context, prog Program, init Init, log *slog.Logger) (*Clie
 	}
 	c := &Client{p: p, rpc: time.Duration(init.RPCTimeoutMS) * time.Millisecond, tokens: *r.Tokens, name: clipTo(r.Name, MaxName)}
 	for _, s := range r.Implements {
-		if s == ImplResource {
+		switch s {
+		case ImplResource:
 			c.resource = true
+		case ImplHeld:
+			c.believes = true
 		}
 	}
 	if err := c.Fits(init.Fencing); err != nil {
@@ -110,8 +114,14 @@ func (c *Client) Acquire(ctx context.Context) (targets.Lease, error) {
 	if r.RemainingMS != nil {
 		l.remaining = time.Duration(*r.RemainingMS) * time.Millisecond
 	}
+	if c.believes {
+		return believingLease{l}, nil
+	}
 	return l, nil
 }
+
+// Believes reports whether the program answers held (init_ok's implements).
+func (c *Client) Believes() bool { return c.believes }
 
 // Close ends the program.
 func (c *Client) Close() error { return c.p.Close() }
@@ -156,6 +166,44 @@ func (l *lease) Remaining() time.Duration {
 	return time.Duration(*r.RemainingMS) * time.Millisecond
 }
 
+// believingLease is the lease of a program that answers held: a
+// targets.Believer.
+type believingLease struct{ *lease }
+
+// programLease is l as a lease of a client program's, whether it answers
+// held or not.
+func programLease(l targets.Lease) (*lease, bool) {
+	switch l := l.(type) {
+	case *lease:
+		return l, true
+	case believingLease:
+		return l.lease, true
+	}
+	return nil, false
+}
+
+// Held asks the program whether its library still believes it holds the
+// lock. A retired process holds nothing: false, without asking. The
+// question waits for the request in flight (one at a time); if ctx ended
+// meanwhile, it is not sent (ctx's error: no answer). Once sent, its reply
+// is awaited for the RPC timeout whatever ctx does, so that a belief
+// sampler's bound never retires the program: an answer that comes late is
+// taken late. The program's error, or a held_ok without "held", is no
+// answer (the latter retires the process, as any malformed reply).
+func (l believingLease) Held(ctx context.Context) (bool, error) {
+	if l.lost() {
+		return false, nil
+	}
+	r, err := l.c.p.callHeldIfLive(ctx, l.gen, Request{Type: TypeHeld}, l.c.rpcTimeout())
+	if err != nil {
+		return false, err
+	}
+	if r.Held == nil {
+		return false, l.c.p.malformed(TypeHeld, `held_ok has no "held"`)
+	}
+	return *r.Held, nil
+}
+
 func (l *lease) Release(ctx context.Context) error {
 	if l.lost() {
 		return errors.New("client program: release: the process that held the lock was retired")
@@ -178,7 +226,7 @@ type access struct {
 func (a access) request(typ string, ac resources.Access) Request {
 	req := Request{Type: typ, Fencing: string(ac.Fencing.Applied())}
 	if ac.Lease != nil {
-		if l, ok := ac.Lease.(*lease); !ok || l.c.tokens {
+		if l, ok := programLease(ac.Lease); !ok || l.c.tokens {
 			t := ac.Lease.Token()
 			req.Token = &t
 		}
@@ -189,7 +237,7 @@ func (a access) request(typ string, ac resources.Access) Request {
 // call sends a resource request: one made under a lease of the program's
 // goes only to the process that took it.
 func (a access) call(ctx context.Context, req Request, ac resources.Access) (Reply, error) {
-	if l, ok := ac.Lease.(*lease); ok {
+	if l, ok := programLease(ac.Lease); ok {
 		return a.c.p.CallHeld(ctx, l.gen, req, a.c.rpcTimeout())
 	}
 	return a.c.p.Call(ctx, req, a.c.rpcTimeout())

@@ -25,7 +25,9 @@ import (
 // another id, "notoken" leaves the token out, "bigerr" and "bigkind"
 // answer an error of 10 MB, "huge" claims 2^63-1 ms left; at remaining:
 // "hugeleft" claims 2^63-1 ms, "badremaining" answers garbage; at write:
-// "badwrite" answers garbage; at init, "bigname" names itself in 10 MB.
+// "badwrite" answers garbage; at init, "bigname" names itself in 10 MB; at
+// held (answered "held": true), "heldfalse" says false and "heldnone"
+// leaves "held" out.
 // With EXCL=1 the lock excludes: it is a file
 // in the program's directory that names the process holding it, and only
 // that process may release it (a process that holds nothing is refused:
@@ -68,6 +70,13 @@ while read -r line; do
 		hugeleft) printf '{"id":%s,"type":"remaining_ok","remaining_ms":9223372036854775807}\n' "$id" ;;
 		badremaining) echo garbage ;;
 		*) printf '{"id":%s,"type":"remaining_ok","remaining_ms":800}\n' "$id" ;;
+		esac
+		;;
+	held)
+		case "$MODE" in
+		heldfalse) printf '{"id":%s,"type":"held_ok","held":false}\n' "$id" ;;
+		heldnone) printf '{"id":%s,"type":"held_ok"}\n' "$id" ;;
+		*) printf '{"id":%s,"type":"held_ok","held":true}\n' "$id" ;;
 		esac
 		;;
 	release)
@@ -148,8 +157,16 @@ func TestLockThroughTheProtocol(t *testing.T) {
 	}
 }
 
+// The resource access through the program, the same whether the program
+// answers held or not (its leases are then Believers).
 func TestResourceAccessThroughTheProtocol(t *testing.T) {
-	c, err := Dial(context.Background(), program(t, "", `"resource"`), testInit(), nil)
+	for _, extra := range [][]string{{`"resource"`}, {`"resource"`, `"held"`}} {
+		resourceAccess(t, extra)
+	}
+}
+
+func resourceAccess(t *testing.T, extra []string) {
+	c, err := Dial(context.Background(), program(t, "", extra...), testInit(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -588,5 +605,91 @@ func TestProgramNameIsCut(t *testing.T) {
 	defer c.Close()
 	if n := len(c.Name()); n > MaxName+32 || !strings.HasPrefix(c.Name(), "xxxx") {
 		t.Fatalf("name of %d bytes (%.40q), want at most %d", n, c.Name(), MaxName+32)
+	}
+}
+
+// A program that implements held answers its library's belief through the
+// lease (targets.Believer); one that does not cannot be asked. "held" left
+// out of held_ok is malformed (the process is retired); a question whose
+// asker gave up before it could be sent is not sent and retires nothing;
+// a lease whose process was retired is not held, without asking.
+func TestHeldThroughTheProtocol(t *testing.T) {
+	acquire := func(t *testing.T, mode string, extra ...string) (*Client, targets.Lease) {
+		t.Helper()
+		c, err := Dial(context.Background(), program(t, mode, extra...), testInit(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		l, err := c.Acquire(withDeadline(t, 5*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c, l
+	}
+	if c, l := acquire(t, ""); c.Believes() {
+		t.Error("believes without implementing held")
+	} else if _, ok := l.(targets.Believer); ok {
+		t.Error("the lease of a program that does not implement held can be asked")
+	}
+	for _, tc := range []struct {
+		mode string
+		held bool
+		err  string
+	}{
+		{"", true, ""},
+		{"heldfalse", false, ""},
+		{"heldnone", false, `held_ok has no "held"`},
+	} {
+		c, l := acquire(t, tc.mode, `"held"`)
+		b, ok := l.(targets.Believer)
+		if !ok || !c.Believes() {
+			t.Fatalf("%s: the lease cannot be asked", tc.mode)
+		}
+		held, err := b.Held(withDeadline(t, 5*time.Second))
+		if held != tc.held || (err == nil) != (tc.err == "") || (err != nil && !strings.Contains(err.Error(), tc.err)) {
+			t.Errorf("%s: held %v, err %v; want %v, %q", tc.mode, held, err, tc.held, tc.err)
+		}
+		if tc.err != "" {
+			if held, err := b.Held(context.Background()); held || err != nil {
+				t.Errorf("%s: after a malformed answer the process is retired, its lease not held: got %v, %v", tc.mode, held, err)
+			}
+		}
+	}
+	c, l := acquire(t, "", `"held"`)
+	gen := c.Process().Gen()
+	gone, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := l.(targets.Believer).Held(gone); !errors.Is(err, context.Canceled) {
+		t.Errorf("a question given up before it was sent: %v, want context.Canceled", err)
+	}
+	if c.Process().Gen() != gen || l.Remaining() != 800*time.Millisecond {
+		t.Error("a question given up before it was sent retired the process")
+	}
+}
+
+// client-check asks held of a program that implements it: true of the lock
+// just granted passes, false fails the step.
+func TestConformAsksHeld(t *testing.T) {
+	for _, tc := range []struct {
+		mode string
+		ok   bool
+	}{{"", true}, {"heldfalse", false}} {
+		steps := Conform(withDeadline(t, time.Minute), program(t, "excl-"+tc.mode, `"held"`), testInit(), ConformOptions{Timeout: 5 * time.Second}, slog.New(slog.DiscardHandler), nil)
+		var held *Step
+		for i := range steps {
+			if steps[i].Name == "held" {
+				held = &steps[i]
+			}
+		}
+		if held == nil || held.OK != tc.ok {
+			t.Errorf("mode %q: held step %+v, want ok %v (steps %+v)", tc.mode, held, tc.ok, steps)
+		}
+	}
+	steps := Conform(withDeadline(t, time.Minute), program(t, "excl-"), testInit(), ConformOptions{Timeout: 5 * time.Second}, slog.New(slog.DiscardHandler), nil)
+	for _, s := range steps {
+		if s.Name == "held" {
+			t.Error("held asked of a program that does not implement it")
+		}
 	}
 }

@@ -33,7 +33,8 @@ type ConformOptions struct {
 
 // Conform runs a client program through the protocol against a real lock
 // service (init's endpoints) and returns each check, in order: init, a
-// first acquire (token and time left), remaining, mutual exclusion (a second
+// first acquire (token and time left), remaining, held when the program
+// implements it (true of the lock just granted), mutual exclusion (a second
 // process of the program must not get the lock while the first holds it),
 // release, handover (the second process gets it, with a higher token), the
 // resource access when implemented (write, read back, a stale token's write
@@ -70,6 +71,7 @@ func Conform(ctx context.Context, prog Program, init Init, o ConformOptions, log
 	}
 	c.tokens = *r.Tokens
 	resource := slices.Contains(r.Implements, ImplResource)
+	believes := slices.Contains(r.Implements, ImplHeld)
 
 	// acquire
 	t = time.Now()
@@ -91,6 +93,24 @@ func Conform(ctx context.Context, prog Program, init Init, o ConformOptions, log
 	}
 	if ran {
 		c.add("remaining", t, err, fmt.Sprintf("%d ms", deref(r.RemainingMS)))
+	}
+
+	// held (when implemented): the library believes it holds the lock it
+	// was just granted.
+	if believes && a.runs(genA) {
+		t = time.Now()
+		r, ran, err = c.held(a, genA, Request{Type: TypeHeld})
+		if err == nil {
+			switch {
+			case r.Held == nil:
+				err = errors.New(`held_ok has no "held"`)
+			case !*r.Held:
+				err = errors.New(`the library says "held": false of the lock it was just granted`)
+			}
+		}
+		if ran {
+			c.add("held", t, err, fmt.Sprintf("held %v", r.Held != nil && *r.Held))
+		}
 	}
 	if !a.runs(genA) {
 		// A was retired (a malformed reply): whether it holds the lock is

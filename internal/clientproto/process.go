@@ -139,6 +139,22 @@ func (p *Process) CallHeld(ctx context.Context, gen int, req Request, timeout ti
 	return p.call(ctx, req, timeout)
 }
 
+// callHeldIfLive is CallHeld for a question whose asker may give up: once
+// the request in flight is answered, it is sent only if ctx has not ended,
+// and then awaited for timeout regardless of ctx (a caller giving up does
+// not retire the process).
+func (p *Process) callHeldIfLive(ctx context.Context, gen int, req Request, timeout time.Duration) (Reply, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err := ctx.Err(); err != nil {
+		return Reply{}, err
+	}
+	if !p.isRunning(gen) {
+		return Reply{}, &Error{Request: req.Type, Kind: KindFail, Cause: "lost", Message: "the process that took the lease was retired"}
+	}
+	return p.call(context.WithoutCancel(ctx), req, timeout)
+}
+
 // runs reports whether process gen is the one running.
 func (p *Process) runs(gen int) bool {
 	p.mu.Lock()
@@ -212,9 +228,9 @@ func checkInit(r Reply) error {
 		switch s {
 		case ImplLock:
 			lock = true
-		case ImplResource:
+		case ImplResource, ImplHeld:
 		default:
-			return fmt.Errorf("implements %q (valid: lock, resource)", s)
+			return fmt.Errorf("implements %q (valid: lock, resource, held)", s)
 		}
 	}
 	if !lock {

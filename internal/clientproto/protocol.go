@@ -37,6 +37,9 @@ const (
 	TypeRelease   = "release"
 	TypeRead      = "read"
 	TypeWrite     = "write"
+	// TypeHeld asks whether the program's lock library still believes it
+	// holds the lock (only to a program that implements ImplHeld).
+	TypeHeld = "held"
 )
 
 // TypeError is the type of an error reply; a successful reply's type is the
@@ -58,10 +61,14 @@ const (
 )
 
 // What a program can implement (init's reply): the lock always, the
-// resource access optionally.
+// resource access and the held question optionally.
 const (
 	ImplLock     = "lock"
 	ImplResource = "resource"
+	// ImplHeld: the program answers held with its library's own belief
+	// (targets.Believer); a program that does not cannot be asked, and
+	// its belief windows are unknown.
+	ImplHeld = "held"
 )
 
 // Request is a message to the program. ID is unique per process and grows;
@@ -127,6 +134,9 @@ type Reply struct {
 	Result string  `json:"result,omitempty"`
 	Value  []int64 `json:"value,omitempty"`
 	Rev    int64   `json:"rev,omitempty"`
+	// held_ok: whether the library believes the program holds the lock
+	// (required in held_ok).
+	Held *bool `json:"held,omitempty"`
 	// error
 	Kind    string `json:"kind,omitempty"`
 	Message string `json:"message,omitempty"`

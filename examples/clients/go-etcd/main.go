@@ -4,6 +4,8 @@
 // around etcd's Mutex looks like: a lease of the run's TTL kept alive, the
 // mutex locked on it, and the lock key's create revision as the fencing
 // token. fencecheck reads and writes the resource itself with that token.
+// It answers held (--recheck, the belief sampler) with the session's Done
+// channel: the library's own word on whether its lease still lives.
 //
 // client.json builds it on the machine that runs fencecheck (go build) and
 // starts ./client in each worker container.
@@ -73,7 +75,7 @@ func (c *client) init(r request) reply {
 		return fail("fail", "etcd client: %v", err)
 	}
 	c.cli, c.ttl, c.rpc, c.key = cli, time.Duration(r.TTLMS)*time.Millisecond, time.Duration(r.RPCTimeoutMS)*time.Millisecond, r.Prefix+"/client-lock"
-	return reply{"implements": []string{"lock"}, "tokens": true, "name": "etcd concurrency.Mutex (Go)"}
+	return reply{"implements": []string{"lock", "held"}, "tokens": true, "name": "etcd concurrency.Mutex (Go)"}
 }
 
 func (c *client) acquire(r request) reply {
@@ -137,6 +139,20 @@ func (c *client) remaining() reply {
 	return reply{"remaining_ms": max(0, c.held.remaining().Milliseconds())}
 }
 
+// believes is the held answer: the library's own signal, the session's
+// Done channel, not yet closed (its keepalive has not given the lease up).
+func (c *client) believes() reply {
+	if c.held == nil {
+		return reply{"held": false}
+	}
+	select {
+	case <-c.held.sess.Done():
+		return reply{"held": false}
+	default:
+		return reply{"held": true}
+	}
+}
+
 func (c *client) release() reply {
 	h := c.held
 	c.held = nil
@@ -179,6 +195,8 @@ func main() {
 			rep = c.acquire(r)
 		case r.Type == "remaining":
 			rep = c.remaining()
+		case r.Type == "held":
+			rep = c.believes()
 		case r.Type == "release":
 			rep = c.release()
 		default:

@@ -11,7 +11,8 @@
 // The recipe is redsync's README: one pool per master, redsync.New(pools),
 // rs.NewMutex(name, WithExpiry(ttl)), LockContext with the acquire's
 // deadline, UnlockContext. The time left is redsync's own validity
-// estimate, Mutex.Until.
+// estimate, Mutex.Until, which also answers held (--recheck, the belief
+// sampler): held while Until has not passed.
 //
 // Token: none. Redlock grants a lock by a majority of independent masters,
 // with no single counter to take a number from, and redsync offers none:
@@ -69,7 +70,7 @@ func (c *client) init(r request) reply {
 		pools = append(pools, redsyncgoredis.NewPool(goredis.NewClient(&goredis.Options{Addr: ep, MaxRetries: -1})))
 	}
 	c.rs = redsync.New(pools...)
-	return reply{"implements": []string{"lock"}, "tokens": false, "name": "redsync " + moduleVersion("github.com/go-redsync/redsync/v4") + " Mutex"}
+	return reply{"implements": []string{"lock", "held"}, "tokens": false, "name": "redsync " + moduleVersion("github.com/go-redsync/redsync/v4") + " Mutex"}
 }
 
 func (c *client) remaining() int64 {
@@ -77,6 +78,13 @@ func (c *client) remaining() int64 {
 		return 0
 	}
 	return max(0, time.Until(c.m.Until()).Milliseconds())
+}
+
+// believes is the held answer: redsync's own local belief, the mutex's
+// validity (Mutex.Until) not yet passed. (Mutex.Valid asks the masters:
+// the servers' word, not the library's belief.)
+func (c *client) believes() reply {
+	return reply{"held": c.m != nil && time.Now().Before(c.m.Until())}
 }
 
 func (c *client) acquire(r request) reply {
@@ -134,6 +142,8 @@ func main() {
 			rep = c.acquire(r)
 		case r.Type == "remaining":
 			rep = reply{"remaining_ms": c.remaining()}
+		case r.Type == "held":
+			rep = c.believes()
 		case r.Type == "release":
 			rep = c.release()
 		default:
