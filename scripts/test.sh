@@ -3,10 +3,10 @@
 # tests on real containers included, on a machine that may have no image yet.
 #
 # The images most tests need (base, etcd, worker) are built first; the rest
-# build in the background while vet and the tests run: Consul, ZooKeeper,
-# etcd's other versions and the client images of CLIENT_DIRS, and under
-# make test-all (FENCECHECK_TEST_ALL=1) the Kubernetes image and every
-# other version too. A fresh machine's compiles overlap the tests, which
+# build in the background while vet and the tests run: ZooKeeper and the
+# client images of CLIENT_DIRS, and under make test-all
+# (FENCECHECK_TEST_ALL=1) Consul, the Kubernetes image and every other
+# server version too. A fresh machine's compiles overlap the tests, which
 # spend most of their time waiting for leases to expire. A test that needs
 # an image the background has not made yet builds it itself or waits for
 # it: each build holds a lock of its tag, so nothing is built twice
@@ -24,13 +24,11 @@ logdir=$(dirname "$bin")
 stamp() { echo "test.sh: $(date -u +%H:%M:%S) $*"; }
 
 # Three lanes, each one build after another: the Go compiles in one
-# (Consul's the longest of make test's), kube-apiserver's alone in another
-# (make test-all only: 20 minutes of CPU), the apt-get installs in the third
-# (network and disk). Their logs go to files. They start first, beside the
-# base, etcd and worker images and go vet: Consul's compile is on the
-# critical path of a fresh machine (the tests that need it wait for it),
-# and it compiles while debootstrap makes the base, whose build lock the
-# lanes wait on before they add anything to it.
+# (Consul and every other server version: make test-all only), kube-
+# apiserver's alone in another (make test-all only: 20 minutes of CPU),
+# the apt-get installs in the third (network and disk). Their logs go to
+# files. They start first, beside the base, etcd and worker images and go
+# vet; a lane waits on the base's build lock before it adds anything to it.
 whole=${FENCECHECK_TEST_ALL:-}
 stamp "background builds: logs in $logdir/images-{compile,kubernetes,packages}.log"
 # Each lane is a session of its own (setsid), so that stopping it stops the
@@ -45,8 +43,10 @@ if [ "$whole" = 1 ]; then
 	# shellcheck disable=SC2016
 	lane_kubernetes='"$BIN" images build kubernetes'
 else
-	# shellcheck disable=SC2016
-	lane_compile='"$BIN" images build consul && "$BIN" images build --all-versions etcd'
+	# make test compiles no server beyond etcd's default (built first):
+	# Consul's image (15 minutes of CPU), etcd's other versions and the
+	# Kubernetes image are make test-all's.
+	lane_compile='true'
 	lane_kubernetes='true'
 fi
 # shellcheck disable=SC2016
@@ -95,10 +95,11 @@ if [ "$status" = 0 ]; then
 	#     at a time;
 	#   waiting: the packages whose tests need an image a background lane
 	#     builds (Consul, ZooKeeper, Kubernetes): they wait for it in a
-	#     stream of their own instead of holding one of the others' slots;
+	#     stream of their own, two at a time, instead of holding one of the
+	#     others' slots;
 	#   cli-w: internal/cli's tests of those images, by name (Consul,
-	#     ZooKeeper, Kubernetes, Curator), for the same reason, four at a
-	#     time (most of their time is the wait);
+	#     ZooKeeper, Kubernetes, Curator), for the same reason, two at a
+	#     time;
 	#   cli-a, cli-b: the rest of internal/cli, every command end to end
 	#     and by far the longest package, every other test in cli-a (-run)
 	#     and all else in cli-b (-skip, so a new test needs no list).
@@ -134,11 +135,11 @@ if [ "$status" = 0 ]; then
 			pids+=($!)
 		fi
 		if [ ${#waiting[@]} -gt 0 ]; then
-			stream "waiting-$round" -p 3 -parallel 4 "${waiting[@]}" &
+			stream "waiting-$round" -p 2 -parallel 2 "${waiting[@]}" &
 			pids+=($!)
 		fi
 		if [ "${todo[cli-w]}" = 1 ] && [ -n "$cliw" ]; then
-			stream "cli-w-$round" -parallel 4 -run "^($cliw)\$" ./internal/cli/ &
+			stream "cli-w-$round" -parallel 2 -run "^($cliw)\$" ./internal/cli/ &
 			pids+=($!)
 		fi
 		if [ "${todo[cli-a]}" = 1 ]; then
@@ -255,7 +256,7 @@ if [ ${#flaky[@]} -gt 0 ]; then
 fi
 if [ "$whole" != 1 ]; then
 	mapfile -t rest < <(cat "$logdir"/go-test-*.json | "$logdir/testlog" -skipped 'make test-all:')
-	echo "test.sh: ${#rest[@]} tests ran only in make test-all (the Kubernetes image, Consul's other versions, the rest of the zoo's clients, three nights of trends, the 1M-operation report in a browser); run it before resolving work on those parts:"
+	echo "test.sh: ${#rest[@]} tests ran only in make test-all (the Consul and Kubernetes images, every other server version, the rest of the zoo's clients, the faults beyond one per mechanism, three nights of trends, the 1M-operation report in a browser); run it before resolving work on those parts:"
 	[ ${#rest[@]} = 0 ] || printf '  %s\n' "${rest[@]}"
 	echo "test.sh: make test-all runs them (FENCECHECK_TEST_ALL=1)"
 fi

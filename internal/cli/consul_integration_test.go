@@ -15,6 +15,8 @@ import (
 
 	"github.com/fencecheck/fencecheck/internal/images"
 	"github.com/fencecheck/fencecheck/internal/platform/docker"
+	"github.com/fencecheck/fencecheck/internal/testkit/harnesstest"
+	"github.com/fencecheck/fencecheck/internal/testkit/suite"
 )
 
 // Consul runs take the consul profile (no flag but --target, --fencing and
@@ -31,6 +33,7 @@ const (
 )
 
 func TestConsulLockAppendFencingModes(t *testing.T) {
+	suite.All(t, harnesstest.ConsulImage)
 	requireDocker(t)
 	t.Parallel()
 	bin := fencecheckBinary(t)

@@ -9,6 +9,9 @@ package cli
 import (
 	"strings"
 	"testing"
+
+	"github.com/fencecheck/fencecheck/internal/testkit/harnesstest"
+	"github.com/fencecheck/fencecheck/internal/testkit/suite"
 )
 
 // demoOn plays the demo on target and checks that it exits 0 with both
@@ -30,6 +33,9 @@ func demoOn(t *testing.T, target string) {
 	assertRunsGone(t, res)
 }
 
-func TestDemoConsul(t *testing.T) { demoOn(t, "consul") }
+func TestDemoConsul(t *testing.T) {
+	suite.All(t, harnesstest.ConsulImage)
+	demoOn(t, "consul")
+}
 
 func TestDemoZooKeeper(t *testing.T) { demoOn(t, "zookeeper") }

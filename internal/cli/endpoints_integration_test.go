@@ -26,6 +26,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fencecheck/fencecheck/internal/testkit/harnesstest"
+	"github.com/fencecheck/fencecheck/internal/testkit/suite"
 	consulapi "github.com/hashicorp/consul/api"
 	goredis "github.com/redis/go-redis/v9"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -452,6 +454,7 @@ func TestEndpointsEtcdAuth(t *testing.T) {
 // at Consul's profile (45 s), token fencing does not, a wrong token is
 // refused, and the team's keys are untouched.
 func TestEndpointsConsulACL(t *testing.T) {
+	suite.All(t, harnesstest.ConsulImage)
 	requireDocker(t)
 	t.Parallel()
 	ip := stagingAddr(t)

@@ -454,19 +454,24 @@ func TestDemo(t *testing.T) {
 	assertRunsGone(t, res)
 }
 
+// faultWait bounds the wait for a run's faults: a hang limit, never a
+// speed bound (a loaded machine takes minutes to start a cluster and find a
+// first holder); the run's own time limit ends it sooner.
+const faultWait = 5 * time.Minute
+
 // waitForActiveFault polls a run's history until a fault has started and
-// not stopped.
-func waitForActiveFault(t *testing.T, results string, within time.Duration) {
+// not yet stopped (at most faultWait).
+func waitForActiveFault(t *testing.T, results string) {
 	t.Helper()
-	if !waitForFaults(results, within, func(fs []history.Fault) bool { return len(fs) > 0 && fs[len(fs)-1].Stop < 0 }) {
-		t.Fatalf("no fault became active within %s", within)
+	if !waitForFaults(results, func(fs []history.Fault) bool { return len(fs) > 0 && fs[len(fs)-1].Stop < 0 }) {
+		t.Fatalf("no fault became active within %s", faultWait)
 	}
 }
 
 // waitForFaults polls the runs' histories under results until the fault
-// windows of one satisfy ok, and reports whether one did within the time.
-func waitForFaults(results string, within time.Duration, ok func([]history.Fault) bool) bool {
-	deadline := time.Now().Add(within)
+// windows of one satisfy ok, and reports whether one did within faultWait.
+func waitForFaults(results string, ok func([]history.Fault) bool) bool {
+	deadline := time.Now().Add(faultWait)
 	for time.Now().Before(deadline) {
 		paths, _ := filepath.Glob(filepath.Join(results, "*", "*", "history.jsonl"))
 		for _, p := range paths {
@@ -550,7 +555,7 @@ func TestInterruptDuringPause(t *testing.T) {
 	t.Parallel()
 	res := t.TempDir()
 	cmd, out := startRun(t, res)
-	waitForActiveFault(t, res, 2*time.Minute) // the cluster's start and a first holder: slow on a loaded machine
+	waitForActiveFault(t, res) // the cluster's start and a first holder: slow on a loaded machine
 	if n := len(stoppedRunProcesses(t, res)); n < 1 {
 		t.Errorf("no stopped process during pause-holder")
 	}
@@ -588,7 +593,7 @@ func TestCleanAfterHarnessKilled(t *testing.T) {
 	requireAlone(t)
 	res := t.TempDir()
 	cmd, _ := startRun(t, res)
-	waitForActiveFault(t, res, 2*time.Minute) // the cluster's start and a first holder: slow on a loaded machine
+	waitForActiveFault(t, res) // the cluster's start and a first holder: slow on a loaded machine
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
 	if len(stoppedRunProcesses(t, res)) == 0 {

@@ -180,7 +180,7 @@ func TestMatrixInterrupted(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitForActiveFault(t, res, 60*time.Second)
+	waitForActiveFault(t, res)
 	start := time.Now()
 	cmd.Process.Signal(os.Interrupt)
 	err := cmd.Wait()

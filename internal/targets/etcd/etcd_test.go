@@ -14,6 +14,7 @@ import (
 	"github.com/fencecheck/fencecheck/internal/images"
 	"github.com/fencecheck/fencecheck/internal/targets/etcd"
 	"github.com/fencecheck/fencecheck/internal/testkit/harnesstest"
+	"github.com/fencecheck/fencecheck/internal/testkit/suite"
 	"github.com/fencecheck/fencecheck/internal/testkit/targettest"
 	"github.com/fencecheck/fencecheck/targets"
 )
@@ -40,10 +41,14 @@ func startTarget(t *testing.T, target etcd.Target, nodes int, recipe string) (*h
 // the server version the table names, and passes the lock contract with
 // the client library of fencecheck's go.mod, with each recipe (the lock
 // RPC is the server's own code, of its version): one holder at a time,
-// tokens and fencing.
+// tokens and fencing. The default version runs in make test; the others,
+// each an image of its own to compile, in make test-all.
 func TestVersions(t *testing.T) {
-	for _, name := range (etcd.Target{}).Versions() {
+	for i, name := range (etcd.Target{}).Versions() {
 		t.Run(name, func(t *testing.T) {
+			if i > 0 {
+				suite.All(t, "etcd "+name+"'s image (a compile of its own)")
+			}
 			t.Parallel()
 			target := etcd.Target{}.WithVersion(name).(etcd.Target)
 			cl, _ := startTarget(t, target, 1, "")

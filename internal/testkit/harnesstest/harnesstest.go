@@ -18,6 +18,7 @@ import (
 	"github.com/fencecheck/fencecheck/internal/harness"
 	"github.com/fencecheck/fencecheck/internal/images"
 	"github.com/fencecheck/fencecheck/internal/platform/docker"
+	"github.com/fencecheck/fencecheck/internal/testkit/suite"
 )
 
 // RequireDocker skips the test under -short or FENCECHECK_SKIP_DOCKER=1.
@@ -36,8 +37,15 @@ func RequireDocker(t testing.TB) {
 // process building them (a background `images build` beside the suite:
 // scripts/test.sh): it gets 40 minutes, as a kube-apiserver compile on a
 // busy 2-core machine can take 25.
+//
+// A Consul cluster needs the consul image, a compile of about 15 minutes of
+// CPU that make test leaves to make test-all (suite): its tests skip under
+// make test, saying so.
 func Cluster(t testing.TB, cfg harness.ClusterConfig) *harness.Cluster {
 	t.Helper()
+	if cfg.Target != nil && cfg.Target.Name() == "consul" {
+		suite.All(t, ConsulImage)
+	}
 	RequireDocker(t)
 	if cfg.ReadyTimeout == 0 {
 		cfg.ReadyTimeout = 60 * time.Second
@@ -54,6 +62,10 @@ func Cluster(t testing.TB, cfg harness.ClusterConfig) *harness.Cluster {
 		cl.Ready.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
 	return cl
 }
+
+// ConsulImage is what a test of a Consul cluster needs that make test does
+// not build, as suite.All says it.
+const ConsulImage = "the consul image (Consul compiles for about 15 minutes of CPU)"
 
 var (
 	binOnce sync.Once

@@ -4,10 +4,11 @@
 // `make test` runs on every landing and must end within CI's budget on a
 // fresh machine (45 minutes quiet, 70 beside two CPU hogs). What it need
 // not run every time, because it costs an image that takes most of that
-// budget to build (the Kubernetes control plane, every other server
-// version, every client of the zoo) or minutes of CPU on its own (three
-// nights of a matrix, six runs in a chain; a 1M-operation report loaded in
-// a browser), runs in `make test-all`, which sets
+// budget to build (Consul, the Kubernetes control plane, every other
+// server version, every client of the zoo) or minutes of CPU on its own
+// (three nights of a matrix, six runs in a chain; a 1M-operation report
+// loaded in a browser; a cluster for each fault beyond one per
+// mechanism), runs in `make test-all`, which sets
 // FENCECHECK_TEST_ALL=1. A test of that part calls All first: under
 // `make test` it is skipped with a message that names `make test-all`,
 // and scripts/test.sh lists every such skip at the end of its log, so
