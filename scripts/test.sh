@@ -121,8 +121,9 @@ if [ "$status" = 0 ]; then
 	mapfile -t waiting < <("$go" list ./internal/targets/... | grep -E "/internal/targets/($images_re)\$")
 	mapfile -t others < <("$go" list ./... | grep -vx "$cli" | grep -vxF -f <(printf '%s\n' "${waiting[@]}" ""))
 	mapfile -t clitests < <("$go" test -list '^Test' ./internal/cli/ | grep '^Test')
-	cliw=$(printf '%s\n' "${clitests[@]}" | grep -E 'Consul|ZooKeeper|Kubernetes|Curator' | paste -sd'|' -) || true
-	half=$(printf '%s\n' "${clitests[@]}" | grep -vE 'Consul|ZooKeeper|Kubernetes|Curator' | awk 'NR % 2 == 1' | paste -sd'|' -) || true
+	cliw_re='Consul|ZooKeeper|Kubernetes|Curator'
+	cliw=$(printf '%s\n' "${clitests[@]}" | grep -E "$cliw_re" | paste -sd'|' -) || true
+	half=$(printf '%s\n' "${clitests[@]}" | grep -vE "$cliw_re" | awk 'NR % 2 == 1' | paste -sd'|' -) || true
 	declare -A todo=([cli-w]=1 [cli-a]=1 [cli-b]=1)
 	# Under CI the Engine is watched while the tests run (scripts/enginewatch:
 	# a network call unanswered for 60 s). On a hang the streams are stopped,

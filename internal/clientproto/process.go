@@ -133,10 +133,7 @@ func (p *Process) Call(ctx context.Context, req Request, timeout time.Duration) 
 func (p *Process) CallHeld(ctx context.Context, gen int, req Request, timeout time.Duration) (Reply, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if !p.isRunning(gen) {
-		return Reply{}, &Error{Request: req.Type, Kind: KindFail, Cause: "lost", Message: "the process that took the lease was retired"}
-	}
-	return p.call(ctx, req, timeout)
+	return p.callHeld(ctx, gen, req, timeout)
 }
 
 // callHeldIfLive is CallHeld for a question whose asker may give up: once
@@ -149,10 +146,15 @@ func (p *Process) callHeldIfLive(ctx context.Context, gen int, req Request, time
 	if err := ctx.Err(); err != nil {
 		return Reply{}, err
 	}
+	return p.callHeld(context.WithoutCancel(ctx), gen, req, timeout)
+}
+
+// callHeld is CallHeld, called with mu.
+func (p *Process) callHeld(ctx context.Context, gen int, req Request, timeout time.Duration) (Reply, error) {
 	if !p.isRunning(gen) {
 		return Reply{}, &Error{Request: req.Type, Kind: KindFail, Cause: "lost", Message: "the process that took the lease was retired"}
 	}
-	return p.call(context.WithoutCancel(ctx), req, timeout)
+	return p.call(ctx, req, timeout)
 }
 
 // runs reports whether process gen is the one running.

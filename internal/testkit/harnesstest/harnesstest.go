@@ -43,7 +43,7 @@ func RequireDocker(t testing.TB) {
 // make test, saying so.
 func Cluster(t testing.TB, cfg harness.ClusterConfig) *harness.Cluster {
 	t.Helper()
-	if cfg.Target != nil && cfg.Target.Name() == "consul" {
+	if cfg.Target != nil && cfg.Target.Name() == images.Consul {
 		suite.All(t, ConsulImage)
 	}
 	RequireDocker(t)
