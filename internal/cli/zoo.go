@@ -10,9 +10,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/fencecheck/fencecheck/internal/records/belief"
 	"github.com/fencecheck/fencecheck/internal/rerun"
 	"github.com/fencecheck/fencecheck/internal/store"
 	"github.com/fencecheck/fencecheck/internal/trends"
@@ -31,6 +33,7 @@ const zooAxis = "client-dir"
 const (
 	maxZooFile     = 16 << 20
 	maxZooTestInfo = 1 << 20
+	maxZooResults  = 32 << 20
 	maxZooRun      = 1 << 10
 	maxZooName     = 120
 	maxZooArg      = 1 << 10
@@ -87,18 +90,40 @@ type zooRow struct {
 	invalidAt                        int    // the index of that RESULTS
 	invalidCell                      string // the run's path in it
 	order                            int
+	belief                           zooBelief
 }
 
-// zooMatrix is one RESULTS directory's matrix, opened.
+// zooBelief is what a row's libraries said under --recheck, over the
+// runs whose results.json has a belief record.
+type zooBelief struct {
+	runs, unknown                        int
+	answers, handovers, stale, rechecked int
+	maxNS                                int64
+	windows                              []int64 // every run's listed windows, for the median
+}
+
+// zooMatrix is one RESULTS directory's matrix, opened; recheck when its
+// runs had --recheck (a careful holder's matrix does not supersede the
+// rows of one without, nor they its).
 type zooMatrix struct {
-	dir  string
-	root *os.Root
-	m    trends.Matrix
+	dir     string
+	root    *os.Root
+	m       trends.Matrix
+	recheck bool
+}
+
+// owner is the key under which a client directory's cells in this matrix
+// supersede an earlier matrix's: the directory, and whether the runs
+// rechecked.
+func (zm zooMatrix) owner(dir string) string {
+	return fmt.Sprintf("%s\x00%t", dir, zm.recheck)
 }
 
 // zooPage reads each RESULTS directory and renders the page; out is where
 // it will be written ("" stdout), for relative links. A client
-// directory's cells come from the last of results that has any. Every
+// directory's cells come from the last of results that has any (of those
+// with --recheck, for its careful holder's rows, and of those without,
+// for the others). Every
 // name read from a file is cut (zooName) and escaped on the page
 // (mdText, mdCode); the matrices' commands are single lines of shell
 // words (zooCommand); a report's link is a percent-encoded path (mdLink).
@@ -123,7 +148,7 @@ func closeZoo(ms []zooMatrix) {
 // too.
 func zooOpen(results []string) ([]zooMatrix, zooTallied, error) {
 	var ms []zooMatrix
-	owner := map[string]int{} // client directory -> index in ms of the matrix its cells come from
+	owner := map[string]int{} // zooOwner -> index in ms of the matrix its cells come from
 	for _, dir := range results {
 		root, err := os.OpenRoot(dir)
 		if err != nil {
@@ -138,10 +163,14 @@ func zooOpen(results []string) ([]zooMatrix, zooTallied, error) {
 		if err != nil {
 			return ms, zooTallied{}, fmt.Errorf("%w: zoo: %s: %w", errUsage, filepath.Join(dir, trends.MatrixFile), err)
 		}
-		ms[len(ms)-1].m = m
+		zm := &ms[len(ms)-1]
+		zm.m = m
+		for _, c := range m.Cells {
+			zm.recheck = zm.recheck || zooTestInfo(root, c).Recheck
+		}
 		for _, c := range m.Cells {
 			if d, ok := c.Axes[zooAxis]; ok {
-				owner[d] = len(ms) - 1
+				owner[zm.owner(d)] = len(ms) - 1
 			}
 		}
 	}
@@ -176,7 +205,7 @@ func zooTally(ms []zooMatrix, owner map[string]int) zooTallied {
 	for mi, zm := range ms {
 		for _, c := range zm.m.Cells {
 			dir, ok := c.Axes[zooAxis]
-			if !ok || owner[dir] != mi {
+			if !ok || owner[zm.owner(dir)] != mi {
 				continue
 			}
 			order++
@@ -193,7 +222,13 @@ func zooTally(ms []zooMatrix, owner map[string]int) zooTallied {
 			if v := cmp.Or(ti.TargetVersion, c.Version); v != "" {
 				server += " " + zooName(v)
 			}
+			if c.Resource != "" && c.Resource != zooDefaultResource {
+				server += ", resource " + zooName(c.Resource)
+			}
 			nemesis, fencing := zooName(c.Nemesis), zooName(c.Mode())
+			if ti.Recheck {
+				fencing += " (careful holder)"
+			}
 			key := strings.Join([]string{client, server, nemesis, fencing}, "\x00")
 			r := rows[key]
 			if r == nil {
@@ -219,6 +254,7 @@ func zooTally(ms []zooMatrix, owner map[string]int) zooTallied {
 			if c.FirstLostS != nil {
 				r.firstLost = append(r.firstLost, *c.FirstLostS)
 			}
+			r.belief.add(zooBeliefOf(zm.root, c))
 		}
 	}
 	return zooTallied{rows: rows, clientAt: clientAt, from: from}
@@ -270,6 +306,12 @@ func (z zooTallied) markdown(ms []zooMatrix, out string) string {
 	for _, m := range zooFaultsMeasured(z.rows) {
 		sb.WriteString(m)
 	}
+	for _, r := range z.rows {
+		if r.belief.runs > 0 {
+			sb.WriteString("\nThe rows whose fencing says \"careful holder\" are not so: those runs had `--recheck`, and the library was asked again right before each write; what it said is in the table after this one.\n")
+			break
+		}
+	}
 	sb.WriteString("\n")
 	sb.WriteString("| lock client | server | fault | fencing | verdicts | lost (of acknowledged) | fence rejections | first lost (median) |\n")
 	sb.WriteString("|---|---|---|---|---|---|---|---|\n")
@@ -293,6 +335,7 @@ func (z zooTallied) markdown(ms []zooMatrix, out string) string {
 		}
 		fmt.Fprintf(&sb, "| %s | %s | %s | %s | %s | %s | %d | %s |\n", mdText(r.client), mdText(r.server), mdCode(r.nemesis), mdText(r.fencing), verdicts, lost, r.rejections, first)
 	}
+	z.beliefTable(&sb)
 	sb.WriteString("\nOne invalid run of each client, its report:\n\n")
 	linked := z.linked()
 	for _, r := range linked {
@@ -306,6 +349,62 @@ func (z zooTallied) markdown(ms []zooMatrix, out string) string {
 		sb.WriteString("- none: no run was invalid.\n")
 	}
 	return sb.String()
+}
+
+// zooBeliefText says what the belief table counts.
+const zooBeliefText = "\n## What the libraries believe\n\n" +
+	"For the rows of runs with `--recheck` (\"careful holder\"): right before each write, after the fault aimed at it, the holder asks its lock library whether it still holds the lock and writes only when told so, " +
+	"and every holder is asked every 50 ms while it holds the lock (a paused holder asks nothing until it resumes). " +
+	"Each client answers with its library's own signal (docs/your-client.md). " +
+	"\"told held after the next grant\" counts the handovers after which the previous holder's library still said \"held\" once the next holder had been granted the lock; " +
+	"\"longest\" and \"median\" are how long after that grant its last \"held\" came (a lower bound: the holder stops asking once it releases); " +
+	"\"before a write\" counts those whose last \"held\" was the careful holder's question right before its write, a write the library let through after the next grant. " +
+	"With `--resource postgres` the write does not go through the servers a `partition-client` fault cuts, so it lands.\n\n"
+
+// beliefTable writes the belief table, when any row's runs have a
+// belief record.
+func (z zooTallied) beliefTable(sb *strings.Builder) {
+	var rows []*zooRow
+	for _, r := range z.ordered() {
+		if r.belief.runs > 0 {
+			rows = append(rows, r)
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	sb.WriteString(zooBeliefText)
+	sb.WriteString("| lock client | server | fault | runs | answers | told \"held\" after the next grant | longest | median | before a write |\n")
+	sb.WriteString("|---|---|---|---|---|---|---|---|---|\n")
+	for _, r := range rows {
+		b := r.belief
+		runs := fmt.Sprintf("%d", b.runs)
+		if b.unknown > 0 {
+			runs += fmt.Sprintf(" (%d unknown: the library cannot be asked)", b.unknown)
+		}
+		told, longest, med, before := fmt.Sprintf("%d of %d handovers", b.stale, b.handovers), "–", "–", fmt.Sprintf("%d", b.rechecked)
+		if b.unknown == b.runs {
+			told, before = "–", "–"
+		}
+		if b.stale > 0 {
+			ws := slices.Clone(b.windows)
+			slices.Sort(ws)
+			longest = zooDur(b.maxNS)
+			if len(ws) > 0 {
+				med = zooDur(ws[len(ws)/2])
+			}
+		}
+		fmt.Fprintf(sb, "| %s | %s | %s | %s | %d | %s | %s | %s | %s |\n", mdText(r.client), mdText(r.server), mdCode(r.nemesis), runs, b.answers, told, longest, med, before)
+	}
+}
+
+// zooDur is a window for the page: "912 ms", "2.43 s".
+func zooDur(ns int64) string {
+	d := time.Duration(ns)
+	if d < time.Second {
+		return fmt.Sprintf("%d ms", d.Milliseconds())
+	}
+	return fmt.Sprintf("%.2f s", d.Seconds())
 }
 
 // ordered are the rows in the clients' order, each client's in its
@@ -391,6 +490,59 @@ func zooTestInfo(root *os.Root, c trends.MatrixCell) store.TestInfo {
 	}
 	_ = json.Unmarshal(b, &ti)
 	return ti
+}
+
+// zooDefaultResource is the resource a cell writes when it names none
+// other: the page says so only for the others.
+const zooDefaultResource = "lock-store"
+
+// zooBeliefOf is the belief record (results.json's "belief") of a cell's
+// run, or nil when the run has none (no --recheck), it cannot be read, or
+// it holds what no run records (a negative count or window).
+func zooBeliefOf(root *os.Root, c trends.MatrixCell) *belief.Belief {
+	if !zooRun(c) {
+		return nil
+	}
+	b, err := trends.ReadBounded(root, filepath.Join(c.Run, store.ResultsFile), maxZooResults)
+	if err != nil {
+		return nil
+	}
+	var res struct {
+		Belief *belief.Belief `json:"belief"`
+	}
+	if json.Unmarshal(b, &res) != nil || res.Belief == nil {
+		return nil
+	}
+	bl := res.Belief
+	if bl.Answers < 0 || bl.Grants < 0 || bl.Stale < 0 || bl.Rechecked < 0 || bl.Rechecked > bl.Stale || bl.MaxNS < 0 {
+		return nil
+	}
+	for _, w := range bl.Windows {
+		if w.WindowNS < 0 || w.WindowNS > bl.MaxNS {
+			return nil
+		}
+	}
+	return bl
+}
+
+// add counts one run's belief record (nil: the run has none).
+func (z *zooBelief) add(b *belief.Belief) {
+	if b == nil {
+		return
+	}
+	z.runs++
+	if b.Unknown != "" {
+		z.unknown++
+		return
+	}
+	z.answers += b.Answers
+	z.handovers += b.Grants
+	z.stale += b.Stale
+	z.rechecked += b.Rechecked
+	z.maxNS = max(z.maxNS, b.MaxNS)
+	for _, w := range b.Windows {
+		z.windows = append(z.windows, w.WindowNS)
+	}
 }
 
 // zooRun reports whether c's run path is one zoo reads and links: a local

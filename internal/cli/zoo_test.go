@@ -268,3 +268,84 @@ func TestZooPageHostileNames(t *testing.T) {
 		}
 	}
 }
+
+// The rows of --recheck runs get the belief table: each run's record
+// (results.json's "belief") summed, the longest window over the runs and
+// the median of their windows, the windows that ended in the careful
+// holder's recheck, and a library that cannot be asked as unknown. A
+// record that no run writes (a negative window) is not counted; a row of
+// runs without --recheck has no line there.
+func TestZooBeliefTable(t *testing.T) {
+	rue := map[string]string{"client-dir": "examples/clients/go-rueidislock"}
+	kaz := map[string]string{"client-dir": "examples/clients/kazoo"}
+	cells := []trends.MatrixCell{
+		{Target: "redis", Resource: "postgres", Nemesis: "partition-client:both", Fencing: "none", Axes: rue, Verdict: "invalid", Lost: 2, Acknowledged: 30, Run: "rue/1"},
+		{Target: "redis", Resource: "postgres", Nemesis: "partition-client:both", Fencing: "none", Axes: rue, Verdict: "invalid", Lost: 1, Acknowledged: 31, Run: "rue/2"},
+		{Target: "redis", Resource: "postgres", Nemesis: "partition-client:both", Fencing: "none", Axes: rue, Verdict: "valid", Acknowledged: 33, Run: "rue/3"},
+		{Target: "zookeeper", Resource: "postgres", Nemesis: "pause-holder", Fencing: "none", Axes: kaz, Verdict: "unknown", Acknowledged: 20, Run: "kaz/1"},
+		{Target: "zookeeper", Nemesis: "pause-holder", Fencing: "none", Axes: kaz, Verdict: "invalid", Lost: 1, Acknowledged: 20, Run: "kaz/2"},
+	}
+	dir := zooResults(t, cells, map[string]string{"examples/clients/go-rueidislock": "rueidislock v1.0.80", "examples/clients/kazoo": "kazoo 2.8.0 Lock"})
+	write := func(run string, recheck bool, results string) {
+		target, version, name := "redis", "7.0.15", "rueidislock v1.0.80"
+		if strings.HasPrefix(run, "kaz/") {
+			target, version, name = "zookeeper", "3.8.0", "kazoo 2.8.0 Lock"
+		}
+		ti := map[string]any{"target": target, "target_version": version, "client_name": name, "recheck": recheck}
+		b, _ := json.Marshal(ti)
+		os.WriteFile(filepath.Join(dir, run, "test.json"), b, 0o644)
+		if results != "" {
+			os.WriteFile(filepath.Join(dir, run, "results.json"), []byte(results), 0o644)
+		}
+	}
+	write("rue/1", true, `{"valid":false,"belief":{"grants":10,"answers":300,"stale":2,"rechecked":1,"max_ns":283000000,"median_ns":200000000,
+		"windows":[{"window_ns":283000000,"recheck":true},{"window_ns":117000000}],"tolerance_ns":100000000,"workers":3}}`)
+	write("rue/2", true, `{"valid":false,"belief":{"grants":12,"answers":320,"stale":1,"rechecked":1,"max_ns":192000000,"median_ns":192000000,
+		"windows":[{"window_ns":192000000,"recheck":true}],"tolerance_ns":100000000,"workers":3}}`)
+	// Hostile: a window longer than the record's own longest.
+	write("rue/3", true, `{"valid":true,"belief":{"grants":9,"answers":1,"stale":1,"max_ns":5,"windows":[{"window_ns":999999999999}]}}`)
+	write("kaz/1", true, `{"valid":null,"belief":{"grants":4,"answers":40,"stale":0,"max_ns":0,"median_ns":0,"tolerance_ns":100000000,"unknown":"a holder's lock library cannot say","workers":3}}`)
+	write("kaz/2", false, `{"valid":false}`)
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"zoo", dir}, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	page := stdout.String()
+	for _, want := range []string{
+		"| rueidislock v1.0.80 | redis 7.0.15, resource postgres | `partition-client:both` | none (careful holder) | 2 of 3 invalid | 3 of 94 | 0 | none |",
+		"## What the libraries believe",
+		"| rueidislock v1.0.80 | redis 7.0.15, resource postgres | `partition-client:both` | 2 | 620 | 3 of 22 handovers | 283 ms | 192 ms | 2 |",
+		"| kazoo 2.8.0 Lock | zookeeper 3.8.0, resource postgres | `pause-holder` | 1 (1 unknown: the library cannot be asked) | 0 | – | – | – | – |",
+		"| kazoo 2.8.0 Lock | zookeeper 3.8.0 | `pause-holder` | none | 1 of 1 invalid |",
+		`The rows whose fencing says "careful holder"`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q:\n%s", want, page)
+		}
+	}
+	if n := strings.Count(page, "| kazoo 2.8.0 Lock | zookeeper 3.8.0 | `pause-holder` |"); n != 1 {
+		t.Errorf("the row without --recheck is on the page %d times, want once (the main table only):\n%s", n, page)
+	}
+	// A matrix without --recheck, given first, keeps its rows of the same
+	// client: the careful holder's matrix supersedes only its own kind.
+	plain := zooResults(t, []trends.MatrixCell{{Target: "redis", Nemesis: "pause-holder", Fencing: "none", Axes: rue, Verdict: "invalid", Lost: 1, Acknowledged: 10, Run: "r/1"}},
+		map[string]string{"examples/clients/go-rueidislock": "rueidislock v1.0.80"})
+	stdout.Reset()
+	if code := run([]string{"zoo", plain, dir}, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	for _, want := range []string{"| rueidislock v1.0.80 | redis 3.8.0 | `pause-holder` | none | 1 of 1 invalid |", "| 2 | 620 | 3 of 22 handovers | 283 ms | 192 ms | 2 |"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("zoo of a matrix without --recheck and one with: the page lacks %q:\n%s", want, stdout.String())
+		}
+	}
+	// A published copy keeps what the belief table reads.
+	pub := filepath.Join(t.TempDir(), "zoo")
+	if code := run([]string{"zoo", "--publish", pub, dir}, &stdout, &stderr); code != 0 {
+		t.Fatalf("zoo --publish: exit %d: %s", code, stderr.String())
+	}
+	again, err := zooPage([]string{filepath.Join(pub, filepath.Base(dir))}, "")
+	if want := "| 2 | 620 | 3 of 22 handovers | 283 ms | 192 ms | 2 |"; err != nil || !strings.Contains(again, want) {
+		t.Errorf("zoo of the published copy (%v) lacks %q:\n%s", err, want, again)
+	}
+}

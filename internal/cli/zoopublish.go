@@ -29,7 +29,8 @@ const zooPublished = "zoo.md"
 // zooPublish writes a published copy of the zoo into out, one that reads
 // and runs wherever it is put: for each RESULTS directory, out/NAME (its
 // base name, made unique) with its matrix.json and each cell's test.json
-// (what zoo reads, so that zoo runs again on the copy), and, for each run
+// and results.json (what zoo reads, so that zoo runs again on the copy),
+// and, for each run
 // the page links, the files its report links (history.jsonl, results.json,
 // linearizability.html, logs/), each up to maxPublishFile, and its report
 // made again from the copy: its commands name the run by its path from
@@ -70,6 +71,10 @@ func zooPublish(results []string, out string) error {
 				continue
 			}
 			if err := publishFile(zm.root, filepath.Join(c.Run, store.TestFile), filepath.Join(dst, c.Run, store.TestFile), maxZooTestInfo); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+			// The belief table reads each run's results.json.
+			if err := publishFile(zm.root, filepath.Join(c.Run, store.ResultsFile), filepath.Join(dst, c.Run, store.ResultsFile), maxZooResults); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return err
 			}
 			if linked[strconv.Itoa(mi)+"\x00"+c.Run] {

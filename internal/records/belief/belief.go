@@ -70,10 +70,14 @@ type Belief struct {
 	Unanswered int `json:"unanswered,omitempty"`
 	// Windows are the positive windows, longest first (at most
 	// MaxWindows); Stale counts them all; MaxNS and MedianNS are over them.
-	Stale    int      `json:"stale"`
-	MaxNS    int64    `json:"max_ns"`
-	MedianNS int64    `json:"median_ns"`
-	Windows  []Window `json:"windows,omitempty"`
+	Stale int `json:"stale"`
+	// Rechecked counts the stale windows whose last "held" was the
+	// careful holder's question right before its write: writes the
+	// library let through after the next grant.
+	Rechecked int      `json:"rechecked,omitempty"`
+	MaxNS     int64    `json:"max_ns"`
+	MedianNS  int64    `json:"median_ns"`
+	Windows   []Window `json:"windows,omitempty"`
 	// ToleranceNS is the tolerance the check applied; Unknown says why
 	// it could not be judged ("" it could).
 	ToleranceNS int64  `json:"tolerance_ns"`
@@ -186,6 +190,11 @@ func Derive(run record.Run, events []history.Event) record.Record {
 			WindowNS: g.lastHeld - n.at, Recheck: g.recheck})
 	}
 	b.Stale = len(all)
+	for _, w := range all {
+		if w.Recheck {
+			b.Rechecked++
+		}
+	}
 	if len(all) > 0 {
 		ws := make([]int64, len(all))
 		for i, w := range all {
@@ -233,6 +242,9 @@ func (b *Belief) Summary() []record.Line {
 		text += "no holder was told it held the lock after the next grant"
 	default:
 		text += fmt.Sprintf("%d told \"held\" after the next grant, by up to %s (median %s; tolerance %s)", b.Stale, dur(b.MaxNS), dur(b.MedianNS), dur(b.ToleranceNS))
+		if b.Rechecked > 0 {
+			text += fmt.Sprintf("; %d of them right before a write", b.Rechecked)
+		}
 	}
 	if b.Unanswered > 0 {
 		text += fmt.Sprintf("; %d questions unanswered", b.Unanswered)

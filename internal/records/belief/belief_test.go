@@ -47,8 +47,8 @@ func TestWindowOfAPausedHolder(t *testing.T) {
 	if !ok {
 		t.Fatalf("no record: %v", r)
 	}
-	if b.Grants != 1 || b.Stale != 1 || inMS(b.MaxNS) != 600 || b.Answers != 5 {
-		t.Fatalf("%+v: want 1 handover, 1 stale window of 600ms, 5 answers", b)
+	if b.Grants != 1 || b.Stale != 1 || inMS(b.MaxNS) != 600 || b.Answers != 5 || b.Rechecked != 1 {
+		t.Fatalf("%+v: want 1 handover, 1 stale window of 600ms ending in the careful holder's recheck, 5 answers", b)
 	}
 	w := b.Windows[0]
 	if w.Holder != 0 || w.Next != 1 || w.Token != 1 || !w.Recheck || w.GrantedNS != 3_500_000_000 {
@@ -57,7 +57,7 @@ func TestWindowOfAPausedHolder(t *testing.T) {
 	if v, why := b.Verdict(); v != record.Invalid || !strings.Contains(why, "600ms after the next holder was granted") {
 		t.Errorf("verdict %v %q, want invalid", v, why)
 	}
-	if s := b.Summary()[0].Text; !strings.Contains(s, `1 told "held" after the next grant, by up to 600ms`) {
+	if s := b.Summary()[0].Text; !strings.Contains(s, `1 told "held" after the next grant, by up to 600ms (median 600ms; tolerance 100ms); 1 of them right before a write`) {
 		t.Errorf("summary %q", s)
 	}
 	ms := b.Marks(0)
@@ -92,8 +92,11 @@ func TestNoWindowAndTolerance(t *testing.T) {
 	}
 	held(h, 5.55, 1, la.Held{Held: true}) // 50 ms after w3's grant
 	b = Derive(cfg, h.Sorted()).(*Belief)
-	if b.Stale != 1 || inMS(b.MaxNS) != 50 {
-		t.Fatalf("%+v: want one window of 50ms", b)
+	if b.Stale != 1 || inMS(b.MaxNS) != 50 || b.Rechecked != 0 {
+		t.Fatalf("%+v: want one window of 50ms, a sampler's answer (not before a write)", b)
+	}
+	if s := b.Summary()[0].Text; strings.Contains(s, "before a write") {
+		t.Errorf("summary %q: no window ended in a recheck", s)
 	}
 	if v, _ := b.Verdict(); v != record.None {
 		t.Errorf("a window within the 100ms tolerance: verdict %v", v)
