@@ -94,10 +94,24 @@ func TestRecheckThroughClientProtocol(t *testing.T) {
 			t.Errorf("the history holds %d held phases (the record counts %d), careful holder's questions: %v", n, b.Answers, strings.Contains(string(h), `"recheck":true`))
 		}
 	})
-	t.Run("sh-redis cannot answer", func(t *testing.T) {
+	t.Run("a program that cannot answer", func(t *testing.T) {
 		t.Parallel()
+		// sh-redis without held in its init reply: it is never asked.
+		dir := exampleCopy(t, "sh-redis", func(m string) string { return m })
+		script := filepath.Join(dir, "lock.sh")
+		src, err := os.ReadFile(script)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mute := strings.Replace(string(src), `[\"lock\",\"held\"]`, `[\"lock\"]`, 1)
+		if mute == string(src) {
+			t.Fatal("lock.sh's init reply does not implement held")
+		}
+		if err := os.WriteFile(script, []byte(mute), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		res := t.TempDir()
-		r := runCLI(t, nil, "run", "--target", "redis", "--client-dir", example("sh-redis"), "--recheck", "--fencing", "none",
+		r := runCLI(t, nil, "run", "--target", "redis", "--client-dir", dir, "--recheck", "--fencing", "none",
 			"--time-limit", "10s", "--seed", "1", "--results", res, "--quiet")
 		t.Cleanup(func() { assertRunsGone(t, res) })
 		if r.code == exitValid || (r.code != exitUnknown && r.code != exitInvalid) {

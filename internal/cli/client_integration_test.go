@@ -54,28 +54,28 @@ func TestClientCheck(t *testing.T) {
 		code      int
 		want      []string // in stdout
 	}{
-		{"redis-py", example("redis-py"), nil, exitValid, []string{"ok   exclusion", "OK  redis-py"}},
-		{"redis-py-token", example("redis-py"), []string{"--fencing", "token"}, exitValid, []string{"tokens true", "token 2", "OK  redis-py"}},
+		{"redis-py", example("redis-py"), nil, exitValid, []string{"ok   held", "ok   exclusion", "OK  redis-py"}},
+		{"redis-py-token", example("redis-py"), []string{"--fencing", "token"}, exitValid, []string{"ok   held", "tokens true", "token 2", "OK  redis-py"}},
 		{"go-etcd", example("go-etcd"), nil, exitValid, []string{"ok   held", "ok   handover", "OK  etcd concurrency.Mutex"}},
 		// Curator's InterProcessMutex in Java, compiled by the manifest's
 		// image_build step with Debian's OpenJDK: the czxid token grows.
-		{"curator", example("curator"), nil, exitValid, []string{"ok   exclusion", "ok   handover", "tokens false", "OK  Curator InterProcessMutex (Java)"}},
-		{"curator-token", example("curator"), []string{"--fencing", "token"}, exitValid, []string{"Curator 5.4.0 InterProcessMutex", "tokens true", "ok   handover", "OK  Curator"}},
+		{"curator", example("curator"), nil, exitValid, []string{"ok   held", "ok   exclusion", "ok   handover", "tokens false", "OK  Curator InterProcessMutex (Java)"}},
+		{"curator-token", example("curator"), []string{"--fencing", "token"}, exitValid, []string{"ok   held", "Curator 5.4.0 InterProcessMutex", "tokens true", "ok   handover", "OK  Curator"}},
 		// The zoo (docs/zoo.md): each library as its documentation gives
 		// it, with its token under --fencing token.
-		{"kazoo-token", example("kazoo"), []string{"--fencing", "token"}, exitValid, []string{"kazoo 2.8.0 Lock", "tokens true", "ok   handover", "OK  kazoo Lock"}},
-		{"python-etcd3-token", example("python-etcd3"), []string{"--fencing", "token"}, exitValid, []string{"python-etcd3 0.12.0 Lock", "tokens true", "ok   exclusion", "OK  python-etcd3 Lock"}},
-		{"python-consul-token", example("python-consul"), []string{"--fencing", "token"}, exitValid, []string{"python-consul 0.7.1 session lock", "tokens true", "ok   handover", "OK  python-consul"}},
-		{"node-redis-token", example("node-redis"), []string{"--fencing", "token"}, exitValid, []string{"node-redis 4.5.1 SET NX PX lock", "tokens true", "ok   handover", "OK  node-redis"}},
-		{"ruby-redis-token", example("ruby-redis"), []string{"--fencing", "token"}, exitValid, []string{"redis-rb 4.8.0 SET NX PX lock", "tokens true", "ok   handover", "OK  redis-rb"}},
-		{"php-redis-token", example("php-redis"), []string{"--fencing", "token"}, exitValid, []string{"phpredis 5.3.7 SET NX PX lock", "tokens true", "ok   handover", "OK  phpredis"}},
-		{"go-consul-token", example("go-consul"), []string{"--fencing", "token"}, exitValid, []string{"consul api v1.", "tokens true", "ok   handover", "OK  consul api Lock"}},
-		{"go-zookeeper-token", example("go-zookeeper"), []string{"--fencing", "token"}, exitValid, []string{"go-zookeeper v1.", "tokens true", "ok   handover", "OK  go-zookeeper Lock"}},
+		{"kazoo-token", example("kazoo"), []string{"--fencing", "token"}, exitValid, []string{"ok   held", "kazoo 2.8.0 Lock", "tokens true", "ok   handover", "OK  kazoo Lock"}},
+		{"python-etcd3-token", example("python-etcd3"), []string{"--fencing", "token"}, exitValid, []string{"ok   held", "python-etcd3 0.12.0 Lock", "tokens true", "ok   exclusion", "OK  python-etcd3 Lock"}},
+		{"python-consul-token", example("python-consul"), []string{"--fencing", "token"}, exitValid, []string{"ok   held", "python-consul 0.7.1 session lock", "tokens true", "ok   handover", "OK  python-consul"}},
+		{"node-redis-token", example("node-redis"), []string{"--fencing", "token"}, exitValid, []string{"ok   held", "node-redis 4.5.1 SET NX PX lock", "tokens true", "ok   handover", "OK  node-redis"}},
+		{"ruby-redis-token", example("ruby-redis"), []string{"--fencing", "token"}, exitValid, []string{"ok   held", "redis-rb 4.8.0 SET NX PX lock", "tokens true", "ok   handover", "OK  redis-rb"}},
+		{"php-redis-token", example("php-redis"), []string{"--fencing", "token"}, exitValid, []string{"ok   held", "phpredis 5.3.7 SET NX PX lock", "tokens true", "ok   handover", "OK  phpredis"}},
+		{"go-consul-token", example("go-consul"), []string{"--fencing", "token"}, exitValid, []string{"ok   held", "consul api v1.", "tokens true", "ok   handover", "OK  consul api Lock"}},
+		{"go-zookeeper-token", example("go-zookeeper"), []string{"--fencing", "token"}, exitValid, []string{"ok   held", "go-zookeeper v1.", "tokens true", "ok   handover", "OK  go-zookeeper Lock"}},
 		{"go-redsync", example("go-redsync"), nil, exitValid, []string{"redsync v4.", "tokens false", "ok   held", "ok   handover", "OK  redsync Mutex"}},
 		{"go-rueidislock", example("go-rueidislock"), nil, exitValid, []string{"rueidislock v1.0.80", "tokens false", "ok   held", "ok   exclusion", "ok   handover", "OK  rueidislock"}},
 		// A user's own image (here fencecheck's base image, which has sh,
 		// sed, date and redis-cli): the worker binary is added to it.
-		{"sh-redis-own-image", example("sh-redis"), []string{"--client-image", images.BaseRef()}, exitValid, []string{"ok   exclusion", "token 2", "OK  sh + redis-cli lock"}},
+		{"sh-redis-own-image", example("sh-redis"), []string{"--client-image", images.BaseRef()}, exitValid, []string{"ok   held", "ok   exclusion", "token 2", "OK  sh + redis-cli lock"}},
 		{"garbage", brokenClient("garbage"), []string{"--target", "redis"}, exitInvalid, []string{"FAIL init", `offending line: "hello, I am not JSON"`}},
 		{"silent", brokenClient("silent"), []string{"--target", "redis", "--timeout", "2s"}, exitInvalid, []string{"FAIL init", "timeout: no reply within 2s"}},
 		{"exits", brokenClient("exits"), []string{"--target", "redis"}, exitInvalid, []string{"ok   init", "FAIL acquire", "exit status 3", "giving up on request 2"}},

@@ -15,7 +15,9 @@
 // state: the lock is gone). Its grants carry no token, and the time left
 // (remaining) is the session timeout while no SUSPENDED or LOST was
 // reported since the grant, else 0: the lock is held until Curator says
-// otherwise.
+// otherwise. It answers held (--recheck, the belief sampler) the same way,
+// asking the server nothing: isAcquiredInThisProcess(), and no SUSPENDED or
+// LOST since the grant.
 //
 // With --fencing token it adds what fencing needs, and checks before each
 // write as a careful client would:
@@ -128,7 +130,7 @@ public final class Lock {
         }
         mutex = new Mutex(client, r.path("prefix").asText() + "/client-lock");
         ObjectNode o = JSON.createObjectNode();
-        o.putArray("implements").add("lock");
+        o.putArray("implements").add("lock").add("held");
         o.put("tokens", fenced);
         o.put("name", "Curator " + curatorVersion() + " InterProcessMutex");
         return o;
@@ -268,6 +270,12 @@ public final class Lock {
         return o;
     }
 
+    ObjectNode believes() {
+        ObjectNode o = JSON.createObjectNode();
+        o.put("held", held && mutex.isAcquiredInThisProcess() && interruptions == interruptionsAtGrant);
+        return o;
+    }
+
     ObjectNode release() throws Failure {
         if (!held) {
             throw new Failure("fail", "no lock held");
@@ -312,6 +320,8 @@ public final class Lock {
                     rep = l.acquire(r);
                 } else if (type.equals("remaining")) {
                     rep = l.remaining();
+                } else if (type.equals("held")) {
+                    rep = l.believes();
                 } else if (type.equals("release")) {
                     rep = l.release();
                 } else {

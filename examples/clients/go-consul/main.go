@@ -13,6 +13,9 @@
 // time, only that channel: the time left is the session TTL while the
 // channel is open, else 0, which is how its callers use it.
 //
+// It answers held (--recheck, the belief sampler) with that channel, the
+// api's only word on the lock: held while it is open.
+//
 // Token (with --fencing token): the lock key's ModifyIndex, read after the
 // grant (Consul's indexes only grow), and only if the key still holds this
 // grant's value (LockOptions.Value): a holder stalled between the grant
@@ -82,7 +85,7 @@ func (c *client) init(r request) reply {
 	}
 	c.fenced = r.Fencing != "" && r.Fencing != "none"
 	c.id, _ = os.Hostname()
-	return reply{"implements": []string{"lock"}, "tokens": c.fenced, "name": "consul api " + moduleVersion("github.com/hashicorp/consul/api") + " Lock"}
+	return reply{"implements": []string{"lock", "held"}, "tokens": c.fenced, "name": "consul api " + moduleVersion("github.com/hashicorp/consul/api") + " Lock"}
 }
 
 func (c *client) remaining() int64 {
@@ -94,6 +97,19 @@ func (c *client) remaining() int64 {
 		return 0
 	default:
 		return c.ttl.Milliseconds()
+	}
+}
+
+// believes is the held answer: the lock's lost channel not yet closed.
+func (c *client) believes() bool {
+	if c.lock == nil {
+		return false
+	}
+	select {
+	case <-c.lost:
+		return false
+	default:
+		return true
 	}
 }
 
@@ -177,6 +193,8 @@ func main() {
 			rep = c.acquire(r)
 		case r.Type == "remaining":
 			rep = reply{"remaining_ms": c.remaining()}
+		case r.Type == "held":
+			rep = reply{"held": c.believes()}
 		case r.Type == "release":
 			rep = c.release()
 		default:

@@ -10,6 +10,10 @@
 // connection's events do: the time left is the session timeout while no
 // disconnection or expiry was seen since the grant, else 0.
 //
+// It answers held (--recheck, the belief sampler) with the same events,
+// the library's only word on the lock: held while no disconnection or
+// expiry of the session came since the grant.
+//
 // Token (with --fencing token): the creation zxid (czxid) of the lock's
 // znode, the child of the lock path owned by this session, read after the
 // grant. Unfenced, the grants carry none.
@@ -83,7 +87,7 @@ func (c *client) init(r request) reply {
 	if err := c.dial(); err != nil {
 		return fail("fail", "zookeeper: %v", err)
 	}
-	return reply{"implements": []string{"lock"}, "tokens": c.fenced, "name": "go-zookeeper " + moduleVersion("github.com/go-zookeeper/zk") + " Lock"}
+	return reply{"implements": []string{"lock", "held"}, "tokens": c.fenced, "name": "go-zookeeper " + moduleVersion("github.com/go-zookeeper/zk") + " Lock"}
 }
 
 func (c *client) remaining() int64 {
@@ -93,6 +97,14 @@ func (c *client) remaining() int64 {
 		return 0
 	}
 	return c.ttl.Milliseconds()
+}
+
+// believes is the held answer: the lock taken and its session not
+// disconnected or expired since.
+func (c *client) believes() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lock != nil && c.interruptions == c.atGrant
 }
 
 func (c *client) acquire(r request) reply {
@@ -189,6 +201,8 @@ func main() {
 			rep = c.acquire(r)
 		case r.Type == "remaining":
 			rep = reply{"remaining_ms": c.remaining()}
+		case r.Type == "held":
+			rep = reply{"held": c.believes()}
 		case r.Type == "release":
 			rep = c.release()
 		default:

@@ -17,6 +17,10 @@ timeout while no SUSPENDED or LOST came since the grant, else 0.
 With --fencing token it adds the lock znode's creation zxid (czxid) as the
 token, and checks before each write that the znode still exists and is its
 session's: the lease is then the session timeout from when it asked.
+
+It answers held (--recheck, the belief sampler) as kazoo's docs tell an
+application to judge its lock: Lock.is_acquired, and no SUSPENDED or LOST
+connection state since the grant. It asks the server nothing.
 """
 import json
 import sys
@@ -107,6 +111,9 @@ class Client:
             return 0
         return max(0, int((self.ttl - (time.monotonic() - sent)) * 1000))
 
+    def believes(self):
+        return {"held": bool(self.held and self.lock.is_acquired and not self.interrupted())}
+
     def release(self, req):
         if not self.held:
             return error("fail", "no lock held")
@@ -130,7 +137,7 @@ def main():
         try:
             if kind == "init":
                 client = Client(req)
-                reply = {"implements": ["lock"], "tokens": client.fenced,
+                reply = {"implements": ["lock", "held"], "tokens": client.fenced,
                          "name": "kazoo %s Lock" % kazoo.version.__version__}
             elif client is None:
                 reply = error("fail", "%s before init" % kind)
@@ -138,6 +145,8 @@ def main():
                 reply = client.acquire(req)
             elif kind == "remaining":
                 reply = {"remaining_ms": client.remaining_ms()}
+            elif kind == "held":
+                reply = client.believes()
             elif kind == "release":
                 reply = client.release(req)
             else:

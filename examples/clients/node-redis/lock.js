@@ -16,6 +16,10 @@
 // Token (with --fencing token, which reaches the program in init): an INCR
 // of a counter in the same script as the SET NX PX, so that every grant
 // carries a number that grows. Unfenced, the grants carry none.
+//
+// It answers held (--recheck, the belief sampler) with the recipe's own
+// deadline, as the Redis documentation's careful client would: held while
+// the TTL from the winning SET has not passed. It asks the server nothing.
 'use strict';
 const readline = require('readline');
 const crypto = require('crypto');
@@ -56,7 +60,7 @@ async function init(req) {
   } catch (e) {
     // the version is only for the report
   }
-  return { implements: ['lock'], tokens: cfg.fenced, name: `node-redis ${version} SET NX PX lock` };
+  return { implements: ['lock', 'held'], tokens: cfg.fenced, name: `node-redis ${version} SET NX PX lock` };
 }
 
 async function acquire(req) {
@@ -116,6 +120,7 @@ async function main() {
       else if (!client) reply = error('fail', `${req.type} before init`);
       else if (req.type === 'acquire') reply = await acquire(req);
       else if (req.type === 'remaining') reply = { remaining_ms: remaining() };
+      else if (req.type === 'held') reply = { held: remaining() > 0 };
       else if (req.type === 'release') reply = await release();
       else reply = error('fail', `unknown request ${JSON.stringify(req.type)}`);
     } catch (e) {

@@ -17,6 +17,10 @@
 // Token (with --fencing token, which reaches the program in init): an INCR
 // of a counter in the same script as the SET NX PX, so that every grant
 // carries a number that grows. Unfenced, the grants carry none.
+//
+// It answers held (--recheck, the belief sampler) with the recipe's own
+// deadline, as the Redis documentation's careful client would: held while
+// the TTL from the winning SET has not passed. It asks the server nothing.
 
 const GRANT = <<<'LUA'
 if redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
@@ -131,7 +135,7 @@ while (($line = fgets(STDIN)) !== false) {
     try {
         if ($kind === 'init') {
             $client = new Client($req);
-            $reply = ['implements' => ['lock'], 'tokens' => $client->fenced,
+            $reply = ['implements' => ['lock', 'held'], 'tokens' => $client->fenced,
                 'name' => 'phpredis ' . phpversion('redis') . ' SET NX PX lock'];
         } elseif ($client === null) {
             $reply = error_reply('fail', "$kind before init");
@@ -139,6 +143,8 @@ while (($line = fgets(STDIN)) !== false) {
             $reply = $client->acquire($req);
         } elseif ($kind === 'remaining') {
             $reply = ['remaining_ms' => $client->remaining()];
+        } elseif ($kind === 'held') {
+            $reply = ['held' => $client->remaining() > 0];
         } elseif ($kind === 'release') {
             $reply = $client->release();
         } else {

@@ -20,6 +20,10 @@ invalidate a session sooner.
 Token (with --fencing token, which reaches the program in init): the lock
 key's ModifyIndex read after the grant; Consul's indexes only grow.
 Unfenced, the grants carry none.
+
+It answers held (--recheck, the belief sampler) with the recipe's own
+deadline: held while the TTL from the last renewal sent has not passed and
+no renewal found the session gone. python-consul has no lock object to ask.
 """
 import json
 import sys
@@ -144,7 +148,7 @@ def main():
         kind = req["type"]
         if kind == "init":
             client = Client(req)
-            reply = {"implements": ["lock"], "tokens": client.fenced,
+            reply = {"implements": ["lock", "held"], "tokens": client.fenced,
                      "name": "python-consul %s session lock" % consul.__version__}
         elif client is None:
             reply = error("fail", "%s before init" % kind)
@@ -152,6 +156,8 @@ def main():
             reply = client.acquire(req)
         elif kind == "remaining":
             reply = {"remaining_ms": client.remaining_ms()}
+        elif kind == "held":
+            reply = {"held": client.remaining_ms() > 0}
         elif kind == "release":
             reply = client.release(req)
         else:

@@ -21,6 +21,11 @@ this lock's uuid (python-etcd3 gives no revision of its own): a holder
 stalled between the grant and the read would otherwise take a later
 holder's revision for its own, as a run on a loaded machine showed. etcd's
 revisions only grow, so every grant's token is higher than the last. Unfenced, the grants carry none.
+
+It answers held (--recheck, the belief sampler) with the library's own
+question, Lock.is_acquired(): a get of the lock's key compared with the
+lock's uuid. When the server does not answer in time the library raises
+and the answer is false.
 """
 import json
 import sys
@@ -99,6 +104,14 @@ class Client:
         left = self.ttl - (time.monotonic() - self.granted_at)
         return max(0, int(left * 1000))
 
+    def believes(self):
+        if self.lock is None:
+            return {"held": False}
+        try:
+            return {"held": bool(self.lock.is_acquired())}
+        except etcd3.exceptions.Etcd3Exception:
+            return {"held": False}
+
     def release(self, req):
         lock, self.lock = self.lock, None
         if lock is None:
@@ -122,7 +135,7 @@ def main():
         kind = req["type"]
         if kind == "init":
             client = Client(req)
-            reply = {"implements": ["lock"], "tokens": client.fenced,
+            reply = {"implements": ["lock", "held"], "tokens": client.fenced,
                      "name": "python-etcd3 %s Lock" % etcd3.__version__}
         elif client is None:
             reply = error("fail", "%s before init" % kind)
@@ -130,6 +143,8 @@ def main():
             reply = client.acquire(req)
         elif kind == "remaining":
             reply = {"remaining_ms": client.remaining_ms()}
+        elif kind == "held":
+            reply = client.believes()
         elif kind == "release":
             reply = client.release(req)
         else:

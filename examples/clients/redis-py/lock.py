@@ -13,6 +13,12 @@ fencing reaches the program in init) it grants the lock and a token in one
 Lua script: SET NX PX, then INCR of a counter, so every grant carries a
 number that grows. The resource refuses a write whose token is lower than
 one it has seen. That is all it takes to add fencing to redis-py's lock.
+
+It answers held (--recheck, the belief sampler) with the library's own
+question, Lock.owned(): a GET of the lock's key compared with the lock's
+token. redis-py keeps no local deadline, so this is what an application
+using redis-py can ask; when the server does not answer in time, owned()
+raises and the answer is false (the application cannot say it holds it).
 """
 import json
 import sys
@@ -106,6 +112,14 @@ class Client:
         left = self.ttl - (time.monotonic() - self.lock.granted_at)
         return max(0, int(left * 1000))
 
+    def held(self):
+        if self.lock is None:
+            return {"held": False}
+        try:
+            return {"held": bool(self.lock.owned())}
+        except redis.RedisError:
+            return {"held": False}
+
     def release(self, req):
         lock, self.lock = self.lock, None
         if lock is None:
@@ -130,12 +144,14 @@ def main():
         kind = req["type"]
         if kind == "init":
             client = Client(req)
-            reply = {"implements": ["lock"], "tokens": client.fenced,
+            reply = {"implements": ["lock", "held"], "tokens": client.fenced,
                      "name": "redis-py %s Lock" % redis.__version__}
         elif kind == "acquire":
             reply = client.acquire(req)
         elif kind == "remaining":
             reply = {"remaining_ms": client.remaining_ms()}
+        elif kind == "held":
+            reply = client.held()
         elif kind == "release":
             reply = client.release(req)
         else:

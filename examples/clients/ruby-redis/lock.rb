@@ -16,6 +16,10 @@
 # Token (with --fencing token, which reaches the program in init): an INCR
 # of a counter in the same script as the SET NX PX, so that every grant
 # carries a number that grows. Unfenced, the grants carry none.
+#
+# It answers held (--recheck, the belief sampler) with the recipe's own
+# deadline, as the Redis documentation's careful client would: held while
+# the TTL from the winning SET has not passed. It asks the server nothing.
 require 'json'
 require 'securerandom'
 require 'redis'
@@ -115,11 +119,12 @@ $stdin.each_line do |line|
     case kind
     when 'init'
       client = Client.new(req)
-      { 'implements' => ['lock'], 'tokens' => client.fenced, 'name' => "redis-rb #{Redis::VERSION} SET NX PX lock" }
+      { 'implements' => %w[lock held], 'tokens' => client.fenced, 'name' => "redis-rb #{Redis::VERSION} SET NX PX lock" }
     else
       if client.nil? then error('fail', "#{kind} before init")
       elsif kind == 'acquire' then client.acquire(req)
       elsif kind == 'remaining' then { 'remaining_ms' => client.remaining }
+      elsif kind == 'held' then { 'held' => client.remaining.positive? }
       elsif kind == 'release' then client.release
       else error('fail', "unknown request #{kind.inspect}")
       end

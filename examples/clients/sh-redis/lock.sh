@@ -4,7 +4,9 @@
 # EVAL, a fencing token from INCR; released with a compare-and-delete. It
 # needs only a shell, sed, date and redis-cli (fencecheck's base image has
 # them), which makes it the example for --client-image: any image with
-# these tools will run it.
+# these tools will run it. It has no library to ask: it answers held with
+# its own local deadline (the grant's start plus the TTL), as a careful
+# script would.
 
 grant="if redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return redis.call('incr', KEYS[2]) end return 0"
 unlock="if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0"
@@ -25,7 +27,7 @@ while read -r line; do
 		ttl=$(field "$line" ttl_ms)
 		# The resource's object has a prefix too: read the client's before it.
 		prefix=$(field "$(printf '%s' "$line" | sed 's/"resource":.*//')" prefix)
-		reply "{\"id\":$id,\"type\":\"init_ok\",\"implements\":[\"lock\"],\"tokens\":true,\"name\":\"sh + redis-cli lock\"}"
+		reply "{\"id\":$id,\"type\":\"init_ok\",\"implements\":[\"lock\",\"held\"],\"tokens\":true,\"name\":\"sh + redis-cli lock\"}"
 		;;
 	acquire)
 		deadline=$(( $(now_ms) + $(field "$line" timeout_ms) ))
@@ -57,6 +59,11 @@ while read -r line; do
 		[ -n "$held" ] && left=$(( expires - $(now_ms) ))
 		[ "$left" -lt 0 ] && left=0
 		reply "{\"id\":$id,\"type\":\"remaining_ok\",\"remaining_ms\":$left}"
+		;;
+	held)
+		h=false
+		[ -n "$held" ] && [ "$(now_ms)" -lt "$expires" ] && h=true
+		reply "{\"id\":$id,\"type\":\"held_ok\",\"held\":$h}"
 		;;
 	release)
 		if [ -z "$held" ]; then
