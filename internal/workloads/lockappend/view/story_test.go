@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fencecheck/fencecheck/internal/checkers"
 	"github.com/fencecheck/fencecheck/internal/history"
 	"github.com/fencecheck/fencecheck/internal/history/lockappend"
 	"github.com/fencecheck/fencecheck/internal/report"
@@ -568,5 +569,31 @@ func TestStoryOneLetterPerClient(t *testing.T) {
 	wantContains(t, "fencing", s.Fencing, "highest token it accepted: 16, from B's write")
 	if strings.Contains(stepText(s)+s.Fencing, "C ") {
 		t.Errorf("a third letter for the same client:\n%s", stepText(s))
+	}
+}
+
+// A run invalid by its tokens alone (the restarted server granted token 5
+// again) loses no update and refuses no write: its report tells no story,
+// and Lead names the failing checker and its message instead of nothing,
+// for the matrix's JUnit file and job summary.
+func TestLeadOfARunInvalidByItsTokensAlone(t *testing.T) {
+	h := &hist{T: t}
+	h.Section(0, 1, 5, []int64{}, 0, 0.01, 0.2, 10)
+	h.Section(1, 2, 5, []int64{1}, 0.3, 0.31, 0.5, 20)
+	h.Final(1, []int64{1, 2})
+	res := check(t, h.Sorted())
+	la := laResult(res)
+	if la.Valid != checkers.Invalid || la.LostUpdates.Lost != 0 || la.FenceRejections != 0 {
+		t.Fatalf("verdict %v, %d lost, %d rejections: want invalid by the tokens alone", la.Valid, la.LostUpdates.Lost, la.FenceRejections)
+	}
+	in := &report.Input{Events: h.Sorted(), Results: res, Test: testInfo("token", 3)}
+	got := Lead(in)
+	if want := "token-monotonic: " + la.Checkers.TokenMonotonic.Message; got != want || !strings.Contains(got, "token violation") {
+		t.Errorf("Lead %q, want %q", got, want)
+	}
+	// A valid run has no lead.
+	la.Valid = checkers.Valid
+	if got := Lead(in); got != "" {
+		t.Errorf("Lead of a valid run %q", got)
 	}
 }

@@ -303,8 +303,12 @@ func tell(in *report.Input, la *lockappend.Result) told {
 
 // Lead is the first story the report of a lock-append run tells, in the
 // one line its header gives it (Story.Brief): its first lost update's,
-// else its first fence rejection's; "" when it tells none or the results
-// are not a lock-append result. It is what a matrix's JUnit file and job
+// else its first fence rejection's. An invalid run whose report tells
+// neither (a token granted twice after a restart, with no update lost)
+// is led by its first failing checker and that checker's message
+// ("token-monotonic: ..."), so that a failing cell never reads as if
+// nothing happened. "" when there is none of these or the results are
+// not a lock-append result. It is what a matrix's JUnit file and job
 // summary say of a cell, without rendering the page.
 func Lead(in *report.Input) string {
 	la, ok := in.Results.Result.(*lockappend.Result)
@@ -315,6 +319,18 @@ func Lead(in *report.Input) string {
 	for _, group := range [][]Story{t.lost, t.fenced} {
 		if len(group) > 0 {
 			return group[0].Brief
+		}
+	}
+	if la.Valid != checkers.Invalid {
+		return ""
+	}
+	k := la.Checkers
+	for _, c := range []struct {
+		name string
+		v    checkers.Verdict
+	}{{"token-monotonic", k.TokenMonotonic.Verdict}, {"lost-updates", k.LostUpdates.Verdict}, {"linearizable", k.Linearizable.Verdict}, {"stats", k.Stats.Verdict}} {
+		if c.v.Valid == checkers.Invalid && c.v.Message != "" {
+			return c.name + ": " + c.v.Message
 		}
 	}
 	return ""
