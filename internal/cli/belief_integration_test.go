@@ -94,6 +94,18 @@ func TestRecheckThroughClientProtocol(t *testing.T) {
 			t.Errorf("the history holds %d held phases (the record counts %d), careful holder's questions: %v", n, b.Answers, strings.Contains(string(h), `"recheck":true`))
 		}
 	})
+	// sh-redis answers with its own deadline; with a PostgreSQL resource,
+	// whose object in init has endpoints of its own, it still talks to
+	// Redis (it once read the database's address and acquired nothing).
+	t.Run("sh-redis with a postgres resource answers", func(t *testing.T) {
+		t.Parallel()
+		_, got, _ := seededRun(t, "--target", "redis", "--client-dir", example("sh-redis"), "--resource", "postgres", "--recheck", "--fencing", "none",
+			"--nemesis", "pause-holder")
+		b := got.Belief
+		if got.LostUpdates.Acknowledged == 0 || b == nil || b.Answers == 0 || b.Grants == 0 || b.Unknown != "" {
+			t.Fatalf("%d acknowledged, belief record %+v: want the program's writes and its answers over handovers, judged", got.LostUpdates.Acknowledged, b)
+		}
+	})
 	t.Run("a program that cannot answer", func(t *testing.T) {
 		t.Parallel()
 		// sh-redis without held in its init reply: it is never asked.

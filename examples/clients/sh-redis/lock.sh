@@ -21,12 +21,15 @@ while read -r line; do
 	id=$(field "$line" id)
 	case $(field "$line" type) in
 	init)
-		endpoint=$(printf '%s' "$line" | sed -n 's/.*"endpoints":\["\([^"]*\)".*/\1/p')
+		# The resource's object has endpoints and a prefix of its own (a
+		# PostgreSQL resource's are the database's): read the lock
+		# service's before it.
+		own=$(printf '%s' "$line" | sed 's/"resource":.*//')
+		endpoint=$(printf '%s' "$own" | sed -n 's/.*"endpoints":\["\([^"]*\)".*/\1/p')
 		host=${endpoint%:*}
 		port=${endpoint##*:}
-		ttl=$(field "$line" ttl_ms)
-		# The resource's object has a prefix too: read the client's before it.
-		prefix=$(field "$(printf '%s' "$line" | sed 's/"resource":.*//')" prefix)
+		ttl=$(field "$own" ttl_ms)
+		prefix=$(field "$own" prefix)
 		reply "{\"id\":$id,\"type\":\"init_ok\",\"implements\":[\"lock\",\"held\"],\"tokens\":true,\"name\":\"sh + redis-cli lock\"}"
 		;;
 	acquire)
