@@ -390,8 +390,8 @@ func (z zooTallied) beliefTable(sb *strings.Builder) {
 			ws := slices.Clone(b.windows)
 			slices.Sort(ws)
 			longest = zooDur(b.maxNS)
-			if len(ws) > 0 {
-				med = zooDur(ws[len(ws)/2])
+			if n := len(ws); n > 0 {
+				med = zooDur((ws[(n-1)/2] + ws[n/2]) / 2)
 			}
 		}
 		fmt.Fprintf(sb, "| %s | %s | %s | %s | %d | %s | %s | %s | %s |\n", mdText(r.client), mdText(r.server), mdCode(r.nemesis), runs, b.answers, told, longest, med, before)
