@@ -120,12 +120,17 @@ const BeliefEvery = 50 * time.Millisecond
 // library answered, on the kernel's monotonic clock
 // (history.KernelMonotonic): the phase itself is timed when the harness
 // hears it, which can be long after the answer (the holder paused, or
-// starved of CPU, between the answer and its message).
+// starved of CPU, between the answer and its message). AskedMono is when
+// the question was put, on the same clock: the library formed its answer
+// no sooner, and a question to a client program answered just before
+// the holder was paused is read, and stamped answered, only after it
+// resumes.
 type Held struct {
 	Held         bool   `json:"held"`
 	Error        string `json:"error,omitempty"`
 	Unknown      bool   `json:"unknown,omitempty"`
 	Recheck      bool   `json:"recheck,omitempty"`
+	AskedMono    int64  `json:"asked_mono_ns,omitempty"`
 	AnsweredMono int64  `json:"answered_mono_ns,omitempty"`
 }
 

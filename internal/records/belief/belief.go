@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/fencecheck/fencecheck/internal/history"
@@ -116,16 +117,22 @@ type grant struct {
 // Derive computes the record from a history: nil when it holds no held
 // phase (a run without --recheck).
 //
-// An answer is placed on the history's clock where the library gave it
-// (its AnsweredMono against the run's HistoryStartedMono), not where the
+// An answer is placed on the history's clock where the holder got it (its
+// AnsweredMono against the run's HistoryStartedMono), not where the
 // harness heard it: a holder paused, or starved of CPU, between an answer
 // and its message would otherwise seem told "held" long after it was.
+// When a pause or CPU throttle of the holder's own container overlapped
+// the question itself, the answer is placed where the question was put
+// (AskedMono): a client program may have answered just before the pause,
+// its reply read by the worker only after. A library whose answer is
+// merely slow (a reply held up by a cut) is judged where it answered.
 func Derive(run record.Run, events []history.Event) record.Record {
 	s := run.Spec
 	ops, err := history.Pair(events)
 	if err != nil {
 		return nil
 	}
+	faults, _ := history.Faults(events)
 	b := &Belief{ToleranceNS: s.Tolerance().Nanoseconds(), Workers: s.Concurrency}
 	var gs []grant
 	for _, o := range ops {
@@ -151,8 +158,14 @@ func Derive(run record.Run, events []history.Event) record.Record {
 			}
 			b.Answers++
 			at := p.Time
-			if h.AnsweredMono > 0 && run.HistoryStartedMono > 0 {
-				at = min(at, h.AnsweredMono-run.HistoryStartedMono)
+			if start := run.HistoryStartedMono; start > 0 && h.AnsweredMono > 0 {
+				at = min(at, h.AnsweredMono-start)
+				if h.AskedMono > 0 && stopped(faults, o.Process.Worker(s.Concurrency), h.AskedMono-start, at) {
+					// The holder was paused or starved while it was
+					// asked: its answer may have been formed before,
+					// and read only after.
+					at = h.AskedMono - start
+				}
 			}
 			switch {
 			case h.Unknown:
@@ -206,6 +219,19 @@ func Derive(run record.Run, events []history.Event) record.Record {
 		b.Windows = all[:min(len(all), MaxWindows)]
 	}
 	return b
+}
+
+// stopped reports whether a fault that stops or starves a process (a
+// pause, a CPU throttle) was in effect on node (a worker's name) at some
+// time of [from, to] (history clock, ns).
+func stopped(faults []history.Fault, node string, from, to int64) bool {
+	for _, f := range faults {
+		if (strings.HasPrefix(f.Fault, "pause") || strings.HasPrefix(f.Fault, "cpu-throttle")) && slices.Contains(f.Nodes, node) &&
+			f.Start <= to && (f.Stop == 0 || f.Stop >= from) {
+			return true
+		}
+	}
+	return false
 }
 
 func median(sorted []int64) int64 {

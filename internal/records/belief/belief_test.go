@@ -142,3 +142,33 @@ func TestAnswerTimedWhereGiven(t *testing.T) {
 		t.Errorf("%+v: want the window by the harness's time, 500ms", b)
 	}
 }
+
+// A client program's answer to a question put at 1.3 s, which the worker
+// read only at 4.2 s because the holder was paused in between, counts where
+// the question was put: the program may have answered before the pause.
+// Without a pause of the holder, a slow answer counts where it came (the
+// application got it then); and an answer to a question put after the
+// next grant still makes a window.
+func TestAnswerTimedWhenAsked(t *testing.T) {
+	h := &lockappendtest.Hist{T: t}
+	h.Invoke(0.9, 0, 1)
+	h.Phase(1, 0, la.PhaseAcquired, la.Acquired{Token: 1})
+	h.Invoke(3, 1, 2)
+	h.Phase(3.5, 1, la.PhaseAcquired, la.Acquired{Token: 2})
+	held(h, 4.3, 0, la.Held{Held: true, AskedMono: 11_300_000_000, AnsweredMono: 14_200_000_000})
+	run := cfg
+	run.HistoryStartedMono = 10_000_000_000
+	if b := Derive(run, h.Sorted()).(*Belief); b.Stale != 1 || inMS(b.MaxNS) != 700 {
+		t.Errorf("%+v: a slow answer without a pause of its holder: want its window where it came, 700ms", b)
+	}
+	paused := &lockappendtest.Hist{T: t}
+	*paused = *h
+	paused.Fault(1.4, 4.1, "w1", lockappendtest.Pause(0, 1, 2700*time.Millisecond))
+	if b := Derive(run, paused.Sorted()).(*Belief); b.Stale != 0 {
+		t.Errorf("%+v: an answer to a question put before the holder's pause and the next grant counted as stale", b)
+	}
+	held(paused, 4.5, 0, la.Held{Held: true, AskedMono: 14_400_000_000, AnsweredMono: 14_450_000_000})
+	if b := Derive(run, paused.Sorted()).(*Belief); b.Stale != 1 || inMS(b.MaxNS) != 950 {
+		t.Errorf("%+v: want a window from the next grant (3.5s) to the answer at 4.45s: 950ms", b)
+	}
+}

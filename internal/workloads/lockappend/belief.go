@@ -25,12 +25,13 @@ func askHeld(ctx context.Context, lease targets.Lease) la.Held {
 	}
 	actx, cancel := context.WithTimeout(ctx, askBound)
 	defer cancel()
+	asked := history.KernelMonotonic()
 	held, err := b.Held(actx)
 	at := history.KernelMonotonic()
 	if err != nil {
-		return la.Held{Error: err.Error(), AnsweredMono: at}
+		return la.Held{Error: err.Error(), AskedMono: asked, AnsweredMono: at}
 	}
-	return la.Held{Held: held, AnsweredMono: at}
+	return la.Held{Held: held, AskedMono: asked, AnsweredMono: at}
 }
 
 // sampleBelief asks lease's library every la.BeliefEvery whether it still
