@@ -102,13 +102,15 @@ type zooBelief struct {
 	windows                              []int64 // every run's listed windows, for the median
 }
 
-// zooMatrix is one RESULTS directory's matrix, opened; recheck when its
-// runs had --recheck (a careful holder's matrix does not supersede the
+// zooMatrix is one RESULTS directory's matrix, opened, with each cell's
+// test.json (tests, by cell; zero when it cannot be read); recheck when
+// its runs had --recheck (a careful holder's matrix does not supersede the
 // rows of one without, nor they its).
 type zooMatrix struct {
 	dir     string
 	root    *os.Root
 	m       trends.Matrix
+	tests   []store.TestInfo
 	recheck bool
 }
 
@@ -148,7 +150,7 @@ func closeZoo(ms []zooMatrix) {
 // too.
 func zooOpen(results []string) ([]zooMatrix, zooTallied, error) {
 	var ms []zooMatrix
-	owner := map[string]int{} // zooOwner -> index in ms of the matrix its cells come from
+	owner := map[string]int{} // zooMatrix.owner -> index in ms of the matrix its cells come from
 	for _, dir := range results {
 		root, err := os.OpenRoot(dir)
 		if err != nil {
@@ -166,7 +168,9 @@ func zooOpen(results []string) ([]zooMatrix, zooTallied, error) {
 		zm := &ms[len(ms)-1]
 		zm.m = m
 		for _, c := range m.Cells {
-			zm.recheck = zm.recheck || zooTestInfo(root, c).Recheck
+			ti := zooTestInfo(root, c)
+			zm.tests = append(zm.tests, ti)
+			zm.recheck = zm.recheck || ti.Recheck
 		}
 		for _, c := range m.Cells {
 			if d, ok := c.Axes[zooAxis]; ok {
@@ -203,13 +207,13 @@ func zooTally(ms []zooMatrix, owner map[string]int) zooTallied {
 	}
 	order := 0
 	for mi, zm := range ms {
-		for _, c := range zm.m.Cells {
+		for ci, c := range zm.m.Cells {
 			dir, ok := c.Axes[zooAxis]
 			if !ok || owner[zm.owner(dir)] != mi {
 				continue
 			}
 			order++
-			ti := zooTestInfo(zm.root, c)
+			ti := zm.tests[ci]
 			client := zooName(zooClientName(dir, ti))
 			if _, ok := clientAt[client]; !ok {
 				clientAt[client] = len(clientAt)
@@ -390,8 +394,8 @@ func (z zooTallied) beliefTable(sb *strings.Builder) {
 			ws := slices.Clone(b.windows)
 			slices.Sort(ws)
 			longest = zooDur(b.maxNS)
-			if n := len(ws); n > 0 {
-				med = zooDur((ws[(n-1)/2] + ws[n/2]) / 2)
+			if len(ws) > 0 {
+				med = zooDur(belief.Median(ws))
 			}
 		}
 		fmt.Fprintf(sb, "| %s | %s | %s | %s | %d | %s | %s | %s | %s |\n", mdText(r.client), mdText(r.server), mdCode(r.nemesis), runs, b.answers, told, longest, med, before)

@@ -201,20 +201,18 @@ func Derive(run record.Run, events []history.Event) record.Record {
 		}
 		all = append(all, Window{Holder: g.proc, Next: n.proc, Token: g.token, GrantedNS: n.at, LastHeldNS: g.lastHeld,
 			WindowNS: g.lastHeld - n.at, Recheck: g.recheck})
-	}
-	b.Stale = len(all)
-	for _, w := range all {
-		if w.Recheck {
+		if g.recheck {
 			b.Rechecked++
 		}
 	}
+	b.Stale = len(all)
 	if len(all) > 0 {
 		ws := make([]int64, len(all))
 		for i, w := range all {
 			ws[i] = w.WindowNS
 		}
 		slices.Sort(ws)
-		b.MaxNS, b.MedianNS = ws[len(ws)-1], median(ws)
+		b.MaxNS, b.MedianNS = ws[len(ws)-1], Median(ws)
 		slices.SortStableFunc(all, func(x, y Window) int { return cmp.Compare(y.WindowNS, x.WindowNS) })
 		b.Windows = all[:min(len(all), MaxWindows)]
 	}
@@ -234,7 +232,9 @@ func stopped(faults []history.Fault, node string, from, to int64) bool {
 	return false
 }
 
-func median(sorted []int64) int64 {
+// Median is the median of sorted windows (the mean of the middle two of
+// an even number).
+func Median(sorted []int64) int64 {
 	n := len(sorted)
 	if n%2 == 1 {
 		return sorted[n/2]

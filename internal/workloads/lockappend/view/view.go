@@ -325,12 +325,14 @@ func Lead(in *report.Input) string {
 		return ""
 	}
 	k := la.Checkers
-	for _, c := range []struct {
-		name string
-		v    checkers.Verdict
-	}{{"token-monotonic", k.TokenMonotonic.Verdict}, {"lost-updates", k.LostUpdates.Verdict}, {"linearizable", k.Linearizable.Verdict}, {"stats", k.Stats.Verdict}} {
-		if c.v.Valid == checkers.Invalid && c.v.Message != "" {
-			return c.name + ": " + c.v.Message
+	for _, c := range []checkerRow{
+		verdictRow(checkers.NameTokenMonotonic, k.TokenMonotonic.Verdict),
+		verdictRow(checkers.NameLostUpdates, k.LostUpdates.Verdict),
+		verdictRow(checkers.NameLinearizable, k.Linearizable.Verdict),
+		verdictRow(checkers.NameStats, k.Stats.Verdict),
+	} {
+		if c.Valid == checkers.Invalid.String() && c.Message != "" {
+			return c.Name + ": " + c.Message
 		}
 	}
 	return ""
