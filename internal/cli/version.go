@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -15,7 +16,7 @@ import (
 // Go version, the binary the worker image holds, and the tags of the images
 // it builds (images tags: what a run of this binary uses, and a CI cache
 // key).
-func cmdVersion(args []string, stdout, stderr io.Writer) error {
+func cmdVersion(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := verbFlags("version", stderr, "Prints this fencecheck's module version (\"(devel)\" for a build from source), the VCS\n"+
 		"revision it was built from, the Go version, the binary its worker image holds and the tags\nof the images it builds (as images tags prints them), built or not. No Docker Engine is needed.")
 	if err := parseVerb(fs, args); err != nil {

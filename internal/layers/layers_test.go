@@ -26,7 +26,7 @@ var layers = []layer{
 		"examples", "scripts",
 	}},
 	{"foundation (vocabularies and mechanisms)", []string{
-		"targets", "internal/spec", "internal/history", "internal/images", "internal/runtime", "internal/platform", "internal/trends", "internal/buildinfo", "internal/safetext", "internal/record",
+		"targets", "internal/spec", "internal/history", "internal/images", "internal/runtime", "internal/platform", "internal/trends", "internal/buildinfo", "internal/safetext", "internal/record", "internal/cmdline",
 	}},
 	{"verdicts and files (no container, no network)", []string{
 		"internal/checkers", "internal/store", "internal/records", "internal/rerun", "internal/sweep", "internal/experiment",

@@ -10,9 +10,9 @@ import (
 	"path/filepath"
 
 	"github.com/fencecheck/fencecheck/internal/checkers"
+	"github.com/fencecheck/fencecheck/internal/cmdline"
 	"github.com/fencecheck/fencecheck/internal/harness"
 	"github.com/fencecheck/fencecheck/internal/trends"
-	"github.com/fencecheck/fencecheck/internal/worker"
 )
 
 // File is the matrix's summary, at the root of its results directory
@@ -38,7 +38,7 @@ const (
 
 // errUsage marks bad arguments and bad input (exit 254): the worker's and
 // the command line's.
-var errUsage = worker.ErrUsage
+var errUsage = cmdline.ErrUsage
 
 // Job is a cell to run: its matrix.json record and its run's
 // configuration.
