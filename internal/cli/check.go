@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fencecheck/fencecheck/internal/checkers"
+	"github.com/fencecheck/fencecheck/internal/checkers/jepsen"
 	"github.com/fencecheck/fencecheck/internal/harness"
 	"github.com/fencecheck/fencecheck/internal/history"
 	"github.com/fencecheck/fencecheck/internal/report"
@@ -21,28 +22,28 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	details := "Re-runs the checkers on a stored run and rewrites its results.json, report.html and junit.xml\n" +
 		"(all or nothing: a history the checkers cannot judge exits 254 and leaves them as they are),\n" +
 		"or checks a history recorded by Jepsen on a model:\n"
-	for _, m := range jepsenModels {
-		details += fmt.Sprintf("  %-14s %s\n", m.name, m.reads)
+	for _, m := range jepsen.Models {
+		details += fmt.Sprintf("  %-14s %s\n", m.Name, m.Reads)
 	}
 	fs := verbFlags("check", stderr, details)
 	timeout := fs.Duration("check-timeout", 60*time.Second, "time limit of the linearizability check (past it: unknown)")
 	var sp spec.Spec // --check-memory, as run takes it
 	sp.Flags(fs, func(k spec.Knob) bool { return k.Flag == "check-memory" }, nil)
-	var jc jepsenCheck
-	fs.StringVar(&jc.file, "jepsen-history", "", "check this history recorded by Jepsen instead of a run (with --model)")
-	fs.StringVar(&jc.model, "model", "", "the model of --jepsen-history: "+jepsenModelNames())
-	fs.StringVar(&jc.viz, "viz", "", "with --jepsen-history: where to write Porcupine's visualization of the failing keys, if any (a new file: never the history, nor an existing file without --force)")
-	fs.BoolVar(&jc.force, "force", false, "with --viz: replace the file if it exists")
+	var jc jepsen.Check
+	fs.StringVar(&jc.File, "jepsen-history", "", "check this history recorded by Jepsen instead of a run (with --model)")
+	fs.StringVar(&jc.Model, "model", "", "the model of --jepsen-history: "+jepsen.ModelNames())
+	fs.StringVar(&jc.Viz, "viz", "", "with --jepsen-history: where to write Porcupine's visualization of the failing keys, if any (a new file: never the history, nor an existing file without --force)")
+	fs.BoolVar(&jc.Force, "force", false, "with --viz: replace the file if it exists")
 	if err := parseVerb(fs, args); err != nil {
 		return 0, err
 	}
 	switch {
-	case jc.file != "" && fs.NArg() > 0:
+	case jc.File != "" && fs.NArg() > 0:
 		return 0, fmt.Errorf("%w: check takes RUN_DIR or --jepsen-history, not both", errUsage)
-	case jc.file != "":
-		jc.timeout, jc.memory = *timeout, checkers.MemoryBudget(sp.CheckMemory)
-		return jc.run(ctx, stdout)
-	case jc.model != "" || jc.viz != "" || jc.force:
+	case jc.File != "":
+		jc.Timeout, jc.Memory = *timeout, checkers.MemoryBudget(sp.CheckMemory)
+		return jc.Run(ctx, stdout)
+	case jc.Model != "" || jc.Viz != "" || jc.Force:
 		return 0, fmt.Errorf("%w: --model, --viz and --force go with --jepsen-history", errUsage)
 	case fs.NArg() != 1:
 		return 0, fmt.Errorf("%w: check takes one RUN_DIR, or --jepsen-history FILE --model MODEL", errUsage)
@@ -80,7 +81,7 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	case harness.IsBadInput(err):
 		// Nothing can be read: bad input, and the stored results stay as
 		// they are.
-		return 0, inputError{fmt.Errorf("%s: cannot check, nothing written: %w", run.Path(store.HistoryFile), err)}
+		return 0, inputError{Err: fmt.Errorf("%s: cannot check, nothing written: %w", run.Path(store.HistoryFile), err)}
 	case err != nil:
 		// The history breaks an assumption of the checkers: unknown, with
 		// the reason, and the stored results stay as they are.

@@ -35,6 +35,16 @@ const (
 // worker's commands alike.
 var errUsage = cmdline.ErrUsage
 
+// errInterrupted: Ctrl-C or SIGTERM ended the command before it had
+// anything to judge (exit 2, unknown).
+var errInterrupted = cmdline.ErrInterrupted
+
+// inputError and readFailed are bad input (exit 254) with the input's own
+// message (cmdline.InputError, cmdline.ReadFailed).
+type inputError = cmdline.InputError
+
+var readFailed = cmdline.ReadFailed
+
 // usage is the top-level usage (verbTable).
 var usage = topUsage()
 

@@ -6,6 +6,7 @@
 package cmdline
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -61,4 +62,36 @@ func ParseInterspersed(fs *flag.FlagSet, args []string) error {
 	// Parsing "--" alone sets no flag and leaves the positionals as
 	// fs.Args().
 	return fs.Parse(append([]string{"--"}, pos...))
+}
+
+// Exit codes (as Jepsen's): 0 valid, 1 invalid, 2 unknown, 254 bad
+// arguments or input, 255 the harness itself failed.
+const (
+	ExitValid   = 0
+	ExitInvalid = 1
+	ExitUnknown = 2
+	ExitBadArgs = 254
+	ExitHarness = 255
+)
+
+// ErrInterrupted: Ctrl-C or SIGTERM ended the command before it had
+// anything to judge. It is not a harness failure: the verdict is unknown
+// (exit 2).
+var ErrInterrupted = errors.New("interrupted")
+
+// InputError is bad input: exit 254 like a usage error (it wraps
+// ErrUsage), but its message is the input's own ("FILE:LINE: ...").
+type InputError struct{ Err error }
+
+func (e InputError) Error() string   { return e.Err.Error() }
+func (e InputError) Unwrap() []error { return []error{ErrUsage, e.Err} }
+
+// ReadFailed is the outcome of an input file that could not be read: bad
+// input (exit 254), unless ctx ended the reading (exit 2 and
+// ErrInterrupted: nothing checked, nothing written).
+func ReadFailed(ctx context.Context, file string, err error) (int, error) {
+	if ctx.Err() != nil {
+		return ExitUnknown, fmt.Errorf("%w (%w) while reading %s: nothing checked, nothing written", ErrInterrupted, context.Cause(ctx), file)
+	}
+	return 0, InputError{err}
 }

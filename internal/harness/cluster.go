@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/fencecheck/fencecheck/internal/clientproto"
+	"github.com/fencecheck/fencecheck/internal/cmdline"
 	"github.com/fencecheck/fencecheck/internal/history"
 	"github.com/fencecheck/fencecheck/internal/images"
 	"github.com/fencecheck/fencecheck/internal/nemesis"
@@ -37,8 +38,8 @@ var ErrHarness = errors.New("harness failure")
 
 // ErrInterrupted: Ctrl-C or SIGTERM ended the run before it had anything
 // to judge (during set-up). It is not a harness failure: the verdict is
-// unknown (exit 2).
-var ErrInterrupted = errors.New("interrupted")
+// unknown (exit 2). It is the command lines' (cmdline.ErrInterrupted).
+var ErrInterrupted = cmdline.ErrInterrupted
 
 // ErrNotSetUp: a scripted scenario (a demo story, a regression scenario, a
 // scripted test) did not take place as scripted: the holder was not frozen

@@ -29,11 +29,11 @@ const JUnitFile = "matrix-junit.xml"
 // unknown, 254 bad arguments or input, 255 the harness itself failed. A
 // matrix's is its cells' (Exit).
 const (
-	ExitValid   = 0
-	ExitInvalid = 1
-	ExitUnknown = 2
-	ExitBadArgs = 254
-	ExitHarness = 255
+	ExitValid   = cmdline.ExitValid
+	ExitInvalid = cmdline.ExitInvalid
+	ExitUnknown = cmdline.ExitUnknown
+	ExitBadArgs = cmdline.ExitBadArgs
+	ExitHarness = cmdline.ExitHarness
 )
 
 // errUsage marks bad arguments and bad input (exit 254): the worker's and
