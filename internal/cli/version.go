@@ -44,7 +44,7 @@ func cmdVersion(_ context.Context, args []string, stdout, stderr io.Writer) erro
 			fmt.Fprintf(stdout, "worker     this binary (no %s beside it)\n", harness.WorkerBinaryName)
 		}
 	}
-	refs, err := imageTags(nil, stderr)
+	refs, err := imageSet(stderr).Tags(nil)
 	for i, ref := range refs {
 		label := "images    "
 		if i > 0 {

@@ -41,7 +41,7 @@ var layers = []layer{
 		"internal/workloads", "internal/worker", "internal/tables",
 	}},
 	{"harness", []string{
-		"internal/harness",
+		"internal/harness", "internal/imageset",
 	}},
 	{"scripts, the matrix and the test kits, run on the harness", []string{
 		"internal/scenarios", "internal/matrix", "internal/testkit",
