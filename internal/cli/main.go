@@ -122,15 +122,7 @@ const maxMessage = 4 << 10
 var clip = report.Clip
 
 // exitCode maps a verdict to the exit code.
-func exitCode(v checkers.Validity) int {
-	switch v {
-	case checkers.Valid:
-		return exitValid
-	case checkers.Invalid:
-		return exitInvalid
-	}
-	return exitUnknown
-}
+func exitCode(v checkers.Validity) int { return v.ExitCode() }
 
 // newFlags and parse are the command lines' (one usage error for both
 // binaries: exit 254).

@@ -114,7 +114,7 @@ func (c Check) Run(ctx context.Context, stdout io.Writer) (int, error) {
 	if res.Ops == 0 && fi.Size() > 0 {
 		fmt.Fprintf(stdout, "  note             no operation in the file's %d bytes: is it a %s history?\n", fi.Size(), c.Model)
 	}
-	return exitCode(res.Valid), nil
+	return res.Valid.ExitCode(), nil
 }
 
 // summary writes what the check found, with its figures.
@@ -213,14 +213,3 @@ func (v *vizFile) commit() error {
 
 // discard removes the temporary file, if it is still there.
 func (v *vizFile) discard() { os.Remove(v.tmp) }
-
-// exitCode maps a verdict to the exit code.
-func exitCode(v checkers.Validity) int {
-	switch v {
-	case checkers.Valid:
-		return cmdline.ExitValid
-	case checkers.Invalid:
-		return cmdline.ExitInvalid
-	}
-	return cmdline.ExitUnknown
-}
