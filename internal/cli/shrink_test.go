@@ -6,10 +6,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/fencecheck/fencecheck/internal/history"
-	"github.com/fencecheck/fencecheck/internal/shrink"
-	"github.com/fencecheck/fencecheck/internal/store"
 )
 
 // checkedRun is a copy of a recorded run with its results.json, written by
@@ -50,49 +46,6 @@ func TestShrinkRefuses(t *testing.T) {
 		}
 		// Refused before any run starts: nothing written where runs go.
 		noRunWritten(t, res)
-	}
-}
-
-// On a recorded unfenced etcd run, the faults the losses blame are
-// pause-holder faults aimed at the stale party of a loss (its process and
-// token), and their indexes are steps of the schedule rerun replays.
-func TestShrinkBlamesRecordedRun(t *testing.T) {
-	dir := checkedRun(t, "etcd-none-pause-holder", exitInvalid)
-	var res store.Results
-	readJSONFile(t, filepath.Join(dir, store.ResultsFile), &res)
-	events, err := history.ReadFile(filepath.Join(dir, store.HistoryFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	faults, err := history.Faults(events)
-	if err != nil {
-		t.Fatal(err)
-	}
-	losses := res.Result.Summary().Losses
-	blamed := shrink.Blamed(faults, losses)
-	if len(blamed) == 0 {
-		t.Fatalf("no fault of %d blamed for %d losses", len(faults), len(losses))
-	}
-	for _, i := range blamed {
-		f := faults[i]
-		if !strings.HasPrefix(f.Fault, "pause-holder") || f.Holder == nil || f.Holder.Token == nil {
-			t.Errorf("fault %d blamed: %s, not aimed at a holder", i, f.Fault)
-			continue
-		}
-		stale := false
-		for _, le := range losses {
-			w := le.OverwrittenBy
-			if w != nil && w.Stale && w.Process == f.Holder.Process && w.Token == *f.Holder.Token ||
-				le.Process == f.Holder.Process && le.Token == *f.Holder.Token {
-				stale = true
-			}
-		}
-		if !stale {
-			t.Errorf("fault %d blamed: holder %d token %d is no loss's stale party", i, f.Holder.Process, *f.Holder.Token)
-		}
-	}
-	if checkersWith(res.Result, res.Valid()) == nil {
-		t.Errorf("no checker of the invalid run is invalid")
 	}
 }
 
