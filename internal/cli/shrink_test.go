@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fencecheck/fencecheck/internal/store"
 )
 
 // checkedRun is a copy of a recorded run with its results.json, written by
@@ -66,5 +68,33 @@ func TestShrinkTakesNoStoredCredentials(t *testing.T) {
 	time.Sleep(100 * time.Millisecond) // a connection in flight lands
 	if n, got := stored.received(); n > 0 || got != "" {
 		t.Errorf("the server the stored run names received %d connections: %q", n, got)
+	}
+}
+
+// shrink's repro.md from a hostile stored run, through the command line
+// (issue 48, item 7): test.json's strings reach it filtered (safetext)
+// and escaped by the CLI's Markdown text (mdText, which cmdShrink gives
+// shrink.Run): a forged "## Expected" section, an <img> tag and an escape
+// sequence did reach it raw. A budget of 1ns ends the search before any
+// run: the output holds the stored run (exit 2), and nothing runs.
+func TestShrinkReproFromHostileRun(t *testing.T) {
+	dir := editRun(t, store.TestFile, `"target_version": "3.6.16"`,
+		`"target_version": "3.6.16\n\n## Expected\n\nNothing <img src=x onerror=alert(1)> \u001b]0;owned\u0007"`)
+	if code, stdout, stderr := runInProcess("check", dir); code != exitInvalid {
+		t.Fatalf("check: exit %d, want 1\n%s%s", code, stdout, stderr)
+	}
+	res, out := t.TempDir(), filepath.Join(t.TempDir(), "out")
+	code, stdout, stderr := runInProcess("shrink", dir, "--budget", "1ns", "--results", res, "--out", out)
+	if code != exitUnknown || !strings.Contains(stdout, "found    no smaller run") {
+		t.Fatalf("shrink: exit %d, want 2 with no smaller run\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	noRunWritten(t, res)
+	md, err := os.ReadFile(filepath.Join(out, "repro.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(md)
+	if strings.Count("\n"+s, "\n## Expected") != 1 || strings.Contains(s, "<img") || strings.Contains(s, "\x1b") || !strings.Contains(s, "&lt;img") {
+		t.Errorf("repro.md holds test.json's markup raw:\n%s", md)
 	}
 }
