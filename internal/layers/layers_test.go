@@ -35,7 +35,7 @@ var layers = []layer{
 		"internal/report",
 	}},
 	{"systems (targets, resources, the servers they run, clients, faults)", []string{
-		"internal/targets", "internal/resources", "internal/servers", "internal/clientproto", "internal/nemesis", "internal/shrink",
+		"internal/targets", "internal/resources", "internal/servers", "internal/clientproto", "internal/nemesis",
 	}},
 	{"workloads, their views, the worker and the tables", []string{
 		"internal/workloads", "internal/worker", "internal/tables",
@@ -44,7 +44,7 @@ var layers = []layer{
 		"internal/harness", "internal/imageset",
 	}},
 	{"scripts, the matrix and the test kits, run on the harness", []string{
-		"internal/scenarios", "internal/matrix", "internal/testkit",
+		"internal/scenarios", "internal/matrix", "internal/shrink", "internal/testkit",
 	}},
 	{"commands", []string{
 		"internal/cli", "bench",
