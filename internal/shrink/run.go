@@ -13,16 +13,16 @@ import (
 	"time"
 
 	"github.com/fencecheck/fencecheck/internal/checkers"
+	"github.com/fencecheck/fencecheck/internal/cmdline"
 	"github.com/fencecheck/fencecheck/internal/harness"
 	"github.com/fencecheck/fencecheck/internal/history"
 	"github.com/fencecheck/fencecheck/internal/matrix"
 	"github.com/fencecheck/fencecheck/internal/store"
-	"github.com/fencecheck/fencecheck/internal/worker"
 )
 
 // errUsage marks bad arguments and bad input (exit 254): the worker's, as
 // the CLI's is.
-var errUsage = worker.ErrUsage
+var errUsage = cmdline.ErrUsage
 
 // RunOptions are a shrink of a stored run (Run): what fencecheck shrink's
 // flags say.
@@ -99,7 +99,7 @@ func (b Budget) String() string {
 // confirmed, 2 when none was (the output then holds the stored run), 255
 // when the harness failed on every run. A stored run that did not fail so
 // (nothing to shrink), one that cannot be read, and an output directory
-// that holds files are errors wrapping worker.ErrUsage (exit 254), and so
+// that holds files are errors wrapping cmdline.ErrUsage (exit 254), and so
 // is o.Rerun's for bad input; a history whose reading ctx cut short is
 // exit 2 with an error wrapping harness.ErrInterrupted. Nothing is
 // written before the stored run, its rerun configuration and the output
@@ -127,7 +127,7 @@ func Run(ctx context.Context, o RunOptions, stdout, stderr io.Writer) (int, erro
 	}
 	events, err := history.ReadFileContext(ctx, filepath.Join(cfg.Replay.Of, store.HistoryFile))
 	if err != nil {
-		return readFailed(ctx, filepath.Join(cfg.Replay.Of, store.HistoryFile), err)
+		return cmdline.ReadFailed(ctx, filepath.Join(cfg.Replay.Of, store.HistoryFile), err)
 	}
 	faults, _ := history.Faults(events) // o.Rerun read the schedule from them
 	sum := stored.res.Result.Summary()
@@ -170,23 +170,6 @@ func Run(ctx context.Context, o RunOptions, stdout, stderr io.Writer) (int, erro
 		return matrix.ExitUnknown, nil
 	}
 	return matrix.ExitInvalid, nil
-}
-
-// badInput is input that cannot be read: exit 254 like a usage error,
-// but the message is the input's own ("FILE:LINE: ...").
-type badInput struct{ err error }
-
-func (e badInput) Error() string   { return e.err.Error() }
-func (e badInput) Unwrap() []error { return []error{errUsage, e.err} }
-
-// readFailed is Run's outcome for a history that could not be read: bad
-// input (badInput), unless ctx ended the reading (exit 2, an error
-// wrapping harness.ErrInterrupted).
-func readFailed(ctx context.Context, file string, err error) (int, error) {
-	if ctx.Err() != nil {
-		return matrix.ExitUnknown, fmt.Errorf("%w (%w) while reading %s: nothing checked, nothing written", harness.ErrInterrupted, context.Cause(ctx), file)
-	}
-	return 0, badInput{err}
 }
 
 // storedRun is the stored run shrink starts from: its results, the

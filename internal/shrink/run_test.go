@@ -15,11 +15,11 @@ import (
 	"testing"
 
 	"github.com/fencecheck/fencecheck/internal/checkers"
+	"github.com/fencecheck/fencecheck/internal/cmdline"
 	"github.com/fencecheck/fencecheck/internal/harness"
 	"github.com/fencecheck/fencecheck/internal/history"
 	"github.com/fencecheck/fencecheck/internal/spec"
 	"github.com/fencecheck/fencecheck/internal/store"
-	"github.com/fencecheck/fencecheck/internal/worker"
 )
 
 // recordedRun is a copy of a recorded unfenced etcd run (testdata/runs:
@@ -147,7 +147,7 @@ func TestBlamedOnRecordedRun(t *testing.T) {
 // shrinkable takes an invalid run for its invalid checkers, and an
 // unknown one for its unknown checkers only with --unknown; a valid run,
 // an unknown one without --unknown, and one no checker of which has its
-// verdict are bad input (worker.ErrUsage: exit 254), nothing to shrink.
+// verdict are bad input (cmdline.ErrUsage: exit 254), nothing to shrink.
 func TestShrinkable(t *testing.T) {
 	const top = "{\n  \"valid\": false"
 	for _, tc := range []struct {
@@ -172,7 +172,7 @@ func TestShrinkable(t *testing.T) {
 			dir := recordedRun(t, tc.edit...)
 			s, err := shrinkable(dir, tc.unknown)
 			if tc.refused {
-				if !errors.Is(err, worker.ErrUsage) || !strings.Contains(fmt.Sprint(err), tc.want[0]) {
+				if !errors.Is(err, cmdline.ErrUsage) || !strings.Contains(fmt.Sprint(err), tc.want[0]) {
 					t.Errorf("shrinkable: %v, want a usage error saying %q", err, tc.want[0])
 				}
 				return
@@ -210,9 +210,9 @@ func TestRunRefuses(t *testing.T) {
 		want     string
 		rerunRan bool
 	}{
-		{"valid", valid, "", config, worker.ErrUsage, "nothing to shrink", false},
+		{"valid", valid, "", config, cmdline.ErrUsage, "nothing to shrink", false},
 		{"rerun", invalid, "", func(context.Context) (harness.Config, error) { return harness.Config{}, bad }, bad, bad.Error(), true},
-		{"out", invalid, full, config, worker.ErrUsage, "--out " + full + " is not empty", true},
+		{"out", invalid, full, config, cmdline.ErrUsage, "--out " + full + " is not empty", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			results := t.TempDir()
