@@ -6,8 +6,6 @@ import (
 	"io"
 	"time"
 
-	"github.com/fencecheck/fencecheck/internal/checkers"
-	"github.com/fencecheck/fencecheck/internal/checkers/jepsen"
 	"github.com/fencecheck/fencecheck/internal/harness"
 	"github.com/fencecheck/fencecheck/internal/spec"
 )
@@ -16,16 +14,15 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	details := "Re-runs the checkers on a stored run and rewrites its results.json, report.html and junit.xml\n" +
 		"(all or nothing: a history the checkers cannot judge exits 254 and leaves them as they are),\n" +
 		"or checks a history recorded by Jepsen on a model:\n"
-	for _, m := range jepsen.Models {
-		details += fmt.Sprintf("  %-14s %s\n", m.Name, m.Reads)
-	}
+	var req harness.CheckRequest
+	details += req.ModelsHelp()
 	fs := verbFlags("check", stderr, details)
 	timeout := fs.Duration("check-timeout", 60*time.Second, "time limit of the linearizability check (past it: unknown)")
 	var sp spec.Spec // --check-memory, as run takes it
 	sp.Flags(fs, func(k spec.Knob) bool { return k.Flag == "check-memory" }, nil)
-	var jc jepsen.Check
+	jc := &req.Jepsen
 	fs.StringVar(&jc.File, "jepsen-history", "", "check this history recorded by Jepsen instead of a run (with --model)")
-	fs.StringVar(&jc.Model, "model", "", "the model of --jepsen-history: "+jepsen.ModelNames())
+	fs.StringVar(&jc.Model, "model", "", "the model of --jepsen-history: "+req.ModelNames())
 	fs.StringVar(&jc.Viz, "viz", "", "with --jepsen-history: where to write Porcupine's visualization of the failing keys, if any (a new file: never the history, nor an existing file without --force)")
 	fs.BoolVar(&jc.Force, "force", false, "with --viz: replace the file if it exists")
 	if err := parseVerb(fs, args); err != nil {
@@ -34,16 +31,11 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	switch {
 	case jc.File != "" && fs.NArg() > 0:
 		return 0, fmt.Errorf("%w: check takes RUN_DIR or --jepsen-history, not both", errUsage)
-	}
-	jc.Timeout, jc.Memory = *timeout, checkers.MemoryBudget(sp.CheckMemory)
-	if jc.File != "" {
-		return jc.Run(ctx, stdout)
-	}
-	switch {
-	case jc.Model != "" || jc.Viz != "" || jc.Force:
+	case jc.File == "" && (jc.Model != "" || jc.Viz != "" || jc.Force):
 		return 0, fmt.Errorf("%w: --model, --viz and --force go with --jepsen-history", errUsage)
-	case fs.NArg() != 1:
+	case jc.File == "" && fs.NArg() != 1:
 		return 0, fmt.Errorf("%w: check takes one RUN_DIR, or --jepsen-history FILE --model MODEL", errUsage)
 	}
-	return harness.CheckStored(ctx, fs.Arg(0), jc.Timeout, jc.Memory, stdout)
+	req.Dir, req.Timeout, req.Memory = fs.Arg(0), *timeout, sp.CheckMemory
+	return harness.CheckCommand(ctx, req, stdout)
 }

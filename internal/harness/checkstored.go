@@ -9,12 +9,48 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fencecheck/fencecheck/internal/checkers"
+	"github.com/fencecheck/fencecheck/internal/checkers/jepsen"
 	"github.com/fencecheck/fencecheck/internal/cmdline"
 	"github.com/fencecheck/fencecheck/internal/history"
 	"github.com/fencecheck/fencecheck/internal/report"
 	"github.com/fencecheck/fencecheck/internal/store"
 	"github.com/fencecheck/fencecheck/internal/tables"
 )
+
+// CheckRequest is a check: of the stored run in Dir, or, when
+// Jepsen.File is set, of a history recorded by Jepsen (jepsen.Check),
+// within Timeout (0: none) and Memory (the --check-memory knob:
+// checkers.MemoryBudget).
+type CheckRequest struct {
+	Dir     string
+	Jepsen  jepsen.Check
+	Timeout time.Duration
+	Memory  *uint64 // spec.Spec.CheckMemory
+}
+
+// ModelsHelp is a line per Jepsen model: its name and what it reads.
+func (CheckRequest) ModelsHelp() string {
+	var b strings.Builder
+	for _, m := range jepsen.Models {
+		fmt.Fprintf(&b, "  %-14s %s\n", m.Name, m.Reads)
+	}
+	return b.String()
+}
+
+// ModelNames lists the Jepsen models' names (jepsen.ModelNames).
+func (CheckRequest) ModelNames() string { return jepsen.ModelNames() }
+
+// CheckCommand is `fencecheck check`: CheckStored of r.Dir, or r.Jepsen's Run
+// when r.Jepsen.File is set, within r's bounds.
+func CheckCommand(ctx context.Context, r CheckRequest, stdout io.Writer) (int, error) {
+	memory := checkers.MemoryBudget(r.Memory)
+	if r.Jepsen.File != "" {
+		r.Jepsen.Timeout, r.Jepsen.Memory = r.Timeout, memory
+		return r.Jepsen.Run(ctx, stdout)
+	}
+	return CheckStored(ctx, r.Dir, r.Timeout, memory, stdout)
+}
 
 // CheckStored re-runs the checkers on the stored run in dir (check
 // RUN_DIR) within timeout (0: none) and memory (bytes; 0: none), keeps
