@@ -5,8 +5,6 @@ import (
 	"io"
 	"strings"
 
-	"github.com/fencecheck/fencecheck/internal/clientproto"
-	"github.com/fencecheck/fencecheck/internal/images"
 	"github.com/fencecheck/fencecheck/internal/imageset"
 )
 
@@ -14,7 +12,7 @@ func cmdImages(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs := verbFlags("images", stderr, "build  builds what is missing of the base (debootstrap), etcd and consul (from Go source),\n"+
 		"       zookeeper (Debian's package) and worker images, each target's default version,\n"+
 		"       tagged by content hash; with nothing changed it takes about a second; given\n"+
-		"       kinds ("+strings.Join(images.Kinds, ", ")+", or a version: etcd@3.4.3, etcd@debian),\n"+
+		"       kinds ("+imageset.KindNames()+", or a version: etcd@3.4.3, etcd@debian),\n"+
 		"       builds those only, and the base. A run builds what it needs by itself.\n"+
 		"       kubernetes (kube-apiserver from Go source, 7 to 13 minutes on 2 cores) is\n"+
 		"       built only when named. --client-dir DIR,... builds client programs' images\n"+
@@ -58,12 +56,10 @@ func cmdImages(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	return imageSet(stderr).Run(ctx, imageset.Command{Verb: verb, Kinds: kinds, Verbose: *verbose, AllVersions: *allVersions, ClientDirs: dirs}, stdout, stderr)
 }
 
-// imageSet is the images of this binary's targets, its worker binary
-// and its client builds.
+// imageSet is the images of this binary's targets and its worker binary.
 func imageSet(stderr io.Writer) imageset.Set {
 	return imageset.Set{
 		Targets:      targetTable,
 		WorkerBinary: func() (string, error) { return workerBinary(stderr) },
-		BuildClient:  func(p clientproto.ProgramDir) error { return buildClientOnce(p, stderr) },
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -24,16 +25,15 @@ import (
 )
 
 // Set is the images of one fencecheck binary: its targets (the built-in
-// ones and a Go API user's), its worker binary and its client programs'
-// host build step.
+// ones and a Go API user's) and its worker binary.
 type Set struct {
 	Targets []targets.Target
 	// WorkerBinary is the binary the worker image holds.
 	WorkerBinary func() (string, error)
-	// BuildClient runs a client program's host build step (once a
-	// process).
-	BuildClient func(clientproto.ProgramDir) error
 }
+
+// KindNames lists the image kinds, comma-separated (images.Kinds).
+func KindNames() string { return strings.Join(images.Kinds, ", ") }
 
 // Command is one images command: Verb is build, scratch, list, prune,
 // tags, save or load; Kinds the KIND[@VERSION]s it names (save and load:
@@ -302,7 +302,7 @@ func (s Set) buildClients(ctx context.Context, b *images.Builder, workerBin stri
 		if err != nil {
 			return err
 		}
-		if err := s.BuildClient(prog); err != nil {
+		if err := prog.BuildOnce(stderr); err != nil {
 			return err
 		}
 		ci, err := harness.ClientImageOf(prog)
