@@ -16,6 +16,7 @@ import (
 
 	"github.com/fencecheck/fencecheck/internal/records/belief"
 	"github.com/fencecheck/fencecheck/internal/rerun"
+	"github.com/fencecheck/fencecheck/internal/safetext"
 	"github.com/fencecheck/fencecheck/internal/store"
 	"github.com/fencecheck/fencecheck/internal/trends"
 )
@@ -592,44 +593,9 @@ func zooName(s string) string {
 	return s[:cut] + "…"
 }
 
-// mdText is s (a zooName) as Markdown text that renders as s, on one line,
-// wherever it stands in a line (a table cell, the start of a list item):
-// Markdown's punctuation is escaped with a backslash, a pipe and HTML's
-// <, > and & are character references (a pipe so written never splits a
-// table's cell, whichever backslash rule a renderer follows), and a start
-// that would open a block (a heading, a list, an ordered list's "1.") is
-// escaped too. No tag, link, image, code span or emphasis can come of it.
-func mdText(s string) string {
-	var b strings.Builder
-	digits := 0 // leading digits, for an ordered list's marker
-	for i, r := range s {
-		switch {
-		case strings.ContainsRune("\\`*_~[]", r):
-			b.WriteByte('\\')
-		case r == '|':
-			b.WriteString("&#124;")
-			continue
-		case r == '<':
-			b.WriteString("&lt;")
-			continue
-		case r == '>':
-			b.WriteString("&gt;")
-			continue
-		case r == '&':
-			b.WriteString("&amp;")
-			continue
-		case i == 0 && strings.ContainsRune("#-+=", r):
-			b.WriteByte('\\')
-		case (r == '.' || r == ')') && i > 0 && digits == i && (i+1 == len(s) || s[i+1] == ' '):
-			b.WriteByte('\\')
-		}
-		if r >= '0' && r <= '9' && digits == i {
-			digits++
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
+// mdText is safetext.Markdown: zoo's page and shrink's repro.md are
+// Markdown.
+var mdText = safetext.Markdown
 
 // mdCode is s (a zooName) as a code span when it is a plain name (letters,
 // digits and ,.:=+/_- as in "pause-holder" or "kill:leader"), else as
