@@ -44,7 +44,7 @@ var layers = []layer{
 		"internal/harness",
 	}},
 	{"scripts, the matrix and the test kits, run on the harness", []string{
-		"internal/scenarios", "internal/matrix", "internal/testkit",
+		"internal/scenarios", "internal/matrix", "internal/testkit", "internal/zoo",
 	}},
 	{"commands", []string{
 		"internal/cli", "bench",

@@ -1,9 +1,9 @@
-package cli
+package zoo
 
 // The zoo's fuzz target: matrix.json and a run's test.json, made
 // elsewhere. Its seeds run in every go test; fuzz it with
 //
-//	go test -run '^$' -fuzz FuzzZooPage ./internal/cli/
+//	go test -run '^$' -fuzz FuzzZooPage ./internal/zoo/
 
 import (
 	"errors"
@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fencecheck/fencecheck/internal/safetext"
 	"github.com/fencecheck/fencecheck/internal/store"
 	"github.com/fencecheck/fencecheck/internal/trends"
 )
@@ -62,7 +63,7 @@ func FuzzZooPage(f *testing.F) {
 		}
 		zooPageLines(t, page, 32<<10+4<<10*len(m.Cells))
 		if !strings.HasPrefix(page, "# The lock-client zoo\n") {
-			t.Fatalf("page starts %q", clip(page, 100))
+			t.Fatalf("page starts %q", safetext.Clip(page, 100))
 		}
 	})
 }
