@@ -18,10 +18,11 @@ import (
 )
 
 // FuzzZooPage: whatever a matrix.json and its runs' test.json hold, zoo
-// never panics, refuses only with errUsage (254), and writes a page whose
-// every line is one the zoo writes (zooPageLines: table rows of 8 cells,
-// the command on one line, no raw HTML, no link but a report's by a safe
-// path, nothing that opens a block), of a size bounded by its cells.
+// never panics, refuses only with an InputError (exit 254), and writes a
+// page whose every line is one the zoo writes (zooPageLines: table rows of
+// 8 cells, the command on one line, no raw HTML, no link but a report's by
+// a safe path, nothing that opens a block), of a size bounded by its
+// cells.
 func FuzzZooPage(f *testing.F) {
 	cell := func(dir, run, extra string) string {
 		return `{"target":"etcd","nemesis":"pause-holder","fencing":"none","verdict":"invalid","axes":{"client-dir":` + dir + `},"run":` + run + extra + `}`
@@ -56,8 +57,8 @@ func FuzzZooPage(f *testing.F) {
 		}
 		page, err := zooPage([]string{dir}, filepath.Join(dir, "zoo.md"))
 		if err != nil {
-			if !errors.Is(err, errUsage) {
-				t.Fatalf("refused without errUsage: %v", err)
+			if !errors.As(err, new(InputError)) {
+				t.Fatalf("refused with no InputError: %v", err)
 			}
 			return
 		}

@@ -11,6 +11,7 @@ package zoo
 import (
 	"cmp"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -26,7 +27,6 @@ import (
 	"github.com/fencecheck/fencecheck/internal/safetext"
 	"github.com/fencecheck/fencecheck/internal/store"
 	"github.com/fencecheck/fencecheck/internal/trends"
-	"github.com/fencecheck/fencecheck/internal/worker"
 )
 
 // PageFile is the page's name in a published copy: Options.Publish/zoo.md.
@@ -54,22 +54,24 @@ type Options struct {
 	Publish string
 }
 
-// errUsage marks bad arguments and bad input (exit 254): the worker's and
-// the command line's.
-var errUsage = worker.ErrUsage
+// InputError is an error of Write's input, which the command line reports
+// as bad arguments or input (exit 254): its message is the error's own.
+type InputError struct{ Err error }
+
+func (e InputError) Error() string { return e.Err.Error() }
+func (e InputError) Unwrap() error { return e.Err }
 
 // Write writes the zoo's page as opt says and returns the file it wrote
 // (Out, or Publish/zoo.md), or "" when it wrote the page to stdout, which
-// it uses only then. Its error wraps worker.ErrUsage (bad input: the
-// command line's exit 254) when a directory of Results cannot be opened,
-// its matrix.json cannot be read or decoded, or no cell of any has a
-// client axis, and when both Out and Publish are given: then nothing is
-// written. Any other error is one of writing (exit 255), and may leave
-// part of a published copy written.
+// it uses only then. Its error is an InputError when a directory of
+// Results cannot be opened, its matrix.json cannot be read or decoded, or
+// no cell of any has a client axis, and when both Out and Publish are
+// given: then nothing is written. Any other error is one of writing, and
+// may leave part of a published copy written.
 func Write(opt Options, stdout io.Writer) (string, error) {
 	if opt.Publish != "" {
 		if opt.Out != "" {
-			return "", fmt.Errorf("%w: zoo: Out and Publish both given", errUsage)
+			return "", InputError{errors.New("zoo: Out and Publish both given")}
 		}
 		if err := zooPublish(opt.Results, opt.Publish); err != nil {
 			return "", err
@@ -185,16 +187,16 @@ func zooOpen(results []string) ([]zooMatrix, zooTallied, error) {
 	for _, dir := range results {
 		root, err := os.OpenRoot(dir)
 		if err != nil {
-			return ms, zooTallied{}, fmt.Errorf("%w: zoo: %w", errUsage, err)
+			return ms, zooTallied{}, InputError{fmt.Errorf("zoo: %w", err)}
 		}
 		ms = append(ms, zooMatrix{dir: dir, root: root})
 		b, err := trends.ReadBounded(root, trends.MatrixFile, maxZooFile)
 		if err != nil {
-			return ms, zooTallied{}, fmt.Errorf("%w: zoo: %s: %w", errUsage, dir, err)
+			return ms, zooTallied{}, InputError{fmt.Errorf("zoo: %s: %w", dir, err)}
 		}
 		m, err := trends.DecodeMatrix(b)
 		if err != nil {
-			return ms, zooTallied{}, fmt.Errorf("%w: zoo: %s: %w", errUsage, filepath.Join(dir, trends.MatrixFile), err)
+			return ms, zooTallied{}, InputError{fmt.Errorf("zoo: %s: %w", filepath.Join(dir, trends.MatrixFile), err)}
 		}
 		zm := &ms[len(ms)-1]
 		zm.m = m
@@ -211,7 +213,7 @@ func zooOpen(results []string) ([]zooMatrix, zooTallied, error) {
 	}
 	z := zooTally(ms, owner)
 	if len(z.rows) == 0 {
-		return ms, z, fmt.Errorf("%w: zoo: %s: no cell has a --client-dir axis (run fencecheck matrix --client-dir builtin,DIR,...)", errUsage, strings.Join(results, ", "))
+		return ms, z, InputError{fmt.Errorf("zoo: %s: no cell has a --client-dir axis (run fencecheck matrix --client-dir builtin,DIR,...)", strings.Join(results, ", "))}
 	}
 	return ms, z, nil
 }
