@@ -112,3 +112,44 @@ func Check(printed string) error {
 	}
 	return nil
 }
+
+// Markdown returns s, one line of text (Name's, say), as Markdown text
+// that renders as s, on one line, wherever it stands in a line (a table
+// cell, the start of a list item): Markdown's punctuation is escaped with
+// a backslash, a pipe and HTML's <, > and & are character references (a
+// pipe so written never splits a table's cell, whichever backslash rule a
+// renderer follows), and a start that would open a block (a heading, a
+// list, an ordered list's "1.") is escaped too. No tag, link, image, code
+// span or emphasis can come of it. A line break in s is left as it is:
+// s's caller makes it one line.
+func Markdown(s string) string {
+	var b strings.Builder
+	digits := 0 // leading digits, for an ordered list's marker
+	for i, r := range s {
+		switch {
+		case strings.ContainsRune("\\`*_~[]", r):
+			b.WriteByte('\\')
+		case r == '|':
+			b.WriteString("&#124;")
+			continue
+		case r == '<':
+			b.WriteString("&lt;")
+			continue
+		case r == '>':
+			b.WriteString("&gt;")
+			continue
+		case r == '&':
+			b.WriteString("&amp;")
+			continue
+		case i == 0 && strings.ContainsRune("#-+=", r):
+			b.WriteByte('\\')
+		case (r == '.' || r == ')') && i > 0 && digits == i && (i+1 == len(s) || s[i+1] == ' '):
+			b.WriteByte('\\')
+		}
+		if r >= '0' && r <= '9' && digits == i {
+			digits++
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}

@@ -53,6 +53,26 @@ func TestClip(t *testing.T) {
 	}
 }
 
+func TestMarkdown(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"etcd 3.6.16", "etcd 3.6.16"},
+		{`a\|b`, `a\\&#124;b`},
+		{"<img src=x>", "&lt;img src=x&gt;"},
+		{"[x](javascript:y)", `\[x\](javascript:y)`},
+		{"*em* _u_ ~~s~~ `c`", "\\*em\\* \\_u\\_ \\~\\~s\\~\\~ \\`c\\`"},
+		{"# h", `\# h`},
+		{"- - -", `\- - -`},
+		{"1. item", `1\. item`},
+		{"12) x", `12\) x`},
+		{"1.5 s", "1.5 s"},
+		{"&amp;", "&amp;amp;"},
+	} {
+		if got := Markdown(c.in); got != c.want {
+			t.Errorf("Markdown(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
 // checkText is what every output of Text holds: valid UTF-8, one line of
 // visible characters (and U+0020), no "::" at its start after spaces, at
 // most n bytes before the cut's note, and the input itself when it needs

@@ -1,4 +1,4 @@
-package cli
+package zoo
 
 import (
 	"bytes"
@@ -15,6 +15,7 @@ import (
 	"github.com/fencecheck/fencecheck/internal/history"
 	"github.com/fencecheck/fencecheck/internal/report"
 	"github.com/fencecheck/fencecheck/internal/store"
+	"github.com/fencecheck/fencecheck/internal/tables"
 	"github.com/fencecheck/fencecheck/internal/trends"
 )
 
@@ -22,9 +23,6 @@ import (
 // links: a larger one (a long run's log) is left out, and the report says
 // so.
 const maxPublishFile = 8 << 20
-
-// zooPublished is what zoo --publish writes under DIR: the page, DIR/zoo.md.
-const zooPublished = "zoo.md"
 
 // zooPublish writes a published copy of the zoo into out, one that reads
 // and runs wherever it is put: for each RESULTS directory, out/NAME (its
@@ -58,7 +56,7 @@ func zooPublish(results []string, out string) error {
 	notKept := map[string]string{}
 	for mi, zm := range ms {
 		name := filepath.Base(filepath.Clean(zm.dir))
-		for n := 2; used[name] || name == zooPublished || name == "." || name == ".."; n++ {
+		for n := 2; used[name] || name == PageFile || name == "." || name == ".."; n++ {
 			name = fmt.Sprintf("%s-%d", filepath.Base(filepath.Clean(zm.dir)), n)
 		}
 		used[name] = true
@@ -93,11 +91,11 @@ func zooPublish(results []string, out string) error {
 		return err
 	}
 	cz.notKept = notKept
-	page := cz.markdown(cs, filepath.Join(out, zooPublished))
+	page := cz.markdown(cs, filepath.Join(out, PageFile))
 	page += "\nEach report's commands run from this page's directory: `fencecheck rerun NAME/RUN --runs 5 --client-dir DIR`, " +
 		"DIR the client's directory (for the examples, `examples/clients/NAME` of fencecheck's repository), whose files must be those its test.json records (`client_files`), " +
 		"or add `--client-changed-ok`. Each report lists the run's files this copy keeps, and those it left out.\n"
-	return os.WriteFile(filepath.Join(out, zooPublished), []byte(page), 0o644)
+	return os.WriteFile(filepath.Join(out, PageFile), []byte(page), 0o644)
 }
 
 // publishFile copies name, inside root, to dst, if it is a regular file
@@ -116,7 +114,7 @@ func publishFile(root *os.Root, name, dst string, limit int64) error {
 
 // publishRun copies the run at run (inside root) into dst/run: the files
 // its report links, each within maxPublishFile, and its report made again
-// there (publishedReport), shown as the path shown.
+// there (WriteReport), shown as the path shown.
 func publishRun(root *os.Root, run, dst, shown string) error {
 	to := filepath.Join(dst, run)
 	names := []string{store.TestFile, store.HistoryFile, store.ResultsFile, store.LinFile}
@@ -152,7 +150,7 @@ func publishRun(root *os.Root, run, dst, shown string) error {
 		// Said on the page: no path of this machine in it.
 		return fmt.Errorf("its results directory kept no %s of it", strings.Join(missing, ", "))
 	}
-	if err := publishedReport(to, shown, left); err != nil {
+	if err := WriteReport(to, shown, left); err != nil {
 		return errors.New("its report could not be made again from the copied files")
 	}
 	return nil
@@ -167,11 +165,16 @@ func sizeWords(size int64) string {
 	return report.File{Size: size}.HumanSize()
 }
 
-// publishedReport writes the report of the copied run in dir, as the
-// workload's view draws it from the copy's test.json, results.json and
-// history, its commands naming the run as shown and its files those of the
-// copy, then left (the files left out, each said so).
-func publishedReport(dir, shown string, left []report.File) error {
+// WriteReport writes report.html of the stored run in dir (the copy of a
+// run Write's published copy links) from its test.json and results.json,
+// which it needs, and its history.jsonl (a history that cannot be read is
+// said so on the page), as the workload's view draws them, without
+// checking the history again: its commands name the run as shown
+// (its path from the published page), and its files are those dir holds,
+// then left (files left out of the copy, each said so). The published copy
+// makes each linked run's report with it; internal/cli's 1M-operation
+// browser test times it.
+func WriteReport(dir, shown string, left []report.File) error {
 	run, err := store.Open(dir)
 	if err != nil {
 		return err
@@ -188,7 +191,7 @@ func publishedReport(dir, shown string, left []report.File) error {
 	if err := json.Unmarshal(raw, &res); err != nil {
 		return err
 	}
-	w, err := lookupWorkload(res.Workload)
+	w, err := tables.Lookup(tables.Workloads, "workload", res.Workload)
 	if err != nil {
 		return err
 	}

@@ -1,9 +1,9 @@
-package cli
+package zoo
 
 // The zoo's fuzz target: matrix.json and a run's test.json, made
 // elsewhere. Its seeds run in every go test; fuzz it with
 //
-//	go test -run '^$' -fuzz FuzzZooPage ./internal/cli/
+//	go test -run '^$' -fuzz FuzzZooPage ./internal/zoo/
 
 import (
 	"errors"
@@ -12,15 +12,17 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fencecheck/fencecheck/internal/safetext"
 	"github.com/fencecheck/fencecheck/internal/store"
 	"github.com/fencecheck/fencecheck/internal/trends"
 )
 
 // FuzzZooPage: whatever a matrix.json and its runs' test.json hold, zoo
-// never panics, refuses only with errUsage (254), and writes a page whose
-// every line is one the zoo writes (zooPageLines: table rows of 8 cells,
-// the command on one line, no raw HTML, no link but a report's by a safe
-// path, nothing that opens a block), of a size bounded by its cells.
+// never panics, refuses only with an InputError (exit 254), and writes a
+// page whose every line is one the zoo writes (zooPageLines: table rows of
+// 8 cells, the command on one line, no raw HTML, no link but a report's by
+// a safe path, nothing that opens a block), of a size bounded by its
+// cells.
 func FuzzZooPage(f *testing.F) {
 	cell := func(dir, run, extra string) string {
 		return `{"target":"etcd","nemesis":"pause-holder","fencing":"none","verdict":"invalid","axes":{"client-dir":` + dir + `},"run":` + run + extra + `}`
@@ -55,14 +57,14 @@ func FuzzZooPage(f *testing.F) {
 		}
 		page, err := zooPage([]string{dir}, filepath.Join(dir, "zoo.md"))
 		if err != nil {
-			if !errors.Is(err, errUsage) {
-				t.Fatalf("refused without errUsage: %v", err)
+			if !errors.As(err, new(InputError)) {
+				t.Fatalf("refused with no InputError: %v", err)
 			}
 			return
 		}
 		zooPageLines(t, page, 32<<10+4<<10*len(m.Cells))
 		if !strings.HasPrefix(page, "# The lock-client zoo\n") {
-			t.Fatalf("page starts %q", clip(page, 100))
+			t.Fatalf("page starts %q", safetext.Clip(page, 100))
 		}
 	})
 }

@@ -1,6 +1,7 @@
-package cli
+package zoo
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -8,36 +9,38 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fencecheck/fencecheck/internal/spec"
+	"github.com/fencecheck/fencecheck/internal/store"
+	"github.com/fencecheck/fencecheck/internal/testkit/lockappendtest"
 	"github.com/fencecheck/fencecheck/internal/trends"
 )
 
 // zoo --publish writes a copy that stands alone: the page links a report
 // that is in the copy, the report's rerun command names the run by its
 // path in the copy (with --client-dir DIR to fill in), never a directory
-// of the machine that ran it, every file the report links is in the copy
-// or listed as left out (a log past the bound), and the rerun command
-// resolves: rerun reads the copied run.
+// of the machine that ran it, and every file the report links is in the
+// copy or listed as left out (a log past the bound). (That the command
+// resolves, that rerun reads the copied run, is internal/cli's
+// TestZooPublishReruns.)
 func TestZooPublish(t *testing.T) {
 	results := t.TempDir()
 	cell := "etcd-pause-holder-none-client-dir-go-etcd/20261203T113306.047Z"
 	run := filepath.Join(results, filepath.FromSlash(cell))
-	src := editRun(t, "test.json", `"workload": "lock-append",`,
-		`"workload": "lock-append", "client": "etcd concurrency.Mutex (Go) (./client)", "client_name": "etcd concurrency.Mutex (Go)", "client_program_dir": "/home/ci/work/examples/clients/go-etcd",`)
 	if err := os.MkdirAll(filepath.Join(run, "logs"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{"test.json", "history.jsonl"} {
-		b, err := os.ReadFile(filepath.Join(src, f))
+	// A client program's run that lost an update, checked.
+	ev := lockappendtest.SeedHistory(t, "")
+	ti := lockappendtest.TestInfo("none", 3)
+	ti.Client, ti.ClientName, ti.ClientPath = "etcd concurrency.Mutex (Go) (./client)", "etcd concurrency.Mutex (Go)", "/home/ci/work/examples/clients/go-etcd"
+	lockappendtest.WriteHistory(t, filepath.Join(run, store.HistoryFile), ev)
+	for name, v := range map[string]any{store.TestFile: ti, store.ResultsFile: lockappendtest.Check(t, ev)} {
+		b, err := json.Marshal(v)
+		if err == nil {
+			err = os.WriteFile(filepath.Join(run, name), b, 0o644)
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(run, f), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if code, _, stderr := runInProcess("check", run); code != exitInvalid {
-		t.Fatalf("check of the recorded run: exit %d, want 1: %s", code, stderr)
 	}
 	if err := os.WriteFile(filepath.Join(run, "logs", "n1.log"), []byte("a server's log\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -72,8 +75,8 @@ func TestZooPublish(t *testing.T) {
 		t.Fatal(err)
 	}
 	pub := filepath.Join(t.TempDir(), "zoo")
-	if code, _, stderr := runInProcess("zoo", "--publish", pub, results); code != exitValid {
-		t.Fatalf("zoo --publish: exit %d: %s", code, stderr)
+	if wrote, err := Write(Options{Results: []string{results}, Publish: pub}, nil); err != nil || wrote != filepath.Join(pub, PageFile) {
+		t.Fatalf("zoo --publish: wrote %q: %v", wrote, err)
 	}
 	page, err := os.ReadFile(filepath.Join(pub, "zoo.md"))
 	if err != nil {
@@ -116,10 +119,6 @@ func TestZooPublish(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(copied, "logs", "w1.log")); err == nil || !strings.Contains(html, "logs/w1.log: left out of this copy (8.0 MB") {
 		t.Errorf("a log past the bound: copied (%v), or the report does not say it was left out", err)
-	}
-	// The command resolves: from the copy's directory, rerun reads the run.
-	if _, err := rerunConfig(t.Context(), copied, t.TempDir(), spec.Spec{}, clientOpts{dir: clientDirFixture}, os.Stderr); err != nil {
-		t.Errorf("rerun of the published run: %v", err)
 	}
 	// And zoo reads the copy again: the same page.
 	again, err := zooPage([]string{filepath.Join(pub, filepath.Base(results))}, filepath.Join(pub, "zoo.md"))
