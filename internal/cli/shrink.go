@@ -124,6 +124,11 @@ func cmdShrink(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 	fmt.Fprintf(stderr, "fencecheck: shrink of %s (%s: %s), confirm %s, budget %s; from %s; blamed faults %v\n",
 		cfg.Replay.Of, stored.verdict, strings.Join(stored.checkers, ", "), rule, *budget, start, opts.Blamed)
 
+	var eng engineConn
+	defer eng.close()
+	if cfg.Engine, err = eng.get(ctx); err != nil {
+		return 0, err
+	}
 	r := &harnessRunner{cfg: cfg, verdict: stored.verdict, checkers: stored.checkers, summaries: map[string]string{}}
 	found := shrink.Search(ctx, r, start, opts)
 	if found.Stopped == "interrupted" {

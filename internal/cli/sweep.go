@@ -154,6 +154,8 @@ const sweepRetries = 2
 func runSweep(ctx context.Context, plan []sweepRun, sum *sweep.Summary, results string, ui *progress, stderr io.Writer) (int, error) {
 	var spent time.Duration
 	done := 0
+	var eng engineConn
+	defer eng.close()
 	for i := 0; i < len(plan); i++ {
 		r := plan[i]
 		if ctx.Err() != nil {
@@ -162,7 +164,7 @@ func runSweep(ctx context.Context, plan []sweepRun, sum *sweep.Summary, results 
 		p := &sum.Points[r.point]
 		r.cfg.Progress = ui.update
 		begun := time.Now()
-		out, err := harness.Run(ctx, r.cfg)
+		out, err := eng.run(ctx, r.cfg)
 		ui.done()
 		took := time.Since(begun)
 		var tr sweep.Trial
