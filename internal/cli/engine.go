@@ -35,19 +35,11 @@ func (c *engineConn) get(ctx context.Context) (runtime.Engine, error) {
 	return c.eng, nil
 }
 
-// run is harness.Run of cfg on the command's engine: a failed connection
-// is the run's harness failure, or, when ctx ended (Ctrl-C), its
-// interruption during set-up, as harness.Run's own errors are.
+// run is harness.Run of cfg on the command's engine (harness.RunOn): a
+// failed connection is the run's harness failure, or its interruption
+// when ctx ended (Ctrl-C).
 func (c *engineConn) run(ctx context.Context, cfg harness.Config) (*harness.Outcome, error) {
-	eng, err := c.get(ctx)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, harness.InterruptedSetUp(ctx)
-		}
-		return nil, err
-	}
-	cfg.Engine = eng
-	return harness.Run(ctx, cfg)
+	return harness.RunOn(ctx, c.get, cfg)
 }
 
 // close closes the engine if it was connected.

@@ -44,10 +44,10 @@ var errNoEngine = fmt.Errorf("%w: no engine: the caller gives the harness the co
 // unknown (exit 2).
 var ErrInterrupted = errors.New("interrupted")
 
-// InterruptedSetUp is the error of a run whose ctx ended during its set-up
-// (Run's, or its caller's connection to the engine): it wraps
+// interruptedSetUp is the error of a run whose ctx ended during its
+// set-up (Run's, or RunOn's connection to the engine): it wraps
 // ErrInterrupted and names ctx's cause.
-func InterruptedSetUp(ctx context.Context) error {
+func interruptedSetUp(ctx context.Context) error {
 	return fmt.Errorf("%w (%v) during set-up: no operation ran, so there is no verdict", ErrInterrupted, context.Cause(ctx))
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/fencecheck/fencecheck/internal/images"
 	"github.com/fencecheck/fencecheck/internal/nemesis"
 	"github.com/fencecheck/fencecheck/internal/resources/lockstore"
+	"github.com/fencecheck/fencecheck/internal/runtime"
 	"github.com/fencecheck/fencecheck/internal/spec"
 	"github.com/fencecheck/fencecheck/internal/store"
 	"github.com/fencecheck/fencecheck/internal/targets/redis"
@@ -160,6 +161,29 @@ func TestNoEngineRefused(t *testing.T) {
 	}
 	if n := dials.Load(); n != 0 {
 		t.Errorf("%d calls reached the Docker Engine", n)
+	}
+}
+
+// RunOn's engine that cannot be had is the run's set-up failure: a
+// harness failure with its reason, or, once ctx ended (Ctrl-C), an
+// interruption and no harness failure; nothing is made either way.
+func TestRunOnEngineError(t *testing.T) {
+	res := t.TempDir()
+	cfg := fakeRunConfig(t, nil, res)
+	unreachable := errors.New("engine unreachable")
+	failing := func(context.Context) (runtime.Engine, error) { return nil, unreachable }
+	_, err := harness.RunOn(context.Background(), failing, cfg)
+	if !errors.Is(err, harness.ErrHarness) || !errors.Is(err, unreachable) {
+		t.Errorf("an unreachable engine: %v, want a harness failure wrapping its error", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = harness.RunOn(ctx, failing, cfg)
+	if !errors.Is(err, harness.ErrInterrupted) || errors.Is(err, harness.ErrHarness) {
+		t.Errorf("after Ctrl-C: %v, want an interruption, not a harness failure", err)
+	}
+	if ents, err := os.ReadDir(res); err != nil || len(ents) != 0 {
+		t.Errorf("results directory %v %v, want it empty", ents, err)
 	}
 }
 

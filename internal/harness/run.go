@@ -284,7 +284,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	cl, err := StartCluster(ctx, cfg.clusterConfig(runID, run.Path(store.LogsDir), log))
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, InterruptedSetUp(ctx)
+			return nil, interruptedSetUp(ctx)
 		}
 		return nil, err
 	}
@@ -341,6 +341,26 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	}
 	res.Elapsed = time.Since(started).Round(time.Millisecond).String()
 	return writeOutcome(&Outcome{Run: run, Test: test, Results: res, Interrupted: interrupted}, events, cfg.Workload)
+}
+
+// RunOn is Run of cfg on the engine that engine returns, for a caller
+// that connects at the first run that needs an engine and shares it with
+// the runs after (a command's runs: engine returns the same one each
+// time, and the caller closes it after the last). An error of engine's is
+// the run's set-up failure: an interruption (ErrInterrupted) when ctx
+// ended, else a harness failure (ErrHarness).
+func RunOn(ctx context.Context, engine func(context.Context) (runtime.Engine, error), cfg Config) (*Outcome, error) {
+	eng, err := engine(ctx)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return nil, interruptedSetUp(ctx)
+	case err != nil && !errors.Is(err, ErrHarness):
+		return nil, fmt.Errorf("%w: %w", ErrHarness, err)
+	case err != nil:
+		return nil, err
+	}
+	cfg.Engine = eng
+	return Run(ctx, cfg)
 }
 
 // stage tells the user what happens (Config.Stage), if anyone listens.

@@ -33,10 +33,10 @@ type Progress struct {
 // wrap harness.ErrHarness.
 //
 // Each cell runs on the engine that engine returns just before the cell's
-// run (harness.Config.Engine), and only a cell that runs calls it; an error
-// of engine's is the cell's harness failure, as a run's own. The engines
-// are the caller's: the caller connects once and returns the same engine
-// to every call, and closes it after Run; Run closes none.
+// run (harness.RunOn), and only a cell that runs calls it; an error of
+// engine's is the cell's harness failure, as a run's own. The engines are
+// the caller's: the caller connects once and returns the same engine to
+// every call, and closes it after Run; Run closes none.
 func Run(ctx context.Context, jobs []Job, results string, sum *trends.Matrix, ui Progress, engine func(context.Context) (runtime.Engine, error)) error {
 	for i := range jobs {
 		c := &jobs[i]
@@ -49,12 +49,7 @@ func Run(ctx context.Context, jobs []Job, results string, sum *trends.Matrix, ui
 			ui.Stage("[%d/%d] %s %s, resource %s, nemesis %s, %s%s, seed %d", i+1, len(jobs), TargetWords(c.MatrixCell), c.WorkloadName(), c.Resource, c.Nemesis, ModeWords(c.MatrixCell), AxisWords(c.MatrixCell), c.Seed)
 			c.Config.Stage = ui.Stage
 			c.Config.Progress = ui.Update
-			eng, err := engine(ctx)
-			var out *harness.Outcome
-			if err == nil {
-				c.Config.Engine = eng
-				out, err = harness.Run(ctx, c.Config)
-			}
+			out, err := harness.RunOn(ctx, engine, c.Config)
 			ui.Done()
 			c.record(ctx, out, err, results, fmt.Sprintf("[%d/%d]", i+1, len(jobs)), ui.Log)
 		}
