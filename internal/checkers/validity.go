@@ -18,6 +18,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/fencecheck/fencecheck/internal/cmdline"
 )
 
 // Validity is a checker's verdict. The zero value is Unknown, so a result
@@ -41,6 +43,18 @@ func (v Validity) String() string {
 	default:
 		return "unknown"
 	}
+}
+
+// ExitCode is the verdict's exit code: 0 valid, 1 invalid, 2 unknown
+// (cmdline's).
+func (v Validity) ExitCode() int {
+	switch v {
+	case Valid:
+		return cmdline.ExitValid
+	case Invalid:
+		return cmdline.ExitInvalid
+	}
+	return cmdline.ExitUnknown
 }
 
 // MarshalJSON writes Valid as true, Invalid as false and anything else as

@@ -2,12 +2,10 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 
 	"github.com/fencecheck/fencecheck/internal/harness"
-	"github.com/fencecheck/fencecheck/internal/platform/docker"
 	"github.com/fencecheck/fencecheck/internal/runtime"
 )
 
@@ -24,26 +22,11 @@ func cmdClean(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if fs.NArg() > 0 {
 		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
 	}
-	eng, err := docker.Connect(ctx)
+	var eng engineConn
+	defer eng.close()
+	e, err := eng.get(ctx)
 	if err != nil {
-		return fmt.Errorf("%w: %w", harness.ErrHarness, err)
+		return err
 	}
-	defer eng.Close()
-	var n runtime.Cleaned
-	if runID != "" {
-		n, err = eng.CleanRun(ctx, runID)
-	} else {
-		n, err = eng.Clean(ctx)
-	}
-	fmt.Fprintf(stdout, "removed %d containers and %d networks\n", n.Containers, n.Networks)
-	// The containers are gone, so their lazy disks are free to go.
-	disks, derr := harness.CleanDisks(runID)
-	if disks > 0 {
-		fmt.Fprintf(stdout, "unmounted %d lazy disks\n", disks)
-	}
-	err = errors.Join(err, derr)
-	for _, name := range n.Stuck {
-		fmt.Fprintf(stderr, "fencecheck clean: network %s left: %v; it holds nothing\n", name, runtime.ErrStuckNetwork)
-	}
-	return err
+	return harness.Clean(ctx, e, runID, stdout, stderr)
 }

@@ -15,7 +15,6 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
-	"github.com/fencecheck/fencecheck/internal/nemesis"
 	"maps"
 	"math/big"
 	"net"
@@ -26,12 +25,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fencecheck/fencecheck/internal/testkit/harnesstest"
-	"github.com/fencecheck/fencecheck/internal/testkit/suite"
+	"github.com/fencecheck/fencecheck/internal/nemesis"
+
 	consulapi "github.com/hashicorp/consul/api"
 	goredis "github.com/redis/go-redis/v9"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+
+	"github.com/fencecheck/fencecheck/internal/testkit/harnesstest"
+	"github.com/fencecheck/fencecheck/internal/testkit/suite"
 
 	"github.com/fencecheck/fencecheck/internal/images"
 	"github.com/fencecheck/fencecheck/internal/platform/docker"

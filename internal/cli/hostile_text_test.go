@@ -1,13 +1,11 @@
 package cli
 
 import (
-	"bytes"
 	"strings"
 	"testing"
 
 	"github.com/fencecheck/fencecheck/internal/safetext"
 	"github.com/fencecheck/fencecheck/internal/spec"
-	"github.com/fencecheck/fencecheck/internal/trends"
 )
 
 // evilText is a value a stored or remote file may hold: a title-setting
@@ -16,9 +14,9 @@ import (
 // than a value is shown with.
 var evilText = "x\x1b]0;owned\a\r\x1b[2K\n::error::forged\u202e" + strings.Repeat("y", 5000)
 
-// What rerun prints of test.json's client_cmd and client_image, and what
-// trends prints of the nights' cells, regressions and directories, reach
-// the terminal through safetext (issue 48, item 4).
+// What rerun prints of test.json's client_cmd and client_image reaches
+// the terminal through safetext (issue 48, item 4); trends' lines are
+// matrix's (TestPrintTrendsFiltered).
 func TestPrintedStoredTextIsFiltered(t *testing.T) {
 	got := clientRecorded(spec.Spec{WorkerKnobs: spec.WorkerKnobs{}, ClientCmd: evilText, ClientImage: evilText})
 	if err := safetext.Check(got); err != nil {
@@ -28,18 +26,4 @@ func TestPrintedStoredTextIsFiltered(t *testing.T) {
 		t.Errorf("rerun's client command is printed uncut (%d bytes)", len(got))
 	}
 
-	key := trends.Key{Target: evilText, Resource: evilText, Nemesis: evilText, Fencing: evilText}
-	var out bytes.Buffer
-	printTrends(&out, trends.Summary{
-		Nights:      []trends.NightInfo{{Dir: "\n::error::night"}, {Dir: evilText, Err: evilText}},
-		Cells:       []trends.Trend{{Key: key}},
-		Regressions: []trends.Regression{{Key: key, Message: evilText, WasDir: evilText, NowDir: evilText}},
-		Unjudged:    evilText,
-	})
-	if err := safetext.Check(out.String()); err != nil {
-		t.Errorf("trends: %v", err)
-	}
-	if strings.Contains(out.String(), strings.Repeat("y", safetext.MaxMessage)) {
-		t.Errorf("trends prints a value uncut")
-	}
 }

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/fencecheck/fencecheck/internal/images"
+	"github.com/fencecheck/fencecheck/internal/imageset"
 	"github.com/fencecheck/fencecheck/internal/platform/docker"
 )
 
@@ -119,7 +120,7 @@ func TestImagesTags(t *testing.T) {
 // images build --all-versions adds every other version of the kinds built;
 // --client-dir and --all-versions go with build only.
 func TestImagesBuildAllVersionsArgs(t *testing.T) {
-	got := withAllVersions([]string{"etcd", "consul@1.13.9"})
+	got := imageset.WithAllVersions([]string{"etcd", "consul@1.13.9"})
 	want := []string{"etcd", "consul@1.13.9"}
 	for i, v := range images.Versions("etcd") {
 		if i > 0 {
@@ -129,8 +130,8 @@ func TestImagesBuildAllVersionsArgs(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("withAllVersions = %q, want %q", got, want)
 	}
-	if all := withAllVersions(nil); !slices.Contains(all, "consul@1.13.9") || !slices.Contains(all, "zookeeper") || slices.Contains(all, "kubernetes") {
-		t.Errorf("withAllVersions() = %q: want the default kinds and their versions, not kubernetes", all)
+	if all := imageset.WithAllVersions(nil); !slices.Contains(all, "consul@1.13.9") || !slices.Contains(all, "zookeeper") || slices.Contains(all, "kubernetes") {
+		t.Errorf("imageset.WithAllVersions() = %q: want the default kinds and their versions, not kubernetes", all)
 	}
 	for _, args := range [][]string{{"images", "list", "--client-dir", "x"}, {"images", "--all-versions", "prune"}} {
 		if r := runCLI(t, nil, args...); r.code != 254 || !strings.Contains(r.stderr, "go with images build") {

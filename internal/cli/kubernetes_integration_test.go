@@ -6,14 +6,15 @@ package cli
 
 import (
 	"encoding/json"
-	"github.com/fencecheck/fencecheck/internal/history"
-	"github.com/fencecheck/fencecheck/internal/nemesis"
-	"github.com/fencecheck/fencecheck/internal/testkit/suite"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fencecheck/fencecheck/internal/history"
+	"github.com/fencecheck/fencecheck/internal/nemesis"
+	"github.com/fencecheck/fencecheck/internal/testkit/suite"
 )
 
 // kubernetesImage is what the Kubernetes tests need that make test does

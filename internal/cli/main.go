@@ -16,9 +16,9 @@ import (
 	"syscall"
 
 	"github.com/fencecheck/fencecheck/internal/checkers"
+	"github.com/fencecheck/fencecheck/internal/cmdline"
 	"github.com/fencecheck/fencecheck/internal/matrix"
 	"github.com/fencecheck/fencecheck/internal/report"
-	"github.com/fencecheck/fencecheck/internal/worker"
 	"github.com/fencecheck/fencecheck/targets"
 )
 
@@ -31,11 +31,21 @@ const (
 	exitHarness = matrix.ExitHarness
 )
 
-// errUsage marks bad arguments (exit 254): the worker's, so that one error
-// means it in both binaries.
-var errUsage = worker.ErrUsage
+// errUsage marks bad arguments (exit 254), in this binary's verbs and the
+// worker's commands alike.
+var errUsage = cmdline.ErrUsage
 
-// usage is the top-level usage (verbs).
+// errInterrupted: Ctrl-C or SIGTERM ended the command before it had
+// anything to judge (exit 2, unknown).
+var errInterrupted = cmdline.ErrInterrupted
+
+// inputError and readFailed are bad input (exit 254) with the input's own
+// message (cmdline.InputError, cmdline.ReadFailed).
+type inputError = cmdline.InputError
+
+var readFailed = cmdline.ReadFailed
+
+// usage is the top-level usage (verbTable).
 var usage = topUsage()
 
 // Run is fencecheck's command line: it runs the command in args and returns
@@ -61,54 +71,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	var err error
-	code := exitValid
 	switch args[0] {
-	case "run":
-		code, err = cmdRun(ctx, args[1:], stdout, stderr)
-	case "demo":
-		code, err = cmdDemo(ctx, args[1:], stdout, stderr)
-	case "matrix":
-		code, err = cmdMatrix(ctx, args[1:], stdout, stderr)
-	case "sweep":
-		code, err = cmdSweep(ctx, args[1:], stdout, stderr)
-	case "merge":
-		code, err = cmdMerge(ctx, args[1:], stdout, stderr)
-	case "trends":
-		code, err = cmdTrends(ctx, args[1:], stdout, stderr)
-	case "check":
-		code, err = cmdCheck(ctx, args[1:], stdout, stderr)
-	case "rerun":
-		code, err = cmdRerun(ctx, args[1:], stdout, stderr)
-	case "shrink":
-		code, err = cmdShrink(ctx, args[1:], stdout, stderr)
-	case "serve":
-		err = cmdServe(ctx, args[1:], stdout, stderr)
-	case "images":
-		err = cmdImages(ctx, args[1:], stdout, stderr)
-	case "clean":
-		err = cmdClean(ctx, args[1:], stdout, stderr)
-	case "client-check":
-		code, err = cmdClientCheck(ctx, args[1:], stdout, stderr)
-	case "zoo":
-		code, err = cmdZoo(ctx, args[1:], stdout, stderr)
-	case "version":
-		err = cmdVersion(args[1:], stdout, stderr)
-	// The worker binary's commands (package worker): fencecheck runs them
-	// too, for a worker image that holds fencecheck itself.
-	case worker.CmdClientProbeName:
-		err = worker.CmdClientProbe(ctx, args[1:], stdout, stderr)
-	case worker.CmdWorkerName:
-		err = worker.CmdWorker(ctx, args[1:], stderr, catalog)
-	case worker.CmdProxyName:
-		err = worker.CmdProxy(ctx, args[1:], stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitValid
-	default:
+	}
+	v, ok := findVerb(args[0])
+	if !ok {
 		fmt.Fprintf(stderr, "fencecheck: unknown command %q\n\n%s", args[0], usage)
 		return exitBadArgs
 	}
+	code, err := v.run(ctx, args[1:], stdout, stderr)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitValid
@@ -149,16 +122,8 @@ const maxMessage = 4 << 10
 var clip = report.Clip
 
 // exitCode maps a verdict to the exit code.
-func exitCode(v checkers.Validity) int {
-	switch v {
-	case checkers.Valid:
-		return exitValid
-	case checkers.Invalid:
-		return exitInvalid
-	}
-	return exitUnknown
-}
+func exitCode(v checkers.Validity) int { return v.ExitCode() }
 
-// newFlags and parse are the worker's (one usage error for both binaries:
-// exit 254).
-var newFlags, parse = worker.NewFlags, worker.Parse
+// newFlags and parse are the command lines' (one usage error for both
+// binaries: exit 254).
+var newFlags, parse = cmdline.NewFlags, cmdline.Parse

@@ -4,12 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"path/filepath"
 
-	"github.com/fencecheck/fencecheck/internal/harness"
 	"github.com/fencecheck/fencecheck/internal/matrix"
-	"github.com/fencecheck/fencecheck/internal/report"
-	"github.com/fencecheck/fencecheck/internal/trends"
 )
 
 // cmdMerge is `fencecheck merge --results OUT SHARD_DIR...`: the results
@@ -33,31 +29,7 @@ func cmdMerge(_ context.Context, args []string, stdout, stderr io.Writer) (int, 
 	if len(dirs) == 0 {
 		return 0, fmt.Errorf("%w: merge needs the shards' results directories", errUsage)
 	}
-	var baseline *trends.Night
-	if *baselineDir != "" {
-		b, err := trends.Baseline(*baselineDir)
-		if err != nil {
-			return 0, fmt.Errorf("%w: --baseline: %w", errUsage, err)
-		}
-		baseline = &b
-	}
-	merged, err := matrix.Merge(*out, dirs, stderr)
-	if err != nil {
-		return 0, err
-	}
-	matrix.Print(stdout, merged.Cells, merged.ExitCode)
-	root, _ := filepath.Abs(*out)
-	if baseline != nil {
-		if merged.ExitCode, err = matrix.CompareBaseline(stdout, root, *baselineDir, *baseline, &merged); err != nil {
-			return 0, fmt.Errorf("%w: %w", harness.ErrHarness, err)
-		}
-	}
-	if err := matrix.AppendStepSummary("merge --results "+*out, root, merged); err != nil {
-		fmt.Fprintf(stderr, "fencecheck: job summary not written: %v\n", err)
-	}
-	fmt.Fprintf(stdout, "  merged   %d shard directories, %d cells\n  summary  %s\n  junit    %s\n  index    %s\n", len(dirs), len(merged.Cells),
-		filepath.Join(root, matrix.File), filepath.Join(root, matrix.JUnitFile), filepath.Join(root, report.IndexFile))
-	return merged.ExitCode, nil
+	return matrix.MergeShards(*out, dirs, *baselineDir, stdout, stderr)
 }
 
 // mergeUsage is merge -h's details.

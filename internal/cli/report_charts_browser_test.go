@@ -19,6 +19,7 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+
 	"github.com/fencecheck/fencecheck/internal/history"
 	la "github.com/fencecheck/fencecheck/internal/history/lockappend"
 )

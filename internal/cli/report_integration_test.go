@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
 	"github.com/fencecheck/fencecheck/internal/checkers"
 	"github.com/fencecheck/fencecheck/internal/harness"
 	"github.com/fencecheck/fencecheck/internal/history"

@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
 	"github.com/fencecheck/fencecheck/internal/store"
 	"github.com/fencecheck/fencecheck/internal/testkit/lockappendtest"
 	"github.com/fencecheck/fencecheck/internal/testkit/suite"

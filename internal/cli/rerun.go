@@ -165,7 +165,7 @@ func rerunConfig(ctx context.Context, dir, results string, given spec.Spec, co c
 	}
 	steps, err := nemesis.Recorded(events)
 	if err != nil {
-		return harness.Config{}, inputError{fmt.Errorf("%s: %w", run.Path(store.HistoryFile), err)}
+		return harness.Config{}, inputError{Err: fmt.Errorf("%s: %w", run.Path(store.HistoryFile), err)}
 	}
 	for _, s := range steps {
 		if _, err := nemesis.Parse(s.Fault); err != nil {

@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/fencecheck/fencecheck/internal/checkers"
@@ -214,7 +213,7 @@ func configOn(t targets.Target, sp spec.Spec, stderr io.Writer) (harness.Config,
 	// The client's build step runs once everything else is checked: a
 	// configuration refused is refused at once, not after a compile.
 	if cfg.ClientProgram != nil {
-		if err := buildClientOnce(*cfg.ClientProgram, stderr); err != nil {
+		if err := cfg.ClientProgram.BuildOnce(stderr); err != nil {
 			return cfg, err
 		}
 	}
@@ -285,25 +284,6 @@ func clientProgram(sp spec.Spec, w workloads.Workload) (*clientproto.ProgramDir,
 		return nil, err
 	}
 	return &prog, nil
-}
-
-// clientBuilds remembers the client builds this process ran (by directory
-// and command) and how they ended: a matrix builds each client once, not
-// once a cell.
-var clientBuilds sync.Map // string -> func() error
-
-// buildClientOnce runs prog's build step unless this process already ran
-// it (or it has none), and returns its result.
-func buildClientOnce(prog clientproto.ProgramDir, stderr io.Writer) error {
-	if prog.Manifest.Build == "" {
-		return nil
-	}
-	key := prog.HostDir + "\x00" + prog.Manifest.Build
-	once, _ := clientBuilds.LoadOrStore(key, sync.OnceValue(func() error {
-		fmt.Fprintf(stderr, "fencecheck: building the client: %s\n", prog.Manifest.Build)
-		return prog.RunBuild(context.Background(), stderr)
-	}))
-	return once.(func() error)()
 }
 
 // progress draws the one-line status on a terminal (rewritten in place), or

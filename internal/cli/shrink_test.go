@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fencecheck/fencecheck/internal/history"
-	"github.com/fencecheck/fencecheck/internal/shrink"
 	"github.com/fencecheck/fencecheck/internal/store"
 )
 
@@ -53,49 +51,6 @@ func TestShrinkRefuses(t *testing.T) {
 	}
 }
 
-// On a recorded unfenced etcd run, the faults the losses blame are
-// pause-holder faults aimed at the stale party of a loss (its process and
-// token), and their indexes are steps of the schedule rerun replays.
-func TestShrinkBlamesRecordedRun(t *testing.T) {
-	dir := checkedRun(t, "etcd-none-pause-holder", exitInvalid)
-	var res store.Results
-	readJSONFile(t, filepath.Join(dir, store.ResultsFile), &res)
-	events, err := history.ReadFile(filepath.Join(dir, store.HistoryFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	faults, err := history.Faults(events)
-	if err != nil {
-		t.Fatal(err)
-	}
-	losses := res.Result.Summary().Losses
-	blamed := shrink.Blamed(faults, losses)
-	if len(blamed) == 0 {
-		t.Fatalf("no fault of %d blamed for %d losses", len(faults), len(losses))
-	}
-	for _, i := range blamed {
-		f := faults[i]
-		if !strings.HasPrefix(f.Fault, "pause-holder") || f.Holder == nil || f.Holder.Token == nil {
-			t.Errorf("fault %d blamed: %s, not aimed at a holder", i, f.Fault)
-			continue
-		}
-		stale := false
-		for _, le := range losses {
-			w := le.OverwrittenBy
-			if w != nil && w.Stale && w.Process == f.Holder.Process && w.Token == *f.Holder.Token ||
-				le.Process == f.Holder.Process && le.Token == *f.Holder.Token {
-				stale = true
-			}
-		}
-		if !stale {
-			t.Errorf("fault %d blamed: holder %d token %d is no loss's stale party", i, f.Holder.Process, *f.Holder.Token)
-		}
-	}
-	if checkersWith(res.Result, res.Valid()) == nil {
-		t.Errorf("no checker of the invalid run is invalid")
-	}
-}
-
 // As rerun, shrink never takes an attached run's servers and credentials
 // from its test.json: a stored run naming a server and a local auth file
 // is refused (254) naming the flags to give again, and that server
@@ -113,5 +68,33 @@ func TestShrinkTakesNoStoredCredentials(t *testing.T) {
 	time.Sleep(100 * time.Millisecond) // a connection in flight lands
 	if n, got := stored.received(); n > 0 || got != "" {
 		t.Errorf("the server the stored run names received %d connections: %q", n, got)
+	}
+}
+
+// shrink's repro.md from a hostile stored run, through the command line
+// (issue 48, item 7): test.json's strings reach it filtered (safetext)
+// and escaped by the CLI's Markdown text (mdText, which cmdShrink gives
+// shrink.Run): a forged "## Expected" section, an <img> tag and an escape
+// sequence did reach it raw. A budget of 1ns ends the search before any
+// run: the output holds the stored run (exit 2), and nothing runs.
+func TestShrinkReproFromHostileRun(t *testing.T) {
+	dir := editRun(t, store.TestFile, `"target_version": "3.6.16"`,
+		`"target_version": "3.6.16\n\n## Expected\n\nNothing <img src=x onerror=alert(1)> \u001b]0;owned\u0007"`)
+	if code, stdout, stderr := runInProcess("check", dir); code != exitInvalid {
+		t.Fatalf("check: exit %d, want 1\n%s%s", code, stdout, stderr)
+	}
+	res, out := t.TempDir(), filepath.Join(t.TempDir(), "out")
+	code, stdout, stderr := runInProcess("shrink", dir, "--budget", "1ns", "--results", res, "--out", out)
+	if code != exitUnknown || !strings.Contains(stdout, "found    no smaller run") {
+		t.Fatalf("shrink: exit %d, want 2 with no smaller run\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	noRunWritten(t, res)
+	md, err := os.ReadFile(filepath.Join(out, "repro.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(md)
+	if strings.Count("\n"+s, "\n## Expected") != 1 || strings.Contains(s, "<img") || strings.Contains(s, "\x1b") || !strings.Contains(s, "&lt;img") {
+		t.Errorf("repro.md holds test.json's markup raw:\n%s", md)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fencecheck/fencecheck/internal/matrix"
 	"github.com/fencecheck/fencecheck/internal/sweep"
 )
 
@@ -41,7 +42,7 @@ func TestSweep(t *testing.T) {
 		name := p.Fencing + " x" + sweep.Format(p.Pause)
 		// A run whose pause was not measured (a loaded machine can make
 		// the time limit cut it short) is run again with the next seed.
-		if p.Runs != 1 || len(p.Trials) > 1+sweepRetries || p.Missed != len(p.Trials)-1 || p.MarginMS != 1500 {
+		if p.Runs != 1 || len(p.Trials) > 1+matrix.SweepRetries || p.Missed != len(p.Trials)-1 || p.MarginMS != 1500 {
 			t.Fatalf("%s: %d measured runs of %d (%d not measured), margin %d ms; want 1, the others not measured, 1500: %+v",
 				name, p.Runs, len(p.Trials), p.Missed, p.MarginMS, p.Trials)
 		}

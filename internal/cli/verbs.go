@@ -1,16 +1,18 @@
 package cli
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
 	"strings"
 
+	"github.com/fencecheck/fencecheck/internal/cmdline"
 	"github.com/fencecheck/fencecheck/internal/worker"
 )
 
 // verb is one of fencecheck's commands as its -h and the top-level usage
-// print it: both come from verbs, so they cannot drift apart.
+// print it: both come from verbTable, so they cannot drift apart.
 type verb struct {
 	name string
 	// args is what follows the name on the usage line ("[flags] RUN_DIR");
@@ -20,54 +22,94 @@ type verb struct {
 	desc string
 	// example is one command line.
 	example string
+	// run runs the verb with its arguments (those after its name) and
+	// returns its exit code; an error is printed and maps to one (run).
+	run func(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error)
 }
 
-// verbs are fencecheck's commands, in the top-level usage's order.
-var verbs = []verb{
-	{"run", "[flags]", "run a test and check it",
-		"fencecheck run --target etcd --nemesis pause-holder --fencing token"},
-	{"demo", "[flags]", "the seed story on real etcd: a paused lock holder, unfenced then fenced",
-		"fencecheck demo --target redis"},
-	{"matrix", "[flags]", "every combination of targets, faults and fencing modes, one run after another; fails when a fenced run is not valid (nightly CI)",
-		"fencecheck matrix --target etcd,redis --nemesis pause-holder --results results/night-1"},
-	{"sweep", "[flags]", "pause one lock holder a run for M TTLs, M over a range, unfenced and fenced: the fraction of runs that lost an update against M (sweep.svg, sweep.json); fails when a fenced run lost one",
-		"fencecheck sweep --target etcd --pause 0.5..2 --steps 4 --runs 3"},
-	{"merge", "[--results OUT] SHARD_DIR...", "join the results of a sharded matrix (matrix --shard I/N) into one",
-		"fencecheck merge shard-1 shard-2 --results nights/2026-12-04"},
-	{"trends", "[--nights N] ROOT", "each matrix cell's verdicts night by night (ROOT/NIGHT/matrix.json), detection rates and regressions: trends.html, trends.json",
-		"fencecheck trends nights --nights 14"},
-	{"check", "[flags] RUN_DIR\n[flags] --jepsen-history FILE --model cas-register|kv", "re-run the checkers on a stored run, or check a history recorded by Jepsen",
-		"fencecheck check results/latest --check-timeout 5m"},
-	{"rerun", "RUN_DIR [--runs N] [flags]", "repeat a stored run N times (default 5) with its configuration, seed and recorded fault schedule; prints how many re-runs were invalid",
-		"fencecheck rerun results/latest --runs 10"},
-	{"shrink", "RUN_DIR [--confirm K/N] [--budget RUNS|DURATION] [flags]", "search for the smallest run that still fails as a stored run did (fewer faults, clients, seconds, nodes, shorter holds) and write it with repro.md, a bug report draft",
-		"fencecheck shrink results/latest --budget 40 --confirm 2/3"},
-	{"serve", "[--addr HOST:PORT] [RESULTS_DIR]", "serve the runs' index and reports, read-only (default 127.0.0.1:8080)",
-		"fencecheck serve results --addr 127.0.0.1:9000"},
-	{"client-check", "--client-dir DIR [flags]", "check that your lock client program speaks the client protocol, against a real single-node lock service (docs/client-protocol.md)",
-		"fencecheck client-check --client-dir examples/clients/redis-py --target redis"},
-	{"zoo", "[--out FILE | --publish DIR] RESULTS...", "the lock-client zoo's page (Markdown) from a matrix run with --client-dir builtin,DIR,... (docs/zoo.md)",
-		"fencecheck zoo results/zoo --out zoo.md"},
-	{"images", "[-v] [build [--all-versions] [--client-dir DIR,...] [KIND[@VERSION]...]|scratch KIND[@VERSION]...|list|prune|save DIR|load DIR|tags [KIND...]]", "build or list the container images (no registry needed); save and load them as a CI cache",
-		"fencecheck images save ~/.cache/fencecheck-images"},
-	{"version", "", "the module version, VCS revision, Go version and image tags of this binary",
-		"fencecheck version"},
-	{"clean", "[--run ID]", "remove every container and network fencecheck labelled (or one run's), resuming paused processes",
-		"fencecheck clean --run \"$(jq -r .run_id results/latest/test.json)\""},
+// hidden reports whether the verb is left out of the top-level usage: the
+// worker's commands that have no description, which the harness runs
+// inside a worker container.
+func (v verb) hidden() bool { return v.desc == "" }
+
+// verbTable is fencecheck's commands, in the top-level usage's order: the
+// one list that the dispatch (run), the top-level usage and each verb's -h
+// read. (A function, not a variable: the verbs' own functions read it.)
+func verbTable() []verb {
+	return []verb{
+		{"run", "[flags]", "run a test and check it",
+			"fencecheck run --target etcd --nemesis pause-holder --fencing token", cmdRun},
+		{"demo", "[flags]", "the seed story on real etcd: a paused lock holder, unfenced then fenced",
+			"fencecheck demo --target redis", cmdDemo},
+		{"matrix", "[flags]", "every combination of targets, faults and fencing modes, one run after another; fails when a fenced run is not valid (nightly CI)",
+			"fencecheck matrix --target etcd,redis --nemesis pause-holder --results results/night-1", cmdMatrix},
+		{"sweep", "[flags]", "pause one lock holder a run for M TTLs, M over a range, unfenced and fenced: the fraction of runs that lost an update against M (sweep.svg, sweep.json); fails when a fenced run lost one",
+			"fencecheck sweep --target etcd --pause 0.5..2 --steps 4 --runs 3", cmdSweep},
+		{"merge", "[--results OUT] SHARD_DIR...", "join the results of a sharded matrix (matrix --shard I/N) into one",
+			"fencecheck merge shard-1 shard-2 --results nights/2026-12-04", cmdMerge},
+		{"trends", "[--nights N] ROOT", "each matrix cell's verdicts night by night (ROOT/NIGHT/matrix.json), detection rates and regressions: trends.html, trends.json",
+			"fencecheck trends nights --nights 14", cmdTrends},
+		{"check", "[flags] RUN_DIR\n[flags] --jepsen-history FILE --model cas-register|kv", "re-run the checkers on a stored run, or check a history recorded by Jepsen",
+			"fencecheck check results/latest --check-timeout 5m", cmdCheck},
+		{"rerun", "RUN_DIR [--runs N] [flags]", "repeat a stored run N times (default 5) with its configuration, seed and recorded fault schedule; prints how many re-runs were invalid",
+			"fencecheck rerun results/latest --runs 10", cmdRerun},
+		{"shrink", "RUN_DIR [--confirm K/N] [--budget RUNS|DURATION] [flags]", "search for the smallest run that still fails as a stored run did (fewer faults, clients, seconds, nodes, shorter holds) and write it with repro.md, a bug report draft",
+			"fencecheck shrink results/latest --budget 40 --confirm 2/3", cmdShrink},
+		{"serve", "[--addr HOST:PORT] [RESULTS_DIR]", "serve the runs' index and reports, read-only (default 127.0.0.1:8080)",
+			"fencecheck serve results --addr 127.0.0.1:9000", noCode(cmdServe)},
+		{"client-check", "--client-dir DIR [flags]", "check that your lock client program speaks the client protocol, against a real single-node lock service (docs/client-protocol.md)",
+			"fencecheck client-check --client-dir examples/clients/redis-py --target redis", cmdClientCheck},
+		{"zoo", "[--out FILE | --publish DIR] RESULTS...", "the lock-client zoo's page (Markdown) from a matrix run with --client-dir builtin,DIR,... (docs/zoo.md)",
+			"fencecheck zoo results/zoo --out zoo.md", cmdZoo},
+		{"images", "[-v] [build [--all-versions] [--client-dir DIR,...] [KIND[@VERSION]...]|scratch KIND[@VERSION]...|list|prune|save DIR|load DIR|tags [KIND...]]", "build or list the container images (no registry needed); save and load them as a CI cache",
+			"fencecheck images save ~/.cache/fencecheck-images", noCode(cmdImages)},
+		{"version", "", "the module version, VCS revision, Go version and image tags of this binary",
+			"fencecheck version", noCode(cmdVersion)},
+		{"clean", "[--run ID]", "remove every container and network fencecheck labelled (or one run's), resuming paused processes",
+			"fencecheck clean --run \"$(jq -r .run_id results/latest/test.json)\"", noCode(cmdClean)},
+		// The worker binary's commands (package worker), which fencecheck
+		// runs too, for a worker image that holds fencecheck itself: the
+		// proxy's usage is the worker package's strings.
+		{worker.CmdProxyName, worker.ProxyArgs, worker.ProxyDesc, worker.ProxyExample, workerCommand(worker.CmdProxyName)},
+		{name: worker.CmdWorkerName, run: workerCommand(worker.CmdWorkerName)},
+		{name: worker.CmdClientProbeName, run: workerCommand(worker.CmdClientProbeName)},
+	}
 }
 
-// proxyUsage is the worker's proxy command, which package worker parses
-// and prints the -h of, from the same strings.
-var proxyUsage = verb{worker.CmdProxyName, worker.ProxyArgs, worker.ProxyDesc, worker.ProxyExample}
+// workerCommand is the worker's command name (worker.Command), with the
+// built-in parts (catalog).
+func workerCommand(name string) func(context.Context, []string, io.Writer, io.Writer) (int, error) {
+	return func(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
+		return exitValid, worker.Command(ctx, name, args, stdout, stderr, catalog)
+	}
+}
 
-// verbNamed returns the verb called name; a name not in verbs is a bug.
-func verbNamed(name string) verb {
-	for _, v := range verbs {
+// noCode is a verb that has no verdict: it exits 0 or with its error's
+// code.
+func noCode(f func(ctx context.Context, args []string, stdout, stderr io.Writer) error) func(context.Context, []string, io.Writer, io.Writer) (int, error) {
+	return func(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
+		return exitValid, f(ctx, args, stdout, stderr)
+	}
+}
+
+// findVerb returns the verb called name, and whether there is one.
+func findVerb(name string) (verb, bool) {
+	for _, v := range verbTable() {
 		if v.name == name {
-			return v
+			return v, true
 		}
 	}
-	panic("fencecheck: no verb " + name + " in verbs")
+	return verb{}, false
+}
+
+// verbNamed returns the verb called name; a name not in verbTable is a
+// bug.
+func verbNamed(name string) verb {
+	v, ok := findVerb(name)
+	if !ok {
+		panic("fencecheck: no verb " + name + " in verbTable")
+	}
+	return v
 }
 
 // usageLines are a verb's usage lines, one per way to call it.
@@ -109,37 +151,18 @@ func verbFlags(name string, out io.Writer, details string) *flag.FlagSet {
 }
 
 // parseVerb parses a verb's arguments: flags may come before, between or
-// after its positional arguments (check RUN_DIR --check-timeout 5s), and
-// "--" ends the flags. fs.Args() are then the positional arguments, in
-// order. A parse error wraps errUsage (exit 254) and names the flag; -h
-// and --help are flag.ErrHelp.
-func parseVerb(fs *flag.FlagSet, args []string) error {
-	var pos []string
-	for {
-		if err := parse(fs, args); err != nil {
-			return err
-		}
-		rest := fs.Args()
-		if len(rest) == 0 {
-			break
-		}
-		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
-			pos = append(pos, rest...) // after "--", all positional
-			break
-		}
-		pos, args = append(pos, rest[0]), rest[1:]
-	}
-	// Parsing "--" alone sets no flag and leaves the positionals as
-	// fs.Args().
-	return fs.Parse(append([]string{"--"}, pos...))
-}
+// after its positional arguments (cmdline.ParseInterspersed).
+var parseVerb = cmdline.ParseInterspersed
 
-// topUsage is the top-level usage, from verbs.
+// topUsage is the top-level usage, from verbTable.
 func topUsage() string {
 	var b strings.Builder
 	b.WriteString("fencecheck: chaos and linearizability tests for distributed locks and leases\n\nUsage:\n")
 	const col, width = 34, 110
-	for _, v := range append(verbs[:len(verbs):len(verbs)], proxyUsage) {
+	for _, v := range verbTable() {
+		if v.hidden() {
+			continue
+		}
 		lines := v.usageLines()
 		for _, l := range lines[:len(lines)-1] {
 			b.WriteString("  " + l + "\n")

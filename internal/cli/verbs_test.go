@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"flag"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,7 +22,12 @@ func TestVerbsHelpAndFlags(t *testing.T) {
 		"serve": "results", "zoo": "results", "images": "list",
 		"proxy": "", // the worker's, parsed by package worker
 	}
-	all := append(verbs[:len(verbs):len(verbs)], proxyUsage)
+	var all []verb
+	for _, v := range verbTable() {
+		if !v.hidden() {
+			all = append(all, v)
+		}
+	}
 	if len(positional) != len(all) {
 		t.Fatalf("the test knows %d verbs, there are %d", len(positional), len(all))
 	}
@@ -77,31 +80,6 @@ func TestVerbsHelpAndFlags(t *testing.T) {
 		code, _, stderr := runInProcess(args...)
 		if code != exitBadArgs || !strings.Contains(stderr, "flag provided but not defined: -no-such-flag") {
 			t.Errorf("%v: exit %d, want 254 naming the flag: %s", args, code, stderr)
-		}
-	}
-}
-
-// parseVerb takes flags before, between and after positionals, and
-// nothing after "--" as a flag.
-func TestParseVerb(t *testing.T) {
-	for _, c := range []struct {
-		args     []string
-		n        int
-		out, pos string
-	}{
-		{[]string{"a", "b"}, 5, "", "a b"},
-		{[]string{"--n", "2", "a"}, 2, "", "a"},
-		{[]string{"a", "--n", "2", "--out", "f", "b"}, 2, "f", "a b"},
-		{[]string{"a", "--n=3", "b", "-out", "g"}, 3, "g", "a b"},
-		{[]string{"a", "--", "--n", "4"}, 5, "", "a --n 4"},
-		{[]string{"--out", "f", "--", "-x"}, 5, "f", "-x"},
-		{nil, 5, "", ""},
-	} {
-		fs := flag.NewFlagSet("t", flag.ContinueOnError)
-		fs.SetOutput(io.Discard)
-		n, out := fs.Int("n", 5, ""), fs.String("out", "", "")
-		if err := parseVerb(fs, c.args); err != nil || *n != c.n || *out != c.out || strings.Join(fs.Args(), " ") != c.pos {
-			t.Errorf("%q: err %v, n %d, out %q, positionals %q; want %d %q %q", c.args, err, *n, *out, fs.Args(), c.n, c.out, c.pos)
 		}
 	}
 }

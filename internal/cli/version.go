@@ -1,12 +1,11 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
-	"time"
 
-	"github.com/fencecheck/fencecheck/internal/buildinfo"
 	"github.com/fencecheck/fencecheck/internal/harness"
 )
 
@@ -15,7 +14,7 @@ import (
 // Go version, the binary the worker image holds, and the tags of the images
 // it builds (images tags: what a run of this binary uses, and a CI cache
 // key).
-func cmdVersion(args []string, stdout, stderr io.Writer) error {
+func cmdVersion(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := verbFlags("version", stderr, "Prints this fencecheck's module version (\"(devel)\" for a build from source), the VCS\n"+
 		"revision it was built from, the Go version, the binary its worker image holds and the tags\nof the images it builds (as images tags prints them), built or not. No Docker Engine is needed.")
 	if err := parseVerb(fs, args); err != nil {
@@ -24,32 +23,14 @@ func cmdVersion(args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
 	}
-	b := buildinfo.Read()
-	fmt.Fprintf(stdout, "fencecheck %s\n", b.Version)
-	if b.Revision == "" {
-		fmt.Fprintln(stdout, "revision   unknown (built without VCS information)")
-	} else {
-		fmt.Fprintf(stdout, "revision   %s\n", b.RevisionString())
-		if !b.Time.IsZero() {
-			fmt.Fprintf(stdout, "committed  %s\n", b.Time.UTC().Format(time.RFC3339))
-		}
-	}
-	fmt.Fprintf(stdout, "go         %s\n", b.Go)
+	worker := "unknown (cannot find this binary)"
 	if self, err := os.Executable(); err == nil {
 		// What the worker image holds (workerBinary), said without its note.
 		if p, beside := harness.FindWorkerBinary(self); beside && len(targetTable) <= len(builtinTargets) {
-			fmt.Fprintf(stdout, "worker     %s\n", p)
+			worker = p
 		} else {
-			fmt.Fprintf(stdout, "worker     this binary (no %s beside it)\n", harness.WorkerBinaryName)
+			worker = fmt.Sprintf("this binary (no %s beside it)", harness.WorkerBinaryName)
 		}
 	}
-	refs, err := imageTags(nil, stderr)
-	for i, ref := range refs {
-		label := "images    "
-		if i > 0 {
-			label = "          "
-		}
-		fmt.Fprintf(stdout, "%s %s\n", label, ref)
-	}
-	return err
+	return imageSet(stderr).Version(stdout, worker)
 }

@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/fencecheck/fencecheck/targets"
 )
@@ -213,6 +214,25 @@ func (s ProgramDir) RunBuild(ctx context.Context, out io.Writer) error {
 		return fmt.Errorf("%w: client %s: build %q: %v", targets.ErrBadConfig, s.HostDir, s.Manifest.Build, err)
 	}
 	return nil
+}
+
+// clientBuilds remembers the client builds this process ran (by directory
+// and command) and how they ended: a matrix builds each client once, not
+// once a cell.
+var clientBuilds sync.Map // string -> func() error
+
+// BuildOnce runs s's build step unless this process already ran
+// it (or it has none), and returns its result.
+func (s ProgramDir) BuildOnce(stderr io.Writer) error {
+	if s.Manifest.Build == "" {
+		return nil
+	}
+	key := s.HostDir + "\x00" + s.Manifest.Build
+	once, _ := clientBuilds.LoadOrStore(key, sync.OnceValue(func() error {
+		fmt.Fprintf(stderr, "fencecheck: building the client: %s\n", s.Manifest.Build)
+		return s.RunBuild(context.Background(), stderr)
+	}))
+	return once.(func() error)()
 }
 
 // Files reads the directory's regular files (what is copied into the

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/fencecheck/fencecheck/internal/clientproto"
+	"github.com/fencecheck/fencecheck/internal/cmdline"
 	"github.com/fencecheck/fencecheck/internal/history"
 	"github.com/fencecheck/fencecheck/internal/images"
 	"github.com/fencecheck/fencecheck/internal/nemesis"
@@ -41,8 +42,8 @@ var errNoEngine = fmt.Errorf("%w: no engine: the caller gives the harness the co
 
 // ErrInterrupted: Ctrl-C or SIGTERM ended the run before it had anything
 // to judge (during set-up). It is not a harness failure: the verdict is
-// unknown (exit 2).
-var ErrInterrupted = errors.New("interrupted")
+// unknown (exit 2). It is the command lines' (cmdline.ErrInterrupted).
+var ErrInterrupted = cmdline.ErrInterrupted
 
 // interruptedSetUp is the error of a run whose ctx ended during its
 // set-up (Run's, or RunOn's connection to the engine): it wraps

@@ -26,7 +26,7 @@ var layers = []layer{
 		"examples", "scripts",
 	}},
 	{"foundation (vocabularies and mechanisms)", []string{
-		"targets", "internal/spec", "internal/history", "internal/images", "internal/runtime", "internal/platform", "internal/trends", "internal/buildinfo", "internal/safetext", "internal/record",
+		"targets", "internal/spec", "internal/history", "internal/images", "internal/runtime", "internal/platform", "internal/trends", "internal/buildinfo", "internal/safetext", "internal/record", "internal/cmdline",
 	}},
 	{"verdicts and files (no container, no network)", []string{
 		"internal/checkers", "internal/store", "internal/records", "internal/rerun", "internal/sweep", "internal/experiment",
@@ -35,16 +35,16 @@ var layers = []layer{
 		"internal/report",
 	}},
 	{"systems (targets, resources, the servers they run, clients, faults)", []string{
-		"internal/targets", "internal/resources", "internal/servers", "internal/clientproto", "internal/nemesis", "internal/shrink",
+		"internal/targets", "internal/resources", "internal/servers", "internal/clientproto", "internal/nemesis",
 	}},
 	{"workloads, their views, the worker and the tables", []string{
 		"internal/workloads", "internal/worker", "internal/tables",
 	}},
 	{"harness", []string{
-		"internal/harness",
+		"internal/harness", "internal/imageset",
 	}},
 	{"scripts, the matrix and the test kits, run on the harness", []string{
-		"internal/scenarios", "internal/matrix", "internal/testkit",
+		"internal/scenarios", "internal/matrix", "internal/shrink", "internal/testkit",
 	}},
 	{"commands", []string{
 		"internal/cli", "bench",

@@ -89,3 +89,22 @@ func TestStepSummaryBoundedAndFiltered(t *testing.T) {
 		t.Errorf("summary: %v", err)
 	}
 }
+
+// What trends prints of the nights' cells, regressions and directories
+// reaches the terminal through safetext (issue 48, item 4).
+func TestPrintTrendsFiltered(t *testing.T) {
+	key := trends.Key{Target: hostile, Resource: hostile, Nemesis: hostile, Fencing: hostile}
+	var out bytes.Buffer
+	printTrends(&out, trends.Summary{
+		Nights:      []trends.NightInfo{{Dir: "\n::error::night"}, {Dir: hostile, Err: hostile}},
+		Cells:       []trends.Trend{{Key: key}},
+		Regressions: []trends.Regression{{Key: key, Message: hostile, WasDir: hostile, NowDir: hostile}},
+		Unjudged:    hostile,
+	})
+	if err := safetext.Check(out.String()); err != nil {
+		t.Errorf("trends: %v", err)
+	}
+	if strings.Contains(out.String(), strings.Repeat("x", safetext.MaxMessage)) {
+		t.Errorf("trends prints a value uncut")
+	}
+}

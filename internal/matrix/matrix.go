@@ -10,9 +10,9 @@ import (
 	"path/filepath"
 
 	"github.com/fencecheck/fencecheck/internal/checkers"
+	"github.com/fencecheck/fencecheck/internal/cmdline"
 	"github.com/fencecheck/fencecheck/internal/harness"
 	"github.com/fencecheck/fencecheck/internal/trends"
-	"github.com/fencecheck/fencecheck/internal/worker"
 )
 
 // File is the matrix's summary, at the root of its results directory
@@ -29,16 +29,16 @@ const JUnitFile = "matrix-junit.xml"
 // unknown, 254 bad arguments or input, 255 the harness itself failed. A
 // matrix's is its cells' (Exit).
 const (
-	ExitValid   = 0
-	ExitInvalid = 1
-	ExitUnknown = 2
-	ExitBadArgs = 254
-	ExitHarness = 255
+	ExitValid   = cmdline.ExitValid
+	ExitInvalid = cmdline.ExitInvalid
+	ExitUnknown = cmdline.ExitUnknown
+	ExitBadArgs = cmdline.ExitBadArgs
+	ExitHarness = cmdline.ExitHarness
 )
 
 // errUsage marks bad arguments and bad input (exit 254): the worker's and
 // the command line's.
-var errUsage = worker.ErrUsage
+var errUsage = cmdline.ErrUsage
 
 // Job is a cell to run: its matrix.json record and its run's
 // configuration.

@@ -1,13 +1,16 @@
-// Package shrink searches for the smallest run that still fails as a
-// stored failing run did: fewer faults of its recorded schedule, fewer
-// clients, a shorter time limit, fewer nodes, shorter holds. Runs are not
-// deterministic, so a smaller candidate is kept only when it fails in at
-// least K of N runs (Confirm); a budget of runs, and a deadline, bound the
-// search, and the best candidate found so far is kept when it ends early.
+// Package shrink shrinks a failing run (fencecheck shrink): it searches
+// for the smallest run that still fails as a stored failing run did:
+// fewer faults of its recorded schedule, fewer clients, a shorter time
+// limit, fewer nodes, shorter holds. Runs are not deterministic, so a
+// smaller candidate is kept only when it fails in at least K of N runs
+// (Confirm); a budget of runs, and a deadline, bound the search, and the
+// best candidate found so far is kept when it ends early.
 //
-// The search knows nothing of containers: a Runner runs a candidate and
-// says whether it failed (the CLI's runs the harness with the candidate's
-// knobs and replayed schedule).
+// The search (Search) knows nothing of containers: a Runner runs a
+// candidate and says whether it failed. Run is the whole shrink of a
+// stored run: it runs each candidate with harness.Run, as a rerun of the
+// stored run with the candidate's knobs and replayed schedule, and
+// writes the smallest failing run it confirmed, with repro.md.
 package shrink
 
 import (

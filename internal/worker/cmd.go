@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/fencecheck/fencecheck/internal/clientproto"
+	"github.com/fencecheck/fencecheck/internal/cmdline"
 	"github.com/fencecheck/fencecheck/internal/resources/proxy"
 	"github.com/fencecheck/fencecheck/targets"
 )
@@ -31,9 +32,6 @@ const (
 	CmdProxyName       = "proxy"
 	CmdClientProbeName = "client-probe"
 )
-
-// ErrUsage marks bad arguments of a worker command (exit 254).
-var ErrUsage = errors.New("usage")
 
 // StepPrefix marks a conformance step in client-probe's output (its log
 // lines are mixed in); EndPrefix its last line, with the number of steps
@@ -56,14 +54,8 @@ func Main(args []string, stdout, stderr io.Writer, cat Catalog) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	var err error
 	switch args[0] {
-	case CmdWorkerName:
-		err = CmdWorker(ctx, args[1:], stderr, cat)
-	case CmdProxyName:
-		err = CmdProxy(ctx, args[1:], stderr)
-	case CmdClientProbeName:
-		err = CmdClientProbe(ctx, args[1:], stdout, stderr)
+	case CmdWorkerName, CmdProxyName, CmdClientProbeName:
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
@@ -71,10 +63,11 @@ func Main(args []string, stdout, stderr io.Writer, cat Catalog) int {
 		fmt.Fprintf(stderr, "fencecheck-worker: unknown command %q\n\n%s", args[0], usage)
 		return 254
 	}
+	err := Command(ctx, args[0], args[1:], stdout, stderr, cat)
 	switch {
 	case err == nil, errors.Is(err, flag.ErrHelp):
 		return 0
-	case errors.Is(err, ErrUsage), errors.Is(err, targets.ErrBadConfig):
+	case errors.Is(err, cmdline.ErrUsage), errors.Is(err, targets.ErrBadConfig):
 		fmt.Fprintf(stderr, "fencecheck-worker %s: %v\n", args[0], err)
 		return 254
 	}
@@ -82,32 +75,26 @@ func Main(args []string, stdout, stderr io.Writer, cat Catalog) int {
 	return 255
 }
 
-// NewFlags is a flag set of the command name that reports its errors to
-// stderr instead of exiting (the CLI's commands use it too).
-func NewFlags(name string, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet("fencecheck "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	return fs
-}
-
-// Parse parses flags; a parse error wraps ErrUsage (exit 254), -h is
-// flag.ErrHelp.
-func Parse(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return fmt.Errorf("%w: %w", ErrUsage, err)
+// Command runs the worker command name (CmdWorkerName, CmdProxyName or
+// CmdClientProbeName) with its arguments; another name is a bug.
+func Command(ctx context.Context, name string, args []string, stdout, stderr io.Writer, cat Catalog) error {
+	switch name {
+	case CmdWorkerName:
+		return CmdWorker(ctx, args, stderr, cat)
+	case CmdProxyName:
+		return CmdProxy(ctx, args, stderr)
+	case CmdClientProbeName:
+		return CmdClientProbe(ctx, args, stdout, stderr)
 	}
-	return nil
+	panic("worker: no command " + name)
 }
 
 // CmdWorker is the lock client process inside a worker container; the
 // harness starts and drives it. It serves until ctx ends.
 func CmdWorker(ctx context.Context, args []string, stderr io.Writer, cat Catalog) error {
-	fs := NewFlags(CmdWorkerName, stderr)
+	fs := cmdline.NewFlags(CmdWorkerName, stderr)
 	listen := fs.String("listen", fmt.Sprintf(":%d", Port), "address to serve the harness on")
-	if err := Parse(fs, args); err != nil {
+	if err := cmdline.Parse(fs, args); err != nil {
 		return err
 	}
 	ln, err := net.Listen("tcp", *listen)
@@ -130,7 +117,7 @@ const (
 // CmdProxy is the fencing proxy of the "proxy" resource, in its container:
 // it serves until ctx ends.
 func CmdProxy(ctx context.Context, args []string, stderr io.Writer) error {
-	fs := NewFlags(CmdProxyName, stderr)
+	fs := cmdline.NewFlags(CmdProxyName, stderr)
 	listen := fs.String("listen", fmt.Sprintf(":%d", proxy.ProxyPort), "address to serve clients on")
 	backend := fs.String("backend", "", "base URL of the store behind the proxy (http://dav:80)")
 	state := fs.String("state", proxy.StateFile, "file that keeps the highest accepted token (fsynced before each forward)")
@@ -142,14 +129,14 @@ func CmdProxy(ctx context.Context, args []string, stderr io.Writer) error {
 			"Example:\n  %s\n\nFlags:\n", ProxyArgs, strings.ToUpper(ProxyDesc[:1]), ProxyDesc[1:], ProxyExample)
 		fs.PrintDefaults()
 	}
-	if err := Parse(fs, args); err != nil {
+	if err := cmdline.Parse(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected argument %q", ErrUsage, fs.Arg(0))
+		return fmt.Errorf("%w: unexpected argument %q", cmdline.ErrUsage, fs.Arg(0))
 	}
 	if *backend == "" {
-		return fmt.Errorf("%w: --backend is required", ErrUsage)
+		return fmt.Errorf("%w: --backend is required", cmdline.ErrUsage)
 	}
 	log := slog.New(slog.NewJSONHandler(stderr, nil))
 	s := &proxy.Server{Backend: *backend, State: *state, Volatile: *volatile, Log: log}
@@ -179,20 +166,20 @@ func CmdProxy(ctx context.Context, args []string, stderr io.Writer) error {
 // the program, each printed as a line "STEP {json}" as it ends, then
 // "END n".
 func CmdClientProbe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := NewFlags(CmdClientProbeName, stderr)
+	fs := cmdline.NewFlags(CmdClientProbeName, stderr)
 	progJSON := fs.String("program", "", "the program (JSON)")
 	initJSON := fs.String("init", "", "the init request (JSON)")
 	timeout := fs.Duration("timeout", 10*time.Second, "bound on each reply")
-	if err := Parse(fs, args); err != nil {
+	if err := cmdline.Parse(fs, args); err != nil {
 		return err
 	}
 	var prog clientproto.Program
 	var init clientproto.Init
 	if err := json.Unmarshal([]byte(*progJSON), &prog); err != nil {
-		return fmt.Errorf("%w: --program: %v", ErrUsage, err)
+		return fmt.Errorf("%w: --program: %v", cmdline.ErrUsage, err)
 	}
 	if err := json.Unmarshal([]byte(*initJSON), &init); err != nil {
-		return fmt.Errorf("%w: --init: %v", ErrUsage, err)
+		return fmt.Errorf("%w: --init: %v", cmdline.ErrUsage, err)
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	steps := clientproto.Conform(ctx, prog, init, clientproto.ConformOptions{Timeout: *timeout}, log, func(s clientproto.Step) {

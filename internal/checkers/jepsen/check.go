@@ -1,4 +1,4 @@
-package cli
+package jepsen
 
 import (
 	"context"
@@ -12,97 +12,83 @@ import (
 	"time"
 
 	"github.com/fencecheck/fencecheck/internal/checkers"
-	"github.com/fencecheck/fencecheck/internal/checkers/jepsen"
-	"github.com/fencecheck/fencecheck/internal/harness"
+	"github.com/fencecheck/fencecheck/internal/cmdline"
 )
 
-// jepsenModels are the values of check --model, each with what it reads.
-var jepsenModels = []struct {
-	name, reads string
+// Models are the values of check --model, each with what it reads.
+var Models = []struct {
+	Name, Reads string
 }{
 	{checkers.ModelCASRegister, "jepsen.util log lines of one compare-and-set register"},
 	{checkers.ModelKV, "EDN operation maps of a string key-value store (get, put, append)"},
 }
 
-func jepsenModelNames() string {
+// ModelNames lists Models' names, comma-separated.
+func ModelNames() string {
 	var names []string
-	for _, m := range jepsenModels {
-		names = append(names, m.name)
+	for _, m := range Models {
+		names = append(names, m.Name)
 	}
 	return strings.Join(names, ", ")
 }
 
-// jepsenCheck is check --jepsen-history: a history recorded by Jepsen,
-// checked on a model, nothing written but the visualization (never over
-// the history, nor over any existing file unless force).
-type jepsenCheck struct {
-	file, model, viz string
-	force            bool
-	timeout          time.Duration
-	memory           uint64 // the check's memory budget in bytes (0: none)
+// Check is check --jepsen-history: a history recorded by Jepsen, checked
+// on a model, nothing written but the visualization (never over the
+// history, nor over any existing file unless Force).
+type Check struct {
+	File, Model string
+	// Viz is where the visualization goes ("" for none).
+	Viz     string
+	Force   bool
+	Timeout time.Duration // 0: no limit
+	Memory  uint64        // the check's memory budget in bytes (0: none)
 }
 
-// inputError is bad input: exit 254 like a usage error, but the message is
-// the input's own ("FILE:LINE: ...").
-type inputError struct{ err error }
-
-func (e inputError) Error() string   { return e.err.Error() }
-func (e inputError) Unwrap() []error { return []error{errUsage, e.err} }
-
-// errInterrupted: Ctrl-C or SIGTERM ended reading the input; nothing was
-// checked or written (exit 2, unknown).
-var errInterrupted = harness.ErrInterrupted
-
-// readFailed is the outcome of a history that could not be read: bad
-// input (exit 254), unless ctx ended the reading.
-func readFailed(ctx context.Context, file string, err error) (int, error) {
-	if ctx.Err() != nil {
-		return exitUnknown, fmt.Errorf("%w (%w) while reading %s: nothing checked, nothing written", errInterrupted, context.Cause(ctx), file)
-	}
-	return 0, inputError{err}
-}
-
-func (c jepsenCheck) run(ctx context.Context, stdout io.Writer) (int, error) {
+// Run checks the history and prints the verdict and its figures on
+// stdout; it returns the exit code (cmdline's: 0 valid, 1 invalid, 2
+// unknown). A bad model, file or --viz path is an error that wraps
+// cmdline.ErrUsage (exit 254); Ctrl-C while reading, cmdline.ErrInterrupted.
+func (c Check) Run(ctx context.Context, stdout io.Writer) (int, error) {
 	known := false
-	for _, m := range jepsenModels {
-		known = known || m.name == c.model
+	for _, m := range Models {
+		known = known || m.Name == c.Model
 	}
 	switch {
-	case c.model == "":
-		return 0, fmt.Errorf("%w: --jepsen-history needs --model (valid: %s)", errUsage, jepsenModelNames())
+	case c.Model == "":
+		return 0, fmt.Errorf("%w: --jepsen-history needs --model (valid: %s)", cmdline.ErrUsage, ModelNames())
 	case !known:
-		return 0, fmt.Errorf("%w: unknown model %q (valid: %s)", errUsage, c.model, jepsenModelNames())
-	case c.timeout < 0:
-		return 0, fmt.Errorf("%w: --check-timeout %s: want 0 (no limit) or more", errUsage, c.timeout)
+		return 0, fmt.Errorf("%w: unknown model %q (valid: %s)", cmdline.ErrUsage, c.Model, ModelNames())
+	case c.Timeout < 0:
+		return 0, fmt.Errorf("%w: --check-timeout %s: want 0 (no limit) or more", cmdline.ErrUsage, c.Timeout)
 	}
-	fi, err := os.Stat(c.file)
+	fi, err := os.Stat(c.File)
 	if err != nil {
-		return 0, fmt.Errorf("%w: %w", errUsage, err)
+		return 0, fmt.Errorf("%w: %w", cmdline.ErrUsage, err)
 	}
 	if fi.IsDir() {
-		return 0, fmt.Errorf("%w: %s is a directory, not a Jepsen history", errUsage, c.file)
+		return 0, fmt.Errorf("%w: %s is a directory, not a Jepsen history", cmdline.ErrUsage, c.File)
 	}
-	opts := checkers.Options{Timeout: c.timeout, MemoryBudget: c.memory}
+	opts := checkers.Options{Timeout: c.Timeout, MemoryBudget: c.Memory}
 	var viz *vizFile
-	if c.viz != "" {
-		if viz, err = newVizFile(c.viz, c.file, fi, c.force); err != nil {
+	if c.Viz != "" {
+		if viz, err = newVizFile(c.Viz, c.File, fi, c.Force); err != nil {
 			return 0, err
 		}
 		defer viz.discard()
 		opts.VisualizationPath = viz.tmp
 	}
 	var check func() checkers.KeyedResult
-	switch c.model {
+	switch c.Model {
 	case checkers.ModelCASRegister:
-		ops, err := jepsen.ReadRegisterLogContext(ctx, c.file)
+		ops, err := ReadRegisterLogContext(ctx, c.File)
 		if err != nil {
-			return readFailed(ctx, c.file, err)
+			return cmdline.ReadFailed(ctx, c.File, err)
 		}
 		check = func() checkers.KeyedResult { return checkers.CheckRegister(ops, opts) }
 	default:
-		ops, err := jepsen.ReadKVContext(ctx, c.file)
+		ops, err := ReadKVContext(ctx, c.File)
 		if err != nil {
-			return readFailed(ctx, c.file, err)
+			return cmdline.ReadFailed(ctx, c.File, err)
 		}
 		check = func() checkers.KeyedResult { return checkers.CheckKV(ops, opts) }
 	}
@@ -114,8 +100,8 @@ func (c jepsenCheck) run(ctx context.Context, stdout io.Writer) (int, error) {
 	select {
 	case res = <-done:
 	case <-ctx.Done():
-		fmt.Fprintf(stdout, "%s  %s (jepsen %s history): interrupted before the check finished\n", checkers.Unknown, c.file, c.model)
-		return exitUnknown, nil
+		fmt.Fprintf(stdout, "%s  %s (jepsen %s history): interrupted before the check finished\n", checkers.Unknown, c.File, c.Model)
+		return cmdline.ExitUnknown, nil
 	}
 	if viz != nil && res.Visualization != "" {
 		// Put in place only once the check wrote it whole.
@@ -123,16 +109,16 @@ func (c jepsenCheck) run(ctx context.Context, stdout io.Writer) (int, error) {
 			return 0, err
 		}
 	}
-	fmt.Fprintf(stdout, "%s  %s (jepsen %s history)\n", res.Valid, c.file, c.model)
-	fmt.Fprint(stdout, jepsenSummary(res, c.viz))
+	fmt.Fprintf(stdout, "%s  %s (jepsen %s history)\n", res.Valid, c.File, c.Model)
+	fmt.Fprint(stdout, summary(res, c.Viz))
 	if res.Ops == 0 && fi.Size() > 0 {
-		fmt.Fprintf(stdout, "  note             no operation in the file's %d bytes: is it a %s history?\n", fi.Size(), c.model)
+		fmt.Fprintf(stdout, "  note             no operation in the file's %d bytes: is it a %s history?\n", fi.Size(), c.Model)
 	}
-	return exitCode(res.Valid), nil
+	return res.Valid.ExitCode(), nil
 }
 
-// jepsenSummary writes what the check found, with its figures.
-func jepsenSummary(r checkers.KeyedResult, viz string) string {
+// summary writes what the check found, with its figures.
+func summary(r checkers.KeyedResult, viz string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "  linearizable     %s\n", r.Message)
 	if r.Error != "" {
@@ -174,20 +160,20 @@ func newVizFile(path, history string, hist os.FileInfo, force bool) (*vizFile, e
 	if st, err := os.Stat(path); err == nil {
 		switch {
 		case os.SameFile(st, hist):
-			return nil, fmt.Errorf("%w: --viz %s is the history %s itself: refusing to write over an input", errUsage, path, history)
+			return nil, fmt.Errorf("%w: --viz %s is the history %s itself: refusing to write over an input", cmdline.ErrUsage, path, history)
 		case st.IsDir():
-			return nil, fmt.Errorf("%w: --viz %s is a directory", errUsage, path)
+			return nil, fmt.Errorf("%w: --viz %s is a directory", cmdline.ErrUsage, path)
 		case !force:
-			return nil, fmt.Errorf("%w: --viz %s exists: refusing to overwrite it (--force replaces it)", errUsage, path)
+			return nil, fmt.Errorf("%w: --viz %s exists: refusing to overwrite it (--force replaces it)", cmdline.ErrUsage, path)
 		}
 	} else if _, lerr := os.Lstat(path); lerr == nil && !force {
-		return nil, fmt.Errorf("%w: --viz %s exists (a link to nothing): refusing to replace it (--force replaces it)", errUsage, path)
+		return nil, fmt.Errorf("%w: --viz %s exists (a link to nothing): refusing to replace it (--force replaces it)", cmdline.ErrUsage, path)
 	} else if !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%w: --viz %s: %w", errUsage, path, err)
+		return nil, fmt.Errorf("%w: --viz %s: %w", cmdline.ErrUsage, path, err)
 	}
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
 	if err != nil {
-		return nil, fmt.Errorf("%w: --viz %s: cannot write in its directory: %w", errUsage, path, err)
+		return nil, fmt.Errorf("%w: --viz %s: cannot write in its directory: %w", cmdline.ErrUsage, path, err)
 	}
 	if err := f.Close(); err != nil {
 		os.Remove(f.Name())
@@ -213,11 +199,11 @@ func (v *vizFile) commit() error {
 	case err == nil:
 		return os.Remove(v.tmp)
 	case errors.Is(err, fs.ErrExist):
-		return fmt.Errorf("%w: --viz %s appeared during the check: refusing to overwrite it (--force replaces it)", errUsage, v.path)
+		return fmt.Errorf("%w: --viz %s appeared during the check: refusing to overwrite it (--force replaces it)", cmdline.ErrUsage, v.path)
 	}
 	// A file system without hard links: rename, if the path is still free.
 	if _, lerr := os.Lstat(v.path); lerr == nil {
-		return fmt.Errorf("%w: --viz %s appeared during the check: refusing to overwrite it (--force replaces it)", errUsage, v.path)
+		return fmt.Errorf("%w: --viz %s appeared during the check: refusing to overwrite it (--force replaces it)", cmdline.ErrUsage, v.path)
 	}
 	if err := os.Rename(v.tmp, v.path); err != nil {
 		return fmt.Errorf("--viz: %w", err)
