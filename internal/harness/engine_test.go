@@ -142,7 +142,7 @@ func TestRunOnAFakeEngine(t *testing.T) {
 	}
 }
 
-// A run or a cluster without an engine is the caller's mistake: a harness
+// A run (Run, RunOn) or a cluster without an engine is the caller's mistake: a harness
 // failure that says so, before anything is made (no run directory), and
 // never a connection to Docker in its place.
 func TestNoEngineRefused(t *testing.T) {
@@ -154,6 +154,9 @@ func TestNoEngineRefused(t *testing.T) {
 	}
 	if ents, err := os.ReadDir(res); err != nil || len(ents) != 0 {
 		t.Errorf("results directory %v %v, want it empty", ents, err)
+	}
+	if _, err := harness.RunOn(context.Background(), nil, fakeRunConfig(t, nil, res)); !errors.Is(err, harness.ErrHarness) || !strings.Contains(err.Error(), "no engine") {
+		t.Errorf("RunOn without an engine: %v", err)
 	}
 	cl, err := harness.StartCluster(context.Background(), harness.ClusterConfig{Target: redis.Target{}, Nodes: 1})
 	if cl != nil || !errors.Is(err, harness.ErrHarness) || !strings.Contains(err.Error(), "no engine") {

@@ -348,8 +348,12 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 // the runs after (a command's runs: engine returns the same one each
 // time, and the caller closes it after the last). An error of engine's is
 // the run's set-up failure: an interruption (ErrInterrupted) when ctx
-// ended, else a harness failure (ErrHarness).
+// ended, else a harness failure (ErrHarness). A nil engine is refused as
+// a nil Config.Engine is.
 func RunOn(ctx context.Context, engine func(context.Context) (runtime.Engine, error), cfg Config) (*Outcome, error) {
+	if engine == nil {
+		return nil, errNoEngine
+	}
 	eng, err := engine(ctx)
 	switch {
 	case err != nil && ctx.Err() != nil:
