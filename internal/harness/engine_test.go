@@ -3,6 +3,7 @@ package harness_test
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -142,7 +143,8 @@ func TestRunOnAFakeEngine(t *testing.T) {
 	}
 }
 
-// A run (Run, RunOn) or a cluster without an engine is the caller's mistake: a harness
+// A run (Run, RunOn), a cluster or a clean without an engine is the
+// caller's mistake: a harness
 // failure that says so, before anything is made (no run directory), and
 // never a connection to Docker in its place.
 func TestNoEngineRefused(t *testing.T) {
@@ -157,6 +159,9 @@ func TestNoEngineRefused(t *testing.T) {
 	}
 	if _, err := harness.RunOn(context.Background(), nil, fakeRunConfig(t, nil, res)); !errors.Is(err, harness.ErrHarness) || !strings.Contains(err.Error(), "no engine") {
 		t.Errorf("RunOn without an engine: %v", err)
+	}
+	if err := harness.Clean(context.Background(), nil, "", io.Discard, io.Discard); !errors.Is(err, harness.ErrHarness) || !strings.Contains(err.Error(), "no engine") {
+		t.Errorf("clean without an engine: %v", err)
 	}
 	cl, err := harness.StartCluster(context.Background(), harness.ClusterConfig{Target: redis.Target{}, Nodes: 1})
 	if cl != nil || !errors.Is(err, harness.ErrHarness) || !strings.Contains(err.Error(), "no engine") {
