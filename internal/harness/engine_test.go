@@ -144,9 +144,8 @@ func TestRunOnAFakeEngine(t *testing.T) {
 }
 
 // A run (Run, RunOn), a cluster or a clean without an engine is the
-// caller's mistake: a harness
-// failure that says so, before anything is made (no run directory), and
-// never a connection to Docker in its place.
+// caller's mistake: a harness failure that says so, before anything is
+// made (no run directory), and never a connection to Docker in its place.
 func TestNoEngineRefused(t *testing.T) {
 	dials := noDocker(t)
 	res := t.TempDir()
