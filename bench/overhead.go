@@ -13,6 +13,7 @@ import (
 
 	"github.com/fencecheck/fencecheck/internal/harness"
 	"github.com/fencecheck/fencecheck/internal/history"
+	"github.com/fencecheck/fencecheck/internal/platform/docker"
 	"github.com/fencecheck/fencecheck/internal/resources"
 	"github.com/fencecheck/fencecheck/internal/resources/lockstore"
 	"github.com/fencecheck/fencecheck/internal/spec"
@@ -83,8 +84,13 @@ func harnessedRate(bin, res string, limit time.Duration, concurrency int, target
 // on the host, each with its own client, against a fresh cluster.
 func bareRate(limit time.Duration, concurrency int) (float64, error) {
 	ctx := context.Background()
+	eng, err := docker.Connect(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer eng.Close()
 	cl, err := harness.StartCluster(ctx, harness.ClusterConfig{
-		Target: etcd.Target{}, Nodes: 3,
+		Engine: eng, Target: etcd.Target{}, Nodes: 3,
 		Client:       targets.ClientConfig{TTL: 2 * time.Second, RPCTimeout: 8 * time.Second},
 		ReadyTimeout: 30 * time.Second,
 	})

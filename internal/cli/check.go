@@ -36,6 +36,6 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	case jc.File == "" && fs.NArg() != 1:
 		return 0, fmt.Errorf("%w: check takes one RUN_DIR, or --jepsen-history FILE --model MODEL", errUsage)
 	}
-	req.Dir, req.Timeout, req.Memory = fs.Arg(0), *timeout, sp.CheckMemory
+	req.Dir, req.Workload, req.Timeout, req.Memory = fs.Arg(0), lookupWorkload, *timeout, sp.CheckMemory
 	return harness.CheckCommand(ctx, req, stdout)
 }

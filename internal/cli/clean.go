@@ -22,5 +22,11 @@ func cmdClean(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if fs.NArg() > 0 {
 		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
 	}
-	return harness.Clean(ctx, runID, stdout, stderr)
+	var eng engineConn
+	defer eng.close()
+	e, err := eng.get(ctx)
+	if err != nil {
+		return err
+	}
+	return harness.Clean(ctx, e, runID, stdout, stderr)
 }

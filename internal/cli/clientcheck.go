@@ -134,8 +134,14 @@ func cmdClientCheck(ctx context.Context, args []string, stdout, stderr io.Writer
 	}
 	stage := func(format string, a ...any) { fmt.Fprintf(stderr, "fencecheck: %s\n", fmt.Sprintf(format, a...)) }
 	stage("client-check of %s (%s) against %s, one node, TTL %s", spec.Name(), spec.Program, t.Name(), *ttl)
+	var eng engineConn
+	defer eng.close()
+	e, err := eng.get(ctx)
+	if err != nil {
+		return 0, err
+	}
 	cl, err := harness.StartCluster(ctx, harness.ClusterConfig{
-		Target: t, Nodes: 1, Workers: 1, Client: cc,
+		Engine: e, Target: t, Nodes: 1, Workers: 1, Client: cc,
 		Resources:     []harness.ResourceUse{{Resource: lockStore, Fencing: f}},
 		ClientProgram: &spec, WorkerBinary: workerBin, ReadyTimeout: 60 * time.Second,
 		Log: slog.New(slog.DiscardHandler), Stage: stage,

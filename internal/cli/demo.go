@@ -48,7 +48,14 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 	if *electionStory {
 		script, verdict = scenarios.Demos[1], electionVerdict
 	}
+	var eng engineConn
+	defer eng.close()
+	e, err := eng.get(ctx)
+	if err != nil {
+		return 0, err
+	}
 	cfg := scenarios.Config{
+		Engine: e,
 		Target: t, Resource: resourceTable[0], Nodes: *nodes, TTL: *ttl, Results: *resultsDir, WorkerBinary: workerBin,
 		Fencings: script.Fencings, Script: scenarios.DemoName,
 		Log:   slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),

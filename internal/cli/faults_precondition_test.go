@@ -1,48 +1,26 @@
 package cli
 
 import (
-	"net"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/fencecheck/fencecheck/internal/testkit/fakeengine"
 )
 
 // fakeEngine is a Docker Engine socket that counts the connections made to
-// it and answers none (it closes each at once): a run pointed at it
+// it and answers none (fakeengine.DockerSocket): a run pointed at it
 // (DOCKER_HOST) that connects has gone past its validation.
 type fakeEngine struct {
 	host  string // DOCKER_HOST=unix://...
-	dials atomic.Int64
+	dials *atomic.Int64
 }
 
 func newFakeEngine(t *testing.T) *fakeEngine {
 	t.Helper()
-	// A short path: a unix socket's name is at most 107 bytes.
-	dir, err := os.MkdirTemp("", "fc-engine-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	sock := filepath.Join(dir, "docker.sock")
-	l, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	e := &fakeEngine{host: "DOCKER_HOST=unix://" + sock}
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			e.dials.Add(1)
-			c.Close()
-		}
-	}()
-	return e
+	s := fakeengine.NewDockerSocket(t)
+	return &fakeEngine{host: "DOCKER_HOST=" + s.Host, dials: &s.Dials}
 }
 
 // A fault that cannot apply to the run is refused before anything starts

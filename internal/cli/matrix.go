@@ -90,7 +90,9 @@ func cmdMatrix(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 		}
 	}
 	ui := newProgress(stderr, *m.o.quiet)
-	if err := matrix.Run(ctx, cells, results, &sum, matrix.Progress{Stage: ui.stage, Update: ui.update, Done: ui.done, Log: stderr}); err != nil {
+	var eng engineConn
+	defer eng.close()
+	if err := matrix.Run(ctx, cells, results, &sum, matrix.Progress{Stage: ui.stage, Update: ui.update, Done: ui.done, Log: stderr}, eng.get); err != nil {
 		return 0, err
 	}
 	matrix.Print(stdout, sum.Cells, sum.ExitCode)

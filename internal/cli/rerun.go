@@ -73,9 +73,11 @@ func cmdRerun(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	ui := newProgress(stderr, *quiet)
 	cfg.Stage, cfg.Progress = ui.stage, ui.update
 	var invalid, unknown, failed, done int
+	var eng engineConn
+	defer eng.close()
 	for i := 0; i < *runs && ctx.Err() == nil; i++ {
 		ui.stage("[%d/%d] %s %s, %s, nemesis %s (replayed), seed %d", i+1, *runs, cfg.Target.Name(), cfg.Workload.Name(), how(cfg), cfg.Nemesis, cfg.Seed)
-		out, err := harness.Run(ctx, cfg)
+		out, err := eng.run(ctx, cfg)
 		ui.done()
 		if err != nil {
 			if ctx.Err() != nil {

@@ -40,7 +40,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 	cfg.Progress = ui.update
 	ui.stage("%s %s, %s, nemesis %s, %d clients, %d nodes, TTL %s, %s, seed %d",
 		cfg.Target.Name(), cfg.Workload.Name(), how(cfg), cfg.Nemesis, cfg.Concurrency, cfg.Nodes, cfg.TTL, cfg.TimeLimit, cfg.Seed)
-	out, err := harness.Run(ctx, cfg)
+	var eng engineConn
+	defer eng.close()
+	out, err := eng.run(ctx, cfg)
 	ui.done()
 	if err != nil {
 		if errors.Is(err, harness.ErrInterrupted) {

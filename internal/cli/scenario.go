@@ -62,8 +62,15 @@ func runScenario(ctx context.Context, name string, t targets.Target, fencing str
 	if err != nil {
 		return 0, err
 	}
+	var eng engineConn
+	defer eng.close()
+	e, err := eng.get(ctx)
+	if err != nil {
+		return 0, err
+	}
 	ui := newProgress(stderr, *o.quiet)
 	cfg := scenarios.Config{
+		Engine: e,
 		Target: t, Resource: resourceTable[0], Nodes: nodes, TTL: o.sp.TTL, LockDelay: o.sp.LockDelay, ReadyTimeout: o.sp.ReadyTimeout, Results: o.sp.Results, WorkerBinary: workerBin,
 		Recipe: sc.Recipe, TargetImage: o.sp.Image["target"], Log: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		Stage: ui.stage, Out: stdout,

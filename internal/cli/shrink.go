@@ -55,11 +55,14 @@ func cmdShrink(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 		return 0, fmt.Errorf("%w: --budget %w", errUsage, err)
 	}
 	dir := fs.Arg(0)
+	var eng engineConn
+	defer eng.close()
 	return shrink.Run(ctx, shrink.RunOptions{
 		Dir: dir, Unknown: *unknown, Confirm: rule, Budget: b, Results: *results, Out: *out,
 		Rerun: func(ctx context.Context) (harness.Config, error) {
 			return rerunConfig(ctx, dir, *results, given, co, stderr)
 		},
 		Markdown: mdText,
+		Engine:   eng.get,
 	}, stdout, stderr)
 }

@@ -88,7 +88,10 @@ func cmdSweep(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	o.sp.Results = results
 
 	ui := newProgress(stderr, *o.quiet)
+	var eng engineConn
+	defer eng.close()
 	return matrix.RunSweep(ctx, matrix.Sweep{
+		Engine: eng.get,
 		Target: t, Fencings: fencingList, Pauses: pauses, Margins: marginSpec.s, Runs: *runs, Seed: *seed,
 		Results: results, OpTimeoutGiven: o.sp.OpTimeout != 0, Args: spec.Redact(fs, args),
 		Configure: func(fencing, nem string, seed uint64, name string) (harness.Config, error) {

@@ -15,7 +15,7 @@ import (
 	"github.com/fencecheck/fencecheck/internal/history"
 	"github.com/fencecheck/fencecheck/internal/report"
 	"github.com/fencecheck/fencecheck/internal/store"
-	"github.com/fencecheck/fencecheck/internal/tables"
+	"github.com/fencecheck/fencecheck/internal/workloads"
 )
 
 // CheckRequest is a check: of the stored run in Dir, or, when
@@ -23,10 +23,13 @@ import (
 // within Timeout (0: none) and Memory (the --check-memory knob:
 // checkers.MemoryBudget).
 type CheckRequest struct {
-	Dir     string
-	Jepsen  jepsen.Check
-	Timeout time.Duration
-	Memory  *uint64 // spec.Spec.CheckMemory
+	Dir string
+	// Workload looks up the stored run's workload by its name (the
+	// binary's table).
+	Workload func(name string) (workloads.Workload, error)
+	Jepsen   jepsen.Check
+	Timeout  time.Duration
+	Memory   *uint64 // spec.Spec.CheckMemory
 }
 
 // ModelsHelp is a line per Jepsen model: its name and what it reads.
@@ -49,11 +52,11 @@ func CheckCommand(ctx context.Context, r CheckRequest, stdout io.Writer) (int, e
 		r.Jepsen.Timeout, r.Jepsen.Memory = r.Timeout, memory
 		return r.Jepsen.Run(ctx, stdout)
 	}
-	return CheckStored(ctx, r.Dir, r.Timeout, memory, stdout)
+	return CheckStored(ctx, r.Dir, r.Workload, r.Timeout, memory, stdout)
 }
 
 // CheckStored re-runs the checkers on the stored run in dir (check
-// RUN_DIR) within timeout (0: none) and memory (bytes; 0: none), keeps
+// RUN_DIR), its workload looked up by workload, within timeout (0: none) and memory (bytes; 0: none), keeps
 // what a check cannot find again (the run's time, note and records),
 // rewrites its results.json, report.html and junit.xml, and prints the
 // verdict and the summary on stdout. It returns the exit code (0 valid, 1
@@ -61,7 +64,7 @@ func CheckCommand(ctx context.Context, r CheckRequest, stdout io.Writer) (int, e
 // leaves the stored results as they are). Bad input (not a run, a history
 // or test.json that does not read, an oversized results.json) is an error
 // that wraps cmdline.ErrUsage.
-func CheckStored(ctx context.Context, dir string, timeout time.Duration, memory uint64, stdout io.Writer) (int, error) {
+func CheckStored(ctx context.Context, dir string, workload func(string) (workloads.Workload, error), timeout time.Duration, memory uint64, stdout io.Writer) (int, error) {
 	run, err := store.Open(dir)
 	if err != nil {
 		return 0, fmt.Errorf("%w: %w", cmdline.ErrUsage, err)
@@ -86,7 +89,7 @@ func CheckStored(ctx context.Context, dir string, timeout time.Duration, memory 
 	if strings.HasPrefix(name, "lock-append") { // older demos said "lock-append (scripted demo)"
 		name = "lock-append"
 	}
-	w, err := tables.Lookup(tables.Workloads, "workload", name)
+	w, err := workload(name)
 	if err != nil {
 		return 0, fmt.Errorf("%w: %s: %w", cmdline.ErrUsage, store.TestFile, err)
 	}

@@ -6,21 +6,23 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/fencecheck/fencecheck/internal/platform/docker"
 	"github.com/fencecheck/fencecheck/internal/runtime"
 )
 
 // Clean is `fencecheck clean`: it resumes and removes every container and
-// network fencecheck labelled (or run runID's alone, when not ""), then
-// unmounts the lazy disks those runs left, saying on stdout what it
-// removed and on stderr a network the Engine would not let go of.
-func Clean(ctx context.Context, runID runtime.RunID, stdout, stderr io.Writer) error {
-	eng, err := docker.Connect(ctx)
-	if err != nil {
-		return fmt.Errorf("%w: %w", ErrHarness, err)
+// network fencecheck labelled on eng (or run runID's alone, when not ""),
+// then unmounts the lazy disks those runs left, saying on stdout what it
+// removed and on stderr a network the Engine would not let go of. eng is
+// the caller's, which it connects and closes; a nil one is refused
+// (ErrHarness).
+func Clean(ctx context.Context, eng runtime.Engine, runID runtime.RunID, stdout, stderr io.Writer) error {
+	if eng == nil {
+		return errNoEngine
 	}
-	defer eng.Close()
-	var n runtime.Cleaned
+	var (
+		n   runtime.Cleaned
+		err error
+	)
 	if runID != "" {
 		n, err = eng.CleanRun(ctx, runID)
 	} else {

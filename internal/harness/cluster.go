@@ -20,7 +20,6 @@ import (
 	"github.com/fencecheck/fencecheck/internal/history"
 	"github.com/fencecheck/fencecheck/internal/images"
 	"github.com/fencecheck/fencecheck/internal/nemesis"
-	"github.com/fencecheck/fencecheck/internal/platform/docker"
 	"github.com/fencecheck/fencecheck/internal/platform/lazydisk"
 	"github.com/fencecheck/fencecheck/internal/platform/netdelay"
 	"github.com/fencecheck/fencecheck/internal/resources"
@@ -36,10 +35,22 @@ import (
 // code 255.
 var ErrHarness = errors.New("harness failure")
 
+// errNoEngine: a run or a cluster was given no Engine to run on, a
+// mistake of its caller's, which the harness does not paper over by
+// connecting to Docker itself.
+var errNoEngine = fmt.Errorf("%w: no engine: the caller gives the harness the container platform to run on (Config.Engine, ClusterConfig.Engine)", ErrHarness)
+
 // ErrInterrupted: Ctrl-C or SIGTERM ended the run before it had anything
 // to judge (during set-up). It is not a harness failure: the verdict is
 // unknown (exit 2). It is the command lines' (cmdline.ErrInterrupted).
 var ErrInterrupted = cmdline.ErrInterrupted
+
+// interruptedSetUp is the error of a run whose ctx ended during its
+// set-up (Run's, or RunOn's connection to the engine): it wraps
+// ErrInterrupted and names ctx's cause.
+func interruptedSetUp(ctx context.Context) error {
+	return fmt.Errorf("%w (%v) during set-up: no operation ran, so there is no verdict", ErrInterrupted, context.Cause(ctx))
+}
 
 // ErrNotSetUp: a scripted scenario (a demo story, a regression scenario, a
 // scripted test) did not take place as scripted: the holder was not frozen
@@ -56,6 +67,12 @@ type ResourceUse struct {
 
 // ClusterConfig is what a cluster of servers, resources and workers needs.
 type ClusterConfig struct {
+	// Engine is the container platform the cluster's nodes run on: the
+	// caller's (package docker's Connect in fencecheck's commands, a fake
+	// in tests), connected before StartCluster and closed by the caller
+	// after Cluster.Close. The harness never connects to a platform and
+	// never closes Engine. StartCluster refuses a nil one (ErrHarness).
+	Engine runtime.Engine
 	// RunID labels the run's containers and network (a new one if empty).
 	RunID    runtime.RunID
 	Target   targets.Target
@@ -167,7 +184,7 @@ func (c *Cluster) stage(format string, args ...any) {
 func newRunID() runtime.RunID { return runtime.NewRunID() }
 
 // StartCluster builds what images are missing, starts the servers on a
-// private network, waits until they serve, resets the protected resource,
+// private network of cfg.Engine (which it neither connects nor closes), waits until they serve, resets the protected resource,
 // and starts the worker containers (not yet connected: see Connect). It runs
 // these stages in order (images, containers, readiness, host clients,
 // workers); when one fails, everything the stages before it started is
@@ -176,6 +193,9 @@ func newRunID() runtime.RunID { return runtime.NewRunID() }
 // returns nil and the stage's error. Errors wrap ErrHarness, or
 // targets.ErrBadConfig for what the configuration asked that cannot be.
 func StartCluster(ctx context.Context, cfg ClusterConfig) (*Cluster, error) {
+	if cfg.Engine == nil {
+		return nil, errNoEngine
+	}
 	c := newCluster(cfg)
 	var specs []targets.NodeSpec
 	if len(cfg.Endpoints) > 0 {
@@ -195,16 +215,12 @@ func StartCluster(ctx context.Context, cfg ClusterConfig) (*Cluster, error) {
 			return nil, err
 		}
 	}
-	eng, err := docker.Connect(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrHarness, err)
-	}
-	server, err := c.ensureImages(ctx, eng, specs)
+	server, err := c.ensureImages(ctx, cfg.Engine, specs)
 	if err != nil {
 		return nil, err
 	}
 	// The base image is the network helpers' (runtime.Commands.NetExec).
-	c.rt, err = eng.NewRun(ctx, c.RunID, c.Images[images.Base])
+	c.rt, err = cfg.Engine.NewRun(ctx, c.RunID, c.Images[images.Base])
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrHarness, err)
 	}
@@ -751,6 +767,7 @@ func (c *Cluster) ClientConfig() targets.ClientConfig { return c.cfg.Client }
 // Close disconnects the workers, saves every container's log under logsDir
 // (if not empty), and removes the containers and the network. It resumes any
 // stopped process first and works even when the run's context is cancelled.
+// The Engine stays open: it is the caller's to close (ClusterConfig.Engine).
 func (c *Cluster) Close(logsDir string) error {
 	for _, cl := range c.clients {
 		cl.close()

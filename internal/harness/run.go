@@ -2,6 +2,11 @@
 // the workers' operations while the nemesis injects faults, records the
 // history, heals, takes the final read, hands the history to the checkers,
 // keeps the nodes' data if asked (--keep-data), and tears everything down.
+//
+// The harness runs on the container platform its caller hands it
+// (Config.Engine, ClusterConfig.Engine: a runtime.Engine, package docker's
+// in fencecheck's commands, a fake one in tests), and connects to none
+// itself: it imports no platform's implementation.
 package harness
 
 import (
@@ -66,6 +71,12 @@ type Config struct {
 	// nemesis replays its recorded schedule instead of drawing faults
 	// (nemesis.Schedule's Steps), and test.json says so.
 	Replay *Replay
+	// Engine is the container platform the run's nodes run on: the
+	// caller's, connected before Run and closed by the caller after Run
+	// returns (several runs may share one). Run neither connects to a
+	// platform nor closes Engine, and refuses a nil one (ErrHarness)
+	// before it creates anything. test.json does not record it.
+	Engine runtime.Engine
 	// creds are what clients present to attached servers, read from the
 	// Spec's --tls-* and --auth by Validate (validateAttached).
 	creds *targets.Credentials
@@ -223,7 +234,7 @@ type Outcome struct {
 // be written (a full disk): the Outcome still holds the verdict.
 var ErrNotWritten = errors.New("results not written")
 
-// Run runs the test end to end and checks it. The returned error wraps
+// Run runs the test end to end on cfg.Engine and checks it. The returned error wraps
 // targets.ErrBadConfig for a configuration that cannot run, ErrHarness when
 // the harness failed; the verdict is in Outcome.Results. When only writing
 // the results failed, the error wraps ErrNotWritten and the Outcome, with
@@ -240,6 +251,9 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	cfg.Defaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
+	}
+	if cfg.Engine == nil {
+		return nil, errNoEngine
 	}
 	if p := cfg.ClientProgram; p != nil && cfg.ClientDigest == nil {
 		// What the directory holds now, after its build step: test.json
@@ -270,7 +284,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	cl, err := StartCluster(ctx, cfg.clusterConfig(runID, run.Path(store.LogsDir), log))
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, fmt.Errorf("%w (%v) during set-up: no operation ran, so there is no verdict", ErrInterrupted, context.Cause(ctx))
+			return nil, interruptedSetUp(ctx)
 		}
 		return nil, err
 	}
@@ -329,6 +343,30 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	return writeOutcome(&Outcome{Run: run, Test: test, Results: res, Interrupted: interrupted}, events, cfg.Workload)
 }
 
+// RunOn is Run of cfg on the engine that engine returns, for a caller
+// that connects at the first run that needs an engine and shares it with
+// the runs after (a command's runs: engine returns the same one each
+// time, and the caller closes it after the last). An error of engine's is
+// the run's set-up failure: an interruption (ErrInterrupted) when ctx
+// ended, else a harness failure (ErrHarness). A nil engine is refused as
+// a nil Config.Engine is.
+func RunOn(ctx context.Context, engine func(context.Context) (runtime.Engine, error), cfg Config) (*Outcome, error) {
+	if engine == nil {
+		return nil, errNoEngine
+	}
+	eng, err := engine(ctx)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return nil, interruptedSetUp(ctx)
+	case err != nil && !errors.Is(err, ErrHarness):
+		return nil, fmt.Errorf("%w: %w", ErrHarness, err)
+	case err != nil:
+		return nil, err
+	}
+	cfg.Engine = eng
+	return Run(ctx, cfg)
+}
+
 // stage tells the user what happens (Config.Stage), if anyone listens.
 func (c *Config) stage(format string, args ...any) {
 	if c.Stage != nil {
@@ -354,6 +392,7 @@ func (c *Config) runLog(run *store.Run) (log *slog.Logger, closeLog func(), err 
 // saved under logsDir when its set-up fails.
 func (c *Config) clusterConfig(runID runtime.RunID, logsDir string, log *slog.Logger) ClusterConfig {
 	return ClusterConfig{
+		Engine:    c.Engine,
 		Endpoints: c.Endpoints, Credentials: c.creds, Attached: c.attached,
 		RunID:  runID,
 		Target: c.Target, Nodes: c.Nodes, Workers: c.Concurrency,

@@ -10,6 +10,7 @@ import (
 
 	"github.com/fencecheck/fencecheck/internal/checkers"
 	"github.com/fencecheck/fencecheck/internal/harness"
+	"github.com/fencecheck/fencecheck/internal/runtime"
 	"github.com/fencecheck/fencecheck/internal/trends"
 	"github.com/fencecheck/fencecheck/targets"
 )
@@ -30,7 +31,13 @@ type Progress struct {
 // matrix-junit.xml, so that a matrix killed half-way leaves what it found.
 // A cell left when ctx ends is "not run". Its errors (writing the files)
 // wrap harness.ErrHarness.
-func Run(ctx context.Context, jobs []Job, results string, sum *trends.Matrix, ui Progress) error {
+//
+// Each cell runs on the engine that engine returns just before the cell's
+// run (harness.RunOn), and only a cell that runs calls it; an error of
+// engine's is the cell's harness failure, as a run's own. The engines are
+// the caller's: the caller connects once and returns the same engine to
+// every call, and closes it after Run; Run closes none.
+func Run(ctx context.Context, jobs []Job, results string, sum *trends.Matrix, ui Progress, engine func(context.Context) (runtime.Engine, error)) error {
 	for i := range jobs {
 		c := &jobs[i]
 		switch {
@@ -42,7 +49,7 @@ func Run(ctx context.Context, jobs []Job, results string, sum *trends.Matrix, ui
 			ui.Stage("[%d/%d] %s %s, resource %s, nemesis %s, %s%s, seed %d", i+1, len(jobs), TargetWords(c.MatrixCell), c.WorkloadName(), c.Resource, c.Nemesis, ModeWords(c.MatrixCell), AxisWords(c.MatrixCell), c.Seed)
 			c.Config.Stage = ui.Stage
 			c.Config.Progress = ui.Update
-			out, err := harness.Run(ctx, c.Config)
+			out, err := harness.RunOn(ctx, engine, c.Config)
 			ui.Done()
 			c.record(ctx, out, err, results, fmt.Sprintf("[%d/%d]", i+1, len(jobs)), ui.Log)
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/fencecheck/fencecheck/internal/harness"
 	"github.com/fencecheck/fencecheck/internal/history"
 	"github.com/fencecheck/fencecheck/internal/report"
+	"github.com/fencecheck/fencecheck/internal/runtime"
 	"github.com/fencecheck/fencecheck/internal/store"
 	"github.com/fencecheck/fencecheck/internal/sweep"
 	"github.com/fencecheck/fencecheck/targets"
@@ -47,6 +48,10 @@ type Sweep struct {
 	// fencing mode, faults, seed and name, checked; its errors wrap
 	// targets.ErrBadConfig or cmdline.ErrUsage (bad input).
 	Configure func(fencing, nemesis string, seed uint64, name string) (harness.Config, error)
+	// Engine returns the engine each run goes on (harness.RunOn), as
+	// Run's engine does for a matrix's cells: called just before each
+	// run, its error is the run's harness failure. Required.
+	Engine func(context.Context) (runtime.Engine, error)
 }
 
 // RunSweep plans every run of s (each validated before the first starts:
@@ -66,7 +71,7 @@ func RunSweep(ctx context.Context, s Sweep, ui Progress, stdout io.Writer) (int,
 	ui.Stage("sweep %s: %d pauses from %s to %s TTL (TTL %s), fencing %s, %d margin(s), %d run(s) a point: %d runs",
 		s.Target.Name(), len(pauses), sweep.Format(pauses[0]), sweep.Format(pauses[len(pauses)-1]),
 		time.Duration(sum.TTLMS)*time.Millisecond, strings.Join(s.Fencings, ","), len(sum.Points)/len(pauses)/len(s.Fencings), s.Runs, len(plan))
-	done, err := runSweep(ctx, plan, sum, s.Results, ui)
+	done, err := runSweep(ctx, plan, sum, s.Results, ui, s.Engine)
 	if err != nil {
 		return 0, err
 	}
@@ -112,7 +117,7 @@ const SweepRetries = 2
 // chart after each; a run whose pause was not measured is run again with
 // the next seed up to SweepRetries times. It returns how many runs gave a
 // trial. Its error (a file not written) wraps harness.ErrHarness.
-func runSweep(ctx context.Context, plan []SweepRun, sum *sweep.Summary, results string, ui Progress) (int, error) {
+func runSweep(ctx context.Context, plan []SweepRun, sum *sweep.Summary, results string, ui Progress, engine func(context.Context) (runtime.Engine, error)) (int, error) {
 	stderr := ui.Log
 	var spent time.Duration
 	done := 0
@@ -124,7 +129,7 @@ func runSweep(ctx context.Context, plan []SweepRun, sum *sweep.Summary, results 
 		p := &sum.Points[r.point]
 		r.cfg.Progress = ui.Update
 		begun := time.Now()
-		out, err := harness.Run(ctx, r.cfg)
+		out, err := harness.RunOn(ctx, engine, r.cfg)
 		ui.Done()
 		took := time.Since(begun)
 		var tr sweep.Trial

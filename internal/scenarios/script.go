@@ -26,6 +26,7 @@ import (
 	"github.com/fencecheck/fencecheck/internal/history/lockappend"
 	"github.com/fencecheck/fencecheck/internal/nemesis"
 	"github.com/fencecheck/fencecheck/internal/resources"
+	"github.com/fencecheck/fencecheck/internal/runtime"
 	"github.com/fencecheck/fencecheck/internal/spec"
 	"github.com/fencecheck/fencecheck/internal/store"
 	"github.com/fencecheck/fencecheck/internal/workloads"
@@ -39,6 +40,10 @@ const Attempts = 3
 
 // Config configures a scripted run.
 type Config struct {
+	// Engine is the container platform the script's cluster runs on
+	// (harness.ClusterConfig.Engine): the caller's, which it closes after
+	// the script returns. Required.
+	Engine runtime.Engine
 	Target targets.Target
 	// Resource is what the lock protects (the target's lock-store).
 	Resource resources.Resource
@@ -112,7 +117,7 @@ func (cfg *Config) timings() (Timings, error) {
 // (unfenced until a story fences it) and workers running workload w.
 func (cfg Config) start(ctx context.Context, tm Timings, workers int, w workloads.Workload, work workloads.Config, failpoint time.Duration) (*harness.Cluster, error) {
 	return harness.StartCluster(ctx, harness.ClusterConfig{
-		Target: cfg.Target, Nodes: cfg.Nodes, Workers: workers, Client: tm.Client,
+		Engine: cfg.Engine, Target: cfg.Target, Nodes: cfg.Nodes, Workers: workers, Client: tm.Client,
 		Workload: w, Config: work,
 		Resources:    []harness.ResourceUse{{Resource: cfg.Resource, Fencing: targets.FencingNone}},
 		WorkerBinary: cfg.WorkerBinary, ReadyTimeout: tm.ReadyTimeout, Log: cfg.Log, Stage: cfg.Stage,

@@ -17,6 +17,7 @@ import (
 	"github.com/fencecheck/fencecheck/internal/harness"
 	"github.com/fencecheck/fencecheck/internal/history"
 	"github.com/fencecheck/fencecheck/internal/matrix"
+	"github.com/fencecheck/fencecheck/internal/runtime"
 	"github.com/fencecheck/fencecheck/internal/store"
 )
 
@@ -54,6 +55,11 @@ type RunOptions struct {
 	// no markup: what repro.md writes every such value through.
 	// Required.
 	Markdown func(string) string
+	// Engine returns the engine a candidate runs on (harness.RunOn),
+	// called before each candidate's run, so a search that runs none
+	// asks for none; its error is that run's harness failure. The
+	// engines are the caller's, which it closes after Run. Required.
+	Engine func(context.Context) (runtime.Engine, error)
 }
 
 // Budget bounds a search (--budget): at most Runs runs, or a search of
@@ -148,7 +154,7 @@ func Run(ctx context.Context, o RunOptions, stdout, stderr io.Writer) (int, erro
 	fmt.Fprintf(stderr, "fencecheck: shrink of %s (%s: %s), confirm %s, budget %s; from %s; blamed faults %v\n",
 		cfg.Replay.Of, stored.verdict, strings.Join(stored.checkers, ", "), o.Confirm, o.Budget, start, opts.Blamed)
 
-	r := &harnessRunner{cfg: cfg, verdict: stored.verdict, checkers: stored.checkers, summaries: map[string]string{}}
+	r := &harnessRunner{cfg: cfg, engine: o.Engine, verdict: stored.verdict, checkers: stored.checkers, summaries: map[string]string{}}
 	found := Search(ctx, r, start, opts)
 	if found.Stopped == "interrupted" {
 		fmt.Fprintln(stderr, "fencecheck: interrupted: keeping the best found so far")
@@ -264,6 +270,7 @@ func emptyDir(dir string) error {
 // the stored run's verdict in it.
 type harnessRunner struct {
 	cfg      harness.Config
+	engine   func(context.Context) (runtime.Engine, error)
 	verdict  checkers.Validity
 	checkers []string
 	// summaries are each run's end-of-run text, by its directory.
@@ -275,7 +282,7 @@ func (h *harnessRunner) Run(ctx context.Context, c Candidate) (Outcome, error) {
 	cfg := h.cfg
 	cfg.Concurrency, cfg.Nodes, cfg.TimeLimit = c.Clients, c.Nodes, c.TimeLimit
 	cfg.Replay = &harness.Replay{Of: h.cfg.Replay.Of, RunID: h.cfg.Replay.RunID, Steps: c.Steps}
-	out, err := harness.Run(ctx, cfg)
+	out, err := harness.RunOn(ctx, h.engine, cfg)
 	if err != nil {
 		h.errors++
 		return Outcome{}, err

@@ -32,7 +32,9 @@ func RequireDocker(t testing.TB) {
 	}
 }
 
-// Cluster starts a cluster for the test and removes it when the test ends.
+// Cluster starts a cluster for the test and removes it when the test ends,
+// on cfg.Engine, or without one on the Docker Engine, connected for the
+// cluster and closed after it.
 // The set-up may build images from cold caches, or wait for another
 // process building them (a background `images build` beside the suite:
 // scripts/test.sh): it gets 40 minutes, as a kube-apiserver compile on a
@@ -53,6 +55,16 @@ func Cluster(t testing.TB, cfg harness.ClusterConfig) *harness.Cluster {
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
 	defer cancel()
 	start := time.Now()
+	if cfg.Engine == nil {
+		eng, err := docker.Connect(ctx)
+		if err != nil {
+			t.Fatalf("start %s cluster: %v", cfg.Target.Name(), err)
+		}
+		// Cleanups run last added first: the cluster is closed before
+		// its engine.
+		t.Cleanup(func() { eng.Close() })
+		cfg.Engine = eng
+	}
 	cl, err := harness.StartCluster(ctx, cfg)
 	if err != nil {
 		t.Fatalf("start %s cluster: %v", cfg.Target.Name(), err)
