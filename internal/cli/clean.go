@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/fencecheck/fencecheck/internal/harness"
+	"github.com/fencecheck/fencecheck/internal/runs"
 	"github.com/fencecheck/fencecheck/internal/runtime"
 )
 
@@ -22,9 +23,9 @@ func cmdClean(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if fs.NArg() > 0 {
 		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
 	}
-	var eng engineConn
-	defer eng.close()
-	e, err := eng.get(ctx)
+	var eng runs.Engine
+	defer eng.Close()
+	e, err := eng.Get(ctx)
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,8 @@ import (
 	"github.com/fencecheck/fencecheck/internal/clientproto"
 	"github.com/fencecheck/fencecheck/internal/harness"
 	"github.com/fencecheck/fencecheck/internal/resources"
+	"github.com/fencecheck/fencecheck/internal/runs"
+	"github.com/fencecheck/fencecheck/internal/tables"
 	"github.com/fencecheck/fencecheck/internal/worker"
 	"github.com/fencecheck/fencecheck/targets"
 )
@@ -112,7 +114,7 @@ func cmdClientCheck(ctx context.Context, args []string, stdout, stderr io.Writer
 	if err != nil {
 		return 0, err
 	}
-	lockStore := resourceTable[0]
+	lockStore := tables.Resources[0]
 	if !resources.Offers(lockStore, f) {
 		return 0, fmt.Errorf("%w: fencing %s is not one the lock store offers", targets.ErrBadConfig, f)
 	}
@@ -125,7 +127,7 @@ func cmdClientCheck(ctx context.Context, args []string, stdout, stderr io.Writer
 	if err := t.Validate(cc); err != nil {
 		return 0, err
 	}
-	workerBin, err := workerBinary(stderr)
+	workerBin, err := parts.WorkerBinary(stderr)
 	if err != nil {
 		return 0, err
 	}
@@ -134,9 +136,9 @@ func cmdClientCheck(ctx context.Context, args []string, stdout, stderr io.Writer
 	}
 	stage := func(format string, a ...any) { fmt.Fprintf(stderr, "fencecheck: %s\n", fmt.Sprintf(format, a...)) }
 	stage("client-check of %s (%s) against %s, one node, TTL %s", spec.Name(), spec.Program, t.Name(), *ttl)
-	var eng engineConn
-	defer eng.close()
-	e, err := eng.get(ctx)
+	var eng runs.Engine
+	defer eng.Close()
+	e, err := eng.Get(ctx)
 	if err != nil {
 		return 0, err
 	}

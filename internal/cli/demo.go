@@ -6,7 +6,9 @@ import (
 	"io"
 	"log/slog"
 
+	"github.com/fencecheck/fencecheck/internal/runs"
 	"github.com/fencecheck/fencecheck/internal/scenarios"
+	"github.com/fencecheck/fencecheck/internal/tables"
 	"github.com/fencecheck/fencecheck/targets"
 )
 
@@ -39,27 +41,27 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 	if _, err := t.Nodes(*nodes); err != nil {
 		return 0, err
 	}
-	workerBin, err := workerBinary(stderr)
+	workerBin, err := parts.WorkerBinary(stderr)
 	if err != nil {
 		return 0, err
 	}
-	ui := newProgress(stderr, false)
+	ui := runs.NewProgress(stderr, false)
 	script, verdict := scenarios.Demos[0], demoVerdict
 	if *electionStory {
 		script, verdict = scenarios.Demos[1], electionVerdict
 	}
-	var eng engineConn
-	defer eng.close()
-	e, err := eng.get(ctx)
+	var eng runs.Engine
+	defer eng.Close()
+	e, err := eng.Get(ctx)
 	if err != nil {
 		return 0, err
 	}
 	cfg := scenarios.Config{
 		Engine: e,
-		Target: t, Resource: resourceTable[0], Nodes: *nodes, TTL: *ttl, Results: *resultsDir, WorkerBinary: workerBin,
+		Target: t, Resource: tables.Resources[0], Nodes: *nodes, TTL: *ttl, Results: *resultsDir, WorkerBinary: workerBin,
 		Fencings: script.Fencings, Script: scenarios.DemoName,
 		Log:   slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-		Stage: ui.stage, Out: stdout,
+		Stage: ui.Stage, Out: stdout,
 	}
 	stories, err := script.Play(ctx, cfg)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fencecheck/fencecheck/internal/runs"
 	"github.com/fencecheck/fencecheck/internal/safetext"
 	"github.com/fencecheck/fencecheck/internal/spec"
 )
@@ -18,7 +19,7 @@ var evilText = "x\x1b]0;owned\a\r\x1b[2K\n::error::forged\u202e" + strings.Repea
 // the terminal through safetext (issue 48, item 4); trends' lines are
 // matrix's (TestPrintTrendsFiltered).
 func TestPrintedStoredTextIsFiltered(t *testing.T) {
-	got := clientRecorded(spec.Spec{WorkerKnobs: spec.WorkerKnobs{}, ClientCmd: evilText, ClientImage: evilText})
+	got := runs.ClientRecorded(spec.Spec{WorkerKnobs: spec.WorkerKnobs{}, ClientCmd: evilText, ClientImage: evilText})
 	if err := safetext.Check(got); err != nil {
 		t.Errorf("rerun's client command: %v", err)
 	}

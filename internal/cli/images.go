@@ -59,7 +59,7 @@ func cmdImages(ctx context.Context, args []string, stdout, stderr io.Writer) err
 // imageSet is the images of this binary's targets and its worker binary.
 func imageSet(stderr io.Writer) imageset.Set {
 	return imageset.Set{
-		Targets:      targetTable,
-		WorkerBinary: func() (string, error) { return workerBinary(stderr) },
+		Targets:      parts.Targets,
+		WorkerBinary: func() (string, error) { return parts.WorkerBinary(stderr) },
 	}
 }

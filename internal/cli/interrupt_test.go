@@ -13,6 +13,7 @@ import (
 	"github.com/fencecheck/fencecheck/internal/harness"
 	"github.com/fencecheck/fencecheck/internal/history"
 	la "github.com/fencecheck/fencecheck/internal/history/lockappend"
+	"github.com/fencecheck/fencecheck/internal/runs"
 	"github.com/fencecheck/fencecheck/internal/spec"
 	"github.com/fencecheck/fencecheck/internal/store"
 	"github.com/fencecheck/fencecheck/internal/workloads/lockappend"
@@ -61,7 +62,7 @@ func TestNotWrittenKeepsTheVerdict(t *testing.T) {
 		}
 		out := &harness.Outcome{Run: &store.Run{Dir: "/results/x/1"}, Results: res, NotWritten: errors.New("no space left on device")}
 		var b bytes.Buffer
-		code, err := notWritten(&b, cfg, out, fmt.Errorf("%w: %w", harness.ErrNotWritten, out.NotWritten))
+		code, err := runs.NotWritten(&b, cfg, out, fmt.Errorf("%w: %w", harness.ErrNotWritten, out.NotWritten))
 		if code != c.code || (err != nil) != c.err {
 			t.Errorf("%s: exit %d, %v; want %d", c.v, code, err, c.code)
 		}

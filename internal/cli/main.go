@@ -19,6 +19,8 @@ import (
 	"github.com/fencecheck/fencecheck/internal/cmdline"
 	"github.com/fencecheck/fencecheck/internal/matrix"
 	"github.com/fencecheck/fencecheck/internal/report"
+	"github.com/fencecheck/fencecheck/internal/runs"
+	"github.com/fencecheck/fencecheck/internal/tables"
 	"github.com/fencecheck/fencecheck/targets"
 )
 
@@ -53,14 +55,14 @@ var usage = topUsage()
 // recipes, through the public package fencecheck); Run is called once per
 // process.
 func Run(args []string, stdout, stderr io.Writer, extra ...targets.Target) int {
-	targetTable = append(builtinTargets[:len(builtinTargets):len(builtinTargets)], extra...)
+	parts = runs.Parts{Targets: append(builtinTargets[:len(builtinTargets):len(builtinTargets)], extra...), Extra: len(extra) > 0}
 	return run(args, stdout, stderr)
 }
 
 // BuiltinTarget returns the built-in target named name, or an error that
 // lists them.
 func BuiltinTarget(name string) (targets.Target, error) {
-	return lookup(builtinTargets, "target", name)
+	return tables.Lookup(builtinTargets, "target", name)
 }
 
 func run(args []string, stdout, stderr io.Writer) int {

@@ -18,7 +18,9 @@ import (
 	"github.com/fencecheck/fencecheck/internal/harness"
 	"github.com/fencecheck/fencecheck/internal/matrix"
 	"github.com/fencecheck/fencecheck/internal/report"
+	"github.com/fencecheck/fencecheck/internal/runs"
 	"github.com/fencecheck/fencecheck/internal/spec"
+	"github.com/fencecheck/fencecheck/internal/tables"
 	"github.com/fencecheck/fencecheck/internal/trends"
 	"github.com/fencecheck/fencecheck/targets"
 )
@@ -89,10 +91,10 @@ func cmdMatrix(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 			return exitValid, nil
 		}
 	}
-	ui := newProgress(stderr, *m.o.quiet)
-	var eng engineConn
-	defer eng.close()
-	if err := matrix.Run(ctx, cells, results, &sum, matrix.Progress{Stage: ui.stage, Update: ui.update, Done: ui.done, Log: stderr}, eng.get); err != nil {
+	ui := runs.NewProgress(stderr, *m.o.quiet)
+	var eng runs.Engine
+	defer eng.Close()
+	if err := matrix.Run(ctx, cells, results, &sum, ui.Matrix(stderr), eng.Get); err != nil {
 		return 0, err
 	}
 	matrix.Print(stdout, sum.Cells, sum.ExitCode)
@@ -116,10 +118,10 @@ func matrixFlags(args []string, stderr io.Writer) (*matrixOpts, error) {
 	fs := verbFlags("matrix", stderr, matrixUsage)
 	var targetList, fencingList, versionList listFlag
 	fs.Var(&targetList, "target", "systems under test, comma-separated or repeated (default the targets the --client-dir programs' client.json names, else etcd); NAME=TARGET runs TARGET under the name NAME in matrix.json and across nights: "+targetNames())
-	fs.Var(&versionList, "version", "server versions of each target that has versions, comma-separated or repeated (default its default; "+versionNames()+"); targets with one version run it once")
+	fs.Var(&versionList, "version", "server versions of each target that has versions, comma-separated or repeated (default its default; "+parts.VersionNames()+"); targets with one version run it once")
 	fs.Var(&fencingList, "fencing", "fencing modes, comma-separated or repeated (default none,token,cas)")
 	var nems, resourceList multiFlag
-	fs.Var(&resourceList, "resource", "one cell's resources, comma-separated as run's --resource; repeat the flag for more cells (default lock-store): "+resourceNames())
+	fs.Var(&resourceList, "resource", "one cell's resources, comma-separated as run's --resource; repeat the flag for more cells (default lock-store): "+runs.ResourceNames())
 	fs.Var(&nems, "nemesis", "one cell's faults, comma-separated as run's --nemesis (kill,partition is one cell with both); repeat the flag for more cells (default pause-holder)")
 	runs := fs.Int("runs", 1, "runs per cell, with seeds --seed, --seed+1, ...")
 	seed := fs.Uint64("seed", 1, "seed of each cell's first run (fixed, so that nightly runs are comparable; 0: pick one and record it)")
@@ -159,7 +161,7 @@ func matrixFlags(args []string, stderr io.Writer) (*matrixOpts, error) {
 		targetList = clientTargets(knobLists)
 	}
 	if len(resourceList) == 0 {
-		resourceList = multiFlag{resourceTable[0].Name()}
+		resourceList = multiFlag{tables.Resources[0].Name()}
 	}
 	if len(fencingList) == 0 {
 		fencingList = listFlag{"none", "token", "cas"}
@@ -219,9 +221,9 @@ func clientTargets(lists []*knobList) listFlag {
 // build (matrix --list, which runs nothing) no client program's build
 // step runs.
 func matrixCells(o *runFlags, ax matrix.Axes, seed uint64, runs int, strict, build bool, stderr io.Writer) ([]matrix.Job, []string, error) {
-	config := checkedConfig
+	config := parts.Checked
 	if build {
-		config = configOn
+		config = parts.ConfigOn
 	}
 	return matrix.Cells(matrix.Plan{
 		Base: o.sp, Axes: ax, Seed: seed, Runs: runs, Strict: strict,

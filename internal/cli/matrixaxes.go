@@ -91,7 +91,7 @@ func isListAxis(k spec.Knob) bool {
 // (isListAxis), with the defaults of spec.Default.
 func addMatrixRunFlags(fs *flag.FlagSet) (*runFlags, []*knobList) {
 	o := addRunFlags(fs, matrixKnob)
-	choices := knobChoices()
+	choices := parts.Choices()
 	var lists []*knobList
 	for _, k := range spec.Knobs {
 		if !isListAxis(k) {

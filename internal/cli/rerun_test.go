@@ -13,6 +13,7 @@ import (
 	"github.com/fencecheck/fencecheck/internal/nemesis"
 	"github.com/fencecheck/fencecheck/internal/rerun"
 	"github.com/fencecheck/fencecheck/internal/resources"
+	"github.com/fencecheck/fencecheck/internal/runs"
 	"github.com/fencecheck/fencecheck/internal/spec"
 	"github.com/fencecheck/fencecheck/internal/store"
 )
@@ -79,7 +80,7 @@ func TestRerunConfigFromTestJSON(t *testing.T) {
 			if err != nil || json.Unmarshal(b, &test) != nil {
 				t.Fatalf("test.json: %v", err)
 			}
-			cfg, err := rerunConfig(t.Context(), dir, t.TempDir(), spec.Spec{}, clientOpts{}, os.Stderr)
+			cfg, err := parts.RerunConfig(t.Context(), dir, t.TempDir(), spec.Spec{}, runs.ClientOpts{}, os.Stderr)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -144,7 +145,7 @@ func TestRerunClientCommandAndImage(t *testing.T) {
 	const cmd, image = "sh client.sh --verbose", "my/client:1"
 	dir := editRun(t, store.TestFile, `"workload": "lock-append",`, `"workload": "lock-append", "client": "garbage (sh)", "client_program_dir": "/elsewhere/garbage", "client_cmd": "`+cmd+`", "client_image": "`+image+`",`)
 	var stderr strings.Builder
-	cfg, err := rerunConfig(t.Context(), dir, t.TempDir(), spec.Spec{}, clientOpts{dir: clientDirFixture}, &stderr)
+	cfg, err := parts.RerunConfig(t.Context(), dir, t.TempDir(), spec.Spec{}, runs.ClientOpts{Dir: clientDirFixture}, &stderr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,8 +242,8 @@ func TestRerunExit(t *testing.T) {
 		{0, 1, 0, false, exitUnknown},
 		{0, 0, 0, true, exitUnknown}, // cut short: nothing proven
 	} {
-		if got := rerunExit(tc.invalid, tc.unknown, tc.failed, tc.interrupted); got != tc.want {
-			t.Errorf("rerunExit(%d invalid, %d unknown, %d failed, interrupted %v) = %d, want %d",
+		if got := runs.RerunExit(tc.invalid, tc.unknown, tc.failed, tc.interrupted); got != tc.want {
+			t.Errorf("runs.RerunExit(%d invalid, %d unknown, %d failed, interrupted %v) = %d, want %d",
 				tc.invalid, tc.unknown, tc.failed, tc.interrupted, got, tc.want)
 		}
 	}

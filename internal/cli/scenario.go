@@ -7,7 +7,9 @@ import (
 	"log/slog"
 	"strings"
 
+	"github.com/fencecheck/fencecheck/internal/runs"
 	"github.com/fencecheck/fencecheck/internal/scenarios"
+	"github.com/fencecheck/fencecheck/internal/tables"
 	"github.com/fencecheck/fencecheck/targets"
 )
 
@@ -26,7 +28,7 @@ var scenarioTable = func() []scenario {
 	return t
 }()
 
-func scenarioNames() string { return names(scenarioTable) }
+func scenarioNames() string { return tables.Names(scenarioTable) }
 
 // runScenario plays the scenario named name on target t (run --scenario):
 // exit 0 valid, 1 invalid, 2 unknown, as a run. It takes --fencing (one
@@ -34,7 +36,7 @@ func scenarioNames() string { return names(scenarioTable) }
 // --ready-timeout (the target's profile's when not given), --nodes and
 // --results; the other flags of run do not apply.
 func runScenario(ctx context.Context, name string, t targets.Target, fencing string, o *runFlags, stdout, stderr io.Writer) (int, error) {
-	sc, err := lookup(scenarioTable, "scenario", name)
+	sc, err := tables.Lookup(scenarioTable, "scenario", name)
 	if err != nil {
 		return 0, err
 	}
@@ -58,22 +60,22 @@ func runScenario(ctx context.Context, name string, t targets.Target, fencing str
 	if _, err := t.Nodes(nodes); err != nil {
 		return 0, err
 	}
-	workerBin, err := workerBinary(stderr)
+	workerBin, err := parts.WorkerBinary(stderr)
 	if err != nil {
 		return 0, err
 	}
-	var eng engineConn
-	defer eng.close()
-	e, err := eng.get(ctx)
+	var eng runs.Engine
+	defer eng.Close()
+	e, err := eng.Get(ctx)
 	if err != nil {
 		return 0, err
 	}
-	ui := newProgress(stderr, *o.quiet)
+	ui := runs.NewProgress(stderr, *o.quiet)
 	cfg := scenarios.Config{
 		Engine: e,
-		Target: t, Resource: resourceTable[0], Nodes: nodes, TTL: o.sp.TTL, LockDelay: o.sp.LockDelay, ReadyTimeout: o.sp.ReadyTimeout, Results: o.sp.Results, WorkerBinary: workerBin,
+		Target: t, Resource: tables.Resources[0], Nodes: nodes, TTL: o.sp.TTL, LockDelay: o.sp.LockDelay, ReadyTimeout: o.sp.ReadyTimeout, Results: o.sp.Results, WorkerBinary: workerBin,
 		Recipe: sc.Recipe, TargetImage: o.sp.Image["target"], Log: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-		Stage: ui.stage, Out: stdout,
+		Stage: ui.Stage, Out: stdout,
 	}
 	reg, err := sc.Play(ctx, cfg, f)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/fencecheck/fencecheck/internal/harness"
+	"github.com/fencecheck/fencecheck/internal/runs"
 	"github.com/fencecheck/fencecheck/internal/shrink"
 	"github.com/fencecheck/fencecheck/internal/spec"
 )
@@ -13,7 +14,7 @@ import (
 // cmdShrink searches for the smallest run that fails as a stored run did
 // and writes the smallest it confirmed (shrink.Run): its flags are
 // shrink.RunOptions, each candidate a rerun of the stored run built as
-// rerun builds it (rerunConfig), and shrink.Run's exit code and error are
+// rerun builds it (parts.RerunConfig), and shrink.Run's exit code and error are
 // its own.
 func cmdShrink(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
 	fs := verbFlags("shrink", stderr, "Each candidate is a rerun of the stored run (its configuration, seed and recorded fault\n"+
@@ -36,8 +37,8 @@ func cmdShrink(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 	results := fs.String("results", "./results", "results directory of the candidates' runs")
 	out := fs.String("out", "", "output directory, new or empty (default RESULTS/NAME-shrunk/TIME)")
 	unknown := fs.Bool("unknown", false, "shrink an unknown run: a candidate fails when a checker that was unknown is unknown again")
-	var co clientOpts
-	fs.StringVar(&co.dir, "client-dir", "", "a client program's run: its directory, given again (test.json's is never used)")
+	var co runs.ClientOpts
+	fs.StringVar(&co.Dir, "client-dir", "", "a client program's run: its directory, given again (test.json's is never used)")
 	var given spec.Spec
 	given.Flags(fs, func(k spec.Knob) bool { return k.Attach }, nil)
 	if err := parseVerb(fs, args); err != nil {
@@ -55,14 +56,14 @@ func cmdShrink(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 		return 0, fmt.Errorf("%w: --budget %w", errUsage, err)
 	}
 	dir := fs.Arg(0)
-	var eng engineConn
-	defer eng.close()
+	var eng runs.Engine
+	defer eng.Close()
 	return shrink.Run(ctx, shrink.RunOptions{
 		Dir: dir, Unknown: *unknown, Confirm: rule, Budget: b, Results: *results, Out: *out,
 		Rerun: func(ctx context.Context) (harness.Config, error) {
-			return rerunConfig(ctx, dir, *results, given, co, stderr)
+			return parts.RerunConfig(ctx, dir, *results, given, co, stderr)
 		},
 		Markdown: mdText,
-		Engine:   eng.get,
+		Engine:   eng.Get,
 	}, stdout, stderr)
 }

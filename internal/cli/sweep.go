@@ -11,8 +11,10 @@ import (
 	"github.com/fencecheck/fencecheck/internal/harness"
 	"github.com/fencecheck/fencecheck/internal/matrix"
 	"github.com/fencecheck/fencecheck/internal/nemesis"
+	"github.com/fencecheck/fencecheck/internal/runs"
 	"github.com/fencecheck/fencecheck/internal/spec"
 	"github.com/fencecheck/fencecheck/internal/sweep"
+	"github.com/fencecheck/fencecheck/internal/tables"
 )
 
 func cmdSweep(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
@@ -20,10 +22,10 @@ func cmdSweep(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	target := fs.String("target", "etcd", "lock service under test: "+targetNames())
 	pause := fs.String("pause", "0.25..3", "holder pauses in TTLs: a range A..B (split by --steps) or a list 0.5,0.9,1,2")
 	steps := fs.Int("steps", 12, "points of a --pause range, both ends included")
-	runs := fs.Int("runs", 5, "runs per point, with seeds --seed, --seed+1, ...")
+	nruns := fs.Int("runs", 5, "runs per point, with seeds --seed, --seed+1, ...")
 	var fencingList listFlag
 	fs.Var(&fencingList, "fencing", "fencing modes, each its own line of the chart (default none,token)")
-	resource := fs.String("resource", resourceTable[0].Name(), "what the lock protects, as run's --resource")
+	resource := fs.String("resource", tables.Resources[0].Name(), "what the lock protects, as run's --resource")
 	seed := fs.Uint64("seed", 1, "seed of each point's first run (the same seeds at every point)")
 	redraw := fs.String("redraw", "", "run nothing: redraw DIR/sweep.svg and print the table from DIR/sweep.json (after a change of the chart)")
 	o := addRunFlags(fs, func(k spec.Knob) bool {
@@ -61,10 +63,10 @@ func cmdSweep(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	if o.sp.Workload != "lock-append" {
 		return 0, fmt.Errorf("%w: the sweep runs the lock-append workload only, not %q", errUsage, o.sp.Workload)
 	}
-	if *runs < 1 || *runs > 100 {
-		return 0, fmt.Errorf("%w: --runs %d: between 1 and 100", errUsage, *runs)
+	if *nruns < 1 || *nruns > 100 {
+		return 0, fmt.Errorf("%w: --runs %d: between 1 and 100", errUsage, *nruns)
 	}
-	if *seed == 0 || *seed > math.MaxUint64-uint64(*runs) {
+	if *seed == 0 || *seed > math.MaxUint64-uint64(*nruns) {
 		return 0, fmt.Errorf("%w: --seed %d: between 1 and 2^64-1-runs", errUsage, *seed)
 	}
 	t, err := lookupTarget(*target)
@@ -87,17 +89,17 @@ func cmdSweep(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	}
 	o.sp.Results = results
 
-	ui := newProgress(stderr, *o.quiet)
-	var eng engineConn
-	defer eng.close()
+	ui := runs.NewProgress(stderr, *o.quiet)
+	var eng runs.Engine
+	defer eng.Close()
 	return matrix.RunSweep(ctx, matrix.Sweep{
-		Engine: eng.get,
-		Target: t, Fencings: fencingList, Pauses: pauses, Margins: marginSpec.s, Runs: *runs, Seed: *seed,
+		Engine: eng.Get,
+		Target: t, Fencings: fencingList, Pauses: pauses, Margins: marginSpec.s, Runs: *nruns, Seed: *seed,
 		Results: results, OpTimeoutGiven: o.sp.OpTimeout != 0, Args: spec.Redact(fs, args),
 		Configure: func(fencing, nem string, seed uint64, name string) (harness.Config, error) {
 			return o.config(t, *resource, fencing, nem, seed, name, stderr)
 		},
-	}, matrix.Progress{Stage: ui.stage, Update: ui.update, Done: ui.done, Log: stderr}, stdout)
+	}, ui.Matrix(stderr), stdout)
 }
 
 // stringFlag is a string flag whose value may be left unset ("").

@@ -77,10 +77,10 @@ func verbTable() []verb {
 }
 
 // workerCommand is the worker's command name (worker.Command), with the
-// built-in parts (catalog).
+// parts (parts.Catalog).
 func workerCommand(name string) func(context.Context, []string, io.Writer, io.Writer) (int, error) {
 	return func(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
-		return exitValid, worker.Command(ctx, name, args, stdout, stderr, catalog)
+		return exitValid, worker.Command(ctx, name, args, stdout, stderr, parts.Catalog())
 	}
 }
 

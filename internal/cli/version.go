@@ -26,7 +26,7 @@ func cmdVersion(_ context.Context, args []string, stdout, stderr io.Writer) erro
 	worker := "unknown (cannot find this binary)"
 	if self, err := os.Executable(); err == nil {
 		// What the worker image holds (workerBinary), said without its note.
-		if p, beside := harness.FindWorkerBinary(self); beside && len(targetTable) <= len(builtinTargets) {
+		if p, beside := harness.FindWorkerBinary(self); beside && len(parts.Targets) <= len(builtinTargets) {
 			worker = p
 		} else {
 			worker = fmt.Sprintf("this binary (no %s beside it)", harness.WorkerBinaryName)

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fencecheck/fencecheck/internal/runs"
 	"github.com/fencecheck/fencecheck/internal/spec"
 	"github.com/fencecheck/fencecheck/internal/testkit/zootest"
 	"github.com/fencecheck/fencecheck/internal/trends"
@@ -90,7 +91,7 @@ func TestZooPublishReruns(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(copied, "report.html")); err != nil {
 		t.Fatalf("no report made again in the copy: %v", err)
 	}
-	if _, err := rerunConfig(t.Context(), copied, t.TempDir(), spec.Spec{}, clientOpts{dir: clientDirFixture}, os.Stderr); err != nil {
+	if _, err := parts.RerunConfig(t.Context(), copied, t.TempDir(), spec.Spec{}, runs.ClientOpts{Dir: clientDirFixture}, os.Stderr); err != nil {
 		t.Errorf("rerun of the published run: %v", err)
 	}
 }

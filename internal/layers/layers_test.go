@@ -44,7 +44,7 @@ var layers = []layer{
 		"internal/harness", "internal/imageset",
 	}},
 	{"scripts, the matrix and the test kits, run on the harness", []string{
-		"internal/scenarios", "internal/matrix", "internal/shrink", "internal/testkit", "internal/zoo",
+		"internal/scenarios", "internal/matrix", "internal/runs", "internal/shrink", "internal/testkit", "internal/zoo",
 	}},
 	{"commands", []string{
 		"internal/cli", "bench",
