@@ -27,7 +27,7 @@ import (
 
 // matrixOpts are matrix's flags, parsed (matrixFlags).
 type matrixOpts struct {
-	o           *runFlags        // the knobs matrix takes as run does
+	o           *runs.Flags      // the knobs matrix takes as run does
 	file        *experiment.File // matrix -f's (nil without)
 	axes        matrix.Axes
 	seed        uint64
@@ -75,7 +75,7 @@ func cmdMatrix(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 		printCells(stdout, cells)
 		return exitValid, nil
 	}
-	results, err := filepath.Abs(m.o.sp.Results)
+	results, err := filepath.Abs(m.o.Spec.Results)
 	if err != nil {
 		return 0, fmt.Errorf("%w: --results: %w", errUsage, err)
 	}
@@ -91,7 +91,7 @@ func cmdMatrix(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 			return exitValid, nil
 		}
 	}
-	ui := runs.NewProgress(stderr, *m.o.quiet)
+	ui := runs.NewProgress(stderr, *m.o.Quiet)
 	var eng runs.Engine
 	defer eng.Close()
 	if err := matrix.Run(ctx, cells, results, &sum, ui.Matrix(stderr), eng.Get); err != nil {
@@ -105,7 +105,7 @@ func cmdMatrix(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 		}
 		sum.ExitCode = code
 	}
-	if err := matrix.AppendStepSummary("matrix --results "+m.o.sp.Results, results, sum); err != nil {
+	if err := matrix.AppendStepSummary("matrix --results "+m.o.Spec.Results, results, sum); err != nil {
 		fmt.Fprintf(stderr, "fencecheck: job summary not written: %v\n", err)
 	}
 	fmt.Fprintf(stdout, "  summary  %s\n  junit    %s\n  index    %s\n", filepath.Join(results, matrix.File), filepath.Join(results, matrix.JUnitFile), filepath.Join(results, report.IndexFile))
@@ -123,26 +123,26 @@ func matrixFlags(args []string, stderr io.Writer) (*matrixOpts, error) {
 	var nems, resourceList multiFlag
 	fs.Var(&resourceList, "resource", "one cell's resources, comma-separated as run's --resource; repeat the flag for more cells (default lock-store): "+runs.ResourceNames())
 	fs.Var(&nems, "nemesis", "one cell's faults, comma-separated as run's --nemesis (kill,partition is one cell with both); repeat the flag for more cells (default pause-holder)")
-	runs := fs.Int("runs", 1, "runs per cell, with seeds --seed, --seed+1, ...")
+	nruns := fs.Int("runs", 1, "runs per cell, with seeds --seed, --seed+1, ...")
 	seed := fs.Uint64("seed", 1, "seed of each cell's first run (fixed, so that nightly runs are comparable; 0: pick one and record it)")
 	strict := fs.Bool("strict", false, "every cell must be valid, unfenced ones too")
 	shardFlag := fs.String("shard", "1/1", "run only shard I of N: cells I, I+N, I+2N, ... of the matrix (the same split on every machine); fencecheck merge joins the shards' results directories")
 	list := fs.Bool("list", false, "print the cells (of --shard) and exit, running nothing")
 	baselineDir := fs.String("baseline", "", "compare each cell with this matrix's results directory, or with the newest night of a root of nights: exit 1 if a cell regressed (a must-be-valid cell valid there and invalid now, an unfenced cell that lost updates there and none now)")
 	o, knobLists := addMatrixRunFlags(fs)
-	file := fs.String("f", "", fileHelp+"; a knob matrix varies may be a list, a cell each")
+	file := fs.String("f", "", runs.FileHelp+"; a knob matrix varies may be a list, a cell each")
 	if err := parseVerb(fs, args); err != nil {
 		return nil, err
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
 	}
-	ef, err := matrixFile(fs, *file, o.sp)
+	ef, err := o.MatrixFile(fs, *file, isList)
 	if err != nil {
 		return nil, err
 	}
 	var workloadList []string
-	for _, w := range spec.SplitList(o.sp.Workload) {
+	for _, w := range spec.SplitList(o.Spec.Workload) {
 		if _, err := lookupWorkload(w); err != nil {
 			return nil, err
 		}
@@ -151,8 +151,8 @@ func matrixFlags(args []string, stderr io.Writer) (*matrixOpts, error) {
 	if len(workloadList) == 0 {
 		return nil, fmt.Errorf("%w: --workload: empty list", errUsage)
 	}
-	if *runs < 1 || *runs > 100 {
-		return nil, fmt.Errorf("%w: --runs %d: between 1 and 100", errUsage, *runs)
+	if *nruns < 1 || *nruns > 100 {
+		return nil, fmt.Errorf("%w: --runs %d: between 1 and 100", errUsage, *nruns)
 	}
 	if len(nems) == 0 {
 		nems = multiFlag{"pause-holder"}
@@ -169,18 +169,18 @@ func matrixFlags(args []string, stderr io.Writer) (*matrixOpts, error) {
 	if *seed == 0 {
 		*seed = rand.Uint64()%1_000_000 + 1
 	}
-	if *seed > math.MaxUint64-uint64(*runs-1) {
-		return nil, fmt.Errorf("%w: --seed %d with --runs %d: the seeds %d, %d, ... would wrap past 2^64-1", errUsage, *seed, *runs, *seed, *seed+1)
+	if *seed > math.MaxUint64-uint64(*nruns-1) {
+		return nil, fmt.Errorf("%w: --seed %d with --runs %d: the seeds %d, %d, ... would wrap past 2^64-1", errUsage, *seed, *nruns, *seed, *seed+1)
 	}
 	sh, err := matrix.ParseShard(*shardFlag)
 	if err != nil {
 		return nil, err
 	}
 	return &matrixOpts{
-		o: o, file: ef, seed: *seed, runs: *runs, strict: *strict, shard: sh, list: *list, baselineDir: *baselineDir, args: spec.Redact(fs, args),
+		o: o, file: ef, seed: *seed, runs: *nruns, strict: *strict, shard: sh, list: *list, baselineDir: *baselineDir, args: spec.Redact(fs, args),
 		axes: matrix.Axes{
 			Targets: targetList, Versions: versionList, Workloads: workloadList, Resources: resourceList, Fencings: fencingList,
-			ReadModes: spec.SplitList(o.sp.ReadMode), Nemeses: nems, Knobs: knobAxes(knobLists),
+			ReadModes: spec.SplitList(o.Spec.ReadMode), Nemeses: nems, Knobs: knobAxes(knobLists),
 		},
 	}, nil
 }
@@ -220,13 +220,13 @@ func clientTargets(lists []*knobList) listFlag {
 // the axes, each cell's configuration made as run makes its own; without
 // build (matrix --list, which runs nothing) no client program's build
 // step runs.
-func matrixCells(o *runFlags, ax matrix.Axes, seed uint64, runs int, strict, build bool, stderr io.Writer) ([]matrix.Job, []string, error) {
+func matrixCells(o *runs.Flags, ax matrix.Axes, seed uint64, nruns int, strict, build bool, stderr io.Writer) ([]matrix.Job, []string, error) {
 	config := parts.Checked
 	if build {
 		config = parts.ConfigOn
 	}
 	return matrix.Cells(matrix.Plan{
-		Base: o.sp, Axes: ax, Seed: seed, Runs: runs, Strict: strict,
+		Base: o.Spec, Axes: ax, Seed: seed, Runs: nruns, Strict: strict,
 		Target: lookupTarget,
 		Config: func(t targets.Target, sp spec.Spec) (harness.Config, error) { return config(t, sp, stderr) },
 	})

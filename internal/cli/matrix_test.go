@@ -18,7 +18,7 @@ import (
 
 func TestMatrixCells(t *testing.T) {
 	fs := newFlags("matrix", io.Discard)
-	o := addRunFlags(fs, matrixKnob)
+	o := parts.AddFlags(fs, matrixKnob)
 	var tl listFlag
 	fs.Var(&tl, "target", "")
 	if err := fs.Parse([]string{"--target", "etcd", "--target", "redis,redis-nopersist"}); err != nil {
@@ -113,12 +113,12 @@ func axes(targets, resources, fencings, nemeses []string) matrix.Axes {
 // profile's.
 func TestProfileOverride(t *testing.T) {
 	fs := newFlags("run", io.Discard)
-	o := addRunFlags(fs, nil)
+	o := parts.AddFlags(fs, nil)
 	if err := fs.Parse([]string{"--time-limit", "20s", "--lock-delay", "15s", "--ready-timeout", "5s"}); err != nil {
 		t.Fatal(err)
 	}
 	consul, _ := lookupTarget("consul")
-	cfg, err := o.config(consul, "lock-store", "none", "pause-holder", 1, "", io.Discard)
+	cfg, err := o.Config(consul, "lock-store", "none", "pause-holder", 1, "", io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,8 +130,8 @@ func TestProfileOverride(t *testing.T) {
 	}
 	zk, _ := lookupTarget("zookeeper")
 	fs = newFlags("run", io.Discard)
-	o = addRunFlags(fs, matrixKnob)
-	if cfg, err = o.config(zk, "lock-store", "none", "pause-holder", 1, "", io.Discard); err != nil {
+	o = parts.AddFlags(fs, matrixKnob)
+	if cfg, err = o.Config(zk, "lock-store", "none", "pause-holder", 1, "", io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	if cfg.ReadyTimeout != 90*time.Second || cfg.TimeLimit != 30*time.Second || cfg.TTL != 2*time.Second {
@@ -145,7 +145,7 @@ func TestProfileOverride(t *testing.T) {
 // skipped and said.
 func TestMatrixRegisterCells(t *testing.T) {
 	fs := newFlags("matrix", io.Discard)
-	o := addRunFlags(fs, matrixKnob)
+	o := parts.AddFlags(fs, matrixKnob)
 	cells, skipped, err := matrixCells(o, matrix.Axes{
 		Targets: []string{"etcd", "consul", "zookeeper", "redis"}, Workloads: []string{"lock-append", "register"},
 		Resources: []string{"lock-store"}, Fencings: []string{"none", "token"}, Nemeses: []string{"partition:leader"},
@@ -207,7 +207,7 @@ func TestMatrixRegisterCells(t *testing.T) {
 	}
 	// An audit log is lock-append's: register cells are skipped, said so.
 	fs = newFlags("matrix", io.Discard)
-	o = addRunFlags(fs, matrixKnob)
+	o = parts.AddFlags(fs, matrixKnob)
 	if err := fs.Parse([]string{"--audit-log"}); err != nil {
 		t.Fatal(err)
 	}
@@ -225,7 +225,7 @@ func TestMatrixRegisterCells(t *testing.T) {
 // target with one version runs it once.
 func TestMatrixVersionCells(t *testing.T) {
 	fs := newFlags("matrix", io.Discard)
-	o := addRunFlags(fs, matrixKnob)
+	o := parts.AddFlags(fs, matrixKnob)
 	if err := fs.Parse(nil); err != nil {
 		t.Fatal(err)
 	}
@@ -269,7 +269,7 @@ func TestMatrixVersionCells(t *testing.T) {
 // Two --target specs that give cells the same name would make one cell of
 // two targets across nights: refused.
 func TestMatrixLabelCollision(t *testing.T) {
-	o := addRunFlags(newFlags("matrix", io.Discard), matrixKnob)
+	o := parts.AddFlags(newFlags("matrix", io.Discard), matrixKnob)
 	for _, ts := range [][]string{{"redis", "redis=redis-nopersist"}, {"a=etcd", "a=consul"}, {"etcd", "etcd"}} {
 		_, _, err := matrixCells(o, axes(ts, []string{"lock-store"}, []string{"token"}, []string{"pause-holder"}), 1, 1, false, true, io.Discard)
 		if err == nil || !strings.Contains(err.Error(), "both name cells") {
@@ -287,7 +287,7 @@ func TestMatrixLabelCollision(t *testing.T) {
 // recipe is skipped too.
 func TestMatrixElectionCells(t *testing.T) {
 	fs := newFlags("matrix", io.Discard)
-	o := addRunFlags(fs, matrixKnob)
+	o := parts.AddFlags(fs, matrixKnob)
 	cells, skipped, err := matrixCells(o, matrix.Axes{
 		Targets: []string{"etcd", "zookeeper", "redis"}, Workloads: []string{"lock-append", "election"},
 		Resources: []string{"lock-store"}, Fencings: []string{"none", "token", "term"}, Nemeses: []string{"pause-holder"},

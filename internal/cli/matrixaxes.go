@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/fencecheck/fencecheck/internal/matrix"
+	"github.com/fencecheck/fencecheck/internal/runs"
 	"github.com/fencecheck/fencecheck/internal/spec"
 )
 
@@ -89,8 +90,8 @@ func isListAxis(k spec.Knob) bool {
 // addMatrixRunFlags adds to fs the run knobs matrix takes as run does
 // (matrixKnob) and a knobList for each knob it varies besides its own axes
 // (isListAxis), with the defaults of spec.Default.
-func addMatrixRunFlags(fs *flag.FlagSet) (*runFlags, []*knobList) {
-	o := addRunFlags(fs, matrixKnob)
+func addMatrixRunFlags(fs *flag.FlagSet) (*runs.Flags, []*knobList) {
+	o := parts.AddFlags(fs, matrixKnob)
 	choices := parts.Choices()
 	var lists []*knobList
 	for _, k := range spec.Knobs {
@@ -98,15 +99,15 @@ func addMatrixRunFlags(fs *flag.FlagSet) (*runFlags, []*knobList) {
 			continue
 		}
 		l := &knobList{KnobAxis: matrix.KnobAxis{Knob: k}}
-		if !k.IsZero(&o.sp) {
-			l.def = k.Value(&o.sp).String()
+		if !k.IsZero(&o.Spec) {
+			l.def = k.Value(&o.Spec).String()
 		}
 		help := k.Help
 		if c := choices[k.Choices]; c != "" {
 			help += ": " + c
 		}
 		var fv flag.Value = l
-		if b, ok := k.Value(&o.sp).(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+		if b, ok := k.Value(&o.Spec).(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
 			fv = boolKnobList{l}
 			help += "; --" + k.Flag + "=false,true: a cell each"
 		} else {

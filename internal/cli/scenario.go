@@ -35,7 +35,7 @@ func scenarioNames() string { return tables.Names(scenarioTable) }
 // mode), --recipe (only the scenario's), --ttl, --lock-delay and
 // --ready-timeout (the target's profile's when not given), --nodes and
 // --results; the other flags of run do not apply.
-func runScenario(ctx context.Context, name string, t targets.Target, fencing string, o *runFlags, stdout, stderr io.Writer) (int, error) {
+func runScenario(ctx context.Context, name string, t targets.Target, fencing string, o *runs.Flags, stdout, stderr io.Writer) (int, error) {
 	sc, err := tables.Lookup(scenarioTable, "scenario", name)
 	if err != nil {
 		return 0, err
@@ -43,7 +43,7 @@ func runScenario(ctx context.Context, name string, t targets.Target, fencing str
 	if t.Name() != sc.Target {
 		return 0, fmt.Errorf("%w: scenario %s runs on target %s, not %s", targets.ErrBadConfig, sc.Scenario.Name, sc.Target, t.Name())
 	}
-	if r := o.sp.Recipe; r != "" && r != sc.Recipe {
+	if r := o.Spec.Recipe; r != "" && r != sc.Recipe {
 		return 0, fmt.Errorf("%w: scenario %s runs with --recipe %s, not %s", targets.ErrBadConfig, sc.Scenario.Name, sc.Recipe, r)
 	}
 	f, err := targets.ParseFencing(fencing)
@@ -53,7 +53,7 @@ func runScenario(ctx context.Context, name string, t targets.Target, fencing str
 	if strings.Contains(fencing, "=") || f == targets.FencingTerm {
 		return 0, fmt.Errorf("%w: scenario %s takes one fencing mode of the lock-store (none, token, cas), not %q", targets.ErrBadConfig, sc.Scenario.Name, fencing)
 	}
-	nodes := o.sp.Nodes
+	nodes := o.Spec.Nodes
 	if nodes == 0 {
 		nodes = targets.DefaultNodes(t)
 	}
@@ -70,11 +70,11 @@ func runScenario(ctx context.Context, name string, t targets.Target, fencing str
 	if err != nil {
 		return 0, err
 	}
-	ui := runs.NewProgress(stderr, *o.quiet)
+	ui := runs.NewProgress(stderr, *o.Quiet)
 	cfg := scenarios.Config{
 		Engine: e,
-		Target: t, Resource: tables.Resources[0], Nodes: nodes, TTL: o.sp.TTL, LockDelay: o.sp.LockDelay, ReadyTimeout: o.sp.ReadyTimeout, Results: o.sp.Results, WorkerBinary: workerBin,
-		Recipe: sc.Recipe, TargetImage: o.sp.Image["target"], Log: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Target: t, Resource: tables.Resources[0], Nodes: nodes, TTL: o.Spec.TTL, LockDelay: o.Spec.LockDelay, ReadyTimeout: o.Spec.ReadyTimeout, Results: o.Spec.Results, WorkerBinary: workerBin,
+		Recipe: sc.Recipe, TargetImage: o.Spec.Image["target"], Log: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		Stage: ui.Stage, Out: stdout,
 	}
 	reg, err := sc.Play(ctx, cfg, f)

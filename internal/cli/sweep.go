@@ -28,7 +28,7 @@ func cmdSweep(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	resource := fs.String("resource", tables.Resources[0].Name(), "what the lock protects, as run's --resource")
 	seed := fs.Uint64("seed", 1, "seed of each point's first run (the same seeds at every point)")
 	redraw := fs.String("redraw", "", "run nothing: redraw DIR/sweep.svg and print the table from DIR/sweep.json (after a change of the chart)")
-	o := addRunFlags(fs, func(k spec.Knob) bool {
+	o := parts.AddFlags(fs, func(k spec.Knob) bool {
 		switch k.Flag {
 		case "target", "fencing", "resource", "nemesis", "seed", "name":
 			return false // the sweep's own
@@ -60,8 +60,8 @@ func cmdSweep(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 			return 0, fmt.Errorf("%w: --%s: the sweep sets it for each run (one pause a run)", errUsage, n)
 		}
 	}
-	if o.sp.Workload != "lock-append" {
-		return 0, fmt.Errorf("%w: the sweep runs the lock-append workload only, not %q", errUsage, o.sp.Workload)
+	if o.Spec.Workload != "lock-append" {
+		return 0, fmt.Errorf("%w: the sweep runs the lock-append workload only, not %q", errUsage, o.Spec.Workload)
 	}
 	if *nruns < 1 || *nruns > 100 {
 		return 0, fmt.Errorf("%w: --runs %d: between 1 and 100", errUsage, *nruns)
@@ -81,23 +81,23 @@ func cmdSweep(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 		fencingList = listFlag{"none", "token"}
 	}
 	if !set["results"] {
-		o.sp.Results = filepath.Join(o.sp.Results, "sweep-"+t.Name())
+		o.Spec.Results = filepath.Join(o.Spec.Results, "sweep-"+t.Name())
 	}
-	results, err := filepath.Abs(o.sp.Results)
+	results, err := filepath.Abs(o.Spec.Results)
 	if err != nil {
 		return 0, fmt.Errorf("%w: --results: %w", errUsage, err)
 	}
-	o.sp.Results = results
+	o.Spec.Results = results
 
-	ui := runs.NewProgress(stderr, *o.quiet)
+	ui := runs.NewProgress(stderr, *o.Quiet)
 	var eng runs.Engine
 	defer eng.Close()
 	return matrix.RunSweep(ctx, matrix.Sweep{
 		Engine: eng.Get,
 		Target: t, Fencings: fencingList, Pauses: pauses, Margins: marginSpec.s, Runs: *nruns, Seed: *seed,
-		Results: results, OpTimeoutGiven: o.sp.OpTimeout != 0, Args: spec.Redact(fs, args),
+		Results: results, OpTimeoutGiven: o.Spec.OpTimeout != 0, Args: spec.Redact(fs, args),
 		Configure: func(fencing, nem string, seed uint64, name string) (harness.Config, error) {
-			return o.config(t, *resource, fencing, nem, seed, name, stderr)
+			return o.Config(t, *resource, fencing, nem, seed, name, stderr)
 		},
 	}, ui.Matrix(stderr), stdout)
 }
