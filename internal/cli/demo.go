@@ -8,7 +8,6 @@ import (
 
 	"github.com/fencecheck/fencecheck/internal/runs"
 	"github.com/fencecheck/fencecheck/internal/scenarios"
-	"github.com/fencecheck/fencecheck/internal/tables"
 	"github.com/fencecheck/fencecheck/targets"
 )
 
@@ -58,7 +57,7 @@ func cmdDemo(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 	}
 	cfg := scenarios.Config{
 		Engine: e,
-		Target: t, Resource: tables.Resources[0], Nodes: *nodes, TTL: *ttl, Results: *resultsDir, WorkerBinary: workerBin,
+		Target: t, Resource: runs.DefaultResource(), Nodes: *nodes, TTL: *ttl, Results: *resultsDir, WorkerBinary: workerBin,
 		Fencings: script.Fencings, Script: scenarios.DemoName,
 		Log:   slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		Stage: ui.Stage, Out: stdout,

@@ -131,8 +131,8 @@ func TestJepsenHistories(t *testing.T) {
 				slowest, slowestFile = took, name
 			}
 			want := set.want[name]
-			if code != exitCode(want) || !strings.HasPrefix(stdout, want.String()+"  "+path) {
-				t.Errorf("%s: exit %d, want %d (%s)\n%s%s", name, code, exitCode(want), want, stdout, stderr)
+			if code != want.ExitCode() || !strings.HasPrefix(stdout, want.String()+"  "+path) {
+				t.Errorf("%s: exit %d, want %d (%s)\n%s%s", name, code, want.ExitCode(), want, stdout, stderr)
 			}
 			if took > perFile {
 				t.Errorf("%s: used %s of CPU time, want under %s", name, took, perFile)

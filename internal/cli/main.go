@@ -15,12 +15,10 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/fencecheck/fencecheck/internal/checkers"
 	"github.com/fencecheck/fencecheck/internal/cmdline"
 	"github.com/fencecheck/fencecheck/internal/matrix"
 	"github.com/fencecheck/fencecheck/internal/report"
 	"github.com/fencecheck/fencecheck/internal/runs"
-	"github.com/fencecheck/fencecheck/internal/tables"
 	"github.com/fencecheck/fencecheck/targets"
 )
 
@@ -62,7 +60,7 @@ func Run(args []string, stdout, stderr io.Writer, extra ...targets.Target) int {
 // BuiltinTarget returns the built-in target named name, or an error that
 // lists them.
 func BuiltinTarget(name string) (targets.Target, error) {
-	return tables.Lookup(builtinTargets, "target", name)
+	return runs.Parts{Targets: builtinTargets}.LookupTarget(name)
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -122,9 +120,6 @@ const maxMessage = 4 << 10
 // clip cuts s to at most n bytes (on a rune boundary), saying how much
 // more there was.
 var clip = report.Clip
-
-// exitCode maps a verdict to the exit code.
-func exitCode(v checkers.Validity) int { return v.ExitCode() }
 
 // newFlags and parse are the command lines' (one usage error for both
 // binaries: exit 254).

@@ -8,27 +8,19 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
-	"path/filepath"
-	"slices"
 	"strings"
-	"time"
 
-	"github.com/fencecheck/fencecheck/internal/clientproto"
-	"github.com/fencecheck/fencecheck/internal/experiment"
 	"github.com/fencecheck/fencecheck/internal/harness"
 	"github.com/fencecheck/fencecheck/internal/matrix"
-	"github.com/fencecheck/fencecheck/internal/report"
 	"github.com/fencecheck/fencecheck/internal/runs"
 	"github.com/fencecheck/fencecheck/internal/spec"
-	"github.com/fencecheck/fencecheck/internal/tables"
-	"github.com/fencecheck/fencecheck/internal/trends"
 	"github.com/fencecheck/fencecheck/targets"
 )
 
 // matrixOpts are matrix's flags, parsed (matrixFlags).
 type matrixOpts struct {
-	o           *runs.Flags      // the knobs matrix takes as run does
-	file        *experiment.File // matrix -f's (nil without)
+	o           *runs.Flags       // the knobs matrix takes as run does
+	locate      func(error) error // matrix -f's File.Locate (nil-safe)
 	axes        matrix.Axes
 	seed        uint64
 	runs        int
@@ -44,72 +36,17 @@ func cmdMatrix(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 	if err != nil {
 		return 0, err
 	}
-	var baseline *trends.Night
-	if m.baselineDir != "" {
-		b, err := trends.Baseline(m.baselineDir)
-		if err != nil {
-			return 0, fmt.Errorf("%w: --baseline: %w", errUsage, err)
-		}
-		baseline = &b
-	}
-	all, skipped, err := matrixCells(m.o, m.axes, m.seed, m.runs, m.strict, !m.list, stderr)
-	if err != nil {
-		return 0, m.file.Locate(err)
-	}
-	for _, s := range skipped {
-		fmt.Fprintf(stderr, "fencecheck: skipped: %s\n", s)
-	}
-	judged := false
-	var cells []matrix.Job
-	for i, c := range all {
-		judged = judged || c.MustBeValid
-		c.Cell = i
-		if m.shard.Has(i) {
-			cells = append(cells, c)
-		}
-	}
-	if !judged {
-		return 0, fmt.Errorf("%w: no cell would be judged (unfenced cells, and register cells in a read mode the target does not promise linearizable, are reported, not judged): add a fenced mode (--fencing none,token) or --strict", errUsage)
-	}
-	if m.list {
-		printCells(stdout, cells)
-		return exitValid, nil
-	}
-	results, err := filepath.Abs(m.o.Spec.Results)
-	if err != nil {
-		return 0, fmt.Errorf("%w: --results: %w", errUsage, err)
-	}
-	sum := trends.Matrix{Started: time.Now().UTC(), Args: m.args, Strict: m.strict, Cells: matrix.Records(cells), TotalCells: len(all)}
-	if sh := m.shard; sh.N > 1 {
-		sum.Shard = sh.String()
-		fmt.Fprintf(stderr, "fencecheck: shard %s: %d of the matrix's %d cells\n", sh, len(cells), len(all))
-		if len(cells) == 0 {
-			if err := matrix.Write(results, sum); err != nil {
-				return 0, fmt.Errorf("%w: %w", harness.ErrHarness, err)
-			}
-			fmt.Fprintf(stdout, "shard %s has no cell (the matrix has %d)\n", sh, len(all))
-			return exitValid, nil
-		}
-	}
 	ui := runs.NewProgress(stderr, *m.o.Quiet)
 	var eng runs.Engine
 	defer eng.Close()
-	if err := matrix.Run(ctx, cells, results, &sum, ui.Matrix(stderr), eng.Get); err != nil {
-		return 0, err
-	}
-	matrix.Print(stdout, sum.Cells, sum.ExitCode)
-	if baseline != nil {
-		code, err := matrix.CompareBaseline(stdout, results, m.baselineDir, *baseline, &sum)
-		if err != nil {
-			return 0, fmt.Errorf("%w: %w", harness.ErrHarness, err)
-		}
-		sum.ExitCode = code
-	}
-	if err := matrix.AppendStepSummary("matrix --results "+m.o.Spec.Results, results, sum); err != nil {
-		fmt.Fprintf(stderr, "fencecheck: job summary not written: %v\n", err)
-	}
-	fmt.Fprintf(stdout, "  summary  %s\n  junit    %s\n  index    %s\n", filepath.Join(results, matrix.File), filepath.Join(results, matrix.JUnitFile), filepath.Join(results, report.IndexFile))
-	return sum.ExitCode, nil
+	return matrix.Command{
+		Cells: func() ([]matrix.Job, []string, error) {
+			all, skipped, err := matrixCells(m.o, m.axes, m.seed, m.runs, m.strict, !m.list, stderr)
+			return all, skipped, m.locate(err)
+		},
+		Shard: m.shard, List: m.list, Strict: m.strict, Args: m.args,
+		Results: m.o.Spec.Results, BaselineDir: m.baselineDir,
+	}.Run(ctx, ui.Matrix(stderr), eng.Get, stdout)
 }
 
 // matrixFlags parses matrix's flags and checks them (errors wrap errUsage
@@ -161,7 +98,7 @@ func matrixFlags(args []string, stderr io.Writer) (*matrixOpts, error) {
 		targetList = clientTargets(knobLists)
 	}
 	if len(resourceList) == 0 {
-		resourceList = multiFlag{tables.Resources[0].Name()}
+		resourceList = multiFlag{runs.DefaultResource().Name()}
 	}
 	if len(fencingList) == 0 {
 		fencingList = listFlag{"none", "token", "cas"}
@@ -177,7 +114,7 @@ func matrixFlags(args []string, stderr io.Writer) (*matrixOpts, error) {
 		return nil, err
 	}
 	return &matrixOpts{
-		o: o, file: ef, seed: *seed, runs: *nruns, strict: *strict, shard: sh, list: *list, baselineDir: *baselineDir, args: spec.Redact(fs, args),
+		o: o, locate: ef.Locate, seed: *seed, runs: *nruns, strict: *strict, shard: sh, list: *list, baselineDir: *baselineDir, args: spec.Redact(fs, args),
 		axes: matrix.Axes{
 			Targets: targetList, Versions: versionList, Workloads: workloadList, Resources: resourceList, Fencings: fencingList,
 			ReadModes: spec.SplitList(o.Spec.ReadMode), Nemeses: nems, Knobs: knobAxes(knobLists),
@@ -185,35 +122,16 @@ func matrixFlags(args []string, stderr io.Writer) (*matrixOpts, error) {
 	}, nil
 }
 
-// clientTargets is matrix's default --target: the targets that the
-// client programs of the --client-dir axis name (client.json's "target"
-// or "targets"), in order, each once, so that a program runs on each of
-// its targets; etcd when none names one (the built-in recipe alone, or
-// programs that name none). A directory that cannot be read is left to
-// the cells, which say what is wrong with it.
+// clientTargets is matrix's default --target (runs.ClientTargets): the
+// targets that the client programs of the --client-dir axis name.
 func clientTargets(lists []*knobList) listFlag {
-	var ts listFlag
+	var dirs []string
 	for _, l := range lists {
-		if l.Knob.Flag != "client-dir" {
-			continue
-		}
-		for _, d := range l.Values {
-			if d == spec.Builtin {
-				continue
-			}
-			if p, err := clientproto.Load(d, "", ""); err == nil {
-				for _, n := range p.Manifest.TargetNames() {
-					if !slices.Contains(ts, n) {
-						ts = append(ts, n)
-					}
-				}
-			}
+		if l.Knob.Flag == "client-dir" {
+			dirs = append(dirs, l.Values...)
 		}
 	}
-	if len(ts) == 0 {
-		return listFlag{"etcd"}
-	}
-	return ts
+	return runs.ClientTargets(dirs)
 }
 
 // matrixCells are the matrix's cells (matrix.Cells) from the flags o and
@@ -230,21 +148,6 @@ func matrixCells(o *runs.Flags, ax matrix.Axes, seed uint64, nruns int, strict, 
 		Target: lookupTarget,
 		Config: func(t targets.Target, sp spec.Spec) (harness.Config, error) { return config(t, sp, stderr) },
 	})
-}
-
-// printCells prints matrix --list: a line per cell.
-func printCells(w io.Writer, cells []matrix.Job) {
-	for _, c := range cells {
-		judge := "reported"
-		if c.MustBeValid {
-			judge = "must be valid"
-		}
-		axes := "" // a last column when the cell has axes
-		if c.Axes != nil {
-			axes = "\t" + c.AxesText()
-		}
-		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\t%d\t%s%s\n", c.Cell, matrix.TargetWords(c.MatrixCell), c.WorkloadName(), c.Resource, c.Nemesis, c.Mode(), c.Seed, judge, axes)
-	}
 }
 
 // matrixKnob says which knobs matrix takes as run does: all but those it

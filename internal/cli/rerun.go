@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/fencecheck/fencecheck/internal/rerun"
 	"github.com/fencecheck/fencecheck/internal/runs"
 	"github.com/fencecheck/fencecheck/internal/spec"
 )
@@ -29,7 +28,7 @@ func cmdRerun(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 		"differ from the run's (after the build step), naming the first that changed, unless\n"+
 		"--client-changed-ok. The program's --client-cmd and --client-image are the run's (test.json's\n"+
 		"client_cmd, client_image: they run in the run's containers only).\n\n")
-	nruns := fs.Int("runs", rerun.Runs, "how many times to repeat the run")
+	nruns := fs.Int("runs", runs.DefaultReruns, "how many times to repeat the run")
 	results := fs.String("results", "./results", "results directory of the re-runs")
 	quiet := fs.Bool("quiet", false, "no progress line")
 	var co runs.ClientOpts

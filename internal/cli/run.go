@@ -38,7 +38,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 		return 0, err
 	}
 	runs.PrintSummary(stdout, cfg, out)
-	return exitCode(out.Results.Valid()), nil
+	return out.Results.Valid().ExitCode(), nil
 }
 
 // runConfig parses run's flags into a validated configuration (errors wrap
@@ -47,7 +47,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 // errors and usage go to flagOut, the configuration's log to stderr.
 func runConfig(args []string, flagOut, stderr io.Writer) (harness.Config, bool, func(ctx context.Context, stdout io.Writer) (int, error), error) {
 	fs := verbFlags("run", flagOut, "Exit 0 valid, 1 invalid, 2 unknown, 254 bad arguments, 255 harness failure.")
-	scen := fs.String("scenario", "", "instead of a generated run, play a named regression scenario: "+scenarioNames()+" (with --target, --version, --fencing, --ttl, --nodes, --results)")
+	scen := fs.String("scenario", "", "instead of a generated run, play a named regression scenario: "+runs.ScenarioNames()+" (with --target, --version, --fencing, --ttl, --nodes, --results)")
 	o := parts.AddFlags(fs, nil)
 	file := fs.String("f", "", runs.FileHelp)
 	if err := parseVerb(fs, args); err != nil {
@@ -69,7 +69,7 @@ func runConfig(args []string, flagOut, stderr io.Writer) (harness.Config, bool, 
 			return harness.Config{}, false, nil, err
 		}
 		return harness.Config{}, *o.Quiet, func(ctx context.Context, stdout io.Writer) (int, error) {
-			return runScenario(ctx, *scen, t, o.Spec.Fencing, o, stdout, stderr)
+			return parts.PlayScenario(ctx, *scen, t, o.Spec.Fencing, o, stdout, stderr)
 		}, nil
 	}
 	if o.Spec.Seed == 0 {

@@ -63,7 +63,6 @@ func cmdShrink(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 		Rerun: func(ctx context.Context) (harness.Config, error) {
 			return parts.RerunConfig(ctx, dir, *results, given, co, stderr)
 		},
-		Markdown: mdText,
-		Engine:   eng.Get,
+		Engine: eng.Get,
 	}, stdout, stderr)
 }

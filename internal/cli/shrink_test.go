@@ -73,8 +73,8 @@ func TestShrinkTakesNoStoredCredentials(t *testing.T) {
 
 // shrink's repro.md from a hostile stored run, through the command line
 // (issue 48, item 7): test.json's strings reach it filtered (safetext)
-// and escaped by the CLI's Markdown text (mdText, which cmdShrink gives
-// shrink.Run): a forged "## Expected" section, an <img> tag and an escape
+// and escaped as Markdown text (safetext.Markdown, shrink.Run's default,
+// which cmdShrink keeps): a forged "## Expected" section, an <img> tag and an escape
 // sequence did reach it raw. A budget of 1ns ends the search before any
 // run: the output holds the stored run (exit 2), and nothing runs.
 func TestShrinkReproFromHostileRun(t *testing.T) {

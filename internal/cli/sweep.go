@@ -10,11 +10,8 @@ import (
 
 	"github.com/fencecheck/fencecheck/internal/harness"
 	"github.com/fencecheck/fencecheck/internal/matrix"
-	"github.com/fencecheck/fencecheck/internal/nemesis"
 	"github.com/fencecheck/fencecheck/internal/runs"
 	"github.com/fencecheck/fencecheck/internal/spec"
-	"github.com/fencecheck/fencecheck/internal/sweep"
-	"github.com/fencecheck/fencecheck/internal/tables"
 )
 
 func cmdSweep(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
@@ -25,7 +22,7 @@ func cmdSweep(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	nruns := fs.Int("runs", 5, "runs per point, with seeds --seed, --seed+1, ...")
 	var fencingList listFlag
 	fs.Var(&fencingList, "fencing", "fencing modes, each its own line of the chart (default none,token)")
-	resource := fs.String("resource", tables.Resources[0].Name(), "what the lock protects, as run's --resource")
+	resource := fs.String("resource", runs.DefaultResource().Name(), "what the lock protects, as run's --resource")
 	seed := fs.Uint64("seed", 1, "seed of each point's first run (the same seeds at every point)")
 	redraw := fs.String("redraw", "", "run nothing: redraw DIR/sweep.svg and print the table from DIR/sweep.json (after a change of the chart)")
 	o := parts.AddFlags(fs, func(k spec.Knob) bool {
@@ -73,9 +70,9 @@ func cmdSweep(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	if err != nil {
 		return 0, err
 	}
-	pauses, err := sweep.ParsePauses(*pause, *steps, nemesis.MaxTTLMultiple)
+	pauses, err := matrix.SweepPauses(*pause, *steps)
 	if err != nil {
-		return 0, fmt.Errorf("%w: %w", errUsage, err)
+		return 0, err
 	}
 	if len(fencingList) == 0 {
 		fencingList = listFlag{"none", "token"}

@@ -6,7 +6,6 @@ import (
 	"io"
 
 	"github.com/fencecheck/fencecheck/internal/matrix"
-	"github.com/fencecheck/fencecheck/internal/trends"
 )
 
 // cmdTrends is `fencecheck trends ROOT` (matrix.Trends).
@@ -18,9 +17,6 @@ func cmdTrends(_ context.Context, args []string, stdout, stderr io.Writer) (int,
 	}
 	if fs.NArg() != 1 {
 		return 0, fmt.Errorf("%w: trends needs one ROOT directory", errUsage)
-	}
-	if *keep < 1 || *keep > trends.MaxScan {
-		return 0, fmt.Errorf("%w: --nights %d: between 1 and %d", errUsage, *keep, trends.MaxScan)
 	}
 	return matrix.Trends(fs.Arg(0), *keep, stdout)
 }

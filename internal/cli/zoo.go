@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/fencecheck/fencecheck/internal/safetext"
 	"github.com/fencecheck/fencecheck/internal/zoo"
 )
 
@@ -39,9 +38,6 @@ func cmdZoo(_ context.Context, args []string, stdout, stderr io.Writer) (int, er
 	}
 	return exitValid, nil
 }
-
-// mdText is safetext.Markdown, for shrink's repro.md.
-var mdText = safetext.Markdown
 
 // zooUsage is zoo -h's details.
 const zooUsage = `RESULTS is the results directory of a matrix run with --client-dir as an

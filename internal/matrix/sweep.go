@@ -16,6 +16,7 @@ import (
 	"github.com/fencecheck/fencecheck/internal/cmdline"
 	"github.com/fencecheck/fencecheck/internal/harness"
 	"github.com/fencecheck/fencecheck/internal/history"
+	"github.com/fencecheck/fencecheck/internal/nemesis"
 	"github.com/fencecheck/fencecheck/internal/report"
 	"github.com/fencecheck/fencecheck/internal/runtime"
 	"github.com/fencecheck/fencecheck/internal/store"
@@ -52,6 +53,18 @@ type Sweep struct {
 	// Run's engine does for a matrix's cells: called just before each
 	// run, its error is the run's harness failure. Required.
 	Engine func(context.Context) (runtime.Engine, error)
+}
+
+// SweepPauses are the pauses of --pause spec (a range A..B split into
+// steps points, or a list), in TTLs, each at most the nemesis's longest
+// (nemesis.MaxTTLMultiple); a bad spec is an error that wraps
+// cmdline.ErrUsage.
+func SweepPauses(spec string, steps int) ([]float64, error) {
+	pauses, err := sweep.ParsePauses(spec, steps, nemesis.MaxTTLMultiple)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", cmdline.ErrUsage, err)
+	}
+	return pauses, nil
 }
 
 // RunSweep plans every run of s (each validated before the first starts:

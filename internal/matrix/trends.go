@@ -24,8 +24,12 @@ import (
 // be judged (trends.Unjudged: its matrix.json cannot be read or lists no
 // cell that ran, or a night that cannot be read has a name after the
 // newest's), naming that night; the pages are written all the same. A
-// ROOT that holds no night is an error that wraps cmdline.ErrUsage.
+// ROOT that holds no night, or keep out of 1 to trends.MaxScan, is an
+// error that wraps cmdline.ErrUsage.
 func Trends(root string, keep int, stdout io.Writer) (int, error) {
+	if keep < 1 || keep > trends.MaxScan {
+		return 0, fmt.Errorf("%w: --nights %d: between 1 and %d", cmdline.ErrUsage, keep, trends.MaxScan)
+	}
 	nights, err := trends.Scan(root, 0) // all: whether the newest can be judged depends on them all
 	if err != nil {
 		if _, serr := os.Stat(filepath.Join(root, trends.MatrixFile)); serr == nil {

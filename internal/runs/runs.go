@@ -39,6 +39,12 @@ import (
 	"github.com/fencecheck/fencecheck/targets"
 )
 
+// Builtin are the built-in targets (tables.Targets).
+var Builtin = tables.Targets
+
+// DefaultReruns is how many times rerun repeats a run by default.
+const DefaultReruns = rerun.Runs
+
 // Parts are the lock services, resources and workloads a binary knows:
 // Targets the built-in ones (tables.Targets) and a Go API user's; the
 // resources and workloads are tables'. Extra says that Targets holds a

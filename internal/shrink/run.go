@@ -18,6 +18,7 @@ import (
 	"github.com/fencecheck/fencecheck/internal/history"
 	"github.com/fencecheck/fencecheck/internal/matrix"
 	"github.com/fencecheck/fencecheck/internal/runtime"
+	"github.com/fencecheck/fencecheck/internal/safetext"
 	"github.com/fencecheck/fencecheck/internal/store"
 )
 
@@ -52,8 +53,8 @@ type RunOptions struct {
 	Rerun func(ctx context.Context) (harness.Config, error)
 	// Markdown is a value read from the stored run (already filtered by
 	// safetext) as Markdown text that renders as it, on one line, with
-	// no markup: what repro.md writes every such value through.
-	// Required.
+	// no markup: what repro.md writes every such value through. Nil is
+	// safetext.Markdown.
 	Markdown func(string) string
 	// Engine returns the engine a candidate runs on (harness.RunOn),
 	// called before each candidate's run, so a search that runs none
@@ -159,7 +160,11 @@ func Run(ctx context.Context, o RunOptions, stdout, stderr io.Writer) (int, erro
 	if found.Stopped == "interrupted" {
 		fmt.Fprintln(stderr, "fencecheck: interrupted: keeping the best found so far")
 	}
-	if err := writeShrunk(out, o.Confirm, stored, start, found, r, o.Markdown); err != nil {
+	md := o.Markdown
+	if md == nil {
+		md = safetext.Markdown
+	}
+	if err := writeShrunk(out, o.Confirm, stored, start, found, r, md); err != nil {
 		return 0, err
 	}
 	fmt.Fprintf(stdout, "shrunk   %s\n  from     %s\n  to       %s\n", cfg.Replay.Of, start, found.Best)

@@ -1,4 +1,4 @@
-package cli
+package runs
 
 import (
 	"context"
@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"strings"
 
-	"github.com/fencecheck/fencecheck/internal/runs"
 	"github.com/fencecheck/fencecheck/internal/scenarios"
 	"github.com/fencecheck/fencecheck/internal/tables"
 	"github.com/fencecheck/fencecheck/targets"
@@ -28,14 +27,15 @@ var scenarioTable = func() []scenario {
 	return t
 }()
 
-func scenarioNames() string { return tables.Names(scenarioTable) }
+// ScenarioNames lists the regression scenarios run --scenario plays.
+func ScenarioNames() string { return tables.Names(scenarioTable) }
 
-// runScenario plays the scenario named name on target t (run --scenario):
+// PlayScenario plays the scenario named name on target t (run --scenario):
 // exit 0 valid, 1 invalid, 2 unknown, as a run. It takes --fencing (one
 // mode), --recipe (only the scenario's), --ttl, --lock-delay and
 // --ready-timeout (the target's profile's when not given), --nodes and
 // --results; the other flags of run do not apply.
-func runScenario(ctx context.Context, name string, t targets.Target, fencing string, o *runs.Flags, stdout, stderr io.Writer) (int, error) {
+func (p Parts) PlayScenario(ctx context.Context, name string, t targets.Target, fencing string, o *Flags, stdout, stderr io.Writer) (int, error) {
 	sc, err := tables.Lookup(scenarioTable, "scenario", name)
 	if err != nil {
 		return 0, err
@@ -60,17 +60,17 @@ func runScenario(ctx context.Context, name string, t targets.Target, fencing str
 	if _, err := t.Nodes(nodes); err != nil {
 		return 0, err
 	}
-	workerBin, err := parts.WorkerBinary(stderr)
+	workerBin, err := p.WorkerBinary(stderr)
 	if err != nil {
 		return 0, err
 	}
-	var eng runs.Engine
+	var eng Engine
 	defer eng.Close()
 	e, err := eng.Get(ctx)
 	if err != nil {
 		return 0, err
 	}
-	ui := runs.NewProgress(stderr, *o.Quiet)
+	ui := NewProgress(stderr, *o.Quiet)
 	cfg := scenarios.Config{
 		Engine: e,
 		Target: t, Resource: tables.Resources[0], Nodes: nodes, TTL: o.Spec.TTL, LockDelay: o.Spec.LockDelay, ReadyTimeout: o.Spec.ReadyTimeout, Results: o.Spec.Results, WorkerBinary: workerBin,
@@ -87,5 +87,5 @@ func runScenario(ctx context.Context, name string, t targets.Target, fencing str
 	}
 	fmt.Fprintf(stdout, "\n%s  %s %s, fencing %s: the server %s; final value %v\n  report           %s\n",
 		strings.ToUpper(reg.Valid.String()), sc.Scenario.Name, t.(interface{ Version() string }).Version(), f, granted, reg.Final, reg.Run.Path("report.html"))
-	return exitCode(reg.Valid), nil
+	return reg.Valid.ExitCode(), nil
 }

@@ -1,4 +1,4 @@
-package cli
+package runs
 
 import (
 	"encoding/json"
@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/fencecheck/fencecheck/internal/clientproto"
+	"github.com/fencecheck/fencecheck/internal/worker"
 )
 
 func probeLine(t *testing.T, s clientproto.Step) string {
@@ -17,7 +18,7 @@ func probeLine(t *testing.T, s clientproto.Step) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return stepPrefix + string(b)
+	return worker.StepPrefix + string(b)
 }
 
 // A step whose report is longer than the old reader's 16 MiB line limit
@@ -35,7 +36,7 @@ func TestParseProbe(t *testing.T) {
 	huge := clientproto.Step{Name: "release", OK: false, Detail: strings.Repeat("<", 3<<20)} // 18 MiB escaped
 	lines := []string{probeLine(t, ok("init")), "time=... level=INFO msg=started", probeLine(t, ok("acquire")),
 		probeLine(t, huge), probeLine(t, ok("handover"))}
-	out := strings.Join(lines, "\n") + "\n" + endPrefix + "4\n"
+	out := strings.Join(lines, "\n") + "\n" + worker.EndPrefix + "4\n"
 	steps, logs, err := parseProbe(out)
 	if err != nil {
 		t.Fatal(err)
@@ -48,9 +49,9 @@ func TestParseProbe(t *testing.T) {
 		name, out, want string
 	}{
 		{"no end line", strings.Join(lines[:3], "\n") + "\n", "without its end line"},
-		{"a step left out", strings.Join(lines[:3], "\n") + "\n" + endPrefix + "4\n", "reported 4 steps, 2 were read"},
-		{"a step that does not decode", lines[0] + "\n" + stepPrefix + `{"name":"acq` + "\n" + endPrefix + "2\n", "does not decode"},
-		{"two end lines", lines[0] + "\n" + endPrefix + "1\n" + endPrefix + "1\n", "second end line"},
+		{"a step left out", strings.Join(lines[:3], "\n") + "\n" + worker.EndPrefix + "4\n", "reported 4 steps, 2 were read"},
+		{"a step that does not decode", lines[0] + "\n" + worker.StepPrefix + `{"name":"acq` + "\n" + worker.EndPrefix + "2\n", "does not decode"},
+		{"two end lines", lines[0] + "\n" + worker.EndPrefix + "1\n" + worker.EndPrefix + "1\n", "second end line"},
 		{"nothing", "", "without its end line"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
