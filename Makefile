@@ -26,13 +26,13 @@ all: build
 # command stamps it (the vcs.* build settings) in a git clone, but not in a
 # git worktree (.git is a file there) nor under GOFLAGS=-buildvcs=false (a
 # go.env may set it), so git says it too, through -ldflags -X; the go
-# command's own stamp wins where there is one (internal/buildinfo). The
+# command's own stamp wins where there is one (internal/base/buildinfo). The
 # worker binary gets neither (-buildvcs=false): its image's tag hashes it,
 # and should change with the worker's code, not with every commit.
 VCS_X = -X $(BUILDINFO).revision=$(shell git rev-parse HEAD 2>/dev/null) \
 	-X $(BUILDINFO).revisionTime=$(shell TZ=UTC git show -s --date=format-local:%Y-%m-%dT%H:%M:%SZ --format=%cd HEAD 2>/dev/null) \
 	-X $(BUILDINFO).modified=$(shell [ -n "$$(git status --porcelain 2>/dev/null | head -1)" ] && echo true)
-BUILDINFO := github.com/fencecheck/fencecheck/internal/buildinfo
+BUILDINFO := github.com/fencecheck/fencecheck/internal/base/buildinfo
 
 build:
 	$(GO) build -trimpath -ldflags='$(VCS_X)' -o $(BIN) ./cmd/fencecheck
@@ -108,7 +108,7 @@ unit:
 # docs/matrix.schema.json) made again from the knobs table (spec.Knobs);
 # TestSchemaIsCurrent fails until they are.
 schema:
-	FENCECHECK_UPDATE_DOCS=1 $(GO) test -count=1 -run '^TestSchemaIsCurrent$$' ./internal/experiment/
+	FENCECHECK_UPDATE_DOCS=1 $(GO) test -count=1 -run '^TestSchemaIsCurrent$$' ./internal/verdicts/experiment/
 
 # Each fuzz target for FUZZTIME (a minute), one after another: the JSONL
 # history reader, the EDN reader, Jepsen's two history parsers, the fencing
@@ -122,23 +122,23 @@ schema:
 # run in every go test.
 FUZZTIME ?= 60s
 fuzz:
-	$(GO) test -run '^$$' -fuzz '^FuzzRead$$' -fuzztime $(FUZZTIME) ./internal/history/
-	$(GO) test -run '^$$' -fuzz '^FuzzParseEDN$$' -fuzztime $(FUZZTIME) ./internal/checkers/jepsen/
-	$(GO) test -run '^$$' -fuzz '^FuzzParseKV$$' -fuzztime $(FUZZTIME) ./internal/checkers/jepsen/
-	$(GO) test -run '^$$' -fuzz '^FuzzParseRegisterLog$$' -fuzztime $(FUZZTIME) ./internal/checkers/jepsen/
-	$(GO) test -run '^$$' -fuzz '^FuzzProxyRequest$$' -fuzztime $(FUZZTIME) ./internal/resources/proxy/
-	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./internal/experiment/
-	$(GO) test -run '^$$' -fuzz '^FuzzLoadManifest$$' -fuzztime $(FUZZTIME) ./internal/clientproto/
-	$(GO) test -run '^$$' -fuzz '^FuzzRunArgs$$' -fuzztime $(FUZZTIME) ./internal/rerun/
+	$(GO) test -run '^$$' -fuzz '^FuzzRead$$' -fuzztime $(FUZZTIME) ./internal/base/history/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseEDN$$' -fuzztime $(FUZZTIME) ./internal/verdicts/checkers/jepsen/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseKV$$' -fuzztime $(FUZZTIME) ./internal/verdicts/checkers/jepsen/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseRegisterLog$$' -fuzztime $(FUZZTIME) ./internal/verdicts/checkers/jepsen/
+	$(GO) test -run '^$$' -fuzz '^FuzzProxyRequest$$' -fuzztime $(FUZZTIME) ./internal/systems/resources/proxy/
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./internal/verdicts/experiment/
+	$(GO) test -run '^$$' -fuzz '^FuzzLoadManifest$$' -fuzztime $(FUZZTIME) ./internal/systems/clientproto/
+	$(GO) test -run '^$$' -fuzz '^FuzzRunArgs$$' -fuzztime $(FUZZTIME) ./internal/verdicts/rerun/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseAuthFile$$' -fuzztime $(FUZZTIME) ./internal/harness/
 	$(GO) test -run '^$$' -fuzz '^FuzzCheckEndpoints$$' -fuzztime $(FUZZTIME) ./targets/
 	$(GO) test -run '^$$' -fuzz '^FuzzMergeInput$$' -fuzztime $(FUZZTIME) ./internal/cli/
 	$(GO) test -run '^$$' -fuzz '^FuzzTrendsNight$$' -fuzztime $(FUZZTIME) ./internal/cli/
-	$(GO) test -run '^$$' -fuzz '^FuzzReadArchive$$' -fuzztime $(FUZZTIME) ./internal/images/
-	$(GO) test -run '^$$' -fuzz '^FuzzArchiveManifest$$' -fuzztime $(FUZZTIME) ./internal/images/
-	$(GO) test -run '^$$' -fuzz '^FuzzZooPage$$' -fuzztime $(FUZZTIME) ./internal/zoo/
-	$(GO) test -run '^$$' -fuzz '^FuzzText$$' -fuzztime $(FUZZTIME) ./internal/safetext/
-	$(GO) test -run '^$$' -fuzz '^FuzzParseRunID$$' -fuzztime $(FUZZTIME) ./internal/runtime/
+	$(GO) test -run '^$$' -fuzz '^FuzzReadArchive$$' -fuzztime $(FUZZTIME) ./internal/base/images/
+	$(GO) test -run '^$$' -fuzz '^FuzzArchiveManifest$$' -fuzztime $(FUZZTIME) ./internal/base/images/
+	$(GO) test -run '^$$' -fuzz '^FuzzZooPage$$' -fuzztime $(FUZZTIME) ./internal/campaigns/zoo/
+	$(GO) test -run '^$$' -fuzz '^FuzzText$$' -fuzztime $(FUZZTIME) ./internal/base/safetext/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseRunID$$' -fuzztime $(FUZZTIME) ./internal/base/runtime/
 
 # The figures of docs/figures.md: cold and warm image builds (the cold build removes
 # fencecheck's images and rebuilds them), 5 runs per fencing mode on etcd, the
@@ -147,7 +147,7 @@ fuzz:
 bench: images
 	$(GO) run ./bench -bin $(BIN) -runs 5 -cold
 	$(GO) run ./bench -bin $(BIN) -overhead -runs 3 -time-limit 20s
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime 3x ./internal/checkers/ ./internal/report/
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 3x ./internal/verdicts/checkers/ ./internal/report/
 
 # The scenarios behind the findings in docs/, once each.
 findings: images

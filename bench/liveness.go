@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fencecheck/fencecheck/internal/store"
+	"github.com/fencecheck/fencecheck/internal/verdicts/store"
 )
 
 // livenessCell is one row of the liveness table: a target under one fault.

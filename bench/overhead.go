@@ -11,15 +11,15 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/fencecheck/fencecheck/internal/base/history"
+	"github.com/fencecheck/fencecheck/internal/base/platform/docker"
+	"github.com/fencecheck/fencecheck/internal/base/spec"
+	"github.com/fencecheck/fencecheck/internal/clients/workloads"
+	"github.com/fencecheck/fencecheck/internal/clients/workloads/lockappend"
 	"github.com/fencecheck/fencecheck/internal/harness"
-	"github.com/fencecheck/fencecheck/internal/history"
-	"github.com/fencecheck/fencecheck/internal/platform/docker"
-	"github.com/fencecheck/fencecheck/internal/resources"
-	"github.com/fencecheck/fencecheck/internal/resources/lockstore"
-	"github.com/fencecheck/fencecheck/internal/spec"
-	"github.com/fencecheck/fencecheck/internal/targets/etcd"
-	"github.com/fencecheck/fencecheck/internal/workloads"
-	"github.com/fencecheck/fencecheck/internal/workloads/lockappend"
+	"github.com/fencecheck/fencecheck/internal/systems/lockservices/etcd"
+	"github.com/fencecheck/fencecheck/internal/systems/resources"
+	"github.com/fencecheck/fencecheck/internal/systems/resources/lockstore"
 	"github.com/fencecheck/fencecheck/targets"
 )
 

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fencecheck/fencecheck/internal/history"
+	"github.com/fencecheck/fencecheck/internal/base/history"
 )
 
 // runRerun measures reproduction: an unfenced etcd run under pause-holder

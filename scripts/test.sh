@@ -10,7 +10,7 @@
 # spend most of their time waiting for leases to expire. A test that needs
 # an image the background has not made yet builds it itself or waits for
 # it: each build holds a lock of its tag, so nothing is built twice
-# (internal/images, lockRef). The tests assert what a fault does, never how
+# (internal/base/images, lockRef). The tests assert what a fault does, never how
 # fast the machine is (CONTRIBUTING.md), so the builds beside them change
 # their time, not their verdicts. Under make test, the tests of what only
 # make test-all builds skip, and the end of the log lists them.
@@ -118,7 +118,7 @@ if [ "$status" = 0 ]; then
 	}
 	rm -f "$logdir"/go-test-*.json
 	images_re='consul|zookeeper|kubernetes'
-	mapfile -t waiting < <("$go" list ./internal/targets/... | grep -E "/internal/targets/($images_re)\$")
+	mapfile -t waiting < <("$go" list ./internal/systems/lockservices/... | grep -E "/internal/systems/lockservices/($images_re)\$")
 	mapfile -t others < <("$go" list ./... | grep -vx "$cli" | grep -vxF -f <(printf '%s\n' "${waiting[@]}" ""))
 	mapfile -t clitests < <("$go" test -list '^Test' ./internal/cli/ | grep '^Test')
 	cliw_re='Consul|ZooKeeper|Kubernetes|Curator'

@@ -6,7 +6,7 @@
 // offers its own key-value store as the resource "lock-store".
 //
 // Each target lives in its own folder (targets/etcd, ...) and is listed once,
-// in internal/tables' target table.
+// in internal/clients/tables' target table.
 package targets
 
 import (
@@ -476,7 +476,7 @@ type Elector interface {
 // Elected is implemented by targets whose servers elect their leader among
 // themselves (a Raft or Zab quorum, Sentinels' failover), so that Leader's
 // answer may change during a run: the harness then asks Leader every
-// leaders.Poll (internal/records/leaders) while the clients run and
+// leaders.Poll (internal/verdicts/records/leaders) while the clients run and
 // records its first answer and each change (the results' leaders), which
 // the report marks on the server
 // lanes (a one-server cluster too: it has one answer). ElectsLeader false

@@ -27,9 +27,9 @@ func TestWorkerDeps(t *testing.T) {
 		{"github.com/chromedp/", true},
 		{mod + "internal/report", false},
 		{mod + "internal/harness", true},
-		{mod + "internal/images", false},
+		{mod + "internal/base/images", false},
 		{mod + "internal/cli", false},
-		{mod + "internal/workloads/views", false},
+		{mod + "internal/clients/workloads/views", false},
 	}
 	deps := strings.Fields(string(out))
 	found := map[string]bool{}
@@ -37,14 +37,14 @@ func TestWorkerDeps(t *testing.T) {
 		found[d] = true
 		for _, f := range forbidden {
 			if d == f.pkg || (f.prefix && strings.HasPrefix(d, f.pkg)) || (!f.prefix && strings.HasPrefix(d, f.pkg+"/")) {
-				if d != mod+"internal/images/kinds" {
+				if d != mod+"internal/base/images/kinds" {
 					t.Errorf("the worker binary links %s", d)
 				}
 			}
 		}
 	}
 	// The test reads what it means to: the worker's own packages are there.
-	for _, want := range []string{mod + "internal/worker", mod + "internal/tables", mod + "internal/targets/etcd"} {
+	for _, want := range []string{mod + "internal/clients/worker", mod + "internal/clients/tables", mod + "internal/systems/lockservices/etcd"} {
 		if !found[want] {
 			t.Errorf("go list -deps does not list %s: %d packages read", want, len(deps))
 		}

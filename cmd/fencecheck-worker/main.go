@@ -13,8 +13,8 @@ package main
 import (
 	"os"
 
-	"github.com/fencecheck/fencecheck/internal/tables"
-	"github.com/fencecheck/fencecheck/internal/worker"
+	"github.com/fencecheck/fencecheck/internal/clients/tables"
+	"github.com/fencecheck/fencecheck/internal/clients/worker"
 )
 
 func main() {

@@ -6,8 +6,8 @@ import (
 	"io"
 	"time"
 
+	"github.com/fencecheck/fencecheck/internal/base/spec"
 	"github.com/fencecheck/fencecheck/internal/harness"
-	"github.com/fencecheck/fencecheck/internal/spec"
 )
 
 func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {

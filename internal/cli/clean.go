@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/fencecheck/fencecheck/internal/runs"
+	"github.com/fencecheck/fencecheck/internal/campaigns/runs"
 )
 
 func cmdClean(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -16,9 +16,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fencecheck/fencecheck/internal/images"
-	"github.com/fencecheck/fencecheck/internal/store"
+	"github.com/fencecheck/fencecheck/internal/base/images"
 	"github.com/fencecheck/fencecheck/internal/testkit/suite"
+	"github.com/fencecheck/fencecheck/internal/verdicts/store"
 )
 
 // makeTestClients are the example clients whose images make test builds
@@ -41,7 +41,7 @@ func inMakeTest(dir string) bool {
 func example(name string) string { return filepath.Join("..", "..", "examples", "clients", name) }
 
 func brokenClient(name string) string {
-	return filepath.Join("..", "clientproto", "testdata", "clients", name)
+	return filepath.Join("..", "systems", "clientproto", "testdata", "clients", name)
 }
 
 func TestClientCheck(t *testing.T) {

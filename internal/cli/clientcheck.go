@@ -6,7 +6,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/fencecheck/fencecheck/internal/runs"
+	"github.com/fencecheck/fencecheck/internal/campaigns/runs"
 )
 
 // cmdClientCheck is `fencecheck client-check`: a client program's

@@ -6,8 +6,8 @@ import (
 	"io"
 	"log/slog"
 
-	"github.com/fencecheck/fencecheck/internal/runs"
-	"github.com/fencecheck/fencecheck/internal/scenarios"
+	"github.com/fencecheck/fencecheck/internal/campaigns/runs"
+	"github.com/fencecheck/fencecheck/internal/campaigns/scenarios"
 	"github.com/fencecheck/fencecheck/targets"
 )
 

@@ -7,10 +7,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fencecheck/fencecheck/internal/checkers"
-	"github.com/fencecheck/fencecheck/internal/history"
-	la "github.com/fencecheck/fencecheck/internal/history/lockappend"
-	"github.com/fencecheck/fencecheck/internal/scenarios"
+	"github.com/fencecheck/fencecheck/internal/base/history"
+	la "github.com/fencecheck/fencecheck/internal/base/history/lockappend"
+	"github.com/fencecheck/fencecheck/internal/campaigns/scenarios"
+	"github.com/fencecheck/fencecheck/internal/verdicts/checkers"
 	"github.com/fencecheck/fencecheck/targets"
 )
 

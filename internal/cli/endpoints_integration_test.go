@@ -25,7 +25,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fencecheck/fencecheck/internal/nemesis"
+	"github.com/fencecheck/fencecheck/internal/systems/nemesis"
 
 	consulapi "github.com/hashicorp/consul/api"
 	goredis "github.com/redis/go-redis/v9"
@@ -35,10 +35,10 @@ import (
 	"github.com/fencecheck/fencecheck/internal/testkit/harnesstest"
 	"github.com/fencecheck/fencecheck/internal/testkit/suite"
 
-	"github.com/fencecheck/fencecheck/internal/images"
-	"github.com/fencecheck/fencecheck/internal/platform/docker"
-	"github.com/fencecheck/fencecheck/internal/runtime"
-	"github.com/fencecheck/fencecheck/internal/store"
+	"github.com/fencecheck/fencecheck/internal/base/images"
+	"github.com/fencecheck/fencecheck/internal/base/platform/docker"
+	"github.com/fencecheck/fencecheck/internal/base/runtime"
+	"github.com/fencecheck/fencecheck/internal/verdicts/store"
 	"github.com/fencecheck/fencecheck/targets"
 )
 

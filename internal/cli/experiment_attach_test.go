@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fencecheck/fencecheck/internal/store"
+	"github.com/fencecheck/fencecheck/internal/verdicts/store"
 )
 
 // run -f never takes the servers a run attaches to, nor its credentials,

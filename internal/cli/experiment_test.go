@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fencecheck/fencecheck/internal/experiment"
-	"github.com/fencecheck/fencecheck/internal/spec"
+	"github.com/fencecheck/fencecheck/internal/base/spec"
+	"github.com/fencecheck/fencecheck/internal/verdicts/experiment"
 )
 
 // writeFile writes content to a file of its own and returns its path.

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fencecheck/fencecheck/internal/history"
+	"github.com/fencecheck/fencecheck/internal/base/history"
 	"github.com/fencecheck/fencecheck/internal/testkit/suite"
 )
 

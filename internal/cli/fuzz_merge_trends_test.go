@@ -15,9 +15,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fencecheck/fencecheck/internal/matrix"
-	"github.com/fencecheck/fencecheck/internal/store"
-	"github.com/fencecheck/fencecheck/internal/trends"
+	"github.com/fencecheck/fencecheck/internal/base/trends"
+	"github.com/fencecheck/fencecheck/internal/campaigns/matrix"
+	"github.com/fencecheck/fencecheck/internal/verdicts/store"
 )
 
 // FuzzMergeInput: a shard's matrix.json, whatever its bytes, never makes

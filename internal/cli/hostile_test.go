@@ -31,8 +31,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/fencecheck/fencecheck/internal/report"
-	"github.com/fencecheck/fencecheck/internal/store"
 	"github.com/fencecheck/fencecheck/internal/testkit/bound"
+	"github.com/fencecheck/fencecheck/internal/verdicts/store"
 )
 
 // hostileResult is what a run of the binary did.

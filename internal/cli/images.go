@@ -5,7 +5,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/fencecheck/fencecheck/internal/imageset"
+	"github.com/fencecheck/fencecheck/internal/harness/imageset"
 )
 
 func cmdImages(ctx context.Context, args []string, stdout, stderr io.Writer) error {

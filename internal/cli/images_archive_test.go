@@ -17,9 +17,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fencecheck/fencecheck/internal/images"
-	"github.com/fencecheck/fencecheck/internal/imageset"
-	"github.com/fencecheck/fencecheck/internal/platform/docker"
+	"github.com/fencecheck/fencecheck/internal/base/images"
+	"github.com/fencecheck/fencecheck/internal/base/platform/docker"
+	"github.com/fencecheck/fencecheck/internal/harness/imageset"
 )
 
 // images save and images load, round trip: an image saved to a directory,

@@ -32,14 +32,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fencecheck/fencecheck/internal/base/history"
+	"github.com/fencecheck/fencecheck/internal/base/platform/docker"
+	"github.com/fencecheck/fencecheck/internal/base/runtime"
 	"github.com/fencecheck/fencecheck/internal/harness"
-	"github.com/fencecheck/fencecheck/internal/history"
-	"github.com/fencecheck/fencecheck/internal/platform/docker"
-	"github.com/fencecheck/fencecheck/internal/records/belief"
-	"github.com/fencecheck/fencecheck/internal/records/kept"
-	"github.com/fencecheck/fencecheck/internal/records/leaders"
-	"github.com/fencecheck/fencecheck/internal/runtime"
 	"github.com/fencecheck/fencecheck/internal/testkit/bound"
+	"github.com/fencecheck/fencecheck/internal/verdicts/records/belief"
+	"github.com/fencecheck/fencecheck/internal/verdicts/records/kept"
+	"github.com/fencecheck/fencecheck/internal/verdicts/records/leaders"
 )
 
 var (

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fencecheck/fencecheck/internal/checkers"
 	"github.com/fencecheck/fencecheck/internal/testkit/bound"
+	"github.com/fencecheck/fencecheck/internal/verdicts/checkers"
 )
 
 // check --jepsen-history on the Jepsen histories kept in the repository

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fencecheck/fencecheck/internal/history"
-	"github.com/fencecheck/fencecheck/internal/nemesis"
+	"github.com/fencecheck/fencecheck/internal/base/history"
+	"github.com/fencecheck/fencecheck/internal/systems/nemesis"
 	"github.com/fencecheck/fencecheck/internal/testkit/suite"
 )
 

@@ -15,10 +15,10 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/fencecheck/fencecheck/internal/cmdline"
-	"github.com/fencecheck/fencecheck/internal/matrix"
+	"github.com/fencecheck/fencecheck/internal/base/cmdline"
+	"github.com/fencecheck/fencecheck/internal/campaigns/matrix"
+	"github.com/fencecheck/fencecheck/internal/campaigns/runs"
 	"github.com/fencecheck/fencecheck/internal/report"
-	"github.com/fencecheck/fencecheck/internal/runs"
 	"github.com/fencecheck/fencecheck/targets"
 )
 

@@ -10,10 +10,10 @@ import (
 	"math/rand/v2"
 	"strings"
 
+	"github.com/fencecheck/fencecheck/internal/base/spec"
+	"github.com/fencecheck/fencecheck/internal/campaigns/matrix"
+	"github.com/fencecheck/fencecheck/internal/campaigns/runs"
 	"github.com/fencecheck/fencecheck/internal/harness"
-	"github.com/fencecheck/fencecheck/internal/matrix"
-	"github.com/fencecheck/fencecheck/internal/runs"
-	"github.com/fencecheck/fencecheck/internal/spec"
 	"github.com/fencecheck/fencecheck/targets"
 )
 

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fencecheck/fencecheck/internal/matrix"
-	"github.com/fencecheck/fencecheck/internal/trends"
+	"github.com/fencecheck/fencecheck/internal/base/trends"
+	"github.com/fencecheck/fencecheck/internal/campaigns/matrix"
 )
 
 // A matrix on real etcd: unfenced and token-fenced holder pauses, one run

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fencecheck/fencecheck/internal/matrix"
+	"github.com/fencecheck/fencecheck/internal/campaigns/matrix"
 )
 
 // A 2-shard matrix on real containers, merged as a CI merge job merges it

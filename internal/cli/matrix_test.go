@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fencecheck/fencecheck/internal/matrix"
-	"github.com/fencecheck/fencecheck/internal/nemesis"
+	"github.com/fencecheck/fencecheck/internal/campaigns/matrix"
+	"github.com/fencecheck/fencecheck/internal/systems/nemesis"
 	"github.com/fencecheck/fencecheck/targets"
 )
 

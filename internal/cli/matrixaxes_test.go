@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fencecheck/fencecheck/internal/matrix"
-	"github.com/fencecheck/fencecheck/internal/spec"
+	"github.com/fencecheck/fencecheck/internal/base/spec"
+	"github.com/fencecheck/fencecheck/internal/campaigns/matrix"
 )
 
 // knobMatrix parses matrix's run flags and lists from args, and builds the

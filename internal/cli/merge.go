@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/fencecheck/fencecheck/internal/matrix"
+	"github.com/fencecheck/fencecheck/internal/campaigns/matrix"
 )
 
 // cmdMerge is `fencecheck merge --results OUT SHARD_DIR...`: the results

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fencecheck/fencecheck/internal/matrix"
-	"github.com/fencecheck/fencecheck/internal/trends"
+	"github.com/fencecheck/fencecheck/internal/base/trends"
+	"github.com/fencecheck/fencecheck/internal/campaigns/matrix"
 )
 
 // merge --baseline compares the merged matrix with the last night as

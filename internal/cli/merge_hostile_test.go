@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fencecheck/fencecheck/internal/matrix"
-	"github.com/fencecheck/fencecheck/internal/store"
+	"github.com/fencecheck/fencecheck/internal/campaigns/matrix"
+	"github.com/fencecheck/fencecheck/internal/verdicts/store"
 )
 
 // testStamp is a run directory's stamp as store.NewRun names it.

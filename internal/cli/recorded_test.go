@@ -43,7 +43,7 @@ var recordedRuns = []struct {
 	// etcd 3.6.16, --fencing token --nemesis partition:leader
 	// --keep-data always: its results.json holds the leaders the servers
 	// named and the data it kept, which check carries over (run records:
-	// internal/record).
+	// internal/base/record).
 	{dir: "etcd-token-partition-leader-kept", exit: exitValid},
 }
 

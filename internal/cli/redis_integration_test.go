@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fencecheck/fencecheck/internal/checkers"
+	"github.com/fencecheck/fencecheck/internal/verdicts/checkers"
 )
 
 // redisRun runs fencecheck with args plus a results directory, a fixed

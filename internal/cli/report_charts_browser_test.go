@@ -20,8 +20,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/fencecheck/fencecheck/internal/history"
-	la "github.com/fencecheck/fencecheck/internal/history/lockappend"
+	"github.com/fencecheck/fencecheck/internal/base/history"
+	la "github.com/fencecheck/fencecheck/internal/base/history/lockappend"
 )
 
 // sentWrites counts the appends of a history that sent their write (a

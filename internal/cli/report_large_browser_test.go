@@ -29,10 +29,10 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/fencecheck/fencecheck/internal/store"
+	"github.com/fencecheck/fencecheck/internal/campaigns/zoo"
 	"github.com/fencecheck/fencecheck/internal/testkit/lockappendtest"
 	"github.com/fencecheck/fencecheck/internal/testkit/suite"
-	"github.com/fencecheck/fencecheck/internal/zoo"
+	"github.com/fencecheck/fencecheck/internal/verdicts/store"
 )
 
 // report1MChild names the run directory whose report the child process

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/fencecheck/fencecheck/internal/runs"
-	"github.com/fencecheck/fencecheck/internal/spec"
+	"github.com/fencecheck/fencecheck/internal/base/spec"
+	"github.com/fencecheck/fencecheck/internal/campaigns/runs"
 )
 
 // cmdRerun repeats a stored run N times with its configuration, its seed and

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fencecheck/fencecheck/internal/history"
-	"github.com/fencecheck/fencecheck/internal/store"
+	"github.com/fencecheck/fencecheck/internal/base/history"
+	"github.com/fencecheck/fencecheck/internal/verdicts/store"
 )
 
 // An unfenced etcd run under pause-holder loses updates; its summary and

@@ -9,13 +9,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fencecheck/fencecheck/internal/history"
-	"github.com/fencecheck/fencecheck/internal/nemesis"
-	"github.com/fencecheck/fencecheck/internal/rerun"
-	"github.com/fencecheck/fencecheck/internal/resources"
-	"github.com/fencecheck/fencecheck/internal/runs"
-	"github.com/fencecheck/fencecheck/internal/spec"
-	"github.com/fencecheck/fencecheck/internal/store"
+	"github.com/fencecheck/fencecheck/internal/base/history"
+	"github.com/fencecheck/fencecheck/internal/base/spec"
+	"github.com/fencecheck/fencecheck/internal/campaigns/runs"
+	"github.com/fencecheck/fencecheck/internal/systems/nemesis"
+	"github.com/fencecheck/fencecheck/internal/systems/resources"
+	"github.com/fencecheck/fencecheck/internal/verdicts/rerun"
+	"github.com/fencecheck/fencecheck/internal/verdicts/store"
 )
 
 // The schedules of runs recorded on real clusters, as rerun reads them: the
@@ -250,4 +250,4 @@ func TestRerunExit(t *testing.T) {
 }
 
 // clientDirFixture is a client directory for rerun's tests (it never runs).
-const clientDirFixture = "../clientproto/testdata/clients/garbage"
+const clientDirFixture = "../systems/clientproto/testdata/clients/garbage"

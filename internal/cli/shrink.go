@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/fencecheck/fencecheck/internal/base/spec"
+	"github.com/fencecheck/fencecheck/internal/campaigns/runs"
+	"github.com/fencecheck/fencecheck/internal/campaigns/shrink"
 	"github.com/fencecheck/fencecheck/internal/harness"
-	"github.com/fencecheck/fencecheck/internal/runs"
-	"github.com/fencecheck/fencecheck/internal/shrink"
-	"github.com/fencecheck/fencecheck/internal/spec"
 )
 
 // cmdShrink searches for the smallest run that fails as a stored run did

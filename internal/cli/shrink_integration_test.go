@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fencecheck/fencecheck/internal/experiment"
-	"github.com/fencecheck/fencecheck/internal/store"
+	"github.com/fencecheck/fencecheck/internal/verdicts/experiment"
+	"github.com/fencecheck/fencecheck/internal/verdicts/store"
 )
 
 // An unfenced etcd run under pause-holder, 5 clients for 30 s with several

@@ -8,10 +8,10 @@ import (
 	"math"
 	"path/filepath"
 
+	"github.com/fencecheck/fencecheck/internal/base/spec"
+	"github.com/fencecheck/fencecheck/internal/campaigns/matrix"
+	"github.com/fencecheck/fencecheck/internal/campaigns/runs"
 	"github.com/fencecheck/fencecheck/internal/harness"
-	"github.com/fencecheck/fencecheck/internal/matrix"
-	"github.com/fencecheck/fencecheck/internal/runs"
-	"github.com/fencecheck/fencecheck/internal/spec"
 )
 
 func cmdSweep(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fencecheck/fencecheck/internal/matrix"
-	"github.com/fencecheck/fencecheck/internal/sweep"
+	"github.com/fencecheck/fencecheck/internal/campaigns/matrix"
+	"github.com/fencecheck/fencecheck/internal/verdicts/sweep"
 )
 
 // A tiny real sweep on etcd: a holder paused half a TTL (with a margin of

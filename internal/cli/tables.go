@@ -1,7 +1,7 @@
 package cli
 
 import (
-	"github.com/fencecheck/fencecheck/internal/runs"
+	"github.com/fencecheck/fencecheck/internal/campaigns/runs"
 	"github.com/fencecheck/fencecheck/targets"
 )
 

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/fencecheck/fencecheck/internal/matrix"
+	"github.com/fencecheck/fencecheck/internal/campaigns/matrix"
 )
 
 // cmdTrends is `fencecheck trends ROOT` (matrix.Trends).

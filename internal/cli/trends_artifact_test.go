@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fencecheck/fencecheck/internal/matrix"
-	"github.com/fencecheck/fencecheck/internal/trends"
+	"github.com/fencecheck/fencecheck/internal/base/trends"
+	"github.com/fencecheck/fencecheck/internal/campaigns/matrix"
 )
 
 var hrefs = regexp.MustCompile(`(?:href|src)="([^"]*)"`)

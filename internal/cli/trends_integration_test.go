@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fencecheck/fencecheck/internal/checkers"
+	"github.com/fencecheck/fencecheck/internal/base/trends"
 	"github.com/fencecheck/fencecheck/internal/report"
 	"github.com/fencecheck/fencecheck/internal/testkit/suite"
-	"github.com/fencecheck/fencecheck/internal/trends"
+	"github.com/fencecheck/fencecheck/internal/verdicts/checkers"
 )
 
 // Three nights of a real nightly matrix on Redis, unfenced and
@@ -33,7 +33,7 @@ import (
 // Six runs, night 1's two one after the other and then nights 2 and 3's
 // beside each other: on a fresh, busy machine a chain of 26 minutes, the
 // longest of make test's, so it runs in make test-all; the trends of
-// stored nights are tested without containers in internal/trends and in
+// stored nights are tested without containers in internal/base/trends and in
 // TestTrendsCommand and TestCompareBaseline.
 func TestTrendsAcrossNights(t *testing.T) {
 	suite.All(t, "three nights of a matrix, six runs in a chain (26 minutes on a fresh, busy machine)")

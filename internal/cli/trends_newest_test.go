@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fencecheck/fencecheck/internal/matrix"
+	"github.com/fencecheck/fencecheck/internal/campaigns/matrix"
 )
 
 // A newest night that cannot be judged (its matrix.json cut short, no

@@ -7,8 +7,8 @@ import (
 	"io"
 	"strings"
 
-	"github.com/fencecheck/fencecheck/internal/cmdline"
-	"github.com/fencecheck/fencecheck/internal/worker"
+	"github.com/fencecheck/fencecheck/internal/base/cmdline"
+	"github.com/fencecheck/fencecheck/internal/clients/worker"
 )
 
 // verb is one of fencecheck's commands as its -h and the top-level usage

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fencecheck/fencecheck/internal/trends"
+	"github.com/fencecheck/fencecheck/internal/base/trends"
 )
 
 // Every verb's -h and --help exit 0 and print its usage line (its

@@ -105,7 +105,7 @@ func TestVersionOfABuildWithVCS(t *testing.T) {
 	// -trimpath as make build, so that the packages compiled already are
 	// reused; -buildvcs=true whatever GOFLAGS or go.env say.
 	build := exec.Command("go", "build", "-trimpath", "-buildvcs=true",
-		"-ldflags=-X github.com/fencecheck/fencecheck/internal/buildinfo.revision=0123456789abcdef0123456789abcdef01234567",
+		"-ldflags=-X github.com/fencecheck/fencecheck/internal/base/buildinfo.revision=0123456789abcdef0123456789abcdef01234567",
 		"-o", bin, "./cmd/fencecheck")
 	build.Dir = repo
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fencecheck/fencecheck/internal/images"
+	"github.com/fencecheck/fencecheck/internal/base/images"
 	"github.com/fencecheck/fencecheck/internal/testkit/suite"
 )
 

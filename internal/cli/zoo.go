@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/fencecheck/fencecheck/internal/zoo"
+	"github.com/fencecheck/fencecheck/internal/campaigns/zoo"
 )
 
 // cmdZoo is `fencecheck zoo [--out FILE | --publish DIR] RESULTS...`: the

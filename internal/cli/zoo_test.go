@@ -7,16 +7,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fencecheck/fencecheck/internal/runs"
-	"github.com/fencecheck/fencecheck/internal/spec"
+	"github.com/fencecheck/fencecheck/internal/base/spec"
+	"github.com/fencecheck/fencecheck/internal/base/trends"
+	"github.com/fencecheck/fencecheck/internal/campaigns/runs"
 	"github.com/fencecheck/fencecheck/internal/testkit/zootest"
-	"github.com/fencecheck/fencecheck/internal/trends"
 )
 
 // zooResults writes a results directory as matrix --client-dir leaves it.
 var zooResults = zootest.Results
 
-// The zoo verb parses its flags and calls zoo.Write (internal/zoo's tests
+// The zoo verb parses its flags and calls zoo.Write (internal/campaigns/zoo's tests
 // test the page): a missing RESULTS, --out with --publish, a RESULTS
 // without matrix.json and one without a client axis exit 254 saying so;
 // the page goes to stdout, or to --out's file and --publish's directory,
@@ -58,7 +58,7 @@ func TestZooVerb(t *testing.T) {
 
 // The rerun command of a report zoo --publish made again resolves: from
 // the copy's directory, rerun reads the copied run (the report names it by
-// its path in the copy, with --client-dir DIR: internal/zoo's
+// its path in the copy, with --client-dir DIR: internal/campaigns/zoo's
 // TestZooPublish).
 func TestZooPublishReruns(t *testing.T) {
 	results := t.TempDir()

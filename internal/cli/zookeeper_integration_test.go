@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fencecheck/fencecheck/internal/images"
-	"github.com/fencecheck/fencecheck/internal/platform/docker"
+	"github.com/fencecheck/fencecheck/internal/base/images"
+	"github.com/fencecheck/fencecheck/internal/base/platform/docker"
 )
 
 // ensureZooKeeperImages builds the zookeeper and worker images first (the

@@ -15,8 +15,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/fencecheck/fencecheck/internal/images"
-	"github.com/fencecheck/fencecheck/internal/store"
+	"github.com/fencecheck/fencecheck/internal/base/images"
+	"github.com/fencecheck/fencecheck/internal/verdicts/store"
 	"github.com/fencecheck/fencecheck/targets"
 )
 

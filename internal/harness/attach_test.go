@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fencecheck/fencecheck/internal/spec"
+	"github.com/fencecheck/fencecheck/internal/base/spec"
 	"github.com/fencecheck/fencecheck/targets"
 )
 

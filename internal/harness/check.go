@@ -7,11 +7,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fencecheck/fencecheck/internal/checkers"
-	"github.com/fencecheck/fencecheck/internal/history"
-	"github.com/fencecheck/fencecheck/internal/record"
-	"github.com/fencecheck/fencecheck/internal/store"
-	"github.com/fencecheck/fencecheck/internal/workloads"
+	"github.com/fencecheck/fencecheck/internal/base/history"
+	"github.com/fencecheck/fencecheck/internal/base/record"
+	"github.com/fencecheck/fencecheck/internal/clients/workloads"
+	"github.com/fencecheck/fencecheck/internal/verdicts/checkers"
+	"github.com/fencecheck/fencecheck/internal/verdicts/store"
 )
 
 // Check is CheckWithin with the default memory budget

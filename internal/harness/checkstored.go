@@ -9,13 +9,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fencecheck/fencecheck/internal/checkers"
-	"github.com/fencecheck/fencecheck/internal/checkers/jepsen"
-	"github.com/fencecheck/fencecheck/internal/cmdline"
-	"github.com/fencecheck/fencecheck/internal/history"
+	"github.com/fencecheck/fencecheck/internal/base/cmdline"
+	"github.com/fencecheck/fencecheck/internal/base/history"
+	"github.com/fencecheck/fencecheck/internal/clients/workloads"
 	"github.com/fencecheck/fencecheck/internal/report"
-	"github.com/fencecheck/fencecheck/internal/store"
-	"github.com/fencecheck/fencecheck/internal/workloads"
+	"github.com/fencecheck/fencecheck/internal/verdicts/checkers"
+	"github.com/fencecheck/fencecheck/internal/verdicts/checkers/jepsen"
+	"github.com/fencecheck/fencecheck/internal/verdicts/store"
 )
 
 // CheckRequest is a check: of the stored run in Dir, or, when

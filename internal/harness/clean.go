@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/fencecheck/fencecheck/internal/runtime"
+	"github.com/fencecheck/fencecheck/internal/base/runtime"
 )
 
 // Clean is `fencecheck clean`: it resumes and removes every container and

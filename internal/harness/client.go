@@ -10,11 +10,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fencecheck/fencecheck/internal/clientproto"
-	"github.com/fencecheck/fencecheck/internal/history"
-	"github.com/fencecheck/fencecheck/internal/runtime"
-	"github.com/fencecheck/fencecheck/internal/worker"
-	"github.com/fencecheck/fencecheck/internal/workloads"
+	"github.com/fencecheck/fencecheck/internal/base/history"
+	"github.com/fencecheck/fencecheck/internal/base/runtime"
+	"github.com/fencecheck/fencecheck/internal/clients/worker"
+	"github.com/fencecheck/fencecheck/internal/clients/workloads"
+	"github.com/fencecheck/fencecheck/internal/systems/clientproto"
 	"github.com/fencecheck/fencecheck/targets"
 )
 

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fencecheck/fencecheck/internal/nemesis"
+	"github.com/fencecheck/fencecheck/internal/systems/nemesis"
 )
 
 // ObservedClock reads what a node's clock showed since a time from its own

@@ -1,11 +1,11 @@
 package harness
 
 import (
-	"github.com/fencecheck/fencecheck/internal/history"
-	"github.com/fencecheck/fencecheck/internal/nemesis"
+	"github.com/fencecheck/fencecheck/internal/base/history"
+	"github.com/fencecheck/fencecheck/internal/clients/workloads/views"
 	"github.com/fencecheck/fencecheck/internal/report"
-	"github.com/fencecheck/fencecheck/internal/store"
-	"github.com/fencecheck/fencecheck/internal/workloads/views"
+	"github.com/fencecheck/fencecheck/internal/systems/nemesis"
+	"github.com/fencecheck/fencecheck/internal/verdicts/store"
 )
 
 // ReportInput is what a run's report is drawn from, but its files and its

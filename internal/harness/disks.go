@@ -9,9 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fencecheck/fencecheck/internal/nemesis"
-	"github.com/fencecheck/fencecheck/internal/platform/lazydisk"
-	"github.com/fencecheck/fencecheck/internal/runtime"
+	"github.com/fencecheck/fencecheck/internal/base/platform/lazydisk"
+	"github.com/fencecheck/fencecheck/internal/base/runtime"
+	"github.com/fencecheck/fencecheck/internal/systems/nemesis"
 )
 
 // DisksDir is where the lazy disks of runs live on the host: one directory

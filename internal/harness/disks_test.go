@@ -6,8 +6,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/fencecheck/fencecheck/internal/platform/lazydisk"
-	"github.com/fencecheck/fencecheck/internal/runtime"
+	"github.com/fencecheck/fencecheck/internal/base/platform/lazydisk"
+	"github.com/fencecheck/fencecheck/internal/base/runtime"
 )
 
 // CleanDisks unmounts the lazy disks a dead harness left under a run's

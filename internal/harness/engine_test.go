@@ -13,18 +13,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fencecheck/fencecheck/internal/checkers"
+	"github.com/fencecheck/fencecheck/internal/base/history"
+	"github.com/fencecheck/fencecheck/internal/base/images"
+	"github.com/fencecheck/fencecheck/internal/base/runtime"
+	"github.com/fencecheck/fencecheck/internal/base/spec"
+	"github.com/fencecheck/fencecheck/internal/clients/workloads/lockappend"
 	"github.com/fencecheck/fencecheck/internal/harness"
-	"github.com/fencecheck/fencecheck/internal/history"
-	"github.com/fencecheck/fencecheck/internal/images"
-	"github.com/fencecheck/fencecheck/internal/nemesis"
-	"github.com/fencecheck/fencecheck/internal/resources/lockstore"
-	"github.com/fencecheck/fencecheck/internal/runtime"
-	"github.com/fencecheck/fencecheck/internal/spec"
-	"github.com/fencecheck/fencecheck/internal/store"
-	"github.com/fencecheck/fencecheck/internal/targets/redis"
+	"github.com/fencecheck/fencecheck/internal/systems/lockservices/redis"
+	"github.com/fencecheck/fencecheck/internal/systems/nemesis"
+	"github.com/fencecheck/fencecheck/internal/systems/resources/lockstore"
 	"github.com/fencecheck/fencecheck/internal/testkit/fakeengine"
-	"github.com/fencecheck/fencecheck/internal/workloads/lockappend"
+	"github.com/fencecheck/fencecheck/internal/verdicts/checkers"
+	"github.com/fencecheck/fencecheck/internal/verdicts/store"
 )
 
 // noDocker points DOCKER_HOST at a socket that counts the connections
@@ -203,11 +203,11 @@ func TestHarnessLinksNoPlatform(t *testing.T) {
 		t.Fatalf("go list -deps: %v\n%s", err, out)
 	}
 	deps := strings.Fields(string(out))
-	if !slices.Contains(deps, "github.com/fencecheck/fencecheck/internal/runtime") {
-		t.Fatalf("go list -deps does not list internal/runtime: %d packages read", len(deps))
+	if !slices.Contains(deps, "github.com/fencecheck/fencecheck/internal/base/runtime") {
+		t.Fatalf("go list -deps does not list internal/base/runtime: %d packages read", len(deps))
 	}
 	for _, d := range deps {
-		if d == "github.com/fencecheck/fencecheck/internal/platform/docker" || strings.HasPrefix(d, "github.com/docker/") {
+		if d == "github.com/fencecheck/fencecheck/internal/base/platform/docker" || strings.HasPrefix(d, "github.com/docker/") {
 			t.Errorf("the harness links %s", d)
 		}
 	}

@@ -3,10 +3,10 @@ package harness
 import (
 	"slices"
 
-	"github.com/fencecheck/fencecheck/internal/nemesis"
-	"github.com/fencecheck/fencecheck/internal/platform/lazydisk"
-	"github.com/fencecheck/fencecheck/internal/platform/vdso"
-	"github.com/fencecheck/fencecheck/internal/resources"
+	"github.com/fencecheck/fencecheck/internal/base/platform/lazydisk"
+	"github.com/fencecheck/fencecheck/internal/base/platform/vdso"
+	"github.com/fencecheck/fencecheck/internal/systems/nemesis"
+	"github.com/fencecheck/fencecheck/internal/systems/resources"
 	"github.com/fencecheck/fencecheck/targets"
 )
 

@@ -5,13 +5,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fencecheck/fencecheck/internal/nemesis"
-	"github.com/fencecheck/fencecheck/internal/resources"
-	"github.com/fencecheck/fencecheck/internal/resources/lockstore"
-	"github.com/fencecheck/fencecheck/internal/resources/postgres"
-	"github.com/fencecheck/fencecheck/internal/spec"
-	"github.com/fencecheck/fencecheck/internal/targets/etcd"
-	"github.com/fencecheck/fencecheck/internal/workloads/lockappend"
+	"github.com/fencecheck/fencecheck/internal/base/spec"
+	"github.com/fencecheck/fencecheck/internal/clients/workloads/lockappend"
+	"github.com/fencecheck/fencecheck/internal/systems/lockservices/etcd"
+	"github.com/fencecheck/fencecheck/internal/systems/nemesis"
+	"github.com/fencecheck/fencecheck/internal/systems/resources"
+	"github.com/fencecheck/fencecheck/internal/systems/resources/lockstore"
+	"github.com/fencecheck/fencecheck/internal/systems/resources/postgres"
 	"github.com/fencecheck/fencecheck/targets"
 )
 

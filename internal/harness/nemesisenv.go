@@ -17,12 +17,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fencecheck/fencecheck/internal/history"
-	"github.com/fencecheck/fencecheck/internal/nemesis"
-	"github.com/fencecheck/fencecheck/internal/platform/netdelay"
-	"github.com/fencecheck/fencecheck/internal/platform/vdso"
-	"github.com/fencecheck/fencecheck/internal/runtime"
-	"github.com/fencecheck/fencecheck/internal/worker"
+	"github.com/fencecheck/fencecheck/internal/base/history"
+	"github.com/fencecheck/fencecheck/internal/base/platform/netdelay"
+	"github.com/fencecheck/fencecheck/internal/base/platform/vdso"
+	"github.com/fencecheck/fencecheck/internal/base/runtime"
+	"github.com/fencecheck/fencecheck/internal/clients/worker"
+	"github.com/fencecheck/fencecheck/internal/systems/nemesis"
 	"github.com/fencecheck/fencecheck/targets"
 )
 

@@ -6,11 +6,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fencecheck/fencecheck/internal/checkers"
-	"github.com/fencecheck/fencecheck/internal/history"
-	la "github.com/fencecheck/fencecheck/internal/history/lockappend"
-	"github.com/fencecheck/fencecheck/internal/store"
-	"github.com/fencecheck/fencecheck/internal/workloads/lockappend"
+	"github.com/fencecheck/fencecheck/internal/base/history"
+	la "github.com/fencecheck/fencecheck/internal/base/history/lockappend"
+	"github.com/fencecheck/fencecheck/internal/clients/workloads/lockappend"
+	"github.com/fencecheck/fencecheck/internal/verdicts/checkers"
+	"github.com/fencecheck/fencecheck/internal/verdicts/store"
 )
 
 // A run whose results cannot be written (its directory gone, as on a full

@@ -4,8 +4,8 @@ import (
 	"context"
 	"time"
 
-	"github.com/fencecheck/fencecheck/internal/history"
-	"github.com/fencecheck/fencecheck/internal/record"
+	"github.com/fencecheck/fencecheck/internal/base/history"
+	"github.com/fencecheck/fencecheck/internal/base/record"
 	"github.com/fencecheck/fencecheck/targets"
 )
 

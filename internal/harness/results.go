@@ -9,11 +9,11 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/fencecheck/fencecheck/internal/buildinfo"
-	"github.com/fencecheck/fencecheck/internal/history"
+	"github.com/fencecheck/fencecheck/internal/base/buildinfo"
+	"github.com/fencecheck/fencecheck/internal/base/history"
+	"github.com/fencecheck/fencecheck/internal/clients/workloads"
 	"github.com/fencecheck/fencecheck/internal/report"
-	"github.com/fencecheck/fencecheck/internal/store"
-	"github.com/fencecheck/fencecheck/internal/workloads"
+	"github.com/fencecheck/fencecheck/internal/verdicts/store"
 )
 
 // WriteResults writes the outputs of a check into the run directory, all or

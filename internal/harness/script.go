@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/fencecheck/fencecheck/internal/history"
-	"github.com/fencecheck/fencecheck/internal/workloads"
+	"github.com/fencecheck/fencecheck/internal/base/history"
+	"github.com/fencecheck/fencecheck/internal/clients/workloads"
 	"github.com/fencecheck/fencecheck/targets"
 )
 

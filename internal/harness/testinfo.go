@@ -3,10 +3,10 @@ package harness
 import (
 	"time"
 
-	"github.com/fencecheck/fencecheck/internal/resources"
-	"github.com/fencecheck/fencecheck/internal/runtime"
-	"github.com/fencecheck/fencecheck/internal/store"
-	"github.com/fencecheck/fencecheck/internal/workloads"
+	"github.com/fencecheck/fencecheck/internal/base/runtime"
+	"github.com/fencecheck/fencecheck/internal/clients/workloads"
+	"github.com/fencecheck/fencecheck/internal/systems/resources"
+	"github.com/fencecheck/fencecheck/internal/verdicts/store"
 	"github.com/fencecheck/fencecheck/targets"
 )
 

@@ -7,8 +7,8 @@ import (
 	"path"
 	"slices"
 
-	"github.com/fencecheck/fencecheck/internal/runtime"
-	"github.com/fencecheck/fencecheck/internal/store"
+	"github.com/fencecheck/fencecheck/internal/base/runtime"
+	"github.com/fencecheck/fencecheck/internal/verdicts/store"
 	"github.com/fencecheck/fencecheck/targets"
 )
 

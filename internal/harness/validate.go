@@ -8,10 +8,10 @@ import (
 	"path/filepath"
 	"syscall"
 
-	"github.com/fencecheck/fencecheck/internal/nemesis"
-	"github.com/fencecheck/fencecheck/internal/resources"
-	"github.com/fencecheck/fencecheck/internal/store"
-	"github.com/fencecheck/fencecheck/internal/workloads"
+	"github.com/fencecheck/fencecheck/internal/clients/workloads"
+	"github.com/fencecheck/fencecheck/internal/systems/nemesis"
+	"github.com/fencecheck/fencecheck/internal/systems/resources"
+	"github.com/fencecheck/fencecheck/internal/verdicts/store"
 	"github.com/fencecheck/fencecheck/targets"
 )
 

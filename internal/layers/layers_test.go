@@ -26,25 +26,25 @@ var layers = []layer{
 		"examples", "scripts",
 	}},
 	{"foundation (vocabularies and mechanisms)", []string{
-		"targets", "internal/spec", "internal/history", "internal/images", "internal/runtime", "internal/platform", "internal/trends", "internal/buildinfo", "internal/safetext", "internal/record", "internal/cmdline",
+		"targets", "internal/base",
 	}},
 	{"verdicts and files (no container, no network)", []string{
-		"internal/checkers", "internal/store", "internal/records", "internal/rerun", "internal/sweep", "internal/experiment",
+		"internal/verdicts",
 	}},
 	{"report", []string{
 		"internal/report",
 	}},
-	{"systems (targets, resources, the servers they run, clients, faults)", []string{
-		"internal/targets", "internal/resources", "internal/servers", "internal/clientproto", "internal/nemesis",
+	{"systems (lock services, resources, the servers they run, client programs, faults)", []string{
+		"internal/systems",
 	}},
-	{"workloads, their views, the worker and the tables", []string{
-		"internal/workloads", "internal/worker", "internal/tables",
+	{"clients: workloads, their views, the worker and the tables", []string{
+		"internal/clients",
 	}},
 	{"harness", []string{
-		"internal/harness", "internal/imageset",
+		"internal/harness",
 	}},
-	{"scripts, the matrix and the test kits, run on the harness", []string{
-		"internal/scenarios", "internal/matrix", "internal/runs", "internal/shrink", "internal/testkit", "internal/zoo",
+	{"campaigns (scripts, the matrix, sweeps, shrinking, the zoo, a command's runs) and the test kits, run on the harness", []string{
+		"internal/campaigns", "internal/testkit",
 	}},
 	{"commands", []string{
 		"internal/cli", "bench",
@@ -268,7 +268,7 @@ func TestLayersSeeTheRealImports(t *testing.T) {
 // apart are folders of one layer whose packages must not import each
 // other's: the first's may not import the second's.
 var apart = [][2]string{
-	{"internal/targets", "internal/resources"},
+	{"internal/systems/lockservices", "internal/systems/resources"},
 }
 
 // checkApart returns a problem for each import from the first folder of a
@@ -283,7 +283,7 @@ func checkApart(pkgs []pkg, pairs [][2]string) []string {
 			}
 			for _, imp := range p.Imports {
 				if it := rel(imp); it != "" && holds(pair[1], it) {
-					problems = append(problems, fmt.Sprintf("%s imports %s: nothing under %s imports a package under %s (put what both need in a folder of their own, as internal/servers/pgserver)", me, it, pair[0], pair[1]))
+					problems = append(problems, fmt.Sprintf("%s imports %s: nothing under %s imports a package under %s (put what both need in a folder of their own, as internal/systems/servers/pgserver)", me, it, pair[0], pair[1]))
 				}
 			}
 		}
@@ -296,17 +296,17 @@ func TestTargetsImportNoResource(t *testing.T) {
 	for _, p := range checkApart(listModule(t), apart) {
 		t.Error(p)
 	}
-	bad := []pkg{{ImportPath: module + "/internal/targets/x", Imports: []string{module + "/internal/resources/postgres", module + "/targets"}}}
-	if got := checkApart(bad, apart); len(got) != 1 || !strings.Contains(got[0], "internal/targets/x imports internal/resources/postgres") {
+	bad := []pkg{{ImportPath: module + "/internal/systems/lockservices/x", Imports: []string{module + "/internal/systems/resources/postgres", module + "/targets"}}}
+	if got := checkApart(bad, apart); len(got) != 1 || !strings.Contains(got[0], "internal/systems/lockservices/x imports internal/systems/resources/postgres") {
 		t.Errorf("a target importing a resource: %q", got)
 	}
 }
 
 // sdkOwner is the one package that may import the Docker SDK: the
-// container platform's implementation (internal/runtime's interfaces on
+// container platform's implementation (internal/base/runtime's interfaces on
 // the Docker Engine). Every other package reaches the platform through
 // those interfaces.
-const sdkOwner = "internal/platform/docker"
+const sdkOwner = "internal/base/platform/docker"
 
 // sdkPrefix begins the import path of every package of the Docker SDK
 // (github.com/docker/docker/client, .../api/types/container, ...) and of
@@ -328,7 +328,7 @@ func checkSDK(pkgs []pkg) []string {
 		}{{"", p.Imports}, {" (in its tests)", p.TestImports}, {" (in its package _test)", p.XTestImports}} {
 			for _, imp := range files.imports {
 				if strings.HasPrefix(imp, sdkPrefix) {
-					problems = append(problems, fmt.Sprintf("%s imports %s%s: only %s talks to the Docker Engine; use internal/runtime's interfaces (or add what is missing to them and to %s)",
+					problems = append(problems, fmt.Sprintf("%s imports %s%s: only %s talks to the Docker Engine; use internal/base/runtime's interfaces (or add what is missing to them and to %s)",
 						me, imp, files.what, sdkOwner, sdkOwner))
 				}
 			}
@@ -362,7 +362,7 @@ func TestCheckSDKNamesEachImporter(t *testing.T) {
 		{ImportPath: module + "/internal/a", Imports: []string{"fmt", sdk}},
 		{ImportPath: module + "/internal/b", TestImports: []string{"github.com/docker/go-connections/nat"}},
 		{ImportPath: module + "/internal/c", XTestImports: []string{sdk}},
-		{ImportPath: module + "/internal/d", Imports: []string{module + "/" + sdkOwner, module + "/internal/runtime"}},
+		{ImportPath: module + "/internal/d", Imports: []string{module + "/" + sdkOwner, module + "/internal/base/runtime"}},
 	}
 	got := checkSDK(pkgs)
 	want := []string{

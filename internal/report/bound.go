@@ -7,10 +7,10 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/fencecheck/fencecheck/internal/history"
-	"github.com/fencecheck/fencecheck/internal/record"
-	"github.com/fencecheck/fencecheck/internal/safetext"
-	"github.com/fencecheck/fencecheck/internal/store"
+	"github.com/fencecheck/fencecheck/internal/base/history"
+	"github.com/fencecheck/fencecheck/internal/base/record"
+	"github.com/fencecheck/fencecheck/internal/base/safetext"
+	"github.com/fencecheck/fencecheck/internal/verdicts/store"
 )
 
 // A report shows what a history holds, and a history can hold anything: one

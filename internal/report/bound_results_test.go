@@ -5,10 +5,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fencecheck/fencecheck/internal/checkers"
-	"github.com/fencecheck/fencecheck/internal/store"
-	"github.com/fencecheck/fencecheck/internal/workloads/lockappend"
-	"github.com/fencecheck/fencecheck/internal/workloads/register"
+	"github.com/fencecheck/fencecheck/internal/clients/workloads/lockappend"
+	"github.com/fencecheck/fencecheck/internal/clients/workloads/register"
+	"github.com/fencecheck/fencecheck/internal/verdicts/checkers"
+	"github.com/fencecheck/fencecheck/internal/verdicts/store"
 )
 
 // TestBoundResultsCutsEveryWorkload: the page bounds each workload's free

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/fencecheck/fencecheck/internal/history"
+	"github.com/fencecheck/fencecheck/internal/base/history"
 )
 
 // The charts are drawn by hand on the timeline's x scale (same width, same

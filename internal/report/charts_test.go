@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fencecheck/fencecheck/internal/history"
+	"github.com/fencecheck/fencecheck/internal/base/history"
 )
 
 // A long run's thousands of fault windows are shaded on the charts as a

@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fencecheck/fencecheck/internal/history"
-	"github.com/fencecheck/fencecheck/internal/store"
+	"github.com/fencecheck/fencecheck/internal/base/history"
+	"github.com/fencecheck/fencecheck/internal/verdicts/store"
 )
 
 // tellKill is a teller that knows kill's record alone, as nemesis.Tell

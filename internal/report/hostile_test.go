@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fencecheck/fencecheck/internal/history"
+	"github.com/fencecheck/fencecheck/internal/base/history"
+	"github.com/fencecheck/fencecheck/internal/clients/workloads/lockappend"
 	"github.com/fencecheck/fencecheck/internal/testkit/lockappendtest"
-	"github.com/fencecheck/fencecheck/internal/workloads/lockappend"
 )
 
 // Past MaxReport the page is a short one that says why.

@@ -18,8 +18,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/fencecheck/fencecheck/internal/store"
-	"github.com/fencecheck/fencecheck/internal/trends"
+	"github.com/fencecheck/fencecheck/internal/base/trends"
+	"github.com/fencecheck/fencecheck/internal/verdicts/store"
 )
 
 // IndexFile is the index of a results directory, at its root.

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fencecheck/fencecheck/internal/store"
+	"github.com/fencecheck/fencecheck/internal/verdicts/store"
 )
 
 // The index (served, and index.html) reads the runs' files through the

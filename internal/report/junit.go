@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fencecheck/fencecheck/internal/checkers"
-	"github.com/fencecheck/fencecheck/internal/store"
+	"github.com/fencecheck/fencecheck/internal/verdicts/checkers"
+	"github.com/fencecheck/fencecheck/internal/verdicts/store"
 )
 
 // JUnitFile is the run's verdict as JUnit XML, for CI systems that show

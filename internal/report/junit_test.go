@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fencecheck/fencecheck/internal/checkers"
-	"github.com/fencecheck/fencecheck/internal/store"
+	"github.com/fencecheck/fencecheck/internal/clients/workloads/register"
 	"github.com/fencecheck/fencecheck/internal/testkit/lockappendtest"
-	"github.com/fencecheck/fencecheck/internal/workloads/register"
+	"github.com/fencecheck/fencecheck/internal/verdicts/checkers"
+	"github.com/fencecheck/fencecheck/internal/verdicts/store"
 )
 
 // parsedJUnit is what a CI system reads of junit.xml.

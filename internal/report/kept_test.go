@@ -7,10 +7,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fencecheck/fencecheck/internal/records/kept"
-	"github.com/fencecheck/fencecheck/internal/runtime"
-	"github.com/fencecheck/fencecheck/internal/store"
+	"github.com/fencecheck/fencecheck/internal/base/runtime"
 	"github.com/fencecheck/fencecheck/internal/testkit/lockappendtest"
+	"github.com/fencecheck/fencecheck/internal/verdicts/records/kept"
+	"github.com/fencecheck/fencecheck/internal/verdicts/store"
 )
 
 // TestKeptDataShown: a run's kept data is in its Files, each node's

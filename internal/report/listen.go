@@ -11,7 +11,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/fencecheck/fencecheck/internal/cmdline"
+	"github.com/fencecheck/fencecheck/internal/base/cmdline"
 )
 
 // Serve serves the runs' index under dir (a results directory) and their

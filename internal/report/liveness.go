@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/fencecheck/fencecheck/internal/checkers"
+	"github.com/fencecheck/fencecheck/internal/verdicts/checkers"
 )
 
 // livenessSection is the table of results.json's liveness block: one row

@@ -5,10 +5,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fencecheck/fencecheck/internal/checkers"
-	"github.com/fencecheck/fencecheck/internal/history"
-	"github.com/fencecheck/fencecheck/internal/history/lockappend"
+	"github.com/fencecheck/fencecheck/internal/base/history"
+	"github.com/fencecheck/fencecheck/internal/base/history/lockappend"
 	"github.com/fencecheck/fencecheck/internal/testkit/lockappendtest"
+	"github.com/fencecheck/fencecheck/internal/verdicts/checkers"
 )
 
 // A run with a holder crash shows its liveness table: the kill, the grant

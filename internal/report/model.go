@@ -3,8 +3,8 @@ package report
 import (
 	"strconv"
 
-	"github.com/fencecheck/fencecheck/internal/checkers"
-	"github.com/fencecheck/fencecheck/internal/history"
+	"github.com/fencecheck/fencecheck/internal/base/history"
+	"github.com/fencecheck/fencecheck/internal/verdicts/checkers"
 )
 
 // Op is an operation as a timeline draws it: its span (invocation to

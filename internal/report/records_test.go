@@ -1,10 +1,10 @@
 package report
 
 import (
-	"github.com/fencecheck/fencecheck/internal/record"
-	"github.com/fencecheck/fencecheck/internal/records/belief"
-	"github.com/fencecheck/fencecheck/internal/records/kept"
-	"github.com/fencecheck/fencecheck/internal/records/leaders"
+	"github.com/fencecheck/fencecheck/internal/base/record"
+	"github.com/fencecheck/fencecheck/internal/verdicts/records/belief"
+	"github.com/fencecheck/fencecheck/internal/verdicts/records/kept"
+	"github.com/fencecheck/fencecheck/internal/verdicts/records/leaders"
 )
 
 // The report's tests read the records the tables register.

@@ -10,7 +10,7 @@
 // fetched, so it opens from disk. Every value from a history goes through
 // html/template; no figure is assembled as raw markup.
 //
-// Each workload has a view, in its own folder (internal/workloads/NAME/view,
+// Each workload has a view, in its own folder (internal/clients/workloads/NAME/view,
 // paired with the workload in package views), built from this package's
 // blocks (NewPage, Card, the sections, DrawTimeline, ParseTemplates); a
 // workload without a view gets the generic one (verdict, operations
@@ -33,11 +33,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fencecheck/fencecheck/internal/checkers"
-	"github.com/fencecheck/fencecheck/internal/history"
-	"github.com/fencecheck/fencecheck/internal/record"
-	"github.com/fencecheck/fencecheck/internal/rerun"
-	"github.com/fencecheck/fencecheck/internal/store"
+	"github.com/fencecheck/fencecheck/internal/base/history"
+	"github.com/fencecheck/fencecheck/internal/base/record"
+	"github.com/fencecheck/fencecheck/internal/verdicts/checkers"
+	"github.com/fencecheck/fencecheck/internal/verdicts/rerun"
+	"github.com/fencecheck/fencecheck/internal/verdicts/store"
 )
 
 // Input is what a report is made of.

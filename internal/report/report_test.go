@@ -8,11 +8,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fencecheck/fencecheck/internal/checkers"
-	"github.com/fencecheck/fencecheck/internal/history"
-	"github.com/fencecheck/fencecheck/internal/store"
+	"github.com/fencecheck/fencecheck/internal/base/history"
+	"github.com/fencecheck/fencecheck/internal/clients/workloads/lockappend"
 	"github.com/fencecheck/fencecheck/internal/testkit/lockappendtest"
-	"github.com/fencecheck/fencecheck/internal/workloads/lockappend"
+	"github.com/fencecheck/fencecheck/internal/verdicts/checkers"
+	"github.com/fencecheck/fencecheck/internal/verdicts/store"
 )
 
 func render(t *testing.T, in Input) string {

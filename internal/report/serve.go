@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fencecheck/fencecheck/internal/store"
+	"github.com/fencecheck/fencecheck/internal/verdicts/store"
 )
 
 // Server serves a results directory read-only over HTTP: the index of runs

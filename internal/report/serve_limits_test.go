@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fencecheck/fencecheck/internal/store"
 	hang "github.com/fencecheck/fencecheck/internal/testkit/bound"
 	"github.com/fencecheck/fencecheck/internal/testkit/lockappendtest"
+	"github.com/fencecheck/fencecheck/internal/verdicts/store"
 )
 
 // limitsRoot is a results directory with one finished run.

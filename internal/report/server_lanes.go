@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/fencecheck/fencecheck/internal/history"
-	"github.com/fencecheck/fencecheck/internal/record"
+	"github.com/fencecheck/fencecheck/internal/base/history"
+	"github.com/fencecheck/fencecheck/internal/base/record"
 )
 
 // Server lanes with their events: on the lane of each server (and each
@@ -135,7 +135,7 @@ func newLaneLabeler(f *Figure, ls []laneSpec) laneLabeler {
 }
 
 // recordMarks draws the marks of the run's records (in.Records:
-// internal/record), each as its kind's style row for its tag says: a bar
+// internal/base/record), each as its kind's style row for its tag says: a bar
 // along the bottom of its lane from its start to its end, or a symbol at
 // its start; its label, if any, is written on the lane where it starts.
 // A mark whose lane is no lane of the figure is left out, and so

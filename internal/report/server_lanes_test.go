@@ -6,10 +6,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fencecheck/fencecheck/internal/history"
-	"github.com/fencecheck/fencecheck/internal/record"
-	"github.com/fencecheck/fencecheck/internal/records/belief"
-	"github.com/fencecheck/fencecheck/internal/records/leaders"
+	"github.com/fencecheck/fencecheck/internal/base/history"
+	"github.com/fencecheck/fencecheck/internal/base/record"
+	"github.com/fencecheck/fencecheck/internal/verdicts/records/belief"
+	"github.com/fencecheck/fencecheck/internal/verdicts/records/leaders"
 )
 
 // A server fault's events are drawn on its server's lane: a kill of the

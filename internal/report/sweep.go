@@ -7,7 +7,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/fencecheck/fencecheck/internal/sweep"
+	"github.com/fencecheck/fencecheck/internal/verdicts/sweep"
 )
 
 // The sweep's chart: the fraction of runs that lost an update (y) against

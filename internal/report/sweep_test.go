@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fencecheck/fencecheck/internal/sweep"
+	"github.com/fencecheck/fencecheck/internal/verdicts/sweep"
 )
 
 // loadSweep reads the hand-made testdata/sweep.json and derives its

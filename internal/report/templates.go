@@ -3,7 +3,7 @@ package report
 import (
 	"html/template"
 
-	"github.com/fencecheck/fencecheck/internal/record"
+	"github.com/fencecheck/fencecheck/internal/base/record"
 )
 
 // css is every page's style, inline.

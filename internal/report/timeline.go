@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fencecheck/fencecheck/internal/history"
-	"github.com/fencecheck/fencecheck/internal/record"
+	"github.com/fencecheck/fencecheck/internal/base/history"
+	"github.com/fencecheck/fencecheck/internal/base/record"
 )
 
 // Timeline geometry, in SVG user units (the figure scales to the page).

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fencecheck/fencecheck/internal/trends"
+	"github.com/fencecheck/fencecheck/internal/base/trends"
 )
 
 // The trends page shows each cell's strip with a link per night to its

@@ -43,9 +43,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fencecheck/fencecheck/internal/runtime"
-	"github.com/fencecheck/fencecheck/internal/tables"
-	"github.com/fencecheck/fencecheck/internal/worker"
+	"github.com/fencecheck/fencecheck/internal/base/runtime"
+	"github.com/fencecheck/fencecheck/internal/clients/tables"
+	"github.com/fencecheck/fencecheck/internal/clients/worker"
 )
 
 // ErrUnsupported is wrapped by every refusal of what needs a container.

@@ -15,9 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fencecheck/fencecheck/internal/base/images"
+	"github.com/fencecheck/fencecheck/internal/base/platform/docker"
 	"github.com/fencecheck/fencecheck/internal/harness"
-	"github.com/fencecheck/fencecheck/internal/images"
-	"github.com/fencecheck/fencecheck/internal/platform/docker"
 	"github.com/fencecheck/fencecheck/internal/testkit/suite"
 )
 

@@ -9,8 +9,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/fencecheck/fencecheck/internal/history"
-	"github.com/fencecheck/fencecheck/internal/history/lockappend"
+	"github.com/fencecheck/fencecheck/internal/base/history"
+	"github.com/fencecheck/fencecheck/internal/base/history/lockappend"
 )
 
 // Hist builds a history by hand: events in the order they are added, each

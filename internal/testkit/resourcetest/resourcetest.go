@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/fencecheck/fencecheck/internal/harness"
-	"github.com/fencecheck/fencecheck/internal/resources"
-	"github.com/fencecheck/fencecheck/internal/targets/redis"
+	"github.com/fencecheck/fencecheck/internal/systems/lockservices/redis"
+	"github.com/fencecheck/fencecheck/internal/systems/resources"
 	"github.com/fencecheck/fencecheck/internal/testkit/harnesstest"
 	"github.com/fencecheck/fencecheck/targets"
 )

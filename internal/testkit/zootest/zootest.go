@@ -1,5 +1,5 @@
 // Package zootest writes results directories as fencecheck matrix
-// --client-dir leaves them, for the tests of the zoo (internal/zoo) and of
+// --client-dir leaves them, for the tests of the zoo (internal/campaigns/zoo) and of
 // its command (internal/cli).
 package zootest
 
@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fencecheck/fencecheck/internal/trends"
+	"github.com/fencecheck/fencecheck/internal/base/trends"
 )
 
 // Results writes a results directory in a temporary directory of t and

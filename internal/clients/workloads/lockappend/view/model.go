@@ -1,0 +1,272 @@
+package view
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/fencecheck/fencecheck/internal/base/history"
+	"github.com/fencecheck/fencecheck/internal/base/history/lockappend"
+	wlockappend "github.com/fencecheck/fencecheck/internal/clients/workloads/lockappend"
+	"github.com/fencecheck/fencecheck/internal/report"
+)
+
+// model is a lock-append history decoded for the report: its operations
+// as the timeline draws them, and what the stories look up in them.
+type model struct {
+	*report.OpModel
+	// byElement maps an element to its append.
+	byElement map[int64]*report.Op
+	// grants are the ops with an acquired phase, by grant time.
+	grants []*report.Op
+	// writes are the ops whose write landed, in the order the resource
+	// applied them: by revision when every landed write has one, else by
+	// acknowledgement time.
+	writes []*report.Op
+	// maxTok[i] is the highest token among writes[:i] (0 for none), and
+	// maxBy[i] the write that carried it.
+	maxTok []int64
+	maxBy  []*report.Op
+	// byAck are the writes by acknowledgement time, with the running
+	// highest token likewise (ackMaxTok[i] over byAck[:i]).
+	byAck     []*report.Op
+	ackMaxTok []int64
+	ackMaxBy  []*report.Op
+	// final is the list of the last ok final read.
+	final    []int64
+	hasFinal bool
+	finalAt  int64
+	// skipped counts operations whose values did not decode (the report
+	// shows what it can; the checkers say what is wrong).
+	skipped int
+}
+
+// readList is the list the op read: from its completion, its late result or
+// its read phase.
+func readList(o *report.Op) ([]int64, bool) {
+	switch {
+	case o.Comp.Read != nil:
+		return o.Comp.Read, true
+	case o.Late != nil && (o.Late.Read != nil || o.Late.Type == history.Ok):
+		return o.Late.Read, true
+	case o.HasRead:
+		return o.Read, true
+	}
+	return nil, false
+}
+
+// buildLockAppend decodes a lock-append history. It is tolerant: an
+// operation whose values do not decode is skipped and counted.
+func buildLockAppend(events []history.Event) (*model, error) {
+	ops, err := history.Pair(events)
+	if err != nil {
+		return nil, err
+	}
+	return buildFromOps(ops, events), nil
+}
+
+// buildFromOps decodes the lock-append operations ops of the history
+// events (a resource's projection, in a run with several).
+func buildFromOps(ops []history.Op, events []history.Event) *model {
+	m := &model{OpModel: &report.OpModel{}, byElement: make(map[int64]*report.Op, len(ops))}
+	m.Faults, _ = history.Faults(events)
+	for _, e := range events {
+		m.Last = max(m.Last, e.Time)
+	}
+	for i := range ops {
+		o := &ops[i]
+		switch o.F {
+		case lockappend.FAppend:
+			a, err := decodeAppend(o)
+			if err != nil {
+				m.skipped++
+				continue
+			}
+			m.Ops = append(m.Ops, a)
+			if _, dup := m.byElement[a.Element]; !dup {
+				m.byElement[a.Element] = a
+			}
+		case lockappend.FFinalRead:
+			if o.Type() != history.Ok {
+				continue
+			}
+			list, err := lockappend.ParseFinalRead(o)
+			if err != nil {
+				m.skipped++
+				continue
+			}
+			if !m.hasFinal || o.Complete.Time >= m.finalAt {
+				m.final, m.hasFinal, m.finalAt = list, true, o.Complete.Time
+			}
+		}
+	}
+	m.order()
+	return m
+}
+
+// decodeAppend reads an append as the checkers do
+// (lockappend.ParseAppend): an operation they reject, the report skips.
+func decodeAppend(o *history.Op) (*report.Op, error) {
+	p, err := lockappend.ParseAppend(o)
+	if err != nil {
+		return nil, err
+	}
+	a := &report.Op{Proc: o.Process, Invoke: o.Invoke.Time, End: o.End(), Type: o.Type(), StaleFrom: -1, WriteIdx: -1,
+		Writes: true, Label: "append " + strconv.FormatInt(p.Element, 10), CriticalSection: report.CriticalSection{
+			Element: p.Element, Comp: wlockappend.Outcome(p.Comp), Acquired: p.Acquired, AcquiredAt: p.AcquiredAt, Token: p.Token,
+			ReadAt: p.ReadAt, Read: p.Read, HasRead: p.HasRead, CheckedAt: p.CheckedAt, Checked: report.LeaseCheck(p.Checked),
+			WriteSentAt: p.WriteSentAt, ReleasingAt: p.ReleasingAt, Late: wlockappend.LateOutcome(p.Late), LateAt: p.LateAt}}
+	if !a.Acquired {
+		// A completion or late result may carry the token without the
+		// phase (a worker that reported none).
+		if t := a.WriteComp().Token; t != 0 {
+			a.Token = t
+		}
+	}
+	return a, nil
+}
+
+// order fills grants, writes, the running highest token, and each grant's
+// staleness.
+func (m *model) order() {
+	allRev := true
+	for _, o := range m.Ops {
+		if o.Acquired {
+			m.grants = append(m.grants, o)
+		}
+		if o.Landed() {
+			m.writes = append(m.writes, o)
+			if o.WriteComp().Rev <= 0 {
+				allRev = false
+			}
+		}
+	}
+	slices.SortStableFunc(m.grants, func(x, y *report.Op) int { return cmp.Compare(x.AcquiredAt, y.AcquiredAt) })
+	if allRev {
+		slices.SortStableFunc(m.writes, func(x, y *report.Op) int { return cmp.Compare(x.WriteComp().Rev, y.WriteComp().Rev) })
+	} else {
+		slices.SortStableFunc(m.writes, func(x, y *report.Op) int { return cmp.Compare(x.AckAt(), y.AckAt()) })
+	}
+	m.maxTok = make([]int64, len(m.writes)+1)
+	m.maxBy = make([]*report.Op, len(m.writes)+1)
+	for i, w := range m.writes {
+		w.WriteIdx = i
+		m.maxTok[i+1], m.maxBy[i+1] = m.maxTok[i], m.maxBy[i]
+		if t, ok := w.TokenOf(); ok && t > m.maxTok[i] {
+			m.maxTok[i+1], m.maxBy[i+1] = t, w
+		}
+	}
+	m.byAck = slices.Clone(m.writes)
+	slices.SortStableFunc(m.byAck, func(x, y *report.Op) int { return cmp.Compare(x.AckAt(), y.AckAt()) })
+	m.ackMaxTok = make([]int64, len(m.byAck)+1)
+	m.ackMaxBy = make([]*report.Op, len(m.byAck)+1)
+	for i, w := range m.byAck {
+		m.ackMaxTok[i+1], m.ackMaxBy[i+1] = m.ackMaxTok[i], m.ackMaxBy[i]
+		if t, ok := w.TokenOf(); ok && t > m.ackMaxTok[i] {
+			m.ackMaxTok[i+1], m.ackMaxBy[i+1] = t, w
+		}
+	}
+	// A holder is stale from the first later grant with a higher token
+	// that comes while it still believes it holds the lock: the next
+	// greater token in grant order, found with a stack from the right.
+	var stack []*report.Op
+	for i := len(m.grants) - 1; i >= 0; i-- {
+		g := m.grants[i]
+		for len(stack) > 0 && stack[len(stack)-1].Token <= g.Token {
+			stack = stack[:len(stack)-1]
+		}
+		if len(stack) > 0 {
+			if n := stack[len(stack)-1]; n.AcquiredAt < g.BeliefEnd(m.Last) {
+				g.StaleFrom, g.StaleBy = n.AcquiredAt, n
+			}
+		}
+		stack = append(stack, g)
+	}
+	if m.tokenless() {
+		m.staleByGrantOrder()
+	}
+}
+
+// staleByGrantOrder sets each grant's staleness in a run whose grants
+// carry no token: no token orders them, so the order the run recorded
+// does. A holder is stale from the first later grant to another client
+// that comes while it still believes it holds the lock: the lock had
+// passed on, and the holder did not know it.
+func (m *model) staleByGrantOrder() {
+	for i, g := range m.grants {
+		be := g.BeliefEnd(m.Last)
+		for _, n := range m.grants[i+1:] {
+			if n.AcquiredAt >= be {
+				break
+			}
+			if n.Proc != g.Proc && n.AcquiredAt >= g.AcquiredAt {
+				g.StaleFrom, g.StaleBy = n.AcquiredAt, n
+				break
+			}
+		}
+	}
+}
+
+// highestBefore returns the highest token among the writes the resource
+// applied before the write at position i, and the write that carried it.
+// tokenless reports whether no grant of the history carried a fencing
+// token (token 0 is none: a lock without tokens, as the token checker
+// counts it).
+func (m *model) tokenless() bool {
+	for _, g := range m.grants {
+		if g.Token != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// writerOfToken is the landed write that carried token t (the first, in
+// the resource's order), nil if none did.
+func (m *model) writerOfToken(t int64) *report.Op {
+	for _, w := range m.writes {
+		if tok, _ := w.TokenOf(); tok == t {
+			return w
+		}
+	}
+	return nil
+}
+
+func (m *model) highestBefore(i int) (int64, *report.Op) {
+	if i < 0 || i >= len(m.maxTok) {
+		return 0, nil
+	}
+	return m.maxTok[i], m.maxBy[i]
+}
+
+// highestBeforeTime is highestBefore for a write that did not land: the
+// highest token among the writes acknowledged before t.
+func (m *model) highestBeforeTime(t int64) (int64, *report.Op) {
+	i, _ := slices.BinarySearchFunc(m.byAck, t, func(w *report.Op, t int64) int { return cmp.Compare(w.AckAt(), t) })
+	return m.ackMaxTok[i], m.ackMaxBy[i]
+}
+
+// describeList writes a list short: whole when it is short, else its first
+// and last elements and its length.
+func describeList(l []int64) string {
+	if len(l) <= 6 {
+		return "[" + describeElements(l, 6) + "]"
+	}
+	return fmt.Sprintf("[%d, %d, … %d, %d] (%d elements)", l[0], l[1], l[len(l)-2], l[len(l)-1], len(l))
+}
+
+// describeElements lists elements, at most max of them.
+func describeElements(xs []int64, maxShown int) string {
+	s := ""
+	for i, x := range xs {
+		if i == maxShown {
+			return s + fmt.Sprintf(" and %d more", len(xs)-maxShown)
+		}
+		if i > 0 {
+			s += ", "
+		}
+		s += strconv.FormatInt(x, 10)
+	}
+	return s
+}
