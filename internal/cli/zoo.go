@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 
@@ -27,9 +26,6 @@ func cmdZoo(_ context.Context, args []string, stdout, stderr io.Writer) (int, er
 		return 0, fmt.Errorf("%w: zoo: --out or --publish, not both (--publish writes DIR/%s)", errUsage, zoo.PageFile)
 	}
 	wrote, err := zoo.Write(zoo.Options{Results: fset.Args(), Out: *out, Publish: *publish}, stdout)
-	if errors.As(err, new(zoo.InputError)) {
-		return 0, fmt.Errorf("%w: %w", errUsage, err)
-	}
 	if err != nil {
 		return 0, err
 	}

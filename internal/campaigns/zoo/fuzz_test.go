@@ -12,13 +12,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fencecheck/fencecheck/internal/base/cmdline"
 	"github.com/fencecheck/fencecheck/internal/base/safetext"
 	"github.com/fencecheck/fencecheck/internal/base/trends"
 	"github.com/fencecheck/fencecheck/internal/verdicts/store"
 )
 
 // FuzzZooPage: whatever a matrix.json and its runs' test.json hold, zoo
-// never panics, refuses only with an InputError (exit 254), and writes a
+// never panics, refuses only with bad input (cmdline.ErrUsage: exit 254), and writes a
 // page whose every line is one the zoo writes (zooPageLines: table rows of
 // 8 cells, the command on one line, no raw HTML, no link but a report's by
 // a safe path, nothing that opens a block), of a size bounded by its
@@ -57,8 +58,8 @@ func FuzzZooPage(f *testing.F) {
 		}
 		page, err := zooPage([]string{dir}, filepath.Join(dir, "zoo.md"))
 		if err != nil {
-			if !errors.As(err, new(InputError)) {
-				t.Fatalf("refused with no InputError: %v", err)
+			if !errors.Is(err, cmdline.ErrUsage) {
+				t.Fatalf("refused other than as bad input: %v", err)
 			}
 			return
 		}

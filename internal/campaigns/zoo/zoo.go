@@ -11,7 +11,6 @@ package zoo
 import (
 	"cmp"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -22,6 +21,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/fencecheck/fencecheck/internal/base/cmdline"
 	"github.com/fencecheck/fencecheck/internal/base/safetext"
 	"github.com/fencecheck/fencecheck/internal/base/trends"
 	"github.com/fencecheck/fencecheck/internal/verdicts/records/belief"
@@ -54,16 +54,10 @@ type Options struct {
 	Publish string
 }
 
-// InputError is an error of Write's input, which the command line reports
-// as bad arguments or input (exit 254): its message is the error's own.
-type InputError struct{ Err error }
-
-func (e InputError) Error() string { return e.Err.Error() }
-func (e InputError) Unwrap() error { return e.Err }
-
 // Write writes the zoo's page as opt says and returns the file it wrote
 // (Out, or Publish/zoo.md), or "" when it wrote the page to stdout, which
-// it uses only then. Its error is an InputError when a directory of
+// it uses only then. Its error wraps cmdline.ErrUsage (bad input, exit
+// 254) when a directory of
 // Results cannot be opened, its matrix.json cannot be read or decoded, or
 // no cell of any has a client axis, and when both Out and Publish are
 // given: then nothing is written. Any other error is one of writing, and
@@ -71,7 +65,7 @@ func (e InputError) Unwrap() error { return e.Err }
 func Write(opt Options, stdout io.Writer) (string, error) {
 	if opt.Publish != "" {
 		if opt.Out != "" {
-			return "", InputError{errors.New("zoo: Out and Publish both given")}
+			return "", fmt.Errorf("%w: zoo: Out and Publish both given", cmdline.ErrUsage)
 		}
 		if err := zooPublish(opt.Results, opt.Publish); err != nil {
 			return "", err
@@ -187,16 +181,16 @@ func zooOpen(results []string) ([]zooMatrix, zooTallied, error) {
 	for _, dir := range results {
 		root, err := os.OpenRoot(dir)
 		if err != nil {
-			return ms, zooTallied{}, InputError{fmt.Errorf("zoo: %w", err)}
+			return ms, zooTallied{}, fmt.Errorf("%w: zoo: %w", cmdline.ErrUsage, err)
 		}
 		ms = append(ms, zooMatrix{dir: dir, root: root})
 		b, err := trends.ReadBounded(root, trends.MatrixFile, maxZooFile)
 		if err != nil {
-			return ms, zooTallied{}, InputError{fmt.Errorf("zoo: %s: %w", dir, err)}
+			return ms, zooTallied{}, fmt.Errorf("%w: zoo: %s: %w", cmdline.ErrUsage, dir, err)
 		}
 		m, err := trends.DecodeMatrix(b)
 		if err != nil {
-			return ms, zooTallied{}, InputError{fmt.Errorf("zoo: %s: %w", filepath.Join(dir, trends.MatrixFile), err)}
+			return ms, zooTallied{}, fmt.Errorf("%w: zoo: %s: %w", cmdline.ErrUsage, filepath.Join(dir, trends.MatrixFile), err)
 		}
 		zm := &ms[len(ms)-1]
 		zm.m = m
@@ -213,7 +207,7 @@ func zooOpen(results []string) ([]zooMatrix, zooTallied, error) {
 	}
 	z := zooTally(ms, owner)
 	if len(z.rows) == 0 {
-		return ms, z, InputError{fmt.Errorf("zoo: %s: no cell has a --client-dir axis (run fencecheck matrix --client-dir builtin,DIR,...)", strings.Join(results, ", "))}
+		return ms, z, fmt.Errorf("%w: zoo: %s: no cell has a --client-dir axis (run fencecheck matrix --client-dir builtin,DIR,...)", cmdline.ErrUsage, strings.Join(results, ", "))
 	}
 	return ms, z, nil
 }

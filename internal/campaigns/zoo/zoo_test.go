@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fencecheck/fencecheck/internal/base/cmdline"
 	"github.com/fencecheck/fencecheck/internal/base/safetext"
 	"github.com/fencecheck/fencecheck/internal/base/trends"
 	"github.com/fencecheck/fencecheck/internal/testkit/zootest"
@@ -81,10 +82,10 @@ func TestZooPage(t *testing.T) {
 
 	// Without a client axis, or without a matrix: bad input.
 	plain := zooResults(t, cells[len(cells)-1:], nil)
-	if _, err := toStdout(Options{Results: []string{plain}}); !errors.As(err, new(InputError)) || !strings.Contains(err.Error(), "no cell has a --client-dir axis") {
+	if _, err := toStdout(Options{Results: []string{plain}}); !errors.Is(err, cmdline.ErrUsage) || !strings.Contains(err.Error(), "no cell has a --client-dir axis") {
 		t.Errorf("zoo of a matrix without clients: %v", err)
 	}
-	if _, err := toStdout(Options{Results: []string{t.TempDir()}}); !errors.As(err, new(InputError)) {
+	if _, err := toStdout(Options{Results: []string{t.TempDir()}}); !errors.Is(err, cmdline.ErrUsage) {
 		t.Errorf("zoo of a directory without matrix.json: %v", err)
 	}
 }
