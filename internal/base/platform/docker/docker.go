@@ -496,12 +496,16 @@ func runningThread(pid int) (int, string) {
 }
 
 // Kill sends SIGKILL to the container's process and waits until the
-// container has stopped; its file system (and so a server's data) stays.
+// container has stopped (at most 30 s, even past ctx's end once the signal
+// is delivered); its file system (and so a server's data) stays.
 func (r *Runtime) Kill(ctx context.Context, c *runtime.Container) error {
 	if err := r.Signal(ctx, c, "SIGKILL"); err != nil {
 		return err
 	}
-	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	// The SIGKILL is delivered: the container dies whatever ctx does
+	// now, so the wait for it is not cut short by ctx's end (a run's
+	// time limit arriving while a loaded Engine reaps it), only bounded.
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	okc, errc := r.cli.ContainerWait(wctx, c.ID, container.WaitConditionNotRunning)
 	select {
