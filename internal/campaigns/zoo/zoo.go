@@ -125,7 +125,7 @@ type zooRow struct {
 type zooBelief struct {
 	runs, unknown                        int
 	answers, handovers, stale, rechecked int
-	maxNS                                int64
+	maxNS, ownMaxNS                      int64
 	windows                              []int64 // every run's listed windows, for the median
 }
 
@@ -389,6 +389,7 @@ const zooBeliefText = "\n## What the libraries believe\n\n" +
 	"Each client answers with its library's own signal (docs/your-client.md). " +
 	"\"told held after the next grant\" counts the handovers after which the previous holder's library still said \"held\" once the next holder had been granted the lock; " +
 	"\"longest\" and \"median\" are how long after that grant its last \"held\" came (a lower bound: the holder stops asking once it releases); " +
+	"\"once running\" is the longest window counted from when its holder could run again (the end of a pause of its container that covered the next grant; the whole window when none did): what the library itself took to find out, as a frozen library can learn nothing. " +
 	"\"before a write\" counts those whose last \"held\" was the careful holder's question right before its write, a write the library let through after the next grant. " +
 	"With `--resource postgres` the write does not go through the servers a `partition-client` fault cuts, so it lands.\n\n"
 
@@ -405,27 +406,27 @@ func (z zooTallied) beliefTable(sb *strings.Builder) {
 		return
 	}
 	sb.WriteString(zooBeliefText)
-	sb.WriteString("| lock client | server | fault | runs | answers | told \"held\" after the next grant | longest | median | before a write |\n")
-	sb.WriteString("|---|---|---|---|---|---|---|---|---|\n")
+	sb.WriteString("| lock client | server | fault | runs | answers | told \"held\" after the next grant | longest | median | once running | before a write |\n")
+	sb.WriteString("|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rows {
 		b := r.belief
 		runs := fmt.Sprintf("%d", b.runs)
 		if b.unknown > 0 {
 			runs += fmt.Sprintf(" (%d unknown: the library cannot be asked)", b.unknown)
 		}
-		told, longest, med, before := fmt.Sprintf("%d of %d handovers", b.stale, b.handovers), "–", "–", fmt.Sprintf("%d", b.rechecked)
+		told, longest, med, own, before := fmt.Sprintf("%d of %d handovers", b.stale, b.handovers), "–", "–", "–", fmt.Sprintf("%d", b.rechecked)
 		if b.unknown == b.runs {
 			told, before = "–", "–"
 		}
 		if b.stale > 0 {
 			ws := slices.Clone(b.windows)
 			slices.Sort(ws)
-			longest = zooDur(b.maxNS)
+			longest, own = zooDur(b.maxNS), zooDur(b.ownMaxNS)
 			if len(ws) > 0 {
 				med = zooDur(belief.Median(ws))
 			}
 		}
-		fmt.Fprintf(sb, "| %s | %s | %s | %s | %d | %s | %s | %s | %s |\n", mdText(r.client), mdText(r.server), mdCode(r.nemesis), runs, b.answers, told, longest, med, before)
+		fmt.Fprintf(sb, "| %s | %s | %s | %s | %d | %s | %s | %s | %s | %s |\n", mdText(r.client), mdText(r.server), mdCode(r.nemesis), runs, b.answers, told, longest, med, own, before)
 	}
 }
 
@@ -545,7 +546,7 @@ func zooBeliefOf(root *os.Root, c trends.MatrixCell) *belief.Belief {
 		return nil
 	}
 	bl := res.Belief
-	if bl.Answers < 0 || bl.Grants < 0 || bl.Stale < 0 || bl.Rechecked < 0 || bl.Rechecked > bl.Stale || bl.MaxNS < 0 {
+	if bl.Answers < 0 || bl.Grants < 0 || bl.Stale < 0 || bl.Rechecked < 0 || bl.Rechecked > bl.Stale || bl.MaxNS < 0 || bl.OwnMaxNS < 0 || bl.OwnMaxNS > bl.MaxNS {
 		return nil
 	}
 	for _, w := range bl.Windows {
@@ -571,9 +572,25 @@ func (z *zooBelief) add(b *belief.Belief) {
 	z.stale += b.Stale
 	z.rechecked += b.Rechecked
 	z.maxNS = max(z.maxNS, b.MaxNS)
+	z.ownMaxNS = max(z.ownMaxNS, ownMax(b))
 	for _, w := range b.Windows {
 		z.windows = append(z.windows, w.WindowNS)
 	}
+}
+
+// ownMax is a record's longest window counted from when its holder could
+// run again: its own_max_ns, or, for a record written before that figure,
+// its listed windows', each whole but for one with a resume.
+func ownMax(b *belief.Belief) int64 {
+	m := b.OwnMaxNS
+	for _, w := range b.Windows {
+		if w.ResumedNS > 0 {
+			m = max(m, w.OwnNS)
+		} else {
+			m = max(m, w.WindowNS)
+		}
+	}
+	return m
 }
 
 // zooRun reports whether c's run path is one zoo reads and links: a local

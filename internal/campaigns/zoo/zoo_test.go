@@ -259,7 +259,9 @@ func TestZooPageHostileNames(t *testing.T) {
 // The rows of --recheck runs get the belief table: each run's record
 // (results.json's "belief") summed, the longest window over the runs and
 // the median of their windows, the windows that ended in the careful
-// holder's recheck, and a library that cannot be asked as unknown. A
+// holder's recheck, the longest window counted from when its holder ran
+// again (a record written before that figure: its windows, each whole but
+// for one with a resume), and a library that cannot be asked as unknown. A
 // record that no run writes (a negative window) is not counted; a row of
 // runs without --recheck has no line there.
 func TestZooBeliefTable(t *testing.T) {
@@ -286,9 +288,9 @@ func TestZooBeliefTable(t *testing.T) {
 		}
 	}
 	write("rue/1", true, `{"valid":false,"belief":{"grants":10,"answers":300,"stale":2,"rechecked":1,"max_ns":283000000,"median_ns":200000000,
-		"windows":[{"window_ns":283000000,"recheck":true},{"window_ns":117000000}],"tolerance_ns":100000000,"workers":3}}`)
-	write("rue/2", true, `{"valid":false,"belief":{"grants":12,"answers":320,"stale":1,"rechecked":1,"max_ns":192000000,"median_ns":192000000,
-		"windows":[{"window_ns":192000000,"recheck":true}],"tolerance_ns":100000000,"workers":3}}`)
+		"windows":[{"window_ns":283000000,"recheck":true,"resumed_ns":5000000000,"own_ns":40000000},{"window_ns":117000000}],"tolerance_ns":100000000,"workers":3}}`)
+	write("rue/2", true, `{"valid":false,"belief":{"grants":12,"answers":320,"stale":1,"rechecked":1,"max_ns":192000000,"median_ns":192000000,"paused":1,"own_max_ns":60000000,
+		"windows":[{"window_ns":192000000,"recheck":true,"resumed_ns":9000000000,"own_ns":60000000}],"tolerance_ns":100000000,"workers":3}}`)
 	// Hostile: a window longer than the record's own longest.
 	write("rue/3", true, `{"valid":true,"belief":{"grants":9,"answers":1,"stale":1,"max_ns":5,"windows":[{"window_ns":999999999999}]}}`)
 	write("kaz/1", true, `{"valid":null,"belief":{"grants":4,"answers":40,"stale":0,"max_ns":0,"median_ns":0,"tolerance_ns":100000000,"unknown":"a holder's lock library cannot say","workers":3}}`)
@@ -300,8 +302,8 @@ func TestZooBeliefTable(t *testing.T) {
 	for _, want := range []string{
 		"| rueidislock v1.0.80 | redis 7.0.15, resource postgres | `partition-client:both` | none (careful holder) | 2 of 3 invalid | 3 of 94 | 0 | none |",
 		"## What the libraries believe",
-		"| rueidislock v1.0.80 | redis 7.0.15, resource postgres | `partition-client:both` | 2 | 620 | 3 of 22 handovers | 283 ms | 192 ms | 2 |",
-		"| kazoo 2.8.0 Lock | zookeeper 3.8.0, resource postgres | `pause-holder` | 1 (1 unknown: the library cannot be asked) | 0 | – | – | – | – |",
+		"| rueidislock v1.0.80 | redis 7.0.15, resource postgres | `partition-client:both` | 2 | 620 | 3 of 22 handovers | 283 ms | 192 ms | 117 ms | 2 |",
+		"| kazoo 2.8.0 Lock | zookeeper 3.8.0, resource postgres | `pause-holder` | 1 (1 unknown: the library cannot be asked) | 0 | – | – | – | – | – |",
 		"| kazoo 2.8.0 Lock | zookeeper 3.8.0 | `pause-holder` | none | 1 of 1 invalid |",
 		`The rows whose fencing says "careful holder"`,
 	} {
@@ -320,7 +322,7 @@ func TestZooBeliefTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"| rueidislock v1.0.80 | redis 3.8.0 | `pause-holder` | none | 1 of 1 invalid |", "| 2 | 620 | 3 of 22 handovers | 283 ms | 192 ms | 2 |"} {
+	for _, want := range []string{"| rueidislock v1.0.80 | redis 3.8.0 | `pause-holder` | none | 1 of 1 invalid |", "| 2 | 620 | 3 of 22 handovers | 283 ms | 192 ms | 117 ms | 2 |"} {
 		if !strings.Contains(both, want) {
 			t.Errorf("zoo of a matrix without --recheck and one with: the page lacks %q:\n%s", want, both)
 		}
@@ -331,7 +333,7 @@ func TestZooBeliefTable(t *testing.T) {
 		t.Fatalf("zoo --publish: %v", err)
 	}
 	again, err := zooPage([]string{filepath.Join(pub, filepath.Base(dir))}, "")
-	if want := "| 2 | 620 | 3 of 22 handovers | 283 ms | 192 ms | 2 |"; err != nil || !strings.Contains(again, want) {
+	if want := "| 2 | 620 | 3 of 22 handovers | 283 ms | 192 ms | 117 ms | 2 |"; err != nil || !strings.Contains(again, want) {
 		t.Errorf("zoo of the published copy (%v) lacks %q:\n%s", err, want, again)
 	}
 }

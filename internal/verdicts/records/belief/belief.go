@@ -59,6 +59,16 @@ type Window struct {
 	// Recheck: the last "held" was the careful holder's question right
 	// before its write.
 	Recheck bool `json:"recheck,omitempty"`
+	// ResumedNS, when the stale holder's container was paused (a pause
+	// fault aimed at its worker) as the next holder was granted the lock,
+	// is when that pause ended; 0 otherwise. OwnNS is the part of the
+	// window the library itself had to find out: from the later of the
+	// next grant and the holder's resume to its last "held" (the whole
+	// window when the holder was not paused at the grant). A frozen
+	// library cannot learn anything; what it says after it runs again is
+	// its own.
+	ResumedNS int64 `json:"resumed_ns,omitempty"`
+	OwnNS     int64 `json:"own_ns"`
 }
 
 // Belief is the record.
@@ -75,10 +85,15 @@ type Belief struct {
 	// Rechecked counts the stale windows whose last "held" was the
 	// careful holder's question right before its write: writes the
 	// library let through after the next grant.
-	Rechecked int      `json:"rechecked,omitempty"`
-	MaxNS     int64    `json:"max_ns"`
-	MedianNS  int64    `json:"median_ns"`
-	Windows   []Window `json:"windows,omitempty"`
+	Rechecked int   `json:"rechecked,omitempty"`
+	MaxNS     int64 `json:"max_ns"`
+	MedianNS  int64 `json:"median_ns"`
+	// Paused counts the windows whose holder was paused at the next
+	// grant; OwnMaxNS is the longest of the windows' own parts (Window's
+	// OwnNS): how long a library that could run went on saying "held".
+	Paused   int      `json:"paused,omitempty"`
+	OwnMaxNS int64    `json:"own_max_ns"`
+	Windows  []Window `json:"windows,omitempty"`
 	// ToleranceNS is the tolerance the check applied; Unknown says why
 	// it could not be judged ("" it could).
 	ToleranceNS int64  `json:"tolerance_ns"`
@@ -199,8 +214,14 @@ func Derive(run record.Run, events []history.Event) record.Record {
 		if g.lastHeld <= n.at || n.proc == g.proc {
 			continue
 		}
-		all = append(all, Window{Holder: g.proc, Next: n.proc, Token: g.token, GrantedNS: n.at, LastHeldNS: g.lastHeld,
-			WindowNS: g.lastHeld - n.at, Recheck: g.recheck})
+		w := Window{Holder: g.proc, Next: n.proc, Token: g.token, GrantedNS: n.at, LastHeldNS: g.lastHeld,
+			WindowNS: g.lastHeld - n.at, Recheck: g.recheck, OwnNS: g.lastHeld - n.at}
+		if resumed, ok := pausedAt(faults, g.proc.Worker(s.Concurrency), n.at); ok {
+			w.ResumedNS, w.OwnNS = resumed, max(0, g.lastHeld-resumed)
+			b.Paused++
+		}
+		b.OwnMaxNS = max(b.OwnMaxNS, w.OwnNS)
+		all = append(all, w)
 		if g.recheck {
 			b.Rechecked++
 		}
@@ -230,6 +251,18 @@ func stopped(faults []history.Fault, node string, from, to int64) bool {
 		}
 	}
 	return false
+}
+
+// pausedAt reports whether a pause of node (a worker's name) was in effect
+// at time at (history clock, ns), and when it ended: a pause that never
+// ended in the history is not one the holder resumed from.
+func pausedAt(faults []history.Fault, node string, at int64) (resumed int64, ok bool) {
+	for _, f := range faults {
+		if strings.HasPrefix(f.Fault, "pause") && slices.Contains(f.Nodes, node) && f.Start <= at && f.Stop > at {
+			return f.Stop, true
+		}
+	}
+	return 0, false
 }
 
 // Median is the median of sorted windows (the mean of the middle two of
@@ -271,6 +304,9 @@ func (b *Belief) Summary() []record.Line {
 		if b.Rechecked > 0 {
 			text += fmt.Sprintf("; %d of them right before a write", b.Rechecked)
 		}
+		if b.Paused > 0 {
+			text += fmt.Sprintf("; %d while the holder was paused: counted from when its library ran again, up to %s", b.Paused, dur(b.OwnMaxNS))
+		}
 	}
 	if b.Unanswered > 0 {
 		text += fmt.Sprintf("; %d questions unanswered", b.Unanswered)
@@ -292,6 +328,9 @@ func (b *Belief) Marks(int64) []record.Mark {
 			asked = "asked right before its write, its library said it held the lock"
 		}
 		tell := fmt.Sprintf("%s's library said held %s after %s was granted the lock", h, record.Secs(w.WindowNS), n)
+		if w.ResumedNS > 0 {
+			tell += fmt.Sprintf(" (%s was paused until %s before)", h, record.Secs(w.OwnNS))
+		}
 		out = append(out, record.Mark{Lane: h, Tag: "stale-belief", Start: w.GrantedNS, End: w.LastHeldNS,
 			Words: fmt.Sprintf("%s: %s until %s, %s after %s was granted it at %s", h, asked, record.Secs(w.LastHeldNS), record.Secs(w.WindowNS), n, record.Secs(w.GrantedNS)),
 			Label: "held " + record.Secs(w.WindowNS) + " too long", Tell: tell, Who: h})

@@ -172,3 +172,44 @@ func TestAnswerTimedWhenAsked(t *testing.T) {
 		t.Errorf("%+v: want a window from the next grant (3.5s) to the answer at 4.45s: 950ms", b)
 	}
 }
+
+// A window whose holder was paused at the next grant is told with the
+// pause: its own part runs from the resume (4 s) to the last "held"
+// (4.1 s), 100 ms of a 600 ms window; a window of a holder that was not
+// paused is its own whole.
+func TestWindowOwnPartAfterResume(t *testing.T) {
+	h := &lockappendtest.Hist{T: t}
+	h.Invoke(0.9, 0, 1)
+	h.Phase(1, 0, la.PhaseAcquired, la.Acquired{Token: 1})
+	held(h, 1.05, 0, la.Held{Held: true})
+	h.Fault(1.2, 4, "w1", lockappendtest.Pause(0, 1, 2800*time.Millisecond))
+	h.Invoke(3, 1, 2)
+	h.Phase(3.5, 1, la.PhaseAcquired, la.Acquired{Token: 2})
+	held(h, 4.05, 0, la.Held{Held: true})
+	held(h, 4.1, 0, la.Held{Held: true, Recheck: true})
+	h.Add(4.3, 0, history.Ok, la.FAppend, la.Completion{Element: 1, Token: 1})
+	// w2 is not paused; w3 is granted at 5 s while w2 is told held until
+	// 5.3 s.
+	held(h, 5.3, 1, la.Held{Held: true})
+	h.Invoke(4.9, 2, 3)
+	h.Phase(5, 2, la.PhaseAcquired, la.Acquired{Token: 3})
+	b := Derive(cfg, h.Sorted()).(*Belief)
+	if b.Stale != 2 || b.Paused != 1 || inMS(b.MaxNS) != 600 || inMS(b.OwnMaxNS) != 300 {
+		t.Fatalf("%+v: want 2 windows (600ms, 300ms), 1 of a paused holder, longest own part 300ms", b)
+	}
+	w := b.Windows[0]
+	if w.Holder != 0 || inMS(w.ResumedNS) != 4000 || inMS(w.OwnNS) != 100 {
+		t.Errorf("paused holder's window %+v: want resumed at 4s, own part 100ms", w)
+	}
+	if w := b.Windows[1]; w.Holder != 1 || w.ResumedNS != 0 || w.OwnNS != w.WindowNS {
+		t.Errorf("running holder's window %+v: want its own whole", w)
+	}
+	if s := b.Summary()[0].Text; !strings.Contains(s, "1 while the holder was paused: counted from when its library ran again, up to 300ms") {
+		t.Errorf("summary %q", s)
+	}
+	ms := b.Marks(0)
+	if len(ms) != 2 || ms[0].Tell != "w1's library said held 0.60s after w2 was granted the lock (w1 was paused until 0.10s before)" ||
+		ms[1].Tell != "w2's library said held 0.30s after w3 was granted the lock" {
+		t.Errorf("marks %+v", ms)
+	}
+}
