@@ -140,7 +140,10 @@ type grant struct {
 // the question itself, the answer is placed where the question was put
 // (AskedMono): a client program may have answered just before the pause,
 // its reply read by the worker only after. A library whose answer is
-// merely slow (a reply held up by a cut) is judged where it answered.
+// merely slow (a reply held up by a cut) is judged where it answered. A
+// grant is placed no later than its holder's first question (the sampler
+// asks at once), on the same clock: two workers' grants heard in one burst
+// by a starved harness keep the order they happened in.
 func Derive(run record.Run, events []history.Event) record.Record {
 	s := run.Spec
 	ops, err := history.Pair(events)
@@ -163,6 +166,7 @@ func Derive(run record.Run, events []history.Event) record.Record {
 		var a la.Acquired
 		_ = acq.Decode(&a)
 		g := grant{proc: o.Process, lock: inv.Lock, token: a.Token, at: acq.Time, lastHeld: -1}
+		firstAsked := int64(-1)
 		for _, p := range o.Phases {
 			if p.F != la.PhaseHeld {
 				continue
@@ -173,6 +177,9 @@ func Derive(run record.Run, events []history.Event) record.Record {
 			}
 			b.Answers++
 			at := p.Time
+			if start := run.HistoryStartedMono; start > 0 && h.AskedMono > 0 && firstAsked < 0 {
+				firstAsked = h.AskedMono - start
+			}
 			if start := run.HistoryStartedMono; start > 0 && h.AnsweredMono > 0 {
 				at = min(at, h.AnsweredMono-start)
 				if h.AskedMono > 0 && stopped(faults, o.Process.Worker(s.Concurrency), h.AskedMono-start, at) {
@@ -190,6 +197,13 @@ func Derive(run record.Run, events []history.Event) record.Record {
 			case h.Held && at >= g.lastHeld:
 				g.lastHeld, g.recheck = at, h.Recheck
 			}
+		}
+		if firstAsked >= 0 {
+			// The sampler asks as soon as the lock is granted: its
+			// first question bounds the grant, which the harness, busy
+			// or starved, may hear later than another worker's later
+			// grant.
+			g.at = min(g.at, firstAsked)
 		}
 		gs = append(gs, g)
 	}

@@ -213,3 +213,33 @@ func TestWindowOwnPartAfterResume(t *testing.T) {
 		t.Errorf("marks %+v", ms)
 	}
 }
+
+// Two grants heard by a starved harness in one burst, in the wrong order:
+// w3 was granted (its first question at 7.26 s on the kernel clock) and
+// let go before w2 was (its first question at 7.33 s), but the harness
+// heard w2's grant at 7.333 s and w3's at 7.334 s. Each grant is placed
+// no later than its holder's first question, so w2's "held" answers after
+// 7.334 s are no window.
+func TestGrantsHeardInABurstKeepTheirOrder(t *testing.T) {
+	h := &lockappendtest.Hist{T: t}
+	h.Invoke(6, 1, 1)
+	h.Invoke(6, 2, 2)
+	h.Phase(7.333, 1, la.PhaseAcquired, la.Acquired{})
+	h.Phase(7.334, 1, la.PhaseHeld, la.Held{Held: true, AskedMono: 17_330_000_000, AnsweredMono: 17_331_000_000})
+	h.Phase(7.334, 2, la.PhaseAcquired, la.Acquired{})
+	h.Phase(7.334, 2, la.PhaseHeld, la.Held{Held: true, AskedMono: 17_260_000_000, AnsweredMono: 17_261_000_000})
+	h.Add(7.334, 2, history.Fail, la.FAppend, la.Completion{Element: 2})
+	for _, at := range []float64{7.4, 7.45, 7.5, 7.6} {
+		held(h, at, 1, la.Held{Held: true, AskedMono: int64((at + 10) * 1e9), AnsweredMono: int64((at+10)*1e9) + 1e6})
+	}
+	h.Add(7.7, 1, history.Ok, la.FAppend, la.Completion{Element: 1})
+	run := cfg
+	run.HistoryStartedMono = 10_000_000_000
+	if b := Derive(run, h.Sorted()).(*Belief); b.Stale != 0 || b.Grants != 1 {
+		t.Errorf("%+v: want 1 handover (w3 to w2) and no window", b)
+	}
+	// By the harness's times alone, w3 seems granted after w2.
+	if b := Derive(cfg, h.Sorted()).(*Belief); b.Stale != 1 {
+		t.Errorf("%+v: without the kernel clock, want the window the harness's order makes", b)
+	}
+}
