@@ -127,6 +127,7 @@ type grant struct {
 	at       int64
 	lastHeld int64 // -1: never told "held"
 	recheck  bool
+	asked    []int64 // when each question was put (history clock), in order
 }
 
 // Derive computes the record from a history: nil when it holds no held
@@ -177,9 +178,14 @@ func Derive(run record.Run, events []history.Event) record.Record {
 			}
 			b.Answers++
 			at := p.Time
-			if start := run.HistoryStartedMono; start > 0 && h.AskedMono > 0 && firstAsked < 0 {
-				firstAsked = h.AskedMono - start
+			asked := p.Time
+			if start := run.HistoryStartedMono; start > 0 && h.AskedMono > 0 {
+				asked = min(asked, h.AskedMono-start)
+				if firstAsked < 0 {
+					firstAsked = h.AskedMono - start
+				}
 			}
+			g.asked = append(g.asked, asked)
 			if start := run.HistoryStartedMono; start > 0 && h.AnsweredMono > 0 {
 				at = min(at, h.AnsweredMono-start)
 				if h.AskedMono > 0 && stopped(faults, o.Process.Worker(s.Concurrency), h.AskedMono-start, at) {
@@ -230,7 +236,7 @@ func Derive(run record.Run, events []history.Event) record.Record {
 		}
 		w := Window{Holder: g.proc, Next: n.proc, Token: g.token, GrantedNS: n.at, LastHeldNS: g.lastHeld,
 			WindowNS: g.lastHeld - n.at, Recheck: g.recheck, OwnNS: g.lastHeld - n.at}
-		if resumed, ok := pausedAt(faults, g.proc.Worker(s.Concurrency), n.at); ok {
+		if resumed, ok := pausedAt(faults, g.proc.Worker(s.Concurrency), n.at, g.asked); ok {
 			w.ResumedNS, w.OwnNS = resumed, max(0, g.lastHeld-resumed)
 			b.Paused++
 		}
@@ -268,13 +274,24 @@ func stopped(faults []history.Fault, node string, from, to int64) bool {
 }
 
 // pausedAt reports whether a pause of node (a worker's name) was in effect
-// at time at (history clock, ns), and when it ended: a pause that never
-// ended in the history is not one the holder resumed from.
-func pausedAt(faults []history.Fault, node string, at int64) (resumed int64, ok bool) {
+// at time at (history clock, ns), and when the holder resumed: no later
+// than the pause's heal (its stop, less the health check after it), and no
+// later than the holder's first question put after the pause began (asked,
+// in order), as a paused holder asks nothing. A pause that never ended in
+// the history is not one the holder resumed from.
+func pausedAt(faults []history.Fault, node string, at int64, asked []int64) (resumed int64, ok bool) {
 	for _, f := range faults {
-		if strings.HasPrefix(f.Fault, "pause") && slices.Contains(f.Nodes, node) && f.Start <= at && f.Stop > at {
-			return f.Stop, true
+		if !strings.HasPrefix(f.Fault, "pause") || !slices.Contains(f.Nodes, node) || f.Start > at || f.Stop <= at {
+			continue
 		}
+		resumed = max(f.Start, f.Stop-int64(f.Health.After))
+		for _, a := range asked {
+			if a > f.Start {
+				resumed = min(resumed, a)
+				break
+			}
+		}
+		return resumed, true
 	}
 	return 0, false
 }

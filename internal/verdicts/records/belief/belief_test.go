@@ -243,3 +243,23 @@ func TestGrantsHeardInABurstKeepTheirOrder(t *testing.T) {
 		t.Errorf("%+v: without the kernel clock, want the window the harness's order makes", b)
 	}
 }
+
+// A pause whose stop is recorded late (after the health check that follows
+// the heal): the holder resumed no later than its first question after the
+// pause began, so the own part runs from there.
+func TestResumeByFirstQuestion(t *testing.T) {
+	h := &lockappendtest.Hist{T: t}
+	h.Invoke(0.9, 0, 1)
+	h.Phase(1, 0, la.PhaseAcquired, la.Acquired{Token: 1})
+	held(h, 1.05, 0, la.Held{Held: true})
+	h.Fault(1.2, 4.5, "w1", lockappendtest.Pause(0, 1, 2800*time.Millisecond))
+	h.Invoke(3, 1, 2)
+	h.Phase(3.5, 1, la.PhaseAcquired, la.Acquired{Token: 2})
+	held(h, 4.05, 0, la.Held{Held: true})
+	held(h, 4.1, 0, la.Held{Held: true, Recheck: true})
+	h.Add(4.3, 0, history.Ok, la.FAppend, la.Completion{Element: 1, Token: 1})
+	b := Derive(cfg, h.Sorted()).(*Belief)
+	if b.Stale != 1 || b.Paused != 1 || inMS(b.Windows[0].ResumedNS) != 4050 || inMS(b.OwnMaxNS) != 50 {
+		t.Fatalf("%+v: want the resume at the first question after the pause (4.05s), own part 50ms", b)
+	}
+}
