@@ -54,6 +54,16 @@ holder) the library goes on saying "acquired", and a release() that then
 finds the key gone or another's returns False and leaves it "acquired" for
 the life of the process. The run's belief windows measure exactly that.
 
+As Debian bookworm pairs them, the driver cannot start at all: tooz 3.1.0
+calls etcd3gw.client(..., api_path=...), a keyword etcd3gw's factory
+function only takes from 2.1.0 on, while tooz declares etcd3gw>=0.1.0 and
+Debian's package depends on python3-etcd3gw unversioned; with 2.0.0
+get_coordinator() raises TypeError ("client() got an unexpected keyword
+argument 'api_path'"). etcd3gw 2.0.0's Etcd3Client itself takes api_path,
+so the program, when the factory lacks the keyword, replaces the factory
+with one that passes every argument to Etcd3Client (compat_etcd3gw below).
+Nothing of tooz's lock is changed.
+
 etcd3gw's client sets its timeout on the requests Session (session.timeout),
 an attribute requests does not read: its HTTP requests have no timeout, so a
 request to a server out of reach waits as long as TCP does. fencecheck
@@ -61,16 +71,36 @@ retires a program that does not answer in time, so a cut-off acquire or
 release ends as an unknown (info) outcome and a fresh process.
 """
 import importlib.metadata
+import inspect
 import json
 import logging
 import sys
 import time
 import uuid
 
+import etcd3gw
 import tooz
 from tooz import coordination
 
 RETRY = 0.1  # seconds between two tries of a contended acquire
+
+
+def compat_etcd3gw():
+    """Lets tooz 3.1.0 start with etcd3gw 2.0.0 (see the module's comment):
+    an etcd3gw.client() that also takes api_path, as 2.1.0's does. tooz's
+    driver looks etcd3gw.client up when it builds its client."""
+    if "api_path" in inspect.signature(etcd3gw.client).parameters:
+        return False
+
+    def client(host="localhost", port=2379, ca_cert=None, cert_key=None,
+               cert_cert=None, timeout=None, protocol="http", api_path=None):
+        kwargs = {} if api_path is None else {"api_path": api_path}
+        return etcd3gw.Etcd3Client(host=host, port=port, ca_cert=ca_cert,
+                                   cert_key=cert_key, cert_cert=cert_cert,
+                                   timeout=timeout, protocol=protocol, **kwargs)
+
+    etcd3gw.client = client
+    return True
 
 
 def version(dist):
@@ -154,6 +184,10 @@ def main():
     # The heart logs a heartbeat that raised (WARNING): the worker's log.
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    if compat_etcd3gw():
+        print("etcd3gw %s: its client() takes no api_path, which tooz passes: "
+              "passed through to Etcd3Client" % version("etcd3gw"),
+              file=sys.stderr, flush=True)
     client = None
     for line in sys.stdin:
         req = json.loads(line)
