@@ -73,6 +73,8 @@ func TestClientCheck(t *testing.T) {
 		{"go-zookeeper-token", example("go-zookeeper"), []string{"--fencing", "token"}, exitValid, []string{"ok   held", "go-zookeeper v1.", "tokens true", "ok   handover", "OK  go-zookeeper Lock"}},
 		{"go-redsync", example("go-redsync"), nil, exitValid, []string{"redsync v4.", "tokens false", "ok   held", "ok   handover", "OK  redsync Mutex"}},
 		{"go-rueidislock", example("go-rueidislock"), nil, exitValid, []string{"rueidislock v1.0.80", "tokens false", "ok   held", "ok   exclusion", "ok   handover", "OK  rueidislock"}},
+		// tooz's etcd3gw driver: no token, held is the lock's acquired.
+		{"tooz-etcd3gw", example("tooz-etcd3gw"), nil, exitValid, []string{"tooz 3.1.0 etcd3gw 2.0.0 Lock", "tokens false", "ok   held", "ok   exclusion", "ok   handover", "OK  tooz etcd3gw Lock"}},
 		// A user's own image (here fencecheck's base image, which has sh,
 		// sed, date and redis-cli): the worker binary is added to it.
 		{"sh-redis-own-image", example("sh-redis"), []string{"--client-image", images.BaseRef()}, exitValid, []string{"ok   held", "ok   exclusion", "token 2", "OK  sh + redis-cli lock"}},
