@@ -267,16 +267,17 @@ func zooTally(ms []zooMatrix, owner map[string]int) zooTallied {
 				rows[key] = r
 			}
 			r.runs++
+			verdict := zooVerdictOf(zm.root, c)
 			switch {
 			case (c.Verdict == trends.Refused || c.Verdict == trends.Error) && strings.Contains(c.Error, "carry no fencing token"):
 				r.refused++
-			case c.Verdict == "invalid":
+			case verdict == "invalid":
 				r.invalid++
 				if r.invalidRun == "" && zooRun(c) {
 					r.invalidRun = filepath.Join(zm.dir, filepath.FromSlash(c.Run), "report.html")
 					r.invalidAt, r.invalidCell = mi, c.Run
 				}
-			case c.Verdict != "valid":
+			case verdict != "valid":
 				r.unknown++
 			}
 			r.lost += c.Lost
@@ -555,6 +556,33 @@ func zooBeliefOf(root *os.Root, c trends.MatrixCell) *belief.Belief {
 		}
 	}
 	return bl
+}
+
+// zooVerdictOf is a cell's verdict: its run's results.json's, when it can
+// be read (a run checked again with `fencecheck check` after the matrix,
+// by a fencecheck whose checkers changed, says so there), else the
+// matrix's.
+func zooVerdictOf(root *os.Root, c trends.MatrixCell) string {
+	if !zooRun(c) || c.Verdict == trends.Refused || c.Verdict == trends.Error {
+		return c.Verdict
+	}
+	b, err := trends.ReadBounded(root, filepath.Join(c.Run, store.ResultsFile), maxZooResults)
+	if err != nil {
+		return c.Verdict
+	}
+	var res struct {
+		Valid *bool `json:"valid"`
+	}
+	if json.Unmarshal(b, &res) != nil {
+		return c.Verdict
+	}
+	switch {
+	case res.Valid == nil:
+		return "unknown"
+	case *res.Valid:
+		return "valid"
+	}
+	return "invalid"
 }
 
 // add counts one run's belief record (nil: the run has none).

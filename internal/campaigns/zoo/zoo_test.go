@@ -337,3 +337,23 @@ func TestZooBeliefTable(t *testing.T) {
 		t.Errorf("zoo of the published copy (%v) lacks %q:\n%s", err, want, again)
 	}
 }
+
+// A run checked again after its matrix (fencecheck check, by a fencecheck
+// whose checkers changed) counts with its results.json's verdict; a run
+// without a readable results.json keeps the matrix's.
+func TestZooVerdictCheckedAgain(t *testing.T) {
+	kaz := map[string]string{"client-dir": "examples/clients/kazoo"}
+	cells := []trends.MatrixCell{
+		{Target: "zookeeper", Nemesis: "clock-skew:client", Fencing: "none", Axes: kaz, Verdict: "invalid", Acknowledged: 20, Run: "kaz/1"},
+		{Target: "zookeeper", Nemesis: "clock-skew:client", Fencing: "none", Axes: kaz, Verdict: "invalid", Acknowledged: 20, Run: "kaz/2"},
+	}
+	dir := zooResults(t, cells, map[string]string{"examples/clients/kazoo": "kazoo 2.8.0 Lock"})
+	os.WriteFile(filepath.Join(dir, "kaz/1", "results.json"), []byte(`{"valid":true}`), 0o644)
+	page, err := toStdout(Options{Results: []string{dir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "| `clock-skew:client` | none | 1 of 2 invalid |"; !strings.Contains(page, want) {
+		t.Errorf("page lacks %q:\n%s", want, page)
+	}
+}
