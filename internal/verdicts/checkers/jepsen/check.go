@@ -148,6 +148,9 @@ func summary(r checkers.KeyedResult, viz string) string {
 		}
 		fmt.Fprintf(&b, "  method           %s\n", method)
 	}
+	if r.Valid == checkers.Invalid && strings.Contains(r.Message, "called at") {
+		fmt.Fprintf(&b, "  times            the history's line numbers: an operation is called at its :invoke line\n")
+	}
 	if r.Visualization != "" {
 		fmt.Fprintf(&b, "  visualization    %s\n", viz)
 	}
