@@ -55,6 +55,11 @@ const (
 	// frontierMaxConfigs bounds the configurations one return's extension
 	// may reach.
 	frontierMaxConfigs = 1 << 16
+	// frontierBaseVisits and frontierVisitsPerOp bound the configurations
+	// all extensions reach together, up to the k-th operation: base +
+	// perOp*k. A two-process history reaches a few an operation.
+	frontierBaseVisits  = 1 << 22
+	frontierVisitsPerOp = 64
 	// frontierCheckEvery is how many operations go by between two looks
 	// at the time limit, the memory budget and the other keys.
 	frontierCheckEvery = 1 << 12
@@ -127,7 +132,11 @@ type frontier struct {
 	seen     []fconf // small extensions: linear search
 	seenMap  map[fconf]struct{}
 	width    int
-	overflow bool // an extension went past frontierMaxConfigs
+	overflow bool // an extension went past frontierMaxConfigs, or visits past maxVisits
+	// visits counts the configurations reached in all extensions so far;
+	// past maxVisits the search gives up (a history whose frontier stays
+	// wide is Porcupine's: time spent here would be taken from it).
+	visits, maxVisits int
 }
 
 // frontierRegister checks one key's operations (idx, in ops; maybe marks
@@ -161,9 +170,12 @@ func frontierRegister(ops []RegisterOp, idx []int32, maybe []bool, deadline time
 			f.retire(ret)
 			op := f.slots[b].op
 			if !f.returns(b) {
-				if f.overflow {
+				switch {
+				case f.overflow && f.visits > f.maxVisits:
+					res.why = fmt.Sprintf("by the return at %d, its extensions had reached %d configurations, more than %d plus %d an operation", ret, f.visits, frontierBaseVisits, frontierVisitsPerOp)
+				case f.overflow:
 					res.why = fmt.Sprintf("the operations that could take effect before the return at %d reach more than %d configurations", ret, frontierMaxConfigs)
-				} else {
+				default:
 					res.result, res.fail = porcupine.Illegal, op
 				}
 				return false
@@ -171,6 +183,7 @@ func frontierRegister(ops []RegisterOp, idx []int32, maybe []bool, deadline time
 		}
 	}
 	for k, i := range order {
+		f.maxVisits = frontierBaseVisits + frontierVisitsPerOp*k
 		if k%frontierCheckEvery == 0 {
 			switch {
 			case stop != nil && stop.Load():
@@ -220,6 +233,7 @@ func frontierRegister(ops []RegisterOp, idx []int32, maybe []bool, deadline time
 		f.width = max(f.width, bits.OnesCount32(f.used))
 	}
 	res.reached = len(order)
+	f.maxVisits = frontierBaseVisits + frontierVisitsPerOp*len(order)
 	if closeUntil(math.MaxInt64) {
 		res.result = porcupine.Ok
 	}
@@ -268,8 +282,12 @@ func (f *frontier) returns(b int) bool {
 	for len(f.stack) > 0 {
 		c := f.stack[len(f.stack)-1]
 		f.stack = f.stack[:len(f.stack)-1]
-		for m := f.used &^ c.mask; m != 0; m &= m - 1 {
+		open := f.used &^ c.mask
+		for m := open; m != 0; m &= m - 1 {
 			j := bits.TrailingZeros32(m)
+			if f.infos&(1<<j) != 0 && f.twin(j, open) {
+				continue
+			}
 			v, ok := f.slots[j].step(c.v)
 			if !ok {
 				continue
@@ -286,14 +304,37 @@ func (f *frontier) returns(b int) bool {
 			}
 		}
 	}
+	if f.overflow {
+		return false
+	}
 	f.used &^= bit
 	f.confs, f.next = f.prune(f.next), f.confs
 	return len(f.confs) > 0
 }
 
+// twin reports whether an open slot below info slot j holds an identical
+// info operation (same function and values). Identical info operations
+// are alike in every way that matters (their values are needed as long),
+// so applying the lowest open one first loses no order, and keeps the
+// configurations from counting which of them were applied.
+func (f *frontier) twin(j int, open uint32) bool {
+	s := &f.slots[j]
+	for m := open & f.infos & (1<<j - 1); m != 0; m &= m - 1 {
+		t := &f.slots[bits.TrailingZeros32(m)]
+		if t.kind == s.kind && t.want == s.want && t.next == s.next {
+			return true
+		}
+	}
+	return false
+}
+
 // visit records c as reached in this extension; it reports whether it is
 // new.
 func (f *frontier) visit(c fconf) bool {
+	f.visits++
+	if f.visits > f.maxVisits {
+		f.overflow = true
+	}
 	if f.seenMap == nil {
 		if slices.Contains(f.seen, c) {
 			return false
