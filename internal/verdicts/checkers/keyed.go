@@ -56,6 +56,12 @@ type KeyedResult struct {
 	// Visualization is the base name of Porcupine's visualization of the
 	// failing keys, when one was asked for and written.
 	Visualization string `json:"visualization,omitempty"`
+	// Method says what judged the keys when some key was long enough for
+	// the frontier search (a register key of frontierMinOps operations or
+	// more): MethodFrontier, MethodPorcupine, or both with how many keys
+	// each, and why the frontier search left a key to Porcupine. Empty:
+	// Porcupine judged every key.
+	Method string `json:"method,omitempty"`
 
 	oks int // operations that completed ok
 }
@@ -73,6 +79,11 @@ type keyedCheck struct {
 	pos  func(input any) int
 	// guard is the check's memory budget (nil: none).
 	guard *memGuard
+	// frontier, when set, checks key p by the frontier search, which is
+	// tried first on keys of frontierMinOps operations or more; describe
+	// names an operation it found failing.
+	frontier func(p int, deadline time.Time, stop *atomic.Bool) frontierResult
+	describe func(op int32) string
 }
 
 // keyOutcome is what checking one key found.
@@ -87,6 +98,12 @@ type keyOutcome struct {
 	// (in order) its search got to.
 	memory  bool
 	reached int
+	// frontier: the frontier search judged the key (or was stopped by
+	// the time limit or the budget); fallback says why it left the key to
+	// Porcupine, and failAt where it found the key failing.
+	frontier bool
+	fallback string
+	failAt   string
 }
 
 // run checks every key, several at a time in key order, within
@@ -114,6 +131,7 @@ func (c *keyedCheck) run(res *KeyedResult, opts Options, start time.Time) {
 		deadline = start.Add(opts.Timeout)
 	}
 	k := c.count(res, c.searchKeys(deadline))
+	res.Method = k.method()
 	switch {
 	case len(k.failing) > 0:
 		res.Valid = Invalid
@@ -121,7 +139,7 @@ func (c *keyedCheck) run(res *KeyedResult, opts Options, start time.Time) {
 		res.FailingKey = c.keys[k.failing[0]]
 		res.Message = failingMessage(res, k)
 		if opts.VisualizationPath != "" {
-			c.visualize(res, k.failing, opts, deadline, k.slowest)
+			c.visualize(res, k, opts, deadline)
 		}
 	case k.memory > 0:
 		res.Valid = Unknown
@@ -184,12 +202,34 @@ func (c *keyedCheck) searchKey(p int, deadline time.Time, stop *atomic.Bool) key
 			return keyOutcome{result: porcupine.Unknown}
 		}
 	}
+	var fallback string
+	if c.frontier != nil && c.size(p) >= frontierMinOps {
+		t := time.Now()
+		f := c.frontier(p, deadline, stop)
+		o := keyOutcome{result: f.result, took: time.Since(t), memory: f.memory, reached: f.reached, frontier: true}
+		switch {
+		case f.cut:
+			return keyOutcome{frontier: true}
+		case f.result == porcupine.Illegal:
+			o.failAt = c.describe(f.fail)
+			stop.Store(true)
+			return o
+		case f.result != "":
+			return o
+		}
+		fallback = f.why
+		if !deadline.IsZero() {
+			if limit = time.Until(deadline); limit <= 0 {
+				return keyOutcome{result: porcupine.Unknown, fallback: fallback}
+			}
+		}
+	}
 	// The search's steps fail once another key failed (cut) or the budget
 	// is exceeded (aborted): then an Illegal result means nothing.
 	s := &search{g: c.guard, stop: stop, pos: c.pos}
 	t := time.Now()
 	r := porcupine.CheckOperationsTimeout(s.model(c.model), c.build(p, false), limit)
-	o := keyOutcome{took: time.Since(t), reached: int(s.reached.Load())}
+	o := keyOutcome{took: time.Since(t), reached: int(s.reached.Load()), fallback: fallback}
 	switch {
 	case r != porcupine.Ok && s.aborted.Load():
 		r, o.memory = porcupine.Unknown, true
@@ -214,19 +254,46 @@ type keyCounts struct {
 	// checked counts the operations of keys checked to the end, or as far
 	// as the budget let them.
 	checked int
+	// frontier counts the keys the frontier search judged (or was stopped
+	// on), porcupine the others that Porcupine got to; fallbacks the keys
+	// the frontier search left to Porcupine, fallback the first such key's
+	// reason (in key order). failAt is where the frontier search found the
+	// first failing key failing ("" when Porcupine judged it).
+	frontier, porcupine, fallbacks int
+	fallback                       string
+	failAt                         string
+	// byFrontier marks the keys the frontier search judged.
+	byFrontier []bool
 }
 
 // count adds up the keys' outcomes, counting the keys checked to the end
 // in res.
 func (c *keyedCheck) count(res *KeyedResult, out []keyOutcome) keyCounts {
 	var k keyCounts
+	k.byFrontier = make([]bool, len(out))
 	for p, o := range out {
+		switch {
+		case o.frontier && o.result != "":
+			k.frontier++
+			k.byFrontier[p] = true
+		case o.result != "":
+			k.porcupine++
+		}
+		if o.fallback != "" {
+			if k.fallbacks == 0 {
+				k.fallback = fmt.Sprintf("the frontier search left key %q to Porcupine: %s", c.keys[p], o.fallback)
+			}
+			k.fallbacks++
+		}
 		switch o.result {
 		case porcupine.Ok:
 			res.KeysChecked++
 			k.checked += c.size(p)
 		case porcupine.Illegal:
 			res.KeysChecked++
+			if len(k.failing) == 0 {
+				k.failAt = o.failAt
+			}
 			k.failing = append(k.failing, p)
 			k.slowest = max(k.slowest, o.took)
 			k.checked += c.size(p)
@@ -241,6 +308,30 @@ func (c *keyedCheck) count(res *KeyedResult, out []keyOutcome) keyCounts {
 	return k
 }
 
+// method is KeyedResult.Method: "" when no key went to the frontier
+// search.
+func (k keyCounts) method() string {
+	var m string
+	switch {
+	case k.frontier == 0 && k.fallbacks == 0:
+		return ""
+	case k.frontier == 0:
+		m = MethodPorcupine
+	case k.porcupine == 0:
+		m = MethodFrontier
+	default:
+		m = fmt.Sprintf("%s on %s, %s on %d", MethodFrontier, plural(k.frontier, "key"), MethodPorcupine, k.porcupine)
+	}
+	if k.fallbacks > 0 {
+		m += " (" + k.fallback
+		if k.fallbacks > 1 {
+			m += fmt.Sprintf("; and %s more", plural(k.fallbacks-1, "key"))
+		}
+		m += ")"
+	}
+	return m
+}
+
 // failingMessage says which key failed, and how far the check got.
 func failingMessage(res *KeyedResult, k keyCounts) string {
 	n := res.Keys
@@ -251,6 +342,9 @@ func failingMessage(res *KeyedResult, k keyCounts) string {
 	m += " explains what they returned"
 	if len(k.failing) > 1 {
 		m += fmt.Sprintf(" (nor on %s)", plural(len(k.failing)-1, "other key"))
+	}
+	if k.failAt != "" {
+		m += "; none explains the operations up to the return of " + k.failAt
 	}
 	if n > 1 {
 		m += fmt.Sprintf("; %d of %s checked", res.KeysChecked, plural(n, "key"))
@@ -270,8 +364,21 @@ func failingMessage(res *KeyedResult, k keyCounts) string {
 // visualize checks the failing keys again, recording what Porcupine needs
 // to draw them, and writes the visualization of those keys alone. The
 // replay gets what is left of the time limit, but at least twice what the
-// slowest failing key took the first time.
-func (c *keyedCheck) visualize(res *KeyedResult, failing []int, opts Options, deadline time.Time, slowest time.Duration) {
+// slowest failing key took the first time. Keys the frontier search judged
+// are not replayed: they are too long for Porcupine.
+func (c *keyedCheck) visualize(res *KeyedResult, k keyCounts, opts Options, deadline time.Time) {
+	slowest := k.slowest
+	var failing []int
+	for _, p := range k.failing {
+		if !k.byFrontier[p] {
+			failing = append(failing, p)
+		}
+	}
+	if len(failing) == 0 {
+		p := k.failing[0]
+		res.Error = fmt.Sprintf("checkers: visualization not written: the frontier search judged key %q, whose %s are too many for Porcupine to replay", c.keys[p], plural(c.size(p), "operation"))
+		return
+	}
 	var all []porcupine.Operation
 	parts := make([][]porcupine.Operation, len(failing))
 	for i, p := range failing {

@@ -2,6 +2,7 @@ package checkers
 
 import (
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/anishathalye/porcupine"
@@ -95,6 +96,13 @@ type RegisterOp struct {
 // with an unknown outcome are left out (see RegisterOp). A history in which
 // no operation completed ok shows nothing: Unknown.
 //
+// A key of frontierMinOps (10,000) operations or more is checked by the
+// frontier search first (frontier.go): exact, with memory that grows with
+// how many operations may take effect at once rather than with the key's
+// length, so that a long key with few processes gets a verdict where
+// Porcupine's search would outgrow the machine. A key too wide for it is
+// left to Porcupine; KeyedResult.Method says which judged, and why.
+//
 // opts.Timeout bounds the whole check (0: no bound); past it the result is
 // Unknown, never Valid, and says how many keys were checked.
 // opts.MemoryBudget bounds the process's memory while it checks (0: no
@@ -132,8 +140,27 @@ func checkRegister(ops []RegisterOp, opts Options) KeyedResult {
 		size:  func(p int) int { return len(parts[p]) },
 		pos:   func(input any) int { return int(input.(*regStep).pos) },
 		guard: g,
+		frontier: func(p int, deadline time.Time, stop *atomic.Bool) frontierResult {
+			return frontierRegister(ops, parts[p], maybe, deadline, g, stop)
+		},
+		describe: func(i int32) string { return describeRegisterOp(&ops[i]) },
 	}
 	c.run(&res, opts, start)
 	res.Elapsed = time.Since(start)
 	return res
+}
+
+// describeRegisterOp names an ok operation for a message: "process 1's
+// read() -> 5 (called at 1234, returned at 1240)".
+func describeRegisterOp(o *RegisterOp) string {
+	var what string
+	switch o.F {
+	case RegisterRead:
+		what = "read() -> " + o.Value.String()
+	case RegisterWrite:
+		what = "write(" + o.Value.String() + ")"
+	default:
+		what = "cas(" + o.Old.String() + ", " + o.Value.String() + ") -> ok"
+	}
+	return "process " + strconv.Itoa(o.Process) + "'s " + what + " (called at " + strconv.FormatInt(o.Call, 10) + ", returned at " + strconv.FormatInt(o.Return, 10) + ")"
 }

@@ -139,6 +139,18 @@ func summary(r checkers.KeyedResult, viz string) string {
 		fmt.Fprintf(&b, "; failing key %q", r.FailingKey)
 	}
 	fmt.Fprintf(&b, "\n  check time       %s\n", r.Elapsed.Round(time.Microsecond))
+	// What judged the keys (the frontier search says when it did), once
+	// something was to be judged.
+	if r.Method != "" || r.Ops > 0 && r.Error == "" && !strings.HasPrefix(r.Message, "cannot tell") {
+		method := r.Method
+		if method == "" {
+			method = checkers.MethodPorcupine
+		}
+		fmt.Fprintf(&b, "  method           %s\n", method)
+	}
+	if r.Valid == checkers.Invalid && strings.Contains(r.Message, "called at") {
+		fmt.Fprintf(&b, "  times            the history's line numbers: an operation is called at its :invoke line\n")
+	}
 	if r.Visualization != "" {
 		fmt.Fprintf(&b, "  visualization    %s\n", viz)
 	}
