@@ -55,6 +55,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -110,13 +111,16 @@ func fail(kind, format string, args ...any) reply {
 }
 
 type client struct {
-	cs    kubernetes.Interface
-	lease string // the Lease's name
-	host  string // the candidates' names start with it
-	n     int
-	ttl   time.Duration
-	rpc   time.Duration
-	held  *leadership
+	cs kubernetes.Interface
+	// candidates is cs without its request timeout, for the
+	// LeaseCandidates' informer, whose watch a timeout would cut.
+	candidates kubernetes.Interface
+	lease      string // the Lease's name
+	host       string // the candidates' names start with it
+	n          int
+	ttl        time.Duration
+	rpc        time.Duration
+	held       *leadership
 }
 
 // leadership is one acquire's candidate: its LeaseCandidate's runner, its
@@ -216,8 +220,14 @@ func (c *client) init(r request) reply {
 	if err != nil {
 		return fail("fail", "clientset: %v", err)
 	}
+	untimed := rest.CopyConfig(cfg)
+	untimed.Timeout = 0
+	candidates, err := kubernetes.NewForConfig(untimed)
+	if err != nil {
+		return fail("fail", "clientset: %v", err)
+	}
 	host, _ := os.Hostname()
-	c.cs, c.lease, c.host = cs, leaseName(r.Prefix), fmt.Sprintf("%s-%d", name(host), os.Getpid())
+	c.cs, c.candidates, c.lease, c.host = cs, candidates, leaseName(r.Prefix), fmt.Sprintf("%s-%d", name(host), os.Getpid())
 	return reply{"implements": []string{"lock", "held"}, "tokens": false, "name": "client-go " + clientGoVersion() + " leader election, Coordinated"}
 }
 
@@ -236,7 +246,13 @@ func (c *client) acquire(r request) reply {
 	if c.held != nil {
 		return fail("fail", "already holding the lock")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(r.TimeoutMS)*time.Millisecond)
+	// The wait leaves a second of the acquire's time, when it has more
+	// than two, for giving up the candidacy.
+	wait := time.Duration(r.TimeoutMS) * time.Millisecond
+	if wait > 2*time.Second {
+		wait -= time.Second
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
 	c.n++
 	identity := fmt.Sprintf("%s-%d", c.host, c.n)
@@ -245,7 +261,7 @@ func (c *client) acquire(r request) reply {
 	l := &leadership{identity: identity, renew: renew, started: make(chan struct{}),
 		electionDone: make(chan struct{}), candidateDone: make(chan struct{})}
 
-	candidate, _, err := leaderelection.NewCandidate(c.cs, namespace, identity, c.lease,
+	candidate, _, err := leaderelection.NewCandidate(c.candidates, namespace, identity, c.lease,
 		binaryVersion, emulationVersion, coordinationv1.OldestEmulationVersion)
 	if err != nil {
 		return fail("fail", "candidate: %v", err)
@@ -271,7 +287,7 @@ func (c *client) acquire(r request) reply {
 		},
 	})
 	if err != nil {
-		c.leave(l)
+		_ = c.leave(l, c.rpc)
 		return fail("fail", "leader elector: %v", err)
 	}
 	ectx, stopElection := context.WithCancel(context.Background())
@@ -286,37 +302,46 @@ func (c *client) acquire(r request) reply {
 		c.held = l
 		return reply{"remaining_ms": l.remaining().Milliseconds()}
 	case <-ctx.Done():
-		won := l.lock.lastRenewal() != time.Time{}
-		c.leave(l)
-		if won {
-			// It was elected just as the wait ended: the release gave the
-			// Lease back.
-			return fail("info", "not leading within %d ms (elected as the wait ended, and released)", r.TimeoutMS)
+		err := c.leave(l, time.Second)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "client-go-cle: leaving the candidacy %s: %v\n", l.identity, err)
+		}
+		if !l.lock.lastRenewal().IsZero() {
+			// It was elected just as the wait ended: its release gave the
+			// Lease back, or (err) may not have.
+			return fail("info", "not leading within %d ms (elected as the wait ended; leaving: %v)", r.TimeoutMS, err)
 		}
 		return fail("fail", "not leading within %d ms", r.TimeoutMS)
 	}
 }
 
-// leave ends a candidacy: it cancels the election (ReleaseOnCancel gives
-// the Lease back if this candidate holds it) and waits until it stopped,
-// at most a renew deadline more than the release may take, then stops the
-// LeaseCandidate's runner and deletes the LeaseCandidate. It returns the
-// deletion's error, if any.
-func (c *client) leave(l *leadership) error {
+// errStillRunning: the election had not stopped (nor given the Lease
+// back) when leave gave up.
+var errStillRunning = errors.New("the election did not stop")
+
+// leave ends a candidacy within budget: it cancels the election
+// (ReleaseOnCancel gives the Lease back if this candidate holds it) and
+// waits until it stopped, then stops the LeaseCandidate's runner and
+// deletes the LeaseCandidate. It returns why it could not, if it could
+// not.
+func (c *client) leave(l *leadership, budget time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), budget)
+	defer cancel()
 	if l.stopElection != nil {
 		l.stopElection()
 		select {
 		case <-l.electionDone:
-		case <-time.After(2*l.renew + c.rpc):
+		case <-ctx.Done():
+			l.stopCandidate()
+			return fmt.Errorf("%w within %s", errStillRunning, budget)
 		}
 	}
 	l.stopCandidate()
 	select {
 	case <-l.candidateDone:
-	case <-time.After(c.rpc):
+	case <-ctx.Done():
+		return fmt.Errorf("the LeaseCandidate's runner did not stop within %s", budget)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), c.rpc)
-	defer cancel()
 	err := c.cs.CoordinationV1beta1().LeaseCandidates(namespace).Delete(ctx, l.identity, metav1.DeleteOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil
@@ -351,10 +376,14 @@ func (c *client) release() reply {
 	if l == nil {
 		return fail("fail", "no lock held")
 	}
-	if err := c.leave(l); err != nil {
-		// The Lease was given back (or had been lost already); only the
-		// LeaseCandidate may remain, until the controller collects it.
-		fmt.Fprintf(os.Stderr, "client-go-cle: deleting LeaseCandidate %s: %v\n", l.identity, err)
+	if err := c.leave(l, c.rpc); err != nil {
+		// The LeaseCandidate remains until the controller collects it.
+		fmt.Fprintf(os.Stderr, "client-go-cle: leaving the candidacy %s: %v\n", l.identity, err)
+		if errors.Is(err, errStillRunning) {
+			// Whether the Lease was given back is unknown; if not, it
+			// expires.
+			return fail("info", "release: %v", err)
+		}
 	}
 	return reply{}
 }
