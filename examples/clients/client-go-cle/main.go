@@ -26,11 +26,11 @@
 // (internal/systems/lockservices/kubernetes/elect.go): an acquire is a
 // candidate of its own (identity HOST-PID-N, its LeaseCandidate of the same
 // name), running until it leads (OnStartedLeading), so that every grant
-// changes the Lease's holder; a release cancels its election, whose
-// ReleaseOnCancel gives the Lease back, and deletes its LeaseCandidate (a
+// changes the Lease's holder; a release deletes its LeaseCandidate (a
 // candidate left behind would be the oldest, so the one the controller
 // prefers, until the controller's garbage collection removes it 30 minutes
-// later). Lease duration = the run's TTL, renew deadline and retry period
+// later), then cancels its election, whose ReleaseOnCancel gives the Lease
+// back. Lease duration = the run's TTL, renew deadline and retry period
 // in client-go's default proportions (15 s, 10 s, 2 s).
 //
 // held (implements "held"): the library's own belief, LeaderElector.
@@ -319,34 +319,38 @@ func (c *client) acquire(r request) reply {
 // back) when leave gave up.
 var errStillRunning = errors.New("the election did not stop")
 
-// leave ends a candidacy within budget: it cancels the election
+// leave ends a candidacy within budget: it stops the LeaseCandidate's
+// runner and deletes the LeaseCandidate, then cancels the election
 // (ReleaseOnCancel gives the Lease back if this candidate holds it) and
-// waits until it stopped, then stops the LeaseCandidate's runner and
-// deletes the LeaseCandidate. It returns why it could not, if it could
-// not.
+// waits until it stopped. The candidate goes first: the controller elects
+// on the Lease's release, among the candidates it knows of then, and a
+// candidate still listed that answered its last ping within 5 s counts as
+// one that answered; the oldest, it would be elected again, and the Lease
+// would pass to another only once that election expired. It returns why
+// it could not, if it could not.
 func (c *client) leave(l *leadership, budget time.Duration) error {
 	ctx, cancel := context.WithTimeout(context.Background(), budget)
 	defer cancel()
+	l.stopCandidate()
+	var errs []error
+	select {
+	case <-l.candidateDone:
+		err := c.cs.CoordinationV1beta1().LeaseCandidates(namespace).Delete(ctx, l.identity, metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("deleting the LeaseCandidate: %w", err))
+		}
+	case <-ctx.Done():
+		errs = append(errs, fmt.Errorf("the LeaseCandidate's runner did not stop within %s", budget))
+	}
 	if l.stopElection != nil {
 		l.stopElection()
 		select {
 		case <-l.electionDone:
 		case <-ctx.Done():
-			l.stopCandidate()
-			return fmt.Errorf("%w within %s", errStillRunning, budget)
+			errs = append(errs, fmt.Errorf("%w within %s", errStillRunning, budget))
 		}
 	}
-	l.stopCandidate()
-	select {
-	case <-l.candidateDone:
-	case <-ctx.Done():
-		return fmt.Errorf("the LeaseCandidate's runner did not stop within %s", budget)
-	}
-	err := c.cs.CoordinationV1beta1().LeaseCandidates(namespace).Delete(ctx, l.identity, metav1.DeleteOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	return err
+	return errors.Join(errs...)
 }
 
 func (l *leadership) remaining() time.Duration {
