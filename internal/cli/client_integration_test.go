@@ -75,6 +75,10 @@ func TestClientCheck(t *testing.T) {
 		{"go-rueidislock", example("go-rueidislock"), nil, exitValid, []string{"rueidislock v1.0.80", "tokens false", "ok   held", "ok   exclusion", "ok   handover", "OK  rueidislock"}},
 		// tooz's etcd3gw driver: no token, held is the lock's acquired.
 		{"tooz-etcd3gw", example("tooz-etcd3gw"), nil, exitValid, []string{"tooz 3.1.0 etcd3gw 2.0.0 Lock", "tokens false", "ok   held", "ok   exclusion", "ok   handover", "OK  tooz etcd3gw Lock"}},
+		// client-go's Coordinated Leader Election on kubernetes-cle: the
+		// apiserver elects among LeaseCandidates; the program reaches it
+		// with the credentials init carries.
+		{"client-go-cle", example("client-go-cle"), nil, exitValid, []string{"client-go v0.37.2 leader election, Coordinated", "tokens false", "ok   held", "ok   exclusion", "ok   handover", "OK  client-go leader election, Coordinated"}},
 		// A user's own image (here fencecheck's base image, which has sh,
 		// sed, date and redis-cli): the worker binary is added to it.
 		{"sh-redis-own-image", example("sh-redis"), []string{"--client-image", images.BaseRef()}, exitValid, []string{"ok   held", "ok   exclusion", "token 2", "OK  sh + redis-cli lock"}},

@@ -17,8 +17,7 @@ import (
 
 // Validate checks the configuration before anything starts, in one place:
 // it asks each part of the run what it supports, in this order (the first
-// error is the one reported): that there is a target and a workload; the
-// target, whether it takes a client program (targets.Secured does not);
+// error is the one reported): that there is a target and a workload;
 // the resources, their fencing modes (resources.ParseFencings); the
 // knobs' bounds; the workload, whether it runs on this target and these
 // resources (Workload.Validate) and has a side writer
@@ -34,7 +33,7 @@ import (
 // targets.ErrBadConfig.
 func (c *Config) Validate() error {
 	for _, check := range []func() error{
-		c.checkParts, c.checkClientProgram, c.checkResources, c.checkKnobs, c.checkWorkload,
+		c.checkParts, c.checkResources, c.checkKnobs, c.checkWorkload,
 		c.checkPlace, c.validateAttached, c.checkFaults, c.checkTarget, c.checkClientFencing,
 	} {
 		if err := check(); err != nil {
@@ -56,16 +55,6 @@ func (c *Config) checkParts() error {
 	}
 	if c.Workload == nil {
 		return bad("no workload")
-	}
-	return nil
-}
-
-// checkClientProgram asks the target whether a client program can be its
-// client.
-func (c *Config) checkClientProgram() error {
-	if _, ok := c.Target.(targets.Secured); ok && c.ClientProgram != nil {
-		// The client protocol's init carries no credentials.
-		return bad("--client-dir: target %s asks its clients for credentials made per run, which the client protocol does not carry yet", c.Target.Name())
 	}
 	return nil
 }

@@ -44,6 +44,7 @@ var Targets = []targets.Target{
 	redlock.Target{},
 	zookeeper.Target{},
 	kubernetes.Target{},
+	kubernetes.Target{Coordinated: true},
 	pgadvisory.Target{},
 	pgadvisory.Target{Pooling: pgadvisory.PoolTransaction},
 	pgadvisory.Target{Pooling: pgadvisory.PoolSession},

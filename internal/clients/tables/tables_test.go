@@ -18,7 +18,7 @@ func TestElectedTargets(t *testing.T) {
 			got = append(got, tg.Name())
 		}
 	}
-	want := []string{"etcd", "consul", "redis-sentinel", "zookeeper", "kubernetes"}
+	want := []string{"etcd", "consul", "redis-sentinel", "zookeeper", "kubernetes", "kubernetes-cle"}
 	if !slices.Equal(got, want) {
 		t.Errorf("targets that elect their leader: %q, want %q", got, want)
 	}

@@ -132,7 +132,8 @@ func DialClients(ctx context.Context, cat Catalog, s Setup, log *slog.Logger) (c
 // (client-check's probe sends the same).
 func ProgramInit(s Setup) clientproto.Init {
 	in := clientproto.Init{Target: s.Target, Endpoints: s.Client.Endpoints, TTLMS: s.Client.TTL.Milliseconds(),
-		Prefix: s.Client.Prefix, RPCTimeoutMS: s.Client.RPCTimeout.Milliseconds(), Fencing: string(targets.FencingNone)}
+		Prefix: s.Client.Prefix, RPCTimeoutMS: s.Client.RPCTimeout.Milliseconds(), Fencing: string(targets.FencingNone),
+		Credentials: s.Client.Credentials}
 	if s.Client.LockDelay != nil {
 		d := s.Client.LockDelay.Milliseconds()
 		in.LockDelayMS = &d

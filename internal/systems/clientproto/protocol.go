@@ -24,6 +24,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/fencecheck/fencecheck/targets"
 )
 
 // Version is the protocol's version, sent in init.
@@ -108,6 +110,12 @@ type Init struct {
 	// Resource is the run's first resource, for a program that implements
 	// the resource access.
 	Resource *ResourceInfo `json:"resource,omitempty"`
+	// Credentials are what the program presents to the servers and
+	// trusts in them (targets.Credentials), when the run has any: those
+	// the harness made for its servers (targets.Secured: kubernetes), or
+	// those given for attached ones. Secrets: they go to the program,
+	// never to test.json.
+	Credentials *targets.Credentials `json:"credentials,omitempty"`
 }
 
 // ResourceInfo names the run's resource and where it is.

@@ -103,9 +103,10 @@ const configDir = "/etc/fencecheck/kubernetes"
 // only (no anonymous request: one without the token gets 401), every
 // authenticated request allowed, service-account tokens signed with the
 // run's key pair (kube-apiserver requires one, though no client here uses
-// such a token), and Service addresses from a virtual range nothing routes.
-func apiServerCmd(etcdURLs []string) []string {
-	return []string{"/usr/local/bin/kube-apiserver",
+// such a token), and Service addresses from a virtual range nothing routes;
+// with coordinated, coordinatedFlags besides.
+func apiServerCmd(etcdURLs []string, coordinated bool) []string {
+	cmd := []string{"/usr/local/bin/kube-apiserver",
 		"--etcd-servers=" + strings.Join(etcdURLs, ","),
 		fmt.Sprintf("--secure-port=%d", APIPort), "--bind-address=0.0.0.0",
 		"--tls-cert-file=" + configDir + "/tls.crt", "--tls-private-key-file=" + configDir + "/tls.key",
@@ -116,4 +117,16 @@ func apiServerCmd(etcdURLs []string) []string {
 		"--service-cluster-ip-range=10.96.0.0/12",
 		"--profiling=false",
 	}
+	if coordinated {
+		cmd = append(cmd, coordinatedFlags...)
+	}
+	return cmd
 }
+
+// coordinatedFlags turn Coordinated Leader Election on: its feature gate
+// (beta and off by default in 1.37), which starts the apiserver's
+// leader-election controller (it elects, among the LeaseCandidates of a
+// Lease, the holder of that Lease, and hands the Lease on once it expired
+// by the apiserver's clock), and the API version its LeaseCandidates are
+// served in, coordination.k8s.io/v1beta1, which no beta API is by default.
+var coordinatedFlags = []string{"--feature-gates=CoordinatedLeaderElection=true", "--runtime-config=coordination.k8s.io/v1beta1=true"}

@@ -13,6 +13,12 @@
 // The servers serve TLS with a certificate of a certificate authority made
 // for the run (Secure), and authenticate clients by a bearer token (no
 // anonymous request); every authenticated request is allowed.
+//
+// The variant "kubernetes-cle" (Coordinated) is the same cluster with
+// Coordinated Leader Election on: the CoordinatedLeaderElection feature
+// gate (beta, off by default in 1.37) and the API it needs,
+// coordination.k8s.io/v1beta1 (LeaseCandidate), which a beta API is not
+// by default.
 package kubernetes
 
 import (
@@ -42,12 +48,23 @@ const (
 // Target is Kubernetes Leases. Its zero value has no credentials: the
 // harness runs the one Secure returns.
 type Target struct {
+	// Coordinated runs the apiservers with Coordinated Leader Election
+	// (coordinatedFlags): the target "kubernetes-cle". Its own recipe is
+	// the same; a client program that uses it (client-go's
+	// LeaderElectionConfig.Coordinated with a LeaseCandidate) needs it.
+	Coordinated bool
+
 	creds *targets.Credentials
 	files []targets.File // written into every apiserver
 }
 
-// Name is "kubernetes".
-func (Target) Name() string { return "kubernetes" }
+// Name is "kubernetes", or "kubernetes-cle" when Coordinated.
+func (t Target) Name() string {
+	if t.Coordinated {
+		return "kubernetes-cle"
+	}
+	return "kubernetes"
+}
 
 // Image is the kubernetes image (kube-apiserver): the apiservers'. The etcd
 // nodes name their own.
@@ -89,7 +106,7 @@ func (t Target) Nodes(n int) ([]targets.NodeSpec, error) {
 		urls = append(urls, fmt.Sprintf("http://%s:%d", specs[i].Name, specs[i].Port))
 	}
 	for i := 1; i <= n; i++ {
-		specs = append(specs, targets.NodeSpec{Name: fmt.Sprintf("a%d", i), Port: APIPort, Cmd: apiServerCmd(urls), Files: t.files, Tier: TierAPIServer})
+		specs = append(specs, targets.NodeSpec{Name: fmt.Sprintf("a%d", i), Port: APIPort, Cmd: apiServerCmd(urls, t.Coordinated), Files: t.files, Tier: TierAPIServer})
 	}
 	return specs, nil
 }
