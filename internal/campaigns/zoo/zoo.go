@@ -200,7 +200,7 @@ func zooOpen(results []string) ([]zooMatrix, zooTallied, error) {
 			zm.recheck = zm.recheck || ti.Recheck
 		}
 		for _, c := range m.Cells {
-			if d, ok := c.Axes[zooAxis]; ok {
+			if d, ok := cellClientDir(m, c); ok {
 				owner[zm.owner(d)] = len(ms) - 1
 			}
 		}
@@ -210,6 +210,35 @@ func zooOpen(results []string) ([]zooMatrix, zooTallied, error) {
 		return ms, z, fmt.Errorf("%w: zoo: %s: no cell has a --client-dir axis (run fencecheck matrix --client-dir builtin,DIR,...)", cmdline.ErrUsage, strings.Join(results, ", "))
 	}
 	return ms, z, nil
+}
+
+// cellClientDir is the client directory of a matrix's cell: its client
+// axis, or, in a matrix of one client (whose --client-dir names one
+// directory, so that the matrix made no axis of it), that directory.
+func cellClientDir(m trends.Matrix, c trends.MatrixCell) (string, bool) {
+	if d, ok := c.Axes[zooAxis]; ok {
+		return d, true
+	}
+	dir := ""
+	for i, a := range m.Args {
+		v, ok := "", false
+		switch {
+		case a == "--"+zooAxis || a == "-"+zooAxis:
+			if i+1 < len(m.Args) {
+				v, ok = m.Args[i+1], true
+			}
+		case strings.HasPrefix(a, "--"+zooAxis+"="), strings.HasPrefix(a, "-"+zooAxis+"="):
+			v, ok = a[strings.IndexByte(a, '=')+1:], true
+		}
+		if !ok {
+			continue
+		}
+		if dir != "" || v == "" || strings.Contains(v, ",") || v == "builtin" {
+			return "", false // several: the matrix has the axis
+		}
+		dir = v
+	}
+	return dir, dir != ""
 }
 
 // zooTallied is the zoo's rows, tallied from the matrices' cells.
@@ -235,7 +264,7 @@ func zooTally(ms []zooMatrix, owner map[string]int) zooTallied {
 	order := 0
 	for mi, zm := range ms {
 		for ci, c := range zm.m.Cells {
-			dir, ok := c.Axes[zooAxis]
+			dir, ok := cellClientDir(zm.m, c)
 			if !ok || owner[zm.owner(dir)] != mi {
 				continue
 			}

@@ -357,3 +357,29 @@ func TestZooVerdictCheckedAgain(t *testing.T) {
 		t.Errorf("page lacks %q:\n%s", want, page)
 	}
 }
+
+// A matrix of one client (--client-dir naming one directory) has no client
+// axis: its cells are that client's, from the matrix's own arguments.
+func TestZooOneClientMatrix(t *testing.T) {
+	cells := []trends.MatrixCell{{Target: "etcd", Nemesis: "pause-holder", Fencing: "none", Verdict: "invalid", Lost: 3, Acknowledged: 40, Run: "t/1"}}
+	dir := zooResults(t, cells, nil)
+	b, err := trends.Matrix{Started: time.Date(2026, 12, 6, 23, 26, 0, 0, time.UTC), Args: []string{"--recheck", "--client-dir", "examples/clients/tooz-etcd3gw"}, Cells: cells}.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, trends.MatrixFile), b, 0o644)
+	page, err := toStdout(Options{Results: []string{dir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "| `pause-holder` | none | 1 of 1 invalid | 3 of 40 |"; !strings.Contains(page, want) {
+		t.Errorf("page lacks %q:\n%s", want, page)
+	}
+	// Two directories in one value: the matrix had the axis, and these
+	// cells lack it.
+	b, _ = trends.Matrix{Args: []string{"--client-dir", "a,b"}, Cells: cells}.Encode()
+	os.WriteFile(filepath.Join(dir, trends.MatrixFile), b, 0o644)
+	if _, err := toStdout(Options{Results: []string{dir}}); err == nil {
+		t.Errorf("a matrix of two clients whose cells lack the axis made a page")
+	}
+}
