@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fencecheck/fencecheck/internal/base/record"
 	"github.com/fencecheck/fencecheck/internal/verdicts/checkers"
 	"github.com/fencecheck/fencecheck/internal/verdicts/store"
 )
@@ -18,7 +19,9 @@ const JUnitFile = "junit.xml"
 
 // WriteJUnit writes junit.xml into the run directory: one test suite for the
 // run, with the run's configuration as properties and one test case per
-// checker of results.json, in its order. An invalid checker is a <failure>,
+// checker of results.json, in its order, then one per record that judges
+// the run (record.Verdicter: the belief check of a --recheck run), named by
+// its key. An invalid checker or record is a <failure>,
 // an unknown one an <error>; the suite counts them, so a CI system marks the
 // run red exactly when fencecheck exits non-zero. When the run's verdict is
 // worse than its checkers say (an interrupted run is unknown), a test case
@@ -64,6 +67,25 @@ func JUnit(test store.TestInfo, res *store.Results, reportPath string) ([]byte, 
 		worst = checkers.Compose(worst, c.valid)
 		suite.Cases = append(suite.Cases, tc)
 	}
+	for _, r := range res.Records {
+		v, ok := r.(record.Verdicter)
+		if !ok || isNilRecord(r) {
+			continue
+		}
+		verdict, why := v.Verdict()
+		tc := junitCase{Class: class, Name: r.Key()}
+		switch verdict {
+		case record.Invalid:
+			tc.Failure = &junitProblem{Type: "invalid", Message: why, Text: why + "\nreport: " + reportPath}
+			suite.Failures++
+			worst = checkers.Compose(worst, checkers.Invalid)
+		case record.Unknown:
+			tc.Error = &junitProblem{Type: "unknown", Message: why, Text: why + "\nreport: " + reportPath}
+			suite.Errors++
+			worst = checkers.Compose(worst, checkers.Unknown)
+		}
+		suite.Cases = append(suite.Cases, tc)
+	}
 	if v := res.Valid(); v != worst && checkers.Compose(worst, v) == v {
 		msg := res.Note
 		if msg == "" {
@@ -105,6 +127,13 @@ func JUnit(test store.TestInfo, res *store.Results, reportPath string) ([]byte, 
 	}
 	buf.WriteByte('\n')
 	return buf.Bytes(), nil
+}
+
+// isNilRecord reports whether r is a typed nil (a kind whose record a run
+// does not have).
+func isNilRecord(r record.Record) bool {
+	n, ok := r.(interface{ IsNil() bool })
+	return r == nil || ok && n.IsNil()
 }
 
 // checkerCase is one checker of results.json.

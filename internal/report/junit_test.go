@@ -7,9 +7,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fencecheck/fencecheck/internal/base/record"
 	"github.com/fencecheck/fencecheck/internal/clients/workloads/register"
 	"github.com/fencecheck/fencecheck/internal/testkit/lockappendtest"
 	"github.com/fencecheck/fencecheck/internal/verdicts/checkers"
+	"github.com/fencecheck/fencecheck/internal/verdicts/records/belief"
 	"github.com/fencecheck/fencecheck/internal/verdicts/store"
 )
 
@@ -181,5 +183,48 @@ func TestFencecheckRecorded(t *testing.T) {
 	want := "v1.2.0, revision a2d1e3da438c6fcd825e32b23e6255b903f6dcea+modified"
 	if !slices.ContainsFunc(configRows(test), func(c card) bool { return c.Label == "fencecheck" && c.Value == want }) {
 		t.Errorf("configuration rows %v: no fencecheck %q", configRows(test), want)
+	}
+}
+
+// A record that judges the run (the belief check of a --recheck run) is a
+// case of its own, named by its key: a failure with its reason when
+// invalid, and no "verdict" case besides; a record that says nothing is a
+// passing case.
+func TestJUnitBeliefRecord(t *testing.T) {
+	h := &lockappendtest.Hist{T: t}
+	h.Section(0, 1, 4, []int64{}, 0.1, 0.11, 0.2, 5)
+	h.Section(1, 2, 7, []int64{1}, 0.15, 0.21, 0.3, 8)
+	h.Final(0.5, []int64{1, 2})
+	res := lockappendtest.Check(t, h.Sorted())
+	res.Records = res.Records.Put(&belief.Belief{Grants: 1, Answers: 4, Stale: 1, MaxNS: 2e9, MedianNS: 2e9, ToleranceNS: 1e8, Workers: 2})
+	res.SetValid(checkers.Invalid)
+	res.Note = "belief: a lock library said its holder held the lock 2s after the next holder was granted it (tolerance 100ms)"
+	j := junitOf(t, lockappendtest.TestInfo("none", 2), res)
+	s := j.Suites[0]
+	i := slices.IndexFunc(s.Cases, func(c struct {
+		Class   string `xml:"classname,attr"`
+		Name    string `xml:"name,attr"`
+		Failure *struct {
+			Type    string `xml:"type,attr"`
+			Message string `xml:"message,attr"`
+			Text    string `xml:",chardata"`
+		} `xml:"failure"`
+		Error *struct {
+			Type    string `xml:"type,attr"`
+			Message string `xml:"message,attr"`
+		} `xml:"error"`
+	}) bool {
+		return c.Name == "belief"
+	})
+	if i < 0 || s.Cases[i].Failure == nil || !strings.Contains(s.Cases[i].Failure.Message, "2s after the next holder was granted it") {
+		t.Fatalf("no failing belief case: %+v", s.Cases)
+	}
+	if j.Failures != 1 || j.Tests != 6 || s.Cases[len(s.Cases)-1].Name != "belief" {
+		t.Errorf("tests %d, failures %d, cases %+v: want the 5 checkers and belief, no verdict case", j.Tests, j.Failures, s.Cases)
+	}
+	res.Records = record.Set{&belief.Belief{Grants: 1, Answers: 4, ToleranceNS: 1e8, Workers: 2}}
+	res.SetValid(checkers.Valid)
+	if j := junitOf(t, lockappendtest.TestInfo("none", 2), res); j.Failures != 0 || j.Errors != 0 || j.Tests != 6 {
+		t.Errorf("a belief record without a window: tests %d, failures %d, errors %d", j.Tests, j.Failures, j.Errors)
 	}
 }
