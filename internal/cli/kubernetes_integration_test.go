@@ -100,8 +100,9 @@ func TestKubernetesElectionPauseHolder(t *testing.T) {
 
 // What a kubernetes run cannot do is refused before anything starts: a TTL
 // that a Lease cannot hold, a leader fault of the apiservers' tier (the
-// leader is etcd's), a client program (the protocol carries no
-// credentials).
+// leader is etcd's), a tier it does not have. (A client program is no
+// longer refused: the protocol's init carries the run's credentials;
+// TestClientCheck/client-go-cle runs one.)
 func TestKubernetesRefusals(t *testing.T) {
 	for _, c := range []struct {
 		args []string
@@ -110,7 +111,6 @@ func TestKubernetesRefusals(t *testing.T) {
 		{[]string{"--ttl", "1500ms"}, "leaseDurationSeconds"},
 		{[]string{"--nemesis", "kill:leader@apiserver"}, "is a server of tier etcd"},
 		{[]string{"--nemesis", "pause-server:one@zookeeper"}, `no tier "zookeeper"`},
-		{[]string{"--client-dir", "../../examples/clients/sh-redis"}, "credentials"},
 	} {
 		res := t.TempDir()
 		args := append([]string{"run", "--target", "kubernetes", "--results", res}, c.args...)

@@ -183,12 +183,13 @@ func killedContinue(t *testing.T, dir string, workers int) {
 	}
 }
 
-// lastLeaderBefore is the last recorded leader change at or before t, or
-// nil.
+// lastLeaderBefore is the last recorded change at or before t that named a
+// leader, or nil: a poll that found none (an election, a server that does
+// not serve) says nothing of which node leads.
 func lastLeaderBefore(ls []leaders.Seen, t int64) *leaders.Seen {
 	var last *leaders.Seen
 	for i := range ls {
-		if ls[i].Time <= t {
+		if ls[i].Time <= t && ls[i].Leader != "" {
 			last = &ls[i]
 		}
 	}
