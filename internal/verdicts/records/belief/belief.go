@@ -167,7 +167,6 @@ func Derive(run record.Run, events []history.Event) record.Record {
 		var a la.Acquired
 		_ = acq.Decode(&a)
 		g := grant{proc: o.Process, lock: inv.Lock, token: a.Token, at: acq.Time, lastHeld: -1}
-		firstAsked := int64(-1)
 		for _, p := range o.Phases {
 			if p.F != la.PhaseHeld {
 				continue
@@ -181,9 +180,6 @@ func Derive(run record.Run, events []history.Event) record.Record {
 			asked := p.Time
 			if start := run.HistoryStartedMono; start > 0 && h.AskedMono > 0 {
 				asked = min(asked, h.AskedMono-start)
-				if firstAsked < 0 {
-					firstAsked = h.AskedMono - start
-				}
 			}
 			g.asked = append(g.asked, asked)
 			if start := run.HistoryStartedMono; start > 0 && h.AnsweredMono > 0 {
@@ -204,12 +200,12 @@ func Derive(run record.Run, events []history.Event) record.Record {
 				g.lastHeld, g.recheck = at, h.Recheck
 			}
 		}
-		if firstAsked >= 0 {
+		if len(g.asked) > 0 {
 			// The sampler asks as soon as the lock is granted: its
 			// first question bounds the grant, which the harness, busy
 			// or starved, may hear later than another worker's later
 			// grant.
-			g.at = min(g.at, firstAsked)
+			g.at = min(g.at, g.asked[0])
 		}
 		gs = append(gs, g)
 	}
