@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
+	"github.com/fencecheck/fencecheck/internal/campaigns/runs"
 	"github.com/fencecheck/fencecheck/internal/harness"
 )
 
@@ -32,5 +34,11 @@ func cmdVersion(_ context.Context, args []string, stdout, stderr io.Writer) erro
 			worker = fmt.Sprintf("this binary (no %s beside it)", harness.WorkerBinaryName)
 		}
 	}
-	return imageSet(stderr).Version(stdout, worker)
+	if err := imageSet(stderr).Version(stdout, worker); err != nil {
+		return err
+	}
+	if len(runs.Omitted) > 0 {
+		fmt.Fprintf(stdout, "without    the targets %s (built with -tags nokubernetes, as make demo builds bin/demo/; make build builds them)\n", strings.Join(runs.Omitted, ", "))
+	}
+	return nil
 }

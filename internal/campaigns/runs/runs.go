@@ -42,6 +42,10 @@ import (
 // Builtin are the built-in targets (tables.Targets).
 var Builtin = tables.Targets
 
+// Omitted names the built-in targets this binary was built without
+// (tables.Omitted: the Kubernetes ones under -tags nokubernetes).
+var Omitted = tables.Omitted
+
 // DefaultReruns is how many times rerun repeats a run by default.
 const DefaultReruns = rerun.Runs
 

@@ -7,6 +7,7 @@ package tables
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/fencecheck/fencecheck/internal/base/record"
@@ -17,7 +18,6 @@ import (
 	"github.com/fencecheck/fencecheck/internal/clients/workloads/register"
 	"github.com/fencecheck/fencecheck/internal/systems/lockservices/consul"
 	"github.com/fencecheck/fencecheck/internal/systems/lockservices/etcd"
-	"github.com/fencecheck/fencecheck/internal/systems/lockservices/kubernetes"
 	"github.com/fencecheck/fencecheck/internal/systems/lockservices/pgadvisory"
 	"github.com/fencecheck/fencecheck/internal/systems/lockservices/redis"
 	"github.com/fencecheck/fencecheck/internal/systems/lockservices/redis/redlock"
@@ -33,8 +33,12 @@ import (
 	"github.com/fencecheck/fencecheck/targets"
 )
 
-// Targets lists every built-in target --target can name.
-var Targets = []targets.Target{
+// Targets lists every built-in target --target can name. The Kubernetes
+// targets are kubernetesTargets (kubernetes.go), which a binary built with
+// -tags nokubernetes leaves out (nokubernetes.go): client-go's leader
+// election links every API group of Kubernetes, half of what a fresh machine
+// compiles for fencecheck, which make demo's binary does not need.
+var Targets = slices.Concat([]targets.Target{
 	etcd.Target{},
 	consul.Target{},
 	redis.Target{},
@@ -43,12 +47,11 @@ var Targets = []targets.Target{
 	sentinel.Target{},
 	redlock.Target{},
 	zookeeper.Target{},
-	kubernetes.Target{},
-	kubernetes.Target{Coordinated: true},
+}, kubernetesTargets, []targets.Target{
 	pgadvisory.Target{},
 	pgadvisory.Target{Pooling: pgadvisory.PoolTransaction},
 	pgadvisory.Target{Pooling: pgadvisory.PoolSession},
-}
+})
 
 // Resources lists every resource --resource can name; the first is the
 // default.
@@ -101,6 +104,9 @@ func Lookup[T Named](table []T, what, name string) (T, error) {
 		}
 	}
 	var zero T
+	if what == "target" && slices.Contains(Omitted, name) {
+		return zero, fmt.Errorf("%w: target %q is not in this binary: it was built with -tags nokubernetes, as make demo builds bin/demo/fencecheck (make build builds every target; valid here: %s)", targets.ErrBadConfig, name, Names(table))
+	}
 	return zero, fmt.Errorf("%w: unknown %s %q (valid: %s)", targets.ErrBadConfig, what, name, Names(table))
 }
 
