@@ -143,17 +143,7 @@ func readRecorded(t *testing.T, path string) recorded {
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 1<<24)
 	for sc.Scan() {
-		var e struct {
-			Process any    `json:"process"`
-			Type    string `json:"type"`
-			F       string `json:"f"`
-			Value   struct {
-				Element int64   `json:"element"`
-				Token   int64   `json:"token"`
-				Value   []int64 `json:"value"`
-				Reason  string  `json:"reason"`
-			} `json:"value"`
-		}
+		var e historyLine
 		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
 			t.Fatalf("%s: %v", path, err)
 		}
@@ -178,6 +168,23 @@ func readRecorded(t *testing.T, path string) recorded {
 		t.Fatal(err)
 	}
 	return h
+}
+
+// historyLine is what the tests read of a lock-append history's event,
+// on their own, without the harness's decoder.
+type historyLine struct {
+	Time    int64  `json:"time_ns"`
+	Process any    `json:"process"`
+	Type    string `json:"type"`
+	F       string `json:"f"`
+	Value   struct {
+		Element int64   `json:"element"`
+		Token   int64   `json:"token"`
+		Value   []int64 `json:"value"`
+		Read    []int64 `json:"read"`
+		Reason  string  `json:"reason"`
+		Error   string  `json:"error"`
+	} `json:"value"`
 }
 
 // copyRun writes a recorded run's test.json and history.jsonl (kept

@@ -15,29 +15,13 @@ import (
 	"testing"
 )
 
-// storyEvent is what these tests read of a recorded history's events.
-type storyEvent struct {
-	Time    int64  `json:"time_ns"`
-	Process any    `json:"process"`
-	Type    string `json:"type"`
-	F       string `json:"f"`
-	Value   struct {
-		Element int64   `json:"element"`
-		Token   int64   `json:"token"`
-		Value   []int64 `json:"value"`
-		Read    []int64 `json:"read"`
-		Reason  string  `json:"reason"`
-		Error   string  `json:"error"`
-	} `json:"value"`
-}
-
-func readStoryEvents(t *testing.T, src string) []storyEvent {
+func readStoryEvents(t *testing.T, src string) []historyLine {
 	t.Helper()
-	var out []storyEvent
+	var out []historyLine
 	sc := bufio.NewScanner(bytes.NewReader(readGzip(t, filepath.Join(src, "history.jsonl.gz"))))
 	sc.Buffer(make([]byte, 1<<20), 1<<24)
 	for sc.Scan() {
-		var e storyEvent
+		var e historyLine
 		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
 			t.Fatal(err)
 		}
@@ -76,7 +60,7 @@ func TestRecordedStoryCreditsTheReadThatRaisedTheFence(t *testing.T) {
 	ev := readStoryEvents(t, filepath.Join("testdata", "runs", run))
 	highest := regexp.MustCompile(`highest accepted ([0-9]+)`)
 	token := map[string]int64{} // process -> its current grant's token
-	first := map[int64]storyEvent{}
+	first := map[int64]historyLine{}
 	type refusal struct {
 		at, hi int64
 	}
