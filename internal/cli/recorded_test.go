@@ -45,6 +45,12 @@ var recordedRuns = []struct {
 	// named and the data it kept, which check carries over (run records:
 	// internal/base/record).
 	{dir: "etcd-token-partition-leader-kept", exit: exitValid},
+	// etcd 3.6.16, --fencing none --nemesis clock-rate:client:x0.2
+	// --seed 1 --time-limit 30s: the holder is not stopped, its clocks
+	// run at a fifth of true speed, and its lease estimate outlives its
+	// lease (recorded for issue 51; history and test.json as the run
+	// wrote them).
+	{dir: "etcd-none-clock-rate-client", exit: exitInvalid, lost: 1},
 }
 
 func TestCheckRecordedRuns(t *testing.T) {
@@ -184,6 +190,11 @@ type historyLine struct {
 		Read    []int64 `json:"read"`
 		Reason  string  `json:"reason"`
 		Error   string  `json:"error"`
+		// A lease check's estimate, and a fault's figures.
+		RemainingMS int64 `json:"remaining_ms"`
+		Figures     struct {
+			Rate float64 `json:"rate"`
+		} `json:"figures"`
 	} `json:"value"`
 }
 

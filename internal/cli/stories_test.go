@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 func readStoryEvents(t *testing.T, src string) []historyLine {
@@ -187,5 +188,82 @@ func TestRecordedStoryTellsDataTheServersLost(t *testing.T) {
 	}
 	if !strings.Contains(page, "acquires the lock: fencing token 1, though token 12 was granted before the fault: the lock service's tokens started over") {
 		t.Error("the report does not say the tokens started over after a kill")
+	}
+}
+
+// A clock-rate fault does not stop the holder: its clocks run slow, so
+// what it times on them, its lease estimate included, is wrong. In the
+// recorded etcd run (clock-rate:client:x0.2, seed 1) the holder whose
+// element was lost checked its lease inside the fault's window and wrote
+// 1.26 s later by true time; by its clock, running at the fault's rate,
+// far less had passed. The report says its clocks ran slow and what its
+// estimate said at the write, worked out here from the history alone, and
+// never that the fault stopped it.
+func TestRecordedStoryTellsAWrongClock(t *testing.T) {
+	const run = "etcd-none-clock-rate-client"
+	type window struct {
+		start, stop int64
+		rate        float64
+	}
+	var faults []window
+	var final []int64
+	checked := map[string]historyLine{} // process -> its last lease check
+	sent := map[string]int64{}          // process -> its last write sent
+	type section struct {
+		checked historyLine
+		sent    int64
+	}
+	acked := map[int64]section{}
+	for _, e := range readStoryEvents(t, filepath.Join("testdata", "runs", run)) {
+		p := fmt.Sprint(e.Process)
+		switch {
+		case p == "nemesis" && e.F == "start":
+			faults = append(faults, window{start: e.Time, stop: -1, rate: e.Value.Figures.Rate})
+		case p == "nemesis" && e.F == "stop":
+			faults[len(faults)-1].stop = e.Time
+		case e.Type == "phase" && e.F == "checked":
+			checked[p] = e
+		case e.Type == "phase" && e.F == "write-sent":
+			sent[p] = e.Time
+		case e.Type == "ok" && e.F == "append":
+			acked[e.Value.Element] = section{checked[p], sent[p]}
+		case e.Type == "ok" && e.F == "final-read":
+			final = e.Value.Value
+		}
+	}
+	var lost []int64
+	for x := range acked {
+		if !slices.Contains(final, x) {
+			lost = append(lost, x)
+		}
+	}
+	if len(lost) != 1 {
+		t.Fatalf("%d elements lost by the history, want 1: the test's premise", len(lost))
+	}
+	s := acked[lost[0]]
+	var in *window
+	for i, f := range faults {
+		if f.start <= s.checked.Time && s.sent <= f.stop && f.rate > 0 {
+			in = &faults[i]
+		}
+	}
+	if in == nil {
+		t.Fatalf("the lost element's section (checked at %d, write sent at %d) is not inside a clock-rate window %v: the test's premise", s.checked.Time, s.sent, faults)
+	}
+	counted := time.Duration(in.rate * float64(s.sent-s.checked.Time))
+	left := time.Duration(s.checked.Value.RemainingMS)*time.Millisecond - counted
+	page := checkedReport(t, run, exitInvalid)
+	for _, want := range []string{
+		fmt.Sprintf("its clocks ran at %sx true speed", strconv.FormatFloat(in.rate, 'f', -1, 64)),
+		"so its lease estimate was wrong",
+		fmt.Sprintf("only %s had passed since its lease check at %s", counted.Round(time.Millisecond), secs(s.checked.Time)),
+		fmt.Sprintf("its lease estimate said %s left", left.Round(time.Millisecond)),
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the report lacks %q", want)
+		}
+	}
+	if m := regexp.MustCompile(`stopped[^.]*by clock-rate|SIGSTOP|woke up`).FindString(page); m != "" {
+		t.Errorf("the report tells the clock fault as a stop: %q", m)
 	}
 }

@@ -506,13 +506,13 @@ func (b *storyBuilder) faultSteps(c *cast, from, to int64) []Step {
 			}
 		}
 		v := f.FaultValue
-		healed := f.Stop >= 0 && f.Stop <= to+int64(time.Second)
-		if healed {
-			// The stop step says how long the fault held, from its
-			// window: the words do not say it a second time (what it
-			// was meant to hold, a different figure).
+		if f.Stop >= 0 {
+			// How long a healed fault held is its window, as the stop
+			// step and the summary say it: the words do not say it a
+			// second time (what it was meant to hold, another figure).
 			v = withoutHold(v)
 		}
+		healed := f.Stop >= 0 && f.Stop <= to+int64(time.Second)
 		what := f.Fault
 		if p := report.FaultWords(b.cfg.Tell, v, b.cfg.Workers); p != "" {
 			what += ", " + p
@@ -1198,7 +1198,7 @@ func (b *storyBuilder) stoppedPhrase(a *report.Op, where string) string {
 		return " and was stopped " + where
 	}
 	if ck, ok := clockOf(f); ok {
-		return fmt.Sprintf(" and was not stopped: %s %s (%s), so its lease estimate was wrong", ck.words("its"), where, faultSpan(f))
+		return fmt.Sprintf(" and was not stopped: %s %s, by %s, so its lease estimate was wrong", ck.words("its"), where, faultSpan(f))
 	}
 	return fmt.Sprintf(" and was stopped %s by %s", where, faultSpan(f))
 }

@@ -534,7 +534,7 @@ func TestStoriesTokenlessBothPatterns(t *testing.T) {
 	in := &report.Input{Test: testInfo("none", 3), Results: res}
 	_, sub := headline(in, laResult(res), lost, nil, 50, m.tokenless())
 	wantContains(t, "headline", strings.Join(sub, "\n"),
-		"1 of 2 stories: a stopped holder went on and wrote the list it had read before it stopped",
+		"1 of 2 stories: a stale holder went on and wrote the list it had read before its lease passed on",
 		"1 of 2 stories: a stale holder's write landed inside a newer holder's critical section",
 		"could not have refused any of them (2 stale writes)")
 }
@@ -556,7 +556,7 @@ func TestHeadlineCountsPatterns(t *testing.T) {
 	_, sub := headline(in, laResult(res), lost, nil, 50, false)
 	subs := strings.Join(sub, "\n")
 	wantContains(t, "headline", subs,
-		"2 of 24 stories: a stopped holder went on and wrote the list it had read before it stopped, erasing others' acknowledged elements.",
+		"2 of 24 stories: a stale holder went on and wrote the list it had read before its lease passed on, erasing others' acknowledged elements.",
 		"22 of 24 stories: a stale holder's write landed inside a newer holder's critical section")
 }
 

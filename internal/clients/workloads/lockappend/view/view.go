@@ -447,7 +447,7 @@ func headline(in *report.Input, la *lockappend.Result, lost, fenced []Story, pct
 	}
 	of := func(n int) string { return fmt.Sprintf("%d of %s", n, plural(len(lost), "story")) }
 	if n := counts[KindStaleOverwrote]; n > 0 {
-		sub = append(sub, fmt.Sprintf("%s: a stopped holder went on and wrote the list it had read before it stopped, erasing others' acknowledged elements.", of(n)))
+		sub = append(sub, fmt.Sprintf("%s: a stale holder went on and wrote the list it had read before its lease passed on, erasing others' acknowledged elements.", of(n)))
 	}
 	if n := counts[KindStaleOverwritten]; n > 0 {
 		sub = append(sub, fmt.Sprintf("%s: a stale holder's write landed inside a newer holder's critical section, and that holder's write then erased the stale holder's own acknowledged element.", of(n)))
