@@ -24,15 +24,6 @@ type model struct {
 	// applied them: by revision when every landed write has one, else by
 	// acknowledgement time.
 	writes []*report.Op
-	// maxTok[i] is the highest token among writes[:i] (0 for none), and
-	// maxBy[i] the write that carried it.
-	maxTok []int64
-	maxBy  []*report.Op
-	// byAck are the writes by acknowledgement time, with the running
-	// highest token likewise (ackMaxTok[i] over byAck[:i]).
-	byAck     []*report.Op
-	ackMaxTok []int64
-	ackMaxBy  []*report.Op
 	// final is the list of the last ok final read.
 	final    []int64
 	hasFinal bool
@@ -127,7 +118,7 @@ func decodeAppend(o *history.Op) (*report.Op, error) {
 	return a, nil
 }
 
-// order fills grants, writes, the running highest token, and each grant's
+// order fills grants, writes and each grant's
 // staleness.
 func (m *model) order() {
 	allRev := true
@@ -148,24 +139,8 @@ func (m *model) order() {
 	} else {
 		slices.SortStableFunc(m.writes, func(x, y *report.Op) int { return cmp.Compare(x.AckAt(), y.AckAt()) })
 	}
-	m.maxTok = make([]int64, len(m.writes)+1)
-	m.maxBy = make([]*report.Op, len(m.writes)+1)
 	for i, w := range m.writes {
 		w.WriteIdx = i
-		m.maxTok[i+1], m.maxBy[i+1] = m.maxTok[i], m.maxBy[i]
-		if t, ok := w.TokenOf(); ok && t > m.maxTok[i] {
-			m.maxTok[i+1], m.maxBy[i+1] = t, w
-		}
-	}
-	m.byAck = slices.Clone(m.writes)
-	slices.SortStableFunc(m.byAck, func(x, y *report.Op) int { return cmp.Compare(x.AckAt(), y.AckAt()) })
-	m.ackMaxTok = make([]int64, len(m.byAck)+1)
-	m.ackMaxBy = make([]*report.Op, len(m.byAck)+1)
-	for i, w := range m.byAck {
-		m.ackMaxTok[i+1], m.ackMaxBy[i+1] = m.ackMaxTok[i], m.ackMaxBy[i]
-		if t, ok := w.TokenOf(); ok && t > m.ackMaxTok[i] {
-			m.ackMaxTok[i+1], m.ackMaxBy[i+1] = t, w
-		}
 	}
 	// A holder is stale from the first later grant with a higher token
 	// that comes while it still believes it holds the lock: the next
@@ -208,8 +183,6 @@ func (m *model) staleByGrantOrder() {
 	}
 }
 
-// highestBefore returns the highest token among the writes the resource
-// applied before the write at position i, and the write that carried it.
 // tokenless reports whether no grant of the history carried a fencing
 // token (token 0 is none: a lock without tokens, as the token checker
 // counts it).
@@ -222,29 +195,64 @@ func (m *model) tokenless() bool {
 	return true
 }
 
-// writerOfToken is the landed write that carried token t (the first, in
-// the resource's order), nil if none did.
-func (m *model) writerOfToken(t int64) *report.Op {
-	for _, w := range m.writes {
-		if tok, _ := w.TokenOf(); tok == t {
-			return w
+// raise is one operation's raising of the resource's highest accepted
+// token: a landed write, at its acknowledgement, or, where reads are
+// fenced, a read, at the time the client reported it (the resource had
+// raised the fence by then).
+type raise struct {
+	at   int64
+	tok  int64
+	op   *report.Op
+	read bool
+}
+
+// raises are the operations that raised the resource's highest accepted
+// token, in time order: each landed write with a token, and, when reads
+// raise the fence too (token fencing: a fenced read raises the highest
+// token to the reader's, or is refused), each reported read of a section
+// with a token. A refused read raised nothing, and reports no read.
+func (m *model) raises(reads bool) []raise {
+	var out []raise
+	for _, o := range m.Ops {
+		tok, ok := o.TokenOf()
+		if !ok || tok == 0 {
+			continue
+		}
+		if reads && o.HasRead && o.ReadAt >= 0 {
+			out = append(out, raise{at: o.ReadAt, tok: tok, op: o, read: true})
+		}
+		if o.Landed() && o.AckAt() >= 0 {
+			out = append(out, raise{at: o.AckAt(), tok: tok, op: o})
 		}
 	}
-	return nil
+	slices.SortStableFunc(out, func(x, y raise) int { return cmp.Compare(x.at, y.at) })
+	return out
 }
 
-func (m *model) highestBefore(i int) (int64, *report.Op) {
-	if i < 0 || i >= len(m.maxTok) {
-		return 0, nil
+// highestRaised is the raise that set the highest token of rs (in time
+// order) at or before t: the first to reach that token. ok is false when
+// none did.
+func highestRaised(rs []raise, t int64) (r raise, ok bool) {
+	for _, x := range rs {
+		if x.at > t {
+			break
+		}
+		if !ok || x.tok > r.tok {
+			r, ok = x, true
+		}
 	}
-	return m.maxTok[i], m.maxBy[i]
+	return r, ok
 }
 
-// highestBeforeTime is highestBefore for a write that did not land: the
-// highest token among the writes acknowledged before t.
-func (m *model) highestBeforeTime(t int64) (int64, *report.Op) {
-	i, _ := slices.BinarySearchFunc(m.byAck, t, func(w *report.Op, t int64) int { return cmp.Compare(w.AckAt(), t) })
-	return m.ackMaxTok[i], m.ackMaxBy[i]
+// firstRaiseOf is the first raise of rs to token tok: the operation that
+// set the highest token to tok. ok is false when none carried it.
+func firstRaiseOf(rs []raise, tok int64) (raise, bool) {
+	for _, x := range rs {
+		if x.tok == tok {
+			return x, true
+		}
+	}
+	return raise{}, false
 }
 
 // describeList writes a list short: whole when it is short, else its first

@@ -3,6 +3,8 @@ package view
 import (
 	"cmp"
 	"fmt"
+	"maps"
+	"math"
 	"regexp"
 	"slices"
 	"strconv"
@@ -41,6 +43,12 @@ const (
 	// and sends no token, erased acknowledged elements: a write path that
 	// does not check the fence.
 	KindSideWriter StoryKind = "side-writer"
+	// KindServerLost: the servers lost acknowledged elements: the last
+	// write acknowledged before a fault on the servers (a kill, a restart)
+	// held them, and the first read after it did not. No client's write
+	// erased them: the server came back without its data (a store without
+	// persistence), and its fence and tokens may have started over too.
+	KindServerLost StoryKind = "server-lost"
 	// KindSideWriterErased: the side writer's own acknowledged write landed
 	// inside a holder's critical section (it takes no lock), and the
 	// holder's write, built on its older read, erased it.
@@ -98,11 +106,18 @@ type Story struct {
 	TokenStops bool
 	// From and To bound the story in time.
 	From, To int64
+	// At is the time of the event its Brief tells (the stale write or
+	// read, as its step shows it): the time the report's header gives it.
+	At int64
 	// Stale is the stale holder's process.
 	Stale history.Process
 
 	stale, other *report.Op
 	victims      []*report.Op
+	// cause is what erased the lost elements when no write did (a
+	// server-lost story: "kill on n1 at 29.34s"), for the lost updates'
+	// table.
+	cause string
 }
 
 // eraser is the write that erased the story's lost elements, if the
@@ -183,6 +198,9 @@ type storyBuilder struct {
 	cfg storyConfig
 	// tokenless is m.tokenless(): no grant of the run carried a token.
 	tokenless bool
+	// around are the server faults with the writes and reads around
+	// them, once lostByServers has asked.
+	around map[int]aroundFault
 }
 
 // lostStories groups the lost elements by the stale write behind them.
@@ -190,6 +208,9 @@ func (b *storyBuilder) lostStories(lost []checkers.LostElement) []Story {
 	type key struct {
 		stale, other *report.Op
 		kind         StoryKind
+		// fault is the server fault that lost the data (a server-lost
+		// story's), +1; 0 for none.
+		fault int
 	}
 	groups := map[key][]*report.Op{}
 	var order []key
@@ -215,6 +236,10 @@ func (b *storyBuilder) lostStories(lost []checkers.LostElement) []Story {
 		}
 		if le.SideWriter {
 			add(key{stale: l, other: b.overwriterOf(le), kind: KindSideWriterErased}, l)
+			continue
+		}
+		if fi, r := b.lostByServers(l); r != nil {
+			add(key{stale: r, kind: KindServerLost, fault: fi + 1}, l)
 			continue
 		}
 		if w := le.OverwrittenBy; w != nil && w.SideWriter {
@@ -252,12 +277,84 @@ func (b *storyBuilder) lostStories(lost []checkers.LostElement) []Story {
 			out = append(out, b.sideWriterStory(k.stale, vs))
 		case KindSideWriterErased:
 			out = append(out, b.sideWriterErasedStory(k.stale, k.other))
+		case KindServerLost:
+			out = append(out, b.serverLostStory(b.m.Faults[k.fault-1], k.stale, vs))
 		default:
 			out = append(out, b.unexplainedStory(k.stale, k.other))
 		}
 	}
 	slices.SortStableFunc(out, func(x, y Story) int { return cmp.Compare(x.To, y.To) })
 	return out
+}
+
+// lostByServers tells whether the servers lost l's acknowledged element:
+// the first fault on the servers (one that hit no client's container)
+// after l's acknowledgement, where the last write acknowledged before it
+// held the element and the first read after it did not. It returns the
+// fault's index in the model's faults and that first read's op; nil when
+// the history does not show such a loss (a later write explains it, or
+// the first read after the fault still had the element).
+func (b *storyBuilder) lostByServers(l *report.Op) (int, *report.Op) {
+	if !l.Landed() || l.AckAt() < 0 {
+		return -1, nil
+	}
+	if b.around == nil {
+		b.around = b.serverFaults()
+	}
+	for i, f := range b.m.Faults {
+		a, ok := b.around[i]
+		if !ok || f.Start <= l.AckAt() {
+			continue
+		}
+		if a.last == nil || (a.last != l && !slices.Contains(writtenList(a.last), l.Element)) || a.first == nil {
+			return -1, nil
+		}
+		if rl, _ := readList(a.first); slices.Contains(rl, l.Element) {
+			return -1, nil
+		}
+		return i, a.first
+	}
+	return -1, nil
+}
+
+// aroundFault is the last write acknowledged before a fault began and the
+// first read after it began (nil: none).
+type aroundFault struct{ last, first *report.Op }
+
+// serverFaults are the faults on the servers (those that hit no client's
+// container), by their index in the model's faults, each with the writes
+// and reads around it.
+func (b *storyBuilder) serverFaults() map[int]aroundFault {
+	clients := map[string]bool{}
+	for _, o := range b.m.Ops {
+		clients[report.NodeOf(o.Proc, b.cfg.Workers)] = true
+	}
+	out := map[int]aroundFault{}
+	for i, f := range b.m.Faults {
+		if len(f.Nodes) == 0 || slices.ContainsFunc(f.Nodes, func(n string) bool { return clients[n] }) {
+			continue
+		}
+		var a aroundFault
+		for _, w := range b.m.writes {
+			if w.AckAt() < f.Start && (a.last == nil || w.AckAt() > a.last.AckAt()) {
+				a.last = w
+			}
+		}
+		for _, o := range b.m.Ops {
+			if _, ok := readList(o); ok && o.ReadAt > f.Start && (a.first == nil || o.ReadAt < a.first.ReadAt) {
+				a.first = o
+			}
+		}
+		out[i] = a
+	}
+	return out
+}
+
+// writtenList is the list o's write carried: the list it read, with its
+// element appended.
+func writtenList(o *report.Op) []int64 {
+	l, _ := readList(o)
+	return append(slices.Clone(l), o.Element)
 }
 
 // older tells whether d's grant is the older of d's and l's, the one the
@@ -315,7 +412,7 @@ func (c *cast) name(o *report.Op, role string) string {
 		}
 		if a.Role == "" {
 			a.Role = role
-		} else if role != "" {
+		} else if role != "" && !strings.Contains(a.Role, role) {
 			a.Role += "; then " + role
 		}
 		return a.Name
@@ -386,7 +483,7 @@ func (b *storyBuilder) prelude(c *cast, a *report.Op) []Step {
 			Text: fmt.Sprintf("acquires the lock: %s. %s's lease%s has expired, but %s does not know it: from here on %s is a stale holder",
 				grant, A, ttl, A, A)})
 	}
-	return steps
+	return append(steps, b.estimateStep(c, a)...)
 }
 
 // faultSteps tells the faults whose windows meet [from, to].
@@ -408,13 +505,24 @@ func (b *storyBuilder) faultSteps(c *cast, from, to int64) []Step {
 				subject = f.Nodes[0] + ", " + actor + "'s container"
 			}
 		}
+		v := f.FaultValue
+		if f.Stop >= 0 {
+			// How long a healed fault held is its window, as the stop
+			// step and the summary say it: the words do not say it a
+			// second time (what it was meant to hold, another figure).
+			v = withoutHold(v)
+		}
+		healed := f.Stop >= 0 && f.Stop <= to+int64(time.Second)
 		what := f.Fault
-		if p := report.FaultWords(b.cfg.Tell, f.FaultValue, b.cfg.Workers); p != "" {
+		if p := report.FaultWords(b.cfg.Tell, v, b.cfg.Workers); p != "" {
 			what += ", " + p
 		}
 		pause := strings.HasPrefix(f.Fault, "pause")
+		ck, clock := clockOf(f)
 		var start string
 		switch {
+		case clock && isActor:
+			start = fmt.Sprintf("%s starts on %s (%s): %s is not stopped, but %s: what it times by them, its lease estimate included, is wrong from here on", f.Fault, subject, what, actor, ck.now())
 		case pause && isActor:
 			start = fmt.Sprintf("SIGSTOP %s (%s): %s freezes inside its critical section, lease keepalives included", subject, what, actor)
 		case pause:
@@ -423,10 +531,15 @@ func (b *storyBuilder) faultSteps(c *cast, from, to int64) []Step {
 			start = fmt.Sprintf("%s starts on %s (%s)", f.Fault, subject, what)
 		}
 		steps = append(steps, Step{At: f.Start, Who: who, Text: start, Tone: "fault"})
-		if f.Stop >= 0 && f.Stop <= to+int64(time.Second) {
-			held := time.Duration(f.Stop - f.Start).Round(10 * time.Millisecond)
+		if healed {
+			held := heldFor(f)
 			var stopText string
 			switch {
+			case clock && isActor && ck.kind == "clock-rate" && ck.rate > 0:
+				stopText = fmt.Sprintf("%s on %s ends after %s: %s's clocks run at true speed again; they had counted %s of those %s",
+					f.Fault, subject, held, actor, b.clockElapsed(f.Nodes[0], f.Start, f.Stop).Round(10*time.Millisecond), held)
+			case clock && isActor:
+				stopText = fmt.Sprintf("%s on %s ends after %s: %s's clock is true again", f.Fault, subject, held, actor)
 			case pause && isActor:
 				stopText = fmt.Sprintf("SIGCONT %s after %s: %s resumes, still believing it holds the lock", subject, held, actor)
 			case pause:
@@ -441,6 +554,19 @@ func (b *storyBuilder) faultSteps(c *cast, from, to int64) []Step {
 		}
 	}
 	return steps
+}
+
+// withoutHold is v without what the fault was meant to hold (its Hold, or
+// a run's recorded "hold" or "down" param), for a step that says how long
+// it held.
+func withoutHold(v history.FaultValue) history.FaultValue {
+	v.Hold = 0
+	if v.Recorded != nil {
+		v.Recorded = maps.Clone(v.Recorded)
+		delete(v.Recorded, "hold")
+		delete(v.Recorded, "down") // a kill's hold, as runs recorded it
+	}
+	return v
 }
 
 // recordSteps tells what the run's records tell in (from, to] (a leader
@@ -478,7 +604,7 @@ func (b *storyBuilder) writeStep(c *cast, o *report.Op, tone, extra string) []St
 	if o.Type == history.Info && o.End >= 0 {
 		steps = append(steps, Step{At: o.End, Who: "harness", Text: fmt.Sprintf("gives up waiting for %s: the operation is recorded info (outcome unknown)", n)})
 	}
-	at := o.WriteAt()
+	at := stepWriteAt(o)
 	var s string
 	switch {
 	case o.Landed():
@@ -491,9 +617,6 @@ func (b *storyBuilder) writeStep(c *cast, o *report.Op, tone, extra string) []St
 			how = "ACCEPTED: the late result says ok"
 		}
 		s = fmt.Sprintf("writes %s%s: %s%s", describeList(written), withToken(tok), how, rev)
-		if o.Late != nil {
-			at = min(at, o.LateAt)
-		}
 	default:
 		if r, e := o.Rejected(); r {
 			s = fmt.Sprintf("writes %s%s: REJECTED by the fence (%s)", describeList(written), withToken(tok), e)
@@ -539,12 +662,16 @@ func (b *storyBuilder) writesBefore(t int64) int {
 	return n
 }
 
-// whyFencing says whether token and cas fencing stop the stale write of a,
-// landed at write position i.
-func (b *storyBuilder) whyFencing(c *cast, a *report.Op, hi int64, by *report.Op) string {
+// whyFencing says whether token and cas fencing stop the stale write of
+// a, and whether a token fence refuses it: whether a read or a write with
+// a higher token had raised the fence before a's write was sent (token
+// fencing fences reads as well as writes: resources.Store's Read).
+func (b *storyBuilder) whyFencing(c *cast, a *report.Op) (string, bool) {
 	if b.m.tokenless() {
-		return b.tokenlessFencing(c, a)
+		return b.tokenlessFencing(c, a), false
 	}
+	r, _ := highestRaised(b.m.raises(true), a.WriteAt())
+	hi, by := r.tok, r.op
 	A := c.name(a, "")
 	tok, _ := a.TokenOf()
 	var s strings.Builder
@@ -554,14 +681,17 @@ func (b *storyBuilder) whyFencing(c *cast, a *report.Op, hi int64, by *report.Op
 	case "cas":
 		s.WriteString("This run used cas fencing, and the resource still took this write: the compare-and-set did not tie it to the lock. ")
 	}
-	if hi > tok && by != nil {
-		B := c.name(by, "its write had set the highest token the resource accepted")
-		if b.cfg.Fencing != "token" {
-			fmt.Fprintf(&s, "Token fencing would have stopped it: the resource keeps the highest token it accepted, and when %s's write arrived it had accepted token %d (%s's write, acknowledged at %s); %s's token %d is lower, so the write would have been refused and nothing lost. ",
-				A, hi, B, report.Secs(by.AckAt()), A, tok)
+	stops := hi > tok && by != nil
+	switch {
+	case stops && b.cfg.Fencing != "token":
+		what := fmt.Sprintf("%s's write, acknowledged at %s", c.name(by, fmt.Sprintf("whose write raised the highest token to %d", hi)), report.Secs(r.at))
+		if r.read {
+			what = fmt.Sprintf("%s's read at %s", c.name(by, fmt.Sprintf("whose read would have raised the highest token to %d", hi)), report.Secs(r.at))
 		}
-	} else {
-		fmt.Fprintf(&s, "Token fencing alone would not have stopped this write: when it arrived no write with a token above %d had reached the resource yet (the newer holder had read, but not written). ", tok)
+		fmt.Fprintf(&s, "Token fencing would have stopped it: the resource keeps the highest token it accepted, raised by every fenced read and write, and when %s's write was sent it would have held token %d (%s); %s's token %d is lower, so the write would have been refused and nothing lost. ",
+			A, hi, what, A, tok)
+	case !stops:
+		fmt.Fprintf(&s, "Token fencing alone would not have stopped this write: when it was sent no read or write with a token above %d had reached the resource yet. ", tok)
 	}
 	if sb := a.StaleBy; sb != nil && b.cfg.Fencing != "cas" {
 		C := c.name(sb, "")
@@ -569,7 +699,7 @@ func (b *storyBuilder) whyFencing(c *cast, a *report.Op, hi int64, by *report.Op
 			A, C, sb.Token, report.Secs(sb.AcquiredAt))
 	}
 	s.WriteString("Only the resource can stop a stale holder: " + A + " itself believed it held the lock when it wrote.")
-	return s.String()
+	return s.String(), stops
 }
 
 // tokenlessFencing says what fencing could have done in a run whose
@@ -659,18 +789,16 @@ func (b *storyBuilder) overwroteStory(a *report.Op, victims []*report.Op) Story 
 	steps = append(steps, Step{At: a.AckAt(), Who: "result", Tone: "result",
 		Text: fmt.Sprintf("%s %s missing from the final read: %s %s LOST%s",
 			elementsPhrase(lostEls), isAre(len(lostEls)), lostWho, isAre(len(victims)), b.finalNote())})
-	hi, by := b.m.highestBefore(a.WriteIdx)
 	st := Story{
 		Kind: KindStaleOverwrote, Steps: steps, Lost: lostEls,
 		Title: fmt.Sprintf("%s's stale write%s erased %s", A, checkers.TokenPhrase(a.Token), lostWho),
-		Summary: fmt.Sprintf("%s (%s, process %s) acquired the lock%s, read the list and was stopped inside its critical section%s. Its lease expired and the lock moved on%s. "+
-			"%s woke up still believing it held the lock and wrote the list it had read before: the resource accepted it at %s, and %s appended meanwhile %s gone.",
-			A, report.NodeOf(a.Proc, b.cfg.Workers), a.Proc, withToken(a.Token), b.faultPhrase(a), b.movedOn(c, a), A, report.Secs(a.WriteAt()),
+		Summary: fmt.Sprintf("%s (%s, process %s) acquired the lock%s, read the list%s. Its lease expired and the lock moved on%s. "+
+			"%s %s still believing it held the lock and wrote the list it had read before: the resource accepted it at %s, and %s appended meanwhile %s gone.",
+			A, report.NodeOf(a.Proc, b.cfg.Workers), a.Proc, withToken(a.Token), b.stoppedPhrase(a, "inside its critical section"), b.movedOn(c, a), A, b.wentOn(a), report.Secs(b.writeTime(a)),
 			describeVictims(c, victims), isAre(len(victims))),
 		stale: a, victims: victims,
 	}
-	st.Fencing = b.whyFencing(c, a, hi, by)
-	st.TokenStops = hi > a.Token
+	st.Fencing, st.TokenStops = b.whyFencing(c, a)
 	var owners []string
 	for i, v := range victims {
 		if i == 3 {
@@ -680,7 +808,8 @@ func (b *storyBuilder) overwroteStory(a *report.Op, victims []*report.Op) Story 
 		vt, _ := v.TokenOf()
 		owners = append(owners, fmt.Sprintf("%d of %s%s", v.Element, report.NodeOf(v.Proc, b.cfg.Workers), checkers.TokenPhrase(vt)))
 	}
-	st.Brief = fmt.Sprintf("%s wrote its stale list at %s: %s lost.", b.briefHolder(a), report.Secs(a.WriteAt()), "element "+strings.Join(owners, ", "))
+	st.At = b.writeTime(a)
+	st.Brief = fmt.Sprintf("%s wrote its stale list at %s: %s lost.", b.briefHolder(a), report.Secs(st.At), "element "+strings.Join(owners, ", "))
 	return b.finish(st, c)
 }
 
@@ -714,21 +843,96 @@ func (b *storyBuilder) overwrittenStory(a, d *report.Op) Story {
 	steps = append(steps, Step{At: d.AckAt(), Who: "result", Tone: "result",
 		Text: fmt.Sprintf("element %d is missing from the final read: %s's own acknowledged update is LOST. %s was told its write succeeded, although its lease had expired before it wrote%s",
 			a.Element, A, A, b.finalNote())})
-	hi, by := b.m.highestBefore(a.WriteIdx)
 	st := Story{
 		Kind: KindStaleOverwritten, Steps: steps, Lost: []int64{a.Element},
 		Title: fmt.Sprintf("%s's stale write%s landed inside %s's critical section; %s's write%s erased %s's acknowledged element %d", A, checkers.TokenPhrase(a.Token), B, B, checkers.TokenPhrase(d.Token), A, a.Element),
-		Summary: fmt.Sprintf("%s (%s, process %s) acquired the lock%s, read the list and was stopped inside its critical section%s. Its lease expired and the lock moved on%s. "+
-			"%s woke up and wrote while %s%s was inside its own critical section, after %s had read: the resource accepted %s's write and acknowledged element %d. "+
+		Summary: fmt.Sprintf("%s (%s, process %s) acquired the lock%s, read the list%s. Its lease expired and the lock moved on%s. "+
+			"%s %s and wrote while %s%s was inside its own critical section, after %s had read: the resource accepted %s's write and acknowledged element %d. "+
 			"%s then wrote the list it had read before, and %s's element %d is gone.",
-			A, report.NodeOf(a.Proc, b.cfg.Workers), a.Proc, withToken(a.Token), b.faultPhrase(a), b.movedOn(c, a), A, B, checkers.TokenPhrase(d.Token), B, A, a.Element, B, A, a.Element),
+			A, report.NodeOf(a.Proc, b.cfg.Workers), a.Proc, withToken(a.Token), b.stoppedPhrase(a, "inside its critical section"), b.movedOn(c, a), A, b.wentOn(a), B, checkers.TokenPhrase(d.Token), B, A, a.Element, B, A, a.Element),
 		stale: a, other: d, victims: []*report.Op{a},
 	}
-	st.Fencing = b.whyFencing(c, a, hi, by)
-	st.TokenStops = hi > a.Token
+	st.Fencing, st.TokenStops = b.whyFencing(c, a)
+	st.At = b.writeTime(a)
 	st.Brief = fmt.Sprintf("%s wrote at %s inside %s's critical section%s, whose write then erased its own acknowledged element %d.",
-		b.briefHolder(a), report.Secs(a.WriteAt()), report.NodeOf(d.Proc, b.cfg.Workers), checkers.TokenPhrase(d.Token), a.Element)
+		b.briefHolder(a), report.Secs(st.At), report.NodeOf(d.Proc, b.cfg.Workers), checkers.TokenPhrase(d.Token), a.Element)
 	return b.finish(st, c)
+}
+
+// serverLostStory: the servers lost the victims' acknowledged elements in
+// fault f; r is the first read after f began, which lacked them.
+func (b *storyBuilder) serverLostStory(f history.Fault, r *report.Op, victims []*report.Op) Story {
+	c := newCast(b.cfg)
+	var steps []Step
+	lost := make([]int64, len(victims))
+	for i, v := range victims {
+		lost[i] = v.Element
+		if i >= 3 {
+			continue
+		}
+		c.name(v, "whose acknowledged update is lost")
+		steps = append(steps, b.acquireStep(c, v, "")...)
+		steps = append(steps, b.writeStep(c, v, "good", "")...)
+	}
+	if len(victims) > 3 {
+		steps = append(steps, Step{At: victims[len(victims)-1].AckAt(), Who: "others",
+			Text: moreSections(len(victims)-3) + elementsPhrase(lost[3:])})
+	}
+	steps = append(steps, b.faultSteps(c, f.Start, max(f.Stop, f.Start))...)
+	// Tokens that started over: the first grant after the fault, at or
+	// below a token granted before it.
+	var before int64
+	var after *report.Op
+	for _, g := range b.m.grants {
+		switch {
+		case g.AcquiredAt < f.Start:
+			before = max(before, g.Token)
+		case after == nil:
+			after = g
+		}
+	}
+	restarted := after != nil && before > 0 && after.Token <= before
+	if restarted {
+		G := c.name(after, "whose grant came after the fault")
+		c.told[after] = true
+		steps = append(steps, Step{At: after.AcquiredAt, Who: G, Tone: "bad",
+			Text: fmt.Sprintf("acquires the lock: %s, though token %d was granted before the fault: the lock service's tokens started over", grantWord(after.Token), before)})
+	}
+	R := c.name(r, "whose read after the fault found the elements gone")
+	steps = append(steps, b.acquireStep(c, r, "")...)
+	rl, _ := readList(r)
+	steps = append(steps, Step{At: r.ReadAt, Who: R, Tone: "bad",
+		Text: fmt.Sprintf("reads the list: %s. The %s acknowledged before the fault %s not in it: the servers lost %s", describeList(rl), elementsPhrase(lost), isAre(len(lost)), plural(len(lost), "acknowledged update"))})
+	steps = append(steps, Step{At: r.ReadAt, Who: "result", Tone: "result",
+		Text: fmt.Sprintf("%s %s missing from the final read: LOST%s", elementsPhrase(lost), isAre(len(lost)), b.finalNote())})
+	where := strings.Join(f.Nodes, ", ")
+	title := fmt.Sprintf("The servers lost %s in %s on %s", plural(len(lost), "acknowledged update"), f.Fault, where)
+	them, were := "them", "were"
+	if len(lost) == 1 {
+		them, were = "it", "was"
+	}
+	summary := fmt.Sprintf("%s, acknowledged before %s hit %s at %s, %s in the last write acknowledged before it. The first read after it, %s's at %s, found %s: the servers came back without the data they had acknowledged, and no client's write erased %s.",
+		capital(elementsPhrase(lost)), f.Fault, where, report.Secs(f.Start), were, R, report.Secs(r.ReadAt), describeList(rl), them)
+	if restarted {
+		summary += fmt.Sprintf(" The lock service's tokens started over too: %s got token %d at %s, after token %d before the fault.", c.name(after, ""), after.Token, report.Secs(after.AcquiredAt), before)
+	}
+	fencing := "No fence could have stopped this: no client's write erased these elements, the servers lost them"
+	if restarted {
+		fencing += ", and the fence's tokens started over with them"
+	}
+	fencing += ". Only servers that keep what they acknowledged across a restart keep them (persistence, written to disk before the answer)."
+	st := Story{Kind: KindServerLost, Steps: steps, Lost: lost, Title: title, Summary: summary, Fencing: fencing, victims: victims,
+		At: f.Start, cause: fmt.Sprintf("the servers (%s on %s at %s)", f.Fault, where, report.Secs(f.Start)),
+		Brief: fmt.Sprintf("%s on %s at %s: the servers lost %s acknowledged before it (%s).", f.Fault, where, report.Secs(f.Start), plural(len(lost), "element"), describeElements(lost, 6))}
+	return b.finish(st, c)
+}
+
+// capital is s with its first letter in capitals.
+func capital(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }
 
 // sideWriterStory: the side writer's batch w, with no lock and no token,
@@ -756,7 +960,7 @@ func (b *storyBuilder) sideWriterStory(w *report.Op, victims []*report.Op) Story
 	title := fmt.Sprintf("The side writer's batch erased %s", elementsPhrase(lost))
 	summary := fmt.Sprintf("The side writer read the list at %s, worked, and wrote it back at %s with its own element appended, without taking the lock and without a token. Meanwhile %s had been acknowledged; the write erased %s. The write came from the side writer: no fence can stop a write path that does not send the token, so every write path must check it.",
 		report.Secs(w.Invoke), report.Secs(at), elementsPhrase(lost), plural(len(lost), "of them"))
-	st := Story{Kind: KindSideWriter, Steps: steps, Lost: lost, Title: title, Summary: summary, stale: w, victims: victims,
+	st := Story{Kind: KindSideWriter, Steps: steps, Lost: lost, Title: title, Summary: summary, stale: w, victims: victims, At: at,
 		Brief: fmt.Sprintf("The side writer (no lock, no token) erased %s.", elementsPhrase(lost))}
 	return b.finish(st, c)
 }
@@ -782,7 +986,7 @@ func (b *storyBuilder) sideWriterErasedStory(w, d *report.Op) Story {
 		summary += fmt.Sprintf("%s held the lock and had read the list before that write; its own write, built on that read, then erased element %d. The side writer took no lock, so nothing ordered its write with %s's, and it sent no token, so no fence could refuse it: every write path must check.", D, w.Element, D)
 	}
 	steps = append(steps, Step{At: to, Who: "result", Tone: "result", Text: fmt.Sprintf("element %d is missing from the final read: LOST%s", w.Element, b.finalNote())})
-	st := Story{Kind: KindSideWriterErased, Steps: steps, Lost: []int64{w.Element}, Title: fmt.Sprintf("The side writer's element %d landed inside a critical section and was erased", w.Element),
+	st := Story{Kind: KindSideWriterErased, At: to, Steps: steps, Lost: []int64{w.Element}, Title: fmt.Sprintf("The side writer's element %d landed inside a critical section and was erased", w.Element),
 		Summary: summary, stale: w, victims: []*report.Op{w},
 		Brief: fmt.Sprintf("The side writer's element %d (no lock, no token) was erased by the holder it interrupted.", w.Element)}
 	return b.finish(st, c)
@@ -808,10 +1012,10 @@ func (b *storyBuilder) unexplainedStory(l, w *report.Op) Story {
 		to = max(to, w.WriteAt())
 	}
 	steps = append(steps, Step{At: to, Who: "result", Tone: "result", Text: fmt.Sprintf("element %d is missing from the final read: LOST%s", l.Element, b.finalNote())})
-	st := Story{Kind: KindUnexplained, Steps: steps, Lost: []int64{l.Element}, Title: title, Summary: summary, stale: w, victims: []*report.Op{l},
+	st := Story{Kind: KindUnexplained, At: to, Steps: steps, Lost: []int64{l.Element}, Title: title, Summary: summary, stale: w, victims: []*report.Op{l},
 		Brief: fmt.Sprintf("Element %d of %s was erased by a write of unknown outcome.", l.Element, report.NodeOf(l.Proc, b.cfg.Workers))}
 	if w != nil {
-		st.Fencing = b.whyFencing(c, w, 0, nil)
+		st.Fencing, _ = b.whyFencing(c, w)
 	}
 	return b.finish(st, c)
 }
@@ -825,18 +1029,22 @@ func (b *storyBuilder) fencedStory(a *report.Op) Story {
 	if at < 0 {
 		at = a.RejectedAt()
 	}
-	hi, by := b.m.highestBeforeTime(at)
 	_, why := a.Rejected()
-	// The resource's own figure at the moment of the write, when its
-	// refusal states one, is the one the story tells: the harness's
-	// order of acknowledgements may not have reached it yet.
-	if said, ok := statedHighest(why); ok && said != hi {
-		hi, by = said, b.m.writerOfToken(said)
+	// What raised the fence: under token fencing a read raises it as a
+	// write does, so the highest token may be a reader's whose write had
+	// not happened yet. The resource's own figure at the moment of the
+	// write, when its refusal states one, is the one the story tells (the
+	// harness's order of reports may not have reached it yet), credited
+	// to the first operation that carried it.
+	rs := b.m.raises(b.cfg.Fencing == "token")
+	r, raised := highestRaised(rs, a.RejectedAt())
+	if said, ok := statedHighest(why); ok && (!raised || said != r.tok) {
+		r, raised = firstRaiseOf(rs, said)
+		r.tok = said
 	}
+	hi, by := r.tok, r.op
 	if by != nil {
-		c.name(by, "whose write set the highest token the resource had accepted")
-		steps = append(steps, b.acquireStep(c, by, "")...)
-		steps = append(steps, b.writeStep(c, by, "good", "")...)
+		steps = append(steps, b.raiseSteps(c, r)...)
 	}
 	// What A's write would have erased: acknowledged elements appended
 	// since A's read.
@@ -885,9 +1093,12 @@ func (b *storyBuilder) fencedStory(a *report.Op) Story {
 			fmt.Fprintf(&f, ", which had ended when %s got the lock with token %d at %s", c.name(sb, ""), sb.Token, report.Secs(sb.AcquiredAt))
 		}
 		fmt.Fprintf(&f, ": the write was refused (%s). ", why)
+	case hi > 0 && by != nil && r.read:
+		fmt.Fprintf(&f, "The resource keeps the highest token it accepted, from reads and writes alike (token fencing fences both): %d, from %s's read at %s. %s's token %d is lower, so it refused the write (%s). ",
+			hi, c.name(by, ""), report.Secs(r.at), A, tok, why)
 	case hi > 0 && by != nil:
 		fmt.Fprintf(&f, "The resource keeps the highest token it accepted: %d, from %s's write acknowledged at %s. %s's token %d is lower, so it refused the write (%s). ",
-			hi, c.name(by, ""), report.Secs(by.AckAt()), A, tok, why)
+			hi, c.name(by, ""), report.Secs(r.at), A, tok, why)
 	default:
 		fmt.Fprintf(&f, "The resource refused the write (%s). ", why)
 	}
@@ -899,8 +1110,8 @@ func (b *storyBuilder) fencedStory(a *report.Op) Story {
 	if len(erased) > 0 {
 		fmt.Fprintf(&f, " Without fencing, %s's list from %s would have replaced the list and erased %s.", A, report.Secs(a.ReadAt), plural(len(erased), "acknowledged element"))
 	}
-	summary := fmt.Sprintf("%s (%s, process %s) acquired the lock%s and was stopped inside its critical section%s. The lock moved on%s. When %s woke up and wrote%s, the resource refused the write.",
-		A, report.NodeOf(a.Proc, b.cfg.Workers), a.Proc, withToken(tok), b.faultPhrase(a), b.movedOn(c, a), A, withToken(tok))
+	summary := fmt.Sprintf("%s (%s, process %s) acquired the lock%s%s. The lock moved on%s. When %s %s and wrote%s, the resource refused the write.",
+		A, report.NodeOf(a.Proc, b.cfg.Workers), a.Proc, withToken(tok), b.stoppedPhrase(a, "inside its critical section"), b.movedOn(c, a), A, b.wentOn(a), withToken(tok))
 	st := Story{
 		Kind: KindFenced, Steps: steps, Fencing: f.String(), Summary: summary,
 		Title: fmt.Sprintf("The fence stopped %s's stale write (token %d < %d)", A, tok, hi),
@@ -909,12 +1120,14 @@ func (b *storyBuilder) fencedStory(a *report.Op) Story {
 	if hi <= tok {
 		st.Title = fmt.Sprintf("The resource refused %s's stale write%s", A, checkers.TokenPhrase(tok))
 	}
-	st.Brief = fmt.Sprintf("%s wrote at %s: refused by the fence", b.briefHolder(a), report.Secs(at))
+	st.At = b.writeTime(a)
+	st.Brief = fmt.Sprintf("%s wrote at %s: refused by the fence", b.briefHolder(a), report.Secs(st.At))
 	if readRefused {
 		st.Title = fmt.Sprintf("The fence refused %s's stale read%s", A, checkers.TokenPhrase(tok))
-		st.Summary = fmt.Sprintf("%s (%s, process %s) acquired the lock%s and was stopped before it read%s. The lock moved on%s. When %s went on and read%s, the resource refused the read: it never wrote.",
-			A, report.NodeOf(a.Proc, b.cfg.Workers), a.Proc, withToken(tok), b.faultPhrase(a), b.movedOn(c, a), A, withToken(tok))
-		st.Brief = fmt.Sprintf("%s read at %s: refused by the fence", b.briefHolder(a), report.Secs(a.RejectedAt()))
+		st.Summary = fmt.Sprintf("%s (%s, process %s) acquired the lock%s%s. The lock moved on%s. When %s went on and read%s, the resource refused the read: it never wrote.",
+			A, report.NodeOf(a.Proc, b.cfg.Workers), a.Proc, withToken(tok), b.stoppedPhrase(a, "before it read"), b.movedOn(c, a), A, withToken(tok))
+		st.At = b.actTime(report.NodeOf(a.Proc, b.cfg.Workers), a.RejectedAt())
+		st.Brief = fmt.Sprintf("%s read at %s: refused by the fence", b.briefHolder(a), report.Secs(st.At))
 	}
 	if hi > tok {
 		st.Brief += fmt.Sprintf(" (highest accepted token %d)", hi)
@@ -923,8 +1136,26 @@ func (b *storyBuilder) fencedStory(a *report.Op) Story {
 	return b.finish(st, c)
 }
 
-// faultPhrase says which fault stopped a, for summaries.
-func (b *storyBuilder) faultPhrase(a *report.Op) string {
+// raiseSteps tells the grant of the operation whose read or write raised
+// the resource's highest token to the one that refused a stale write, and
+// that read or write, at its own time.
+func (b *storyBuilder) raiseSteps(c *cast, r raise) []Step {
+	o := r.op
+	if !r.read {
+		c.name(o, fmt.Sprintf("whose write raised the resource's highest accepted token to %d", r.tok))
+		return append(b.acquireStep(c, o, ""), b.writeStep(c, o, "good", "")...)
+	}
+	C := c.name(o, fmt.Sprintf("whose fenced read raised the resource's highest accepted token to %d", r.tok))
+	steps := b.acquireStep(c, o, "")
+	l, _ := readList(o)
+	return append(steps, Step{At: r.at, Who: C, Tone: "good",
+		Text: fmt.Sprintf("reads the list with token %d: %s. The read is fenced: the resource raises its highest accepted token to %d", r.tok, describeList(l), r.tok)})
+}
+
+// holdUp is the fault on a's container between its grant and its write
+// (the end of the history if it never wrote), the first: what kept it
+// busy while its lease passed on. ok is false when none did.
+func (b *storyBuilder) holdUp(a *report.Op) (f history.Fault, ok bool) {
 	node := report.NodeOf(a.Proc, b.cfg.Workers)
 	end := a.WriteAt()
 	if end < 0 {
@@ -934,23 +1165,221 @@ func (b *storyBuilder) faultPhrase(a *report.Op) string {
 		if f.Start > end || (f.Stop >= 0 && f.Stop < a.AcquiredAt) || !slices.Contains(f.Nodes, node) {
 			continue
 		}
-		if f.Stop >= 0 {
-			return fmt.Sprintf(" by %s for %s (%s to %s)", f.Fault, time.Duration(f.Stop-f.Start).Round(10*time.Millisecond), report.Secs(f.Start), report.Secs(f.Stop))
-		}
-		return fmt.Sprintf(" by %s from %s", f.Fault, report.Secs(f.Start))
+		return f, true
 	}
-	return ""
+	return history.Fault{}, false
 }
 
-// briefHolder names the stale holder for a brief: "process 2 (token 19),
-// frozen 5.61s by pause-holder,".
+// faultSpan is a fault's name and window for prose: "pause-holder for
+// 5.6s (3.30s to 8.90s)", or "... from 3.30s" for one never healed.
+func faultSpan(f history.Fault) string {
+	if f.Stop >= 0 {
+		return fmt.Sprintf("%s for %s (%s to %s)", f.Fault, heldFor(f), report.Secs(f.Start), report.Secs(f.Stop))
+	}
+	return fmt.Sprintf("%s from %s", f.Fault, report.Secs(f.Start))
+}
+
+// heldFor is how long a healed fault was in effect, as every step and
+// summary says it: its window, to 10 ms.
+func heldFor(f history.Fault) time.Duration {
+	return time.Duration(f.Stop - f.Start).Round(10 * time.Millisecond)
+}
+
+// stoppedPhrase says, for a summary, what the fault on a's container did
+// to it while its lease passed on, where ("inside its critical section",
+// "before it read"): " and was stopped inside its critical section by
+// pause-holder for 5.6s (3.30s to 8.90s)"; a clock fault did not stop it:
+// " and was not stopped: its clocks ran at 0.2x true speed inside its
+// critical section (clock-rate:client:x0.2 for 6.54s, ...), so its lease
+// estimate was wrong".
+func (b *storyBuilder) stoppedPhrase(a *report.Op, where string) string {
+	f, ok := b.holdUp(a)
+	if !ok {
+		return " and was stopped " + where
+	}
+	if ck, ok := clockOf(f); ok {
+		return fmt.Sprintf(" and was not stopped: %s %s, by %s, so its lease estimate was wrong", ck.words("its"), where, faultSpan(f))
+	}
+	return fmt.Sprintf(" and was stopped %s by %s", where, faultSpan(f))
+}
+
+// wentOn is how a's stale write followed the fault: a stopped holder
+// "woke up"; one whose clock was wrong had never stopped, and "went on".
+func (b *storyBuilder) wentOn(a *report.Op) string {
+	if f, ok := b.holdUp(a); ok {
+		if _, clock := clockOf(f); clock {
+			return "went on"
+		}
+	}
+	return "woke up"
+}
+
+// briefHolder names the stale holder for a brief: "w3 (token 19),
+// stopped by pause-holder for 5.61s," or "w3 (token 19), its clocks at
+// 0.2x by clock-rate:client:x0.2 for 6.54s,".
 func (b *storyBuilder) briefHolder(a *report.Op) string {
 	tok, _ := a.TokenOf()
 	s := report.NodeOf(a.Proc, b.cfg.Workers) + checkers.TokenPhrase(tok)
-	if f := b.faultPhrase(a); f != "" {
-		s += ", stopped" + strings.SplitN(f, " (", 2)[0] + ","
+	f, ok := b.holdUp(a)
+	if !ok {
+		return s
 	}
-	return s
+	what := "stopped"
+	if ck, ok := clockOf(f); ok {
+		what = ck.brief()
+	}
+	span := strings.SplitN(faultSpan(f), " (", 2)[0]
+	return s + ", " + what + " by " + span + ","
+}
+
+// clockFault is what a clock fault did to a client's clock, from its
+// record: run at rate (clock-rate), or jump by offset (clock-skew), or
+// flip (clock-strobe).
+type clockFault struct {
+	kind   string // clock-rate, clock-skew, clock-strobe
+	rate   float64
+	offset time.Duration
+}
+
+// clockOf reads a clock fault's record: its kind by name, its rate or
+// offset from its figures (a run recorded before typed records: from its
+// params). ok is false for a fault of another kind.
+func clockOf(f history.Fault) (clockFault, bool) {
+	var ck clockFault
+	for _, k := range []string{"clock-rate", "clock-skew", "clock-strobe"} {
+		if f.Fault == k || strings.HasPrefix(f.Fault, k+":") {
+			ck.kind = k
+		}
+	}
+	if ck.kind == "" {
+		return ck, false
+	}
+	var rec struct {
+		Rate   float64          `json:"rate"`
+		Offset history.Duration `json:"offset"`
+	}
+	if f.DecodeFigures(&rec) == nil {
+		ck.rate, ck.offset = rec.Rate, rec.Offset.D()
+	}
+	if f.Recorded != nil {
+		if r, err := strconv.ParseFloat(f.Recorded["rate"], 64); err == nil {
+			ck.rate = r
+		}
+		if d, err := time.ParseDuration(f.Recorded["offset"]); err == nil {
+			ck.offset = d
+		}
+	}
+	if ck.rate <= 0 || math.IsInf(ck.rate, 0) || math.IsNaN(ck.rate) {
+		ck.rate = 0
+	}
+	return ck, true
+}
+
+// words says what the fault did to whose clocks: "its clocks ran at 0.2x
+// true speed", "its lease clock jumped by -4s", "its wall clock flipped
+// between true and ahead".
+func (ck clockFault) words(whose string) string {
+	switch {
+	case ck.kind == "clock-rate" && ck.rate > 0:
+		return fmt.Sprintf("%s clocks ran at %sx true speed", whose, rateText(ck.rate))
+	case ck.kind == "clock-rate":
+		return whose + " clocks ran at a wrong rate"
+	case ck.kind == "clock-skew" && ck.offset != 0:
+		return fmt.Sprintf("%s clock jumped %s by %s", whose, aheadBehind(ck.offset), ck.offset.Abs())
+	case ck.kind == "clock-skew":
+		return whose + " clock jumped"
+	}
+	return whose + " wall clock flipped between true and ahead"
+}
+
+// now is words in the present, for the step where the fault starts: "its
+// clocks run at 0.2x true speed".
+func (ck clockFault) now() string {
+	switch {
+	case ck.kind == "clock-rate" && ck.rate > 0:
+		return fmt.Sprintf("its clocks run at %sx true speed", rateText(ck.rate))
+	case ck.kind == "clock-rate":
+		return "its clocks run at a wrong rate"
+	case ck.kind == "clock-skew" && ck.offset != 0:
+		return fmt.Sprintf("its clock jumps %s by %s", aheadBehind(ck.offset), ck.offset.Abs())
+	case ck.kind == "clock-skew":
+		return "its clock jumps"
+	}
+	return "its wall clock flips between true and ahead"
+}
+
+// brief is words in a brief's few words: "its clocks at 0.2x".
+func (ck clockFault) brief() string {
+	switch {
+	case ck.kind == "clock-rate" && ck.rate > 0:
+		return fmt.Sprintf("its clocks at %sx", rateText(ck.rate))
+	case ck.kind == "clock-skew" && ck.offset != 0:
+		return fmt.Sprintf("its clock %s %s", ck.offset.Abs(), aheadBehind(ck.offset))
+	}
+	return "its clock wrong"
+}
+
+// rateText is a clock rate as its fault names it: 0.2, 1.5.
+func rateText(r float64) string { return strconv.FormatFloat(r, 'f', -1, 64) }
+
+func aheadBehind(d time.Duration) string {
+	if d < 0 {
+		return "behind"
+	}
+	return "ahead"
+}
+
+// clockElapsed is how much time a client's clock counted from true time
+// from to to, its clocks running at the rates of the clock-rate faults
+// on its node (true speed outside them).
+func (b *storyBuilder) clockElapsed(node string, from, to int64) time.Duration {
+	counted := float64(to - from)
+	for _, f := range b.m.Faults {
+		ck, ok := clockOf(f)
+		if !ok || ck.kind != "clock-rate" || ck.rate == 0 || !slices.Contains(f.Nodes, node) {
+			continue
+		}
+		stop := f.Stop
+		if stop < 0 {
+			stop = b.m.Last
+		}
+		lo, hi := max(from, f.Start), min(to, stop)
+		if hi > lo {
+			counted += float64(hi-lo) * (ck.rate - 1)
+		}
+	}
+	return time.Duration(counted)
+}
+
+// estimateStep tells, at a's write, what a's lease estimate said when a
+// clock-rate fault made it count time wrong: how much its clock had
+// counted since its lease check, and how much of its lease it therefore
+// believed left, against when the lease truly passed on. None when a was
+// under no clock-rate fault, made no lease check, or its estimate did
+// not say time was left.
+func (b *storyBuilder) estimateStep(c *cast, a *report.Op) []Step {
+	f, ok := b.holdUp(a)
+	if !ok || a.CheckedAt < 0 || a.WriteSentAt < 0 {
+		return nil
+	}
+	ck, ok := clockOf(f)
+	if !ok || ck.kind != "clock-rate" || ck.rate == 0 {
+		return nil
+	}
+	node := report.NodeOf(a.Proc, b.cfg.Workers)
+	w := a.WriteSentAt
+	counted := b.clockElapsed(node, a.CheckedAt, w)
+	left := time.Duration(a.Checked.RemainingMS)*time.Millisecond - counted
+	if left <= 0 {
+		return nil
+	}
+	A := c.name(a, "")
+	text := fmt.Sprintf("by its own clock, running at %sx, only %s had passed since its lease check at %s (%s of true time): its lease estimate said %s left",
+		rateText(ck.rate), counted.Round(time.Millisecond), report.Secs(a.CheckedAt), time.Duration(w-a.CheckedAt).Round(time.Millisecond), left.Round(time.Millisecond))
+	if sb := a.StaleBy; sb != nil {
+		text += fmt.Sprintf(", yet its lease had passed on when %s got the lock at %s", c.name(sb, ""), report.Secs(sb.AcquiredAt))
+	}
+	return []Step{{At: w, Who: A, Tone: "bad", Text: text}}
 }
 
 // movedOn names the grant that superseded a.
@@ -973,20 +1402,26 @@ func (b *storyBuilder) finalNote() string {
 // and the nemesis's resume race to the harness) is moved to the resume: a
 // frozen process does nothing.
 func (b *storyBuilder) finish(st Story, c *cast) Story {
+	acts := int64(-1)
 	for i := range st.Steps {
 		s := &st.Steps[i]
 		if s.Tone == "fault" {
 			continue
 		}
 		for _, a := range c.actors {
-			if a.Name != s.Who {
-				continue
+			if a.Name == s.Who {
+				s.At = b.actTime(a.Node, s.At)
 			}
-			for _, f := range b.m.Faults {
-				if strings.HasPrefix(f.Fault, "pause") && f.Stop >= 0 && f.Start < s.At && s.At < f.Stop && slices.Contains(f.Nodes, a.Node) {
-					s.At = f.Stop
-				}
-			}
+		}
+		if s.Who != "result" {
+			acts = max(acts, s.At)
+		}
+	}
+	// A result is known once the acts it follows are done: a write moved
+	// to its writer's resume carries its result with it.
+	for i := range st.Steps {
+		if s := &st.Steps[i]; s.Who == "result" {
+			s.At = max(s.At, acts)
 		}
 	}
 	slices.SortStableFunc(st.Steps, func(x, y Step) int { return cmp.Compare(x.At, y.At) })
@@ -1010,6 +1445,35 @@ func (b *storyBuilder) finish(st Story, c *cast) Story {
 		st.Stale = st.stale.Proc
 	}
 	return st
+}
+
+// actTime is when a client on node did something the history stamped at
+// t, as the stories tell it: a step inside a pause of its container (the
+// worker's report and the nemesis's resume race to the harness) happened
+// at the resume, since a frozen process does nothing.
+func (b *storyBuilder) actTime(node string, t int64) int64 {
+	for _, f := range b.m.Faults {
+		if strings.HasPrefix(f.Fault, "pause") && f.Stop >= 0 && f.Start < t && t < f.Stop && slices.Contains(f.Nodes, node) {
+			t = f.Stop
+		}
+	}
+	return t
+}
+
+// writeTime is o's write as the stories tell it (actTime).
+func (b *storyBuilder) writeTime(o *report.Op) int64 {
+	return b.actTime(report.NodeOf(o.Proc, b.cfg.Workers), stepWriteAt(o))
+}
+
+// stepWriteAt is when o's write step happens in the history's stamps:
+// the write-sent phase, else the acknowledgement; for a write a late
+// result says landed, no later than that result.
+func stepWriteAt(o *report.Op) int64 {
+	at := o.WriteAt()
+	if o.Landed() && o.Late != nil {
+		at = min(at, o.LateAt)
+	}
+	return at
 }
 
 // wallClock is the moment at ns into the history on the wall clock, in

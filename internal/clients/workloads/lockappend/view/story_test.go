@@ -91,7 +91,7 @@ func TestStoryStaleWriteErasesOthersUpdate(t *testing.T) {
 	if i, j := stepIndex(s, "SIGCONT"), stepIndex(s, "with token 4: ACCEPTED"); j < i {
 		t.Errorf("A writes (step %d) before it resumes (step %d):\n%s", j, i, text)
 	}
-	wantContains(t, "fencing", s.Fencing, "Token fencing would have stopped it", "accepted token 7", "A's token 4 is lower", "--fencing cas")
+	wantContains(t, "fencing", s.Fencing, "Token fencing would have stopped it", "would have held token 7 (B's read at 2.17s)", "A's token 4 is lower", "--fencing cas")
 	wantContains(t, "title", s.Title, "A's stale write (token 4) erased B's acknowledged update")
 }
 
@@ -135,14 +135,17 @@ func TestStoryStaleWriteLandsInsideAnotherSection(t *testing.T) {
 		"brings 2 back but does not have A's element 3",
 		"A's own acknowledged update is LOST")
 	wantContains(t, "title", s.Title, "landed inside C's critical section", "erased A's acknowledged element 3")
-	// B's write (token 13) reached the resource before A's: a token fence
-	// would have refused A's.
-	wantContains(t, "fencing", s.Fencing, "Token fencing would have stopped it", "accepted token 13")
+	// C's read (token 16) reached the resource before A's write: a token
+	// fence, which fences reads too, would have refused A's write.
+	wantContains(t, "fencing", s.Fencing, "Token fencing would have stopped it", "would have held token 16 (C's read at 4.40s)")
 }
 
-// When A's stale write lands before any write with a higher token, a token
-// fence lets it through; the story must say so, and that cas stops it.
-func TestStoryTokenFenceWouldNotStopIt(t *testing.T) {
+// A token fence fences reads too: C's read with token 16 came before A's
+// stale write, so a token fence would have refused it, though no write
+// with a higher token had landed yet; in a token run whose fence let the
+// write through, the story says so and does not claim the opposite; cas
+// stops it either way.
+func TestStoryTokenFenceStopsItByAReadersToken(t *testing.T) {
 	h := &hist{T: t}
 	h.Section(1, 1, 5, []int64{}, 0, 0.01, 0.2, 10)
 	h.Begin(0, 3, 10, []int64{1}, 0.21, 0.22)
@@ -154,12 +157,20 @@ func TestStoryTokenFenceWouldNotStopIt(t *testing.T) {
 	h.Add(3.11, 2, history.Ok, lockappend.FAppend, lockappend.Completion{Element: 4, Token: 16, Read: []int64{1}, Rev: 21})
 	h.Final(4, []int64{1, 4})
 
-	lost, _, _ := storiesOf(t, h.Sorted(), "token", 3)
-	if len(lost) != 1 || lost[0].Kind != KindStaleOverwritten {
-		t.Fatalf("%d stories (%v), want 1 %s", len(lost), lost, KindStaleOverwritten)
+	lost, _, _ := storiesOf(t, h.Sorted(), "none", 3)
+	if len(lost) != 1 || lost[0].Kind != KindStaleOverwritten || !lost[0].TokenStops {
+		t.Fatalf("%d stories (%v), want 1 %s that a token fence stops", len(lost), lost, KindStaleOverwritten)
 	}
-	wantContains(t, "fencing", lost[0].Fencing, "This run used token fencing, and the fence let this write through",
-		"Token fencing alone would not have stopped this write", "--fencing cas", "B got the lock with token 16")
+	wantContains(t, "fencing", lost[0].Fencing, "Token fencing would have stopped it", "would have held token 16 (B's read at 2.50s)",
+		"--fencing cas", "B got the lock with token 16")
+	lost, _, _ = storiesOf(t, h.Sorted(), "token", 3)
+	if len(lost) != 1 {
+		t.Fatalf("%d stories, want 1", len(lost))
+	}
+	wantContains(t, "fencing", lost[0].Fencing, "This run used token fencing, and the fence let this write through", "--fencing cas")
+	if strings.Contains(lost[0].Fencing, "would not have stopped") {
+		t.Errorf("the story says a token fence would not have stopped a write sent after a read with a higher token:\n%s", lost[0].Fencing)
+	}
 }
 
 // pausedHolder begins the fence stories' history: process 1 appends
@@ -195,10 +206,15 @@ func TestStoryFenceRejection(t *testing.T) {
 	wantContains(t, "title", s.Title, "The fence stopped A's stale write (token 10 < 13)")
 	wantContains(t, "steps", stepText(s),
 		"B acquires the lock: fencing token 13 (> 10)",
-		"B writes [1, 2] with token 13: ACCEPTED",
+		"B reads the list with token 13: [1]. The read is fenced: the resource raises its highest accepted token to 13",
 		"A writes [1, 3] with token 10: REJECTED by the fence (write rejected by fencing: token 10 < highest accepted 13)",
 		"the 1 acknowledged element that A's stale list lacked (2) are all in the final read")
-	wantContains(t, "fencing", s.Fencing, "highest token it accepted: 13", "A's token 10 is lower", "would have replaced the list and erased 1 acknowledged element")
+	wantContains(t, "fencing", s.Fencing, "(token fencing fences both): 13, from B's read at 2.50s", "A's token 10 is lower", "would have replaced the list and erased 1 acknowledged element")
+	// The fence is credited to the first operation that carried token
+	// 13, B's read, not to B's write that came after it.
+	if strings.Contains(s.Fencing, "B's write") {
+		t.Errorf("the story credits B's write, not the read that raised the fence first:\n%s", s.Fencing)
+	}
 }
 
 // An info operation whose late result arrives: the harness gave up on A's
@@ -518,7 +534,7 @@ func TestStoriesTokenlessBothPatterns(t *testing.T) {
 	in := &report.Input{Test: testInfo("none", 3), Results: res}
 	_, sub := headline(in, laResult(res), lost, nil, 50, m.tokenless())
 	wantContains(t, "headline", strings.Join(sub, "\n"),
-		"1 of 2 stories: a stopped holder went on and wrote the list it had read before it stopped",
+		"1 of 2 stories: a stale holder went on and wrote the list it had read before its lease passed on",
 		"1 of 2 stories: a stale holder's write landed inside a newer holder's critical section",
 		"could not have refused any of them (2 stale writes)")
 }
@@ -540,12 +556,12 @@ func TestHeadlineCountsPatterns(t *testing.T) {
 	_, sub := headline(in, laResult(res), lost, nil, 50, false)
 	subs := strings.Join(sub, "\n")
 	wantContains(t, "headline", subs,
-		"2 of 24 stories: a stopped holder went on and wrote the list it had read before it stopped, erasing others' acknowledged elements.",
+		"2 of 24 stories: a stale holder went on and wrote the list it had read before its lease passed on, erasing others' acknowledged elements.",
 		"22 of 24 stories: a stale holder's write landed inside a newer holder's critical section")
 }
 
 // A story's letter is a client's, not a grant's: the client that got the
-// lock after the stale holder and whose later write set the highest
+// lock after the stale holder and whose later read raised the highest
 // token the resource accepted is one letter, B, with both tokens; and the
 // story's highest token is the one the resource's refusal states.
 func TestStoryOneLetterPerClient(t *testing.T) {
@@ -565,8 +581,8 @@ func TestStoryOneLetterPerClient(t *testing.T) {
 		t.Errorf("actors %+v, want A and B (w2, token 13, then token 16)", s.Actors)
 	}
 	wantContains(t, "title", s.Title, "(token 10 < 16)")
-	wantContains(t, "steps", stepText(s), "B acquires the lock: fencing token 13 (> 10)", "B writes [1, 2, 4] with token 16: ACCEPTED")
-	wantContains(t, "fencing", s.Fencing, "highest token it accepted: 16, from B's write")
+	wantContains(t, "steps", stepText(s), "B acquires the lock: fencing token 13 (> 10)", "B reads the list with token 16: [1, 2]. The read is fenced")
+	wantContains(t, "fencing", s.Fencing, "(token fencing fences both): 16, from B's read at 2.80s")
 	if strings.Contains(stepText(s)+s.Fencing, "C ") {
 		t.Errorf("a third letter for the same client:\n%s", stepText(s))
 	}

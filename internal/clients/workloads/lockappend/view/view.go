@@ -176,7 +176,7 @@ func addLeads(p *report.Page, lostStories, fenced []Story) {
 			if st.Kind == KindFenced {
 				cls = "good"
 			}
-			p.Leads = append(p.Leads, report.Lead{Href: "#" + st.ID, At: report.Secs(st.To), Text: st.Brief, Class: cls})
+			p.Leads = append(p.Leads, report.Lead{Href: "#" + st.ID, At: report.Secs(st.At), Text: st.Brief, Class: cls})
 		}
 	}
 }
@@ -418,8 +418,12 @@ func headline(in *report.Input, la *lockappend.Result, lost, fenced []Story, pct
 			switch {
 			case slices.ContainsFunc(lost, func(s Story) bool { return s.Kind == KindSideWriter || s.Kind == KindSideWriterErased }):
 				h += ", by a write path that takes no lock and sends no token"
-			case len(lost) > 0 && !slices.ContainsFunc(lost, func(s Story) bool { return s.Kind == KindUnexplained }):
+			case len(lost) > 0 && !slices.ContainsFunc(lost, func(s Story) bool { return s.Kind != KindServerLost }):
+				h += ", lost by the servers, which came back from a fault without the data they had acknowledged"
+			case len(lost) > 0 && !slices.ContainsFunc(lost, func(s Story) bool { return s.Kind == KindUnexplained || s.Kind == KindServerLost }):
 				h += ", destroyed by stale lock holders"
+			case len(lost) > 0 && !slices.ContainsFunc(lost, func(s Story) bool { return s.Kind == KindUnexplained }):
+				h += ", destroyed by stale lock holders and lost by the servers"
 			}
 			h += "."
 		} else {
@@ -443,10 +447,13 @@ func headline(in *report.Input, la *lockappend.Result, lost, fenced []Story, pct
 	}
 	of := func(n int) string { return fmt.Sprintf("%d of %s", n, plural(len(lost), "story")) }
 	if n := counts[KindStaleOverwrote]; n > 0 {
-		sub = append(sub, fmt.Sprintf("%s: a stopped holder went on and wrote the list it had read before it stopped, erasing others' acknowledged elements.", of(n)))
+		sub = append(sub, fmt.Sprintf("%s: a stale holder went on and wrote the list it had read before its lease passed on, erasing others' acknowledged elements.", of(n)))
 	}
 	if n := counts[KindStaleOverwritten]; n > 0 {
 		sub = append(sub, fmt.Sprintf("%s: a stale holder's write landed inside a newer holder's critical section, and that holder's write then erased the stale holder's own acknowledged element.", of(n)))
+	}
+	if n := counts[KindServerLost]; n > 0 {
+		sub = append(sub, fmt.Sprintf("%s: the servers lost acknowledged elements: the last write before a fault on them held the elements, and the first read after it did not (no client's write erased them).", of(n)))
 	}
 	if n := counts[KindUnexplained]; n > 0 {
 		sub = append(sub, fmt.Sprintf("%s: an element was erased by a write whose outcome the harness never learnt.", of(n)))
@@ -500,6 +507,8 @@ func kindLabel(k StoryKind) string {
 		return "erased by the side writer (no lock, no token)"
 	case KindSideWriterErased:
 		return "the side writer's write, inside a critical section"
+	case KindServerLost:
+		return "lost by the servers"
 	}
 	return "erased by a write of unknown outcome"
 }
@@ -545,7 +554,7 @@ func storiesSection(in *report.Input, m *model, cfg storyConfig, lost, fenced []
 		return v
 	}
 	line := func(s Story) storyLine {
-		l := storyLine{ID: s.ID, At: report.Secs(s.To), Title: s.Title, KindLabel: kindLabel(s.Kind)}
+		l := storyLine{ID: s.ID, At: report.Secs(s.At), Title: s.Title, KindLabel: kindLabel(s.Kind)}
 		if len(s.Lost) > 0 {
 			l.Lost = describeElements(s.Lost, 8)
 		}
@@ -613,7 +622,9 @@ func lostRows(lu checkers.LostUpdates, ss []Story, workers int) lostTable {
 			What: e.Describe(workers)}
 		if s := story[e.Element]; s != nil {
 			r.Story, r.Kind = "#"+s.ID, kindLabel(s.Kind)
-			if d := s.eraser(); d != nil {
+			if s.cause != "" {
+				r.Erased = s.cause
+			} else if d := s.eraser(); d != nil {
 				tok, _ := d.TokenOf()
 				r.Erased = fmt.Sprintf("%s, token %s, at %s", clientName(d.Proc, workers), tokenCell(tok), report.Secs(d.WriteAt()))
 			}
