@@ -25,10 +25,11 @@ func cmdImages(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		"       static binary (no shell, no iptables: like the official distroless images), and\n"+
 		"       prints its tag, to try --image target=TAG without a registry\n"+
 		"prune  removes fencecheck's images that this binary does not use\n"+
-		"save   writes each image this binary uses that is built to DIR, one archive per image\n"+
-		"       named by its tag (its content hash): a CI cache directory; archives already\n"+
-		"       there are kept (one that load would refuse is written again), those of\n"+
-		"       fencecheck's older images removed\n"+
+		"save   DIR [KIND...] writes the images of the KINDs given (each must be built; matrix\n"+
+		"       --images lists those a matrix uses), or every image this binary uses that is\n"+
+		"       built, to DIR, one archive per image named by its tag (its content hash): a CI\n"+
+		"       cache directory; archives already there are kept (one that load would refuse\n"+
+		"       is written again), those of fencecheck's other images removed\n"+
 		"load   loads the archives in DIR that the Engine lacks (a warm CI runner: seconds,\n"+
 		"       instead of building), once each archive in DIR is a regular file holding the\n"+
 		"       image its name says and no other tag (else nothing is loaded: exit 254)\n"+

@@ -27,6 +27,7 @@ type matrixOpts struct {
 	strict      bool
 	shard       matrix.Shard
 	list        bool
+	images      bool
 	baselineDir string
 	args        []string // as given, secrets redacted (matrix.json's args)
 }
@@ -41,10 +42,10 @@ func cmdMatrix(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 	defer eng.Close()
 	return matrix.Command{
 		Cells: func() ([]matrix.Job, []string, error) {
-			all, skipped, err := matrixCells(m.o, m.axes, m.seed, m.runs, m.strict, !m.list, stderr)
+			all, skipped, err := matrixCells(m.o, m.axes, m.seed, m.runs, m.strict, !m.list && !m.images, stderr)
 			return all, skipped, m.locate(err)
 		},
-		Shard: m.shard, List: m.list, Strict: m.strict, Args: m.args,
+		Shard: m.shard, List: m.list, Images: m.images, Strict: m.strict, Args: m.args,
 		Results: m.o.Spec.Results, BaselineDir: m.baselineDir,
 	}.Run(ctx, ui.Matrix(stderr), eng.Get, stdout)
 }
@@ -65,6 +66,7 @@ func matrixFlags(args []string, stderr io.Writer) (*matrixOpts, error) {
 	strict := fs.Bool("strict", false, "every cell must be valid, unfenced ones too")
 	shardFlag := fs.String("shard", "1/1", "run only shard I of N: cells I, I+N, I+2N, ... of the matrix (the same split on every machine); fencecheck merge joins the shards' results directories")
 	list := fs.Bool("list", false, "print the cells (of --shard) and exit, running nothing")
+	imageKinds := fs.Bool("images", false, "print the kinds of fencecheck's images the cells (of --shard) use, one a line (base, etcd, worker, ...), and exit, running nothing: what images build and images save take for a CI cache of exactly these")
 	baselineDir := fs.String("baseline", "", "compare each cell with this matrix's results directory, or with the newest night of a root of nights: exit 1 if a cell regressed (a must-be-valid cell valid there and invalid now, an unfenced cell that lost updates there and none now)")
 	o, knobLists := addMatrixRunFlags(fs)
 	file := fs.String("f", "", runs.FileHelp+"; a knob matrix varies may be a list, a cell each")
@@ -113,8 +115,11 @@ func matrixFlags(args []string, stderr io.Writer) (*matrixOpts, error) {
 	if err != nil {
 		return nil, err
 	}
+	if *list && *imageKinds {
+		return nil, fmt.Errorf("%w: --list and --images: give one", errUsage)
+	}
 	return &matrixOpts{
-		o: o, locate: ef.Locate, seed: *seed, runs: *nruns, strict: *strict, shard: sh, list: *list, baselineDir: *baselineDir, args: spec.Redact(fs, args),
+		o: o, locate: ef.Locate, seed: *seed, runs: *nruns, strict: *strict, shard: sh, list: *list, images: *imageKinds, baselineDir: *baselineDir, args: spec.Redact(fs, args),
 		axes: matrix.Axes{
 			Targets: targetList, Versions: versionList, Workloads: workloadList, Resources: resourceList, Fencings: fencingList,
 			ReadModes: spec.SplitList(o.Spec.ReadMode), Nemeses: nems, Knobs: knobAxes(knobLists),

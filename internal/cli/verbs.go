@@ -61,7 +61,7 @@ func verbTable() []verb {
 			"fencecheck client-check --client-dir examples/clients/redis-py --target redis", cmdClientCheck},
 		{"zoo", "[--out FILE | --publish DIR] RESULTS...", "the lock-client zoo's page (Markdown) from a matrix run with --client-dir builtin,DIR,... (docs/zoo.md)",
 			"fencecheck zoo results/zoo --out zoo.md", cmdZoo},
-		{"images", "[-v] [build [--all-versions] [--client-dir DIR,...] [KIND[@VERSION]...]|scratch KIND[@VERSION]...|list|prune|save DIR|load DIR|tags [KIND...]]", "build or list the container images (no registry needed); save and load them as a CI cache",
+		{"images", "[-v] [build [--all-versions] [--client-dir DIR,...] [KIND[@VERSION]...]|scratch KIND[@VERSION]...|list|prune|save DIR [KIND...]|load DIR|tags [KIND...]]", "build or list the container images (no registry needed); save and load them as a CI cache",
 			"fencecheck images save ~/.cache/fencecheck-images", noCode(cmdImages)},
 		{"version", "", "the module version, VCS revision, Go version and image tags of this binary",
 			"fencecheck version", noCode(cmdVersion)},

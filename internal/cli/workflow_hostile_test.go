@@ -72,7 +72,7 @@ func TestActionRefusesHostileInputs(t *testing.T) {
 		t.Errorf("matrix %q", args)
 	}
 	b, _ := os.ReadFile(output)
-	if got := strings.Split(strings.TrimSpace(string(b)), "\n"); !slices.Equal(got, []string{"artifact=fencecheck-shard-1-of-1", "exit-code=0", "results=res"}) {
+	if got := strings.Split(strings.TrimSpace(string(b)), "\n"); !slices.Equal(got, []string{"artifact=fencecheck-shard-1-of-1-attempt-1", "exit-code=0", "results=res"}) {
 		t.Errorf("GITHUB_OUTPUT %q", got)
 	}
 }

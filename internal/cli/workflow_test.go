@@ -2,7 +2,10 @@ package cli
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"os/exec"
@@ -69,6 +72,13 @@ func newSandbox(t *testing.T) *sandbox {
 printf '%s\n' "$@" -- >>"$FC_CALLS"
 if [ "$1 $2" = "images tags" ]; then
 	for k in "${@:3}"; do echo "fencecheck/$k:0123456789ab"; done
+fi
+if [ "$1 $2" = "images save" ]; then
+	mkdir -p "$3"
+	for k in "${@:4}"; do : >"$3/fencecheck_$k@0123456789ab.tar"; done
+fi
+if [ "$1" = matrix ] && [ "${*: -1}" = --images ]; then
+	printf '%s\n' ${FC_STUB_KINDS:-base etcd worker}
 fi
 if [ "$1" = merge ]; then
 	while [ $# -gt 0 ]; do
@@ -234,6 +244,28 @@ func testGitHubWorkflow(t *testing.T) {
 	for _, s := range listOf(mapOf(action["runs"])["steps"]) {
 		steps = append(steps, mapOf(s))
 	}
+	sb := newSandbox(t)
+	// The expressions the steps' env uses, as the runner gives them: the
+	// first attempt of run 7001.
+	ghCtx := map[string]string{"github.run_attempt": "1", "github.run_id": "7001", "runner.temp": filepath.Join(sb.dir, "temp")}
+	expand := func(s string, inputs map[string]string) string {
+		for {
+			i := strings.Index(s, "${{ ")
+			j := strings.Index(s, " }}")
+			if i < 0 || j < i {
+				return s
+			}
+			expr := s[i+4 : j]
+			v, ok := ghCtx[expr]
+			if name, in := strings.CutPrefix(expr, "inputs."); in {
+				v, ok = inputs[name], true
+			}
+			if !ok {
+				t.Fatalf("an env value uses ${{ %s }}, which this test does not give", expr)
+			}
+			s = s[:i] + v + s[j+3:]
+		}
+	}
 	stepEnv := func(id string, inputs map[string]string) map[string]string {
 		for _, m := range steps {
 			if str(m["id"]) != id {
@@ -241,39 +273,24 @@ func testGitHubWorkflow(t *testing.T) {
 			}
 			env := map[string]string{}
 			for k, v := range mapOf(m["env"]) {
-				s := str(v)
-				if name, ok := strings.CutPrefix(s, "${{ inputs."); ok {
-					s = inputs[strings.TrimSuffix(name, " }}")]
-				}
-				env[k] = s
+				env[k] = expand(str(v), inputs)
 			}
 			return env
 		}
 		t.Fatalf("action.yml has no step %s", id)
 		return nil
 	}
-	// The image cache: restored, then images, then saved on a miss under
-	// the same key and path.
-	var restore, save map[string]any
-	for _, m := range steps {
-		switch {
-		case strings.HasPrefix(str(m["uses"]), "actions/cache/restore") && strings.Contains(str(mapOf(m["with"])["path"]), "images"):
-			restore = mapOf(m["with"])
-		case strings.HasPrefix(str(m["uses"]), "actions/cache/save") && strings.Contains(str(mapOf(m["with"])["path"]), "images"):
-			if restore == nil {
-				t.Errorf("the image cache is saved before it is restored")
-			}
-			save = mapOf(m["with"])
-			if !strings.Contains(str(m["if"]), "cache-hit != 'true'") {
-				t.Errorf("the image cache is saved on a hit too: if %q", m["if"])
-			}
+	checkCaches(t, steps)
+	outputs := func() map[string]string {
+		b, _ := os.ReadFile(filepath.Join(sb.dir, "output"))
+		os.Remove(filepath.Join(sb.dir, "output"))
+		m := map[string]string{}
+		for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			k, v, _ := strings.Cut(l, "=")
+			m[k] = v
 		}
+		return m
 	}
-	if restore == nil || save == nil || restore["key"] != save["key"] || restore["path"] != save["path"] || !strings.Contains(str(restore["key"]), "steps.install.outputs.key") {
-		t.Errorf("image cache: restored %v, saved %v: want one key (the images' tags) and one path", restore, save)
-	}
-
-	sb := newSandbox(t)
 	script := repoFile("scripts", "action.sh")
 	abs, _ := filepath.Abs(script)
 	uses := map[string]map[string]string{} // job -> its action step's inputs
@@ -351,37 +368,194 @@ func testGitHubWorkflow(t *testing.T) {
 		}
 	}
 
-	// The merge: the shards downloaded, merged (against the last night
-	// when there is one), kept as a night, the nights' trends written.
+	// The image cache's key: the kinds the shard's cells use (matrix
+	// --images, with the shard's own arguments), the tags of the servers'
+	// images, then the worker's; images builds those kinds, save writes
+	// those.
+	in := maps.Clone(uses["shard"])
+	in["shard"] = "1/4"
+	calls := sb.run(t, abs+" images-key", stepEnv("image-key", in))
+	out := outputs()
+	shardArgs, _ := matrixCall(t, sb.run(t, abs+" shard", stepEnv("shard", in)))
+	outputs()
+	var listed []string
+	for _, c := range calls {
+		if len(c) > 0 && c[0] == "matrix" {
+			listed = c
+		}
+	}
+	if i := slices.Index(listed, "--images"); i < 0 || !slices.Equal(withoutResults(listed[1:i]), shardArgs) {
+		t.Errorf("images-key lists the images of matrix %q, the shard runs matrix %q", listed, shardArgs)
+	}
+	const serverTags = "fencecheck/base:0123456789ab\nfencecheck/etcd:0123456789ab\n"
+	stem := "fencecheck-images-" + hash16(serverTags)
+	if out["kinds"] != "base etcd worker" || out["restore-key"] != stem+"-" || out["key"] != stem+"-"+hash16("fencecheck/worker:0123456789ab\n") {
+		t.Errorf("images-key outputs %q: want the kinds, and keys of the servers' tags then the worker's (%s-...)", out, stem)
+	}
+	// The real matrix lists the images of each of the example's shards:
+	// base first, the worker last, all four shards together the targets'.
+	all := map[string]bool{}
+	for i := 1; i <= 4; i++ {
+		args := slices.Clone(shardArgs)
+		args[slices.Index(args, "--shard")+1] = fmt.Sprintf("%d/4", i)
+		var real bytes.Buffer
+		code := run(append(append([]string{"matrix"}, args...), "--images"), &real, io.Discard)
+		kinds := strings.Fields(real.String())
+		if code != 0 || len(kinds) < 3 || kinds[0] != "base" || kinds[len(kinds)-1] != "worker" {
+			t.Errorf("matrix %q --images: exit %d, %q", args, code, real.String())
+		}
+		for _, k := range kinds {
+			all[k] = true
+		}
+	}
+	if got := slices.Sorted(maps.Keys(all)); !slices.Equal(got, []string{"base", "consul", "etcd", "worker", "zookeeper"}) {
+		t.Errorf("the example's shards use the images of %q, want its targets' (redis runs on the base)", got)
+	}
+	for step, want := range map[string][]string{
+		"images": {"images", "build", "base", "etcd", "worker"},
+		"save":   {"images", "save", filepath.Join(sb.dir, "temp", "fencecheck", "images"), "base", "etcd", "worker"},
+	} {
+		env := map[string]string{"FC_KINDS": out["kinds"], "FC_IMAGE_CACHE": filepath.Join(sb.dir, "temp", "fencecheck", "images")}
+		calls := sb.run(t, abs+" "+step, env)
+		if !slices.ContainsFunc(calls, func(c []string) bool { return slices.Equal(c, want) }) {
+			t.Errorf("action.sh %s: calls %q, want %q", step, calls, want)
+		}
+	}
+
+	testGitHubMerge(t, sb, abs, defaults, stepEnv)
+}
+
+// withoutResults is a matrix's arguments without --results and --quiet.
+func withoutResults(args []string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		switch args[i] {
+		case "--results":
+			i++
+		case "--quiet":
+		default:
+			out = append(out, args[i])
+		}
+	}
+	return out
+}
+
+func hash16(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])[:16]
+}
+
+// checkCaches checks the action's caches: the Go caches keyed by the
+// action's own key (go-cache: setup-go's cache off, the Go version an
+// input whose default is go.mod's minor release), restored before the
+// install and saved after it on a miss; the image cache keyed by the
+// shard's images (images-key), saved on a miss only, under the key it
+// was restored by; the nights' cache and the artifacts named per attempt
+// or uploaded with overwrite, so that a re-run saves and uploads its own.
+func checkCaches(t *testing.T, steps []map[string]any) {
+	t.Helper()
+	var restores, saves, uploads []map[string]any
+	for _, m := range steps {
+		switch u := str(m["uses"]); {
+		case strings.HasPrefix(u, "actions/setup-go@"):
+			w := mapOf(m["with"])
+			if fmt.Sprint(w["cache"]) != "false" || str(w["go-version"]) != "${{ inputs.go-version }}" || w["cache-dependency-path"] != nil {
+				t.Errorf("setup-go with %v: want cache false and go-version from the input", w)
+			}
+		case strings.HasPrefix(u, "actions/cache/restore@"):
+			restores = append(restores, m)
+		case strings.HasPrefix(u, "actions/cache/save@"):
+			saves = append(saves, m)
+		case strings.HasPrefix(u, "actions/upload-artifact@"):
+			uploads = append(uploads, m)
+		}
+	}
+	if len(restores) != 3 || len(saves) != 3 {
+		t.Fatalf("%d caches restored, %d saved: want the Go caches, the images and the nights", len(restores), len(saves))
+	}
+	for i, key := range []string{"${{ steps.go-cache.outputs.key }}", "${{ steps.image-key.outputs.key }}", "${{ inputs.name }}-nights-${{ github.run_id }}-${{ github.run_attempt }}"} {
+		r, sv := mapOf(restores[i]["with"]), mapOf(saves[i]["with"])
+		if str(r["key"]) != key || str(sv["key"]) != key || str(r["path"]) != str(sv["path"]) || r["restore-keys"] == nil {
+			t.Errorf("cache %d: restored by %v, saved by %v: want key %s, one path, restore-keys", i, r, sv, key)
+		}
+		if strings.Contains(str(r["path"]), "github.action_path") {
+			t.Errorf("cache %d: path %s is outside the workspace's caches", i, r["path"])
+		}
+		if i < 2 && !strings.Contains(str(saves[i]["if"]), "cache-hit != 'true'") {
+			t.Errorf("cache %d is saved on a hit too: if %q", i, saves[i]["if"])
+		}
+	}
+	for _, u := range uploads {
+		if fmt.Sprint(mapOf(u["with"])["overwrite"]) != "true" {
+			t.Errorf("upload %v: without overwrite, a re-run's upload of the same name is refused", u["with"])
+		}
+	}
+	action := readYAML(t, repoFile("action.yml"))
+	gomod, _ := os.ReadFile(repoFile("go.mod"))
+	var goLine string
+	for _, l := range strings.Split(string(gomod), "\n") {
+		if v, ok := strings.CutPrefix(l, "go "); ok {
+			goLine = v
+		}
+	}
+	def := str(mapOf(mapOf(action["inputs"])["go-version"])["default"])
+	if parts := strings.SplitN(goLine, ".", 3); len(parts) < 2 || def != parts[0]+"."+parts[1] {
+		t.Errorf("go-version's default %q: want go.mod's minor release of go %s (its newest patch, not one fetched every job)", def, goLine)
+	}
+}
+
+// testGitHubMerge runs the merge mode for a night, a re-run of it and the
+// next night, each on a fresh runner that has only the nights' cache (a
+// tar): the re-run's night replaces its first attempt's (not compared with
+// it), the next night is compared with the re-run's.
+func testGitHubMerge(t *testing.T, sb *sandbox, abs string, defaults map[string]string, stepEnv func(string, map[string]string) map[string]string) {
 	in := maps.Clone(defaults)
-	in["mode"], in["keep-nights"] = "merge", "1"
+	in["mode"] = "merge"
 	env := stepEnv("merge", in)
 	env["FC_SHARDS"] = filepath.Join(sb.dir, "shards")
-	for _, s := range []string{"fencecheck-shard-1-of-2", "fencecheck-shard-2-of-2"} {
+	for _, s := range []string{"fencecheck-shard-1-of-2-attempt-1", "fencecheck-shard-2-of-2-attempt-1"} {
 		os.MkdirAll(filepath.Join(sb.dir, "shards", s), 0o755)
 		os.WriteFile(filepath.Join(sb.dir, "shards", s, "matrix.json"), []byte("{}"), 0o644)
 	}
-	for night := 1; night <= 2; night++ {
+	nightsDir := filepath.Join(sb.dir, in["nights"])
+	for i, night := range []struct{ run, attempt string }{{"7001", "1"}, {"7001", "2"}, {"7002", "1"}} {
 		os.RemoveAll(filepath.Join(sb.dir, in["results"]))
+		os.RemoveAll(nightsDir) // a fresh runner: the nights come from the cache's tar
+		env["FC_RUN_ID"], env["FC_ATTEMPT"] = night.run, night.attempt
 		calls := sb.run(t, abs+" merge", env)
 		if len(calls) != 2 || calls[0][0] != "merge" || calls[1][0] != "trends" || calls[1][1] != in["nights"] {
-			t.Fatalf("night %d: calls %q, want merge, then trends %s", night, calls, in["nights"])
+			t.Fatalf("night %v: calls %q, want merge, then trends %s", night, calls, in["nights"])
 		}
-		want := []string{"merge", "--results", in["results"], env["FC_SHARDS"] + "/fencecheck-shard-1-of-2", env["FC_SHARDS"] + "/fencecheck-shard-2-of-2"}
-		if night == 2 {
+		want := []string{"merge", "--results", in["results"], env["FC_SHARDS"] + "/fencecheck-shard-1-of-2-attempt-1", env["FC_SHARDS"] + "/fencecheck-shard-2-of-2-attempt-1"}
+		if i == 2 {
+			// The re-run's night is the baseline of the next; the
+			// first attempt's was forgotten.
 			want = slices.Insert(want, 3, "--baseline", in["nights"])
 		}
 		if !slices.Equal(calls[0], want) {
-			t.Errorf("night %d: %q, want %q", night, calls[0], want)
+			t.Errorf("night %v: %q, want %q", night, calls[0], want)
 		}
-		nights, _ := os.ReadDir(filepath.Join(sb.dir, in["nights"]))
-		if len(nights) != 1 {
-			t.Errorf("night %d: %d nights kept, want 1 (keep-nights 1)", night, len(nights))
+		nights, _ := filepath.Glob(filepath.Join(nightsDir, "2*Z"))
+		var runs []string
+		for _, n := range nights {
+			b, _ := os.ReadFile(filepath.Join(n, "ci-run"))
+			runs = append(runs, strings.TrimSpace(string(b)))
 		}
-		if night == 1 {
-			// The next night gets a later stamp.
-			old := filepath.Join(sb.dir, in["nights"], nights[0].Name())
-			os.Rename(old, filepath.Join(sb.dir, in["nights"], "00000000T000000Z"))
+		slices.Sort(runs)
+		wantRuns := map[int][]string{0: {"7001 1"}, 1: {"7001 2"}, 2: {"7001 2", "7002 1"}}[i]
+		if !slices.Equal(runs, wantRuns) {
+			t.Errorf("night %v: nights kept %q, want %q", night, runs, wantRuns)
+		}
+		// The next night gets a later stamp.
+		for j, n := range nights {
+			os.Rename(n, filepath.Join(nightsDir, fmt.Sprintf("2000010%dT000000Z", j+1)))
+		}
+		if _, err := os.Stat(env["FC_NIGHTS_TAR"]); err != nil {
+			t.Fatalf("night %v: the nights' cache was not written: %v", night, err)
+		}
+		// The renamed nights are what the cache holds.
+		if err := exec.Command("tar", "--sparse", "-cf", env["FC_NIGHTS_TAR"], "-C", nightsDir, ".").Run(); err != nil {
+			t.Fatal(err)
 		}
 	}
 }
@@ -500,8 +674,8 @@ func testGitLabPipeline(t *testing.T) {
 		return keys, policies
 	}
 	pushKeys, pushPol := caches("fencecheck-images")
-	if len(pushKeys) != 4 || slices.Compact(slices.Clone(pushPol))[0] != "pull-push" || len(slices.Compact(slices.Clone(pushPol))) != 1 {
-		t.Errorf("fencecheck-images caches %v %v: want 4, pull-push", pushKeys, pushPol)
+	if len(pushKeys) != 6 || slices.Compact(slices.Clone(pushPol))[0] != "pull-push" || len(slices.Compact(slices.Clone(pushPol))) != 1 {
+		t.Errorf("fencecheck-images caches %v %v: want 6 (a kind each), pull-push", pushKeys, pushPol)
 	}
 	for _, name := range []string{"fencecheck-shard", "fencecheck-zoo"} {
 		keys, pol := caches(name)
@@ -546,6 +720,40 @@ func testGitLabPipeline(t *testing.T) {
 		t.Logf("%s: %d cells in %s shards", name, len(cells), n)
 		if name == "fencecheck-zoo" {
 			checkZooClients(t, cells)
+		}
+	}
+	// The image caches' keys: the kinds the matrix uses (matrix
+	// --images), a key of their tags each; a kind it does not use, a key
+	// whose cache stays empty. The images job writes each missing archive
+	// once, into its kind's cache, and nothing when all are there.
+	keys := runJob("fencecheck-image-keys", nil)
+	if !slices.ContainsFunc(keys, func(c []string) bool {
+		return c[0] == "matrix" && c[len(c)-1] == "--images" && !slices.Contains(c, "--shard")
+	}) {
+		t.Errorf("fencecheck-image-keys: calls %q, want matrix --images of the whole matrix", keys)
+	}
+	dotenv := map[string]string{}
+	b, _ := os.ReadFile(filepath.Join(sb.dir, "image-keys.env"))
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		k, v, _ := strings.Cut(l, "=")
+		dotenv[k] = v
+	}
+	if dotenv["FENCECHECK_IMAGE_ETCD_KINDS"] != "etcd" || dotenv["FENCECHECK_IMAGE_WORKER_KINDS"] != "worker" || dotenv["FENCECHECK_IMAGE_CONSUL_KINDS"] != "" ||
+		dotenv["FENCECHECK_IMAGE_CONSUL"] != "fencecheck-image-consul-unused" || !strings.HasPrefix(dotenv["FENCECHECK_IMAGE_ETCD"], "fencecheck-image-etcd-") || len(dotenv) != 12 {
+		t.Errorf("image-keys.env: %q", dotenv)
+	}
+	for pass, want := range [][]string{{"base", "etcd", "worker"}, nil} {
+		var saved []string
+		for _, c := range runJob("fencecheck-images", dotenv) {
+			if len(c) > 3 && c[0] == "images" && c[1] == "save" {
+				if c[2] != ".fencecheck/images/"+c[3] || len(c) != 4 {
+					t.Errorf("images save %q: want a kind's archives in its own cache", c[2:])
+				}
+				saved = append(saved, c[3])
+			}
+		}
+		if !slices.Equal(saved, want) {
+			t.Errorf("fencecheck-images, pass %d: saved %q, want %q (each once)", pass+1, saved, want)
 		}
 	}
 	for _, s := range []string{"shard-1", "shard-2"} {

@@ -275,11 +275,48 @@ func (si serverImage) of(s targets.NodeSpec) (kind string, cmd []string) {
 	return si.kind, si.cmd(s.Cmd)
 }
 
+// ImageKinds are the kinds of fencecheck's own images a cluster of cfg
+// runs, whose servers are specs (none when attached to --endpoints), in
+// the order ensureImages makes them: the servers' (unless a --image of the
+// user's runs them), the base (the network helpers'), the resources' and
+// the worker (when workers or a resource run in it). A user's client
+// program's image (images.Client) is not among them: it is built from the
+// program's directory (images build --client-dir). ensureImages builds
+// exactly these, so a CI cache of them holds what the run loads.
+func (cfg ClusterConfig) ImageKinds(specs []targets.NodeSpec) []string {
+	var kinds []string
+	add := func(k string) {
+		if k != "" && !slices.Contains(kinds, k) {
+			kinds = append(kinds, k)
+		}
+	}
+	if cfg.TargetImage == "" && len(cfg.Endpoints) == 0 {
+		add(cfg.Target.Image())
+	}
+	// The images of nodes that name their own (another tier's servers).
+	for _, s := range specs {
+		add(s.Image)
+	}
+	add(images.Base)
+	needWorker := cfg.Workers > 0
+	for _, n := range cfg.resourceNodes() {
+		if n.spec.Image == images.Worker {
+			needWorker = true
+		} else {
+			add(n.spec.Image)
+		}
+	}
+	if needWorker {
+		add(images.Worker)
+	}
+	return kinds
+}
+
 // ensureImages is the images stage: it builds what images the run needs
-// and lacks (the target's, or checks the user's TargetImage; the base
-// image of the network helpers; the resources'; the worker's or the
-// user's client's), and records their tags and ids in Images and
-// ImageIDs. It starts nothing, so there is nothing to undo.
+// and lacks (ImageKinds; a user's TargetImage is checked instead of the
+// target's; the user's client program's image), and records their tags
+// and ids in Images and ImageIDs. It starts nothing, so there is nothing
+// to undo.
 func (c *Cluster) ensureImages(ctx context.Context, eng runtime.Images, specs []targets.NodeSpec) (serverImage, error) {
 	cfg := c.cfg
 	b := &images.Builder{Engine: eng, Log: func(f string, a ...any) { c.stage(f, a...) }}
@@ -293,33 +330,17 @@ func (c *Cluster) ensureImages(ctx context.Context, eng runtime.Images, specs []
 		c.Images[UserImageKind] = cfg.TargetImage
 	} else if len(cfg.Endpoints) > 0 {
 		server.kind = "" // no server of fencecheck's: no image of them
-	} else if c.Images[server.kind], err = b.Ensure(ctx, server.kind, ""); err != nil {
-		return server, fmt.Errorf("%w: %w", ErrHarness, err)
 	}
-	// The images of nodes that name their own (another tier's servers).
-	for _, s := range specs {
-		if _, ok := c.Images[s.Image]; s.Image != "" && !ok {
-			if c.Images[s.Image], err = b.Ensure(ctx, s.Image, ""); err != nil {
-				return server, fmt.Errorf("%w: %w", ErrHarness, err)
-			}
+	for _, kind := range cfg.ImageKinds(specs) {
+		if _, ok := c.Images[kind]; ok {
+			continue
 		}
-	}
-	// The base image is the network helpers' (runtime.Commands.NetExec).
-	if c.Images[images.Base], err = b.Ensure(ctx, images.Base, ""); err != nil {
-		return server, fmt.Errorf("%w: %w", ErrHarness, err)
-	}
-	needWorker := cfg.Workers > 0
-	for _, n := range cfg.resourceNodes() {
-		if n.spec.Image == images.Worker {
-			needWorker = true
-		} else if _, ok := c.Images[n.spec.Image]; !ok {
-			if c.Images[n.spec.Image], err = b.Ensure(ctx, n.spec.Image, ""); err != nil {
-				return server, fmt.Errorf("%w: %w", ErrHarness, err)
-			}
+		if kind == images.Worker {
+			c.Images[kind], err = b.EnsureWorker(ctx, cfg.WorkerBinary)
+		} else {
+			c.Images[kind], err = b.Ensure(ctx, kind, "")
 		}
-	}
-	if needWorker {
-		if c.Images[images.Worker], err = b.EnsureWorker(ctx, cfg.WorkerBinary); err != nil {
+		if err != nil {
 			return server, fmt.Errorf("%w: %w", ErrHarness, err)
 		}
 	}

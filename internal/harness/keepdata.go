@@ -25,12 +25,15 @@ type nodeDir struct{ node, dir string }
 
 // keepData copies the data directories of cl's nodes into the run's
 // data/ (store.DataDir) when the Spec's KeepData asks it of a run whose
-// verdict is v: always, or, by default (auto), when v is invalid. It
+// verdict is v: always, or, by default (auto), when v is invalid and the
+// run is judged (not a matrix's unfenced cell, NotJudged, whose lost
+// updates are the expected finding: its data is evidence of nothing, and
+// etcd's preallocated WAL alone is hundreds of MB of a CI artifact). It
 // returns what it kept, nil when it was not asked. It runs before
 // teardown, within KeepTimeout, after Ctrl-C too (an interrupted run's
 // loss is worth its data).
 func (c *Config) keepData(ctx context.Context, cl *Cluster, run *store.Run, v checkers.Validity) *kept.Data {
-	if c.KeepData == spec.KeepNever || c.KeepData == spec.KeepAuto && v != checkers.Invalid {
+	if c.KeepData == spec.KeepNever || c.KeepData == spec.KeepAuto && (v != checkers.Invalid || c.NotJudged) {
 		return nil
 	}
 	limit := uint64(spec.DefaultKeepDataLimit)

@@ -12,7 +12,7 @@ import (
 )
 
 // TestKeepDataWhen: --keep-data auto keeps an invalid run's data only (not
-// a valid or unknown one's), always keeps every run's, never none; what is
+// a valid or unknown one's, nor a matrix's cell that is not judged), always keeps every run's, never none; what is
 // kept records the mode and the limit; attached servers' data is not kept,
 // and the record says so.
 func TestKeepDataWhen(t *testing.T) {
@@ -21,22 +21,27 @@ func TestKeepDataWhen(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
-		mode string
-		v    checkers.Validity
-		keep bool
+		mode      string
+		v         checkers.Validity
+		notJudged bool
+		keep      bool
 	}{
-		{spec.KeepAuto, checkers.Invalid, true},
-		{spec.KeepAuto, checkers.Valid, false},
-		{spec.KeepAuto, checkers.Unknown, false},
-		{spec.KeepAlways, checkers.Valid, true},
-		{spec.KeepAlways, checkers.Unknown, true},
-		{spec.KeepNever, checkers.Invalid, false},
+		{spec.KeepAuto, checkers.Invalid, false, true},
+		{spec.KeepAuto, checkers.Valid, false, false},
+		{spec.KeepAuto, checkers.Unknown, false, false},
+		{spec.KeepAlways, checkers.Valid, false, true},
+		{spec.KeepAlways, checkers.Unknown, false, true},
+		{spec.KeepNever, checkers.Invalid, false, false},
+		// A matrix's unfenced cell is expected invalid: auto keeps
+		// nothing of it, always still does.
+		{spec.KeepAuto, checkers.Invalid, true, false},
+		{spec.KeepAlways, checkers.Invalid, true, true},
 	} {
-		cfg := Config{Spec: spec.Spec{KeepData: c.mode}}
+		cfg := Config{Spec: spec.Spec{KeepData: c.mode}, NotJudged: c.notJudged}
 		cfg.Spec.Resolve(spec.Profile{})
 		got := cfg.keepData(context.Background(), newCluster(ClusterConfig{}), run, c.v)
 		if (got != nil) != c.keep {
-			t.Errorf("--keep-data %s, %s run: kept %v, want %v", c.mode, c.v, got != nil, c.keep)
+			t.Errorf("--keep-data %s, %s run (not judged %v): kept %v, want %v", c.mode, c.v, c.notJudged, got != nil, c.keep)
 			continue
 		}
 		if got != nil && (got.Mode != c.mode || got.Limit != spec.DefaultKeepDataLimit || got.Took == "") {

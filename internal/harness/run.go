@@ -71,6 +71,12 @@ type Config struct {
 	// nemesis replays its recorded schedule instead of drawing faults
 	// (nemesis.Schedule's Steps), and test.json says so.
 	Replay *Replay
+	// NotJudged: the run is a matrix's cell whose verdict decides nothing
+	// (an unfenced cell, a register cell in a read mode the target does
+	// not promise linearizable): invalid is what it is expected to be, so
+	// --keep-data auto keeps none of its data (keepData); always still
+	// does. test.json does not record it.
+	NotJudged bool
 	// Engine is the container platform the run's nodes run on: the
 	// caller's, connected before Run and closed by the caller after Run
 	// returns (several runs may share one). Run neither connects to a

@@ -126,6 +126,21 @@ func (c *Config) checkPlace() error {
 	return nil
 }
 
+// ImageKinds are the kinds of fencecheck's own images this run uses
+// (ClusterConfig.ImageKinds, of the target's nodes: none when attached to
+// --endpoints), built or not: what matrix --images lists for a CI cache of
+// exactly the images its cells need.
+func (c *Config) ImageKinds() ([]string, error) {
+	var specs []targets.NodeSpec
+	if !c.Attached() {
+		var err error
+		if specs, err = c.Target.Nodes(c.Nodes); err != nil {
+			return nil, err
+		}
+	}
+	return c.clusterConfig("", "", nil).ImageKinds(specs), nil
+}
+
 // checkFaults asks every fault whether it applies to this run: one that
 // cannot would fail at each injection, after the cluster is up.
 func (c *Config) checkFaults() error {

@@ -281,3 +281,29 @@ func removeLoaded(eng runtime.Images, loaded []string) string {
 	}
 	return strings.Join(msgs, ", ")
 }
+
+// SaveKinds is Save of exactly the images of kinds (KIND or KIND@VERSION,
+// as Ref names them; the worker's tag needs workerBinary): a CI cache
+// directory of the images a matrix's cells use (matrix --images) and no
+// others. Each is checked on the Engine first: one that is not built is an
+// error naming it (images build KIND first), before anything is written.
+// Archives already there are kept (each image is written once), those of
+// other fencecheck images removed (Save).
+func SaveKinds(ctx context.Context, eng runtime.Images, dir string, kinds []string, workerBinary string, logf func(string, ...any)) (SaveResult, error) {
+	var refs []string
+	for _, k := range kinds {
+		ref, err := Ref(k, workerBinary)
+		if err != nil {
+			return SaveResult{}, err
+		}
+		if _, err := eng.Inspect(ctx, ref); errors.Is(err, runtime.ErrImageNotFound) {
+			return SaveResult{}, fmt.Errorf("images: save: %s's image %s is not built (fencecheck images build %s first)", k, ref, k)
+		} else if err != nil {
+			return SaveResult{}, fmt.Errorf("images: save: inspect %s: %w", ref, err)
+		}
+		if !slices.Contains(refs, ref) {
+			refs = append(refs, ref)
+		}
+	}
+	return Save(ctx, eng, dir, refs, logf)
+}

@@ -231,3 +231,55 @@ func TestSaveRewritesDamagedArchives(t *testing.T) {
 		t.Errorf("Save over a good archive: %+v, %v; want it kept", res, err)
 	}
 }
+
+// SaveKinds writes the archives of exactly the kinds asked, each once:
+// an Engine holding every fencecheck image (other versions, kubernetes,
+// consul, zookeeper) gives a cache of etcd's matrix only base, etcd and
+// the worker; a second save writes nothing; a kind whose image is not
+// built is refused before anything is written; a cache of other kinds
+// loses the archives it no longer holds.
+func TestSaveKindsSavesWhatIsAsked(t *testing.T) {
+	worker := filepath.Join(t.TempDir(), "fencecheck-worker")
+	if err := os.WriteFile(worker, []byte("a worker binary"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	workerRef, err := WorkerRef(worker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng := newEngineModel()
+	for _, ref := range []string{BaseRef(), EtcdRef(), ConsulRef(), ZooKeeperRef(), KubernetesRef(), workerRef} {
+		eng.add(ref)
+	}
+	for i, v := range Versions(Etcd) {
+		if i > 0 {
+			eng.add(versionRef(v, Etcd))
+		}
+	}
+	dir := t.TempDir()
+	names := func() []string {
+		ents, _ := os.ReadDir(dir)
+		var out []string
+		for _, e := range ents {
+			out = append(out, e.Name())
+		}
+		return out
+	}
+	want := []string{ArchiveName(BaseRef()), ArchiveName(EtcdRef()), ArchiveName(workerRef)}
+	slices.Sort(want)
+	res, err := SaveKinds(context.Background(), eng, dir, []string{"base", "etcd", "worker", "etcd"}, worker, t.Logf)
+	if err != nil || len(res.Written) != 3 || !slices.Equal(names(), want) {
+		t.Fatalf("SaveKinds base etcd worker: %+v, %v; the directory holds %q, want %q", res, err, names(), want)
+	}
+	if res, err := SaveKinds(context.Background(), eng, dir, []string{"base", "etcd", "worker"}, worker, t.Logf); err != nil || len(res.Written) != 0 || len(res.Kept) != 3 {
+		t.Errorf("second save: %+v, %v; want each archive kept, none written again", res, err)
+	}
+	eng.Remove(context.Background(), ZooKeeperRef())
+	before := names()
+	if _, err := SaveKinds(context.Background(), eng, dir, []string{"base", "zookeeper"}, worker, t.Logf); err == nil || !strings.Contains(err.Error(), "images build zookeeper") || !slices.Equal(names(), before) {
+		t.Errorf("zookeeper not built: %v; the directory holds %q, want %q", err, names(), before)
+	}
+	if res, err := SaveKinds(context.Background(), eng, dir, []string{"base", "consul"}, worker, t.Logf); err != nil || len(res.Written) != 1 || len(res.Removed) != 2 || len(names()) != 2 {
+		t.Errorf("a cache of base and consul: %+v, %v, holds %q", res, err, names())
+	}
+}

@@ -25,6 +25,28 @@ type Matrix struct {
 	// Baseline is the comparison with --baseline's matrix, when one was
 	// given; ExitCode is then 1 if a cell regressed (255 stays 255).
 	Baseline *Comparison `json:"baseline,omitempty"`
+	// Duplicates are the cells merge found in more than one of its shard
+	// directories (a re-run's results downloaded beside an earlier
+	// attempt's), and which copy it kept: the newest that ran.
+	Duplicates []Duplicate `json:"duplicates,omitempty"`
+}
+
+// Duplicate is a cell that more than one shard directory of a merge held:
+// the copy merge kept and those it left out.
+type Duplicate struct {
+	Cell    int        `json:"cell"`
+	Kept    CellCopy   `json:"kept"`
+	Dropped []CellCopy `json:"dropped"`
+}
+
+// CellCopy is one shard directory's copy of a cell: the directory as merge
+// was given it, the cell's run there ("" without one), when it started
+// (its run's stamp, else its shard's start) and its verdict.
+type CellCopy struct {
+	Shard   string    `json:"shard"`
+	Run     string    `json:"run,omitempty"`
+	Started time.Time `json:"started"`
+	Verdict string    `json:"verdict"`
 }
 
 // MatrixCell is one run of a matrix, as matrix.json records it. Fields

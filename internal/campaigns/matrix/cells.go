@@ -370,6 +370,9 @@ func (e *expansion) combo(tv targetVersion, at cellAt, combo []axisSetting) erro
 			}
 			return nil
 		}
+		// A cell not judged is expected invalid: --keep-data auto keeps
+		// none of its data.
+		cfg.NotJudged = !p.MustBeValid
 		c := Job{MatrixCell: p, Config: cfg, Refusal: refusal}
 		c.Label, c.Target, c.Version, c.Resource, c.Nemesis, c.Seed, c.Axes = tv.label, t.Name(), tv.version, rspec, nem, cfg.Seed, axes
 		e.cells = append(e.cells, c)

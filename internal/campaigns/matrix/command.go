@@ -1,13 +1,16 @@
 package matrix
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/fencecheck/fencecheck/internal/base/cmdline"
+	"github.com/fencecheck/fencecheck/internal/base/images/kinds"
 	"github.com/fencecheck/fencecheck/internal/base/runtime"
 	"github.com/fencecheck/fencecheck/internal/base/trends"
 	"github.com/fencecheck/fencecheck/internal/harness"
@@ -16,7 +19,8 @@ import (
 
 // Command is a matrix command's cells and choices (matrix): Cells the
 // matrix's cells (matrix.Cells, with each cell's configuration), Shard the cells
-// this run takes, List to print them instead of running them, Strict and
+// this run takes, List to print them instead of running them (Images:
+// the kinds of images they use, CellImages), Strict and
 // Args as matrix.json keeps them, Results the results directory as given,
 // BaselineDir a baseline to compare with ("" for none).
 type Command struct {
@@ -25,6 +29,7 @@ type Command struct {
 	Cells       func() (all []Job, skipped []string, err error)
 	Shard       Shard
 	List        bool
+	Images      bool
 	Strict      bool
 	Args        []string
 	Results     string
@@ -33,7 +38,8 @@ type Command struct {
 
 // Run runs the command's shard of cells (Run) on the engine the getter
 // returns, with progress on ui, prints the table, compares with the
-// baseline and appends the job summary (GITHUB_STEP_SUMMARY); it returns
+// baseline and appends the job summary (GITHUB_STEP_SUMMARY) and, unless
+// sharded, GitHub's error annotations (GITHUB_ACTIONS); it returns
 // the matrix's exit code. A matrix with no cell to judge, or a bad
 // baseline, is an error that wraps cmdline.ErrUsage.
 func (c Command) Run(ctx context.Context, ui Progress, engine func(context.Context) (runtime.Engine, error), stdout io.Writer) (int, error) {
@@ -68,6 +74,16 @@ func (c Command) Run(ctx context.Context, ui Progress, engine func(context.Conte
 		printCells(stdout, cells)
 		return ExitValid, nil
 	}
+	if c.Images {
+		kinds, err := CellImages(cells)
+		if err != nil {
+			return 0, err
+		}
+		for _, k := range kinds {
+			fmt.Fprintln(stdout, k)
+		}
+		return ExitValid, nil
+	}
 	results, err := filepath.Abs(c.Results)
 	if err != nil {
 		return 0, fmt.Errorf("%w: --results: %w", cmdline.ErrUsage, err)
@@ -98,8 +114,46 @@ func (c Command) Run(ctx context.Context, ui Progress, engine func(context.Conte
 	if err := AppendStepSummary("matrix --results "+c.Results, results, sum); err != nil {
 		fmt.Fprintf(ui.Log, "fencecheck: job summary not written: %v\n", err)
 	}
+	if c.Shard.N == 1 { // a shard's failing cells are annotated by their merge
+		if err := AppendAnnotations(stdout, results, sum); err != nil {
+			fmt.Fprintf(ui.Log, "fencecheck: annotations not written: %v\n", err)
+		}
+	}
 	fmt.Fprintf(stdout, "  summary  %s\n  junit    %s\n  index    %s\n", filepath.Join(results, File), filepath.Join(results, JUnitFile), filepath.Join(results, report.IndexFile))
 	return sum.ExitCode, nil
+}
+
+// CellImages are the kinds of fencecheck's images the cells use
+// (harness.Config.ImageKinds; a refused cell runs nothing), each once, in
+// kinds.Kinds' order (a kind's other versions after it): matrix --images,
+// for a CI cache of exactly the images a matrix's shard loads. A cell
+// whose servers cannot be laid out is an error (it would fail to run).
+func CellImages(cells []Job) ([]string, error) {
+	var out []string
+	for _, c := range cells {
+		if c.Refusal != nil {
+			continue
+		}
+		ks, err := c.Config.ImageKinds()
+		if err != nil {
+			return nil, fmt.Errorf("cell %d (%s): %w", c.Cell, CaseName(c.MatrixCell), err)
+		}
+		for _, k := range ks {
+			if !slices.Contains(out, k) {
+				out = append(out, k)
+			}
+		}
+	}
+	rank := func(k string) (int, string) {
+		kind, version := kinds.SplitKind(k)
+		return slices.Index(kinds.Kinds, kind), version
+	}
+	slices.SortFunc(out, func(a, b string) int {
+		ra, va := rank(a)
+		rb, vb := rank(b)
+		return cmp.Or(cmp.Compare(ra, rb), cmp.Compare(va, vb))
+	})
+	return out, nil
 }
 
 // printCells prints matrix --list: a line per cell.

@@ -70,6 +70,11 @@ func (r mergeRun) String() string { return r.name + "/" + r.stamp }
 //     into a new directory). A link in OUT where a run's NAME goes is
 //     refused too.
 //
+// A cell that more than one shard directory holds (a CI re-run's
+// results downloaded beside the first attempt's) is taken from the newest
+// copy that ran (gathered.cell), and recorded in the merged matrix's
+// Duplicates with the copies left out.
+//
 // A merge with no cell to judge (none at all, or none that must be valid)
 // is refused as matrix refuses one. Runs are copied without following a
 // link: regular files (new, O_EXCL, with their mode bits but at most
@@ -79,7 +84,7 @@ func (r mergeRun) String() string { return r.name + "/" + r.stamp }
 // temporary files: a link at their names is replaced, never written
 // through.
 func Merge(out string, dirs []string, warn io.Writer) (trends.Matrix, error) {
-	g := gathered{out: out, total: -1, byCell: map[int]trends.MatrixCell{}, runOf: map[int]mergeRun{}}
+	g := gathered{out: out, total: -1, byCell: map[int]trends.MatrixCell{}, runOf: map[int]mergeRun{}, copyOf: map[int]trends.CellCopy{}, dups: map[int]*trends.Duplicate{}}
 	for _, d := range dirs {
 		if err := g.shard(d); err != nil {
 			return trends.Matrix{}, err
@@ -97,6 +102,9 @@ func Merge(out string, dirs []string, warn io.Writer) (trends.Matrix, error) {
 		}
 		judged = judged || c.MustBeValid
 		merged.Cells = append(merged.Cells, c)
+		if d := g.dups[i]; d != nil {
+			merged.Duplicates = append(merged.Duplicates, *d)
+		}
 	}
 	if !judged {
 		return trends.Matrix{}, badMerge("no cell would be judged in %s (unfenced cells, and register cells in a read mode the target does not promise linearizable, are reported, not judged)", strings.Join(dirs, ", "))
@@ -124,6 +132,8 @@ type gathered struct {
 	total  int           // the matrix's cells (-1 before the first shard)
 	byCell map[int]trends.MatrixCell
 	runOf  map[int]mergeRun // by cell, the run to copy
+	copyOf map[int]trends.CellCopy
+	dups   map[int]*trends.Duplicate // cells held by more than one shard
 }
 
 // shard reads shard d's matrix.json, checks it against the shards read
@@ -164,23 +174,33 @@ func (g *gathered) shard(d string) error {
 			return badMerge("%s: cell %d is listed twice", d, c.Cell)
 		}
 		seen[c.Cell] = true
-		if err := g.cell(d, c); err != nil {
+		if err := g.cell(d, s.Started, c); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// cell takes shard d's cell c, unless an earlier shard ran it: the first
-// that ran a cell keeps it.
-func (g *gathered) cell(d string, c trends.MatrixCell) error {
+// cell takes shard d's cell c (d's matrix started at started), unless
+// another shard's copy of it is to be kept: when two shard directories
+// hold the same cell (a re-run's artifacts downloaded beside the first
+// attempt's), the newest copy that ran is kept, by the start of its run
+// (its stamp; a cell without a run, by its shard's start). A copy that did
+// not run ("not run") is kept only when no copy ran; of two that started
+// at the same time, the first given. Every such cell is recorded in
+// g.dups, with the copy kept and those left out.
+func (g *gathered) cell(d string, started time.Time, c trends.MatrixCell) error {
 	var r mergeRun
 	if c.Run != "" {
 		var err error
 		if r, err = shardRun(d, c); err != nil {
 			return err
 		}
+		if ts, err := time.Parse(store.StampLayout, r.stamp); err == nil { // checked by shardRun
+			started = ts
+		}
 	}
+	cp := trends.CellCopy{Shard: d, Run: c.Run, Started: started.UTC(), Verdict: c.Verdict}
 	if prev, ok := g.byCell[c.Cell]; ok && !isPlaceholder(prev) {
 		if isPlaceholder(c) {
 			return nil // an earlier merge's "not run": the cell is prev
@@ -188,9 +208,19 @@ func (g *gathered) cell(d string, c trends.MatrixCell) error {
 		if CellKey(prev) != CellKey(c) {
 			return badMerge("cell %d is %s in one shard and %s in %s: not shards of one matrix", c.Cell, CellKey(prev), CellKey(c), d)
 		}
-		if prev.Verdict != "not run" {
-			return nil // ran twice: keep the first that ran
+		old := g.copyOf[c.Cell]
+		dup := g.dups[c.Cell]
+		if dup == nil {
+			dup = &trends.Duplicate{Cell: c.Cell, Kept: old}
+			g.dups[c.Cell] = dup
 		}
+		ran, prevRan := c.Verdict != "not run", prev.Verdict != "not run"
+		if (prevRan && !ran) || (prevRan == ran && !cp.Started.After(old.Started)) {
+			dup.Dropped = append(dup.Dropped, cp)
+			return nil // the copy kept so far ran and this one did not, or it is as new
+		}
+		dup.Dropped = append(dup.Dropped, old)
+		dup.Kept = cp
 	}
 	c.RunDir = ""
 	delete(g.runOf, c.Cell)
@@ -199,6 +229,7 @@ func (g *gathered) cell(d string, c trends.MatrixCell) error {
 		c.RunDir, _ = filepath.Abs(filepath.Join(g.out, r.name, r.stamp))
 	}
 	g.byCell[c.Cell] = c
+	g.copyOf[c.Cell] = cp
 	return nil
 }
 

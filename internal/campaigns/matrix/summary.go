@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -27,7 +28,33 @@ const (
 	maxSummaryRows  = 500
 	maxSummaryBytes = 256 << 10
 	maxSummaryCell  = 1 << 10
+	// maxSummaryDuplicates bounds the lines on cells found twice.
+	maxSummaryDuplicates = 50
 )
+
+// DuplicateText says, in one line, which copy of a cell found in more
+// than one shard directory merge kept, and which it left out: "cell 1
+// (etcd ... seed 2): kept S2/RUN (started T, invalid); left out S1/RUN
+// (started T, invalid)". Paths and verdicts come from the shards'
+// matrix.json files: the caller escapes the line for where it goes.
+func DuplicateText(sum trends.Matrix, d trends.Duplicate) string {
+	name := fmt.Sprintf("cell %d", d.Cell)
+	if d.Cell >= 0 && d.Cell < len(sum.Cells) && sum.Cells[d.Cell].Target != "" {
+		name += " (" + CaseName(sum.Cells[d.Cell]) + ")"
+	}
+	copyText := func(c trends.CellCopy) string {
+		where := c.Shard
+		if c.Run != "" {
+			where += "/" + c.Run
+		}
+		return fmt.Sprintf("%s (started %s, %s)", where, c.Started.UTC().Format("2006-01-02 15:04:05.000Z"), c.Verdict)
+	}
+	var dropped []string
+	for _, c := range d.Dropped {
+		dropped = append(dropped, copyText(c))
+	}
+	return fmt.Sprintf("%s: kept the newest, %s; left out %s", name, copyText(d.Kept), strings.Join(dropped, ", "))
+}
 
 // Row kinds of the summary, in its order: regressions against a baseline,
 // then cells that must be valid and are not, then unfenced cells that lost
@@ -139,6 +166,17 @@ func WriteSummary(w io.Writer, what, root string, sum trends.Matrix) error {
 	fmt.Fprintf(&b, "### fencecheck %s: %s (exit %d)\n\n", markdown(what), cmp.Or(outcome, "exit"), sum.ExitCode)
 	fmt.Fprintf(&b, "%d cells: %d regressed, %d failed, %d lost updates as expected (unfenced), %d passed, %d skipped. Reports are relative to the results directory.\n\n",
 		len(rows), count[RowRegression], count[RowFail], count[RowExpected], count[RowPass], count[RowSkipped])
+	if n := len(sum.Duplicates); n > 0 {
+		fmt.Fprintf(&b, "%d cells were in more than one shard directory (a re-run's results beside an earlier attempt's): each kept its newest run.\n\n", n)
+		for i, d := range sum.Duplicates {
+			if i == maxSummaryDuplicates {
+				fmt.Fprintf(&b, "- and %d more: matrix.json's duplicates has them all\n", n-i)
+				break
+			}
+			fmt.Fprintf(&b, "- %s\n", markdown(DuplicateText(sum, d)))
+		}
+		b.WriteString("\n")
+	}
 	b.WriteString("| | cell | verdict | lost | what happened | report |\n|---|---|---|---|---|---|\n")
 	for i, r := range rows {
 		kind := r.Kind
@@ -202,4 +240,69 @@ func AppendStepSummary(what, root string, sum trends.Matrix) error {
 		return fmt.Errorf("%s: %w", StepSummaryEnv, err)
 	}
 	return nil
+}
+
+// AnnotationsEnv is set to "true" on GitHub Actions, whose runner reads
+// workflow commands (::error ...) from a step's output.
+const AnnotationsEnv = "GITHUB_ACTIONS"
+
+// maxAnnotations bounds the annotations printed (GitHub shows 10 errors
+// a step; the summary and matrix.json have every cell).
+const maxAnnotations = 10
+
+// WriteAnnotations writes a GitHub Actions error annotation for each
+// regression and each cell that must be valid and is not (SummaryRows'
+// REGRESSION and FAIL rows), at most maxAnnotations: the cell as its
+// title, its story (or why it failed) as its message, its report as its
+// file (relative to dir, the step's working directory). Text from
+// matrix.json is filtered (safetext) and escaped as the runner's toolkit
+// escapes a command's data and properties, so that it stays one command
+// of one line.
+func WriteAnnotations(w io.Writer, dir, root string, sum trends.Matrix) error {
+	var b strings.Builder
+	n := 0
+	for _, r := range SummaryRows(root, sum) {
+		if r.Kind != RowRegression && r.Kind != RowFail {
+			continue
+		}
+		if n == maxAnnotations {
+			fmt.Fprintf(&b, "::error title=fencecheck::%s\n", annotationData("more cells failed: see the job summary and matrix.json"))
+			break
+		}
+		n++
+		props := "title=" + annotationProperty("fencecheck "+r.Kind+": "+safetext.Text(r.Cell, maxSummaryCell))
+		if r.Report != "" {
+			p := filepath.Join(root, filepath.FromSlash(r.Report))
+			if rel, err := filepath.Rel(dir, p); err == nil && !strings.HasPrefix(rel, "..") {
+				p = rel
+			}
+			props = "file=" + annotationProperty(safetext.Text(filepath.ToSlash(p), maxSummaryCell)) + "," + props
+		}
+		fmt.Fprintf(&b, "::error %s::%s\n", props, annotationData(safetext.Text(r.What, maxSummaryCell)))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// annotationData escapes a workflow command's message; annotationProperty
+// a property's value (as @actions/core's escapeData and escapeProperty).
+func annotationData(s string) string {
+	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A").Replace(s)
+}
+
+func annotationProperty(s string) string {
+	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A", ":", "%3A", ",", "%2C").Replace(s)
+}
+
+// AppendAnnotations writes the annotations (WriteAnnotations) to w when
+// GITHUB_ACTIONS is "true", relative to the working directory.
+func AppendAnnotations(w io.Writer, root string, sum trends.Matrix) error {
+	if os.Getenv(AnnotationsEnv) != "true" {
+		return nil
+	}
+	dir, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	return WriteAnnotations(w, dir, root, sum)
 }

@@ -231,3 +231,39 @@ func TestLeadOfStoredRun(t *testing.T) {
 		t.Errorf("Lead of no run: %q", got)
 	}
 }
+
+// On GitHub Actions, each cell that must be valid and is not is an error
+// annotation: its report as the file (relative to the working directory),
+// the cell as the title, its story as the message; one line each, whatever
+// the story holds; nothing for the others, nothing off GitHub.
+func TestAnnotations(t *testing.T) {
+	root := t.TempDir()
+	cells := syntheticCells(root)
+	cells[1].Story = "stale write\n::error::planted, 100%\r: x"
+	sum := trends.Matrix{Cells: cells, ExitCode: ExitInvalid}
+	var b strings.Builder
+	if err := WriteAnnotations(&b, filepath.Dir(root), root, sum); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	// The failed fenced cell and the cell the harness failed on.
+	if len(lines) != 2 || strings.ContainsAny(b.String(), "\r") {
+		t.Fatalf("annotations:\n%s", b.String())
+	}
+	want := "::error file=" + filepath.Base(root) + "/" + cells[1].Run + "/report.html,title=fencecheck FAIL%3A redis-nopersist lock-append lock-store kill fencing token seed 1::stale write"
+	if !strings.HasPrefix(lines[0], want) || !strings.Contains(lines[0], "100%25") {
+		t.Errorf("first annotation:\n%s\nwant it to start\n%s", lines[0], want)
+	}
+	if !strings.HasPrefix(lines[1], "::error title=fencecheck FAIL%3A ") || !strings.Contains(lines[1], "cluster never became ready") {
+		t.Errorf("second annotation (no report: no file):\n%s", lines[1])
+	}
+	var off strings.Builder
+	t.Setenv(AnnotationsEnv, "")
+	if AppendAnnotations(&off, root, sum); off.Len() != 0 {
+		t.Errorf("off GitHub: %q", off.String())
+	}
+	t.Setenv(AnnotationsEnv, "true")
+	if AppendAnnotations(&off, root, sum); strings.Count(off.String(), "::error ") != 2 {
+		t.Errorf("on GitHub: %q", off.String())
+	}
+}

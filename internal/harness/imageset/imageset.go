@@ -63,10 +63,15 @@ func (s Set) Run(ctx context.Context, c Command, stdout, stderr io.Writer) error
 		return s.printTags(kinds, stdout)
 	}
 	if verb == "save" || verb == "load" {
-		if len(kinds) != 1 || kinds[0] == "" {
-			return fmt.Errorf("%w: images %s takes one directory", cmdline.ErrUsage, verb)
+		if len(kinds) == 0 || kinds[0] == "" || (verb == "load" && len(kinds) != 1) {
+			return fmt.Errorf("%w: images %s takes one directory (save: and the KIND[@VERSION]s to save)", cmdline.ErrUsage, verb)
 		}
-		return s.archive(ctx, verb, kinds[0], stdout, stderr)
+		for _, k := range kinds[1:] {
+			if err := images.CheckKind(k); err != nil {
+				return fmt.Errorf("%w: %w", cmdline.ErrUsage, err)
+			}
+		}
+		return s.archive(ctx, verb, kinds[0], kinds[1:], stdout, stderr)
 	}
 	if err := checkKinds(verb, kinds); err != nil {
 		return err
@@ -227,9 +232,10 @@ func yesNo(b bool) string {
 	return "no (built on first use)"
 }
 
-// archive is images save and images load: the images this binary
-// uses (those built) to DIR's archives, or DIR's archives to the Engine.
-func (s Set) archive(ctx context.Context, verb, dir string, stdout, stderr io.Writer) error {
+// archive is images save and images load: the images of kinds (each
+// must be built), or with none every image this binary uses that is
+// built, to DIR's archives; or DIR's archives to the Engine.
+func (s Set) archive(ctx context.Context, verb, dir string, kinds []string, stdout, stderr io.Writer) error {
 	if verb == "load" {
 		// Every archive is read before the Engine is reached: a bad
 		// one is bad input (254), and nothing is loaded.
@@ -262,20 +268,25 @@ func (s Set) archive(ctx context.Context, verb, dir string, stdout, stderr io.Wr
 	if err != nil {
 		return err
 	}
-	list, err := images.List(ctx, eng, workerBin)
-	if err != nil {
-		return fmt.Errorf("%w: %w", harness.ErrHarness, err)
-	}
-	var refs []string
-	for _, i := range list {
-		if i.Current {
-			refs = append(refs, i.Ref)
+	var res images.SaveResult
+	if len(kinds) > 0 {
+		res, err = images.SaveKinds(ctx, eng, dir, kinds, workerBin, logf)
+	} else {
+		list, lerr := images.List(ctx, eng, workerBin)
+		if lerr != nil {
+			return fmt.Errorf("%w: %w", harness.ErrHarness, lerr)
 		}
+		var refs []string
+		for _, i := range list {
+			if i.Current {
+				refs = append(refs, i.Ref)
+			}
+		}
+		if len(refs) == 0 {
+			return fmt.Errorf("%w: no image of this binary is built (fencecheck images build first)", harness.ErrHarness)
+		}
+		res, err = images.Save(ctx, eng, dir, refs, logf)
 	}
-	if len(refs) == 0 {
-		return fmt.Errorf("%w: no image of this binary is built (fencecheck images build first)", harness.ErrHarness)
-	}
-	res, err := images.Save(ctx, eng, dir, refs, logf)
 	for _, p := range res.Written {
 		fmt.Fprintln(stdout, "wrote", p)
 	}
