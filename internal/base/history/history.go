@@ -74,6 +74,50 @@ func (p Process) Worker(workers int) string {
 	return "w" + strconv.Itoa(int(p)%workers+1)
 }
 
+// Client names the client that ran process p, of workers clients, as every
+// file a run writes for people names it: by its worker (Worker), never by
+// its process number, which only history.jsonl keeps. A process the
+// harness continued with after operations with an unknown outcome says how
+// many came before it on the same worker (Unknowns), in words: "w1" for
+// process 0, "w1 (after an unknown outcome)" for process workers, "w1
+// (after 2 unknown outcomes)" for process 2*workers; the side writer
+// likewise ("side writer (after an unknown outcome)"). The final reads
+// are "harness", the nemesis "nemesis".
+func (p Process) Client(workers int) string {
+	if n := p.Unknowns(workers); n > 0 {
+		return p.Worker(workers) + " (" + AfterUnknowns(n) + ")"
+	}
+	return p.Worker(workers)
+}
+
+// Unknowns is how many operations with an unknown outcome its worker (of
+// workers) had before the harness continued with process p: 0 for a
+// worker's first process, 1 for the one after its first info, and so on.
+// It is 0 for the nemesis and the final reads, and with workers unknown
+// (0 or less) for every client process (p runs on worker p).
+func (p Process) Unknowns(workers int) int {
+	switch {
+	case p.IsSideWriter():
+		return int(p - SideWriter)
+	case p < 0 || p >= FinalRead || workers <= 0:
+		return 0
+	}
+	return int(p) / workers
+}
+
+// AfterUnknowns says in words that n operations with an unknown outcome
+// came before: "after an unknown outcome", "after 2 unknown outcomes"
+// ("" for n of 0 or less).
+func AfterUnknowns(n int) string {
+	switch {
+	case n <= 0:
+		return ""
+	case n == 1:
+		return "after an unknown outcome"
+	}
+	return "after " + strconv.Itoa(n) + " unknown outcomes"
+}
+
 // MarshalJSON writes a client process as a number and Nemesis as "nemesis".
 func (p Process) MarshalJSON() ([]byte, error) {
 	if p == Nemesis {

@@ -14,23 +14,22 @@ import (
 // each with its index, its time since the history started, its wall-clock
 // time (start plus that time, in UTC; left out when start is zero: a run
 // recorded before test.json kept when its history started), the client
-// that ran it (Process.Worker of workers, and its process), its type
+// that ran it (Process.Client of workers: its worker's name, never its
+// process number, which history.jsonl keeps), its type
 // (invoke, ok, fail, info), its f and its value as JSON as recorded, the
 // columns separated by tabs. The
 // phases a client reports inside an operation are not operations and are
 // left out: history.jsonl has them.
 //
-//	11	0.304576523	2026-11-30T13:38:54.583Z	w2 p1	ok    	append	{"element":3,"token":3,"read":[],"rev":8}
+//	11	0.304576523	2026-11-30T13:38:54.583Z	w2	ok    	append	{"element":3,"token":3,"read":[],"rev":8}
+//	80	2.115731207	2026-11-30T13:38:56.394Z	w2 (after an unknown outcome)	invoke	append	{"element":20}
 func WriteText(w io.Writer, events []Event, start time.Time, workers int) error {
 	bw := bufio.NewWriter(w)
 	for _, e := range events {
 		if e.Type == Phase {
 			continue
 		}
-		who := e.Process.Worker(workers)
-		if e.Process != Nemesis {
-			who += " p" + e.Process.String()
-		}
+		who := e.Process.Client(workers)
 		wall := ""
 		if !start.IsZero() {
 			wall = "\t" + start.Add(time.Duration(e.Time)).UTC().Format(WallLayout)
