@@ -16,11 +16,13 @@ import (
 
 // Check is CheckWithin with the default memory budget
 // (checkers.DefaultMemoryBudget).
-func Check(run *store.Run, w workloads.Workload, events []history.Event, timeout time.Duration) (*store.Results, error) {
-	return CheckWithin(run, w, events, timeout, checkers.DefaultMemoryBudget())
+func Check(run *store.Run, w workloads.Workload, events []history.Event, workers int, timeout time.Duration) (*store.Results, error) {
+	return CheckWithin(run, w, events, workers, timeout, checkers.DefaultMemoryBudget())
 }
 
-// CheckWithin runs the workload's checkers on a run's history. timeout
+// CheckWithin runs the workload's checkers on a run's history of workers
+// clients (test.json's concurrency), which its visualization and messages
+// name by their workers (checkers.Options.Workers). timeout
 // bounds the linearizability check's time (0: no bound) and memory, in
 // bytes, the process's memory while it searches (0: no bound): past either
 // its verdict is unknown, saying which, never valid (see
@@ -30,11 +32,11 @@ func Check(run *store.Run, w workloads.Workload, events []history.Event, timeout
 // all, the error says why: it wraps checkers.ErrBadHistory (the history
 // could not be read) or checkers.ErrAssumption (it breaks an assumption of
 // the checkers), and comes with the result (unknown, with the reason).
-func CheckWithin(run *store.Run, w workloads.Workload, events []history.Event, timeout time.Duration, memory uint64) (*store.Results, error) {
+func CheckWithin(run *store.Run, w workloads.Workload, events []history.Event, workers int, timeout time.Duration, memory uint64) (*store.Results, error) {
 	start := time.Now()
 	viz := stagedViz(run)
 	_ = os.Remove(viz)
-	r := w.Check(events, checkers.Options{Timeout: timeout, MemoryBudget: memory, VisualizationPath: viz, VisualizationName: store.LinFile})
+	r := w.Check(events, checkers.Options{Timeout: timeout, MemoryBudget: memory, VisualizationPath: viz, VisualizationName: store.LinFile, Workers: workers})
 	res := &store.Results{Workload: w.Name(), Result: r, Events: len(events), Faults: faults(events)}
 	res.CheckTime = time.Since(start).Round(time.Microsecond).String()
 	if e, ok := r.(interface{ Err() error }); ok && e.Err() != nil {

@@ -93,7 +93,7 @@ func CheckStored(ctx context.Context, dir string, workload func(string) (workloa
 	if err != nil {
 		return 0, fmt.Errorf("%w: %s: %w", cmdline.ErrUsage, store.TestFile, err)
 	}
-	res, err := CheckWithin(run, w, events, timeout, memory)
+	res, err := CheckWithin(run, w, events, test.Concurrency, timeout, memory)
 	switch {
 	case IsBadInput(err):
 		// Nothing can be read: bad input, and the stored results stay as

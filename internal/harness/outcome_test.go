@@ -29,7 +29,7 @@ func TestVerdictSurvivesAFailedWrite(t *testing.T) {
 	rec.Record(FinalReadProcess, history.Invoke, la.FFinalRead, nil)
 	rec.Record(FinalReadProcess, history.Ok, la.FFinalRead, la.ReadValue{Value: []int64{}})
 	w := lockappend.Workload{}
-	res, err := Check(run, w, rec.Events(), 10*time.Second)
+	res, err := Check(run, w, rec.Events(), 1, 10*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -331,7 +331,7 @@ func Run(ctx context.Context, cfg Config) (*Outcome, error) {
 	cfg.stage("checking %d events", len(events))
 	// A history the checkers cannot judge still gets its results, unknown
 	// with the reason: the run's own record is all there is.
-	res, _ := CheckWithin(run, cfg.Workload, events, cfg.CheckTimeout, cfg.checkMemory())
+	res, _ := CheckWithin(run, cfg.Workload, events, test.Concurrency, cfg.CheckTimeout, cfg.checkMemory())
 	Judge(test, events, res)
 	if interrupted {
 		MarkInterrupted(res)

@@ -237,7 +237,7 @@ func (s *script) finish(ctx context.Context, cfg Config, f targets.Fencing, w wo
 	if err := rec.Close(); err != nil {
 		return nil, nil, fmt.Errorf("%w: %w", harness.ErrHarness, err)
 	}
-	res, err := harness.Check(run, w, rec.Events(), 10*time.Second)
+	res, err := harness.Check(run, w, rec.Events(), concurrency, 10*time.Second)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %s: %w", harness.ErrHarness, cfg.Script, err)
 	}

@@ -383,7 +383,10 @@ func (c *keyedCheck) visualize(res *KeyedResult, k keyCounts, opts Options, dead
 	parts := make([][]porcupine.Operation, len(failing))
 	for i, p := range failing {
 		parts[i] = c.build(p, true)
-		all = append(all, parts[i]...)
+	}
+	lanes := denseClients(opts.Workers, parts...)
+	for _, part := range parts {
+		all = append(all, part...)
 	}
 	s := &search{g: c.guard}
 	m := s.model(c.model)
@@ -403,6 +406,7 @@ func (c *keyedCheck) visualize(res *KeyedResult, k keyCounts, opts Options, dead
 		res.Error = fmt.Sprintf("checkers: visualization not written: replaying the failing keys gave %s", r)
 		return
 	}
+	nameLanes(&info, lanes, all, opts.client)
 	if err := porcupine.VisualizePath(m, info, opts.VisualizationPath); err != nil {
 		res.Error = fmt.Errorf("checkers: writing the visualization: %w", err).Error()
 		return

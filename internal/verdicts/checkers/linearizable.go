@@ -64,8 +64,10 @@ type listMeta struct {
 	event   int
 }
 
-func (m listMeta) String() string {
-	s := "process " + m.process.String()
+// describe is m as the visualization shows it, its client named by client
+// (Options.client): "w3, token 19, event 412".
+func (m listMeta) describe(client func(history.Process) string) string {
+	s := client(m.process)
 	if m.known {
 		s += ", token " + strconv.FormatInt(m.token, 10)
 	}
@@ -76,9 +78,11 @@ func (m listMeta) String() string {
 // that states compare and hash as ints. For describing, it keeps only each
 // list's length and last elements.
 type listTable struct {
-	ids   map[string]int
-	lists []listSummary
-	buf   []byte
+	// client names a process in the visualization (Options.client).
+	client func(history.Process) string
+	ids    map[string]int
+	lists  []listSummary
+	buf    []byte
 }
 
 type listSummary struct {
@@ -88,9 +92,10 @@ type listSummary struct {
 
 const tailLen = 3
 
-// newListTable returns a table holding only the empty list, as id 0.
-func newListTable() *listTable {
-	t := &listTable{ids: map[string]int{}}
+// newListTable returns a table holding only the empty list, as id 0, whose
+// model names clients as opts does (Options.client).
+func newListTable(opts Options) *listTable {
+	t := &listTable{ids: map[string]int{}, client: opts.client}
 	t.read(nil)
 	return t
 }
@@ -233,7 +238,7 @@ func (t *listTable) modelFrom(init int) porcupine.Model {
 			if m == nil {
 				return ""
 			}
-			return m.(listMeta).String()
+			return m.(listMeta).describe(t.client)
 		},
 	}
 	return nm.ToModel()
@@ -276,7 +281,7 @@ func checkLinearizable(h *AppendHistory, opts Options) LinearizableResult {
 	g := startGuard(opts)
 	defer g.stop()
 	var res LinearizableResult
-	t := newListTable()
+	t := newListTable(opts)
 	inf := h.last + 1
 	var pops []porcupine.Operation
 	meta := func(a *AppendOp) listMeta {
@@ -337,7 +342,7 @@ func checkLinearizable(h *AppendHistory, opts Options) LinearizableResult {
 		})
 	}
 	res.Ops = len(pops)
-	denseClients(pops)
+	lanes := denseClients(opts.Workers, pops)
 
 	model := t.model()
 	s := &search{g: g, pos: func(input any) int { return int(input.(listInput).pos) }}
@@ -373,6 +378,7 @@ func checkLinearizable(h *AppendHistory, opts Options) LinearizableResult {
 					break
 				}
 			}
+			nameLanes(&vinfo, lanes, pops, opts.client)
 			if err := porcupine.VisualizePath(vmodel, vinfo, opts.VisualizationPath); err != nil {
 				res.Error = fmt.Errorf("checkers: writing the visualization: %w", err).Error()
 			} else {
@@ -389,26 +395,70 @@ func checkLinearizable(h *AppendHistory, opts Options) LinearizableResult {
 // clientID is a process as Porcupine's client id, before denseClients.
 func clientID(p history.Process) int { return max(int(p), 0) }
 
-// denseClients renumbers the operations' client ids 0, 1, 2, ... in process
-// order: Porcupine's visualization draws one lane per id up to the largest,
-// and the final read's process is 1,000,000.
-func denseClients(pops []porcupine.Operation) {
+// denseClients renumbers the operations' client ids 0, 1, 2, ... across
+// parts, each worker's processes (of workers) together in the order the
+// harness ran them, then the side writer's and the final reads': Porcupine's
+// visualization draws one lane per id up to the largest, and the final
+// read's process is 1,000,000. It returns the ids as they were
+// (processes), lane i's at i.
+func denseClients(workers int, parts ...[]porcupine.Operation) []int {
 	var ids []int
 	seen := map[int]bool{}
-	for _, o := range pops {
-		if !seen[o.ClientId] {
-			seen[o.ClientId] = true
-			ids = append(ids, o.ClientId)
+	for _, pops := range parts {
+		for _, o := range pops {
+			if !seen[o.ClientId] {
+				seen[o.ClientId] = true
+				ids = append(ids, o.ClientId)
+			}
 		}
 	}
-	slices.Sort(ids)
+	slices.SortFunc(ids, func(a, b int) int {
+		ka, kb := laneKey(a, workers), laneKey(b, workers)
+		return cmp.Or(cmp.Compare(ka[0], kb[0]), cmp.Compare(ka[1], kb[1]), cmp.Compare(ka[2], kb[2]))
+	})
 	lane := make(map[int]int, len(ids))
 	for i, id := range ids {
 		lane[id] = i
 	}
-	for i := range pops {
-		pops[i].ClientId = lane[pops[i].ClientId]
+	for _, pops := range parts {
+		for i := range pops {
+			pops[i].ClientId = lane[pops[i].ClientId]
+		}
 	}
+	return ids
+}
+
+// laneKey orders process p's lane: a client process by its worker (of
+// workers) and then by how many unknown outcomes came before it, the side
+// writer and the final reads after every client, by process.
+func laneKey(p, workers int) [3]int {
+	if workers > 0 && p >= 0 && p < int(history.FinalRead) {
+		return [3]int{0, p % workers, p / workers}
+	}
+	return [3]int{1, p, 0}
+}
+
+// nameLanes labels each lane of Porcupine's visualization with its
+// client's name (client, Options.client): lanes[i] is lane i's process
+// (denseClients). Porcupine labels its lanes itself, with each lane's
+// index (index.js; no option changes it), so each lane begins with an
+// annotation, a grey box before every operation of pops, that names its
+// client: "w3", "w3 (after an unknown outcome)", "harness".
+func nameLanes(info *porcupine.LinearizationInfo, lanes []int, pops []porcupine.Operation, client func(history.Process) string) {
+	if len(pops) == 0 {
+		return
+	}
+	first := pops[0].Call
+	for _, o := range pops {
+		first = min(first, o.Call)
+	}
+	notes := make([]porcupine.Annotation, len(lanes))
+	for i, p := range lanes {
+		name := client(history.Process(p))
+		notes[i] = porcupine.Annotation{ClientId: i, Start: first - 2, End: first - 1, Description: name,
+			Details: "the operations of " + name + " follow in this lane", BackgroundColor: "#e8e8e8"}
+	}
+	info.AddAnnotations(notes)
 }
 
 // Visualization window: above vizLimit operations, Porcupine's visualization

@@ -10,7 +10,7 @@ import (
 )
 
 func TestDescribe(t *testing.T) {
-	tab := newListTable()
+	tab := newListTable(Options{Workers: 5})
 	from, to := tab.appended(seq(5), 17)
 	_, short := tab.appended([]int64{4}, 5)
 	m := tab.model()
@@ -26,6 +26,11 @@ func TestDescribe(t *testing.T) {
 		{"append", m.DescribeOperation(listInput{kind: stepAppend, from: from, to: to, element: 17}, nil), "append 17 to [..4 elements.., 5]"},
 		{"maybe", m.DescribeOperation(listInput{kind: stepMaybe, from: 0, to: to, element: 3, inferred: true}, nil), "maybe append 3 to [] (info, read inferred)"},
 		{"read", m.DescribeOperation(listInput{kind: stepRead, from: short}, nil), "final read [4, 5]"},
+		// The client by its worker, never its process number: process 7
+		// of 5 workers is w3 after an unknown outcome.
+		{"metadata", m.DescribeOperationMetadata(listMeta{process: 7, token: 19, known: true, event: 412}), "w3 (after an unknown outcome), token 19, event 412"},
+		{"final read's metadata", m.DescribeOperationMetadata(listMeta{process: history.FinalRead, event: 900}), "harness, event 900"},
+		{"Jepsen's metadata", newListTable(Options{}).model().DescribeOperationMetadata(listMeta{process: 7, event: 3}), "process 7, event 3"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.got != tc.want {

@@ -3,6 +3,8 @@ package checkers
 import (
 	"path/filepath"
 	"time"
+
+	"github.com/fencecheck/fencecheck/internal/base/history"
 )
 
 // Options tune the checkers.
@@ -29,11 +31,27 @@ type Options struct {
 	// into place later.
 	VisualizationPath string
 	VisualizationName string
+	// Workers is the run's number of clients (test.json's concurrency):
+	// the visualization and the messages name each client by its worker
+	// (history.Process.Client), never by its process number. 0 (a history
+	// Jepsen recorded, whose clients are its processes) names them
+	// "process N".
+	Workers int
 
 	// Tests only: memSample replaces the measure of the process's memory,
 	// and tripAfter (> 0) exceeds the budget at that many model steps.
 	memSample func() uint64
 	tripAfter int64
+}
+
+// client names process p for the visualization and the messages: by its
+// worker (history.Process.Client) when o.Workers is known, otherwise as
+// Jepsen numbers its clients, "process N".
+func (o Options) client(p history.Process) string {
+	if o.Workers > 0 {
+		return p.Client(o.Workers)
+	}
+	return "process " + p.String()
 }
 
 func (o Options) visualizationName() string {

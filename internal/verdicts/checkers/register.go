@@ -132,7 +132,7 @@ func checkRegister(ops []RegisterOp, opts Options) KeyedResult {
 		return res
 	}
 	c := keyedCheck{
-		model: registerModel,
+		model: registerModelFor(opts.client),
 		keys:  keys,
 		build: func(p int, meta bool) []porcupine.Operation {
 			return buildRegister(ops, parts[p], maybe, meta)
@@ -143,16 +143,17 @@ func checkRegister(ops []RegisterOp, opts Options) KeyedResult {
 		frontier: func(p int, deadline time.Time, stop *atomic.Bool) frontierResult {
 			return frontierRegister(ops, parts[p], maybe, deadline, g, stop)
 		},
-		describe: func(i int32) string { return describeRegisterOp(&ops[i]) },
+		describe: func(i int32) string { return describeRegisterOp(&ops[i], opts.client) },
 	}
 	c.run(&res, opts, start)
 	res.Elapsed = time.Since(start)
 	return res
 }
 
-// describeRegisterOp names an ok operation for a message: "process 1's
-// read() -> 5 (called at 1234, returned at 1240)".
-func describeRegisterOp(o *RegisterOp) string {
+// describeRegisterOp names an ok operation for a message, its client named
+// by client (Options.client): "w2's read() -> 5 (called at 1234, returned
+// at 1240)".
+func describeRegisterOp(o *RegisterOp, client func(history.Process) string) string {
 	var what string
 	switch o.F {
 	case RegisterRead:
@@ -162,5 +163,5 @@ func describeRegisterOp(o *RegisterOp) string {
 	default:
 		what = "cas(" + o.Old.String() + ", " + o.Value.String() + ") -> ok"
 	}
-	return "process " + strconv.Itoa(o.Process) + "'s " + what + " (called at " + strconv.FormatInt(o.Call, 10) + ", returned at " + strconv.FormatInt(o.Return, 10) + ")"
+	return client(history.Process(o.Process)) + "'s " + what + " (called at " + strconv.FormatInt(o.Call, 10) + ", returned at " + strconv.FormatInt(o.Return, 10) + ")"
 }

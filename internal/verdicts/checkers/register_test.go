@@ -2,9 +2,11 @@ package checkers
 
 import (
 	"encoding/json"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"testing"
@@ -372,6 +374,38 @@ func TestRegisterVisualization(t *testing.T) {
 	}
 	if _, err := os.Stat(path); err == nil {
 		t.Errorf("a visualization was written for a linearizable history")
+	}
+}
+
+// Porcupine's visualization of a run's history names each client by its
+// worker, never by its process number: each lane starts with a box naming
+// its client, a worker's processes in adjacent lanes, and each operation's
+// details name its client. Process 2 of 2 workers is w1 again, after an
+// unknown outcome.
+func TestVisualizationNamesClients(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "viz.html")
+	ops := on("bad", wr(0, 0, 10, 1), wr(2, 11, 20, 2), rd(1, 21, 30, one))
+	if r := CheckRegister(ops, Options{VisualizationPath: path, Workers: 2}); r.Valid != Invalid || r.Visualization == "" {
+		t.Fatalf("%s, visualization %q, error %q", r.Valid, r.Visualization, r.Error)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lanes := map[string]string{}
+	for _, m := range regexp.MustCompile(`"ClientId":([0-9]+),"Tag":"","Start":-?[0-9]+,"End":-?[0-9]+,"Description":"([^"]*)"`).FindAllStringSubmatch(string(b), -1) {
+		lanes[m[1]] = m[2]
+	}
+	if want := map[string]string{"0": "w1", "1": "w1 (after an unknown outcome)", "2": "w2"}; !maps.Equal(lanes, want) {
+		t.Errorf("lanes named %v, want %v", lanes, want)
+	}
+	for _, want := range []string{`key \"bad\", w1 (after an unknown outcome), operation 1`, `key \"bad\", w2, operation 2`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("the visualization lacks %s", want)
+		}
+	}
+	if m := regexp.MustCompile(`process [0-9]+`).Find(b); m != nil {
+		t.Errorf("the visualization names a client %q", m)
 	}
 }
 

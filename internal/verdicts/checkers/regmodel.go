@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/anishathalye/porcupine"
+
+	"github.com/fencecheck/fencecheck/internal/base/history"
 )
 
 // The register model of one key. Unknown outcomes are Porcupine's usual
@@ -86,18 +88,32 @@ var registerModel = porcupine.Model{
 			return "cas(" + o.Old.String() + ", " + o.Value.String() + ") -> ok"
 		}
 	},
-	DescribeState: func(s any) string { return s.(*regState).v.String() },
-	DescribeOperationMetadata: func(m any) string {
+	DescribeState:             func(s any) string { return s.(*regState).v.String() },
+	DescribeOperationMetadata: registerMeta(Options{}.client),
+}
+
+// registerModelFor is registerModel with each operation's metadata naming
+// its client as client does (Options.client).
+func registerModelFor(client func(history.Process) string) porcupine.Model {
+	m := registerModel
+	m.DescribeOperationMetadata = registerMeta(client)
+	return m
+}
+
+// registerMeta describes an operation's metadata for the visualization:
+// `key "k3", w2, operation 17`.
+func registerMeta(client func(history.Process) string) func(any) string {
+	return func(m any) string {
 		if m == nil {
 			return ""
 		}
 		in := m.(*regStep)
-		s := fmt.Sprintf("process %d, operation %d", in.op.Process, in.index)
+		s := fmt.Sprintf("%s, operation %d", client(history.Process(in.op.Process)), in.index)
 		if in.op.Key != "" {
 			s = fmt.Sprintf("key %q, ", in.op.Key) + s
 		}
 		return s
-	},
+	}
 }
 
 // buildRegister returns the Porcupine operations of one key's ops (idx).
