@@ -59,7 +59,7 @@ func OperationsSections(in *Input) []Section {
 	last := max(m.Last, 1)
 	return []section{
 		{ID: "timeline", Title: "Timeline", tmpl: "generic-timeline", data: DrawTimeline(TimelineInput{ID: "tl-main", Model: m, Workers: in.Test.Concurrency, Servers: ServerNames(in.Test), From: 0, To: last, Tell: in.Tell, Records: RecordsOf(in)})},
-		ChartsSection(samplesOf(ops), m.Faults, last),
+		ChartsSection(samplesOf(ops, in.Test.Concurrency), m.Faults, last),
 	}
 }
 

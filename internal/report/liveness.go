@@ -52,18 +52,25 @@ func livenessSection(in *Input) (section, bool) {
 		}
 		intro = append(intro, line+".")
 	}
+	workers := in.Test.Concurrency
 	var rows [][]string
 	for i, ev := range l.Events {
 		if i == MaxRows {
 			break
 		}
 		who := strings.Join(ev.Nodes, ", ")
-		if ev.Process != nil {
-			who += " (process " + ev.Process.String() + ")"
+		if p := ev.Process; p != nil {
+			// The killed holder's container is its worker's: name the
+			// client once, saying which of its processes in words.
+			if who == p.Worker(workers) || who == "" {
+				who = p.Client(workers)
+			} else {
+				who += " (holder " + p.Client(workers) + ")"
+			}
 		}
 		granted := "not before the end"
 		if ev.GrantNS != nil {
-			granted = Secs(*ev.GrantNS) + " to process " + ev.GrantProcess.String()
+			granted = Secs(*ev.GrantNS) + " to " + ev.GrantProcess.Client(workers)
 		}
 		wait := fmt.Sprintf("%.3fs", ev.S)
 		if !ev.Recovered {

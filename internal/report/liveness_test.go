@@ -35,7 +35,7 @@ func TestLivenessSection(t *testing.T) {
 	res := lockappendtest.Check(t, ev)
 	res.Liveness = checkers.CheckLiveness(ev, checkers.LivenessConfig{TTL: 2 * time.Second, Lease: 2 * time.Second})
 	page := render(t, Input{Test: lockappendtest.TestInfo("token", 2), Results: res, Events: ev})
-	for _, want := range []string{`id="liveness"`, "holder-crash", "w1 (process 0)", "1.90s", "4.40s to process 1", "2.500s", "1.25 (TTL 2s)", "Holder crashes: 1 measured, median 2.50s = 1.25 TTLs"} {
+	for _, want := range []string{`id="liveness"`, "holder-crash", "<td>w1</td>", "1.90s", "4.40s to w2", "2.500s", "1.25 (TTL 2s)", "Holder crashes: 1 measured, median 2.50s = 1.25 TTLs"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %q", want)
 		}

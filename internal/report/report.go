@@ -453,7 +453,7 @@ func faultRows(in *Input) faultTable {
 			if h.Token != nil {
 				token = strconv.FormatInt(*h.Token, 10)
 			}
-			r.Params = strings.TrimSpace("process=" + h.Process.String() + " token=" + token + " " + r.Params)
+			r.Params = strings.TrimSpace("holder=" + h.Process.Client(in.Test.Concurrency) + " token=" + token + " " + r.Params)
 		}
 		t.Rows = append(t.Rows, r)
 	}
@@ -599,14 +599,15 @@ func ServerNames(t store.TestInfo) []string {
 	return s
 }
 
-// samplesOf returns the completed client operations for the charts.
-func samplesOf(ops []history.Op) []Sample {
+// samplesOf returns the completed client operations for the charts, each
+// named by its client (Process.Client of workers).
+func samplesOf(ops []history.Op, workers int) []Sample {
 	var out []Sample
 	for _, o := range ops {
 		if o.Complete == nil || o.Process >= 1000000 {
 			continue
 		}
-		out = append(out, Sample{Invoke: o.Invoke.Time, End: o.Complete.Time, Type: o.Complete.Type, What: "process " + o.Process.String() + " " + o.F})
+		out = append(out, Sample{Invoke: o.Invoke.Time, End: o.Complete.Time, Type: o.Complete.Type, What: o.Process.Client(workers) + " " + o.F})
 	}
 	return out
 }

@@ -285,7 +285,7 @@ func Check(events []history.Event, opts checkers.Options) *Result {
 		Terms:        lr.Checkers.TokenMonotonic,
 		Stats:        lr.Checkers.Stats,
 	}
-	c.ForkedLog = checkers.Protect(NameForkedLog, func() ForkResult { return checkForks(ls) })
+	c.ForkedLog = checkers.Protect(NameForkedLog, func() ForkResult { return checkForks(ls, opts.Workers) })
 	c.SplitBrain = checkers.Protect(NameSplitBrain, func() SplitBrainResult { return checkSplitBrain(ls) })
 	return &Result{
 		Valid: checkers.Compose(c.Linearizable.Valid, c.LostUpdates.Valid, c.Terms.Valid,
@@ -333,7 +333,7 @@ const (
 // leader has read the log, the old leader's write is refused, and before
 // that the newer leader's read holds the old entry. O(n²) in the
 // acknowledged entries.
-func checkForks(ls []Leadership) ForkResult {
+func checkForks(ls []Leadership, workers int) ForkResult {
 	type written struct {
 		ref  EntryRef
 		list map[int64]bool
@@ -398,8 +398,8 @@ func checkForks(ls []Leadership) ForkResult {
 		if f.Kind == ForkBranch {
 			how = "was accepted on a branch apart from"
 		}
-		res.Message = fmt.Sprintf("the log forked %d times: the first, entry %d.%d of process %d %s entry %d.%d of process %d (a newer term)",
-			res.Count, f.Stale.Term, f.Stale.Seq, f.Stale.Leader, how, f.Newer.Term, f.Newer.Seq, f.Newer.Leader)
+		res.Message = fmt.Sprintf("the log forked %d times: the first, entry %d.%d of %s %s entry %d.%d of %s (a newer term)",
+			res.Count, f.Stale.Term, f.Stale.Seq, f.Stale.Leader.Client(workers), how, f.Newer.Term, f.Newer.Seq, f.Newer.Leader.Client(workers))
 	case len(acked) == 0:
 		res.Message = "no entry was acknowledged: nothing to fork"
 	default:

@@ -134,11 +134,15 @@ func TestForkedLog(t *testing.T) {
 	if f.Kind != ForkBranch || f.Stale.Term != 5 || f.Newer.Term != 6 || f.Stale.Leader != 0 || f.Newer.Leader != 1 {
 		t.Fatalf("fork: %+v", f)
 	}
+	// The clients by their workers, never their process numbers.
+	if m := r.Checkers.ForkedLog.Message; !strings.Contains(m, "entry 5.1 of w1 was accepted on a branch apart from entry 6.1 of w2") {
+		t.Errorf("forked log's message: %s", m)
+	}
 	if r.SplitBrain != 1 {
 		t.Fatalf("split brain: %d windows, want 1", r.SplitBrain)
 	}
-	s := Stories(b.events, r)
-	if len(s) != 1 || s[0].Outcome != "accepted" || !strings.Contains(s[0].Text, "term 5") || !strings.Contains(s[0].Text, "entry 6.1") {
+	s := Stories(b.events, r, 2)
+	if len(s) != 1 || s[0].Outcome != "accepted" || !strings.Contains(s[0].Text, "The old leader, w1 (term 5)") || !strings.Contains(s[0].Text, "w2 became leader with term 6 and wrote entry 6.1") {
 		t.Fatalf("stories: %+v", s)
 	}
 	if o, ok := OutcomeOf(&store.Results{Result: r}); !ok || o != (Outcome{Forks: 1, Lost: 1, Refused: 0}) {
@@ -187,7 +191,7 @@ func TestFencedStaleEntry(t *testing.T) {
 	if r.Valid != checkers.Valid || r.FenceRejections != 1 || r.Forks != 0 {
 		t.Fatalf("fenced stale entry: valid %s rejections %d forks %d", r.Valid, r.FenceRejections, r.Forks)
 	}
-	s := Stories(b.events, r)
+	s := Stories(b.events, r, 2)
 	if len(s) != 1 || s[0].Outcome != "rejected" {
 		t.Fatalf("stories: %+v", s)
 	}

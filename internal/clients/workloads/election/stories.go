@@ -26,7 +26,8 @@ type Story struct {
 // leadership with an entry the log accepted after a newer term's entry
 // (a fork), an entry or a read the log refused by term fencing, or a write
 // that erased acknowledged entries, told once, at its first such entry.
-func Stories(events []history.Event, r *Result) []Story {
+// Each leader is named by its client (history.Process.Client of workers).
+func Stories(events []history.Event, r *Result, workers int) []Story {
 	ops, err := history.Pair(events)
 	if err != nil {
 		return nil
@@ -73,9 +74,9 @@ func Stories(events []history.Event, r *Result) []Story {
 				newer = &f.Newer
 			}
 			var b strings.Builder
-			fmt.Fprintf(&b, "The old leader, process %d (term %d), %s", l.Process, l.Term, whatStopped(faults, l, at))
+			fmt.Fprintf(&b, "The old leader, %s (term %d), %s", l.Process.Client(workers), l.Term, whatStopped(faults, l, at))
 			if newer != nil {
-				fmt.Fprintf(&b, "; process %d became leader with term %d and wrote entry %d.%d", newer.Leader, newer.Term, newer.Term, newer.Seq)
+				fmt.Fprintf(&b, "; %s became leader with term %d and wrote entry %d.%d", newer.Leader.Client(workers), newer.Term, newer.Term, newer.Seq)
 			} else {
 				b.WriteString("; another client became leader")
 			}

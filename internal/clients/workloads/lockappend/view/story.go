@@ -91,7 +91,7 @@ type Story struct {
 	Kind    StoryKind
 	Title   string
 	Summary string
-	// Brief is the story in one sentence that names processes, not
+	// Brief is the story in one sentence that names clients, not
 	// letters, for the report's header.
 	Brief  string
 	Actors []Actor
@@ -792,9 +792,9 @@ func (b *storyBuilder) overwroteStory(a *report.Op, victims []*report.Op) Story 
 	st := Story{
 		Kind: KindStaleOverwrote, Steps: steps, Lost: lostEls,
 		Title: fmt.Sprintf("%s's stale write%s erased %s", A, checkers.TokenPhrase(a.Token), lostWho),
-		Summary: fmt.Sprintf("%s (%s, process %s) acquired the lock%s, read the list%s. Its lease expired and the lock moved on%s. "+
+		Summary: fmt.Sprintf("%s (%s) acquired the lock%s, read the list%s. Its lease expired and the lock moved on%s. "+
 			"%s %s still believing it held the lock and wrote the list it had read before: the resource accepted it at %s, and %s appended meanwhile %s gone.",
-			A, report.NodeOf(a.Proc, b.cfg.Workers), a.Proc, withToken(a.Token), b.stoppedPhrase(a, "inside its critical section"), b.movedOn(c, a), A, b.wentOn(a), report.Secs(b.writeTime(a)),
+			A, report.NodeOf(a.Proc, b.cfg.Workers), withToken(a.Token), b.stoppedPhrase(a, "inside its critical section"), b.movedOn(c, a), A, b.wentOn(a), report.Secs(b.writeTime(a)),
 			describeVictims(c, victims), isAre(len(victims))),
 		stale: a, victims: victims,
 	}
@@ -846,10 +846,10 @@ func (b *storyBuilder) overwrittenStory(a, d *report.Op) Story {
 	st := Story{
 		Kind: KindStaleOverwritten, Steps: steps, Lost: []int64{a.Element},
 		Title: fmt.Sprintf("%s's stale write%s landed inside %s's critical section; %s's write%s erased %s's acknowledged element %d", A, checkers.TokenPhrase(a.Token), B, B, checkers.TokenPhrase(d.Token), A, a.Element),
-		Summary: fmt.Sprintf("%s (%s, process %s) acquired the lock%s, read the list%s. Its lease expired and the lock moved on%s. "+
+		Summary: fmt.Sprintf("%s (%s) acquired the lock%s, read the list%s. Its lease expired and the lock moved on%s. "+
 			"%s %s and wrote while %s%s was inside its own critical section, after %s had read: the resource accepted %s's write and acknowledged element %d. "+
 			"%s then wrote the list it had read before, and %s's element %d is gone.",
-			A, report.NodeOf(a.Proc, b.cfg.Workers), a.Proc, withToken(a.Token), b.stoppedPhrase(a, "inside its critical section"), b.movedOn(c, a), A, b.wentOn(a), B, checkers.TokenPhrase(d.Token), B, A, a.Element, B, A, a.Element),
+			A, report.NodeOf(a.Proc, b.cfg.Workers), withToken(a.Token), b.stoppedPhrase(a, "inside its critical section"), b.movedOn(c, a), A, b.wentOn(a), B, checkers.TokenPhrase(d.Token), B, A, a.Element, B, A, a.Element),
 		stale: a, other: d, victims: []*report.Op{a},
 	}
 	st.Fencing, st.TokenStops = b.whyFencing(c, a)
@@ -1110,8 +1110,8 @@ func (b *storyBuilder) fencedStory(a *report.Op) Story {
 	if len(erased) > 0 {
 		fmt.Fprintf(&f, " Without fencing, %s's list from %s would have replaced the list and erased %s.", A, report.Secs(a.ReadAt), plural(len(erased), "acknowledged element"))
 	}
-	summary := fmt.Sprintf("%s (%s, process %s) acquired the lock%s%s. The lock moved on%s. When %s %s and wrote%s, the resource refused the write.",
-		A, report.NodeOf(a.Proc, b.cfg.Workers), a.Proc, withToken(tok), b.stoppedPhrase(a, "inside its critical section"), b.movedOn(c, a), A, b.wentOn(a), withToken(tok))
+	summary := fmt.Sprintf("%s (%s) acquired the lock%s%s. The lock moved on%s. When %s %s and wrote%s, the resource refused the write.",
+		A, report.NodeOf(a.Proc, b.cfg.Workers), withToken(tok), b.stoppedPhrase(a, "inside its critical section"), b.movedOn(c, a), A, b.wentOn(a), withToken(tok))
 	st := Story{
 		Kind: KindFenced, Steps: steps, Fencing: f.String(), Summary: summary,
 		Title: fmt.Sprintf("The fence stopped %s's stale write (token %d < %d)", A, tok, hi),
@@ -1124,8 +1124,8 @@ func (b *storyBuilder) fencedStory(a *report.Op) Story {
 	st.Brief = fmt.Sprintf("%s wrote at %s: refused by the fence", b.briefHolder(a), report.Secs(st.At))
 	if readRefused {
 		st.Title = fmt.Sprintf("The fence refused %s's stale read%s", A, checkers.TokenPhrase(tok))
-		st.Summary = fmt.Sprintf("%s (%s, process %s) acquired the lock%s%s. The lock moved on%s. When %s went on and read%s, the resource refused the read: it never wrote.",
-			A, report.NodeOf(a.Proc, b.cfg.Workers), a.Proc, withToken(tok), b.stoppedPhrase(a, "before it read"), b.movedOn(c, a), A, withToken(tok))
+		st.Summary = fmt.Sprintf("%s (%s) acquired the lock%s%s. The lock moved on%s. When %s went on and read%s, the resource refused the read: it never wrote.",
+			A, report.NodeOf(a.Proc, b.cfg.Workers), withToken(tok), b.stoppedPhrase(a, "before it read"), b.movedOn(c, a), A, withToken(tok))
 		st.At = b.actTime(report.NodeOf(a.Proc, b.cfg.Workers), a.RejectedAt())
 		st.Brief = fmt.Sprintf("%s read at %s: refused by the fence", b.briefHolder(a), report.Secs(st.At))
 	}

@@ -10,7 +10,7 @@ const sectionsSrc = `{{define "story"}}<article class="story {{.Kind}}" id="{{.I
 <div class="kind">{{.KindLabel}}</div>
 <h3>{{.Title}}</h3>
 <p class="summary">{{.Summary}}</p>
-<div class="actors">{{range .Actors}}<span><span class="chip">{{.Name}}</span>{{.Node}} (process {{.Process}}), {{.TokenText}}{{with .Role}}: {{.}}{{end}}</span>{{end}}</div>
+<div class="actors">{{range .Actors}}<span><span class="chip">{{.Name}}</span>{{.Node}}, {{.TokenText}}{{with .Role}}: {{.}}{{end}}</span>{{end}}</div>
 {{template "figure" .Fig}}
 {{with .Zoom}}<div class="zoom-title">Close-up of the end, {{$.ZoomFrom}} to {{$.ZoomTo}}</div>{{template "figure" .}}{{end}}
 {{with .Tokens}}<div class="zoom-title">Tokens over the story's window: the stale write below the highest token the resource had accepted</div>{{template "figure" .}}{{end}}
@@ -73,7 +73,7 @@ const sectionsSrc = `{{define "story"}}<article class="story {{.Kind}}" id="{{.I
 {{end}}
 
 {{define "tokens"}}<p>{{.Message}}</p>{{if .Rows}}<table><tr><th>violation</th><th>first grant</th><th>later grant</th><th>faults around them</th></tr>
-{{range .Rows}}<tr class="bad"><td>{{if eq .Kind "duplicate"}}token granted twice{{else}}later grant, lower token{{end}}</td><td>token {{.AToken}} to process {{.AProc}} at {{.AGranted}}</td><td>token {{.BToken}} to process {{.BProc}}, asked at {{.BAsked}}, granted at {{.BGranted}}</td><td>{{.Faults}}</td></tr>
+{{range .Rows}}<tr class="bad"><td>{{if eq .Kind "duplicate"}}token granted twice{{else}}later grant, lower token{{end}}</td><td>token {{.AToken}} to {{.AClient}} at {{.AGranted}}</td><td>token {{.BToken}} to {{.BClient}}, asked at {{.BAsked}}, granted at {{.BGranted}}</td><td>{{.Faults}}</td></tr>
 {{end}}</table>{{if .More}}<p class="muted">The first {{len .Rows}} of {{.Total}} violations; results.json lists every one.</p>{{end}}
 <p>Fencing relies on tokens that only grow: when the lock service hands out a token again, or a lower one, the resource cannot tell the holders apart. Whichever reaches it first raises the fence, and the other's writes are then refused although it holds the lock, or accepted although it no longer does.</p>{{end}}{{end}}
 {{define "checkers"}}<table><tr><th>checker</th><th>verdict</th><th>finding</th></tr>
@@ -89,10 +89,10 @@ const sectionsSrc = `{{define "story"}}<article class="story {{.Kind}}" id="{{.I
 <table><tr><th>lock</th><th>verdict</th><th>lost</th><th>fence rejections</th></tr>
 {{range .}}<tr><td>{{.Name}}</td><td class="{{.Valid}}">{{.Valid}}</td><td>{{.Lost}}</td><td>{{.Rejections}}</td></tr>{{end}}</table>{{end}}
 {{define "partial"}}{{if .Elements}}<p>A stale holder's write refused by one resource and acknowledged by another leaves the resources disagreeing: every write path must check the token.</p>
-<table><tr><th>element</th><th>process</th><th>token</th><th>refused by</th><th>acknowledged by</th></tr>
-{{range .Elements}}<tr><td>{{.Element}}</td><td>{{.Process}}</td><td>{{.Token}}</td><td>{{range $i, $r := .RefusedBy}}{{if $i}}, {{end}}{{$r}}{{end}}</td><td>{{range $i, $r := .AcceptedBy}}{{if $i}}, {{end}}{{$r}}{{end}}</td></tr>{{end}}</table>
+<table><tr><th>element</th><th>client</th><th>token</th><th>refused by</th><th>acknowledged by</th></tr>
+{{range .Elements}}<tr><td>{{.Element}}</td><td>{{.Client}}</td><td>{{.Token}}</td><td>{{range $i, $r := .RefusedBy}}{{if $i}}, {{end}}{{$r}}{{end}}</td><td>{{range $i, $r := .AcceptedBy}}{{if $i}}, {{end}}{{$r}}{{end}}</td></tr>{{end}}</table>
 {{else}}<p class="muted">No partial update: every critical section's writes ended alike at every resource.</p>{{end}}{{end}}
-{{define "audit"}}<p>The audit log checks no token: every holder appended "process P, token T, wrote element E" before its write. It records {{.Entries}} writes; {{.RefusedButLogged}} of them were refused by fencing and never happened at the resource.</p>
-{{if .Elements}}<table><tr><th>element</th><th>process</th><th>token</th><th>refused by</th></tr>
-{{range .Elements}}<tr><td>{{.Element}}</td><td>{{.Process}}</td><td>{{.Token}}</td><td>{{if .RefusedBy}}{{range $i, $r := .RefusedBy}}{{if $i}}, {{end}}{{$r}}{{end}}{{else}}the resource{{end}}</td></tr>{{end}}</table>{{end}}{{end}}
+{{define "audit"}}<p>The audit log checks no token: before its write, every holder appended an entry naming itself, its token and the element. It records {{.Entries}} writes; {{.RefusedButLogged}} of them were refused by fencing and never happened at the resource.</p>
+{{if .Elements}}<table><tr><th>element</th><th>client</th><th>token</th><th>refused by</th></tr>
+{{range .Elements}}<tr><td>{{.Element}}</td><td>{{.Client}}</td><td>{{.Token}}</td><td>{{if .RefusedBy}}{{range $i, $r := .RefusedBy}}{{if $i}}, {{end}}{{$r}}{{end}}{{else}}the resource{{end}}</td></tr>{{end}}</table>{{end}}{{end}}
 `

@@ -156,9 +156,9 @@ func View(in *report.Input) (*report.Page, error) {
 		tmpl.Section("stories", "What happened", "stories", storiesSection(in, m, cfg, lostStories, fenced)),
 		tmpl.Section("timeline", "Timeline", "timeline", timelineData{Fig: main, Aggregate: len(m.Ops) > report.DetailMax, Ops: len(m.Ops)}),
 		report.TokensSection(report.TokensFromOps("tokens-main", m.OpModel, tl.Marks, workers, 0, last)),
-		report.ChartsSection(laSamples(m), m.Faults, last),
+		report.ChartsSection(laSamples(m, workers), m.Faults, last),
 		tmpl.Section("lost", "Lost updates", "lost", lostRows(la.LostUpdates, lostStories, workers)),
-		tmpl.Section("tokens", "Fencing tokens", "tokens", tokenRows(m, la.Checkers.TokenMonotonic)),
+		tmpl.Section("tokens", "Fencing tokens", "tokens", tokenRows(m, la.Checkers.TokenMonotonic, workers)),
 		tmpl.Section("checkers", "Checkers", "checkers", checkersSection(in, la)),
 	)
 	return p, nil
@@ -239,16 +239,20 @@ func addFindings(p *report.Page, in *report.Input, la *lockappend.Result) {
 		p.Sections = append(p.Sections, tmpl.Section("locks", "Locks", "locks", rows))
 	}
 	if pu := la.PartialUpdates; pu != nil {
-		shown := *pu
-		shown.Elements = shown.Elements[:min(len(shown.Elements), report.MaxRows)]
+		var shown partialData
+		for _, e := range pu.Elements[:min(len(pu.Elements), report.MaxRows)] {
+			shown.Elements = append(shown.Elements, partialRow{Element: e.Element, Client: e.Process.Client(in.Test.Concurrency), Token: e.Token, AcceptedBy: e.AcceptedBy, RefusedBy: e.RefusedBy})
+		}
 		p.Sections = append(p.Sections, tmpl.Section("partial", "Partial updates", "partial", shown))
 		if pu.Count > 0 {
 			p.Sub = append(p.Sub, fmt.Sprintf("%s: a stale holder's write refused by one resource and acknowledged by another. Every write path must check the token.", plural(pu.Count, "partial update")))
 		}
 	}
 	if a := la.AuditLog; a != nil {
-		shown := *a
-		shown.Elements = shown.Elements[:min(len(shown.Elements), report.MaxRows)]
+		shown := auditData{Entries: a.Entries, RefusedButLogged: a.RefusedButLogged}
+		for _, e := range a.Elements[:min(len(a.Elements), report.MaxRows)] {
+			shown.Elements = append(shown.Elements, partialRow{Element: e.Element, Client: e.Process.Client(in.Test.Concurrency), Token: e.Token, RefusedBy: e.RefusedBy})
+		}
 		p.Sections = append(p.Sections, tmpl.Section("audit", "Audit log", "audit", shown))
 		if a.RefusedButLogged > 0 {
 			p.Sub = append(p.Sub, fmt.Sprintf("The audit log records %s that the resource refused: a log that checks no token claims writes that never happened.", plural(a.RefusedButLogged, "write")))
@@ -591,14 +595,15 @@ func storiesSection(in *report.Input, m *model, cfg storyConfig, lost, fenced []
 	return d
 }
 
-// laSamples returns the appends for the charts.
-func laSamples(m *model) []report.Sample {
+// laSamples returns the appends for the charts, each named by its client
+// (history.Process.Client of workers).
+func laSamples(m *model, workers int) []report.Sample {
 	out := make([]report.Sample, 0, len(m.Ops))
 	for _, o := range m.Ops {
 		if o.End < 0 {
 			continue
 		}
-		out = append(out, report.Sample{Invoke: o.Invoke, End: o.End, Type: o.Type, What: fmt.Sprintf("process %s append %d", o.Proc, o.Element)})
+		out = append(out, report.Sample{Invoke: o.Invoke, End: o.End, Type: o.Type, What: fmt.Sprintf("%s append %d", o.Proc.Client(workers), o.Element)})
 	}
 	return out
 }
@@ -618,7 +623,7 @@ func lostRows(lu checkers.LostUpdates, ss []Story, workers int) lostTable {
 			t.More = len(lu.Elements) - report.MaxRows
 			break
 		}
-		r := lostRow{Element: fmt.Sprint(e.Element), Client: clientName(e.Process, workers), Token: tokenCell(e.Token), Acked: report.Secs(e.Acknowledged), Erased: "unknown",
+		r := lostRow{Element: fmt.Sprint(e.Element), Client: e.Process.Client(workers), Token: tokenCell(e.Token), Acked: report.Secs(e.Acknowledged), Erased: "unknown",
 			What: e.Describe(workers)}
 		if s := story[e.Element]; s != nil {
 			r.Story, r.Kind = "#"+s.ID, kindLabel(s.Kind)
@@ -626,22 +631,14 @@ func lostRows(lu checkers.LostUpdates, ss []Story, workers int) lostTable {
 				r.Erased = s.cause
 			} else if d := s.eraser(); d != nil {
 				tok, _ := d.TokenOf()
-				r.Erased = fmt.Sprintf("%s, token %s, at %s", clientName(d.Proc, workers), tokenCell(tok), report.Secs(d.WriteAt()))
+				r.Erased = fmt.Sprintf("%s, token %s, at %s", d.Proc.Client(workers), tokenCell(tok), report.Secs(d.WriteAt()))
 			}
 		} else if w := e.OverwrittenBy; w != nil && w.Known {
-			r.Erased = fmt.Sprintf("%s, token %s (per the checker)", clientName(w.Process, workers), tokenCell(w.Token))
+			r.Erased = fmt.Sprintf("%s, token %s (per the checker)", w.Process.Client(workers), tokenCell(w.Token))
 		}
 		t.Rows = append(t.Rows, r)
 	}
 	return t
-}
-
-// clientName is a client's worker name with its process: "w3 (process 2)".
-func clientName(p history.Process, workers int) string {
-	if p.IsSideWriter() {
-		return p.Worker(workers)
-	}
-	return fmt.Sprintf("%s (process %s)", p.Worker(workers), p)
 }
 
 // tokenCell is a token for a table: "none" for a grant without one (0).
@@ -668,6 +665,25 @@ func checkersSection(in *report.Input, la *lockappend.Result) checkersData {
 	return d
 }
 
+// partialData is the partial-updates section, auditData the audit log's:
+// their elements with each client named by its worker
+// (history.Process.Client), as results.json has them by process.
+type partialData struct{ Elements []partialRow }
+
+type auditData struct {
+	Entries, RefusedButLogged int
+	Elements                  []partialRow
+}
+
+// partialRow is a write some resource refused by fencing: a partial
+// update (acknowledged by AcceptedBy) or an audit log's entry.
+type partialRow struct {
+	Element               int64
+	Client                string
+	Token                 int64
+	AcceptedBy, RefusedBy []string
+}
+
 // tokenTable is the token section: the checker's finding and its
 // violations, each with the faults in effect around it.
 type tokenTable struct {
@@ -677,8 +693,10 @@ type tokenTable struct {
 }
 
 type tokenRow struct {
-	Kind             string
-	AProc, BProc     string
+	Kind string
+	// AClient and BClient name the two grants' clients
+	// (history.Process.Client).
+	AClient, BClient string
 	AToken, BToken   int64
 	AGranted, BAsked string
 	BGranted, Faults string
@@ -686,8 +704,9 @@ type tokenRow struct {
 
 // tokenRows lists the token violations (a token granted twice, or a later
 // grant with a lower token), with when each grant happened and which faults
-// were in effect between the first grant and the second.
-func tokenRows(m *model, tr checkers.TokensResult) tokenTable {
+// were in effect between the first grant and the second; each grant's
+// client is named by its worker (of workers).
+func tokenRows(m *model, tr checkers.TokensResult, workers int) tokenTable {
 	t := tokenTable{Message: strings.TrimSpace(tr.Message + " " + tr.Error)}
 	for _, v := range tr.Violations {
 		from, to := v.A.Granted, v.B.Granted
@@ -706,8 +725,8 @@ func tokenRows(m *model, tr checkers.TokensResult) tokenTable {
 			faults = strings.Join(during, "; ")
 		}
 		t.Rows = append(t.Rows, tokenRow{Kind: v.Kind,
-			AProc: v.A.Process.String(), AToken: v.A.Token, AGranted: report.Secs(v.A.Granted),
-			BProc: v.B.Process.String(), BToken: v.B.Token, BAsked: report.Secs(v.B.Invoked), BGranted: report.Secs(v.B.Granted),
+			AClient: v.A.Process.Client(workers), AToken: v.A.Token, AGranted: report.Secs(v.A.Granted),
+			BClient: v.B.Process.Client(workers), BToken: v.B.Token, BAsked: report.Secs(v.B.Invoked), BGranted: report.Secs(v.B.Granted),
 			Faults: faults})
 	}
 	t.More, t.Total = tr.Count-len(t.Rows), tr.Count

@@ -136,8 +136,8 @@ func TestRenderTokenReuse(t *testing.T) {
 		t.Fatalf("verdict %s, %d token violations", res.Valid(), laResult(res).Checkers.TokenMonotonic.Count)
 	}
 	page := render(t, report.Input{Test: testInfo("token", 2), Results: res, Events: ev})
-	for _, want := range []string{`id="tokens"`, "token granted twice", "token 7 to process 0 at 0.01s",
-		"token 7 to process 1, asked at 1.40s, granted at 1.50s", "kill:one on n1 (0.30s to 1.30s)"} {
+	for _, want := range []string{`id="tokens"`, "token granted twice", "token 7 to w1 at 0.01s",
+		"token 7 to w2, asked at 1.40s, granted at 1.50s", "kill:one on n1 (0.30s to 1.30s)"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("report lacks %q", want)
 		}
