@@ -337,13 +337,19 @@ func readResults(t *testing.T, dir string) resultsJSON {
 
 // checkHistoryText checks a run's history.txt against its history.jsonl:
 // one line for each event that is not a phase, in order, with its index,
-// and each client's line naming its worker.
+// and each line naming its client as the report does, by its worker
+// (history.Process.Client of test.json's concurrency), never by its process
+// number.
 func checkHistoryText(t *testing.T, dir string) {
 	t.Helper()
 	events, err := history.ReadFile(filepath.Join(dir, "history.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	var test struct {
+		Concurrency int `json:"concurrency"`
+	}
+	readJSONFile(t, filepath.Join(dir, "test.json"), &test)
 	b, err := os.ReadFile(filepath.Join(dir, "history.txt"))
 	if err != nil {
 		t.Fatalf("the run has no history.txt: %v", err)
@@ -361,8 +367,8 @@ func checkHistoryText(t *testing.T, dir string) {
 		if len(cols) != 7 || cols[0] != strconv.Itoa(e.Index) || strings.TrimSpace(cols[4]) != string(e.Type) || cols[5] != e.F {
 			t.Fatalf("history.txt line %d %q: want event %d, %s %s, in 7 columns", i+1, lines[i], e.Index, e.Type, e.F)
 		}
-		if e.Process >= 0 && e.Process < history.FinalRead && !strings.HasPrefix(cols[3], "w") {
-			t.Errorf("history.txt line %d names no worker: %q", i+1, lines[i])
+		if want := e.Process.Client(test.Concurrency); cols[3] != want {
+			t.Errorf("history.txt line %d names %q, want %q: %q", i+1, cols[3], want, lines[i])
 		}
 		i++
 	}

@@ -129,7 +129,7 @@ var Knobs = []Knob{
 		Help:  "how writes are fenced at the resource: none, token, cas (as the resource offers), or RESOURCE=MODE,... for each",
 		field: str(func(s *Spec) *string { return &s.Fencing })},
 	{Flag: "audit-log", Workload: "lock-append", Replay: true,
-		Help:  "every holder appends \"process P, token T, wrote element E\" to an audit log that checks no token, before its write",
+		Help:  "before its write, every holder appends an entry (its client, its token, the element) to an audit log that checks no token",
 		field: boolean(func(s *Spec) *bool { return &s.AuditLog })},
 	{Flag: "side-writer", Workload: "lock-append", Key: "side_writer", Axis: true, Replay: true,
 		Help:  "a batch job writes the first resource every 3s without the lock and without a token",
