@@ -34,6 +34,17 @@ func TestDescribeLostElement(t *testing.T) {
 			"w1's write (token 3) erased the side writer's acknowledged element 4 (no lock, no token)"},
 		{LostElement{Element: 4, Process: 1, Token: 7, OverwrittenBy: &Overwrite{Known: true, Process: 0, Token: 3, Type: history.Info, Stale: true}},
 			"w1's write (token 3), whose outcome the harness never learnt (info), erased w2's acknowledged element 4"},
+		// One worker's two processes, told apart in words: process 5 of 5
+		// is w1 after an unknown outcome, process 10 after two.
+		{LostElement{Element: 2, Process: 0, Token: 4, OverwrittenBy: over(5, 1, true)},
+			"w1's stale write (token 1), made after an unknown outcome, erased w1's acknowledged element 2"},
+		{LostElement{Element: 2, Process: 10, Token: 4, OverwrittenBy: over(0, 9, false)},
+			"w1's write (token 9) erased w1's acknowledged element 2 (appended after 2 unknown outcomes)"},
+		{LostElement{Element: 2, Process: 0, Token: 4, OverwrittenBy: &Overwrite{Known: true, Process: 5, Token: 3, Type: history.Info}},
+			"w1's write (token 3), made after an unknown outcome, whose outcome the harness never learnt (info), erased w1's acknowledged element 2"},
+		// The same process erased its own element: nothing to tell apart.
+		{LostElement{Element: 2, Process: 5, Token: 4, OverwrittenBy: over(5, 9, false)},
+			"w1's write (token 9) erased w1's acknowledged element 2"},
 	} {
 		if got := c.e.Describe(5); got != c.want {
 			t.Errorf("got  %q\nwant %q", got, c.want)

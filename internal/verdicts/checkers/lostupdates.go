@@ -3,6 +3,7 @@ package checkers
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/fencecheck/fencecheck/internal/base/history"
 )
@@ -266,10 +267,27 @@ func (a *AppendOp) ackedAt() (int64, bool) {
 // may have been the stale one, or the server may have lost its state,
 // which the report's stories tell from the whole history. A token is
 // shown only where the grant had one (0 is none: a client without
-// tokens).
+// tokens). Where the two are one worker's processes, told apart by the
+// unknown outcomes between them, the words say which came after how many
+// (history.Process.Unknowns), never a process number: "w1's stale write
+// (token 1), made after an unknown outcome, erased w1's acknowledged
+// element 2".
 func (e LostElement) Describe(workers int) string {
 	name := func(p history.Process) string { return p.Worker(workers) }
+	// after says when p, a process of the same worker as the other
+	// side's, came after unknown outcomes: "" otherwise.
+	after := func(p, other history.Process) string {
+		if w := e.OverwrittenBy; w == nil || !w.Known || w.SideWriter || e.SideWriter || p == other || name(p) != name(other) {
+			return ""
+		}
+		return history.AfterUnknowns(p.Unknowns(workers))
+	}
 	own := fmt.Sprintf("%s's acknowledged element %d", name(e.Process), e.Element)
+	if e.OverwrittenBy != nil {
+		if a := after(e.Process, e.OverwrittenBy.Process); a != "" {
+			own += " (appended " + a + ")"
+		}
+	}
 	if e.SideWriter {
 		own = fmt.Sprintf("the side writer's acknowledged element %d (no lock, no token)", e.Element)
 	}
@@ -280,17 +298,22 @@ func (e LostElement) Describe(workers int) string {
 		own += " of " + e.Lock
 	}
 	w := e.OverwrittenBy
-	switch {
-	case w == nil || !w.Known:
+	if w == nil || !w.Known {
 		return own + " is lost (the final read does not tell which write erased it)"
+	}
+	made := TokenPhrase(w.Token)
+	if a := after(w.Process, e.Process); a != "" {
+		made += ", made " + a + ","
+	}
+	switch {
 	case w.SideWriter:
 		return "the side writer's write (no lock, no token) erased " + own
 	case w.Type != "" && w.Type != history.Ok && w.Late != string(history.Ok):
-		return fmt.Sprintf("%s's write%s, whose outcome the harness never learnt (%s), erased %s", name(w.Process), TokenPhrase(w.Token), w.Type, own)
+		return fmt.Sprintf("%s's write%s, whose outcome the harness never learnt (%s), erased %s", name(w.Process), strings.TrimSuffix(made, ","), w.Type, own)
 	case w.Stale:
-		return fmt.Sprintf("%s's stale write%s erased %s", name(w.Process), TokenPhrase(w.Token), own)
+		return fmt.Sprintf("%s's stale write%s erased %s", name(w.Process), made, own)
 	}
-	return fmt.Sprintf("%s's write%s erased %s", name(w.Process), TokenPhrase(w.Token), own)
+	return fmt.Sprintf("%s's write%s erased %s", name(w.Process), made, own)
 }
 
 // TokenPhrase is " (token N)", or nothing for a grant without a token (0).
