@@ -105,7 +105,7 @@ func humanSize(n int64) string {
 // report, of the results alone, that says so.
 func Write(run *store.Run, test store.TestInfo, res *store.Results, view View) error {
 	in := Input{Test: test, Results: res, Files: RunFiles(run.Dir, nil), View: view, Dir: run.Dir}
-	ev, err := history.ReadFile(run.Path(store.HistoryFile))
+	ev, err := history.ReadFile(run.HistoryPath())
 	if err != nil {
 		in.HistoryErr = err.Error()
 	}
@@ -123,7 +123,7 @@ func Write(run *store.Run, test store.TestInfo, res *store.Results, view View) e
 // none), instead of what is on disk now.
 func RunFiles(dir string, sizes map[string]int64) []File {
 	var fs []File
-	for _, n := range []string{store.TestFile, store.HistoryFile, store.HistoryText, store.ResultsFile, store.LinFile} {
+	for _, n := range []string{store.TestFile, store.HistoryFile, store.HistoryGz, store.HistoryText, store.ResultsFile, store.LinFile} {
 		if size, ok := sizes[n]; ok {
 			if size >= 0 {
 				fs = append(fs, File{Name: n, Size: size})
