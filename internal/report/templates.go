@@ -96,6 +96,7 @@ const glyphs = `<svg width="0" height="0" style="position:absolute" aria-hidden=
 <path id="g-diamond" d="M0 -6L6 0L0 6L-6 0Z"/>
 <circle id="g-ring" r="7"/>
 <rect id="g-q" x="-3.5" y="-3.5" width="7" height="7" transform="rotate(45)"/>
+<path id="g-raise" d="M0 -4.5L4.5 3.5H-4.5Z"/>
 <path id="g-lead" d="M-5 3L-5 -3L-2.5 0L0 -4L2.5 0L5 -3L5 3Z"/>
 </defs></svg>`
 
