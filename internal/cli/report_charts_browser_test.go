@@ -28,17 +28,7 @@ import (
 // write-sent phase): the writes the fencing chart must draw.
 func sentWrites(t *testing.T, historyPath string) int {
 	t.Helper()
-	events, err := history.ReadFile(historyPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, e := range events {
-		if e.Type == history.Phase && e.F == la.PhaseWriteSent {
-			n++
-		}
-	}
-	return n
+	return countEvents(t, historyPath, func(e history.Event) bool { return e.Type == history.Phase && e.F == la.PhaseWriteSent })
 }
 
 // firstScreen saves what the browser's window shows (1280x1000) as a PNG

@@ -565,7 +565,7 @@ func AsJSON(v any) JSONBlock {
 // verdict, an operations timeline, the charts and the results as they are.
 func GenericView(in *Input) (*Page, error) {
 	res := in.Results
-	p := NewPage(in, fmt.Sprintf("Verdict: %s. This workload (%q) has no report view of its own yet: below are its operations, its faults and its results as the checkers wrote them.", res.Valid(), res.Workload))
+	p := NewPage(in, fmt.Sprintf("Verdict: %s. This workload (%q) has no report view of its own yet: below are its operations, its faults and what its checkers found.", res.Valid(), res.Workload))
 	p.Cards = []card{{Label: "history events", Value: fmt.Sprint(res.Events)}, {Label: "faults", Value: fmt.Sprint(len(res.Faults))}, {Label: "checked in", Value: orDash(res.CheckTime)}}
 	p.Sections = append(OperationsSections(in), ResultsSection(in))
 	return p, nil

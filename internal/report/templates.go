@@ -81,6 +81,7 @@ svg.fig{width:100%;height:auto;display:block;font-family:system-ui,-apple-system
 .fig .dim{opacity:.28}
 .fig .agg{fill:var(--belief)}.fig .agg.l1{fill-opacity:.25}.fig .agg.l2{fill-opacity:.45}.fig .agg.l3{fill-opacity:.7}.fig .agg.l4{fill-opacity:1}
 .fig .agg-stale{fill:var(--stale)}
+.fig .agg-done.ok{fill:#98a2b3}.fig .agg-done.fail{fill:#d6dae1}
 .fig .lost-bin{fill:var(--bad)}.fig .w-stale-bin{fill:#7f0000}.fig .w-fenced-bin{fill:#111}.fig .unknown-bin{fill:var(--warn)}
 .fig .note{font-size:10.5px;fill:var(--muted)}
 .fig .bar.ok{fill:#66bb6a}.fig .bar.fail{fill:#b0b7c3}.fig .bar.info{fill:#ffa726}

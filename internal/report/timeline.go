@@ -459,13 +459,23 @@ func opWho(o *Op, workers int) string {
 func aggregateOps(f *Figure, in TimelineInput, s scale, ls []laneSpec, ops []*Op) {
 	bn := newBins(s, overviewNs)
 	aggs := bn.aggregate(in, ls, ops)
+	peak := 0
+	for _, a := range aggs {
+		for b := range a.ok {
+			peak = max(peak, a.ok[b]+a.fail[b])
+		}
+	}
 	for i, l := range ls {
 		if l.Kind == "client" {
+			bn.drawDone(f, l, aggs[i], peak)
 			bn.draw(f, l, aggs[i])
 		}
 	}
-	f.Texts = append(f.Texts, text{X: figW - rightPad, Y: axisH - 8, Anchor: "end", Class: "note",
-		Text: fmt.Sprintf("%d operations and %d fault windows, aggregated in %d bins of %s", len(ops), len(in.Model.Faults), bn.n, time.Duration(bn.ns).Round(time.Millisecond))})
+	note := fmt.Sprintf("%d operations and %d fault windows, aggregated in %d bins of %s", len(ops), len(in.Model.Faults), bn.n, time.Duration(bn.ns).Round(time.Millisecond))
+	if peak > 0 {
+		note += fmt.Sprintf(": a bar's height is the operations a client completed in a bin (up to %d), grey ok, light failed", peak)
+	}
+	f.Texts = append(f.Texts, text{X: figW - rightPad, Y: axisH - 8, Anchor: "end", Class: "note", Text: note})
 }
 
 // bins cut a timeline's span into n bins of equal time.
@@ -509,10 +519,13 @@ func (bn bins) addCover(c []int64, a, b int64) {
 }
 
 // laneAgg is a client lane's bins: the time its clients believed they held
-// the lock, the time they did so stale, and the writes that matter.
+// the lock, the time they did so stale, the writes that matter, and the
+// operations of no critical section (a register's reads and writes) that
+// completed in each, ok and failed.
 type laneAgg struct {
 	cover, stale []int64
 	marks        map[[2]int]int // bin, kind -> count
+	ok, fail     []int
 }
 
 // The kinds of writes that matter, as aggregated.
@@ -528,7 +541,7 @@ func (bn bins) aggregate(in TimelineInput, ls []laneSpec, ops []*Op) []laneAgg {
 	sm := in.Marks
 	aggs := make([]laneAgg, len(ls))
 	for i := range aggs {
-		aggs[i] = laneAgg{cover: make([]int64, bn.n), stale: make([]int64, bn.n), marks: map[[2]int]int{}}
+		aggs[i] = laneAgg{cover: make([]int64, bn.n), stale: make([]int64, bn.n), marks: map[[2]int]int{}, ok: make([]int, bn.n), fail: make([]int, bn.n)}
 	}
 	for _, o := range ops {
 		w := laneOf(o.Proc, in.Workers)
@@ -536,6 +549,14 @@ func (bn bins) aggregate(in TimelineInput, ls []laneSpec, ops []*Op) []laneAgg {
 			continue
 		}
 		a := &aggs[w]
+		if !o.Writes && o.End >= 0 {
+			switch o.Type {
+			case history.Ok:
+				a.ok[bn.of(o.End)]++
+			case history.Fail:
+				a.fail[bn.of(o.End)]++
+			}
+		}
 		if o.Acquired {
 			be := o.BeliefEnd(in.Model.Last)
 			if o.StaleFrom >= 0 {
@@ -601,6 +622,40 @@ func (bn bins) draw(f *Figure, l laneSpec, a laneAgg) {
 			f.Rects = append(f.Rects, bn.markRun(l, k, b, e, n, mid))
 			b = e
 		}
+	}
+}
+
+// doneLevels is how many heights drawDone draws a bin's count at: runs of
+// bins at one height are one rectangle, so the shapes stay bounded by
+// lanes x bins whatever the counts.
+const doneLevels = 8
+
+// drawDone draws a client lane's operations of no critical section as a
+// histogram: in each bin a bar as high as the operations the lane
+// completed in it (of peak, the most in any bin of any lane: the lane's
+// full height), failed ones stacked on the ok ones.
+func (bn bins) drawDone(f *Figure, l laneSpec, a laneAgg, peak int) {
+	if peak == 0 {
+		return
+	}
+	bot, full := l.y+l.h-2, l.h-stripH-4
+	level := func(n int) int { return (n*doneLevels + peak - 1) / peak }
+	height := func(lv int) px { return full * px(lv) / doneLevels }
+	for b := 0; b < bn.n; {
+		okLv, allLv := level(a.ok[b]), level(a.ok[b]+a.fail[b])
+		e, ok, fail := b, 0, 0
+		for e < bn.n && level(a.ok[e]) == okLv && level(a.ok[e]+a.fail[e]) == allLv {
+			ok, fail = ok+a.ok[e], fail+a.fail[e]
+			e++
+		}
+		title := fmt.Sprintf("%s, %s to %s: %d ok and %d failed operations completed", l.Name, bn.at(b), bn.at(e), ok, fail)
+		if okLv > 0 {
+			f.Rects = append(f.Rects, shape{X: bn.x(b), Y: bot - height(okLv), W: px(e-b) * bn.w, H: height(okLv), Class: "agg-done ok", Title: title})
+		}
+		if allLv > okLv {
+			f.Rects = append(f.Rects, shape{X: bn.x(b), Y: bot - height(allLv), W: px(e-b) * bn.w, H: height(allLv) - height(okLv), Class: "agg-done fail", Title: title})
+		}
+		b = e
 	}
 }
 
