@@ -71,7 +71,7 @@ svg.fig{width:100%;height:auto;display:block;font-family:system-ui,-apple-system
 .fig .fault-label{font-size:10px;fill:#fff;font-weight:600}
 .fig .span{stroke:#98a2b3;stroke-width:1.4}.fig .span.fail{stroke:#c0c5cf;stroke-dasharray:3 2}.fig .span.info,.fig .span.late{stroke:var(--warn);stroke-dasharray:4 2}
 .fig .belief{fill:var(--belief)}.fig .belief.stale{fill:var(--stale);fill-opacity:.85}
-.fig .belief-label{font-size:10px;fill:#fff;font-weight:700;pointer-events:none}
+.fig .belief-label{font-size:10px;fill:#fff;font-weight:700;pointer-events:none}.fig .belief-label.out{fill:var(--ink)}
 .fig .w-ok{fill:#fff;stroke:var(--good);stroke-width:1.6}
 .fig .w-stale{fill:var(--bad);stroke:#fff;stroke-width:1}
 .fig .w-fenced{fill:none;stroke:#111;stroke-width:2.2}

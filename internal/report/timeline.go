@@ -376,17 +376,8 @@ func drawOps(f *Figure, in TimelineInput, s scale, ls []laneSpec, ops []*Op) {
 			if o.StaleFrom >= 0 {
 				f.Rects = append(f.Rects, shape{X: s.x(cut), Y: y, W: s.width(cut, be, 1), H: beliefH, Class: "belief stale" + dim, Title: title})
 			}
-			if w := s.x(be) - s.x(o.AcquiredAt); w > 26 && dim == "" {
-				var label string
-				if o.Token != 0 {
-					label = fmt.Sprint(o.Token)
-				}
-				if a, ok := in.Actors[o]; ok {
-					label = strings.TrimSpace(a + " " + label)
-				}
-				if label != "" {
-					f.Texts = append(f.Texts, text{X: s.x(o.AcquiredAt) + 3, Y: mid + 3.5, Text: label, Class: "belief-label"})
-				}
+			if dim == "" {
+				beliefLabel(f, s.x(o.AcquiredAt), s.x(be), mid, in.Actors[o], o.Token)
 			}
 		}
 		// The write.
@@ -438,6 +429,34 @@ func drawOps(f *Figure, in TimelineInput, s scale, ls []laneSpec, ops []*Op) {
 			f.Paths = append(f.Paths, svgPath{D: arc(from[0], from[1], to[0], to[1], 18), Class: "erase",
 				Title: fmt.Sprintf("%s's write erased element %d of %s", NodeOf(e.By.Proc, in.Workers), v.Element, NodeOf(v.Proc, in.Workers))})
 		}
+	}
+}
+
+// labelCharW is the width of a character of a lock-belief bar's label
+// (bold, 10 units high), generously.
+const labelCharW px = 6.6
+
+// beliefLabel writes on a lock-belief bar from x0 to x1 (at height mid)
+// its actor's letter (a story's A, B, ...; "" none) and its token (0:
+// none): both inside the bar where they fit, else the letter alone; the
+// letter is always written, outside the bar, before it, where even it
+// does not fit, so that a story's short grant keeps its name. A token
+// that does not fit (ZooKeeper's are ten digits) is left to the bar's
+// tooltip and the fencing chart.
+func beliefLabel(f *Figure, x0, x1, mid px, actor string, token int64) {
+	label := actor
+	if token != 0 {
+		label = strings.TrimSpace(actor + " " + fmt.Sprint(token))
+	}
+	room := x1 - x0 - 6
+	switch {
+	case label != "" && px(len(label))*labelCharW <= room:
+		f.Texts = append(f.Texts, text{X: x0 + 3, Y: mid + 3.5, Text: label, Class: "belief-label"})
+	case actor == "":
+	case px(len(actor))*labelCharW <= room:
+		f.Texts = append(f.Texts, text{X: x0 + 3, Y: mid + 3.5, Text: actor, Class: "belief-label"})
+	default:
+		f.Texts = append(f.Texts, text{X: x0 - 2, Y: mid + 3.5, Text: actor, Class: "belief-label out", Anchor: "end"})
 	}
 }
 
