@@ -65,13 +65,11 @@ svg.fig{width:100%;height:auto;display:block;font-family:system-ui,-apple-system
 .fig .lane-label{font-size:11.5px;fill:#344054;font-weight:600}
 .fig .grid{stroke:#eceef2;stroke-width:1}.fig .axis{stroke:#98a2b3}
 .fig .tick{font-size:10.5px;fill:var(--muted)}
-.fig .band{fill:#ffb74d;fill-opacity:.16}
-.fig .band-label{font-size:10.5px;fill:#b45f06;font-weight:600}
-.fig .fault{fill:#f57c00}.fig .fault.pause{fill:#f57c00}
+.fig .band-label{font-size:10.5px;font-weight:600}
 .fig .fault-label{font-size:10px;fill:#fff;font-weight:600}
 .fig .span{stroke:#98a2b3;stroke-width:1.4}.fig .span.fail{stroke:#c0c5cf;stroke-dasharray:3 2}.fig .span.info,.fig .span.late{stroke:var(--warn);stroke-dasharray:4 2}
 .fig .belief{fill:var(--belief)}.fig .belief.stale{fill:var(--stale);fill-opacity:.85}
-.fig .belief-label{font-size:10px;fill:#fff;font-weight:700;pointer-events:none}.fig .belief-label.out{fill:var(--ink)}
+.fig .belief-label{font-size:10px;fill:#fff;font-weight:700;pointer-events:none;paint-order:stroke;stroke:var(--belief);stroke-width:2.5px;stroke-linejoin:round}.fig .belief-label.out{fill:var(--ink);stroke:#fff}
 .fig .w-ok{fill:#fff;stroke:var(--good);stroke-width:1.6}
 .fig .w-stale{fill:var(--bad);stroke:#fff;stroke-width:1}
 .fig .w-fenced{fill:none;stroke:#111;stroke-width:2.2}
@@ -106,7 +104,7 @@ const pageSrc = `{{define "head"}}<!DOCTYPE html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <link rel="icon" href="data:,">
 <title>fencecheck {{.Title}}</title>
-<style>` + css + chartsCSS + `{{recordsCSS}}</style></head><body>
+<style>` + css + chartsCSS + `{{faultKindsCSS}}{{recordsCSS}}</style></head><body>
 ` + glyphs + `
 <header class="top"><div class="in">
 <h1><span class="verdict {{.Verdict}}" id="verdict">{{.Verdict}}</span> <span>fencecheck report</span></h1>
@@ -128,7 +126,8 @@ const pageSrc = `{{define "head"}}<!DOCTYPE html>
 </main></body></html>
 {{end}}
 
-{{define "generic-timeline"}}<p class="muted">One lane per client: each operation from invocation to completion (grey ok, dashed fail, orange info); fault windows shaded. On the server lanes, where the servers elect a leader: a purple bar while a node led, a crown where a node became leader, a hollow crown where none led.</p>
+{{define "generic-timeline"}}<p class="muted">One lane per client: each operation from invocation to completion (grey ok, dashed fail, orange info); fault windows shaded by kind, with a strip on the node each hit. On the server lanes, where the servers elect a leader: a purple bar while a node led, a crown where a node became leader, a hollow crown where none led.</p>
+<div class="legend">{{template "fault-kinds"}}</div>
 {{template "figure" .}}{{end}}
 
 {{define "charts"}}<p class="muted">Drawn on the timeline's time axis, so that each fault window (shaded) lines up with its effect. Latency is an operation's time from invocation to completion, waiting for the lock included.</p>
@@ -165,7 +164,7 @@ func recordsCSS() template.CSS { return template.CSS(record.CSS()) }
 var tmpl = baseTemplates()
 
 func baseTemplates() *template.Template {
-	t := template.Must(template.Must(template.New("report").Funcs(template.FuncMap{"secs": Secs, "recordsCSS": recordsCSS}).Parse(pageSrc)).Parse(figureSrc))
+	t := template.Must(template.Must(template.New("report").Funcs(template.FuncMap{"secs": Secs, "recordsCSS": recordsCSS, "faultKinds": func() any { return faultKindStyle }, "faultKindsCSS": faultKindsCSS}).Parse(pageSrc)).Parse(figureSrc))
 	return template.Must(t.Parse(chartsSrc))
 }
 

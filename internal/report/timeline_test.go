@@ -51,3 +51,32 @@ func TestBeliefLabelsKeepTheLetter(t *testing.T) {
 		t.Errorf("labels %v, want 3", got)
 	}
 }
+
+// A write that erased many elements is joined to them by one arc a lane
+// (to the last of them there), its title counting them, not by a fan of
+// an arc each.
+func TestErasureArcsOneALane(t *testing.T) {
+	write := func(p history.Process, at int64, element int64) *Op {
+		return &Op{Proc: p, Label: "append", Writes: true, Invoke: at - 1e6, End: at, Type: history.Ok, StaleFrom: -1, WriteIdx: -1,
+			CriticalSection: CriticalSection{Element: element, ReadAt: -1, CheckedAt: -1, WriteSentAt: at, ReleasingAt: -1, LateAt: -1}}
+	}
+	by := write(0, 9e9, 100)
+	m := &OpModel{Ops: []*Op{by}, Last: 10e9}
+	var victims []*Op
+	for i := range int64(12) {
+		v := write(history.Process(1+i%2), 1e9+i*5e8, i+1) // w2 and w3, six each
+		victims = append(victims, v)
+		m.Ops = append(m.Ops, v)
+	}
+	f := DrawTimeline(TimelineInput{ID: "tl", Model: m, Workers: 3, From: 0, To: 10e9, Marks: Marks{Erasures: []Erasure{{By: by, Victims: victims}}}})
+	var titles []string
+	for _, p := range f.Paths {
+		if p.Class == "erase" {
+			titles = append(titles, p.Title)
+		}
+	}
+	want := []string{"w1's write erased 6 elements (1, 3, 5, 7, 9, 11) of w2", "w1's write erased 6 elements (2, 4, 6, 8, 10, 12) of w3"}
+	if len(titles) != 2 || titles[0] != want[0] || titles[1] != want[1] {
+		t.Errorf("arcs %q, want %q", titles, want)
+	}
+}
