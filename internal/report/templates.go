@@ -85,6 +85,13 @@ svg.fig{width:100%;height:auto;display:block;font-family:system-ui,-apple-system
 .fig .bar.ok{fill:#66bb6a}.fig .bar.fail{fill:#b0b7c3}.fig .bar.info{fill:#ffa726}
 .fig .pt.ok{fill:#43a047;fill-opacity:.8}.fig .pt.fail{fill:#8892a6;fill-opacity:.8}.fig .pt.info{fill:var(--warn)}
 .fig .q{fill:none;stroke-width:1.6}.fig .q.p50{stroke:#43a047}.fig .q.p99{stroke:var(--warn)}.fig .q.pmax{stroke:var(--bad);stroke-dasharray:3 2}
+/* A figure scales to the page: where the page is narrow its text is
+   drawn larger, in the figure's units, so that it stays about 10px or
+   more on the screen (at 820px wide, inside a story: 1100 units drawn
+   746px wide). */
+@media (max-width:1180px){svg.fig text{font-size:11.5px!important}}
+@media (max-width:1000px){svg.fig text{font-size:13px!important}}
+@media (max-width:880px){svg.fig text{font-size:15px!important}}
 .zoom-title{font-size:12px;color:var(--muted);margin:6px 0 0}
 .chart-title{font-size:13px;font-weight:600;margin:10px 0 0}
 `
