@@ -188,21 +188,10 @@ func recordMarks(f *Figure, in TimelineInput, s scale, ls []laneSpec, label lane
 		}
 	}
 	if !onServers {
-		// On the first server lane, where the faults' words leave room:
-		// at its end, at its start, or after any tenth of it.
-		i := slices.IndexFunc(ls, func(l laneSpec) bool { return l.Kind == "server" })
-		if i < 0 {
-			return
-		}
-		for _, x := range []px{s.x1, s.x0 - 4} {
-			if label(i, x, "no leader recorded by this run", "none") {
-				return
-			}
-		}
-		for k := 1; k < 10; k++ {
-			if label(i, s.x0+(s.x1-s.x0)*px(k)/10, "no leader recorded by this run", "none") {
-				return
-			}
+		// On the first server lane's record row, which is empty.
+		if i := slices.IndexFunc(ls, func(l laneSpec) bool { return l.Kind == "server" }); i >= 0 {
+			l := ls[i]
+			f.Texts = append(f.Texts, text{X: s.x0 + 4, Y: l.y + l.h - 2, Text: "no leader recorded by this run", Class: "srv-label none"})
 		}
 	}
 }
