@@ -138,3 +138,44 @@ func writeGzip(t *testing.T, path string, b []byte) {
 		t.Fatal(err)
 	}
 }
+
+// check reads a run directory whose history is kept gzipped
+// (history.jsonl.gz, as testdata/runs keeps them): the stored run checks
+// to the verdict and the results.json of its golden folder, as the same
+// run with its history uncompressed does, and its report links the
+// gzipped history.
+func TestCheckGzippedHistory(t *testing.T) {
+	rr := recordedRuns[1] // etcd-token-pause-holder
+	src := filepath.Join("testdata", "runs", rr.dir)
+	dir := t.TempDir()
+	for _, name := range []string{"test.json", "history.jsonl.gz"} {
+		b, err := os.ReadFile(filepath.Join(src, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, stdout, stderr := runInProcess("check", dir, "--check-memory", "0")
+	if code != rr.exit {
+		t.Fatalf("check exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, rr.exit, stdout, stderr)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := normalise(b, dir), readGzip(t, filepath.Join(src, "golden", "results.json.gz")); !bytes.Equal(got, want) {
+		t.Errorf("results.json differs from the golden one: %s", firstDifference(want, got))
+	}
+	if _, err := os.Stat(filepath.Join(dir, "history.jsonl")); err == nil {
+		t.Error("check wrote an uncompressed history beside the gzipped one")
+	}
+	page, err := os.ReadFile(filepath.Join(dir, "report.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(page, []byte(`<a href="history.jsonl.gz">history.jsonl.gz</a>`)) {
+		t.Error("the report does not link history.jsonl.gz")
+	}
+}

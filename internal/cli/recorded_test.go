@@ -51,6 +51,11 @@ var recordedRuns = []struct {
 	// lease (recorded for issue 51; history and test.json as the run
 	// wrote them).
 	{dir: "etcd-none-clock-rate-client", exit: exitInvalid, lost: 1},
+	// ZooKeeper 3.8.0, --fencing token --nemesis pause-holder,kill:leader
+	// --time-limit 25s --seed 3 (2026-12-07): its tokens are zxids
+	// (epoch<<32 | counter), 13 grants in epoch 1 and 53 in epoch 2 after
+	// the leader's kill; results.json keeps the leaders it recorded.
+	{dir: "zookeeper-token-pause-holder-kill-leader", exit: exitValid, rejections: 1},
 }
 
 func TestCheckRecordedRuns(t *testing.T) {

@@ -9,8 +9,9 @@ package cli
 //
 // FENCECHECK_SCREENSHOTS=DIR writes the first screen of each report into
 // DIR as well (report-unfenced.png, report-fenced.png,
-// report-clock-rate.png): docs/report.md names the command that
-// regenerates docs/img.
+// report-clock-rate.png; report_pictures_browser_test.go's
+// report-redis-nopersist-kill.png): docs/running.md names the command
+// that regenerates docs/img.
 
 import (
 	"os"
@@ -28,17 +29,7 @@ import (
 // write-sent phase): the writes the fencing chart must draw.
 func sentWrites(t *testing.T, historyPath string) int {
 	t.Helper()
-	events, err := history.ReadFile(historyPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, e := range events {
-		if e.Type == history.Phase && e.F == la.PhaseWriteSent {
-			n++
-		}
-	}
-	return n
+	return countEvents(t, historyPath, func(e history.Event) bool { return e.Type == history.Phase && e.F == la.PhaseWriteSent })
 }
 
 // firstScreen saves what the browser's window shows (1280x1000) as a PNG
@@ -152,20 +143,9 @@ func TestClockChartInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	assertRunsGone(t, res)
-	var results struct {
-		Faults []struct {
-			Fault string `json:"fault"`
-		} `json:"faults"`
-	}
-	readJSONFile(t, filepath.Join(dir, "results.json"), &results)
-	faults := 0
-	for _, f := range results.Faults {
-		if strings.HasPrefix(f.Fault, "clock-rate") {
-			faults++
-		}
-	}
+	faults := faultsNamed(t, dir, "clock-rate")
 	if faults == 0 {
-		t.Fatalf("the run recorded no clock-rate fault: %+v", results.Faults)
+		t.Fatal("the run recorded no clock-rate fault")
 	}
 	b := newBrowser(t, chromium)
 	b.open("file://" + filepath.Join(dir, "report.html"))

@@ -69,9 +69,9 @@ func CheckStored(ctx context.Context, dir string, workload func(string) (workloa
 	if err != nil {
 		return 0, fmt.Errorf("%w: %w", cmdline.ErrUsage, err)
 	}
-	events, err := history.ReadFileContext(ctx, run.Path(store.HistoryFile))
+	events, err := history.ReadFileContext(ctx, run.HistoryPath())
 	if err != nil {
-		return cmdline.ReadFailed(ctx, run.Path(store.HistoryFile), err)
+		return cmdline.ReadFailed(ctx, run.HistoryPath(), err)
 	}
 	var test store.TestInfo
 	if err := run.ReadJSON(store.TestFile, &test); err != nil {
@@ -98,7 +98,7 @@ func CheckStored(ctx context.Context, dir string, workload func(string) (workloa
 	case IsBadInput(err):
 		// Nothing can be read: bad input, and the stored results stay as
 		// they are.
-		return 0, cmdline.InputError{Err: fmt.Errorf("%s: cannot check, nothing written: %w", run.Path(store.HistoryFile), err)}
+		return 0, cmdline.InputError{Err: fmt.Errorf("%s: cannot check, nothing written: %w", run.HistoryPath(), err)}
 	case err != nil:
 		// The history breaks an assumption of the checkers: unknown, with
 		// the reason, and the stored results stay as they are.

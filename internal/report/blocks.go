@@ -1,10 +1,12 @@
 package report
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 
 	"github.com/fencecheck/fencecheck/internal/base/history"
+	"github.com/fencecheck/fencecheck/internal/verdicts/checkers"
 )
 
 // The parts a workload's own View builds its Page from, so that a workload
@@ -63,7 +65,33 @@ func OperationsSections(in *Input) []Section {
 	}
 }
 
-// ResultsSection is the results as results.json has them.
+// ResultsSection is what each checker found, as results.json has it (its
+// "checkers": each one's name, verdict and message), in a table; the page
+// links results.json for every figure. Results without checkers say so.
 func ResultsSection(in *Input) Section {
-	return section{ID: "results", Title: "Results", tmpl: "json", data: AsJSON(in.Results)}
+	intro := "What each checker found; results.json (under Files) has every figure."
+	var res struct {
+		Checkers map[string]struct {
+			Valid   checkers.Validity `json:"valid"`
+			Message string            `json:"message"`
+			Error   string            `json:"error"`
+		} `json:"checkers"`
+	}
+	b, err := json.Marshal(in.Results)
+	if err == nil {
+		err = json.Unmarshal(b, &res)
+	}
+	if err != nil || len(res.Checkers) == 0 {
+		return TextSection("results", "Checkers", "The results name no checker; results.json (under Files) has what the check wrote.")
+	}
+	var rows [][]string
+	for _, name := range sortedKeys(res.Checkers) {
+		c := res.Checkers[name]
+		found := c.Message
+		if c.Error != "" {
+			found = strings.TrimSpace(found + " " + c.Error)
+		}
+		rows = append(rows, []string{name, c.Valid.String(), orDash(found)})
+	}
+	return TableSection("results", "Checkers", intro, []string{"checker", "verdict", "what it found"}, rows)
 }

@@ -60,13 +60,13 @@ func chartFrame(f *Figure, in chartInput, s scale, peak float64, unit string) fu
 		if stop < 0 {
 			stop = in.to
 		}
-		wins = append(wins, faultWin{a: ft.Start, b: stop, nodes: ft.Nodes, title: fmt.Sprintf("%s: %s to %s", ft.Fault, Secs(ft.Start), Secs(stop))})
+		wins = append(wins, faultWin{a: ft.Start, b: stop, nodes: ft.Nodes, kind: faultKind(ft.Fault), title: fmt.Sprintf("%s: %s to %s", ft.Fault, Secs(ft.Start), Secs(stop))})
 	}
 	if len(wins) > maxBands {
 		wins = mergeWins(wins, (s.t1-s.t0)/overviewNs)
 	}
 	for _, w := range wins {
-		f.Bands = append(f.Bands, shape{X: s.x(w.a), Y: plotTop, W: s.width(w.a, w.b, 1.5), H: plotBot - plotTop, Class: "band", Title: w.title})
+		f.Bands = append(f.Bands, shape{X: s.x(w.a), Y: plotTop, W: s.width(w.a, w.b, 1.5), H: plotBot - plotTop, Class: bandClass("band", w.kind), Title: w.title})
 	}
 	for v := 0.0; v <= ymax+1e-9; v += step {
 		f.Lines = append(f.Lines, line{X1: s.x0, Y1: y(v), X2: s.x1, Y2: y(v), Class: "grid"})

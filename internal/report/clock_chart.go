@@ -125,10 +125,12 @@ type clockLegend struct {
 	Class string
 }
 
-// clockData is the clock section.
+// clockData is the clock section; Observed: some course was observed (its
+// dotted line is in the legend).
 type clockData struct {
-	Fig    Figure
-	Legend []clockLegend
+	Fig      Figure
+	Legend   []clockLegend
+	Observed bool
 }
 
 // DrawClocks draws the clock chart of cs over [0, last].
@@ -193,7 +195,7 @@ func DrawClocks(id string, cs []ClockCourse, last int64) (Figure, []clockLegend)
 			stop = last
 		}
 		cls := classOf(d.c.Node)
-		f.Bands = append(f.Bands, shape{X: s.x(d.c.Start), Y: plotTop, W: s.width(d.c.Start, stop, 1.5), H: plotBot - plotTop, Class: "band",
+		f.Bands = append(f.Bands, shape{X: s.x(d.c.Start), Y: plotTop, W: s.width(d.c.Start, stop, 1.5), H: plotBot - plotTop, Class: bandClass("band", faultKind(d.c.Fault)),
 			Title: fmt.Sprintf("%s on %s: %s to %s", d.c.Fault, d.c.Node, Secs(d.c.Start), Secs(stop))})
 		title := d.c.title(stop)
 		if d.band {
@@ -224,19 +226,21 @@ func clockSection(in *Input) (Section, bool) {
 		last = max(last, c.Stop, c.Start)
 	}
 	fig, legend := DrawClocks("clocks", in.Clocks, last)
-	return section{ID: "clock-chart", Title: "Clocks over time", tmpl: "clock-chart", data: clockData{Fig: fig, Legend: legend}}, true
+	observed := slices.ContainsFunc(in.Clocks, func(c ClockCourse) bool { return c.ObservedRate != nil || c.ObservedOffset != nil })
+	return section{ID: "clock-chart", Title: "Clocks over time", tmpl: "clock-chart", data: clockData{Fig: fig, Legend: legend, Observed: observed}}, true
 }
 
 // clockSrc is the clock chart's template ("clock-chart", with clockData).
-const clockSrc = `{{define "clock-chart"}}<p class="muted">How far each faulted process's clock was ahead of (up) or behind (down) true time, on the timeline's time axis: solid what the fault set, dashed what the process's own log stamps showed, where the fault recorded it. A clock-rate fault's clock drifts until its heal, which makes the wall clock true again.</p>
-<div class="legend">{{range .Legend}}<span><svg viewBox="0 0 28 14"><line class="clk {{.Class}}" x1="2" y1="7" x2="26" y2="7"/></svg>{{.Node}}</span>{{end}}</div>
+const clockSrc = `{{define "clock-chart"}}<p class="muted">How far each faulted process's clock was ahead of (up) or behind (down) true time, on the timeline's time axis: solid what the fault set, dotted what the process's own log stamps showed, where the fault recorded it (over the solid line where the two agree). A clock-rate fault's clock drifts until its heal, which makes the wall clock true again.</p>
+<div class="legend">{{range .Legend}}<span><svg viewBox="0 0 28 14"><line class="clk {{.Class}}" x1="2" y1="7" x2="26" y2="7"/></svg>{{.Node}}: set by the fault</span>{{end}}{{if .Observed}}<span><svg viewBox="0 0 28 14"><line class="clk seen" x1="2" y1="7" x2="26" y2="7"/></svg>what its log stamps showed</span>{{end}}</div>
 {{template "figure" .Fig}}{{end}}`
 
 // clockCSS is the clock chart's style.
 const clockCSS = `
-.fig .clk{fill:none;stroke-width:2}.fig .clk.seen{stroke-dasharray:5 3;stroke-width:1.6}
+.fig .clk{fill:none;stroke-width:2}
 .legend .clk{stroke-width:2.5}
 .fig .clk-band{fill-opacity:.35}.fig .clk-label{font-size:10.5px;font-weight:600}
 .clk.c0{stroke:#3b6fd4}.clk.c1{stroke:#c62828}.clk.c2{stroke:#2e7d32}.clk.c3{stroke:#8e24aa}.clk.c4{stroke:#ef6c00}.clk.c5{stroke:#00838f}
+.clk.seen{stroke:#111;stroke-dasharray:1.5 3.5;stroke-width:2;stroke-linecap:round;fill:none}
 .clk-band.c0,.clk-label.c0{fill:#3b6fd4}.clk-band.c1,.clk-label.c1{fill:#c62828}.clk-band.c2,.clk-label.c2{fill:#2e7d32}.clk-band.c3,.clk-label.c3{fill:#8e24aa}.clk-band.c4,.clk-label.c4{fill:#ef6c00}.clk-band.c5,.clk-label.c5{fill:#00838f}
 `

@@ -8,7 +8,7 @@ import (
 
 // A clock-rate course drifts at rate - 1 until its heal and jumps back to
 // true; a skew steps to its offset and back; a strobe flips once a period;
-// what the log showed is drawn dashed beside what was set.
+// what the log showed is drawn dotted beside what was set.
 func TestClockCourseShapes(t *testing.T) {
 	seen := 1.9
 	rate := ClockCourse{Fault: "clock-rate:client", Node: "w2", Start: 1e9, Stop: 5e9, Rate: 2, ObservedRate: &seen}
@@ -54,5 +54,32 @@ func TestClockCourseShapes(t *testing.T) {
 	}
 	if set2 != 2 || seen2 != 1 || len(f.Rects) != 1 {
 		t.Errorf("%d set lines, %d observed, %d strobe bands; want 2, 1, 1", set2, seen2, len(f.Rects))
+	}
+}
+
+// What a process's log stamps showed is in the legend, and drawn in a
+// style of its own (dark dots), which shows over the line of what was set
+// where the two agree (it was the same colour, dashed, and vanished).
+func TestClockChartObservedInLegend(t *testing.T) {
+	seen := 0.2
+	in := &Input{Clocks: []ClockCourse{{Fault: "clock-rate:client", Node: "w2", Start: 1e9, Stop: 5e9, Rate: 0.2, ObservedRate: &seen}}}
+	sec, ok := clockSection(in)
+	if !ok {
+		t.Fatal("no clock section")
+	}
+	var b strings.Builder
+	if err := tmpl.ExecuteTemplate(&b, "clock-chart", sec.data); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	if !strings.Contains(page, `<line class="clk seen" x1="2" y1="7" x2="26" y2="7"/></svg>what its log stamps showed`) {
+		t.Errorf("the legend does not show the observed line:\n%s", page)
+	}
+	if !strings.Contains(page, `<path class="clk seen c0"`) {
+		t.Error("the observed course is not drawn")
+	}
+	// Its colour is its own, set after the nodes' (the later rule wins).
+	if i, j := strings.Index(clockCSS, ".clk.c5{"), strings.Index(clockCSS, ".clk.seen{stroke:#111"); i < 0 || j < i {
+		t.Error("the observed line takes its node's colour")
 	}
 }

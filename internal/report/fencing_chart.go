@@ -9,15 +9,19 @@ import (
 )
 
 // The fencing chart ("Tokens over time"): the fence as every talk about
-// fencing draws it. x is time, on the timeline's scale; y is the token.
-// Each grant is a bar at its token, from its grant to when its holder
-// stopped believing it held the lock (red once a higher token was
-// granted); the highest token among the writes the resource had accepted
-// is a step line; each write is a point at its token: accepted (a dot at
-// its acknowledgement), refused by the fence (a cross), lost (a ring
-// around its dot), of unknown outcome (a square), and a stale write that
-// the resource accepted (a diamond). A write below the step line was a
-// stale holder's: the fence refuses it, or, unfenced, it lands.
+// fencing draws it. x is time, on the timeline's scale; y is the token
+// (by rank when the tokens' values are too far apart to tell apart on a
+// linear axis: tokenAxis). Each grant is a bar at its token, from its
+// grant to when its holder stopped believing it held the lock (red once a
+// higher token was granted); the highest token the resource had accepted
+// is a step line, raised by each accepted write and, under token fencing,
+// by each fenced read (a new holder's read raises the fence before it
+// writes: a small triangle marks each rise a read made); each write is a
+// point at its token: accepted (a dot at its acknowledgement), refused by
+// the fence (a cross), lost (a ring around its dot), of unknown outcome (a
+// square), and a stale write that the resource accepted (a diamond). A
+// write below the step line was a stale holder's: the fence refuses it,
+// or, unfenced, it lands.
 
 // TokenGrant is one grant of the lock as the fencing chart draws it: its
 // token, held from From to To (when its holder stopped believing it held
@@ -58,11 +62,24 @@ type TokenWrite struct {
 	Href     string
 }
 
+// TokenRead is a fenced read the resource accepted: under token fencing
+// it raised the resource's fence to its Token (when higher) by At, when
+// the read returned to its client (Who, reading for What).
+type TokenRead struct {
+	Who   string
+	What  string
+	Token int64
+	At    int64
+}
+
 // TokensInput is what a fencing chart draws, over [From, To].
 type TokensInput struct {
-	ID       string
-	Grants   []TokenGrant
-	Writes   []TokenWrite
+	ID     string
+	Grants []TokenGrant
+	Writes []TokenWrite
+	// Reads are the fenced reads (token fencing only): each raised the
+	// fence, as an accepted write does.
+	Reads    []TokenRead
 	From, To int64
 	// Small draws the chart shorter, for a story.
 	Small bool
@@ -91,26 +108,60 @@ const (
 	tokenBinW     = 4
 )
 
+// fenceStep is a rise of the step line: at At the resource's highest
+// accepted token became Token, raised by Who's fenced read (Read) or
+// accepted write.
+type fenceStep struct {
+	At, Token int64
+	Who       string
+	Read      bool
+}
+
 // highestAccepted is the step line: the running highest token among the
-// accepted writes, by the time the resource accepted them, from the first
-// one: (time, token) at each rise.
-func highestAccepted(ws []TokenWrite) [][2]int64 {
-	acc := make([]TokenWrite, 0, len(ws))
-	for _, w := range ws {
-		if w.Outcome == WriteAccepted && w.HasToken && w.Token > 0 {
-			acc = append(acc, w)
+// accepted writes (by the time the resource acknowledged them) and the
+// fenced reads (by the time they returned), from the first one: a
+// fenceStep at each rise. At one time, a read counts before a write.
+func highestAccepted(ws []TokenWrite, rs []TokenRead) []fenceStep {
+	acc := make([]fenceStep, 0, len(ws)+len(rs))
+	for _, r := range rs {
+		if r.Token > 0 {
+			acc = append(acc, fenceStep{At: r.At, Token: r.Token, Who: r.Who, Read: true})
 		}
 	}
-	slices.SortStableFunc(acc, func(a, b TokenWrite) int { return cmp.Compare(a.At, b.At) })
-	var steps [][2]int64
+	for _, w := range ws {
+		if w.Outcome == WriteAccepted && w.HasToken && w.Token > 0 {
+			acc = append(acc, fenceStep{At: w.At, Token: w.Token, Who: w.Who})
+		}
+	}
+	slices.SortStableFunc(acc, func(a, b fenceStep) int { return cmp.Compare(a.At, b.At) })
+	var steps []fenceStep
 	var top int64
-	for _, w := range acc {
-		if w.Token > top {
-			top = w.Token
-			steps = append(steps, [2]int64{w.At, top})
+	for _, st := range acc {
+		if st.Token > top {
+			top = st.Token
+			steps = append(steps, st)
 		}
 	}
 	return steps
+}
+
+// fenceAt is the step in effect at t (the last at or before it), false
+// before the first.
+func fenceAt(steps []fenceStep, t int64) (fenceStep, bool) {
+	i, _ := slices.BinarySearchFunc(steps, t+1, func(st fenceStep, t int64) int { return cmp.Compare(st.At, t) })
+	if i == 0 {
+		return fenceStep{}, false
+	}
+	return steps[i-1], true
+}
+
+// raiser says who raised the fence to st, for a title.
+func (st fenceStep) raiser() string {
+	what := "accepted write"
+	if st.Read {
+		what = "fenced read"
+	}
+	return fmt.Sprintf("%s's %s at %s", st.Who, what, Secs(st.At))
 }
 
 // DrawTokens draws the fencing chart of in (see the top of this file).
@@ -124,47 +175,27 @@ func DrawTokens(in TokensInput) Figure {
 	s := scale{t0: in.From, t1: max(in.To, in.From+1), x0: labelW, x1: figW - rightPad}
 	in.From, in.To = s.t0, s.t1
 	inWin := in.inWin
-	lo, hi := int64(-1), int64(0)
-	see := func(t int64) {
-		if lo < 0 || t < lo {
-			lo = t
-		}
-		hi = max(hi, t)
-	}
+	var toks []int64 // every token drawn, as seen
 	for _, g := range in.Grants {
 		if g.Token > 0 && inWin(g.From, g.To) {
-			see(g.Token)
+			toks = append(toks, g.Token)
 		}
 	}
 	for _, w := range in.Writes {
 		if w.HasToken && w.Token > 0 && inWin(w.At, w.At) {
-			see(w.Token)
+			toks = append(toks, w.Token)
 		}
 	}
-	steps := highestAccepted(in.Writes)
+	steps := highestAccepted(in.Writes, in.Reads)
 	for i, st := range steps {
-		if st[0] <= in.To && (i+1 == len(steps) || steps[i+1][0] >= in.From) {
-			see(st[1])
+		if st.At <= in.To && (i+1 == len(steps) || steps[i+1].At >= in.From) {
+			toks = append(toks, st.Token)
 		}
 	}
-	if lo < 0 {
-		lo, hi = 0, 1
-	}
-	// The y range: from just below the lowest token to just above the
-	// highest, in whole tokens.
 	plotTop, plotBot := chartTop, h-chartBot
-	span := max(hi-lo, 1)
-	pad := max(span/12, 1)
-	ymin, ymax := max(lo-pad, 0), hi+pad
-	y := func(v int64) px {
-		return plotBot - px(float64(v-ymin)/float64(ymax-ymin))*(plotBot-plotTop)
-	}
-	step := max(int64(niceStep(float64(ymax-ymin), 4)), 1)
-	for v := (ymin + step - 1) / step * step; v <= ymax; v += step {
-		f.Lines = append(f.Lines, line{X1: s.x0, Y1: y(v), X2: s.x1, Y2: y(v), Class: "grid"})
-		f.Texts = append(f.Texts, text{X: s.x0 - 6, Y: y(v) + 4, Text: fmt.Sprint(v), Class: "tick", Anchor: "end"})
-	}
-	f.Texts = append(f.Texts, text{X: 6, Y: plotTop + 8, Text: "token", Class: "lane-label"})
+	ax := newTokenAxis(toks, plotTop, plotBot)
+	y := ax.y
+	ax.ticks(&f, s)
 	timeTicks(&f, s, h-6, plotTop, plotBot)
 	f.Lines = append(f.Lines, line{X1: s.x0, Y1: plotBot, X2: s.x1, Y2: plotBot, Class: "axis"})
 
@@ -196,8 +227,10 @@ func DrawTokens(in TokensInput) Figure {
 		tokensBinned(&f, in, s, y, barH, grants, n)
 	} else {
 		drawGrants(&f, in, s, y, barH, grants <= maxTokenWrites)
-		drawWrites(&f, in, s, y, n <= maxTokenWrites)
-		if !few {
+		drawWrites(&f, in, s, y, steps, n <= maxTokenWrites)
+		if few {
+			drawRaises(&f, in, s, y, steps)
+		} else {
 			f.Texts = append(f.Texts, text{X: s.x1, Y: chartTop - 3, Anchor: "end", Class: "note",
 				Text: fmt.Sprintf("%d grants and %d writes: only the stale grants and the writes that are not plainly accepted are drawn", grants, n)})
 		}
@@ -211,27 +244,27 @@ func DrawTokens(in TokensInput) Figure {
 	var d strings.Builder
 	top, penX := int64(-1), px(-1)
 	for _, st := range steps {
-		if st[0] <= in.From {
-			top = st[1]
+		if st.At <= in.From {
+			top = st.Token
 			continue
 		}
-		if st[0] > in.To {
+		if st.At > in.To {
 			break
 		}
 		// The pen is at penX, owing a rise to top there.
-		x := s.x(st[0])
+		x := s.x(st.At)
 		switch {
 		case d.Len() == 0 && top >= 0:
 			d.WriteString("M" + s.x(in.From).String() + " " + y(top).String() + " H" + x.String())
 			penX = x
 		case d.Len() == 0:
-			d.WriteString("M" + x.String() + " " + y(st[1]).String())
+			d.WriteString("M" + x.String() + " " + y(st.Token).String())
 			penX = x
 		case x-penX >= 0.5:
 			d.WriteString(" V" + y(top).String() + " H" + x.String())
 			penX = x
 		}
-		top = st[1]
+		top = st.Token
 	}
 	if d.Len() == 0 && top >= 0 {
 		d.WriteString("M" + s.x(in.From).String() + " " + y(top).String())
@@ -240,10 +273,108 @@ func DrawTokens(in TokensInput) Figure {
 	}
 	if d.Len() > 0 {
 		d.WriteString(" H" + s.x(in.To).String())
-		f.Paths = append(f.Paths, svgPath{D: d.String(), Class: "fence-line", Title: fmt.Sprintf("the highest token among the writes the resource had accepted (%d at %s)", top, Secs(in.To))})
+		f.Paths = append(f.Paths, svgPath{D: d.String(), Class: "fence-line", Title: fmt.Sprintf("the highest token the resource had accepted, raised by fenced reads and accepted writes (%d at %s)", top, Secs(in.To))})
 	}
 
 	return f
+}
+
+// tokenAxis maps tokens to y over [top, bot]: linearly, or by rank (the
+// k-th lowest distinct token at the k-th of equal steps) where a linear
+// axis would draw two distinct tokens less than minTokenGap apart and the
+// ranks spread them at least rankGain times as far: ZooKeeper's tokens
+// are zxids (epoch<<32 | counter), so a new epoch leaps by 2^32 and
+// flattens every grant of a linear axis into one line, while tokens that
+// count up (etcd's revisions) stay to scale.
+type tokenAxis struct {
+	top, bot   px
+	ranked     bool
+	toks       []int64 // ranked: the distinct tokens, ascending
+	ymin, ymax int64   // linear: the range drawn
+}
+
+const (
+	minTokenGap  px = 3
+	rankGain        = 50
+	maxRankTicks    = 6
+)
+
+// newTokenAxis is the axis of the tokens drawn (any order, repeats
+// allowed), over [top, bot].
+func newTokenAxis(toks []int64, top, bot px) tokenAxis {
+	ax := tokenAxis{top: top, bot: bot}
+	ds := slices.Clone(toks)
+	slices.Sort(ds)
+	ds = slices.Compact(ds)
+	if len(ds) == 0 {
+		ax.ymin, ax.ymax = 0, 1
+		return ax
+	}
+	lo, hi := ds[0], ds[len(ds)-1]
+	// From just below the lowest token to just above the highest, in
+	// whole tokens.
+	span := max(hi-lo, 1)
+	pad := max(span/12, 1)
+	ax.ymin, ax.ymax = max(lo-pad, 0), hi+pad
+	if len(ds) < 2 {
+		return ax
+	}
+	gap := ds[1] - ds[0]
+	for i := 2; i < len(ds); i++ {
+		gap = min(gap, ds[i]-ds[i-1])
+	}
+	linear := px(float64(gap)/float64(ax.ymax-ax.ymin)) * (bot - top)
+	ranked := (bot - top) / px(len(ds))
+	if linear < minTokenGap && ranked >= rankGain*linear {
+		ax.ranked, ax.toks = true, ds
+	}
+	return ax
+}
+
+// y is token v's height: by rank, a token between two drawn ones (a grid
+// line's) is placed between theirs.
+func (ax tokenAxis) y(v int64) px {
+	if !ax.ranked {
+		return ax.bot - px(float64(v-ax.ymin)/float64(ax.ymax-ax.ymin))*(ax.bot-ax.top)
+	}
+	n := len(ax.toks)
+	i, found := slices.BinarySearch(ax.toks, v)
+	pos := float64(i)
+	switch {
+	case found:
+	case i == 0:
+		pos = -0.5
+	case i == n:
+		pos = float64(n) - 0.5
+	default:
+		a, b := ax.toks[i-1], ax.toks[i]
+		pos = float64(i-1) + float64(v-a)/float64(b-a)
+	}
+	return ax.bot - px((pos+0.5)/float64(n))*(ax.bot-ax.top)
+}
+
+// ticks draws the axis's grid lines and labels, and its name: "token",
+// or, by rank, "token, by rank" with the token of every few ranks written
+// at its height.
+func (ax tokenAxis) ticks(f *Figure, s scale) {
+	label := func(v int64) {
+		f.Lines = append(f.Lines, line{X1: s.x0, Y1: ax.y(v), X2: s.x1, Y2: ax.y(v), Class: "grid"})
+		f.Texts = append(f.Texts, text{X: s.x0 - 6, Y: ax.y(v) + 4, Text: fmt.Sprint(v), Class: "tick", Anchor: "end"})
+	}
+	if ax.ranked {
+		every := (len(ax.toks) + maxRankTicks - 1) / maxRankTicks
+		for i := 0; i < len(ax.toks); i += every {
+			label(ax.toks[i])
+		}
+		// Above the plot: the ticks' long tokens fill the label column.
+		f.Texts = append(f.Texts, text{X: 6, Y: ax.top - 3, Text: "token, by rank (not to scale)", Class: "lane-label"})
+		return
+	}
+	step := max(int64(niceStep(float64(ax.ymax-ax.ymin), 4)), 1)
+	for v := (ax.ymin + step - 1) / step * step; v <= ax.ymax; v += step {
+		label(v)
+	}
+	f.Texts = append(f.Texts, text{X: 6, Y: ax.top + 8, Text: "token", Class: "lane-label"})
 }
 
 // inWin reports whether [a, b] meets the chart's window.
@@ -270,9 +401,10 @@ func drawGrants(f *Figure, in TokensInput, s scale, y func(int64) px, barH px, a
 }
 
 // drawWrites draws each write in the window with a token as a point at
-// it, by its outcome, a lost one ringed; all false: only the writes that
-// are not plainly accepted.
-func drawWrites(f *Figure, in TokensInput, s scale, y func(int64) px, all bool) {
+// it, by its outcome, a lost one ringed, a refused one's title naming the
+// fence it met (of steps) and what raised it; all false: only the writes
+// that are not plainly accepted.
+func drawWrites(f *Figure, in TokensInput, s scale, y func(int64) px, steps []fenceStep, all bool) {
 	for _, w := range in.Writes {
 		if !w.HasToken || w.Token <= 0 || !in.inWin(w.At, w.At) {
 			continue
@@ -292,12 +424,37 @@ func drawWrites(f *Figure, in TokensInput, s scale, y func(int64) px, all bool) 
 			m.Title = fmt.Sprintf("%s: sent at %s, outcome unknown", who, Secs(w.At))
 		default:
 			m.Title = fmt.Sprintf("%s: REFUSED by the fence at %s", who, Secs(w.At))
+			if st, ok := fenceAt(steps, w.At); ok && st.Token > w.Token {
+				m.Title += fmt.Sprintf(" (%d < %d, the fence raised by %s)", w.Token, st.Token, st.raiser())
+			}
 		}
 		f.Marks = append(f.Marks, m)
 		if w.Lost {
 			f.Marks = append(f.Marks, mark{X: m.X, Y: m.Y, R: 7, Shape: "ring", Class: "lost", Href: w.Href,
 				Title: fmt.Sprintf("%s: acknowledged, then LOST", who)})
 		}
+	}
+}
+
+// drawRaises marks each rise of the step line in the window that a fenced
+// read made (one made by a write has the write's point): a small triangle
+// on the line where it rose.
+func drawRaises(f *Figure, in TokensInput, s scale, y func(int64) px, steps []fenceStep) {
+	n := 0
+	for _, st := range steps {
+		if st.Read && in.inWin(st.At, st.At) {
+			n++
+		}
+	}
+	if n > maxTokenWrites {
+		return // the line alone, bounded
+	}
+	for _, st := range steps {
+		if !st.Read || !in.inWin(st.At, st.At) {
+			continue
+		}
+		f.Marks = append(f.Marks, mark{X: s.x(st.At), Y: y(st.Token), R: 3, Shape: "raise", Class: "raise",
+			Title: fmt.Sprintf("%s's fenced read raised the fence to token %d at %s", st.Who, st.Token, Secs(st.At))})
 	}
 }
 
@@ -440,6 +597,8 @@ type tokensData struct {
 	Tokenless bool
 	Grants    int
 	Small     bool
+	// FencedReads: fenced reads raised the fence (the legend says how).
+	FencedReads bool
 }
 
 // TokensSection is the section "Tokens over time" of in; a run whose
@@ -451,7 +610,7 @@ func TokensSection(in TokensInput) Section {
 // TokensFigure is the fencing chart of in for a template ("tokens-chart"):
 // the figure, or, tokenless, the note that says why there is none.
 func TokensFigure(in TokensInput) tokensData {
-	d := tokensData{Grants: len(in.Grants), Small: in.Small}
+	d := tokensData{Grants: len(in.Grants), Small: in.Small, FencedReads: len(in.Reads) > 0}
 	if in.Tokenless() {
 		d.Tokenless = true
 		return d
@@ -462,16 +621,19 @@ func TokensFigure(in TokensInput) tokensData {
 
 // TokensFromOps is the fencing chart's input from a timeline's model and
 // the marks a view found in it: each grant, and each write of an
-// operation that writes (Op.Writes), that falls in [from, to]; and, for
-// the step line's level at from, the accepted write with the highest
-// token before from (drawn as no point: it is outside the window). Names
-// are the clients' workers. A story's window so costs a pass over the
-// model, not a chart of the whole history.
-func TokensFromOps(id string, m *OpModel, marks Marks, workers int, from, to int64) TokensInput {
+// operation that writes (Op.Writes), that falls in [from, to]; with
+// fencedReads (a run under token fencing, whose reads raise the fence),
+// each read of a grant's holder that returned in [from, to]; and, for the
+// step line's level at from, the accepted write and the fenced read with
+// the highest token before from (drawn as no point: they are outside the
+// window). Names are the clients' workers. A story's window so costs a
+// pass over the model, not a chart of the whole history.
+func TokensFromOps(id string, m *OpModel, marks Marks, workers int, fencedReads bool, from, to int64) TokensInput {
 	in := TokensInput{ID: id, From: from, To: to}
 	to = max(to, from+1) // as DrawTokens's scale
 	var before *Op       // the accepted write with the highest token before from
 	var beforeTok int64
+	var readBefore *Op // the fenced read with the highest token before from
 	for _, o := range m.Ops {
 		if o.Acquired && o.AcquiredAt <= to && o.BeliefEnd(m.Last) >= from {
 			g := TokenGrant{Who: NodeOf(o.Proc, workers), Token: o.Token, From: o.AcquiredAt, To: o.BeliefEnd(m.Last), StaleFrom: -1}
@@ -479,6 +641,13 @@ func TokensFromOps(id string, m *OpModel, marks Marks, workers int, from, to int
 				g.StaleFrom, g.StaleFromTokens = o.StaleFrom, o.StaleBy.Token
 			}
 			in.Grants = append(in.Grants, g)
+		}
+		if fencedReads && o.Acquired && o.HasRead && o.ReadAt >= 0 && o.Token > 0 && o.ReadAt <= to {
+			if o.ReadAt >= from {
+				in.Reads = append(in.Reads, TokenRead{Who: NodeOf(o.Proc, workers), What: o.Label, Token: o.Token, At: o.ReadAt})
+			} else if readBefore == nil || o.Token > readBefore.Token {
+				readBefore = o
+			}
 		}
 		if !o.Writes {
 			continue
@@ -516,6 +685,9 @@ func TokensFromOps(id string, m *OpModel, marks Marks, workers int, from, to int
 	if before != nil {
 		in.Writes = append(in.Writes, TokenWrite{Who: NodeOf(before.Proc, workers), What: before.Label, Token: beforeTok, HasToken: true, At: before.AckAt(), Outcome: WriteAccepted})
 	}
+	if readBefore != nil {
+		in.Reads = append(in.Reads, TokenRead{Who: NodeOf(readBefore.Proc, workers), What: readBefore.Label, Token: readBefore.Token, At: readBefore.ReadAt})
+	}
 	return in
 }
 
@@ -526,18 +698,19 @@ const tokensSrc = `{{define "tokens-chart"}}{{if .Tokenless}}<p class="tokenless
 <span><svg viewBox="0 0 28 14"><rect x="2" y="5" width="24" height="5" style="fill:var(--belief)"/></svg>a grant's token, held (acquired → releasing)</span>
 <span><svg viewBox="0 0 28 14"><rect x="2" y="5" width="24" height="5" style="fill:var(--stale)"/></svg>still held after a higher token was granted (stale)</span>
 <span><svg viewBox="0 0 28 14"><path d="M2 11H12V3H26" style="fill:none;stroke:#111;stroke-width:1.6"/></svg>highest token the resource had accepted</span>
+{{if .FencedReads}}<span><svg viewBox="0 0 28 14"><use href="#g-raise" x="14" y="8" style="fill:#111"/></svg>the fence raised by a fenced read</span>{{end}}
 <span><svg viewBox="0 0 28 14"><circle cx="14" cy="7" r="3.5" style="fill:#fff;stroke:#2e7d32;stroke-width:1.6"/></svg>write accepted</span>
 <span><svg viewBox="0 0 28 14"><use href="#g-diamond" x="14" y="7" style="fill:#c62828"/></svg>stale write accepted</span>
 <span><svg viewBox="0 0 28 14"><use href="#g-cross" x="14" y="7" style="fill:none;stroke:#111;stroke-width:2.2"/></svg>write refused by the fence</span>
 <span><svg viewBox="0 0 28 14"><use href="#g-ring" x="14" y="7" style="fill:none;stroke:#c62828;stroke-width:2"/></svg>acknowledged, then lost</span>
 <span><svg viewBox="0 0 28 14"><use href="#g-q" x="14" y="7" style="fill:#fff;stroke:#ef6c00;stroke-width:1.6"/></svg>outcome unknown</span>
 </div>
-<p class="muted">A write below the line carries a lower token than one the resource had already accepted: a stale holder's. A token fence refuses it; without one, it lands.</p>
+<p class="muted">{{if .FencedReads}}The line rises with each accepted write and with each fenced read: a new holder's read raises the fence before it writes. {{end}}A write below the line carries a lower token than the resource had already accepted: a stale holder's. A token fence refuses it; without one, it lands.</p>
 {{end}}{{template "figure" .Fig}}{{end}}{{end}}`
 
 // tokensCSS is the fencing chart's style.
 const tokensCSS = `
 .fig .grant{fill:var(--belief);fill-opacity:.85}.fig .grant.stale{fill:var(--stale)}
-.fig .fence-line{fill:none;stroke:#111;stroke-width:1.6}
+.fig .fence-line{fill:none;stroke:#111;stroke-width:1.6}.fig .raise{fill:#111}
 p.tokenless{background:var(--bg);border:1px solid var(--line);padding:6px 10px;border-radius:6px}
 `

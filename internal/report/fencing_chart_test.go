@@ -63,7 +63,7 @@ func TestTokensChart(t *testing.T) {
 	// The step line rises once, at the only write with the highest token
 	// accepted (the stale write's 4 is below it; the refused 9 is not
 	// accepted).
-	if got := highestAccepted(in.Writes); len(got) != 1 || got[0] != [2]int64{4e9, 7} {
+	if got := highestAccepted(in.Writes, nil); len(got) != 1 || got[0].At != 4e9 || got[0].Token != 7 {
 		t.Errorf("highest accepted steps %v, want one to 7 at 4s", got)
 	}
 	if len(f.Paths) != 1 || f.Paths[0].Class != "fence-line" {
@@ -197,4 +197,70 @@ func countClass(f Figure, class string) int {
 		}
 	}
 	return n
+}
+
+// A fenced read raises the fence as an accepted write does: the step line
+// rises at the read, to the reader's token, before the reader's write is
+// acknowledged; a refusal between the two is titled with the fence it met
+// and what raised it; each rise a read made is marked.
+func TestTokensChartReadRaisesFence(t *testing.T) {
+	in := TokensInput{ID: "tk", From: 0, To: 10e9,
+		Grants: []TokenGrant{
+			{Who: "w1", Token: 31, From: 1e9, To: 9e9, StaleFrom: 5e9, StaleFromTokens: 66},
+			{Who: "w3", Token: 66, From: 5e9, To: 9.9e9, StaleFrom: -1},
+		},
+		Reads: []TokenRead{{Who: "w1", Token: 31, At: 1.1e9}, {Who: "w3", Token: 66, At: 9.571e9}},
+		Writes: []TokenWrite{
+			{Who: "w1", Token: 31, HasToken: true, At: 2e9, Outcome: WriteAccepted},
+			{Who: "w1", Token: 31, HasToken: true, At: 9.58e9, Outcome: WriteRefused, Stale: true},
+			{Who: "w3", Token: 66, HasToken: true, At: 9.84e9, Outcome: WriteAccepted},
+		}}
+	steps := highestAccepted(in.Writes, in.Reads)
+	if len(steps) != 2 || steps[1] != (fenceStep{At: 9.571e9, Token: 66, Who: "w3", Read: true}) {
+		t.Fatalf("steps %+v, want a rise to 66 at w3's read (9.571s)", steps)
+	}
+	if st, _ := fenceAt(steps, 9.58e9); st.Token != 66 {
+		t.Errorf("the fence at the refusal is %d, want 66", st.Token)
+	}
+	f := DrawTokens(in)
+	var refused, raises []mark
+	for _, m := range f.Marks {
+		switch {
+		case strings.Contains(m.Class, "w-fenced"):
+			refused = append(refused, m)
+		case m.Class == "raise":
+			raises = append(raises, m)
+		}
+	}
+	if len(refused) != 1 || !strings.Contains(refused[0].Title, "(31 < 66, the fence raised by w3's fenced read at 9.57s)") {
+		t.Errorf("refusals %+v", refused)
+	}
+	if len(raises) != 2 {
+		t.Errorf("%d rises marked as reads', want 2", len(raises))
+	}
+}
+
+// Tokens whose values leap (ZooKeeper's zxids: epoch<<32 | counter) are
+// drawn by rank, each distinct token at its own height, the axis saying
+// so; tokens that count up (etcd's revisions) stay to scale.
+func TestTokenAxisByRank(t *testing.T) {
+	zk := []int64{4294967299, 4294967302, 4294967305, 8589934662, 8589934665, 12884901890}
+	ax := newTokenAxis(zk, chartTop, tokensChartH-chartBot)
+	if !ax.ranked {
+		t.Fatal("ZooKeeper's tokens are drawn to scale")
+	}
+	for i := 1; i < len(zk); i++ {
+		if gap := ax.y(zk[i-1]) - ax.y(zk[i]); gap < minTokenGap {
+			t.Errorf("tokens %d and %d are %v apart", zk[i-1], zk[i], gap)
+		}
+	}
+	var f Figure
+	ax.ticks(&f, scale{t0: 0, t1: 1, x0: labelW, x1: figW - rightPad})
+	if !slices.ContainsFunc(f.Texts, func(tx text) bool { return strings.Contains(tx.Text, "by rank") }) {
+		t.Error("the axis by rank does not say so")
+	}
+	etcd := []int64{3, 4, 6, 7, 9, 12, 40, 44, 66, 106}
+	if ax := newTokenAxis(etcd, chartTop, tokensChartH-chartBot); ax.ranked {
+		t.Error("etcd's tokens are drawn by rank")
+	}
 }

@@ -105,7 +105,7 @@ func humanSize(n int64) string {
 // report, of the results alone, that says so.
 func Write(run *store.Run, test store.TestInfo, res *store.Results, view View) error {
 	in := Input{Test: test, Results: res, Files: RunFiles(run.Dir, nil), View: view, Dir: run.Dir}
-	ev, err := history.ReadFile(run.Path(store.HistoryFile))
+	ev, err := history.ReadFile(run.HistoryPath())
 	if err != nil {
 		in.HistoryErr = err.Error()
 	}
@@ -123,7 +123,7 @@ func Write(run *store.Run, test store.TestInfo, res *store.Results, view View) e
 // none), instead of what is on disk now.
 func RunFiles(dir string, sizes map[string]int64) []File {
 	var fs []File
-	for _, n := range []string{store.TestFile, store.HistoryFile, store.HistoryText, store.ResultsFile, store.LinFile} {
+	for _, n := range []string{store.TestFile, store.HistoryFile, store.HistoryGz, store.HistoryText, store.ResultsFile, store.LinFile} {
 		if size, ok := sizes[n]; ok {
 			if size >= 0 {
 				fs = append(fs, File{Name: n, Size: size})
@@ -565,7 +565,7 @@ func AsJSON(v any) JSONBlock {
 // verdict, an operations timeline, the charts and the results as they are.
 func GenericView(in *Input) (*Page, error) {
 	res := in.Results
-	p := NewPage(in, fmt.Sprintf("Verdict: %s. This workload (%q) has no report view of its own yet: below are its operations, its faults and its results as the checkers wrote them.", res.Valid(), res.Workload))
+	p := NewPage(in, fmt.Sprintf("Verdict: %s. This workload (%q) has no report view of its own yet: below are its operations, its faults and what its checkers found.", res.Valid(), res.Workload))
 	p.Cards = []card{{Label: "history events", Value: fmt.Sprint(res.Events)}, {Label: "faults", Value: fmt.Sprint(len(res.Faults))}, {Label: "checked in", Value: orDash(res.CheckTime)}}
 	p.Sections = append(OperationsSections(in), ResultsSection(in))
 	return p, nil

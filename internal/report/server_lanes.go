@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/fencecheck/fencecheck/internal/base/history"
@@ -76,7 +77,8 @@ func serverEvents(f *Figure, in TimelineInput, s scale, ls []laneSpec, label lan
 				continue
 			}
 			l := ls[i]
-			mid := l.y + l.h/2
+			top, h := l.faultRow()
+			mid := top + h/2
 			title := func(word string, at int64) string {
 				t := fmt.Sprintf("%s %s at %s (%s)", n, word, Secs(at), ft.Fault)
 				if params != "" {
@@ -107,18 +109,20 @@ func serverEvents(f *Figure, in TimelineInput, s scale, ls []laneSpec, label lan
 }
 
 // laneLabeler puts a word on a server lane at x, unless it would overlap
-// a word already on the lane.
-type laneLabeler func(lane int, x px, word, cls string)
+// a word already on the lane; it reports whether it did.
+type laneLabeler func(lane int, x px, word, cls string) bool
 
 // newLaneLabeler is the labeler of one figure's lanes.
 func newLaneLabeler(f *Figure, ls []laneSpec) laneLabeler {
 	type span struct{ a, b px }
 	taken := map[int][]span{}
-	return func(i int, x px, word, cls string) {
+	return func(i int, x px, word, cls string) bool {
 		l := ls[i]
 		width := px(6 * len(word))
-		// After the mark, or, where that would leave the figure, before it.
-		t := text{X: x + 6, Y: l.y + l.h - 4, Text: word, Class: "srv-label " + cls}
+		// After the mark, or, where that would leave the figure, before
+		// it: on the lane's fault row, haloed (srv-label's style) so that
+		// it reads over a fault's bar.
+		t := text{X: x + 6, Y: l.wordY(), Text: word, Class: "srv-label " + cls}
 		w := span{x, x + 6 + width + 4}
 		if w.b > f.W {
 			t.X, t.Anchor = x-6, "end"
@@ -126,26 +130,29 @@ func newLaneLabeler(f *Figure, ls []laneSpec) laneLabeler {
 		}
 		for _, tk := range taken[i] {
 			if w.a < tk.b && tk.a < w.b {
-				return // it would overlap a word on the lane
+				return false // it would overlap a word on the lane
 			}
 		}
 		f.Texts = append(f.Texts, t)
 		taken[i] = append(taken[i], w)
+		return true
 	}
 }
 
 // recordMarks draws the marks of the run's records (in.Records:
 // internal/base/record), each as its kind's style row for its tag says: a bar
-// along the bottom of its lane from its start to its end, or a symbol at
-// its start; its label, if any, is written on the lane where it starts.
-// A mark whose lane is no lane of the figure is left out, and so
-// is whatever falls outside the window [From, To): a symbol outside it, a
-// bar that does not reach into it (one that does is cut to it).
+// along its lane's lower row (leaderRow) from its start to its end, or a
+// symbol at its start; its label, if any, is written on the lane where it
+// starts. A bar on the lane of a node that a fault killed ends at the kill
+// (a killed node leads nothing, whenever the next answer came). A mark
+// whose lane is no lane of the figure is left out, and so is whatever
+// falls outside the window [From, To): a symbol outside it, a bar that
+// does not reach into it (one that does is cut to it). A figure with
+// server lanes on which the records mark nothing says so on them, so that
+// empty lanes are not read as servers that never led.
 func recordMarks(f *Figure, in TimelineInput, s scale, ls []laneSpec, label laneLabeler) {
-	if len(in.Records) == 0 {
-		return
-	}
 	idx := laneIndex(ls)
+	onServers := false
 	for _, m := range in.Records.Marks(in.Model.Last) {
 		st, ok := m.Style()
 		i, lane := idx[m.Lane]
@@ -153,12 +160,19 @@ func recordMarks(f *Figure, in TimelineInput, s scale, ls []laneSpec, label lane
 			continue
 		}
 		l := ls[i]
+		onServers = onServers || l.Kind == "server"
+		top, h := l.recordRow()
 		if st.Bar {
+			words := m.Words
+			if k, ok := in.killedAt(m.Lane, m.Start, m.End); ok {
+				m.End = k
+				words += fmt.Sprintf("; drawn to %s, when %s was killed", Secs(k), m.Lane)
+			}
 			if m.End <= in.From || m.Start >= in.To {
 				continue
 			}
 			a, b := max(m.Start, in.From), min(m.End, in.To)
-			f.Rects = append(f.Rects, shape{X: s.x(a), Y: l.y + l.h - 3, W: max(s.x(b)-s.x(a), 1), H: 3, Class: st.Class, Title: m.Words})
+			f.Rects = append(f.Rects, shape{X: s.x(a), Y: top, W: max(s.x(b)-s.x(a), 1), H: h, Class: st.Class, Title: words})
 			if m.Label != "" {
 				label(i, s.x(a), m.Label, st.LabelClass)
 			}
@@ -168,17 +182,39 @@ func recordMarks(f *Figure, in TimelineInput, s scale, ls []laneSpec, label lane
 			continue
 		}
 		x := s.x(m.Start)
-		f.Marks = append(f.Marks, mark{X: x, Y: l.y + l.h/2, Shape: st.Shape, Class: st.Class, Title: m.Words})
+		f.Marks = append(f.Marks, mark{X: x, Y: l.recordSymbolY(), Shape: st.Shape, Class: st.Class, Title: m.Words})
 		if m.Label != "" {
 			label(i, x, m.Label, st.LabelClass)
 		}
 	}
+	if !onServers {
+		// On the first server lane's record row, which is empty.
+		if i := slices.IndexFunc(ls, func(l laneSpec) bool { return l.Kind == "server" }); i >= 0 {
+			l := ls[i]
+			f.Texts = append(f.Texts, text{X: s.x0 + 4, Y: l.y + l.h - 2, Text: "no leader recorded by this run", Class: "srv-label none"})
+		}
+	}
+}
+
+// killedAt is the first time in (from, to) that a fault killed node (a
+// kill or a power loss of it began), false for none.
+func (in *TimelineInput) killedAt(node string, from, to int64) (int64, bool) {
+	at, ok := int64(0), false
+	for _, ft := range in.Model.Faults {
+		if !strings.HasPrefix(serverEventOf(ft.Fault).class, "kill") || ft.Start <= from || ft.Start >= to || !slices.Contains(ft.Nodes, node) {
+			continue
+		}
+		if !ok || ft.Start < at {
+			at, ok = ft.Start, true
+		}
+	}
+	return at, ok
 }
 
 // serverLanesCSS is the server events' style.
 const serverLanesCSS = `
 .fig .srv-ev{fill:#fff;stroke:#b45f06;stroke-width:1.8}.fig .srv-ev.kill{stroke:var(--bad);stroke-width:2.2}.fig .srv-ev.heal{fill:#b7dfb9;stroke:var(--good);stroke-width:1.2}
-.fig .srv-label{font-size:10px;fill:#3a1d00;font-weight:600}.fig .srv-label.kill{fill:var(--bad)}
+.fig .srv-label{font-size:10px;fill:#3a1d00;font-weight:600;paint-order:stroke;stroke:#fff;stroke-width:3px;stroke-linejoin:round}.fig .srv-label.kill{fill:var(--bad)}.fig .srv-label.none{fill:var(--muted);font-weight:400;font-style:italic}
 `
 
 // aimedLeader is the node a fault aimed at the leader took as the leader,

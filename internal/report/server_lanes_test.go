@@ -34,7 +34,8 @@ func TestServerLaneEvents(t *testing.T) {
 			words = append(words, tx.Text)
 		}
 	}
-	want := []string{"leader, killed", "restarted", "cut off", "rejoined", "power loss", "restarted, unsynced writes lost"}
+	// The run recorded no leader: the server lanes say so.
+	want := []string{"leader, killed", "restarted", "cut off", "rejoined", "power loss", "restarted, unsynced writes lost", "no leader recorded by this run"}
 	if !slices.Equal(words, want) {
 		t.Errorf("server lane words %q, want %q", words, want)
 	}
@@ -233,5 +234,43 @@ func TestBeliefWindowOnClientLane(t *testing.T) {
 	}
 	if !labelled {
 		t.Error("the window is not labelled on its lane")
+	}
+}
+
+// A leader's bar sits in its own lane, on the lane's lower row and clear
+// of its bottom edge (it read as the lane below's), under the row of the
+// lane's faults; a killed leader's bar ends at its kill, not at the next
+// answer of the polls (a second later), and says so.
+func TestKilledLeaderBarEndsAtKill(t *testing.T) {
+	m := &OpModel{Last: 20e9, Faults: []history.Fault{{FaultValue: history.FaultValue{Fault: "kill:leader", Nodes: []string{"n1"}}, Start: 3e9, Stop: 4e9}}}
+	answers := leaders.Leaders{{Time: 1e8, Leader: "n1"}, {Time: 4.2e9, Leader: "n2"}}
+	in := TimelineInput{ID: "tl", Model: m, Workers: 2, Servers: []string{"n1", "n2", "n3"}, From: 0, To: 20e9, Records: record.Set{answers}}
+	f := DrawTimeline(in)
+	ls := in.lanes()
+	s := scale{t0: in.From, t1: in.To, x0: labelW, x1: figW - rightPad}
+	var n1 []shape
+	var fault shape
+	for _, r := range f.Rects {
+		switch {
+		case r.Class == "leads" && r.Y >= ls[2].y && r.Y < ls[2].y+ls[2].h:
+			n1 = append(n1, r)
+		case strings.HasPrefix(r.Class, "fault") && r.Y >= ls[2].y && r.Y < ls[2].y+ls[2].h:
+			fault = r
+		}
+	}
+	if ls[2].Name != "n1" || len(n1) != 1 {
+		t.Fatalf("lane %s, bars %+v", ls[2].Name, n1)
+	}
+	bar, l := n1[0], ls[2]
+	if bar.X+bar.W != s.x(3e9) || !strings.Contains(bar.Title, "drawn to 3.00s, when n1 was killed") {
+		t.Errorf("n1's bar ends at x %v (%q), want its kill's %v", bar.X+bar.W, bar.Title, s.x(3e9))
+	}
+	if bar.Y < fault.Y+fault.H || bar.Y+bar.H > l.y+l.h-3 {
+		t.Errorf("n1's bar spans y %v to %v: want it under the fault's row (to %v) and 3 units clear of the lane's bottom (%v)", bar.Y, bar.Y+bar.H, fault.Y+fault.H, l.y+l.h)
+	}
+	for _, tx := range f.Texts {
+		if tx.Text == "no leader recorded by this run" {
+			t.Error("the lanes say no leader was recorded")
+		}
 	}
 }

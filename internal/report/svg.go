@@ -59,7 +59,7 @@ type svgPath struct {
 }
 
 // mark is a glyph centred at X, Y: Shape is dot, ring, cross, diamond,
-// tri or q (a question mark).
+// raise (a triangle), lead (a crown) or q (a question mark).
 type mark struct {
 	X, Y  px
 	R     px

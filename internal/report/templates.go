@@ -65,13 +65,11 @@ svg.fig{width:100%;height:auto;display:block;font-family:system-ui,-apple-system
 .fig .lane-label{font-size:11.5px;fill:#344054;font-weight:600}
 .fig .grid{stroke:#eceef2;stroke-width:1}.fig .axis{stroke:#98a2b3}
 .fig .tick{font-size:10.5px;fill:var(--muted)}
-.fig .band{fill:#ffb74d;fill-opacity:.16}
-.fig .band-label{font-size:10.5px;fill:#b45f06;font-weight:600}
-.fig .fault{fill:#f57c00}.fig .fault.pause{fill:#f57c00}
+.fig .band-label{font-size:10.5px;font-weight:600}
 .fig .fault-label{font-size:10px;fill:#fff;font-weight:600}
 .fig .span{stroke:#98a2b3;stroke-width:1.4}.fig .span.fail{stroke:#c0c5cf;stroke-dasharray:3 2}.fig .span.info,.fig .span.late{stroke:var(--warn);stroke-dasharray:4 2}
 .fig .belief{fill:var(--belief)}.fig .belief.stale{fill:var(--stale);fill-opacity:.85}
-.fig .belief-label{font-size:10px;fill:#fff;font-weight:700;pointer-events:none}
+.fig .belief-label{font-size:10px;fill:#fff;font-weight:700;pointer-events:none;paint-order:stroke;stroke:var(--belief);stroke-width:2.5px;stroke-linejoin:round}.fig .belief-label.out{fill:var(--ink);stroke:#fff}
 .fig .w-ok{fill:#fff;stroke:var(--good);stroke-width:1.6}
 .fig .w-stale{fill:var(--bad);stroke:#fff;stroke-width:1}
 .fig .w-fenced{fill:none;stroke:#111;stroke-width:2.2}
@@ -81,11 +79,19 @@ svg.fig{width:100%;height:auto;display:block;font-family:system-ui,-apple-system
 .fig .dim{opacity:.28}
 .fig .agg{fill:var(--belief)}.fig .agg.l1{fill-opacity:.25}.fig .agg.l2{fill-opacity:.45}.fig .agg.l3{fill-opacity:.7}.fig .agg.l4{fill-opacity:1}
 .fig .agg-stale{fill:var(--stale)}
+.fig .agg-done.ok{fill:#98a2b3}.fig .agg-done.fail{fill:#d6dae1}
 .fig .lost-bin{fill:var(--bad)}.fig .w-stale-bin{fill:#7f0000}.fig .w-fenced-bin{fill:#111}.fig .unknown-bin{fill:var(--warn)}
 .fig .note{font-size:10.5px;fill:var(--muted)}
 .fig .bar.ok{fill:#66bb6a}.fig .bar.fail{fill:#b0b7c3}.fig .bar.info{fill:#ffa726}
 .fig .pt.ok{fill:#43a047;fill-opacity:.8}.fig .pt.fail{fill:#8892a6;fill-opacity:.8}.fig .pt.info{fill:var(--warn)}
 .fig .q{fill:none;stroke-width:1.6}.fig .q.p50{stroke:#43a047}.fig .q.p99{stroke:var(--warn)}.fig .q.pmax{stroke:var(--bad);stroke-dasharray:3 2}
+/* A figure scales to the page: where the page is narrow its text is
+   drawn larger, in the figure's units, so that it stays about 10px or
+   more on the screen (at 820px wide, inside a story: 1100 units drawn
+   746px wide). */
+@media (max-width:1180px){svg.fig text{font-size:11.5px!important}}
+@media (max-width:1000px){svg.fig text{font-size:13px!important}}
+@media (max-width:880px){svg.fig text{font-size:15px!important}}
 .zoom-title{font-size:12px;color:var(--muted);margin:6px 0 0}
 .chart-title{font-size:13px;font-weight:600;margin:10px 0 0}
 `
@@ -96,6 +102,7 @@ const glyphs = `<svg width="0" height="0" style="position:absolute" aria-hidden=
 <path id="g-diamond" d="M0 -6L6 0L0 6L-6 0Z"/>
 <circle id="g-ring" r="7"/>
 <rect id="g-q" x="-3.5" y="-3.5" width="7" height="7" transform="rotate(45)"/>
+<path id="g-raise" d="M0 -4.5L4.5 3.5H-4.5Z"/>
 <path id="g-lead" d="M-5 3L-5 -3L-2.5 0L0 -4L2.5 0L5 -3L5 3Z"/>
 </defs></svg>`
 
@@ -104,7 +111,7 @@ const pageSrc = `{{define "head"}}<!DOCTYPE html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <link rel="icon" href="data:,">
 <title>fencecheck {{.Title}}</title>
-<style>` + css + chartsCSS + `{{recordsCSS}}</style></head><body>
+<style>` + css + chartsCSS + `{{faultKindsCSS}}{{recordsCSS}}</style></head><body>
 ` + glyphs + `
 <header class="top"><div class="in">
 <h1><span class="verdict {{.Verdict}}" id="verdict">{{.Verdict}}</span> <span>fencecheck report</span></h1>
@@ -126,7 +133,8 @@ const pageSrc = `{{define "head"}}<!DOCTYPE html>
 </main></body></html>
 {{end}}
 
-{{define "generic-timeline"}}<p class="muted">One lane per client: each operation from invocation to completion (grey ok, dashed fail, orange info); fault windows shaded. On the server lanes, where the servers elect a leader: a purple bar while a node led, a crown where a node became leader, a hollow crown where none led.</p>
+{{define "generic-timeline"}}<p class="muted">One lane per client: each operation from invocation to completion (grey ok, dashed fail, orange info); fault windows shaded by kind, with a strip on the node each hit. On the server lanes, where the servers elect a leader: a purple bar while a node led, a crown where a node became leader, a hollow crown where none led.</p>
+<div class="legend">{{template "fault-kinds"}}</div>
 {{template "figure" .}}{{end}}
 
 {{define "charts"}}<p class="muted">Drawn on the timeline's time axis, so that each fault window (shaded) lines up with its effect. Latency is an operation's time from invocation to completion, waiting for the lock included.</p>
@@ -163,7 +171,7 @@ func recordsCSS() template.CSS { return template.CSS(record.CSS()) }
 var tmpl = baseTemplates()
 
 func baseTemplates() *template.Template {
-	t := template.Must(template.Must(template.New("report").Funcs(template.FuncMap{"secs": Secs, "recordsCSS": recordsCSS}).Parse(pageSrc)).Parse(figureSrc))
+	t := template.Must(template.Must(template.New("report").Funcs(template.FuncMap{"secs": Secs, "recordsCSS": recordsCSS, "faultKinds": func() any { return faultKindStyle }, "faultKindsCSS": faultKindsCSS}).Parse(pageSrc)).Parse(figureSrc))
 	return template.Must(t.Parse(chartsSrc))
 }
 

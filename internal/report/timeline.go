@@ -18,7 +18,7 @@ const (
 	rightPad   px = 14 //
 	axisH      px = 30 // the fault labels and the time axis above the lanes
 	clientH    px = 30 // a client lane
-	serverH    px = 16 // a server lane
+	serverH    px = 28 // a server lane: its faults' row over its leader's
 	stripH     px = 5  // the fault strip at the top of a client lane
 	beliefH    px = 12 // a lock-belief bar
 	bottomPad  px = 22 // room for tick labels below
@@ -35,6 +35,41 @@ type laneSpec struct {
 	Kind   string // client, server, node
 	Worker int    // client lanes: the worker index
 	y, h   px
+}
+
+// faultRow is the top and height of a server or node lane's upper row,
+// where its faults are bars and their events marks with words.
+func (l laneSpec) faultRow() (px, px) { return l.y + 3, 12 }
+
+// recordRow is the top and height of a lane's row for the run's records'
+// bars: a server or node lane's lower row (its leader), clear of the
+// lane's bottom edge so that it reads as the lane's and not the next
+// one's; a client lane's bottom strip.
+func (l laneSpec) recordRow() (px, px) {
+	if l.Kind == "client" {
+		return l.y + l.h - 3, 3
+	}
+	return l.y + l.h - 9, 5
+}
+
+// recordSymbolY is where a record's symbol sits on the lane: a client
+// lane's middle, a server or node lane's lower row.
+func (l laneSpec) recordSymbolY() px {
+	if l.Kind == "client" {
+		return l.y + l.h/2
+	}
+	top, _ := l.recordRow()
+	return top + 1
+}
+
+// wordY is the baseline of the words written on a lane (laneLabeler): a
+// client lane's bottom, a server or node lane's fault row.
+func (l laneSpec) wordY() px {
+	if l.Kind == "client" {
+		return l.y + l.h - 4
+	}
+	top, h := l.faultRow()
+	return top + h - 2
 }
 
 // TimelineInput is what a timeline draws: the operations of Model from
@@ -220,14 +255,45 @@ func laneIndex(ls []laneSpec) map[string]int {
 
 // faultWin is a fault window as a figure shades it: from a to b, its
 // title and label, its nodes (more: some left out of a merged window's),
-// whether it pauses.
+// its kind (faultKind; "" for a merged window of several kinds).
 type faultWin struct {
 	a, b  int64
 	title string
 	label string
 	nodes []string
 	more  bool
-	pause bool
+	kind  string
+}
+
+// faultKind is the kind of a fault, by its name, that colours its window
+// (one class of the figures' style each): "pause" (a holder or a server
+// stopped), "kill" (a process or a server killed, a power loss), "cut" (a
+// partition), "clock" (a clock set wrong), "slow" (a throttle, a slow
+// disk, a network fault), "other".
+func faultKind(fault string) string {
+	name, _, _ := strings.Cut(fault, ":")
+	switch {
+	case strings.HasPrefix(name, "pause"):
+		return "pause"
+	case strings.HasPrefix(name, "kill"):
+		return "kill"
+	case strings.HasPrefix(name, "partition"):
+		return "cut"
+	case strings.HasPrefix(name, "clock"):
+		return "clock"
+	case name == "cpu-throttle" || name == "disk-slow" || name == "netem":
+		return "slow"
+	}
+	return "other"
+}
+
+// bandClass is the class of a fault window's band (and, with "fault",
+// its bars) of kind.
+func bandClass(base, kind string) string {
+	if kind == "" {
+		return base
+	}
+	return base + " " + kind
 }
 
 // mergeWins merges the windows (in any order) closer than bin to each
@@ -242,6 +308,9 @@ func mergeWins(wins []faultWin, bin int64) []faultWin {
 		if n := len(merged); n > 0 && w.a-merged[n-1].b <= bin {
 			last := &merged[n-1]
 			last.b = max(last.b, w.b)
+			if last.kind != w.kind {
+				last.kind = ""
+			}
 			count[n-1]++
 			for _, nd := range w.nodes {
 				if len(last.nodes) == MaxItems { // bounded, whatever the faults name
@@ -290,7 +359,7 @@ func faultBands(f *Figure, in TimelineInput, s scale, ls []laneSpec, bottom px, 
 			title += "; recovery failed: " + ft.Error
 		}
 		label := ft.Fault + " " + strings.Join(ft.Nodes, ",")
-		wins = append(wins, faultWin{a: ft.Start, b: stop, title: title, label: label, nodes: ft.Nodes, pause: strings.HasPrefix(ft.Fault, "pause")})
+		wins = append(wins, faultWin{a: ft.Start, b: stop, title: title, label: label, nodes: ft.Nodes, kind: faultKind(ft.Fault)})
 	}
 	if !detail {
 		wins = mergeWins(wins, (s.t1-s.t0)/overviewNs)
@@ -299,10 +368,21 @@ func faultBands(f *Figure, in TimelineInput, s scale, ls []laneSpec, bottom px, 
 	for _, w := range wins {
 		x := s.x(w.a)
 		wd := s.width(w.a, w.b, 1.5)
-		f.Bands = append(f.Bands, shape{X: x, Y: axisH - 4, W: wd, H: bottom - axisH + 4, Class: "band", Title: w.title})
-		if w.label != "" && detail && x > lastLabelEnd {
-			f.Texts = append(f.Texts, text{X: x + 2, Y: 11, Text: w.label, Class: "band-label"})
-			lastLabelEnd = x + px(7*float64(len(w.label))) + 8
+		f.Bands = append(f.Bands, shape{X: x, Y: axisH - 4, W: wd, H: bottom - axisH + 4, Class: bandClass("band", w.kind), Title: w.title})
+		if w.label != "" && detail {
+			// After the window's start, or, where it would run off the
+			// figure, ending at its right edge; left out where it would
+			// overlap the label before it.
+			lw := px(7 * float64(len(w.label)))
+			t := text{X: x + 2, Y: 11, Text: w.label, Class: bandClass("band-label", w.kind)}
+			start := x
+			if x+2+lw > figW-2 {
+				t.X, t.Anchor, start = figW-2, "end", figW-2-lw
+			}
+			if start > lastLabelEnd {
+				f.Texts = append(f.Texts, t)
+				lastLabelEnd = start + lw + 8
+			}
 		}
 		for _, n := range w.nodes {
 			i, ok := idx[n]
@@ -310,14 +390,12 @@ func faultBands(f *Figure, in TimelineInput, s scale, ls []laneSpec, bottom px, 
 				continue
 			}
 			l := ls[i]
-			cls := "fault"
-			if w.pause {
-				cls += " pause"
-			}
+			cls := bandClass("fault", w.kind)
 			if l.Kind == "client" {
 				f.Rects = append(f.Rects, shape{X: x, Y: l.y + 1, W: wd, H: stripH, Class: cls, Title: w.title})
 			} else {
-				f.Rects = append(f.Rects, shape{X: x, Y: l.y + 2, W: wd, H: l.h - 4, Class: cls, Title: w.title})
+				y, h := l.faultRow()
+				f.Rects = append(f.Rects, shape{X: x, Y: y, W: wd, H: h, Class: cls, Title: w.title})
 			}
 		}
 	}
@@ -376,17 +454,8 @@ func drawOps(f *Figure, in TimelineInput, s scale, ls []laneSpec, ops []*Op) {
 			if o.StaleFrom >= 0 {
 				f.Rects = append(f.Rects, shape{X: s.x(cut), Y: y, W: s.width(cut, be, 1), H: beliefH, Class: "belief stale" + dim, Title: title})
 			}
-			if w := s.x(be) - s.x(o.AcquiredAt); w > 26 && dim == "" {
-				var label string
-				if o.Token != 0 {
-					label = fmt.Sprint(o.Token)
-				}
-				if a, ok := in.Actors[o]; ok {
-					label = strings.TrimSpace(a + " " + label)
-				}
-				if label != "" {
-					f.Texts = append(f.Texts, text{X: s.x(o.AcquiredAt) + 3, Y: mid + 3.5, Text: label, Class: "belief-label"})
-				}
+			if dim == "" {
+				beliefLabel(f, s.x(o.AcquiredAt), s.x(be), mid, in.Actors[o], o.Token)
 			}
 		}
 		// The write.
@@ -424,20 +493,90 @@ func drawOps(f *Figure, in TimelineInput, s scale, ls []laneSpec, ops []*Op) {
 				Title: fmt.Sprintf("element %d of %s: acknowledged, then LOST", o.Element, who)})
 		}
 	}
-	// Connect each destroying write to the elements it erased.
+	// Connect each destroying write to the elements it erased: one arc a
+	// lane, to the last of them drawn on it, so that a write that erased
+	// forty elements draws a few arcs, not a fan of forty over one lane.
 	for _, e := range sm.Erasures {
 		from, ok := writeXY[e.By]
 		if e.By == nil || !ok {
 			continue
 		}
+		type toLane struct {
+			last  *Op
+			elems []int64
+		}
+		var lanes []int
+		byLane := map[int]*toLane{}
 		for _, v := range e.Victims {
-			to, ok := writeXY[v]
-			if !ok || v == e.By {
+			if _, ok := writeXY[v]; !ok || v == e.By {
 				continue
 			}
-			f.Paths = append(f.Paths, svgPath{D: arc(from[0], from[1], to[0], to[1], 18), Class: "erase",
-				Title: fmt.Sprintf("%s's write erased element %d of %s", NodeOf(e.By.Proc, in.Workers), v.Element, NodeOf(v.Proc, in.Workers))})
+			w := laneOf(v.Proc, in.Workers)
+			tl := byLane[w]
+			if tl == nil {
+				tl = &toLane{}
+				byLane[w] = tl
+				lanes = append(lanes, w)
+			}
+			if tl.last == nil || writeXY[v][0] >= writeXY[tl.last][0] {
+				tl.last = v
+			}
+			tl.elems = append(tl.elems, v.Element)
 		}
+		for _, w := range lanes {
+			tl := byLane[w]
+			to := writeXY[tl.last]
+			what := fmt.Sprintf("element %d", tl.elems[0])
+			if n := len(tl.elems); n > 1 {
+				what = fmt.Sprintf("%d elements (%s)", n, elementList(tl.elems, 8))
+			}
+			f.Paths = append(f.Paths, svgPath{D: arc(from[0], from[1], to[0], to[1], 18), Class: "erase",
+				Title: fmt.Sprintf("%s's write erased %s of %s", NodeOf(e.By.Proc, in.Workers), what, NodeOf(tl.last.Proc, in.Workers))})
+		}
+	}
+}
+
+// elementList lists elements, the first max of them, then how many more.
+func elementList(es []int64, max int) string {
+	var b strings.Builder
+	for i, e := range es {
+		if i == max {
+			fmt.Fprintf(&b, " and %d more", len(es)-max)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprint(&b, e)
+	}
+	return b.String()
+}
+
+// labelCharW is the width of a character of a lock-belief bar's label
+// (bold, 10 units high), generously.
+const labelCharW px = 6.6
+
+// beliefLabel writes on a lock-belief bar from x0 to x1 (at height mid)
+// its actor's letter (a story's A, B, ...; "" none) and its token (0:
+// none): both inside the bar where they fit, else the letter alone; the
+// letter is always written, outside the bar, before it, where even it
+// does not fit, so that a story's short grant keeps its name. A token
+// that does not fit (ZooKeeper's are ten digits) is left to the bar's
+// tooltip and the fencing chart.
+func beliefLabel(f *Figure, x0, x1, mid px, actor string, token int64) {
+	label := actor
+	if token != 0 {
+		label = strings.TrimSpace(actor + " " + fmt.Sprint(token))
+	}
+	room := x1 - x0 - 6
+	switch {
+	case label != "" && px(len(label))*labelCharW <= room:
+		f.Texts = append(f.Texts, text{X: x0 + 3, Y: mid + 3.5, Text: label, Class: "belief-label"})
+	case actor == "":
+	case px(len(actor))*labelCharW <= room:
+		f.Texts = append(f.Texts, text{X: x0 + 3, Y: mid + 3.5, Text: actor, Class: "belief-label"})
+	default:
+		f.Texts = append(f.Texts, text{X: x0 - 2, Y: mid + 3.5, Text: actor, Class: "belief-label out", Anchor: "end"})
 	}
 }
 
@@ -459,13 +598,23 @@ func opWho(o *Op, workers int) string {
 func aggregateOps(f *Figure, in TimelineInput, s scale, ls []laneSpec, ops []*Op) {
 	bn := newBins(s, overviewNs)
 	aggs := bn.aggregate(in, ls, ops)
+	peak := 0
+	for _, a := range aggs {
+		for b := range a.ok {
+			peak = max(peak, a.ok[b]+a.fail[b])
+		}
+	}
 	for i, l := range ls {
 		if l.Kind == "client" {
+			bn.drawDone(f, l, aggs[i], peak)
 			bn.draw(f, l, aggs[i])
 		}
 	}
-	f.Texts = append(f.Texts, text{X: figW - rightPad, Y: axisH - 8, Anchor: "end", Class: "note",
-		Text: fmt.Sprintf("%d operations and %d fault windows, aggregated in %d bins of %s", len(ops), len(in.Model.Faults), bn.n, time.Duration(bn.ns).Round(time.Millisecond))})
+	note := fmt.Sprintf("%d operations and %d fault windows, aggregated in %d bins of %s", len(ops), len(in.Model.Faults), bn.n, time.Duration(bn.ns).Round(time.Millisecond))
+	if peak > 0 {
+		note += fmt.Sprintf(": a bar's height is the operations a client completed in a bin (up to %d), grey ok, light failed", peak)
+	}
+	f.Texts = append(f.Texts, text{X: figW - rightPad, Y: axisH - 8, Anchor: "end", Class: "note", Text: note})
 }
 
 // bins cut a timeline's span into n bins of equal time.
@@ -509,10 +658,13 @@ func (bn bins) addCover(c []int64, a, b int64) {
 }
 
 // laneAgg is a client lane's bins: the time its clients believed they held
-// the lock, the time they did so stale, and the writes that matter.
+// the lock, the time they did so stale, the writes that matter, and the
+// operations of no critical section (a register's reads and writes) that
+// completed in each, ok and failed.
 type laneAgg struct {
 	cover, stale []int64
 	marks        map[[2]int]int // bin, kind -> count
+	ok, fail     []int
 }
 
 // The kinds of writes that matter, as aggregated.
@@ -528,7 +680,7 @@ func (bn bins) aggregate(in TimelineInput, ls []laneSpec, ops []*Op) []laneAgg {
 	sm := in.Marks
 	aggs := make([]laneAgg, len(ls))
 	for i := range aggs {
-		aggs[i] = laneAgg{cover: make([]int64, bn.n), stale: make([]int64, bn.n), marks: map[[2]int]int{}}
+		aggs[i] = laneAgg{cover: make([]int64, bn.n), stale: make([]int64, bn.n), marks: map[[2]int]int{}, ok: make([]int, bn.n), fail: make([]int, bn.n)}
 	}
 	for _, o := range ops {
 		w := laneOf(o.Proc, in.Workers)
@@ -536,6 +688,14 @@ func (bn bins) aggregate(in TimelineInput, ls []laneSpec, ops []*Op) []laneAgg {
 			continue
 		}
 		a := &aggs[w]
+		if !o.Writes && o.End >= 0 {
+			switch o.Type {
+			case history.Ok:
+				a.ok[bn.of(o.End)]++
+			case history.Fail:
+				a.fail[bn.of(o.End)]++
+			}
+		}
 		if o.Acquired {
 			be := o.BeliefEnd(in.Model.Last)
 			if o.StaleFrom >= 0 {
@@ -601,6 +761,40 @@ func (bn bins) draw(f *Figure, l laneSpec, a laneAgg) {
 			f.Rects = append(f.Rects, bn.markRun(l, k, b, e, n, mid))
 			b = e
 		}
+	}
+}
+
+// doneLevels is how many heights drawDone draws a bin's count at: runs of
+// bins at one height are one rectangle, so the shapes stay bounded by
+// lanes x bins whatever the counts.
+const doneLevels = 8
+
+// drawDone draws a client lane's operations of no critical section as a
+// histogram: in each bin a bar as high as the operations the lane
+// completed in it (of peak, the most in any bin of any lane: the lane's
+// full height), failed ones stacked on the ok ones.
+func (bn bins) drawDone(f *Figure, l laneSpec, a laneAgg, peak int) {
+	if peak == 0 {
+		return
+	}
+	bot, full := l.y+l.h-2, l.h-stripH-4
+	level := func(n int) int { return (n*doneLevels + peak - 1) / peak }
+	height := func(lv int) px { return full * px(lv) / doneLevels }
+	for b := 0; b < bn.n; {
+		okLv, allLv := level(a.ok[b]), level(a.ok[b]+a.fail[b])
+		e, ok, fail := b, 0, 0
+		for e < bn.n && level(a.ok[e]) == okLv && level(a.ok[e]+a.fail[e]) == allLv {
+			ok, fail = ok+a.ok[e], fail+a.fail[e]
+			e++
+		}
+		title := fmt.Sprintf("%s, %s to %s: %d ok and %d failed operations completed", l.Name, bn.at(b), bn.at(e), ok, fail)
+		if okLv > 0 {
+			f.Rects = append(f.Rects, shape{X: bn.x(b), Y: bot - height(okLv), W: px(e-b) * bn.w, H: height(okLv), Class: "agg-done ok", Title: title})
+		}
+		if allLv > okLv {
+			f.Rects = append(f.Rects, shape{X: bn.x(b), Y: bot - height(allLv), W: px(e-b) * bn.w, H: height(allLv) - height(okLv), Class: "agg-done fail", Title: title})
+		}
+		b = e
 	}
 }
 

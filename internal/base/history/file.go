@@ -3,6 +3,7 @@ package history
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -101,7 +102,9 @@ func (r *Recorder) Close() error {
 	return r.err
 }
 
-// ReadFile reads a history.jsonl file. A last line cut short by a crash is
+// ReadFile reads a history.jsonl file, or the same gzipped (a file that
+// begins with gzip's magic number, history.jsonl.gz: decompressed as it
+// is read, within Read's bounds). A last line cut short by a crash is
 // dropped; any other malformed line is an error naming the file and line.
 func ReadFile(path string) ([]Event, error) {
 	return ReadFileContext(context.Background(), path)
@@ -115,11 +118,33 @@ func ReadFileContext(ctx context.Context, path string) ([]Event, error) {
 		return nil, fmt.Errorf("history: %w", err)
 	}
 	defer f.Close()
-	events, err := Read(f)
+	r, err := gunzipped(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	events, err := Read(r)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return events, nil
+}
+
+// gunzipped is r decompressed when it begins with gzip's magic number
+// (1f 8b), else r as it is. The stream is decompressed as it is read, so
+// that the bounds of Read (a line at most maxLine) hold of what it
+// decompresses to, whatever its ratio; members written one after another
+// read as one stream.
+func gunzipped(r io.Reader) (io.Reader, error) {
+	br := bufio.NewReader(r)
+	magic, err := br.Peek(2)
+	if err != nil || magic[0] != 0x1f || magic[1] != 0x8b {
+		return br, nil // too short for gzip (or unreadable): Read says so
+	}
+	zr, err := gzip.NewReader(br)
+	if err != nil {
+		return nil, fmt.Errorf("gzip: %w", err)
+	}
+	return zr, nil
 }
 
 // OpenContext opens a file for reading, and the file it returns ends when
@@ -186,6 +211,10 @@ func interrupted(ctx context.Context) error {
 	return ctx.Err()
 }
 
+// maxLine bounds one line of a history: a longer one is an error, read
+// no further. (A variable only so that a test can lower it.)
+var maxLine = 256 << 20
+
 // Read reads JSON Lines events from r; see ReadFile. Two events with one
 // index are an error naming the index and both lines: an event's index
 // names it in every report.
@@ -194,7 +223,7 @@ func Read(r io.Reader) ([]Event, error) {
 	var idx indexes
 	names := interned{}
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64*1024), 256*1024*1024)
+	sc.Buffer(make([]byte, 0, 64*1024), maxLine)
 	line := 0
 	var pending error
 	for sc.Scan() {

@@ -422,18 +422,18 @@ func (p Parts) RerunConfig(ctx context.Context, dir, results string, given spec.
 	if err != nil {
 		return harness.Config{}, fmt.Errorf("%w: %w", cmdline.ErrUsage, err)
 	}
-	events, err := history.ReadFileContext(ctx, run.Path(store.HistoryFile))
+	events, err := history.ReadFileContext(ctx, run.HistoryPath())
 	if err != nil {
-		_, err = cmdline.ReadFailed(ctx, run.Path(store.HistoryFile), err)
+		_, err = cmdline.ReadFailed(ctx, run.HistoryPath(), err)
 		return harness.Config{}, err
 	}
 	steps, err := nemesis.Recorded(events)
 	if err != nil {
-		return harness.Config{}, cmdline.InputError{Err: fmt.Errorf("%s: %w", run.Path(store.HistoryFile), err)}
+		return harness.Config{}, cmdline.InputError{Err: fmt.Errorf("%s: %w", run.HistoryPath(), err)}
 	}
 	for _, s := range steps {
 		if _, err := nemesis.Parse(s.Fault); err != nil {
-			return harness.Config{}, fmt.Errorf("%w: %s: the recorded fault %q: %w", cmdline.ErrUsage, run.Path(store.HistoryFile), s.Fault, err)
+			return harness.Config{}, fmt.Errorf("%w: %s: the recorded fault %q: %w", cmdline.ErrUsage, run.HistoryPath(), s.Fault, err)
 		}
 	}
 	name := test.Name

@@ -25,6 +25,9 @@ import (
 const (
 	TestFile    = "test.json"
 	HistoryFile = "history.jsonl"
+	// HistoryGz is the history gzipped, as a run directory may keep it
+	// instead (a stored or shared run): history.ReadFile reads either.
+	HistoryGz = HistoryFile + ".gz"
 	// HistoryText is the history as text, one line an operation's
 	// invocation or completion (history.WriteText), written with the
 	// results by every run and every check.
@@ -112,10 +115,13 @@ const StampLayout = "20060102T150405.000Z"
 // run's stamp is taken.
 const maxStampTries = 1000
 
-// Open returns the run stored in dir.
+// Open returns the run stored in dir: a directory holding a history,
+// history.jsonl or history.jsonl.gz.
 func Open(dir string) (*Run, error) {
 	if _, err := os.Stat(filepath.Join(dir, HistoryFile)); err != nil {
-		return nil, fmt.Errorf("%w: %s has no %s (%w)", ErrNoRun, dir, HistoryFile, err)
+		if _, gzErr := os.Stat(filepath.Join(dir, HistoryGz)); gzErr != nil {
+			return nil, fmt.Errorf("%w: %s has no %s nor %s (%w)", ErrNoRun, dir, HistoryFile, HistoryGz, err)
+		}
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -126,6 +132,18 @@ func Open(dir string) (*Run, error) {
 
 // Path is the path of a file in the run directory.
 func (r *Run) Path(name string) string { return filepath.Join(r.Dir, name) }
+
+// HistoryPath is the path of the run's history: history.jsonl, or, when
+// the directory holds only history.jsonl.gz, that (history.ReadFile
+// reads either).
+func (r *Run) HistoryPath() string {
+	if _, err := os.Lstat(r.Path(HistoryFile)); err != nil {
+		if _, gzErr := os.Lstat(r.Path(HistoryGz)); gzErr == nil {
+			return r.Path(HistoryGz)
+		}
+	}
+	return r.Path(HistoryFile)
+}
 
 // tmpSeq numbers pointLatest's temporary links within the process.
 var tmpSeq atomic.Int64

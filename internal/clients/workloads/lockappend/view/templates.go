@@ -45,7 +45,7 @@ const sectionsSrc = `{{define "story"}}<article class="story {{.Kind}}" id="{{.I
 <span><svg viewBox="0 0 28 14"><use href="#g-ring" x="14" y="7" style="fill:none;stroke:#c62828;stroke-width:2"/></svg>acknowledged element lost</span>
 <span><svg viewBox="0 0 28 14"><use href="#g-cross" x="14" y="7" style="fill:none;stroke:#111;stroke-width:2.2"/></svg>write refused by the fence</span>
 <span><svg viewBox="0 0 28 14"><use href="#g-q" x="14" y="7" style="fill:#fff;stroke:#ef6c00;stroke-width:1.6"/></svg>outcome unknown (info)</span>
-<span><svg viewBox="0 0 28 14"><rect x="2" y="1" width="24" height="12" style="fill:#ffb74d;fill-opacity:.3"/><rect x="2" y="1" width="24" height="3" style="fill:#f57c00"/></svg>fault window; strip on the node it hit</span>
+{{template "fault-kinds"}}
 <span><svg viewBox="0 0 28 14"><rect x="2" y="10" width="24" height="3" style="fill:#7c5cc4"/><use href="#g-lead" x="14" y="6" style="fill:#7c5cc4"/></svg>server lane: while it led, and where it became leader (hollow: none led)</span>
 </div>{{end}}
 
@@ -56,7 +56,7 @@ const sectionsSrc = `{{define "story"}}<article class="story {{.Kind}}" id="{{.I
 <span><svg viewBox="0 0 28 14"><rect x="11" y="0" width="6" height="14" style="fill:#c62828"/></svg>acknowledged elements lost</span>
 <span><svg viewBox="0 0 28 14"><rect x="11" y="0" width="6" height="14" style="fill:#111"/></svg>writes refused by the fence</span>
 <span><svg viewBox="0 0 28 14"><rect x="11" y="0" width="6" height="14" style="fill:#ef6c00"/></svg>outcome unknown (info)</span>
-<span><svg viewBox="0 0 28 14"><rect x="2" y="1" width="24" height="12" style="fill:#ffb74d;fill-opacity:.3"/><rect x="2" y="1" width="24" height="3" style="fill:#f57c00"/></svg>fault windows</span>
+{{template "fault-kinds"}}
 <span><svg viewBox="0 0 28 14"><rect x="2" y="10" width="24" height="3" style="fill:#7c5cc4"/><use href="#g-lead" x="14" y="6" style="fill:#7c5cc4"/></svg>server lane: while it led, and where it became leader (hollow: none led)</span>
 </div>{{end}}
 

@@ -155,7 +155,7 @@ func View(in *report.Input) (*report.Page, error) {
 	p.Sections = append(p.Sections,
 		tmpl.Section("stories", "What happened", "stories", storiesSection(in, m, cfg, lostStories, fenced)),
 		tmpl.Section("timeline", "Timeline", "timeline", timelineData{Fig: main, Aggregate: len(m.Ops) > report.DetailMax, Ops: len(m.Ops)}),
-		report.TokensSection(report.TokensFromOps("tokens-main", m.OpModel, tl.Marks, workers, 0, last)),
+		report.TokensSection(report.TokensFromOps("tokens-main", m.OpModel, tl.Marks, workers, cfg.Fencing == "token", 0, last)),
 		report.ChartsSection(laSamples(m, workers), m.Faults, last),
 		tmpl.Section("lost", "Lost updates", "lost", lostRows(la.LostUpdates, lostStories, workers)),
 		tmpl.Section("tokens", "Fencing tokens", "tokens", tokenRows(m, la.Checkers.TokenMonotonic, workers)),
@@ -535,7 +535,7 @@ func storiesSection(in *report.Input, m *model, cfg storyConfig, lost, fenced []
 		tl := report.TimelineInput{ID: "tl-" + s.ID, Model: m.OpModel, Workers: cfg.Workers, Servers: report.ServerNames(in.Test),
 			From: max(s.From-pad, 0), To: s.To + pad, Marks: marksOf([]Story{s}), Involved: involved, Actors: actors, Tell: in.Tell, Records: report.RecordsOf(in)}
 		v := storyView{Story: s, KindLabel: kindLabel(s.Kind), Fig: report.DrawTimeline(tl)}
-		if tk := report.TokensFromOps("tokens-"+s.ID, m.OpModel, tl.Marks, cfg.Workers, tl.From, tl.To); !tk.Tokenless() {
+		if tk := report.TokensFromOps("tokens-"+s.ID, m.OpModel, tl.Marks, cfg.Workers, cfg.Fencing == "token", tl.From, tl.To); !tk.Tokenless() {
 			tk.Small = true
 			fig := report.DrawTokens(tk)
 			v.Tokens = &fig
