@@ -115,6 +115,13 @@ type ClusterConfig struct {
 	// directory of every server and resource container that names one,
 	// for the disk faults (nemesis.NeedsDisk).
 	LazyDisks bool
+	// NetHelpers: a fault of the run changes a node's network
+	// (nemesis.NeedsNet), from the node's network helper
+	// (runtime.Commands.NetExec, behind Cluster.NetExec, Shape and
+	// WarmNet), whose image is fencecheck's base image: StartCluster then
+	// ensures the base. Without it the run has no helper image, and a
+	// network command is refused, saying so (runtime.ErrNoNetHelper).
+	NetHelpers bool
 	// LogsDir receives the containers' logs when the set-up fails.
 	LogsDir string
 	Log     *slog.Logger
@@ -219,8 +226,13 @@ func StartCluster(ctx context.Context, cfg ClusterConfig) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The base image is the network helpers' (runtime.Commands.NetExec).
-	c.rt, err = cfg.Engine.NewRun(ctx, c.RunID, c.Images[images.Base])
+	// The base image is the network helpers' (runtime.Commands.NetExec):
+	// none when no fault of the run changes a node's network.
+	helper := ""
+	if cfg.NetHelpers {
+		helper = c.Images[images.Base]
+	}
+	c.rt, err = cfg.Engine.NewRun(ctx, c.RunID, helper)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrHarness, err)
 	}
@@ -277,9 +289,10 @@ func (si serverImage) of(s targets.NodeSpec) (kind string, cmd []string) {
 
 // ensureImages is the images stage: it builds what images the run needs
 // and lacks (the target's, or checks the user's TargetImage; the base
-// image of the network helpers; the resources'; the worker's or the
-// user's client's), and records their tags and ids in Images and
-// ImageIDs. It starts nothing, so there is nothing to undo.
+// image of the network helpers when NetHelpers asks for them; the
+// resources'; the worker's or the user's client's), and records their
+// tags and ids in Images and ImageIDs. It starts nothing, so there is
+// nothing to undo.
 func (c *Cluster) ensureImages(ctx context.Context, eng runtime.Images, specs []targets.NodeSpec) (serverImage, error) {
 	cfg := c.cfg
 	b := &images.Builder{Engine: eng, Log: func(f string, a ...any) { c.stage(f, a...) }}
@@ -304,9 +317,13 @@ func (c *Cluster) ensureImages(ctx context.Context, eng runtime.Images, specs []
 			}
 		}
 	}
-	// The base image is the network helpers' (runtime.Commands.NetExec).
-	if c.Images[images.Base], err = b.Ensure(ctx, images.Base, ""); err != nil {
-		return server, fmt.Errorf("%w: %w", ErrHarness, err)
+	// The base image is the network helpers' (runtime.Commands.NetExec),
+	// needed when a fault changes a node's network; an image that stands
+	// on the base (a resource's, a client's) ensures it itself.
+	if cfg.NetHelpers {
+		if c.Images[images.Base], err = b.Ensure(ctx, images.Base, ""); err != nil {
+			return server, fmt.Errorf("%w: %w", ErrHarness, err)
+		}
 	}
 	needWorker := cfg.Workers > 0
 	for _, n := range cfg.resourceNodes() {
