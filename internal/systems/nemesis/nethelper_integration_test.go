@@ -12,6 +12,7 @@ import (
 	"github.com/fencecheck/fencecheck/internal/harness"
 	"github.com/fencecheck/fencecheck/internal/systems/lockservices/etcd"
 	"github.com/fencecheck/fencecheck/internal/testkit/harnesstest"
+	"github.com/fencecheck/fencecheck/targets"
 )
 
 // A cluster whose faults change no node's network (NetHelpers unset, as
@@ -20,7 +21,8 @@ import (
 // it is refused at once, saying that the run has no helper and why, not
 // with the Engine's "No such image".
 func TestNoNetHelperWithoutNetFaults(t *testing.T) {
-	cl := harnesstest.Cluster(t, harness.ClusterConfig{Target: etcd.Target{}, Nodes: 1})
+	cl := harnesstest.Cluster(t, harness.ClusterConfig{Target: etcd.Target{}, Nodes: 1,
+		Client: targets.ClientConfig{TTL: 2 * time.Second, RPCTimeout: 2 * time.Second}})
 	if ref, ok := cl.Images[images.Base]; ok {
 		t.Errorf("the base image %s was ensured for a run without network faults", ref)
 	}
