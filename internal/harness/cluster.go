@@ -115,6 +115,13 @@ type ClusterConfig struct {
 	// directory of every server and resource container that names one,
 	// for the disk faults (nemesis.NeedsDisk).
 	LazyDisks bool
+	// NetHelpers: a fault of the run changes a node's network
+	// (nemesis.NeedsNet), from the node's network helper
+	// (runtime.Commands.NetExec, behind Cluster.NetExec, Shape and
+	// WarmNet), whose image is fencecheck's base image: StartCluster then
+	// ensures the base. Without it the run has no helper image, and a
+	// network command is refused, saying so (runtime.ErrNoNetHelper).
+	NetHelpers bool
 	// LogsDir receives the containers' logs when the set-up fails.
 	LogsDir string
 	Log     *slog.Logger
@@ -219,8 +226,13 @@ func StartCluster(ctx context.Context, cfg ClusterConfig) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The base image is the network helpers' (runtime.Commands.NetExec).
-	c.rt, err = cfg.Engine.NewRun(ctx, c.RunID, c.Images[images.Base])
+	// The base image is the network helpers' (runtime.Commands.NetExec):
+	// none when no fault of the run changes a node's network.
+	helper := ""
+	if cfg.NetHelpers {
+		helper = c.Images[images.Base]
+	}
+	c.rt, err = cfg.Engine.NewRun(ctx, c.RunID, helper)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrHarness, err)
 	}
@@ -278,7 +290,7 @@ func (si serverImage) of(s targets.NodeSpec) (kind string, cmd []string) {
 // ImageKinds are the kinds of fencecheck's own images a cluster of cfg
 // runs, whose servers are specs (none when attached to --endpoints), in
 // the order ensureImages makes them: the servers' (unless a --image of the
-// user's runs them), the base (the network helpers'), the resources' and
+// user's runs them), the base (the network helpers', when NetHelpers), the resources' and
 // the worker (when workers or a resource run in it). A user's client
 // program's image (images.Client) is not among them: it is built from the
 // program's directory (images build --client-dir). ensureImages builds
@@ -297,7 +309,12 @@ func (cfg ClusterConfig) ImageKinds(specs []targets.NodeSpec) []string {
 	for _, s := range specs {
 		add(s.Image)
 	}
-	add(images.Base)
+	// The base image is the network helpers' (runtime.Commands.NetExec),
+	// needed when a fault changes a node's network (NetHelpers); an image
+	// that stands on the base (a resource's, a client's) ensures it itself.
+	if cfg.NetHelpers {
+		add(images.Base)
+	}
 	needWorker := cfg.Workers > 0
 	for _, n := range cfg.resourceNodes() {
 		if n.spec.Image == images.Worker {

@@ -408,6 +408,7 @@ func (c *Config) clusterConfig(runID runtime.RunID, logsDir string, log *slog.Lo
 		WorkerBinary:     c.WorkerBinary, ClientProgram: c.ClientProgram, ReadyTimeout: c.ReadyTimeout,
 		TargetImage: c.Image[store.ImageTarget],
 		LazyDisks:   nemesis.NeedsDisk(c.Faults),
+		NetHelpers:  nemesis.NeedsNet(c.Faults),
 		LogsDir:     logsDir, Log: log, Stage: c.Stage,
 	}
 }

@@ -4,13 +4,15 @@
 //   - base: Debian (bookworm, minbase) made by debootstrap from Debian's own
 //     mirror, with iptables, iproute2, procps, redis-server and libfaketime,
 //     imported as an image (base/build.sh);
-//   - etcd: the base plus an etcd server, one image per version of the
-//     etcd version table (versions.go): built here from a Go module
-//     (go.etcd.io/etcd/server/v3's etcdmain package, etcd/VERSION/*.txt), or
-//     Debian's etcd-server package (etcd/debian/Dockerfile.txt);
-//   - consul: the base plus a Consul server built here from the Go module
+//   - etcd: an etcd server, one image per version of the etcd version
+//     table (versions.go): built here from a Go module
+//     (go.etcd.io/etcd/server/v3's etcdmain package, etcd/VERSION/*.txt),
+//     FROM scratch (the static binary, an empty /tmp: scratchDockerfile),
+//     or the base plus Debian's etcd-server package
+//     (etcd/debian/Dockerfile.txt);
+//   - consul: a Consul server built here from the Go module
 //     github.com/hashicorp/consul v1.14.x, the last MPL-2.0 line (the main
-//     package at the module's root; consul/*.txt);
+//     package at the module's root; consul/*.txt), FROM scratch;
 //   - zookeeper: the base plus Debian's zookeeper package (3.8.0 in
 //     bookworm) and its headless OpenJDK, installed by apt in a docker build
 //     FROM the base (zookeeper/Dockerfile.txt);
@@ -21,15 +23,22 @@
 //     beside an etcd image's server). Its compile takes 13 minutes of CPU
 //     time (7 to 13 minutes on 2 cores), so `images build` with no kinds
 //     (make images) leaves it out: it is built when named, or on first use;
-//   - worker: the base plus the worker binary (cmd/fencecheck-worker, or
-//     fencecheck itself when there is none), which runs each lock client
-//     as `fencecheck worker`.
+//   - worker: the worker binary (cmd/fencecheck-worker, or fencecheck
+//     itself when there is none) FROM scratch, which runs each lock client
+//     as `fencecheck worker` (and the proxy resource's proxy, client-check's
+//     probe).
+//
+// So the images of a run of etcd or Consul with the worker need no base,
+// and no debootstrap: the base is built for the images that stand on it
+// (Debian's packages, kube-apiserver, a client image) and for the network
+// helpers of a run whose faults change a node's network.
 //
 // Each image is tagged by a hash of everything it is made from (recipe,
-// module files, base image, binary: the worker image's tag hashes the worker
-// binary only, so an edit of the harness or the report leaves it as it is),
-// and a build whose tag already exists is
-// skipped, so a rebuild with nothing changed takes well under a second.
+// module files, the base's tag or the scratch image's Dockerfile, binary:
+// the worker image's tag hashes its Dockerfile and the worker binary only,
+// so an edit of the harness or the report leaves it as it is), and a build
+// whose tag already exists is skipped, so a rebuild with nothing changed
+// takes well under a second.
 package images
 
 import (
@@ -37,6 +46,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"debug/elf"
 	"embed"
 	"encoding/hex"
 	"errors"
@@ -130,14 +140,18 @@ func ZooKeeperRef() string {
 	return fmt.Sprintf("fencecheck/zookeeper:%s-%s", ZooKeeperVersion(), hashOf([]byte(BaseRef()), mustRead("zookeeper/Dockerfile.txt")))
 }
 
+// workerDockerfile is the worker image's Dockerfile: the binary FROM
+// scratch, where the harness runs its commands.
+var workerDockerfile = scratchDockerfile("fencecheck", "/usr/local/bin/fencecheck", Worker, "")
+
 // WorkerRef is the tag of the worker image for the worker binary at path:
-// a hash of the base's tag and the binary.
+// a hash of the image's Dockerfile and the binary.
 func WorkerRef(path string) (string, error) {
 	bin, err := os.ReadFile(path)
 	if err != nil {
 		return "", fmt.Errorf("images: worker binary: %w", err)
 	}
-	return "fencecheck/worker:" + hashOf([]byte(BaseRef()), bin), nil
+	return "fencecheck/worker:" + hashOf([]byte(workerDockerfile), bin), nil
 }
 
 // Exists reports whether the Engine has an image with this tag.
@@ -158,13 +172,12 @@ func (b *Builder) EnsureBase(ctx context.Context) (string, error) {
 	return ref, b.ensure(ctx, ref, b.buildBase)
 }
 
-// EnsureEtcd builds the default etcd image (and the base) unless it exists.
+// EnsureEtcd builds the default etcd image unless it exists.
 func (b *Builder) EnsureEtcd(ctx context.Context) (string, error) {
 	return b.ensureVersion(ctx, Etcd, Versions(Etcd)[0])
 }
 
-// EnsureConsul builds the default consul image (and the base) unless it
-// exists.
+// EnsureConsul builds the default consul image unless it exists.
 func (b *Builder) EnsureConsul(ctx context.Context) (string, error) {
 	return b.ensureVersion(ctx, Consul, Versions(Consul)[0])
 }
@@ -192,13 +205,12 @@ func (b *Builder) EnsureZooKeeper(ctx context.Context) (string, error) {
 	})
 }
 
-// EnsureWorker builds the worker image for the worker binary at path (and
-// the base) unless it exists. The binary goes to /usr/local/bin/fencecheck,
-// where the harness runs its commands (worker, proxy, client-probe).
+// EnsureWorker builds the worker image for the worker binary at path unless
+// it exists: FROM scratch, the binary at /usr/local/bin/fencecheck, where
+// the harness runs its commands (worker, proxy, client-probe), and an empty
+// /tmp. The binary must be static (CGO_ENABLED=0, as make build builds it):
+// the image has no libc.
 func (b *Builder) EnsureWorker(ctx context.Context, path string) (string, error) {
-	if _, err := b.EnsureBase(ctx); err != nil {
-		return "", err
-	}
 	ref, err := WorkerRef(path)
 	if err != nil {
 		return "", err
@@ -209,7 +221,10 @@ func (b *Builder) EnsureWorker(ctx context.Context, path string) (string, error)
 			return err
 		}
 		b.logf("  worker binary %s (%.1f MB)", path, float64(len(bin))/1e6)
-		return b.buildOnBase(ctx, ref, Worker, "", map[string][]byte{"fencecheck": bin}, "/usr/local/bin/fencecheck")
+		if err := checkStatic(bin, path); err != nil {
+			return err
+		}
+		return b.buildScratchImage(ctx, ref, workerDockerfile, "fencecheck", bin)
 	})
 }
 
@@ -359,7 +374,7 @@ func (b *Builder) buildBase(ctx context.Context, ref string) error {
 
 // goServer is a server image built from Go source: a module recipe
 // embedded from images/KIND/ written to a build directory, `go build` of pkg
-// in it, and the binary added to the base image.
+// in it, and the binary alone FROM scratch, or added to the base image.
 type goServer struct {
 	kind    string
 	version func() string
@@ -368,6 +383,7 @@ type goServer struct {
 	pkg     string            // what go build builds, in the build directory
 	ldflags string            // added to go build's -ldflags "-s -w"
 	binary  string            // the binary's name in /usr/local/bin
+	onBase  bool              // FROM the base image, else FROM scratch
 	note    string            // what the log says while it compiles
 }
 
@@ -418,15 +434,23 @@ func (b *Builder) compile(ctx context.Context, s goServer) ([]byte, error) {
 	return os.ReadFile(filepath.Join(dir, s.binary))
 }
 
-// serverImage adds a compiled server to the base image.
+// serverImage makes a compiled server's image: the binary FROM scratch,
+// or added to the base image.
 func (b *Builder) serverImage(ctx context.Context, s goServer, bin []byte) error {
-	return b.buildOnBase(ctx, s.ref(), s.kind, s.version(), map[string][]byte{s.binary: bin}, "/usr/local/bin/"+s.binary)
+	dest := "/usr/local/bin/" + s.binary
+	if s.onBase {
+		return b.buildOnBase(ctx, s.ref(), s.kind, s.version(), map[string][]byte{s.binary: bin}, dest)
+	}
+	return b.buildScratchImage(ctx, s.ref(), scratchDockerfile(s.binary, dest, s.kind, s.version()), s.binary, bin)
 }
 
-// ensureServer builds a Go server's image (and the base) unless it exists.
+// ensureServer builds a Go server's image (and the base, if it stands on
+// it) unless it exists.
 func (b *Builder) ensureServer(ctx context.Context, s goServer) (string, error) {
-	if _, err := b.EnsureBase(ctx); err != nil {
-		return "", err
+	if s.onBase {
+		if _, err := b.EnsureBase(ctx); err != nil {
+			return "", err
+		}
 	}
 	ref := s.ref()
 	return ref, b.ensure(ctx, ref, func(ctx context.Context, _ string) error {
@@ -440,11 +464,12 @@ func (b *Builder) ensureServer(ctx context.Context, s goServer) (string, error) 
 
 // EnsureAll builds what is missing of the images of kinds (every kind of
 // DefaultKinds, which leaves kubernetes out, at its default version when
-// none is given; KIND@VERSION names another version) and of the base they
-// stand on, overlapping the slow steps: the Go servers compile while
-// debootstrap makes the base. It returns the base's tag, then the kinds' in
-// the order given (in DefaultKinds order when none is given). An unknown kind or version is an error, before anything is
-// built.
+// none is given; KIND@VERSION names another version) and of the base when
+// one of them stands on it (standsOnBase), overlapping the slow steps: the
+// Go servers compile while debootstrap makes the base. It returns the
+// kinds' tags in the order given (in DefaultKinds order when none is
+// given), after the base's when one of them stands on it. An unknown kind
+// or version is an error, before anything is built.
 func (b *Builder) EnsureAll(ctx context.Context, workerBinary string, kinds ...string) ([]string, error) {
 	type built struct {
 		s      goServer
@@ -456,10 +481,12 @@ func (b *Builder) EnsureAll(ctx context.Context, workerBinary string, kinds ...s
 		order = DefaultKinds
 	}
 	var servers []goServer // the Go servers among them, compiled beside the base
+	needBase := false
 	for _, k := range order {
 		if err := CheckKind(k); err != nil {
 			return nil, err
 		}
+		needBase = needBase || standsOnBase(k)
 		kind, name := SplitKind(k)
 		if name == "" {
 			if s, ok := goServers[kind]; ok {
@@ -480,10 +507,14 @@ func (b *Builder) EnsureAll(ctx context.Context, workerBinary string, kinds ...s
 		}
 	}
 	baseErr := make(chan error, 1)
-	go func() {
-		_, err := b.EnsureBase(ctx)
-		baseErr <- err
-	}()
+	if needBase {
+		go func() {
+			_, err := b.EnsureBase(ctx)
+			baseErr <- err
+		}()
+	} else {
+		baseErr <- nil
+	}
 	var bins []built
 	defer func() {
 		for _, x := range bins {
@@ -521,7 +552,7 @@ func (b *Builder) EnsureAll(ctx context.Context, workerBinary string, kinds ...s
 		b.markReady(x.s.ref())
 	}
 	var refs []string
-	if order[0] != Base {
+	if needBase && order[0] != Base {
 		order = append([]string{Base}, order...)
 	}
 	for _, kind := range order {
@@ -532,6 +563,20 @@ func (b *Builder) EnsureAll(ctx context.Context, workerBinary string, kinds ...s
 		refs = append(refs, ref)
 	}
 	return refs, nil
+}
+
+// standsOnBase reports whether the image of kind (KIND or KIND@VERSION, a
+// valid one) is built on the base image, which must then be built first.
+func standsOnBase(kind string) bool {
+	k, name := SplitKind(kind)
+	switch k {
+	case Base, ZooKeeper:
+		return true
+	case Etcd, Consul, Kubernetes:
+		v, _ := LookupVersion(k, name)
+		return onBase(v, k)
+	}
+	return false // the worker
 }
 
 // goTool finds the go command for building etcd, consul and kubernetes.
@@ -550,6 +595,38 @@ func goTool() (string, error) {
 // labels is the Dockerfile line that labels an image of kind.
 func labels(kind, version string) string {
 	return fmt.Sprintf("LABEL %s=%s fencecheck.version=%q\n", LabelImage, kind, version)
+}
+
+// scratchDockerfile is the Dockerfile of an image FROM scratch that holds
+// one static binary (name in the build context) at dest, an empty /tmp
+// (mode 1777: Go's os.TempDir) and nothing else: no shell, no libc, no
+// iptables (faults act from outside a node: runtime.Commands.NetExec). Its
+// text is part of the image's tag.
+func scratchDockerfile(name, dest, kind, version string) string {
+	return fmt.Sprintf("FROM scratch\nCOPY %s %s\nCOPY rootfs/ /\nWORKDIR /\n%s", name, dest, labels(kind, version))
+}
+
+// buildScratchImage builds an image tagged ref from scratchDockerfile's
+// dockerfile, its binary named name in the build context.
+func (b *Builder) buildScratchImage(ctx context.Context, ref, dockerfile, name string, bin []byte) error {
+	return b.buildFiles(ctx, ref, dockerfile, map[string]File{name: {Data: bin, Mode: 0o755},
+		"rootfs/": {Mode: 0o755}, "rootfs/tmp/": {Mode: 0o1777}}, nil)
+}
+
+// checkStatic refuses a binary that is not a static ELF executable (one
+// linked dynamically names an interpreter, PT_INTERP, which an image FROM
+// scratch does not have); what names it in the error.
+func checkStatic(bin []byte, what string) error {
+	f, err := elf.NewFile(bytes.NewReader(bin))
+	if err != nil {
+		return fmt.Errorf("images: %s is not an ELF binary: %w", what, err)
+	}
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			return fmt.Errorf("images: %s is linked dynamically; an image FROM scratch needs a static binary (build it with CGO_ENABLED=0)", what)
+		}
+	}
+	return nil
 }
 
 // buildOnBase builds an image FROM the base image that adds one file as an
@@ -574,12 +651,17 @@ func (b *Builder) buildContext(ctx context.Context, ref, dockerfile string, file
 }
 
 // buildFiles builds an image tagged ref from a Dockerfile and the files of
-// its context, each with its mode, with the legacy builder.
+// its context, each with its mode, with the legacy builder. A name that
+// ends in "/" is an empty directory.
 func (b *Builder) buildFiles(ctx context.Context, ref, dockerfile string, files map[string]File, args map[string]string) error {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
 	add := func(n string, b []byte, mode int64) error {
-		if err := tw.WriteHeader(&tar.Header{Name: n, Mode: mode, Size: int64(len(b)), ModTime: time.Unix(0, 0)}); err != nil {
+		hdr := &tar.Header{Name: n, Mode: mode, Size: int64(len(b)), ModTime: time.Unix(0, 0)}
+		if strings.HasSuffix(n, "/") {
+			hdr.Typeflag, hdr.Size = tar.TypeDir, 0
+		}
+		if err := tw.WriteHeader(hdr); err != nil {
 			return err
 		}
 		_, err := tw.Write(b)

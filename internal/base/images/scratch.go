@@ -1,9 +1,7 @@
 package images
 
 import (
-	"bytes"
 	"context"
-	"debug/elf"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -51,14 +49,8 @@ func (b *Builder) BuildScratch(ctx context.Context, kind string) (string, error)
 		if err != nil {
 			return err
 		}
-		f, err := elf.NewFile(bytes.NewReader(data))
-		if err != nil {
-			return fmt.Errorf("images: %s in %s is not an ELF binary: %w", bin, from, err)
-		}
-		for _, p := range f.Progs {
-			if p.Type == elf.PT_INTERP {
-				return fmt.Errorf("images: %s in %s is linked dynamically; a scratch image needs a static binary", bin, from)
-			}
+		if err := checkStatic(data, bin+" in "+from); err != nil {
+			return err
 		}
 		return b.buildContext(ctx, ref, dockerfile, map[string][]byte{k: data}, nil)
 	})

@@ -31,10 +31,29 @@ func recipeFiles(v ServerVersion) []string {
 // isDockerfile reports whether the recipe is a Dockerfile (else a Go module).
 func isDockerfile(v ServerVersion) bool { return v.Pkg == "" }
 
+// onBase reports whether the version's image stands on the base image: a
+// Dockerfile recipe (Debian's package, installed by apt), or kube-apiserver
+// (left on the base); every other Go-built server's image is FROM scratch,
+// the static binary alone (scratchDockerfile).
+func onBase(v ServerVersion, kind string) bool { return isDockerfile(v) || kind == Kubernetes }
+
+// binaryOf is the file name of the version's server in /usr/local/bin.
+func binaryOf(v ServerVersion, kind string) string {
+	if v.Binary != "" {
+		return v.Binary
+	}
+	return kind
+}
+
 // versionRef is the tag of the version's image: fencecheck/KIND:NAME-HASH, the
-// hash of the base's tag and the recipe's files.
+// hash of what it is made of: the base's tag (an image on the base) or the
+// scratch image's Dockerfile (one FROM scratch), and the recipe's files.
 func versionRef(v ServerVersion, kind string) string {
 	parts := [][]byte{[]byte(BaseRef())}
+	if !onBase(v, kind) {
+		bin := binaryOf(v, kind)
+		parts = [][]byte{[]byte(scratchDockerfile(bin, "/usr/local/bin/"+bin, kind, v.Server))}
+	}
 	for _, f := range recipeFiles(v) {
 		parts = append(parts, mustRead(f))
 	}
@@ -52,15 +71,12 @@ func versionServer(v ServerVersion, kind string) goServer {
 	for _, f := range recipeFiles(v) {
 		files[f] = strings.TrimSuffix(path.Base(f), ".txt")
 	}
-	binary, takes := v.Binary, v.Takes
-	if binary == "" {
-		binary = kind
-	}
+	binary, takes := binaryOf(v, kind), v.Takes
 	if takes == "" {
 		takes = "a minute or more"
 	}
 	return goServer{kind: kind, version: func() string { return v.Server }, ref: func() string { return versionRef(v, kind) },
-		files: files, pkg: v.Pkg, ldflags: v.Ldflags, binary: binary, note: "from " + v.Source + " (" + takes + " the first time)"}
+		files: files, pkg: v.Pkg, ldflags: v.Ldflags, binary: binary, onBase: onBase(v, kind), note: "from " + v.Source + " (" + takes + " the first time)"}
 }
 
 // VersionRef is the tag of the image of kind at version name ("" the
@@ -73,8 +89,8 @@ func VersionRef(kind, name string) (string, error) {
 	return versionRef(v, kind), nil
 }
 
-// ensureVersion builds the image of kind at version v (and the base) unless
-// it exists.
+// ensureVersion builds the image of kind at version v (and the base, if it
+// stands on it) unless it exists.
 func (b *Builder) ensureVersion(ctx context.Context, kind string, v ServerVersion) (string, error) {
 	if !isDockerfile(v) {
 		return b.ensureServer(ctx, versionServer(v, kind))

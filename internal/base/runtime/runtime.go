@@ -71,6 +71,11 @@ var ErrStuckNetwork = errors.New("the Engine still counts an endpoint on a netwo
 // wrap it keep the engine's own message.
 var ErrImageNotFound = errors.New("no such image")
 
+// ErrNoNetHelper: a network command (Commands.NetExec, WarmHelpers) in a run
+// made with no helper image (Engine.NewRun's helperImage empty: the run
+// declared no fault that changes a node's network).
+var ErrNoNetHelper = errors.New("no network helper: the run was started without the helpers' image (fencecheck's base image), as none of its faults changes a node's network")
+
 // ContainerSpec is a node to start.
 type ContainerSpec struct {
 	Name  string // node name, unique in the run: n1, w1, ...
@@ -131,7 +136,8 @@ type Engine interface {
 	// NewRun makes the private network of run runID and returns the run,
 	// with no node yet. helperImage is the image of the nodes' network
 	// helpers (Commands.NetExec): fencecheck's base image, which has
-	// iptables, tc, a shell and sleep.
+	// iptables, tc, a shell and sleep; "" for a run that changes no node's
+	// network, whose network commands then fail with ErrNoNetHelper.
 	NewRun(ctx context.Context, runID RunID, helperImage string) (Run, error)
 	// Clean removes every container and network labelled LabelManaged=1,
 	// from any run, after sending SIGCONT to each container so that no

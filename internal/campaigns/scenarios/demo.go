@@ -73,7 +73,7 @@ func Demo(ctx context.Context, cfg Config) ([]Story, error) {
 	// B acquires once A's lease ran out: well within 5 leases, as a run's
 	// acquire timeout. A waits at its failpoint, frozen, through it.
 	work := workloads.Config{WorkerKnobs: spec.WorkerKnobs{AcquireTimeout: 5 * tm.Lease, Margin: tm.Margin, Work: 0}}
-	cl, err := cfg.start(ctx, tm, 3, wlockappend.Workload{}, work, work.AcquireTimeout+time.Minute)
+	cl, err := cfg.start(ctx, tm, 3, wlockappend.Workload{}, work, work.AcquireTimeout+time.Minute, false)
 	if err != nil {
 		return nil, err
 	}

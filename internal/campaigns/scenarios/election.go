@@ -44,7 +44,8 @@ func ElectionDemo(ctx context.Context, cfg Config) ([]Story, error) {
 	}
 	lease := tm.Lease
 	work := workloads.Config{WorkerKnobs: spec.WorkerKnobs{AcquireTimeout: 3*lease + 10*time.Second, Margin: tm.Margin}}
-	cl, err := cfg.start(ctx, tm, 2, election.Workload{}, work, 0)
+	// cutOff's partition-client changes the old leader's network.
+	cl, err := cfg.start(ctx, tm, 2, election.Workload{}, work, 0, nemesis.NeedsNet([]nemesis.Fault{nemesis.PartitionClient{}}))
 	if err != nil {
 		return nil, err
 	}

@@ -40,7 +40,7 @@ func Etcd11456(ctx context.Context, cfg Config, f targets.Fencing) (Regression, 
 	}
 	work := workloads.Config{WorkerKnobs: spec.WorkerKnobs{AcquireTimeout: 5 * tm.Lease, Margin: tm.Margin}}
 	// H waits at its failpoint through W's pause.
-	cl, err := cfg.start(ctx, tm, 3, wlockappend.Workload{}, work, 3*cfg.TTL+time.Minute)
+	cl, err := cfg.start(ctx, tm, 3, wlockappend.Workload{}, work, 3*cfg.TTL+time.Minute, false)
 	if err != nil {
 		return Regression{}, err
 	}

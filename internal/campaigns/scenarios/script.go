@@ -114,11 +114,13 @@ func (cfg *Config) timings() (Timings, error) {
 }
 
 // start starts the script's cluster: the target's servers, the resource
-// (unfenced until a story fences it) and workers running workload w.
-func (cfg Config) start(ctx context.Context, tm Timings, workers int, w workloads.Workload, work workloads.Config, failpoint time.Duration) (*harness.Cluster, error) {
+// (unfenced until a story fences it) and workers running workload w; with
+// net, the network helpers of a story that changes a node's network
+// (harness.ClusterConfig.NetHelpers).
+func (cfg Config) start(ctx context.Context, tm Timings, workers int, w workloads.Workload, work workloads.Config, failpoint time.Duration, net bool) (*harness.Cluster, error) {
 	return harness.StartCluster(ctx, harness.ClusterConfig{
 		Engine: cfg.Engine, Target: cfg.Target, Nodes: cfg.Nodes, Workers: workers, Client: tm.Client,
-		Workload: w, Config: work,
+		Workload: w, Config: work, NetHelpers: net,
 		Resources:    []harness.ResourceUse{{Resource: cfg.Resource, Fencing: targets.FencingNone}},
 		WorkerBinary: cfg.WorkerBinary, ReadyTimeout: tm.ReadyTimeout, Log: cfg.Log, Stage: cfg.Stage,
 		TargetImage: cfg.TargetImage, FailpointTimeout: failpoint,

@@ -14,8 +14,12 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -38,7 +42,7 @@ import (
 
 func startCluster(t *testing.T, image string) *harness.Cluster {
 	t.Helper()
-	return workerCluster(t, harness.ClusterConfig{Target: etcd.Target{}, TargetImage: image, Nodes: 3, Workers: 2})
+	return workerCluster(t, harness.ClusterConfig{Target: etcd.Target{}, TargetImage: image, Nodes: 3, Workers: 2, NetHelpers: true})
 }
 
 // workerCluster starts cfg's cluster with lock-append workers (a 2 s TTL,
@@ -711,13 +715,14 @@ func everyFault(t *testing.T, cl *harness.Cluster) {
 // whole core) and returns the function that stops it; a minute at most.
 func spin(t *testing.T, cl *harness.Cluster, node string) func() {
 	t.Helper()
-	out, err := cl.Exec(context.Background(), node, "sh", "-c", "timeout 60 sh -c 'while :; do :; done' >/dev/null 2>&1 & echo $!")
+	tool := spinTool(t, cl, node)
+	out, err := cl.Exec(context.Background(), node, tool, "start")
 	pid := strings.TrimSpace(out)
 	if err != nil || pid == "" {
 		t.Fatalf("the busy loop in %s: %v: %s", node, err, out)
 	}
 	return func() {
-		if out, err := cl.Exec(context.Background(), node, "sh", "-c", "kill "+pid); err != nil {
+		if out, err := cl.Exec(context.Background(), node, tool, "kill", pid); err != nil {
 			t.Logf("stopping the busy loop in %s: %v: %s", node, err, out)
 		}
 	}
@@ -725,18 +730,10 @@ func spin(t *testing.T, cl *harness.Cluster, node string) func() {
 
 // throttledPeriods is how many CFS periods the kernel has stopped node's
 // container in for using up its CPU quota: nr_throttled of its cgroup's
-// cpu.stat, read inside the container (its own cgroup there: cgroup v2's
-// /sys/fs/cgroup, or v1's cpu controller; or, with the host's cgroup
-// namespace, the path /proc/self/cgroup names).
+// cpu.stat, read inside the container (testdata/spin's cpustat).
 func throttledPeriods(t *testing.T, cl *harness.Cluster, node string) int64 {
 	t.Helper()
-	const script = `p=$(sed -n 's/^0:://p' /proc/self/cgroup)
-for f in "/sys/fs/cgroup$p/cpu.stat" /sys/fs/cgroup/cpu.stat /sys/fs/cgroup/cpu/cpu.stat /sys/fs/cgroup/cpu,cpuacct/cpu.stat; do
-	if grep -q '^nr_throttled ' "$f" 2>/dev/null; then exec cat "$f"; fi
-done
-echo "no cpu.stat with nr_throttled" >&2
-exit 1`
-	out, err := cl.Exec(context.Background(), node, "sh", "-c", script)
+	out, err := cl.Exec(context.Background(), node, spinTool(t, cl, node), "cpustat")
 	if err != nil {
 		t.Fatalf("the cgroup's cpu.stat in %s: %v", node, err)
 	}
@@ -751,6 +748,36 @@ exit 1`
 	}
 	t.Fatalf("no nr_throttled in %s's cpu.stat: %s", node, out)
 	return 0
+}
+
+var (
+	spinOnce sync.Once
+	spinBin  []byte
+	spinErr  error
+)
+
+// spinTool puts testdata/spin, built once (static), into node's container
+// (the worker image has no shell to run a loop or read a file with) and
+// returns its path there.
+func spinTool(t *testing.T, cl *harness.Cluster, node string) string {
+	t.Helper()
+	spinOnce.Do(func() {
+		out := filepath.Join(os.TempDir(), fmt.Sprintf("fencecheck-spin-%d", os.Getpid()))
+		cmd := exec.Command("go", "build", "-trimpath", "-o", out, "./testdata/spin")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if b, err := cmd.CombinedOutput(); err != nil {
+			spinErr = fmt.Errorf("go build ./testdata/spin: %v: %s", err, b)
+			return
+		}
+		spinBin, spinErr = os.ReadFile(out)
+		os.Remove(out)
+	})
+	if spinErr != nil {
+		t.Fatal(spinErr)
+	}
+	const path = "/tmp/fencecheck-spin"
+	harnesstest.CopyInto(t, cl, node, path, spinBin)
+	return path
 }
 
 // busy makes worker i run critical sections, one after another, until the

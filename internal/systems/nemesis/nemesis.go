@@ -208,6 +208,20 @@ type ClockSeen struct {
 	Rate float64
 }
 
+// NeedsNet reports whether any of the faults changes a node's network
+// (its table row is marked Net): the run then needs the network helpers
+// (Network.NetExec), whose image is fencecheck's base image. A fault that
+// is not in the table (a story's own) counts as none.
+func NeedsNet(faults []Fault) bool {
+	for _, f := range faults {
+		name, _, _ := strings.Cut(f.Name(), ":")
+		if e, ok := lookup(name); ok && e.Net {
+			return true
+		}
+	}
+	return false
+}
+
 // NetFault is a fault that changes the network of nodes (through
 // Network.NetExec). NetNodes names every node it may change, so that the
 // harness can start their network helpers before the schedule begins.
@@ -559,7 +573,11 @@ func lookup(name string) (entry, bool) {
 
 // entry is one row of the fault table.
 type entry struct {
-	Name   string
+	Name string
+	// Net: the fault changes a node's network (Network's NetExec or
+	// Shape, which the harness runs from the node's network helper), at
+	// every scope; the run then needs the helpers' image (NeedsNet).
+	Net    bool
 	Doc    string
 	Scopes []string
 	New    func(scope string) (Fault, error)

@@ -55,7 +55,7 @@ func TestNetemModesOnRealContainers(t *testing.T) {
 	harnesstest.RequireDocker(t)
 	// Not parallel: the package's parallel tests already run two
 	// clusters, beside other packages' on a 2-core CI machine.
-	cl := workerCluster(t, harness.ClusterConfig{Target: etcd.Target{}, Nodes: 3, Workers: 1})
+	cl := workerCluster(t, harness.ClusterConfig{Target: etcd.Target{}, Nodes: 3, Workers: 1, NetHelpers: true})
 	ctx := context.Background()
 	parse := func(spec string) nemesis.Fault {
 		f, err := nemesis.Parse(spec)
@@ -186,7 +186,7 @@ func TestHolderCutOffFromResource(t *testing.T) {
 	harnesstest.RequireDocker(t)
 	// Not parallel: the package's parallel tests already run two
 	// clusters, beside other packages' on a 2-core CI machine.
-	cl := workerCluster(t, harness.ClusterConfig{Target: etcd.Target{}, Nodes: 1, Workers: 1,
+	cl := workerCluster(t, harness.ClusterConfig{Target: etcd.Target{}, Nodes: 1, Workers: 1, NetHelpers: true,
 		Resources: []harness.ResourceUse{{Resource: postgres.Resource{}, Fencing: targets.FencingToken}}})
 	ctx := context.Background()
 	fs, err := nemesis.Parse("partition-client:replies:resource")

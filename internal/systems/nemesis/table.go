@@ -6,7 +6,8 @@ import (
 )
 
 // table lists every fault --nemesis can name. Adding a fault is one file and
-// one row here.
+// one row here; a fault that changes a node's network (Network: NetExec,
+// Shape) is marked Net (TestNetMarksMatchInjection holds the table to it).
 var table = []entry{
 	{
 		Name:   "pause-holder",
@@ -38,12 +39,14 @@ var table = []entry{
 	},
 	{
 		Name:   "partition",
+		Net:    true,
 		Doc:    "partition the servers (a grudge applied as iptables rules in the servers' network namespaces), or cut the resource off from everyone (:resource), for 1-3 leases",
 		Scopes: partitionScopes,
 		New:    tiered(partitionScopes, func(s string) Fault { return Partition{Scope: s} }),
 	},
 	{
 		Name:   "partition-client",
+		Net:    true,
 		Doc:    "cut the lock holder off from every server inside its critical section for 1.5-3 leases: every packet silently (:both), only what it sends (:requests) or receives (:replies: its requests land, no answer comes), or with TCP resets (:reset)",
 		Scopes: cutModes,
 		New:    parsePartitionClient,
@@ -80,6 +83,7 @@ var table = []entry{
 	},
 	{
 		Name:   "netem",
+		Net:    true,
 		Doc:    "tc netem's effects (NFQUEUE) on what a minority of servers send (:MODE:client: the next lock holder at its failpoint; :MODE:resource: the resource's containers): delay 200ms±50ms, 30% loss, 30% duplicated, 30% reordered (held 100ms), 10% corrupted, or a 16KiB/s link, for 1-3 leases",
 		Scopes: netemScopes,
 		New:    parseNetem,

@@ -118,7 +118,8 @@ type Runtime struct {
 	subnet  netip.Prefix
 
 	// helperImage is the image of network helpers (NetExec): fencecheck's
-	// base image, which has iptables, tc, a shell and sleep.
+	// base image, which has iptables, tc, a shell and sleep; "" for a run
+	// with none (NetExec fails with runtime.ErrNoNetHelper).
 	helperImage string
 
 	mu         sync.Mutex
@@ -794,7 +795,7 @@ func (r *Runtime) startHelper(ctx context.Context, c *runtime.Container, h *help
 		return false, nil
 	}
 	if r.helperImage == "" {
-		return false, fmt.Errorf("docker: no network helper image for %s", c.Name)
+		return false, fmt.Errorf("docker: %s: %w", c.Name, runtime.ErrNoNetHelper)
 	}
 	cname := fmt.Sprintf("fencecheck-%s-%s-net", r.runID, c.Name)
 	if h.id != "" {
