@@ -47,11 +47,11 @@ deps:
 images: build deps
 	$(BIN) images build
 
-# What the demo needs, and nothing more: debootstrap (no browser), an
-# engine, and the base, etcd and worker images (etcd compiles while
-# debootstrap makes the base; Consul and ZooKeeper are not built).
+# What the demo needs, and nothing more: an engine that answers. Its images
+# (etcd and the worker) are FROM scratch, a static Go binary each: no
+# debootstrap, no Debian base (its fault, pause-holder, is a signal from the
+# host); Consul and ZooKeeper are not built.
 deps-demo:
-	./scripts/deps.sh debootstrap
 	./scripts/docker-up.sh
 
 # The demo's binaries, in bin/demo/: built with -tags nokubernetes, they link
@@ -64,8 +64,9 @@ demo-build:
 	$(GO) build -trimpath -tags nokubernetes -ldflags='$(VCS_X)' -o $(DEMO_BIN) ./cmd/fencecheck
 	$(GO) build -trimpath -tags nokubernetes -buildvcs=false -ldflags='-s -w' -o bin/demo/fencecheck-worker ./cmd/fencecheck-worker
 
-# The system packages and the engine are seen to while Go compiles (make
-# -j2: neither waits for the other); then the images, then the stories.
+# The engine is seen to while Go compiles (make -j2: neither waits for the
+# other); then the images (etcd's compile, the worker's image), then the
+# stories.
 demo:
 	$(MAKE) --no-print-directory -j2 demo-build deps-demo
 	$(DEMO_BIN) images build etcd worker

@@ -18,17 +18,23 @@ func TestMatrixImages(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--target", "etcd", "--fencing", "none,token"}, "base etcd worker"},
+		// etcd and the worker are FROM scratch; the default nemesis
+		// (pause-holder) changes no node's network: no base.
+		{[]string{"--target", "etcd", "--fencing", "none,token"}, "etcd worker"},
+		// A fault that does needs the network helpers' base.
+		{[]string{"--target", "etcd", "--fencing", "token", "--nemesis", "partition"}, "base etcd worker"},
 		{[]string{"--target", "redis", "--fencing", "none,token", "--nemesis", "pause-holder", "--nemesis", "kill"}, "base worker"},
 		// Kubernetes' apiservers run beside an etcd image's servers.
 		{[]string{"--target", "kubernetes", "--fencing", "token"}, "base etcd kubernetes worker"},
-		{[]string{"--target", "etcd", "--version", "3.6.16," + other, "--fencing", "token"}, "base etcd etcd@" + other + " worker"},
+		{[]string{"--target", "etcd", "--version", "3.6.16," + other, "--fencing", "token"}, "etcd etcd@" + other + " worker"},
 		// A shard lists its own cells' images: cell 0 is etcd's, cell 1
 		// zookeeper's.
-		{[]string{"--target", "etcd,zookeeper", "--fencing", "token", "--shard", "1/2"}, "base etcd worker"},
+		{[]string{"--target", "etcd,zookeeper", "--fencing", "token", "--shard", "1/2"}, "etcd worker"},
 		{[]string{"--target", "etcd,zookeeper", "--fencing", "token", "--shard", "2/2"}, "base zookeeper worker"},
-		// Servers of one's own: none of fencecheck's server images.
-		{[]string{"--target", "etcd", "--fencing", "token", "--endpoints", "10.0.0.1:2379,10.0.0.2:2379,10.0.0.3:2379"}, "base worker"},
+		// Servers of one's own: none of fencecheck's server images, and
+		// no base: the worker is FROM scratch and no fault of the default
+		// nemesis there changes a node's network.
+		{[]string{"--target", "etcd", "--fencing", "token", "--endpoints", "10.0.0.1:2379,10.0.0.2:2379,10.0.0.3:2379"}, "worker"},
 	} {
 		code, stdout, stderr := runInProcess(append(append([]string{"matrix"}, c.args...), "--images")...)
 		if got := strings.Join(strings.Fields(stdout), " "); code != 0 || got != c.want {

@@ -326,6 +326,11 @@ func (cfg ClusterConfig) ImageKinds(specs []targets.NodeSpec) []string {
 	if needWorker {
 		add(images.Worker)
 	}
+	// A cache of these images holds the base too when one of them stands
+	// on it: building that one checks the base's tag first.
+	if !slices.Contains(kinds, images.Base) && slices.ContainsFunc(kinds, images.StandsOnBase) {
+		kinds = append([]string{images.Base}, kinds...)
+	}
 	return kinds
 }
 

@@ -465,7 +465,7 @@ func (b *Builder) ensureServer(ctx context.Context, s goServer) (string, error) 
 // EnsureAll builds what is missing of the images of kinds (every kind of
 // DefaultKinds, which leaves kubernetes out, at its default version when
 // none is given; KIND@VERSION names another version) and of the base when
-// one of them stands on it (standsOnBase), overlapping the slow steps: the
+// one of them stands on it (StandsOnBase), overlapping the slow steps: the
 // Go servers compile while debootstrap makes the base. It returns the
 // kinds' tags in the order given (in DefaultKinds order when none is
 // given), after the base's when one of them stands on it. An unknown kind
@@ -486,7 +486,7 @@ func (b *Builder) EnsureAll(ctx context.Context, workerBinary string, kinds ...s
 		if err := CheckKind(k); err != nil {
 			return nil, err
 		}
-		needBase = needBase || standsOnBase(k)
+		needBase = needBase || StandsOnBase(k)
 		kind, name := SplitKind(k)
 		if name == "" {
 			if s, ok := goServers[kind]; ok {
@@ -565,9 +565,10 @@ func (b *Builder) EnsureAll(ctx context.Context, workerBinary string, kinds ...s
 	return refs, nil
 }
 
-// standsOnBase reports whether the image of kind (KIND or KIND@VERSION, a
-// valid one) is built on the base image, which must then be built first.
-func standsOnBase(kind string) bool {
+// StandsOnBase reports whether the image of kind (KIND or KIND@VERSION, a
+// valid one) is built on the base image, which must then be built first
+// (and be in any cache that holds it: building it checks the base's tag).
+func StandsOnBase(kind string) bool {
 	k, name := SplitKind(kind)
 	switch k {
 	case Base, ZooKeeper:

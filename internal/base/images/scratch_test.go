@@ -137,8 +137,8 @@ func TestDemoImagesStandOnScratch(t *testing.T) {
 	}
 	for kind, want := range map[string]bool{Base: true, ZooKeeper: true, Kubernetes: true, "etcd@debian": true,
 		Etcd: false, "etcd@3.4.3": false, Consul: false, "consul@1.13.9": false, Worker: false} {
-		if got := standsOnBase(kind); got != want {
-			t.Errorf("standsOnBase(%s) = %v, want %v", kind, got, want)
+		if got := StandsOnBase(kind); got != want {
+			t.Errorf("StandsOnBase(%s) = %v, want %v", kind, got, want)
 		}
 	}
 
