@@ -202,8 +202,11 @@ type card struct {
 
 // Page is a whole report: what a View returns.
 type Page struct {
-	Title    string
-	Verdict  string
+	Title   string
+	Verdict string
+	// Expected: the run is invalid and not judged (UnfencedFinding); the
+	// badge says "invalid (expected)" in a neutral colour.
+	Expected bool
 	Headline string
 	Sub      []string
 	// Leads are the first stories in one line each, linked.
@@ -213,6 +216,15 @@ type Page struct {
 	Cards    []card
 	Sections []section
 	Notes    []string
+}
+
+// VerdictText is the verdict as the page's badge says it: "invalid
+// (expected)" for an Expected run, the verdict otherwise.
+func (p *Page) VerdictText() string {
+	if p.Expected {
+		return p.Verdict + " (expected)"
+	}
+	return p.Verdict
 }
 
 // Render writes the report of in to w. What it shows is bounded (see
@@ -256,17 +268,13 @@ func (l *limitWriter) Write(b []byte) (int, error) {
 // renderTooLarge writes the page of a report that would be too large: the
 // verdict, the configuration and why, with the run's files.
 func renderTooLarge(w io.Writer, in Input) error {
-	v := in.Results.Valid().String()
-	p := &Page{
-		Title:    fmt.Sprintf("%s · %s %s", strings.ToUpper(v), in.Test.Target, in.Results.Workload),
-		Verdict:  v,
-		Headline: fmt.Sprintf("Verdict: %s. The full report would be larger than %d MB: the history holds unusually large or many values. results.json and the history have everything.", v, MaxReport>>20),
-		Config:   configCards(in.Test),
-		Cards:    []card{{Label: "history events", Value: fmt.Sprint(in.Results.Events)}, {Label: "faults", Value: fmt.Sprint(len(in.Results.Faults))}},
-		Sections: []section{
-			{ID: "config", Title: "Configuration", tmpl: "config", data: configRows(in.Test)},
-			{ID: "files", Title: "Files", tmpl: "files", data: in.Files},
-		},
+	p := verdictPage(&in)
+	p.Headline = fmt.Sprintf("Verdict: %s. The full report would be larger than %d MB: the history holds unusually large or many values. results.json and the history have everything.", p.VerdictText(), MaxReport>>20)
+	p.Config = configCards(in.Test)
+	p.Cards = []card{{Label: "history events", Value: fmt.Sprint(in.Results.Events)}, {Label: "faults", Value: fmt.Sprint(len(in.Results.Faults))}}
+	p.Sections = []section{
+		{ID: "config", Title: "Configuration", tmpl: "config", data: configRows(in.Test)},
+		{ID: "files", Title: "Files", tmpl: "files", data: in.Files},
 	}
 	return renderPage(w, p)
 }
