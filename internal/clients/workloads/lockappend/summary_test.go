@@ -1,10 +1,8 @@
 package lockappend
 
 import (
-	"compress/gzip"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -22,16 +20,7 @@ import (
 // internal/cli/testdata/runs (real docker runs, kept for the golden tests).
 func recordedHistory(t *testing.T, run string) []history.Event {
 	t.Helper()
-	f, err := os.Open(filepath.Join("../../../cli/testdata/runs", run, "history.jsonl.gz"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	z, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	events, err := history.Read(z)
+	events, err := history.ReadFile(filepath.Join("../../../cli/testdata/runs", run, "history.jsonl.gz"))
 	if err != nil {
 		t.Fatal(err)
 	}
