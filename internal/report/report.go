@@ -26,6 +26,7 @@ import (
 	"html/template"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -436,6 +437,26 @@ type faultTable struct {
 // some 20,000 elements, which a browser lays out in well under a second.)
 const MaxRows = 500
 
+// HeldFor is how long a healed fault was in effect, as the faults table,
+// every story step and summary say it: its window, to 10 ms.
+func HeldFor(f history.Fault) time.Duration {
+	return time.Duration(f.Stop - f.Start).Round(10 * time.Millisecond)
+}
+
+// WithoutHold is v without what the fault was meant to hold (its Hold, or
+// a run's recorded "hold" or "down" param), for a page that says how long
+// it held (HeldFor): a second figure for one quantity would disagree with
+// it whenever the fault was healed early or late.
+func WithoutHold(v history.FaultValue) history.FaultValue {
+	v.Hold = 0
+	if v.Recorded != nil {
+		v.Recorded = maps.Clone(v.Recorded)
+		delete(v.Recorded, "hold")
+		delete(v.Recorded, "down") // a kill's hold, as runs recorded it
+	}
+	return v
+}
+
 func faultRows(in *Input) faultTable {
 	t := faultTable{Total: len(in.Results.Faults)}
 	tiers := map[string]string{}
@@ -449,12 +470,17 @@ func faultRows(in *Input) faultTable {
 			t.More = len(in.Results.Faults) - MaxRows
 			break
 		}
-		r := faultRow{Fault: f.Fault, Nodes: nodesWithTiers(f.Nodes, tiers), Start: Secs(f.Start), Stop: "not recovered", Params: DescribeParams(f.Shown()), Error: f.Error}
+		v := f.FaultValue
+		r := faultRow{Fault: f.Fault, Nodes: nodesWithTiers(f.Nodes, tiers), Start: Secs(f.Start), Stop: "not recovered", Error: f.Error}
 		if f.Stop >= 0 {
 			r.Stop = Secs(f.Stop)
-			r.Held = time.Duration(f.Stop - f.Start).Round(time.Millisecond).String()
+			// One figure for how long it held: its window, in the
+			// column; the words leave out what it was meant to hold.
+			r.Held = HeldFor(f).String()
+			v = WithoutHold(v)
 		}
-		if w, ok := in.Tell.words(f.FaultValue, in.Test.Concurrency); ok {
+		r.Params = DescribeParams(v.Shown())
+		if w, ok := in.Tell.words(v, in.Test.Concurrency); ok {
 			r.Params = w
 		} else if h := f.Holder; h != nil {
 			token := ""
