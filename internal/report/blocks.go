@@ -27,13 +27,20 @@ type Lead = lead
 // NewPage is a page with the verdict, a title naming the run and a headline,
 // and the configuration at a glance.
 func NewPage(in *Input, headline string) *Page {
+	p := verdictPage(in)
+	p.Headline = headline
+	p.Config = configCards(in.Test)
+	return p
+}
+
+// verdictPage is a page with the run's verdict and its title: an invalid
+// run that is not judged (UnfencedFinding) is "invalid (expected)", as
+// the index shows it, not a failure.
+func verdictPage(in *Input) *Page {
 	v := in.Results.Valid().String()
-	return &Page{
-		Title:    fmt.Sprintf("%s · %s %s", strings.ToUpper(v), in.Test.Target, in.Results.Workload),
-		Verdict:  v,
-		Headline: headline,
-		Config:   configCards(in.Test),
-	}
+	p := &Page{Verdict: v, Expected: v == "invalid" && UnfencedFinding(in.Test.Fencing, in.Results.Workload)}
+	p.Title = fmt.Sprintf("%s · %s %s", strings.ToUpper(p.VerdictText()), in.Test.Target, in.Results.Workload)
+	return p
 }
 
 // TableSection is a table: a sentence above it, a header row and rows

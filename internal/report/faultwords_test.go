@@ -15,11 +15,14 @@ func tellKill(v history.FaultValue, client func(history.Process) string) (string
 	if v.Recorded != nil || !strings.HasPrefix(v.Fault, "kill") {
 		return "", false
 	}
-	w := "down " + v.Hold.String()
-	if v.Holder != nil {
-		w += "; aimed at " + client(v.Holder.Process)
+	var parts []string
+	if v.Hold != 0 {
+		parts = append(parts, "down "+v.Hold.String())
 	}
-	return w, true
+	if v.Holder != nil {
+		parts = append(parts, "aimed at "+client(v.Holder.Process))
+	}
+	return strings.Join(parts, "; "), true
 }
 
 // The faults table, the timeline's fault bands and the server lanes' titles
@@ -65,14 +68,15 @@ func TestFaultRecordsToldByTheirTeller(t *testing.T) {
 	var test store.TestInfo
 	test.Concurrency = 3
 	rows := faultRows(&Input{Test: test, Results: &store.Results{Faults: []history.Fault{kill, other}}, Tell: tellKill}).Rows
-	if len(rows) != 2 || rows[0].Params != "down 2s; aimed at w2" || rows[1].Params != "hold=1s" {
-		t.Errorf("fault rows %+v, want the teller's words, then hold=1s", rows)
+	// A healed fault's hold is its window, in the held column alone.
+	if len(rows) != 2 || rows[0].Params != "aimed at w2" || rows[0].Held != "2s" || rows[1].Params != "" || rows[1].Held != "1s" {
+		t.Errorf("fault rows %+v, want the teller's words without the hold, then nothing, each held as its window", rows)
 	}
 	// Without a teller, the table keeps its earlier form.
 	rows = faultRows(&Input{Test: test, Results: &store.Results{Faults: []history.Fault{kill}}}).Rows
 	// The holder by its client, never its process number: process 4 of
 	// 3 workers is w2 after an unknown outcome.
-	if len(rows) != 1 || rows[0].Params != "holder=w2 (after an unknown outcome) token=4 hold=2s" {
-		t.Errorf("fault rows without a teller %+v, want holder=w2 (after an unknown outcome) token=4 hold=2s", rows)
+	if len(rows) != 1 || rows[0].Params != "holder=w2 (after an unknown outcome) token=4" {
+		t.Errorf("fault rows without a teller %+v, want holder=w2 (after an unknown outcome) token=4", rows)
 	}
 }

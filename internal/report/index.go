@@ -61,6 +61,14 @@ type RunSummary struct {
 // index shows it in a neutral colour, not the red of a failure.
 func (r RunSummary) ExpectedInvalid() bool { return r.Expected && r.Verdict == "invalid" }
 
+// UnfencedFinding reports whether a run of this fencing mode and workload
+// is not judged outside a matrix: an unfenced run of any workload but
+// register, whose lost updates are what it exists to show. The index (in a
+// directory without a matrix.json) and a run's report both decide by it.
+func UnfencedFinding(fencing, workload string) bool {
+	return fencing == "none" && workload != "register"
+}
+
 // LostPercent is Lost / Acknowledged in percent.
 func (r RunSummary) LostPercent() string {
 	if r.Acknowledged == 0 {
@@ -178,7 +186,7 @@ func markExpected(root *os.Root, runs []RunSummary) {
 			return // a matrix.json that does not read: judge every run
 		}
 		for i := range runs {
-			runs[i].Expected = runs[i].Fencing == "none" && runs[i].Workload != "register"
+			runs[i].Expected = UnfencedFinding(runs[i].Fencing, runs[i].Workload)
 		}
 		return
 	}

@@ -26,6 +26,7 @@ import (
 	"html/template"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -202,8 +203,11 @@ type card struct {
 
 // Page is a whole report: what a View returns.
 type Page struct {
-	Title    string
-	Verdict  string
+	Title   string
+	Verdict string
+	// Expected: the run is invalid and not judged (UnfencedFinding); the
+	// badge says "invalid (expected)" in a neutral colour.
+	Expected bool
 	Headline string
 	Sub      []string
 	// Leads are the first stories in one line each, linked.
@@ -213,6 +217,15 @@ type Page struct {
 	Cards    []card
 	Sections []section
 	Notes    []string
+}
+
+// VerdictText is the verdict as the page's badge says it: "invalid
+// (expected)" for an Expected run, the verdict otherwise.
+func (p *Page) VerdictText() string {
+	if p.Expected {
+		return p.Verdict + " (expected)"
+	}
+	return p.Verdict
 }
 
 // Render writes the report of in to w. What it shows is bounded (see
@@ -256,17 +269,13 @@ func (l *limitWriter) Write(b []byte) (int, error) {
 // renderTooLarge writes the page of a report that would be too large: the
 // verdict, the configuration and why, with the run's files.
 func renderTooLarge(w io.Writer, in Input) error {
-	v := in.Results.Valid().String()
-	p := &Page{
-		Title:    fmt.Sprintf("%s · %s %s", strings.ToUpper(v), in.Test.Target, in.Results.Workload),
-		Verdict:  v,
-		Headline: fmt.Sprintf("Verdict: %s. The full report would be larger than %d MB: the history holds unusually large or many values. results.json and the history have everything.", v, MaxReport>>20),
-		Config:   configCards(in.Test),
-		Cards:    []card{{Label: "history events", Value: fmt.Sprint(in.Results.Events)}, {Label: "faults", Value: fmt.Sprint(len(in.Results.Faults))}},
-		Sections: []section{
-			{ID: "config", Title: "Configuration", tmpl: "config", data: configRows(in.Test)},
-			{ID: "files", Title: "Files", tmpl: "files", data: in.Files},
-		},
+	p := verdictPage(&in)
+	p.Headline = fmt.Sprintf("Verdict: %s. The full report would be larger than %d MB: the history holds unusually large or many values. results.json and the history have everything.", p.VerdictText(), MaxReport>>20)
+	p.Config = configCards(in.Test)
+	p.Cards = []card{{Label: "history events", Value: fmt.Sprint(in.Results.Events)}, {Label: "faults", Value: fmt.Sprint(len(in.Results.Faults))}}
+	p.Sections = []section{
+		{ID: "config", Title: "Configuration", tmpl: "config", data: configRows(in.Test)},
+		{ID: "files", Title: "Files", tmpl: "files", data: in.Files},
 	}
 	return renderPage(w, p)
 }
@@ -428,6 +437,26 @@ type faultTable struct {
 // some 20,000 elements, which a browser lays out in well under a second.)
 const MaxRows = 500
 
+// HeldFor is how long a healed fault was in effect, as the faults table,
+// every story step and summary say it: its window, to 10 ms.
+func HeldFor(f history.Fault) time.Duration {
+	return time.Duration(f.Stop - f.Start).Round(10 * time.Millisecond)
+}
+
+// WithoutHold is v without what the fault was meant to hold (its Hold, or
+// a run's recorded "hold" or "down" param), for a page that says how long
+// it held (HeldFor): a second figure for one quantity would disagree with
+// it whenever the fault was healed early or late.
+func WithoutHold(v history.FaultValue) history.FaultValue {
+	v.Hold = 0
+	if v.Recorded != nil {
+		v.Recorded = maps.Clone(v.Recorded)
+		delete(v.Recorded, "hold")
+		delete(v.Recorded, "down") // a kill's hold, as runs recorded it
+	}
+	return v
+}
+
 func faultRows(in *Input) faultTable {
 	t := faultTable{Total: len(in.Results.Faults)}
 	tiers := map[string]string{}
@@ -441,12 +470,17 @@ func faultRows(in *Input) faultTable {
 			t.More = len(in.Results.Faults) - MaxRows
 			break
 		}
-		r := faultRow{Fault: f.Fault, Nodes: nodesWithTiers(f.Nodes, tiers), Start: Secs(f.Start), Stop: "not recovered", Params: DescribeParams(f.Shown()), Error: f.Error}
+		v := f.FaultValue
+		r := faultRow{Fault: f.Fault, Nodes: nodesWithTiers(f.Nodes, tiers), Start: Secs(f.Start), Stop: "not recovered", Error: f.Error}
 		if f.Stop >= 0 {
 			r.Stop = Secs(f.Stop)
-			r.Held = time.Duration(f.Stop - f.Start).Round(time.Millisecond).String()
+			// One figure for how long it held: its window, in the
+			// column; the words leave out what it was meant to hold.
+			r.Held = HeldFor(f).String()
+			v = WithoutHold(v)
 		}
-		if w, ok := in.Tell.words(f.FaultValue, in.Test.Concurrency); ok {
+		r.Params = DescribeParams(v.Shown())
+		if w, ok := in.Tell.words(v, in.Test.Concurrency); ok {
 			r.Params = w
 		} else if h := f.Holder; h != nil {
 			token := ""

@@ -18,7 +18,7 @@ h1{font-size:22px;margin:0 0 6px;display:flex;align-items:center;gap:12px;flex-w
 h2{font-size:18px;margin:34px 0 10px;padding-bottom:4px;border-bottom:2px solid var(--line)}
 h3{font-size:15px;margin:0 0 6px}
 .verdict{display:inline-block;padding:3px 12px;border-radius:5px;color:#fff;font-weight:700;letter-spacing:.04em;text-transform:uppercase;font-size:16px}
-.verdict.valid{background:var(--good)}.verdict.invalid{background:var(--bad)}.verdict.unknown{background:var(--warn)}
+.verdict.valid{background:var(--good)}.verdict.invalid{background:var(--bad)}.verdict.unknown{background:var(--warn)}.verdict.expected{background:#667085}
 .headline{font-size:17px;font-weight:600;margin:6px 0 2px}
 .sub{margin:2px 0;color:#344054}
 ul.leads{list-style:none;padding:0;margin:8px 0 0}ul.leads li{margin:2px 0;padding-left:12px;border-left:3px solid var(--bad)}ul.leads li.good{border-left-color:var(--good)}
@@ -114,7 +114,7 @@ const pageSrc = `{{define "head"}}<!DOCTYPE html>
 <style>` + css + chartsCSS + `{{faultKindsCSS}}{{recordsCSS}}</style></head><body>
 ` + glyphs + `
 <header class="top"><div class="in">
-<h1><span class="verdict {{.Verdict}}" id="verdict">{{.Verdict}}</span> <span>fencecheck report</span></h1>
+<h1><span class="verdict {{.Verdict}}{{if .Expected}} expected" title="not judged: an unfenced run's lost updates show what fencing is for{{end}}" id="verdict">{{.VerdictText}}</span> <span>fencecheck report</span></h1>
 <p class="headline" id="headline">{{.Headline}}</p>
 {{range .Sub}}<p class="sub">{{.}}</p>{{end}}
 {{if .Leads}}<ul class="leads" id="leads">{{range .Leads}}<li class="{{.Class}}"><span class="at">{{.At}}</span> <a href="{{.Href}}">{{.Text}}</a></li>{{end}}{{with .MoreLead}}<li class="muted">and {{.}} more below</li>{{end}}</ul>{{end}}

@@ -24,9 +24,35 @@ type StatsResult struct {
 	// FenceRejections counts writes the resource refused by fencing: fails
 	// with reason fenced, and late results that say so.
 	FenceRejections int `json:"fence_rejections"`
+	// Rejected are the first MaxListedRejections of those writes, in
+	// invocation order: who wrote, with which token, when it was refused.
+	Rejected []FenceRejection `json:"rejected,omitempty"`
 	// SideWrites counts the side writer's batches (--side-writer), which
 	// the counts above leave out.
 	SideWrites int `json:"side_writes,omitempty"`
+}
+
+// FenceRejection is a write the resource refused by fencing.
+type FenceRejection struct {
+	Process history.Process `json:"process"`
+	Element int64           `json:"element"`
+	// Token is the fencing token of the write's grant, 0 when unknown.
+	Token int64 `json:"token"`
+	// At is when the refusal was reported: the completion, or the late
+	// result of an operation recorded as info (ns since the start).
+	At int64 `json:"at_ns"`
+}
+
+// MaxListedRejections bounds StatsResult.Rejected: the terminal shows the
+// first few, the report every one from the history.
+const MaxListedRejections = 10
+
+// ListRejection adds r to list unless it holds MaxListedRejections.
+func ListRejection(list []FenceRejection, r FenceRejection) []FenceRejection {
+	if len(list) >= MaxListedRejections {
+		return list
+	}
+	return append(list, r)
 }
 
 // checkStats counts the appends of a history by outcome, fail reason and
@@ -49,6 +75,7 @@ func checkStats(h *AppendHistory) StatsResult {
 			res.FailReasons[a.Comp.Reason]++
 			if a.Comp.Fenced {
 				res.FenceRejections++
+				res.Rejected = ListRejection(res.Rejected, a.rejection(a.Op.Complete.Time))
 			}
 		default:
 			res.Info++
@@ -57,6 +84,7 @@ func checkStats(h *AppendHistory) StatsResult {
 			res.LateResults[string(a.Late.Type)]++
 			if a.Late.Type == history.Fail && a.Late.Fenced {
 				res.FenceRejections++
+				res.Rejected = ListRejection(res.Rejected, a.rejection(a.LateAt))
 			}
 		}
 	}
@@ -95,4 +123,10 @@ func FailReasonsText(reasons map[string]int) string {
 		parts[i] = fmt.Sprintf("%d %s", reasons[r], what)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// rejection is the append as a write refused by fencing at at.
+func (a *AppendOp) rejection(at int64) FenceRejection {
+	tok, _ := a.tokenOf()
+	return FenceRejection{Process: a.Op.Process, Element: a.Element, Token: tok, At: at}
 }

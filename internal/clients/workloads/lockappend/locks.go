@@ -2,6 +2,7 @@ package lockappend
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"slices"
 
@@ -110,11 +111,13 @@ func checkLocks(ops []history.Op, of, locks []int, opts checkers.Options) (Resul
 	// Locks have operations of their own: their counts add up.
 	out.Overlaps, out.AuditLog, out.PartialUpdates = 0, nil, nil
 	st := &out.Checkers.Stats
-	st.Ok, st.Fail, st.Info, st.FenceRejections, st.SideWrites = 0, 0, 0, 0, 0
+	st.Ok, st.Fail, st.Info, st.FenceRejections, st.SideWrites, st.Rejected = 0, 0, 0, 0, 0, nil
+	var rejected []checkers.FenceRejection
 	for _, r := range all {
 		rs := r.Checkers.Stats
 		st.Ok, st.Fail, st.Info = st.Ok+rs.Ok, st.Fail+rs.Fail, st.Info+rs.Info
 		st.FenceRejections, st.SideWrites = st.FenceRejections+rs.FenceRejections, st.SideWrites+rs.SideWrites
+		rejected = append(rejected, rs.Rejected...)
 		out.Overlaps += r.Overlaps
 		if r.PartialUpdates != nil {
 			if out.PartialUpdates == nil {
@@ -123,6 +126,11 @@ func checkLocks(ops []history.Op, of, locks []int, opts checkers.Options) (Resul
 			out.PartialUpdates.Count += r.PartialUpdates.Count
 			out.PartialUpdates.Elements = append(out.PartialUpdates.Elements, r.PartialUpdates.Elements...)
 		}
+	}
+	// The first refusals of every lock, by time.
+	slices.SortStableFunc(rejected, func(x, y checkers.FenceRejection) int { return cmp.Compare(x.At, y.At) })
+	for _, r := range rejected {
+		st.Rejected = checkers.ListRejection(st.Rejected, r)
 	}
 	out.Resources = nil
 	out.Locks = per

@@ -142,8 +142,9 @@ func (Workload) Decode(raw []byte) (store.WorkloadResult, error) {
 }
 
 // Summary writes the operations (the failed ones by reason), the lost
-// updates, each client named by its worker of workers (as the report
-// names them), the fence rejections and the checkers' verdicts.
+// updates, the fence rejections (the first three refused writes, one a
+// line), each client named by its worker of workers (as the report names
+// them), and the verdict of every checker that ran.
 func (Workload) Summary(b io.Writer, res *store.Results, workers int) {
 	r, ok := res.Result.(*Result)
 	if !ok {
@@ -175,6 +176,16 @@ func (Workload) Summary(b io.Writer, res *store.Results, workers int) {
 		fmt.Fprintf(b, "  first lost at    %.1fs\n", time.Duration(*r.FirstLostUpdateNS).Seconds())
 	}
 	fmt.Fprintf(b, "  fence rejections %d\n", r.FenceRejections)
+	if rej := r.Checkers.Stats.Rejected; len(rej) > 0 {
+		shown := rej[:min(len(rej), 3)]
+		for _, x := range shown {
+			fmt.Fprintf(b, "                   %s's write of element %d%s refused at %.2fs\n",
+				x.Process.Worker(workers), x.Element, checkers.TokenPhrase(x.Token), time.Duration(x.At).Seconds())
+		}
+		if more := r.FenceRejections - len(shown); more > 0 {
+			fmt.Fprintf(b, "                   ... %d more in the report\n", more)
+		}
+	}
 	for _, name := range sortedNames(r.Locks) {
 		x := r.Locks[name]
 		fmt.Fprintf(b, "  %-16s %s: %d of %d acknowledged lost, %d fence rejections\n", name, x.Valid,
@@ -204,8 +215,8 @@ func (Workload) Summary(b io.Writer, res *store.Results, workers int) {
 	}
 	fmt.Fprintf(b, "  overlaps         %d (windows where two clients believed they held the lock)\n", r.Overlaps)
 	c := r.Checkers
-	fmt.Fprintf(b, "  checkers         linearizable %s, lost-updates %s, token-monotonic %s, stats %s\n",
-		c.Linearizable.Valid, c.LostUpdates.Valid, c.TokenMonotonic.Valid, c.Stats.Valid)
+	fmt.Fprintf(b, "  checkers         linearizable %s, lost-updates %s, token-monotonic %s, overlap %s, stats %s\n",
+		c.Linearizable.Valid, c.LostUpdates.Valid, c.TokenMonotonic.Valid, c.Overlap.Valid, c.Stats.Valid)
 }
 
 // sortedNames are the keys of m, sorted.

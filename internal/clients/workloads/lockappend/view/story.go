@@ -3,7 +3,6 @@ package view
 import (
 	"cmp"
 	"fmt"
-	"maps"
 	"math"
 	"regexp"
 	"slices"
@@ -510,7 +509,7 @@ func (b *storyBuilder) faultSteps(c *cast, from, to int64) []Step {
 			// How long a healed fault held is its window, as the stop
 			// step and the summary say it: the words do not say it a
 			// second time (what it was meant to hold, another figure).
-			v = withoutHold(v)
+			v = report.WithoutHold(v)
 		}
 		healed := f.Stop >= 0 && f.Stop <= to+int64(time.Second)
 		what := f.Fault
@@ -532,7 +531,7 @@ func (b *storyBuilder) faultSteps(c *cast, from, to int64) []Step {
 		}
 		steps = append(steps, Step{At: f.Start, Who: who, Text: start, Tone: "fault"})
 		if healed {
-			held := heldFor(f)
+			held := report.HeldFor(f)
 			var stopText string
 			switch {
 			case clock && isActor && ck.kind == "clock-rate" && ck.rate > 0:
@@ -554,19 +553,6 @@ func (b *storyBuilder) faultSteps(c *cast, from, to int64) []Step {
 		}
 	}
 	return steps
-}
-
-// withoutHold is v without what the fault was meant to hold (its Hold, or
-// a run's recorded "hold" or "down" param), for a step that says how long
-// it held.
-func withoutHold(v history.FaultValue) history.FaultValue {
-	v.Hold = 0
-	if v.Recorded != nil {
-		v.Recorded = maps.Clone(v.Recorded)
-		delete(v.Recorded, "hold")
-		delete(v.Recorded, "down") // a kill's hold, as runs recorded it
-	}
-	return v
 }
 
 // recordSteps tells what the run's records tell in (from, to] (a leader
@@ -1174,15 +1160,9 @@ func (b *storyBuilder) holdUp(a *report.Op) (f history.Fault, ok bool) {
 // 5.6s (3.30s to 8.90s)", or "... from 3.30s" for one never healed.
 func faultSpan(f history.Fault) string {
 	if f.Stop >= 0 {
-		return fmt.Sprintf("%s for %s (%s to %s)", f.Fault, heldFor(f), report.Secs(f.Start), report.Secs(f.Stop))
+		return fmt.Sprintf("%s for %s (%s to %s)", f.Fault, report.HeldFor(f), report.Secs(f.Start), report.Secs(f.Stop))
 	}
 	return fmt.Sprintf("%s from %s", f.Fault, report.Secs(f.Start))
-}
-
-// heldFor is how long a healed fault was in effect, as every step and
-// summary says it: its window, to 10 ms.
-func heldFor(f history.Fault) time.Duration {
-	return time.Duration(f.Stop - f.Start).Round(10 * time.Millisecond)
 }
 
 // stoppedPhrase says, for a summary, what the fault on a's container did

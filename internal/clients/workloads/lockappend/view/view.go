@@ -114,9 +114,8 @@ func View(in *report.Input) (*report.Page, error) {
 	if !ok {
 		return report.GenericView(in)
 	}
-	verdict := res.Valid().String()
 	p := report.NewPage(in, "")
-	p.Title = fmt.Sprintf("%s · %s %s · fencing %s", strings.ToUpper(verdict), in.Test.Target, res.Workload, orDash(in.Test.Fencing))
+	p.Title = fmt.Sprintf("%s · %s %s · fencing %s", strings.ToUpper(p.VerdictText()), in.Test.Target, res.Workload, orDash(in.Test.Fencing))
 	t := tell(in, la)
 	m, cfg, lostStories, fenced := t.m, t.cfg, t.lost, t.fenced
 	if t.storyRes != "" && t.err == nil {

@@ -24,7 +24,9 @@ func TestRenderLostUpdate(t *testing.T) {
 	page := render(t, report.Input{Test: testInfo("none", 3), Results: res, Events: ev,
 		Files: []report.File{{Name: "history.jsonl", Size: 2000}, {Name: store.LinFile, Size: 30 << 10}, {Name: "logs/w1.log", Size: 10}}})
 	for _, want := range []string{
-		`<span class="verdict invalid" id="verdict">invalid</span>`,
+		// Unfenced: the lost update is the expected finding, as the run
+		// index says it.
+		`<span class="verdict invalid expected" title="not judged: an unfenced run's lost updates show what fencing is for" id="verdict">invalid (expected)</span>`,
 		"Acknowledged updates were lost: 1 of 2 (50.0%)",
 		`id="lost-1"`, "A&#39;s stale write (token 4) erased B&#39;s acknowledged update",
 		`id="tl-main"`, `id="tl-lost-1"`, `id="throughput"`, `id="latency"`,
@@ -116,7 +118,7 @@ func TestWriteWithoutHistory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(b), "The history could not be read") || !strings.Contains(string(b), `class="verdict invalid"`) {
+	if !strings.Contains(string(b), "The history could not be read") || !strings.Contains(string(b), `class="verdict invalid expected"`) {
 		t.Errorf("report of a run without history:\n%.2000s", b)
 	}
 }

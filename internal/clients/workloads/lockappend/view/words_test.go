@@ -127,8 +127,9 @@ func TestStoryStepsCarryWallClock(t *testing.T) {
 	for _, want := range []string{
 		`0.09s <span class="wall">(21:04:05.090 UTC)</span>`,
 		// The faults table and the timeline's band say the record in
-		// words too.
-		"<td>held 2.1s; the holder w1 (token 4) was frozen at its failpoint; the cluster served before it and again 35ms after the heal</td>",
+		// words too; the table says how long it held once, in its
+		// held column (the window).
+		"<td>2.1s</td><td>the holder w1 (token 4) was frozen at its failpoint; the cluster served before it and again 35ms after the heal</td>",
 		"pause-holder on w1: 0.09s to 2.19s (held 2.1s; the holder w1 (token 4)",
 	} {
 		if !strings.Contains(page, want) {
