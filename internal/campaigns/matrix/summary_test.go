@@ -220,10 +220,10 @@ func TestLeadOfStoredRun(t *testing.T) {
 	copyFile(filepath.Join(src, "test.json"), filepath.Join(dir, "test.json"), false)
 	copyFile(filepath.Join(src, "history.jsonl.gz"), filepath.Join(dir, "history.jsonl"), true)
 	copyFile(filepath.Join(src, "golden", "results.json.gz"), filepath.Join(dir, "results.json"), true)
-	// Clients by their worker names, as the report names them (process 5
-	// and process 0 both ran on w1: after an info the harness goes on
-	// with a new process on the same worker).
-	want := "w1 (token 1) wrote its stale list at 30.55s: element 2 of w1 (token 4), 21 of w4 (token 4), 35 of w3 (token 4), 37 more lost."
+	// The run's losses are the servers': each kill:one of the
+	// unpersisted Redis took the data acknowledged before it (issue 51),
+	// and the first story the report tells is the first kill's.
+	want := "kill:one on n1 at 3.32s: the servers lost 11 elements acknowledged before it (1, 6, 7, 2, 5, 10 and 5 more)."
 	if got := Lead(dir); got != want {
 		t.Errorf("Lead: %q\nwant %q", got, want)
 	}
