@@ -108,8 +108,12 @@ func TestLiveness(t *testing.T) {
 			tc.check(t, l)
 			if tc.nemesis == "kill-holder" {
 				killedContinue(t, dir, 5)
-			} else {
-				leaderChanged(t, dir, got)
+			} else if !leaderChanged(t, dir, got) {
+				dir, got, _ = seededRun(t, "--target", "etcd", "--fencing", "token", "--nemesis", tc.nemesis,
+					"--nemesis-interval", "2s", "--time-limit", "20s", "--seed", "2")
+				if !leaderChanged(t, dir, got) {
+					t.Errorf("seeds 1 and 2: no leader fault took the leader in place")
+				}
 			}
 		})
 	}
@@ -177,8 +181,12 @@ func killedContinue(t *testing.T, dir string, workers int) {
 		if last == nil || last.Type() != history.Info {
 			t.Errorf("killed process %d: its last operation %v, want info", p, last)
 		}
-		if !later && f.Stop < events[len(events)-1].Time-int64(5e9) {
-			t.Errorf("worker of killed process %d: no fresh process completed an operation after its restart at %d", p, f.Stop)
+		// A restarted container's fresh worker reconnects before its
+		// first operation: checked for restarts 10 s or more before the
+		// history's end (5 s was too little at load 28: a restart at
+		// 12.8 s of 20, nothing completed after it).
+		if !later && f.Stop < events[len(events)-1].Time-int64(10e9) {
+			t.Errorf("worker of killed process %d: no fresh process completed an operation in the 10s or more from its restart at %d to the history's end", p, f.Stop)
 		}
 	}
 }
@@ -205,7 +213,13 @@ func lastLeaderBefore(ls []leaders.Seen, t int64) *leaders.Seen {
 // target named another node, or none, before the run ended; every change
 // is on the report's server lanes (a crown titled "NODE became leader
 // at", a hollow one titled "no leader at").
-func leaderChanged(t *testing.T, dir string, got resultsJSON) {
+//
+// It returns false, failing nothing, when every leader fault of the run
+// took a node the polls had already seen replaced (a starved machine's
+// election between the nemesis's question and its fault, with no later
+// fault in the time limit): the caller plays the run again with another
+// seed (leaderRun), and a second such run fails.
+func leaderChanged(t *testing.T, dir string, got resultsJSON) bool {
 	t.Helper()
 	ls := got.Leaders
 	t.Logf("leaders: %+v", ls)
@@ -214,6 +228,7 @@ func leaderChanged(t *testing.T, dir string, got resultsJSON) {
 	}
 	var aimed *history.Fault
 	node := ""
+	raced := 0
 	for i, f := range got.Faults {
 		if !strings.Contains(f.Fault, "leader") || f.Error != "" {
 			continue
@@ -231,10 +246,15 @@ func leaderChanged(t *testing.T, dir string, got resultsJSON) {
 		// the polls had already seen replaced is not the one checked.
 		if last := lastLeaderBefore(ls, f.Start-int64(leaders.Poll)); last != nil && last.Leader != node {
 			t.Logf("%s took %s at %d ns, but the polls saw %q lead from %d ns: not checked", f.Fault, node, f.Start, last.Leader, last.Time)
+			raced++
 			continue
 		}
 		aimed = &got.Faults[i]
 		break
+	}
+	if aimed == nil && raced > 0 {
+		t.Logf("every leader fault took a node already replaced (%d): nothing to check in this run", raced)
+		return false
 	}
 	if aimed == nil {
 		t.Fatalf("no fault aimed at the leader in place that names it: %+v", got.Faults)
@@ -260,4 +280,5 @@ func leaderChanged(t *testing.T, dir string, got resultsJSON) {
 			t.Errorf("report.html does not draw the change %q", want)
 		}
 	}
+	return true
 }
