@@ -306,7 +306,18 @@ type conn struct {
 // do runs f on the connection within the RPC timeout, connecting first if
 // there is none. It never retries f.
 func (c *conn) do(ctx context.Context, f func(ctx context.Context, pc *pgx.Conn) error) error {
-	ctx, cancel := context.WithTimeout(ctx, c.rpc)
+	return c.doWithin(ctx, c.rpc, f)
+}
+
+// setupLimit bounds a set-up step's statements (Reset: the schema and the
+// run's list) instead of the RPC timeout, which bounds the operations a
+// history records: a loaded CI machine (load 29) took more than the 3 s
+// default to connect and create the tables. A hang limit, not a speed.
+const setupLimit = time.Minute
+
+// doWithin is do within limit.
+func (c *conn) doWithin(ctx context.Context, limit time.Duration, f func(ctx context.Context, pc *pgx.Conn) error) error {
+	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -22,7 +22,7 @@ CREATE TABLE IF NOT EXISTS fencecheck_lists (id text PRIMARY KEY, content jsonb 
 // Reset empties the run's list and its fence. The token sequence is not
 // reset: tokens only grow.
 func (c *Client) Reset(ctx context.Context) error {
-	return c.store.do(ctx, func(ctx context.Context, pc *pgx.Conn) error {
+	return c.store.doWithin(ctx, max(c.store.rpc, setupLimit), func(ctx context.Context, pc *pgx.Conn) error {
 		if _, err := pc.Exec(ctx, schema); err != nil {
 			return fmt.Errorf("pg-advisory: reset: %w", err)
 		}
