@@ -20,13 +20,15 @@ const TTL = 2 * time.Second
 // servers' clock drift: 1 % of the TTL and 2 ms.
 const drift = TTL/100 + 2*time.Millisecond
 
-// Start starts a real cluster of target in Docker (no workers) and returns
-// it with the harness's client of it. The cluster goes at the test's end.
+// Start starts a real cluster of target in Docker (no workers), with its
+// network helpers, and returns it with the harness's client of it. The cluster goes at the test's end.
 func Start(t *testing.T, target targets.Target, nodes int) (*harness.Cluster, targettest.Client) {
 	t.Helper()
+	// NetHelpers: the Sentinel tests cut a replica's link (Cluster.NetExec).
 	cl := harnesstest.Cluster(t, harness.ClusterConfig{
 		Target: target, Nodes: nodes,
-		Client: targets.ClientConfig{TTL: TTL, RPCTimeout: 2 * time.Second},
+		Client:     targets.ClientConfig{TTL: TTL, RPCTimeout: 2 * time.Second},
+		NetHelpers: true,
 	})
 	return cl, targettest.LockStore(t, cl.Host().Lock)
 }
