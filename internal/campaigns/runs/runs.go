@@ -574,7 +574,7 @@ func WorkloadNames() string { return tables.Names(tables.Workloads) }
 // LookupTarget is the target named name, or an error (wrapping
 // targets.ErrBadConfig) that lists the valid names.
 func (p Parts) LookupTarget(name string) (targets.Target, error) {
-	return tables.Lookup(p.Targets, "target", name)
+	return tables.LookupTarget(p.Targets, name)
 }
 
 // LookupResource is the resource named name (as LookupTarget).

@@ -104,17 +104,23 @@ func Lookup[T Named](table []T, what, name string) (T, error) {
 		}
 	}
 	var zero T
-	if what == "target" && slices.Contains(Omitted, name) {
-		return zero, fmt.Errorf("%w: target %q is not in this binary: it was built with -tags nokubernetes, as make demo builds bin/demo/fencecheck (make build builds every target; valid here: %s)", targets.ErrBadConfig, name, Names(table))
-	}
 	return zero, fmt.Errorf("%w: unknown %s %q (valid: %s)", targets.ErrBadConfig, what, name, Names(table))
+}
+
+// LookupTarget is Lookup of a target in ts, which says why when name is a
+// built-in target this binary was built without (Omitted).
+func LookupTarget(ts []targets.Target, name string) (targets.Target, error) {
+	if slices.Contains(Omitted, name) && !slices.ContainsFunc(ts, func(t targets.Target) bool { return t.Name() == name }) {
+		return nil, fmt.Errorf("%w: target %q is not in this binary: it was built with -tags nokubernetes, as make demo builds bin/demo/fencecheck (make build builds every target; valid here: %s)", targets.ErrBadConfig, name, Names(ts))
+	}
+	return Lookup(ts, "target", name)
 }
 
 // Catalog is a worker's catalog: the targets ts (the built-in ones, and a
 // Go API user's recipes), the resources and the workloads.
 func Catalog(ts []targets.Target) worker.Catalog {
 	return worker.Catalog{
-		Target:   func(name string) (targets.Target, error) { return Lookup(ts, "target", name) },
+		Target:   func(name string) (targets.Target, error) { return LookupTarget(ts, name) },
 		Resource: func(name string) (resources.Resource, error) { return Lookup(Resources, "resource", name) },
 		Workload: func(name string) (workloads.Workload, error) { return Lookup(Workloads, "workload", name) },
 	}
