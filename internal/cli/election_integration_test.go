@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -52,7 +53,8 @@ func TestElectionRun(t *testing.T) {
 				if r.code != exitInvalid || got.LostUpdates.Lost+el.Forks < 1 {
 					t.Fatalf("unfenced: exit %d, lost %d, forks %d; want 1 with a fork or a lost entry\n%s", r.code, got.LostUpdates.Lost, el.Forks, r.stdout)
 				}
-				if !strings.Contains(string(report), "The old leader, process") || !strings.Contains(string(report), "accepted") {
+				// The story names the deposed leader by its worker (w1 ... wN).
+				if !regexp.MustCompile(`The old leader, w\d+ \(term \d+\)`).Match(report) || !strings.Contains(string(report), "accepted") {
 					t.Errorf("report.html tells no deposed leader's story")
 				}
 				// The fencing chart marks each forking entry of a deposed
