@@ -221,8 +221,9 @@ func lastLeaderBefore(ls []leaders.Seen, t int64) *leaders.Seen {
 // recorded (results.json) and its report draws: the first answer names a
 // server; the first such fault that was in place names the node it took
 // as the leader (its record's leader, or its one node; the first whose
-// node the polls had not seen replaced before it), and from a poll
-// before its start (the kill may come before its start is recorded) the
+// node the polls had not seen replaced before its injection began: its
+// start less its took), and from a poll before that (the kill comes
+// before its start is recorded) the
 // target named another node, or none, before the run ended; every change
 // is on the report's server lanes (a crown titled "NODE became leader
 // at", a hollow one titled "no leader at").
@@ -257,7 +258,10 @@ func leaderChanged(t *testing.T, dir string, got resultsJSON) bool {
 		// The leader may move between the nemesis's question and its
 		// kill (an election on a starved machine): a fault whose node
 		// the polls had already seen replaced is not the one checked.
-		if last := lastLeaderBefore(ls, f.Start-int64(leaders.Poll)); last != nil && last.Leader != node {
+		// The fault asked for the leader, and may have killed it, up to
+		// its took before its recorded start (an Engine call that lagged
+		// on a loaded machine).
+		if last := lastLeaderBefore(ls, f.Start-int64(f.Took)-int64(leaders.Poll)); last != nil && last.Leader != node {
 			t.Logf("%s took %s at %d ns, but the polls saw %q lead from %d ns: not checked", f.Fault, node, f.Start, last.Leader, last.Time)
 			raced++
 			continue
@@ -272,7 +276,7 @@ func leaderChanged(t *testing.T, dir string, got resultsJSON) bool {
 	if aimed == nil {
 		t.Fatalf("no fault aimed at the leader in place that names it: %+v", got.Faults)
 	}
-	from := aimed.Start - int64(leaders.Poll)
+	from := aimed.Start - int64(aimed.Took) - int64(leaders.Poll)
 	moved := false
 	for _, l := range ls {
 		moved = moved || (l.Time > from && l.Leader != node)

@@ -39,6 +39,13 @@ type FaultValue struct {
 	// Health is the cluster's health check before the fault and after its
 	// heal.
 	Health Health `json:"health,omitzero"`
+	// Took is how long the fault's injection took, from the nemesis's
+	// first question (which node, which holder) to the fault being in
+	// place, the Engine's answers included. The start is recorded when it
+	// is in place, so the fault may have taken effect up to Took before
+	// its recorded start (a kill whose Engine call lagged on a loaded
+	// machine). 0 when not recorded (runs from before it was).
+	Took Duration `json:"took,omitempty"`
 	// Replay is the step of a recorded schedule the fault replays ("step 2
 	// of 5", with the nodes when they differ from the recorded ones).
 	Replay string `json:"replay,omitempty"`
@@ -248,7 +255,7 @@ func mergeObjects(a, b json.RawMessage) json.RawMessage {
 	return out
 }
 
-// Shown is the record as people read it, name=value: hold, the holder's
+// Shown is the record as people read it, name=value: hold, took, the holder's
 // process, token, hit and phase, healthy_before, healthy_after, replay, and
 // each figure under its name (a list joined by commas). A run recorded
 // before typed records shows its params as recorded.
@@ -263,6 +270,7 @@ func (v FaultValue) Shown() map[string]string {
 		}
 	}
 	set("hold", v.Hold)
+	set("took", v.Took)
 	if h := v.Holder; h != nil {
 		m["process"] = h.Process.String()
 		if h.Token != nil {

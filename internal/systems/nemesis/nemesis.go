@@ -452,7 +452,9 @@ func (s *Schedule) inject(ctx context.Context, env Env, rec Recorder, r *rand.Ra
 		before = history.Health{BeforeError: herr.Error()}
 		log.Warn("cluster unhealthy before a fault", "fault", f.Name(), "err", herr)
 	}
+	began := time.Now()
 	inj, err := f.Inject(ctx, env, r)
+	took := time.Since(began)
 	if err != nil && inj == nil {
 		if ctx.Err() == nil {
 			log.Warn("fault not injected", "fault", f.Name(), "err", err)
@@ -467,6 +469,7 @@ func (s *Schedule) inject(ctx context.Context, env Env, rec Recorder, r *rand.Ra
 	s.active = &active{fault: f.Name(), inj: inj}
 	s.mu.Unlock()
 	v := inj.Value(f.Name())
+	v.Took = history.Ms(took)
 	if err != nil {
 		// Cut short after it broke something: recorded as it is, with
 		// its error, and healed by the caller's heal.

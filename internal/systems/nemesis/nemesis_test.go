@@ -48,6 +48,8 @@ type fakeEnv struct {
 	stopTakes time.Duration
 	// killFails: a kill takes effect but its call returns an error.
 	killFails bool
+	// killTakes is how long a kill call takes to return.
+	killTakes time.Duration
 	// execFails: NetExec fails (and changes nothing).
 	execFails bool
 	// tiers are the servers' tiers (none: a target of one kind).
@@ -71,6 +73,7 @@ func (e *fakeEnv) Kill(_ context.Context, node string) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.signals = append(e.signals, "kill "+node)
+	time.Sleep(e.killTakes)
 	if e.killFails {
 		return context.Canceled
 	}
@@ -564,4 +567,29 @@ func parsesTo(t *testing.T, spec string, want Fault) bool {
 		return false
 	}
 	return true
+}
+
+// A fault records how long its injection took (took): its start is recorded
+// once it is in place, so a kill whose Engine call lagged took effect up to
+// that long before its recorded start.
+func TestFaultRecordsItsInjectionTime(t *testing.T) {
+	env := &fakeEnv{killTakes: 150 * time.Millisecond}
+	rec := history.NewMemoryRecorder()
+	s := &Schedule{Faults: []Fault{Kill{Scope: ScopeLeader}}, Interval: 10 * time.Millisecond, Seed: 1}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	s.Run(ctx, env, rec)
+	faults, err := history.Faults(rec.Events())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(faults) == 0 {
+		t.Fatal("no fault injected")
+	}
+	if took := faults[0].Took.D(); took < 150*time.Millisecond {
+		t.Errorf("took %s, want at least the kill call's 150ms", took)
+	}
+	if got := faults[0].Shown()["took"]; got == "" {
+		t.Errorf("the faults table shows no took: %v", faults[0].Shown())
+	}
 }

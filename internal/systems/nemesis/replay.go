@@ -54,8 +54,12 @@ func Recorded(events []history.Event) ([]Step, error) {
 		}
 		st.After = time.Duration(max(0, at-origin))
 		// The recorded quiet time includes the original's health check
-		// before the fault; the replay makes its own.
+		// before the fault, and, up to a recorded start, its injection;
+		// the replay makes its own.
 		st.After = max(0, st.After-f.Health.Before.D())
+		if at == f.Start {
+			st.After = max(0, st.After-f.Took.D())
+		}
 		if f.Hold < 0 {
 			return nil, fmt.Errorf("nemesis: fault %s at %s: hold %s", f.Fault, time.Duration(f.Start), f.Hold)
 		}

@@ -201,3 +201,27 @@ func grudge(t *testing.T, f history.Fault) string {
 	}
 	return rec.Grudge
 }
+
+// A recorded start comes after the fault's injection (the Engine's answers
+// included): the replay takes the injection's time off the quiet time, as
+// it does the health check, and a holder step, timed by its failpoint,
+// keeps its own.
+func TestRecordedInjectionTime(t *testing.T) {
+	ev := func(i int, at time.Duration, f string, v history.FaultValue) history.Event {
+		raw, _ := json.Marshal(v)
+		return history.Event{Index: i, Time: int64(at), Process: history.Nemesis, Type: history.Info, F: f, Value: raw}
+	}
+	events := []history.Event{
+		{Index: 0, Time: 0, Process: 0, Type: history.Invoke, F: "append"},
+		ev(1, 5*time.Second, history.FStart, history.FaultValue{Fault: "kill:leader", Nodes: []string{"n2"}, Hold: history.Ms(2 * time.Second),
+			Health: history.Health{Before: history.Ms(200 * time.Millisecond)}, Took: history.Ms(3 * time.Second)}),
+		ev(2, 8*time.Second, history.FStop, history.FaultValue{Fault: "kill:leader", Nodes: []string{"n2"}}),
+	}
+	steps, err := Recorded(events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(steps) != 1 || steps[0].After != 1800*time.Millisecond {
+		t.Fatalf("steps %+v: want one after 1.8s (5s less 200ms of health check and 3s of injection)", steps)
+	}
+}
