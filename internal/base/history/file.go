@@ -220,6 +220,47 @@ var maxLine = 256 << 20
 // names it in every report.
 func Read(r io.Reader) ([]Event, error) {
 	var events []Event
+	err := Scan(r, func(e Event) error {
+		events = append(events, e)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return events, nil
+}
+
+// ScanFile is ReadFileContext one event at a time (Scan): the file's
+// events are handed to fn in order and none is kept, so that a history of
+// millions of events is read in the memory of one. fn's error ends the
+// scan and is returned as it is; a malformed line is found only when the
+// scan reaches it, after fn saw the events before it.
+func ScanFile(ctx context.Context, path string, fn func(Event) error) error {
+	f, err := OpenContext(ctx, path)
+	if err != nil {
+		return fmt.Errorf("history: %w", err)
+	}
+	defer f.Close()
+	r, err := gunzipped(f)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	var fnErr error
+	err = Scan(r, func(e Event) error {
+		fnErr = fn(e)
+		return fnErr
+	})
+	if err != nil && (fnErr == nil || err != fnErr) {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return err
+}
+
+// Scan reads JSON Lines events from r as Read does (the same bounds, the
+// same errors: a last line cut short is dropped), handing each to fn in
+// the order of the lines; fn may keep an event (its value is its own).
+// fn's error ends the scan and is returned.
+func Scan(r io.Reader, fn func(Event) error) error {
 	var idx indexes
 	names := interned{}
 	sc := bufio.NewScanner(r)
@@ -233,7 +274,7 @@ func Read(r io.Reader) ([]Event, error) {
 			continue
 		}
 		if pending != nil {
-			return nil, pending
+			return pending
 		}
 		var e Event
 		if err := json.Unmarshal(b, &e); err != nil {
@@ -241,16 +282,18 @@ func Read(r io.Reader) ([]Event, error) {
 			pending = fmt.Errorf("line %d: %w", line, err)
 			continue
 		}
-		if err := idx.add(events, e.Index, line); err != nil {
-			return nil, err
+		if err := idx.add(e.Index, line); err != nil {
+			return err
 		}
 		e.Type, e.F = Type(names.of(string(e.Type))), names.of(e.F)
-		events = append(events, e)
+		if err := fn(e); err != nil {
+			return err
+		}
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("line %d: %w", line+1, err)
+		return fmt.Errorf("line %d: %w", line+1, err)
 	}
-	return events, nil
+	return nil
 }
 
 // interned holds one copy of each event type and function Read has met,
@@ -271,28 +314,42 @@ func (m interned) of(s string) string {
 	return s
 }
 
-// indexes finds a repeated event index as Read goes. While indexes grow,
-// as a Recorder writes them, it keeps only each event's line; the first
-// time one does not grow it builds the set of those seen.
+// indexes finds a repeated event index as Scan goes. While indexes grow,
+// as a Recorder writes them, it keeps only runs of events whose index and
+// line both step by one (a Recorder's file is one run: nothing per event);
+// the first time an index does not grow it builds the set of those seen.
 type indexes struct {
-	lines []int       // the line of each event read so far, in order
-	seen  map[int]int // index -> line; nil while indexes grow
+	runs []indexRun  // while indexes grow: the events read so far
+	seen map[int]int // index -> line; nil while indexes grow
+	last int         // the latest index, while they grow
 }
 
-// add notes the index of the event read from line, after events (those
-// read before it); an index already seen is an error.
-func (x *indexes) add(events []Event, index, line int) error {
-	n := len(events)
-	if x.seen == nil && (n == 0 || index > events[n-1].Index) {
-		x.lines = append(x.lines, line)
+// indexRun is n events from index and line on, each one more than the
+// last in both.
+type indexRun struct{ index, line, n int }
+
+// add notes the index of the event read from line; an index already seen
+// is an error.
+func (x *indexes) add(index, line int) error {
+	if x.seen == nil && (len(x.runs) == 0 || index > x.last) {
+		x.last = index
+		if n := len(x.runs); n > 0 {
+			if r := &x.runs[n-1]; index == r.index+r.n && line == r.line+r.n {
+				r.n++
+				return nil
+			}
+		}
+		x.runs = append(x.runs, indexRun{index: index, line: line, n: 1})
 		return nil
 	}
 	if x.seen == nil {
-		x.seen = make(map[int]int, n+1)
-		for i, e := range events {
-			x.seen[e.Index] = x.lines[i]
+		x.seen = map[int]int{}
+		for _, r := range x.runs {
+			for i := range r.n {
+				x.seen[r.index+i] = r.line + i
+			}
 		}
-		x.lines = nil
+		x.runs = nil
 	}
 	if first, ok := x.seen[index]; ok {
 		return fmt.Errorf("line %d: index %d is also line %d's: each event has its own index", line, index, first)

@@ -14,6 +14,8 @@ package history
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 )
 
@@ -256,38 +258,86 @@ func (o Op) PhaseEvent(f string) (Event, bool) {
 // breaks the one-operation-per-process rule.
 func Pair(events []Event) ([]Op, error) {
 	var ops []Op
-	open := map[Process]int{}   // process -> index in ops of its outstanding op
-	latest := map[Process]int{} // process -> index in ops of its latest op
-	for _, e := range events {
-		if e.Process == Nemesis {
-			continue
+	p := NewPairer(func(seq int, op Op) {
+		if seq >= len(ops) {
+			ops = append(ops, make([]Op, seq+1-len(ops))...)
 		}
-		switch {
-		case e.Type == Invoke:
-			if i, ok := open[e.Process]; ok {
-				return nil, fmt.Errorf("history: event %d: process %d invoked %s while its %s (event %d) is outstanding",
-					e.Index, e.Process, e.F, ops[i].F, ops[i].Invoke.Index)
-			}
-			ops = append(ops, Op{Process: e.Process, F: e.F, Invoke: e})
-			open[e.Process] = len(ops) - 1
-			latest[e.Process] = len(ops) - 1
-		case e.Type == Phase:
-			i, ok := latest[e.Process]
-			if !ok {
-				return nil, fmt.Errorf("history: event %d: phase %s of process %d, which invoked nothing", e.Index, e.F, e.Process)
-			}
-			ops[i].Phases = append(ops[i].Phases, e)
-		case e.Type.Completes():
-			i, ok := open[e.Process]
-			if !ok {
-				return nil, fmt.Errorf("history: event %d: %s of process %d, which has nothing outstanding", e.Index, e.Type, e.Process)
-			}
-			c := e
-			ops[i].Complete = &c
-			delete(open, e.Process)
-		default:
-			return nil, fmt.Errorf("history: event %d: unknown type %q", e.Index, e.Type)
+		ops[seq] = op
+	})
+	for _, e := range events {
+		if err := p.Add(e); err != nil {
+			return nil, err
 		}
 	}
+	p.Flush()
 	return ops, nil
+}
+
+// Pairer is Pair one event at a time, for a history read as it streams
+// (ScanFile): it keeps only each process's latest operation. An operation
+// is handed to emit once no later event can belong to it (its process
+// invoked its next one; or Flush, at the end), with its sequence number:
+// its place in Pair's invocation order (0, 1, ...). Operations are emitted
+// out of that order; each exactly once.
+type Pairer struct {
+	emit   func(seq int, op Op)
+	latest map[Process]*pairing // process -> its latest operation
+	next   int
+}
+
+// pairing is an operation not yet emitted.
+type pairing struct {
+	op   Op
+	seq  int
+	open bool // not completed
+}
+
+// NewPairer returns a Pairer that hands each operation to emit.
+func NewPairer(emit func(seq int, op Op)) *Pairer {
+	return &Pairer{emit: emit, latest: map[Process]*pairing{}}
+}
+
+// Add takes the history's next event; its error is Pair's (the history
+// breaks the one-operation-per-process rule).
+func (p *Pairer) Add(e Event) error {
+	if e.Process == Nemesis {
+		return nil
+	}
+	l := p.latest[e.Process]
+	switch {
+	case e.Type == Invoke:
+		if l != nil && l.open {
+			return fmt.Errorf("history: event %d: process %d invoked %s while its %s (event %d) is outstanding",
+				e.Index, e.Process, e.F, l.op.F, l.op.Invoke.Index)
+		}
+		if l != nil {
+			p.emit(l.seq, l.op)
+		}
+		p.latest[e.Process] = &pairing{op: Op{Process: e.Process, F: e.F, Invoke: e}, seq: p.next, open: true}
+		p.next++
+	case e.Type == Phase:
+		if l == nil {
+			return fmt.Errorf("history: event %d: phase %s of process %d, which invoked nothing", e.Index, e.F, e.Process)
+		}
+		l.op.Phases = append(l.op.Phases, e)
+	case e.Type.Completes():
+		if l == nil || !l.open {
+			return fmt.Errorf("history: event %d: %s of process %d, which has nothing outstanding", e.Index, e.Type, e.Process)
+		}
+		c := e
+		l.op.Complete, l.open = &c, false
+	default:
+		return fmt.Errorf("history: event %d: unknown type %q", e.Index, e.Type)
+	}
+	return nil
+}
+
+// Flush emits every operation not yet emitted, in sequence order: the
+// history ended.
+func (p *Pairer) Flush() {
+	left := slices.SortedFunc(maps.Values(p.latest), func(a, b *pairing) int { return a.seq - b.seq })
+	clear(p.latest)
+	for _, l := range left {
+		p.emit(l.seq, l.op)
+	}
 }

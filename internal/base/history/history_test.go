@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -152,6 +153,7 @@ func TestReadRefusesDuplicateIndexes(t *testing.T) {
 		{"at once", line(0) + line(1) + line(1), "line 3: index 1 is also line 2's"},
 		{"later, after a blank line", line(5) + line(6) + "\n" + line(2) + line(5), "line 5: index 5 is also line 1's"},
 		{"reordered, then repeated", line(3) + line(2) + line(1) + line(2), "line 4: index 2 is also line 2's"},
+		{"after runs broken by gaps and blank lines", line(0) + line(1) + "\n" + line(2) + line(9) + line(10) + line(4) + line(10), "line 8: index 10 is also line 6's"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := Read(strings.NewReader(c.in))
@@ -162,5 +164,53 @@ func TestReadRefusesDuplicateIndexes(t *testing.T) {
 	}
 	if ev, err := Read(strings.NewReader(line(2) + line(1) + line(7))); err != nil || len(ev) != 3 {
 		t.Fatalf("distinct indexes out of order: %d events, %v", len(ev), err)
+	}
+}
+
+// A Pairer fed a history one event at a time emits each operation once,
+// with Pair's sequence number and Pair's operation (phases that come after
+// its completion included), and keeps only each process's latest one.
+func TestPairerEmitsWhatPairReturns(t *testing.T) {
+	ev := func(i int, p Process, typ Type, f string) Event {
+		return Event{Index: i, Time: int64(i), Process: p, Type: typ, F: f}
+	}
+	events := []Event{
+		ev(0, 0, Invoke, "append"), ev(1, 1, Invoke, "append"), ev(2, Nemesis, Info, FStart),
+		ev(3, 0, Phase, "acquired"), ev(4, 1, Info, "append"), ev(5, 0, Ok, "append"),
+		ev(6, 1, Phase, PhaseLate), // after its info: the op's still
+		ev(7, 0, Invoke, "append"), ev(8, 3, Invoke, "append"), ev(9, 0, Phase, "read"),
+	}
+	want, err := Pair(events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[int]Op{}
+	held := 0
+	p := NewPairer(func(seq int, op Op) {
+		if _, dup := got[seq]; dup {
+			t.Errorf("operation %d emitted twice", seq)
+		}
+		got[seq] = op
+	})
+	for _, e := range events {
+		if err := p.Add(e); err != nil {
+			t.Fatal(err)
+		}
+		held = max(held, len(p.latest))
+	}
+	if len(got) != 1 { // only process 0's first op is done before the end
+		t.Errorf("%d operations emitted before the end, want 1", len(got))
+	}
+	p.Flush()
+	if len(got) != len(want) || held > 3 {
+		t.Fatalf("%d operations emitted, Pair has %d; %d held at once, want at most the 3 processes", len(got), len(want), held)
+	}
+	for i, w := range want {
+		if !reflect.DeepEqual(got[i], w) {
+			t.Errorf("operation %d: %+v, Pair's %+v", i, got[i], w)
+		}
+	}
+	if len(got[1].Phases) != 1 || got[1].Phases[0].F != PhaseLate {
+		t.Errorf("process 1's info op has phases %+v, want its late result", got[1].Phases)
 	}
 }
