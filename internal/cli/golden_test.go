@@ -9,7 +9,12 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
+
+	"github.com/fencecheck/fencecheck/internal/base/history"
+	"github.com/fencecheck/fencecheck/internal/campaigns/zoo"
+	"github.com/fencecheck/fencecheck/internal/report"
 )
 
 var updateGolden = flag.Bool("update-golden", false, "rewrite testdata/runs/*/golden/ from what check writes now")
@@ -177,5 +182,47 @@ func TestCheckGzippedHistory(t *testing.T) {
 	}
 	if !bytes.Contains(page, []byte(`<a href="history.jsonl.gz">history.jsonl.gz</a>`)) {
 		t.Error("the report does not link history.jsonl.gz")
+	}
+}
+
+// A stored run's report streams its history (zoo.WriteReport: the views
+// read it event by event, report.Input.EachEvent) and is, byte for byte,
+// the report of the same run with its history held (as a run writes it):
+// each recorded run, every workload's view and the generic one.
+func TestStreamedReportIsTheHeldOne(t *testing.T) {
+	for _, rr := range recordedRuns {
+		t.Run(rr.dir, func(t *testing.T) {
+			dir := copyRun(t, filepath.Join("testdata", "runs", rr.dir))
+			if code, _, stderr := runInProcess("check", dir, "--check-memory", "0"); code != rr.exit {
+				t.Fatalf("check exit %d, want %d: %s", code, rr.exit, stderr)
+			}
+			in, err := zoo.StoredReportInput(dir, dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var streamed, held bytes.Buffer
+			if err := report.Render(&streamed, in); err != nil {
+				t.Fatal(err)
+			}
+			if in.Events, err = history.ReadFile(in.HistoryPath); err != nil {
+				t.Fatal(err)
+			}
+			in.HistoryPath = ""
+			if err := report.Render(&held, in); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(streamed.Bytes(), held.Bytes()) {
+				a, b := streamed.String(), held.String()
+				i := 0
+				for i < min(len(a), len(b)) && a[i] == b[i] {
+					i++
+				}
+				t.Fatalf("the streamed report differs from the held one at byte %d of %d:\nstreamed: %q\nheld:     %q",
+					i, len(a), a[max(0, i-80):min(len(a), i+120)], b[max(0, i-80):min(len(b), i+120)])
+			}
+			if !strings.Contains(streamed.String(), `id="tl-main"`) {
+				t.Errorf("the report has no timeline")
+			}
+		})
 	}
 }

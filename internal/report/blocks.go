@@ -63,8 +63,9 @@ func TextSection(id, title string, paragraphs ...string) Section {
 // OperationsSections are a timeline of the history's operations (a lane per
 // client, faults shaded) and their throughput and latency.
 func OperationsSections(in *Input) []Section {
-	ops, _ := history.Pair(in.Events)
-	m := genericModel(ops, in.Events)
+	events := in.AllEvents()
+	ops, _ := history.Pair(events)
+	m := genericModel(ops, events)
 	last := max(m.Last, 1)
 	return []section{
 		{ID: "timeline", Title: "Timeline", tmpl: "generic-timeline", data: DrawTimeline(TimelineInput{ID: "tl-main", Model: m, Workers: in.Test.Concurrency, Servers: ServerNames(in.Test), From: 0, To: last, Tell: in.Tell, Records: RecordsOf(in)})},

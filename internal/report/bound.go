@@ -48,7 +48,12 @@ func Clip(s string, n int) string { return safetext.Clip(s, n) }
 // bounded (maxWorkers). It copies what it changes; in's own values are
 // left as they are.
 func bound(in Input) Input {
-	in.Test = boundTest(in.Test, in.Events)
+	if in.Test.Concurrency <= 0 || in.Test.Concurrency > maxWorkers {
+		// The lanes come from the history's processes: all of it.
+		in.Test = boundTest(in.Test, in.AllEvents())
+	} else {
+		in.Test = boundTest(in.Test, nil)
+	}
 	in.Events = boundEvents(in.Events)
 	if in.Results != nil {
 		in.Results = boundResults(in.Results)
@@ -212,13 +217,7 @@ func boundFigures(b json.RawMessage) json.RawMessage {
 func boundEvents(events []history.Event) []history.Event {
 	var out []history.Event // nil until an event changes
 	for i, e := range events {
-		changed := false
-		if len(e.F) > MaxName {
-			e.F, changed = cut(e.F, MaxName), true
-		}
-		if v, ok := boundValue(e); ok {
-			e.Value, changed = v, true
-		}
+		e, changed := boundEvent(e)
 		if !changed {
 			continue
 		}
@@ -231,6 +230,19 @@ func boundEvents(events []history.Event) []history.Event {
 		return events
 	}
 	return out
+}
+
+// boundEvent is e bounded (its function, the strings in its value), and
+// whether that changed it.
+func boundEvent(e history.Event) (history.Event, bool) {
+	changed := false
+	if len(e.F) > MaxName {
+		e.F, changed = cut(e.F, MaxName), true
+	}
+	if v, ok := boundValue(e); ok {
+		e.Value, changed = v, true
+	}
+	return e, changed
 }
 
 // boundValue returns e's value bounded, and whether it changed. A value

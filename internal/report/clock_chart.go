@@ -218,10 +218,7 @@ func clockSection(in *Input) (Section, bool) {
 	if len(in.Clocks) == 0 {
 		return section{}, false
 	}
-	var last int64
-	for _, e := range in.Events {
-		last = max(last, e.Time)
-	}
+	last := in.LastTime()
 	for _, c := range in.Clocks {
 		last = max(last, c.Stop, c.Start)
 	}

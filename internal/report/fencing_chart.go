@@ -631,7 +631,13 @@ func TokensFigure(in TokensInput) tokensData {
 func TokensFromOps(id string, m *OpModel, marks Marks, workers int, fencedReads bool, from, to int64) TokensInput {
 	in := TokensInput{ID: id, From: from, To: to}
 	to = max(to, from+1) // as DrawTokens's scale
-	var before *Op       // the accepted write with the highest token before from
+	if from <= 0 && len(m.Ops) > 1024 {
+		// The whole run's chart: at most a grant and a write an
+		// operation, allocated once (a million operations' lists grown
+		// by doubling would hold twice that).
+		in.Grants, in.Writes = make([]TokenGrant, 0, len(m.Ops)), make([]TokenWrite, 0, len(m.Ops)+1)
+	}
+	var before *Op // the accepted write with the highest token before from
 	var beforeTok int64
 	var readBefore *Op // the fenced read with the highest token before from
 	for _, o := range m.Ops {

@@ -53,11 +53,15 @@ type CriticalSection struct {
 	Acquired   bool
 	AcquiredAt int64
 	Token      int64
-	// ReadAt is the first read's time; Read its list, when the completion
-	// does not carry the list itself (HasRead: the read was reported).
+	// ReadAt is the first read's time (HasRead: the read was reported).
 	ReadAt  int64
-	Read    []int64
 	HasRead bool
+	// ReadList is the list the operation read, as its view takes it (a
+	// lock-append operation's: from its completion, its late result or
+	// its read phase), packed: a million operations' lists, unpacked, are
+	// most of a report's memory (HasReadList: it read one).
+	ReadList    Ints
+	HasReadList bool
 	// CheckedAt and Checked are the first lease check.
 	CheckedAt int64
 	Checked   LeaseCheck

@@ -45,7 +45,14 @@ import (
 type Input struct {
 	Test    store.TestInfo
 	Results *store.Results
-	Events  []history.Event
+	// Events are the history's events, when held; see EachEvent.
+	Events []history.Event
+	// HistoryPath, when Events is nil, is the history file a view streams
+	// (EachEvent), never holding it whole unless it asks (AllEvents).
+	HistoryPath string
+	// last is the history's last time, once a pass read it whole.
+	last      int64
+	lastKnown bool
 	// HistoryErr says why the history could not be read, if it could not;
 	// the report then shows the results alone.
 	HistoryErr string
@@ -102,15 +109,11 @@ func humanSize(n int64) string {
 }
 
 // Write renders the run's report.html from its history.jsonl and the given
-// configuration and results. A history that cannot be read still gives a
-// report, of the results alone, that says so.
+// configuration and results, streaming the history (HistoryPath). A
+// history that cannot be read still gives a report, of the results alone,
+// that says so.
 func Write(run *store.Run, test store.TestInfo, res *store.Results, view View) error {
-	in := Input{Test: test, Results: res, Files: RunFiles(run.Dir, nil), View: view, Dir: run.Dir}
-	ev, err := history.ReadFile(run.HistoryPath())
-	if err != nil {
-		in.HistoryErr = err.Error()
-	}
-	in.Events = ev
+	in := Input{Test: test, Results: res, Files: RunFiles(run.Dir, nil), View: view, Dir: run.Dir, HistoryPath: run.HistoryPath()}
 	var buf bytes.Buffer
 	if err := Render(&buf, in); err != nil {
 		return err
@@ -234,6 +237,9 @@ func (p *Page) VerdictText() string {
 func Render(w io.Writer, in Input) error {
 	if in.Results == nil {
 		return fmt.Errorf("report: no results")
+	}
+	if in.Events == nil && in.HistoryPath != "" {
+		defer lowerMemoryLimit(StreamedMemoryLimit)()
 	}
 	in = bound(in)
 	var buf bytes.Buffer

@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/fencecheck/fencecheck/internal/base/history"
 	"github.com/fencecheck/fencecheck/internal/base/trends"
 	"github.com/fencecheck/fencecheck/internal/clients/tables"
 	"github.com/fencecheck/fencecheck/internal/harness"
@@ -175,37 +174,52 @@ func sizeWords(size int64) string {
 // makes each linked run's report with it; internal/cli's 1M-operation
 // browser test times it.
 func WriteReport(dir, shown string, left []report.File) error {
+	in, err := StoredReportInput(dir, shown)
+	if err != nil {
+		return err
+	}
+	in.Files = append(in.Files, left...)
+	var page bytes.Buffer
+	if err := report.Render(&page, in); err != nil {
+		return err
+	}
 	run, err := store.Open(dir)
 	if err != nil {
 		return err
+	}
+	return run.WriteFile(store.ReportFile, page.Bytes())
+}
+
+// StoredReportInput is the report input of the run stored in dir, its
+// history streamed from its file (report.Input.HistoryPath), never held
+// whole by a view that reads it as it streams; shown is the directory the
+// page names.
+func StoredReportInput(dir, shown string) (report.Input, error) {
+	run, err := store.Open(dir)
+	if err != nil {
+		return report.Input{}, err
 	}
 	var test store.TestInfo
 	var raw json.RawMessage
 	var res store.Results
 	if err := run.ReadJSON(store.TestFile, &test); err != nil {
-		return err
+		return report.Input{}, err
 	}
 	if err := run.ReadJSON(store.ResultsFile, &raw); err != nil {
-		return err
+		return report.Input{}, err
 	}
 	if err := json.Unmarshal(raw, &res); err != nil {
-		return err
+		return report.Input{}, err
 	}
 	w, err := tables.Lookup(tables.Workloads, "workload", res.Workload)
 	if err != nil {
-		return err
+		return report.Input{}, err
 	}
 	if res.Result, err = w.Decode(raw); err != nil {
-		return err
+		return report.Input{}, err
 	}
 	in := harness.ReportInput(test, &res, shown)
-	in.Files = append(report.RunFiles(dir, nil), left...)
-	if in.Events, err = history.ReadFile(run.Path(store.HistoryFile)); err != nil {
-		in.HistoryErr = err.Error()
-	}
-	var page bytes.Buffer
-	if err := report.Render(&page, in); err != nil {
-		return err
-	}
-	return run.WriteFile(store.ReportFile, page.Bytes())
+	in.Files = report.RunFiles(dir, nil)
+	in.HistoryPath = run.HistoryPath()
+	return in, nil
 }

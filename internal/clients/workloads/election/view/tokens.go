@@ -15,12 +15,13 @@ import (
 // entry whose element was lost, or that a fork names as a deposed
 // leader's, marked.
 func tokensInput(in *report.Input, r *election.Result) report.TokensInput {
+	events := in.AllEvents()
 	last := int64(1)
-	for _, e := range in.Events {
+	for _, e := range events {
 		last = max(last, e.Time)
 	}
 	t := report.TokensInput{ID: "tokens-main", From: 0, To: last}
-	ops, err := history.Pair(in.Events)
+	ops, err := history.Pair(events)
 	if err != nil {
 		return t
 	}

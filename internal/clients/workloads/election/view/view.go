@@ -19,7 +19,7 @@ func View(in *report.Input) (*report.Page, error) {
 	if err != nil {
 		return report.GenericView(in)
 	}
-	stories := election.Stories(in.Events, r, in.Test.Concurrency)
+	stories := election.Stories(in.AllEvents(), r, in.Test.Concurrency)
 	headline := fmt.Sprintf("%d leaderships; %d acknowledged entries lost, %d forks of the log, %d entries of old terms refused.",
 		r.Leaderships, r.LostUpdates.Lost, r.Forks, r.FenceRejections)
 	p := report.NewPage(in, headline)

@@ -28,7 +28,7 @@ var (
 func storiesOf(t *testing.T, ev []history.Event, fencing string, workers int) (lost, fenced []Story, res *store.Results) {
 	t.Helper()
 	res = check(t, ev)
-	m, err := buildLockAppend(ev)
+	m, err := buildFromEvents(ev)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,64 +34,121 @@ type model struct {
 }
 
 // readList is the list the op read: from its completion, its late result or
-// its read phase.
+// its read phase, as decodeAppend packed it (a new slice each call).
 func readList(o *report.Op) ([]int64, bool) {
-	switch {
-	case o.Comp.Read != nil:
-		return o.Comp.Read, true
-	case o.Late != nil && (o.Late.Read != nil || o.Late.Type == history.Ok):
-		return o.Late.Read, true
-	case o.HasRead:
-		return o.Read, true
+	if !o.HasReadList {
+		return nil, false
 	}
-	return nil, false
+	return o.ReadList.List(), true
 }
 
-// buildLockAppend decodes a lock-append history. It is tolerant: an
-// operation whose values do not decode is skipped and counted.
-func buildLockAppend(events []history.Event) (*model, error) {
-	ops, err := history.Pair(events)
-	if err != nil {
+// hasRead tells whether the op read a list (readList's ok), unpacking
+// nothing.
+func hasRead(o *report.Op) bool { return o.HasReadList }
+
+// buildLockAppend decodes a lock-append history as each hands it over
+// (report.Input.EachEvent: the file as it streams), holding each
+// operation's events only until its process invokes its next one
+// (history.Pairer). It is tolerant: an operation whose values do not
+// decode is skipped and counted.
+func buildLockAppend(each func(func(history.Event) error) error) (*model, error) {
+	b := newBuilder()
+	p := history.NewPairer(b.op)
+	if err := each(func(e history.Event) error {
+		b.event(e)
+		return p.Add(e)
+	}); err != nil {
 		return nil, err
 	}
-	return buildFromOps(ops, events), nil
+	p.Flush()
+	return b.done(), nil
 }
 
 // buildFromOps decodes the lock-append operations ops of the history
 // events (a resource's projection, in a run with several).
 func buildFromOps(ops []history.Op, events []history.Event) *model {
-	m := &model{OpModel: &report.OpModel{}, byElement: make(map[int64]*report.Op, len(ops))}
-	m.Faults, _ = history.Faults(events)
+	b := newBuilder()
 	for _, e := range events {
-		m.Last = max(m.Last, e.Time)
+		b.event(e)
 	}
-	for i := range ops {
-		o := &ops[i]
-		switch o.F {
-		case lockappend.FAppend:
-			a, err := decodeAppend(o)
-			if err != nil {
-				m.skipped++
-				continue
-			}
-			m.Ops = append(m.Ops, a)
-			if _, dup := m.byElement[a.Element]; !dup {
-				m.byElement[a.Element] = a
-			}
-		case lockappend.FFinalRead:
-			if o.Type() != history.Ok {
-				continue
-			}
-			list, err := lockappend.ParseFinalRead(o)
-			if err != nil {
-				m.skipped++
-				continue
-			}
-			if !m.hasFinal || o.Complete.Time >= m.finalAt {
-				m.final, m.hasFinal, m.finalAt = list, true, o.Complete.Time
-			}
+	for i, o := range ops {
+		b.op(i, o)
+	}
+	return b.done()
+}
+
+// builder makes a model from a history's events and operations, each
+// operation with its place in invocation order (Pair's), in any order.
+type builder struct {
+	m       *model
+	nemesis []history.Event
+	appends []seqOp
+	// finalSeq is the place of the final read kept (the latest; of two
+	// at one time, the later invoked).
+	finalSeq int
+}
+
+// seqOp is a decoded append and its place in invocation order.
+type seqOp struct {
+	seq int
+	op  *report.Op
+}
+
+func newBuilder() *builder {
+	return &builder{m: &model{OpModel: &report.OpModel{}}}
+}
+
+// event notes an event: its time, and a fault's.
+func (b *builder) event(e history.Event) {
+	b.m.Last = max(b.m.Last, e.Time)
+	if e.Process == history.Nemesis {
+		b.nemesis = append(b.nemesis, e)
+	}
+}
+
+// op decodes the operation at place seq of invocation order.
+func (b *builder) op(seq int, o history.Op) {
+	m := b.m
+	switch o.F {
+	case lockappend.FAppend:
+		a, err := decodeAppend(&o)
+		if err != nil {
+			m.skipped++
+			return
+		}
+		b.appends = append(b.appends, seqOp{seq, a})
+	case lockappend.FFinalRead:
+		if o.Type() != history.Ok {
+			return
+		}
+		list, err := lockappend.ParseFinalRead(&o)
+		if err != nil {
+			m.skipped++
+			return
+		}
+		at := o.Complete.Time
+		if !m.hasFinal || at > m.finalAt || (at == m.finalAt && seq > b.finalSeq) {
+			m.final, m.hasFinal, m.finalAt, b.finalSeq = list, true, at, seq
 		}
 	}
+}
+
+// done orders the model: its appends in invocation order (the first of
+// an element's appends is the element's), its faults, its grants and
+// writes.
+func (b *builder) done() *model {
+	m := b.m
+	m.Faults, _ = history.Faults(b.nemesis)
+	slices.SortFunc(b.appends, func(x, y seqOp) int { return cmp.Compare(x.seq, y.seq) })
+	m.Ops = make([]*report.Op, 0, len(b.appends))
+	m.byElement = make(map[int64]*report.Op, len(b.appends))
+	for _, a := range b.appends {
+		m.Ops = append(m.Ops, a.op)
+		if _, dup := m.byElement[a.op.Element]; !dup {
+			m.byElement[a.op.Element] = a.op
+		}
+	}
+	b.appends = nil
 	m.order()
 	return m
 }
@@ -106,8 +163,24 @@ func decodeAppend(o *history.Op) (*report.Op, error) {
 	a := &report.Op{Proc: o.Process, Invoke: o.Invoke.Time, End: o.End(), Type: o.Type(), StaleFrom: -1, WriteIdx: -1,
 		Writes: true, Label: "append " + strconv.FormatInt(p.Element, 10), CriticalSection: report.CriticalSection{
 			Element: p.Element, Comp: wlockappend.Outcome(p.Comp), Acquired: p.Acquired, AcquiredAt: p.AcquiredAt, Token: p.Token,
-			ReadAt: p.ReadAt, Read: p.Read, HasRead: p.HasRead, CheckedAt: p.CheckedAt, Checked: report.LeaseCheck(p.Checked),
+			ReadAt: p.ReadAt, HasRead: p.HasRead, CheckedAt: p.CheckedAt, Checked: report.LeaseCheck(p.Checked),
 			WriteSentAt: p.WriteSentAt, ReleasingAt: p.ReleasingAt, Late: wlockappend.LateOutcome(p.Late), LateAt: p.LateAt}}
+	// The list the op read, packed: one list an operation, at a byte or
+	// two an element, in a history of millions; the decoded ones go.
+	switch {
+	case a.Comp.Read != nil:
+		a.ReadList, a.HasReadList = report.PackInts(a.Comp.Read), true
+	case a.Late != nil && (a.Late.Read != nil || a.Late.Type == history.Ok):
+		a.ReadList, a.HasReadList = report.PackInts(a.Late.Read), true
+	case p.HasRead:
+		a.ReadList, a.HasReadList = report.PackInts(p.Read), true
+	}
+	a.Comp.Read = nil
+	if a.Late != nil && a.Late.Read != nil {
+		late := *a.Late
+		late.Read = nil
+		a.Late = &late
+	}
 	if !a.Acquired {
 		// A completion or late result may carry the token without the
 		// phase (a worker that reported none).

@@ -28,7 +28,7 @@ func TestOneAppendReading(t *testing.T) {
 	if r.Valid != checkers.Unknown || !errors.Is(r.Err(), checkers.ErrBadHistory) {
 		t.Errorf("checkers: %s (%v), want unknown for a bad history", r.Valid, r.Err())
 	}
-	m, err := buildLockAppend(ev)
+	m, err := buildFromEvents(ev)
 	if err != nil || m.skipped != 1 || len(m.Ops) != 0 {
 		t.Errorf("report: %v, %d skipped, %d ops; want the append skipped", err, m.skipped, len(m.Ops))
 	}

@@ -329,7 +329,7 @@ func TestSideWriterStory(t *testing.T) {
 	h.Final(2, []int64{100})
 	ev := h.Sorted()
 	res := check(t, ev)
-	m, err := buildLockAppend(ev)
+	m, err := buildFromEvents(ev)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -396,7 +396,7 @@ func TestStoryTokenless(t *testing.T) {
 		t.Errorf("a token fence stops a tokenless write, the story says")
 	}
 
-	m, err := buildLockAppend(ev)
+	m, err := buildFromEvents(ev)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -420,7 +420,7 @@ func TestTokenlessStaleByGrantOrder(t *testing.T) {
 	h.Add(2.201, 0, history.Ok, lockappend.FAppend, lockappend.Completion{Element: 1, Read: []int64{}, Rev: 11})
 	h.Section(2, 3, 0, []int64{1}, 3, 3.1, 3.5, 12)
 	h.Final(4, []int64{1, 3})
-	m, err := buildLockAppend(h.Sorted())
+	m, err := buildFromEvents(h.Sorted())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -527,7 +527,7 @@ func TestStoriesTokenlessBothPatterns(t *testing.T) {
 		t.Errorf("second story's actors %+v, want A = w3, B = w1", a)
 	}
 
-	m, err := buildLockAppend(ev)
+	m, err := buildFromEvents(ev)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -285,11 +285,19 @@ func tell(in *report.Input, la *lockappend.Result) told {
 	t := told{cfg: storyConfig{Fencing: in.Test.Fencing, TTL: dstr(in.Test.TTL), Margin: dstr(in.Test.Margin), Workers: in.Test.Concurrency,
 		Tell: in.Tell, Started: in.Test.HistoryStarted, Records: report.RecordsOf(in)}}
 	lostElems := la.LostUpdates.Elements
-	m, err := buildLockAppend(in.Events)
-	if err == nil && len(la.Resources) > 1 {
-		t.storyRes, lostElems = storyResource(la)
-		t.cfg.Fencing = resourceFencing(in.Test, t.storyRes)
-		m, err = buildProjected(in.Events, t.storyRes)
+	var m *model
+	var err error
+	if len(la.Resources) > 1 {
+		// A resource's projection needs every operation at once.
+		events := in.AllEvents()
+		m, err = buildFromEvents(events)
+		if err == nil {
+			t.storyRes, lostElems = storyResource(la)
+			t.cfg.Fencing = resourceFencing(in.Test, t.storyRes)
+			m, err = buildProjected(events, t.storyRes)
+		}
+	} else {
+		m, err = buildLockAppend(in.EachEvent)
 	}
 	if err != nil {
 		t.m, t.err = &model{OpModel: &report.OpModel{}}, err
@@ -351,6 +359,18 @@ func storyResource(la *lockappend.Result) (string, []checkers.LostElement) {
 		}
 	}
 	return best, la.Resources[best].LostUpdates.Elements
+}
+
+// buildFromEvents is buildLockAppend of events held.
+func buildFromEvents(events []history.Event) (*model, error) {
+	return buildLockAppend(func(fn func(history.Event) error) error {
+		for _, e := range events {
+			if err := fn(e); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // buildProjected is the model of one resource's projection of a history.

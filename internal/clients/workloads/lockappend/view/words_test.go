@@ -46,7 +46,7 @@ func typedSeed(t *testing.T, tok int64) []history.Event {
 func storiesTold(t *testing.T, ev []history.Event, fencing string) (lost, fenced []Story) {
 	t.Helper()
 	res := check(t, ev)
-	m, err := buildLockAppend(ev)
+	m, err := buildFromEvents(ev)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +165,7 @@ func TestFencedStoryHighestAtTheWrite(t *testing.T) {
 	h.Add(3.2, 1, history.Ok, lockappend.FAppend, lockappend.Completion{Element: 4, Token: 16, Read: []int64{1, 2}, Rev: 21})
 	h.Final(4, []int64{1, 2, 4})
 	ev := h.Sorted()
-	m, err := buildLockAppend(ev)
+	m, err := buildFromEvents(ev)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +214,7 @@ func TestFencedStoryHighestAtTheWrite(t *testing.T) {
 func TestStoryTellsLeaderChanges(t *testing.T) {
 	ev := typedSeed(t, 4)
 	res := check(t, ev)
-	m, err := buildLockAppend(ev)
+	m, err := buildFromEvents(ev)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,99 @@
+package report
+
+import (
+	"context"
+	"runtime/debug"
+
+	"github.com/fencecheck/fencecheck/internal/base/history"
+)
+
+// A report's history is either held (Input.Events: a run just checked, a
+// test's) or streamed from its file (Input.HistoryPath, with Events nil:
+// a stored run's report, written by Write), so that a history of millions
+// of events is read in the memory of one. Views and blocks read it only
+// through EachEvent, which streams, or AllEvents, which holds it; a view
+// that can build its figures event by event (lock-append's) never holds
+// the history.
+
+// EachEvent hands fn the run's events in the history's order: the held
+// Events (bounded by Render), or, when none are held, those of HistoryPath
+// as the file is read, each bounded as Render bounds held ones
+// (boundEvent), none of them kept. A history that cannot be read, or fn's
+// error, ends it with that error (a view then shows the results alone:
+// HistoryErr). A pass that reads the whole history notes its last time
+// (LastTime).
+func (in *Input) EachEvent(fn func(history.Event) error) error {
+	var last int64
+	if in.Events != nil || in.HistoryPath == "" {
+		for _, e := range in.Events {
+			last = max(last, e.Time)
+			if err := fn(e); err != nil {
+				return err
+			}
+		}
+	} else if err := history.ScanFile(context.Background(), in.HistoryPath, func(e history.Event) error {
+		last = max(last, e.Time)
+		if b, ok := boundEvent(e); ok {
+			e = b
+		}
+		return fn(e)
+	}); err != nil {
+		return err
+	}
+	in.last, in.lastKnown = last, true
+	return nil
+}
+
+// AllEvents returns the run's events, bounded: the held Events, or the
+// whole of HistoryPath read into memory and held from then on, for a view
+// or block that needs every event at once. A history that cannot be read
+// gives none, and says why in HistoryErr.
+func (in *Input) AllEvents() []history.Event {
+	if in.Events != nil || in.HistoryPath == "" {
+		return in.Events
+	}
+	var events []history.Event
+	if err := in.EachEvent(func(e history.Event) error {
+		events = append(events, e)
+		return nil
+	}); err != nil {
+		if in.HistoryErr == "" {
+			in.HistoryErr = err.Error()
+		}
+		events = []history.Event{}
+	}
+	in.Events, in.HistoryPath = events, ""
+	return events
+}
+
+// LastTime is the time of the history's last event, by a pass over it
+// (EachEvent) unless one already read it whole; 0 for none or a history
+// that cannot be read.
+func (in *Input) LastTime() int64 {
+	if !in.lastKnown {
+		if in.EachEvent(func(history.Event) error { return nil }) != nil {
+			in.last, in.lastKnown = 0, true
+		}
+	}
+	return in.last
+}
+
+// StreamedMemoryLimit is the runtime's soft memory limit while a report of
+// a streamed history is written (Render of an Input with HistoryPath): its
+// figures are built from a million operations' records, most of them
+// garbage soon, and the collector, left to its default, lets garbage grow
+// the heap to twice what is live. Under the limit it collects sooner, for
+// some CPU time. A lower limit already set (the user's GOMEMLIMIT, a
+// check's memory budget) is kept.
+const StreamedMemoryLimit = 768 << 20
+
+// lowerMemoryLimit sets the runtime's soft memory limit to limit unless it
+// is lower already, and returns what puts the one before back.
+func lowerMemoryLimit(limit int64) (restore func()) {
+	before := debug.SetMemoryLimit(-1)
+	if before <= limit {
+		return func() {}
+	}
+	debug.SetMemoryLimit(limit)
+	return func() { debug.SetMemoryLimit(before) }
+}
