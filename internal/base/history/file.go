@@ -277,7 +277,7 @@ func Scan(r io.Reader, fn func(Event) error) error {
 			return pending
 		}
 		var e Event
-		if err := json.Unmarshal(b, &e); err != nil {
+		if err := decodeLine(b, &e, names); err != nil {
 			// Tolerated only if it is the last line (a crash mid-write).
 			pending = fmt.Errorf("line %d: %w", line, err)
 			continue
@@ -285,7 +285,6 @@ func Scan(r io.Reader, fn func(Event) error) error {
 		if err := idx.add(e.Index, line); err != nil {
 			return err
 		}
-		e.Type, e.F = Type(names.of(string(e.Type))), names.of(e.F)
 		if err := fn(e); err != nil {
 			return err
 		}
@@ -303,6 +302,14 @@ func Scan(r io.Reader, fn func(Event) error) error {
 type interned map[string]string
 
 const maxInterned = 1024
+
+// ofBytes is of(string(b)), without a copy of a name met before.
+func (m interned) ofBytes(b []byte) string {
+	if c, ok := m[string(b)]; ok {
+		return c
+	}
+	return m.of(string(b))
+}
 
 func (m interned) of(s string) string {
 	if c, ok := m[s]; ok {
