@@ -239,7 +239,7 @@ func Render(w io.Writer, in Input) error {
 		return fmt.Errorf("report: no results")
 	}
 	if in.Events == nil && in.HistoryPath != "" {
-		defer lowerMemoryLimit(StreamedMemoryLimit)()
+		defer checkers.LowerMemoryLimit(StreamedMemoryLimit)()
 	}
 	in = bound(in)
 	var buf bytes.Buffer

@@ -2,7 +2,6 @@ package report
 
 import (
 	"context"
-	"runtime/debug"
 
 	"github.com/fencecheck/fencecheck/internal/base/history"
 )
@@ -83,17 +82,6 @@ func (in *Input) LastTime() int64 {
 // figures are built from a million operations' records, most of them
 // garbage soon, and the collector, left to its default, lets garbage grow
 // the heap to twice what is live. Under the limit it collects sooner, for
-// some CPU time. A lower limit already set (the user's GOMEMLIMIT, a
-// check's memory budget) is kept.
+// some CPU time. A lower limit (the user's GOMEMLIMIT, a check's memory
+// guard) wins (checkers.LowerMemoryLimit).
 const StreamedMemoryLimit = 768 << 20
-
-// lowerMemoryLimit sets the runtime's soft memory limit to limit unless it
-// is lower already, and returns what puts the one before back.
-func lowerMemoryLimit(limit int64) (restore func()) {
-	before := debug.SetMemoryLimit(-1)
-	if before <= limit {
-		return func() {}
-	}
-	debug.SetMemoryLimit(limit)
-	return func() { debug.SetMemoryLimit(before) }
-}

@@ -295,6 +295,18 @@ func (l *memLimits) remove(budget uint64) {
 	l.apply()
 }
 
+// LowerMemoryLimit holds the runtime's soft memory limit at or under limit
+// until the returned release is called (once; later calls do nothing),
+// together with the checks' memory guards: the smallest of them wins, and
+// the last release puts back the limit set before the first. It is for
+// work beside the checks whose garbage would otherwise grow its heap to
+// twice what is live (a report of a streamed history).
+func LowerMemoryLimit(limit uint64) (release func()) {
+	limits.add(limit)
+	var once sync.Once
+	return func() { once.Do(func() { limits.remove(limit) }) }
+}
+
 // apply sets the limit: the smallest budget, or the saved limit if it is
 // lower or no guard runs.
 func (l *memLimits) apply() {

@@ -289,3 +289,31 @@ func TestFormatBytes(t *testing.T) {
 		}
 	}
 }
+
+// LowerMemoryLimit and the guards share the runtime's soft limit: the
+// smallest holds, a release puts the next smallest back, and the last one
+// the limit set before the first, whatever the order of the releases.
+func TestLowerMemoryLimitNests(t *testing.T) {
+	orig := debug.SetMemoryLimit(8 << 30)
+	defer debug.SetMemoryLimit(orig)
+	limit := func() int64 { return debug.SetMemoryLimit(-1) }
+	a := LowerMemoryLimit(4 << 30)
+	b := LowerMemoryLimit(6 << 30)
+	if got := limit(); got != 4<<30 {
+		t.Fatalf("limit %d, want the smaller 4 GiB", got)
+	}
+	a()
+	a() // once
+	if got := limit(); got != 6<<30 {
+		t.Fatalf("after the first release: limit %d, want 6 GiB", got)
+	}
+	c := LowerMemoryLimit(16 << 30) // above the one set before: changes nothing
+	if got := limit(); got != 6<<30 {
+		t.Fatalf("limit %d, want 6 GiB still", got)
+	}
+	b()
+	c()
+	if got := limit(); got != 8<<30 {
+		t.Fatalf("after the last release: limit %d, want the 8 GiB set before", got)
+	}
+}
