@@ -48,13 +48,19 @@ func Clip(s string, n int) string { return safetext.Clip(s, n) }
 // bounded (maxWorkers). It copies what it changes; in's own values are
 // left as they are.
 func bound(in Input) Input {
+	// Held events are bounded here; streamed ones as they are read
+	// (EachEvent), AllEvents's included: never twice (a cut string is
+	// longer than its bound, and says how much it lost).
+	held := in.Events != nil || in.HistoryPath == ""
 	if in.Test.Concurrency <= 0 || in.Test.Concurrency > maxWorkers {
 		// The lanes come from the history's processes: all of it.
 		in.Test = boundTest(in.Test, in.AllEvents())
 	} else {
 		in.Test = boundTest(in.Test, nil)
 	}
-	in.Events = boundEvents(in.Events)
+	if held {
+		in.Events = boundEvents(in.Events)
+	}
 	if in.Results != nil {
 		in.Results = boundResults(in.Results)
 	}

@@ -53,6 +53,10 @@ type Input struct {
 	// last is the history's last time, once a pass read it whole.
 	last      int64
 	lastKnown bool
+	// release, when set, ends Render's soft memory limit of a streamed
+	// history (StreamedMemoryLimit): AllEvents ends it before it holds
+	// the whole history, which the limit was not made for.
+	release func()
 	// HistoryErr says why the history could not be read, if it could not;
 	// the report then shows the results alone.
 	HistoryErr string
@@ -239,7 +243,8 @@ func Render(w io.Writer, in Input) error {
 		return fmt.Errorf("report: no results")
 	}
 	if in.Events == nil && in.HistoryPath != "" {
-		defer checkers.LowerMemoryLimit(StreamedMemoryLimit)()
+		in.release = checkers.LowerMemoryLimit(StreamedMemoryLimit)
+		defer in.release()
 	}
 	in = bound(in)
 	var buf bytes.Buffer
@@ -298,7 +303,9 @@ func renderBounded(w io.Writer, in Input) error {
 	}
 	p.Sections = append(p.Sections, commonSections(&in)...)
 	if in.HistoryErr != "" {
-		p.Notes = append(p.Notes, "The history could not be read, so this report shows the results alone: "+in.HistoryErr)
+		// Cut here too: a streamed history's error is found by the view,
+		// after bound.
+		p.Notes = append(p.Notes, "The history could not be read, so this report shows the results alone: "+cut(in.HistoryErr, MaxText))
 	}
 	return renderPage(w, p)
 }

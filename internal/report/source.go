@@ -51,6 +51,9 @@ func (in *Input) AllEvents() []history.Event {
 	if in.Events != nil || in.HistoryPath == "" {
 		return in.Events
 	}
+	if in.release != nil {
+		in.release() // the whole history is held from now on
+	}
 	var events []history.Event
 	if err := in.EachEvent(func(e history.Event) error {
 		events = append(events, e)
@@ -83,5 +86,6 @@ func (in *Input) LastTime() int64 {
 // garbage soon, and the collector, left to its default, lets garbage grow
 // the heap to twice what is live. Under the limit it collects sooner, for
 // some CPU time. A lower limit (the user's GOMEMLIMIT, a check's memory
-// guard) wins (checkers.LowerMemoryLimit).
+// guard) wins (checkers.LowerMemoryLimit). A view that holds the whole
+// history (AllEvents) ends the limit first: it is for a view that streams.
 const StreamedMemoryLimit = 768 << 20

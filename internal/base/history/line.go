@@ -76,7 +76,7 @@ func fastLine(b []byte, e *Event, names interned) bool {
 		}
 		v := r.b[r.i : len(r.b)-1]
 		// json.Unmarshal keeps a value without the space around it.
-		if v[0] == 'n' || isSpace(v[0]) || isSpace(v[len(v)-1]) || !json.Valid(v) {
+		if v[0] == 'n' || isSpace(v[0]) || isSpace(v[len(v)-1]) || tooDeep(v) || !json.Valid(v) {
 			return false
 		}
 		ev.Value = bytes.Clone(v)
@@ -152,3 +152,10 @@ func (r *lineReader) rest() string { return string(r.b[r.i:]) }
 
 // isSpace tells whether c is JSON's white space.
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// tooDeep tells whether v may nest deeper than json.Unmarshal takes inside
+// a line's object (its limit, 10,000, less the line's own level): by the
+// number of brackets it opens, which bounds its depth.
+func tooDeep(v []byte) bool {
+	return bytes.Count(v, []byte{'['})+bytes.Count(v, []byte{'{'}) >= 9_999
+}

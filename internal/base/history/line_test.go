@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -48,6 +49,7 @@ func lineCases(t testing.TB) []string {
 		`{"index":12345678901234567890,"time_ns":2,"process":3,"type":"ok","f":"a"}`,
 		`{"index":1,"time_ns":2,"process":3,"type":"ok","f":"a","value":}`,
 		`{"index":1,"time_ns":2,"process":3,"type":"ok","f":"a","value":"x"}`,
+		deepLine(9_998), deepLine(9_999), deepLine(10_000),
 	)
 }
 
@@ -90,4 +92,10 @@ func FuzzDecodeLine(f *testing.F) {
 		f.Add(line)
 	}
 	f.Fuzz(checkLine)
+}
+
+// deepLine is a line whose value nests n arrays: json.Unmarshal takes
+// 10,000 levels in all, the line's object one of them.
+func deepLine(n int) string {
+	return `{"index":1,"time_ns":2,"process":3,"type":"ok","f":"a","value":` + strings.Repeat("[", n) + strings.Repeat("]", n) + "}"
 }
