@@ -243,7 +243,8 @@ func Render(w io.Writer, in Input) error {
 		return fmt.Errorf("report: no results")
 	}
 	if in.Events == nil && in.HistoryPath != "" {
-		in.release = checkers.LowerMemoryLimit(StreamedMemoryLimit)
+		limit, gc := checkers.LowerMemoryLimit(StreamedMemoryLimit), tighterGC()
+		in.release = func() { limit(); gc() }
 		defer in.release()
 	}
 	in = bound(in)

@@ -2,6 +2,10 @@ package report
 
 import (
 	"context"
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
+	"sync"
 
 	"github.com/fencecheck/fencecheck/internal/base/history"
 )
@@ -23,6 +27,7 @@ import (
 // (LastTime).
 func (in *Input) EachEvent(fn func(history.Event) error) error {
 	var last int64
+	n := 0
 	if in.Events != nil || in.HistoryPath == "" {
 		for _, e := range in.Events {
 			last = max(last, e.Time)
@@ -31,6 +36,9 @@ func (in *Input) EachEvent(fn func(history.Event) error) error {
 			}
 		}
 	} else if err := history.ScanFile(context.Background(), in.HistoryPath, func(e history.Event) error {
+		if n++; n%paceEvery == 0 {
+			pace()
+		}
 		last = max(last, e.Time)
 		if b, ok := boundEvent(e); ok {
 			e = b
@@ -89,3 +97,70 @@ func (in *Input) LastTime() int64 {
 // guard) wins (checkers.LowerMemoryLimit). A view that holds the whole
 // history (AllEvents) ends the limit first: it is for a view that streams.
 const StreamedMemoryLimit = 768 << 20
+
+// StreamedGCPercent is the collector's GOGC while a report of a streamed
+// history is written: the next collection comes when the heap has grown by
+// a quarter of what is live, not by all of it (the default, 100), so that
+// a loaded machine, whose collector lags, does not carry the garbage of a
+// million operations' decoding far past the memory limit. It costs about a
+// tenth more CPU time.
+const StreamedGCPercent = 25
+
+// tightGC holds GOGC at StreamedGCPercent (or lower, if it was) while any
+// streamed report is written: the first to come sets it, the last to go
+// puts the one before back.
+var tightGC struct {
+	mu     sync.Mutex
+	n      int
+	before int
+}
+
+// tighterGC takes tightGC and returns what gives it back (once).
+func tighterGC() (release func()) {
+	tightGC.mu.Lock()
+	if tightGC.n++; tightGC.n == 1 {
+		tightGC.before = debug.SetGCPercent(StreamedGCPercent)
+		if tightGC.before >= 0 && tightGC.before < StreamedGCPercent {
+			debug.SetGCPercent(tightGC.before)
+		}
+	}
+	tightGC.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			tightGC.mu.Lock()
+			defer tightGC.mu.Unlock()
+			if tightGC.n--; tightGC.n == 0 {
+				debug.SetGCPercent(tightGC.before)
+			}
+		})
+	}
+}
+
+// paceEvery is how many streamed events pass between two looks at the
+// heap (pace).
+const paceEvery = 1 << 16
+
+// paceHeap is the heap a stream lets grow before it waits for a
+// collection: on a loaded machine the collector's background work lags
+// the decoding, and what the stream allocates meanwhile counts as live.
+const paceHeap = 640 << 20
+
+// Pace is pace for a view between the steps that build its figures from
+// a streamed history (a million operations' each), which allocate as the
+// stream does; of a held history, it does nothing.
+func (in *Input) Pace() {
+	if in.HistoryPath != "" && in.Events == nil {
+		pace()
+	}
+}
+
+// pace waits for a whole collection when the heap's objects are past
+// paceHeap: the stream allocates nothing while it runs.
+func pace() {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() == metrics.KindUint64 && s[0].Value.Uint64() > paceHeap {
+		runtime.GC()
+	}
+}

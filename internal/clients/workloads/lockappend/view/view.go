@@ -149,13 +149,18 @@ func View(in *report.Input) (*report.Page, error) {
 
 	tl := report.TimelineInput{ID: "tl-main", Model: m.OpModel, Workers: workers, Servers: report.ServerNames(in.Test), From: 0, To: last,
 		Marks: marksOf(append(append([]Story(nil), lostStories...), fenced...)), Tell: in.Tell, Records: report.RecordsOf(in)}
+	in.Pace()
 	main := report.DrawTimeline(tl)
 	addFindings(p, in, la)
+	stories := storiesSection(in, m, cfg, lostStories, fenced)
+	in.Pace()
+	tokens := report.TokensSection(report.TokensFromOps("tokens-main", m.OpModel, tl.Marks, workers, cfg.Fencing == "token", 0, last))
+	in.Pace()
+	charts := report.ChartsSection(laSamples(m, workers), m.Faults, last)
 	p.Sections = append(p.Sections,
-		tmpl.Section("stories", "What happened", "stories", storiesSection(in, m, cfg, lostStories, fenced)),
+		tmpl.Section("stories", "What happened", "stories", stories),
 		tmpl.Section("timeline", "Timeline", "timeline", timelineData{Fig: main, Aggregate: len(m.Ops) > report.DetailMax, Ops: len(m.Ops)}),
-		report.TokensSection(report.TokensFromOps("tokens-main", m.OpModel, tl.Marks, workers, cfg.Fencing == "token", 0, last)),
-		report.ChartsSection(laSamples(m, workers), m.Faults, last),
+		tokens, charts,
 		tmpl.Section("lost", "Lost updates", "lost", lostRows(la.LostUpdates, lostStories, workers)),
 		tmpl.Section("tokens", "Fencing tokens", "tokens", tokenRows(m, la.Checkers.TokenMonotonic, workers)),
 		tmpl.Section("checkers", "Checkers", "checkers", checkersSection(in, la)),
