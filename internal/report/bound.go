@@ -51,7 +51,7 @@ func bound(in Input) Input {
 	// Held events are bounded here; streamed ones as they are read
 	// (EachEvent), AllEvents's included: never twice (a cut string is
 	// longer than its bound, and says how much it lost).
-	held := in.Events != nil || in.HistoryPath == ""
+	held := !in.streamed()
 	if in.Test.Concurrency <= 0 || in.Test.Concurrency > maxWorkers {
 		// The lanes come from the history's processes: all of it.
 		in.Test = boundTest(in.Test, in.AllEvents())

@@ -631,7 +631,7 @@ func TokensFigure(in TokensInput) tokensData {
 func TokensFromOps(id string, m *OpModel, marks Marks, workers int, fencedReads bool, from, to int64) TokensInput {
 	in := TokensInput{ID: id, From: from, To: to}
 	to = max(to, from+1) // as DrawTokens's scale
-	if from <= 0 && len(m.Ops) > 1024 {
+	if from <= 0 {
 		// The whole run's chart: at most a grant and a write an
 		// operation, allocated once (a million operations' lists grown
 		// by doubling would hold twice that).

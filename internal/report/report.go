@@ -242,7 +242,7 @@ func Render(w io.Writer, in Input) error {
 	if in.Results == nil {
 		return fmt.Errorf("report: no results")
 	}
-	if in.Events == nil && in.HistoryPath != "" {
+	if in.streamed() {
 		limit, gc := checkers.LowerMemoryLimit(StreamedMemoryLimit), tighterGC()
 		in.release = func() { limit(); gc() }
 		defer in.release()

@@ -18,6 +18,10 @@ import (
 // that can build its figures event by event (lock-append's) never holds
 // the history.
 
+// streamed tells whether the history is read from HistoryPath as it
+// streams (no events held).
+func (in *Input) streamed() bool { return in.Events == nil && in.HistoryPath != "" }
+
 // EachEvent hands fn the run's events in the history's order: the held
 // Events (bounded by Render), or, when none are held, those of HistoryPath
 // as the file is read, each bounded as Render bounds held ones
@@ -28,7 +32,7 @@ import (
 func (in *Input) EachEvent(fn func(history.Event) error) error {
 	var last int64
 	n := 0
-	if in.Events != nil || in.HistoryPath == "" {
+	if !in.streamed() {
 		for _, e := range in.Events {
 			last = max(last, e.Time)
 			if err := fn(e); err != nil {
@@ -56,7 +60,7 @@ func (in *Input) EachEvent(fn func(history.Event) error) error {
 // or block that needs every event at once. A history that cannot be read
 // gives none, and says why in HistoryErr.
 func (in *Input) AllEvents() []history.Event {
-	if in.Events != nil || in.HistoryPath == "" {
+	if !in.streamed() {
 		return in.Events
 	}
 	if in.release != nil {
@@ -150,7 +154,7 @@ const paceHeap = 640 << 20
 // a streamed history (a million operations' each), which allocate as the
 // stream does; of a held history, it does nothing.
 func (in *Input) Pace() {
-	if in.HistoryPath != "" && in.Events == nil {
+	if in.streamed() {
 		pace()
 	}
 }

@@ -113,18 +113,12 @@ func ReadFile(path string) ([]Event, error) {
 // ReadFileContext is ReadFile that ends when ctx does (see OpenContext),
 // with an error wrapping ctx's cause.
 func ReadFileContext(ctx context.Context, path string) ([]Event, error) {
-	f, err := OpenContext(ctx, path)
-	if err != nil {
-		return nil, fmt.Errorf("history: %w", err)
-	}
-	defer f.Close()
-	r, err := gunzipped(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	events, err := Read(r)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+	var events []Event
+	if err := ScanFile(ctx, path, func(e Event) error {
+		events = append(events, e)
+		return nil
+	}); err != nil {
+		return nil, err
 	}
 	return events, nil
 }
@@ -250,7 +244,7 @@ func ScanFile(ctx context.Context, path string, fn func(Event) error) error {
 		fnErr = fn(e)
 		return fnErr
 	})
-	if err != nil && (fnErr == nil || err != fnErr) {
+	if err != nil && err != fnErr {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	return err

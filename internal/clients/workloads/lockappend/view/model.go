@@ -42,10 +42,6 @@ func readList(o *report.Op) ([]int64, bool) {
 	return o.ReadList.List(), true
 }
 
-// hasRead tells whether the op read a list (readList's ok), unpacking
-// nothing.
-func hasRead(o *report.Op) bool { return o.HasReadList }
-
 // buildLockAppend decodes a lock-append history as each hands it over
 // (report.Input.EachEvent: the file as it streams), holding each
 // operation's events only until its process invokes its next one

@@ -340,7 +340,7 @@ func (b *storyBuilder) serverFaults() map[int]aroundFault {
 			}
 		}
 		for _, o := range b.m.Ops {
-			if hasRead(o) && o.ReadAt > f.Start && (a.first == nil || o.ReadAt < a.first.ReadAt) {
+			if o.HasReadList && o.ReadAt > f.Start && (a.first == nil || o.ReadAt < a.first.ReadAt) {
 				a.first = o
 			}
 		}
