@@ -21,11 +21,14 @@
 #                         lacks of FC_KINDS
 #   action.sh save        write FC_KINDS' images to the cache directory (each
 #                         archive once; others removed)
-#   action.sh shard       run shard FC_SHARD of the matrix into FC_RESULTS
+#   action.sh shard       run shard FC_SHARD of the matrix into FC_RESULTS (or,
+#                         with FC_CELLS, only those cells: matrix --cell)
 #   action.sh merge       merge the shards under FC_SHARDS into FC_RESULTS, keep
 #                         it as a night of FC_NIGHTS (the last FC_KEEP_NIGHTS)
 #                         and write the nights' trends; exit 1 on a regression
-#                         or a cell that must be valid and is not
+#                         or a cell that must be valid and is not. With
+#                         FC_CELLS (a re-run of chosen cells), the newest
+#                         night is merged with them and replaced by the result
 #
 # Outputs (exit-code=, results=, key=, artifact=, ...) go to GITHUB_OUTPUT
 # when it is set, else to stdout. Inputs are checked first (check_inputs).
@@ -71,7 +74,7 @@ check_inputs() {
 			exit 254
 		fi
 	done
-	for name in FC_FAULTS FC_ARGS FC_TARGETS FC_FENCING FC_CLIENT_DIRS FC_KINDS; do
+	for name in FC_FAULTS FC_ARGS FC_TARGETS FC_FENCING FC_CLIENT_DIRS FC_KINDS FC_CELLS; do
 		v=${!name:-}
 		if ! clean "${v//$'\n'/ }"; then
 			echo "action.sh: $name: a control character (other than a line break between words)" >&2
@@ -95,6 +98,11 @@ check_inputs() {
 			exit 254
 		fi
 	done
+	# Cells are matrix --list's numbers.
+	if [ -n "${FC_CELLS:-}" ] && ! [[ ${FC_CELLS//$'\n'/,} =~ ^[0-9][0-9,\ ]*$ ]]; then
+		echo "action.sh: cells $FC_CELLS: want cell numbers as matrix --list prints them (3,5)" >&2
+		exit 254
+	fi
 	# Image kinds are fencecheck's names (etcd, etcd@3.5.21, worker).
 	if [ -n "${FC_KINDS:-}" ] && ! [[ $FC_KINDS =~ ^[a-z0-9@.\ _-]+$ ]]; then
 		echo "action.sh: kinds $FC_KINDS: want image kinds (matrix --images)" >&2
@@ -251,16 +259,26 @@ matrix_args() {
 	if [ ${#extra[@]} -gt 0 ]; then
 		printf '%s\0' "${extra[@]}"
 	fi
-	printf '%s\0' --shard "${FC_SHARD:-1/1}" --results "$FC_RESULTS" --quiet
+	# Chosen cells (a re-run of a night's failing cell) or a shard.
+	if [ -n "${FC_CELLS:-}" ]; then
+		printf '%s\0' --cell "$(list "$FC_CELLS" | paste -sd, -)"
+	else
+		printf '%s\0' --shard "${FC_SHARD:-1/1}"
+	fi
+	printf '%s\0' --results "$FC_RESULTS" --quiet
 }
 
 shard() {
 	local args code=0
 	mapfile -d '' -t args < <(matrix_args)
 	local sh=${FC_SHARD:-1/1}
+	sh=${sh/\//-of-}
+	if [ -n "${FC_CELLS:-}" ]; then
+		sh=cells-$(list "$FC_CELLS" | paste -sd- -)
+	fi
 	# One artifact per attempt: a re-run's results go beside the first
 	# attempt's, and merge keeps each cell's newest run.
-	out artifact "${FC_ARTIFACT_PREFIX:-fencecheck-shard-}${sh/\//-of-}-attempt-${FC_ATTEMPT:-1}"
+	out artifact "${FC_ARTIFACT_PREFIX:-fencecheck-shard-}$sh-attempt-${FC_ATTEMPT:-1}"
 	as_root fencecheck matrix "${args[@]}" || code=$?
 	give_back "$FC_RESULTS" "$(go env GOCACHE)" "$(go env GOMODCACHE)"
 	# RESULTS/latest links to the newest run: an upload would follow it
@@ -336,6 +354,21 @@ merge() {
 		tar -xf "$FC_NIGHTS_TAR" -C "$FC_NIGHTS" --no-same-owner
 	fi
 	forget_attempts "$FC_NIGHTS" "${FC_RUN_ID:-}"
+	# A re-run of chosen cells amends the newest night: that night is
+	# merged with them (merge keeps each cell's newest run), compared with
+	# the night before it, and replaced by the result.
+	if [ -n "${FC_CELLS:-}" ]; then
+		local nights=() amended
+		mapfile -d '' -t nights < <(nightglob "$FC_NIGHTS")
+		if [ ${#nights[@]} -eq 0 ]; then
+			echo "fencecheck merge: cells $FC_CELLS: no night in the cache of nights to amend" >&2
+			exit 254
+		fi
+		amended=$(mktemp -d)
+		mv -- "${nights[-1]}" "$amended/"
+		shards+=("$amended/$(basename "${nights[-1]}")")
+		echo "fencecheck: cells $FC_CELLS amend night $(basename "${nights[-1]}")"
+	fi
 	if compgen -G "$FC_NIGHTS/*/matrix.json" >/dev/null; then
 		baseline=(--baseline "$FC_NIGHTS")
 	fi

@@ -65,6 +65,8 @@ func matrixFlags(args []string, stderr io.Writer) (*matrixOpts, error) {
 	seed := fs.Uint64("seed", 1, "seed of each cell's first run (fixed, so that nightly runs are comparable; 0: pick one and record it)")
 	strict := fs.Bool("strict", false, "every cell must be valid, unfenced ones too")
 	shardFlag := fs.String("shard", "1/1", "run only shard I of N: cells I, I+N, I+2N, ... of the matrix (the same split on every machine); fencecheck merge joins the shards' results directories")
+	var cellFlag multiFlag
+	fs.Var(&cellFlag, "cell", "run only these cells: their numbers as --list prints them, comma-separated or repeated (re-run a failing cell; fencecheck merge puts it in place of its copy in a night's results); not with --shard")
 	list := fs.Bool("list", false, "print the cells (of --shard) and exit, running nothing")
 	imageKinds := fs.Bool("images", false, "print the kinds of fencecheck's images the cells (of --shard) use, one a line (base, etcd, worker, ...), and exit, running nothing: what images build and images save take for a CI cache of exactly these")
 	baselineDir := fs.String("baseline", "", "compare each cell with this matrix's results directory, or with the newest night of a root of nights: exit 1 if a cell regressed (a must-be-valid cell valid there and invalid now, an unfenced cell that lost updates there and none now)")
@@ -114,6 +116,14 @@ func matrixFlags(args []string, stderr io.Writer) (*matrixOpts, error) {
 	sh, err := matrix.ParseShard(*shardFlag)
 	if err != nil {
 		return nil, err
+	}
+	if len(cellFlag) > 0 {
+		if sh.N > 1 {
+			return nil, fmt.Errorf("%w: --cell and --shard %s: give one", errUsage, sh)
+		}
+		if sh, err = matrix.ParseCells(cellFlag); err != nil {
+			return nil, err
+		}
 	}
 	if *list && *imageKinds {
 		return nil, fmt.Errorf("%w: --list and --images: give one", errUsage)

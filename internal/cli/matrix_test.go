@@ -395,3 +395,27 @@ func assertNoSecretIn(t *testing.T, path, secret string) {
 		t.Errorf("%s: %s", filepath.Base(path), b)
 	}
 }
+
+// matrix --cell N runs (here: lists) only the cells --list numbered N, in
+// the matrix's numbering; a cell the matrix lacks, --cell with --shard, and
+// a list that is not numbers are refused before anything runs.
+func TestMatrixCell(t *testing.T) {
+	base := []string{"matrix", "--target", "etcd", "--fencing", "none,token", "--nemesis", "pause-holder", "--nemesis", "kill"}
+	code, all, stderr := runInProcess(append(base, "--list")...)
+	if code != exitValid {
+		t.Fatalf("--list: exit %d: %s", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(all), "\n")
+	if len(lines) != 4 {
+		t.Fatalf("want 4 cells, got:\n%s", all)
+	}
+	code, some, stderr := runInProcess(append(base, "--cell", "3", "--cell", "1", "--list")...)
+	if code != exitValid || some != lines[1]+"\n"+lines[3]+"\n" {
+		t.Fatalf("--cell 3 --cell 1 --list: exit %d\n%s\nwant cells 1 and 3 of\n%s%s", code, some, all, stderr)
+	}
+	for _, bad := range [][]string{{"--cell", "4"}, {"--cell", "1", "--shard", "2/2"}, {"--cell", "one"}, {"--cell", "-1"}} {
+		if code, _, stderr := runInProcess(append(append(base, bad...), "--list")...); code != exitBadArgs || !strings.Contains(stderr, "--cell") {
+			t.Errorf("%v: exit %d, want %d naming --cell: %s", bad, code, exitBadArgs, stderr)
+		}
+	}
+}

@@ -47,7 +47,7 @@ func TestMergeBaseline(t *testing.T) {
 			rows = append(rows, l)
 		}
 	}
-	if len(rows) != 2 || !strings.HasPrefix(rows[0], "| **REGRESSION** | redis lock-append lock-store pause-holder,kill fencing token seed 1 | invalid | 5 of 40 | must be valid: was valid, now invalid (lost 5 of 40): Process 5 (token 1)") ||
+	if len(rows) != 2 || !strings.HasPrefix(rows[0], "| **REGRESSION** | redis lock-append lock-store pause-holder,kill fencing token seed 1 (cell 1) | invalid | 5 of 40 | must be valid: was valid, now invalid (lost 5 of 40): Process 5 (token 1)") ||
 		!strings.HasPrefix(rows[1], "| expected |") {
 		t.Errorf("summary rows:\n%s", strings.Join(rows, "\n"))
 	}

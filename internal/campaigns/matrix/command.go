@@ -19,7 +19,8 @@ import (
 
 // Command is a matrix command's cells and choices (matrix): Cells the
 // matrix's cells (matrix.Cells, with each cell's configuration), Shard the cells
-// this run takes, List to print them instead of running them (Images:
+// this run takes (I of N, or chosen cells: a chosen cell the matrix does
+// not have is a usage error), List to print them instead of running them (Images:
 // the kinds of images they use, CellImages), Strict and
 // Args as matrix.json keeps them, Results the results directory as given,
 // BaselineDir a baseline to compare with ("" for none).
@@ -67,6 +68,9 @@ func (c Command) Run(ctx context.Context, ui Progress, engine func(context.Conte
 			cells = append(cells, cell)
 		}
 	}
+	if n := len(c.Shard.Cells); n > 0 && c.Shard.Cells[n-1] >= len(all) {
+		return 0, fmt.Errorf("%w: --cell %d: the matrix has %d cells, 0 to %d (matrix --list prints them)", cmdline.ErrUsage, c.Shard.Cells[n-1], len(all), len(all)-1)
+	}
 	if !judged {
 		return 0, fmt.Errorf("%w: no cell would be judged (unfenced cells, and register cells in a read mode the target does not promise linearizable, are reported, not judged): add a fenced mode (--fencing none,token) or --strict", cmdline.ErrUsage)
 	}
@@ -89,9 +93,13 @@ func (c Command) Run(ctx context.Context, ui Progress, engine func(context.Conte
 		return 0, fmt.Errorf("%w: --results: %w", cmdline.ErrUsage, err)
 	}
 	sum := trends.Matrix{Started: time.Now().UTC(), Args: c.Args, Strict: c.Strict, Cells: Records(cells), TotalCells: len(all)}
-	if sh := c.Shard; sh.N > 1 {
+	if sh := c.Shard; sh.Partial() {
 		sum.Shard = sh.String()
-		fmt.Fprintf(ui.Log, "fencecheck: shard %s: %d of the matrix's %d cells\n", sh, len(cells), len(all))
+		what := "shard " + sh.String()
+		if sh.Cells != nil {
+			what = sh.String()
+		}
+		fmt.Fprintf(ui.Log, "fencecheck: %s: %d of the matrix's %d cells\n", what, len(cells), len(all))
 		if len(cells) == 0 {
 			if err := Write(results, sum); err != nil {
 				return 0, fmt.Errorf("%w: %w", harness.ErrHarness, err)
@@ -114,7 +122,7 @@ func (c Command) Run(ctx context.Context, ui Progress, engine func(context.Conte
 	if err := AppendStepSummary("matrix --results "+c.Results, results, sum); err != nil {
 		fmt.Fprintf(ui.Log, "fencecheck: job summary not written: %v\n", err)
 	}
-	if c.Shard.N == 1 { // a shard's failing cells are annotated by their merge
+	if !c.Shard.Partial() { // a shard's failing cells are annotated by their merge
 		if err := AppendAnnotations(stdout, results, sum); err != nil {
 			fmt.Fprintf(ui.Log, "fencecheck: annotations not written: %v\n", err)
 		}

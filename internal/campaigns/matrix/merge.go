@@ -57,8 +57,9 @@ func (r mergeRun) String() string { return r.name + "/" + r.stamp }
 //   - it is a regular file of at most trends.MaxMatrixBytes;
 //   - total_cells is between 0 and maxMergeCells and the same in every
 //     shard, and the cells are exactly those of the shard it says it is
-//     ("I/N": cells I-1, I-1+N, ... below total_cells; none, or "merged
-//     from ...": every cell), each once. Nothing is allocated or written
+//     ("I/N": cells I-1, I-1+N, ... below total_cells; "cells 3,5": those
+//     that are below total_cells, as matrix --cell ran them; none, or
+//     "merged from ...": every cell), each once. Nothing is allocated or written
 //     from a count the file claims that its cells do not bear out;
 //   - a cell's run is NAME/STAMP: a run name (store.ValidName, not one of
 //     the files merge writes) and a stamp as store.NewRun writes it; both
@@ -156,6 +157,9 @@ func (g *gathered) shard(d string) error {
 	sh, err := shardOfMatrix(s.Shard)
 	if err != nil {
 		return badMerge("%s: %v", d, err)
+	}
+	if n := len(sh.Cells); n > 0 && sh.Cells[n-1] >= g.total {
+		return badMerge("%s: %s of a matrix of %d cells: matrix --cell runs only cells the matrix has", d, sh, g.total)
 	}
 	if want := sh.count(g.total); len(s.Cells) != want {
 		return badMerge("%s: shard %s of a matrix of %d cells holds %d cells, its %s lists %d", d, sh, g.total, want, File, len(s.Cells))
@@ -319,10 +323,14 @@ func readShardMatrix(d string) (trends.Matrix, error) {
 }
 
 // shardOfMatrix is the shard a matrix.json says it is: its "shard" field
-// ("I/N"), or the whole matrix ("", or "merged from N shard directories").
+// ("I/N", or "cells 3,5" for chosen cells: matrix --cell), or the whole
+// matrix ("", or "merged from N shard directories").
 func shardOfMatrix(v string) (Shard, error) {
 	if v == "" || strings.HasPrefix(v, "merged from ") {
-		return Shard{1, 1}, nil
+		return Shard{I: 1, N: 1}, nil
+	}
+	if strings.HasPrefix(v, "cells ") {
+		return parseChosen(v)
 	}
 	sh, err := ParseShard(v)
 	if err != nil {
@@ -333,6 +341,10 @@ func shardOfMatrix(v string) (Shard, error) {
 
 // count is how many of a matrix's total cells are the shard's.
 func (s Shard) count(total int) int {
+	if s.Cells != nil {
+		n, _ := slices.BinarySearch(s.Cells, total)
+		return n
+	}
 	if s.I > total {
 		return 0
 	}
@@ -660,11 +672,11 @@ func withoutShard(args []string) []string {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		name := strings.TrimLeft(a, "-")
-		if name != a && (name == "shard" || name == "results") {
+		if name != a && (name == "shard" || name == "cell" || name == "results") {
 			i++ // its value
 			continue
 		}
-		if n, _, ok := strings.Cut(name, "="); ok && name != a && (n == "shard" || n == "results") {
+		if n, _, ok := strings.Cut(name, "="); ok && name != a && (n == "shard" || n == "cell" || n == "results") {
 			continue
 		}
 		out = append(out, a)

@@ -34,7 +34,7 @@ func TestParseShard(t *testing.T) {
 		for cell := 0; cell < 24; cell++ {
 			in := 0
 			for i := 1; i <= n; i++ {
-				if (Shard{i, n}).Has(cell) {
+				if (Shard{I: i, N: n}).Has(cell) {
 					in++
 					sizes[i-1]++
 				}

@@ -96,7 +96,8 @@ func SummaryRows(root string, sum trends.Matrix) []SummaryRow {
 	rank := map[string]int{RowRegression: 0, RowFail: 1, RowExpected: 2, RowPass: 3, RowSkipped: 4}
 	var rows []SummaryRow
 	for _, c := range sum.Cells {
-		row := SummaryRow{Cell: CaseName(c), Verdict: c.Verdict, Lost: fmt.Sprintf("%d of %d", c.Lost, c.Acknowledged), Report: ReportPath(c)}
+		// The cell's number ends its name: matrix --cell N re-runs it.
+		row := SummaryRow{Cell: fmt.Sprintf("%s (cell %d)", CaseName(c), c.Cell), Verdict: c.Verdict, Lost: fmt.Sprintf("%d of %d", c.Lost, c.Acknowledged), Report: ReportPath(c)}
 		if c.WorkloadName() == "register" {
 			row.Lost = "-"
 		}

@@ -157,11 +157,11 @@ func TestStepSummary(t *testing.T) {
 	if lines[0] != "earlier step" || lines[1] != "### fencecheck merge --results nightly: ERROR (exit 255)" {
 		t.Errorf("summary's start:\n%s", md)
 	}
-	want := "| **REGRESSION** | redis-nopersist lock-append lock-store kill fencing token seed 1 | invalid | 55 of 59 | must be valid: was valid, now invalid (lost 55 of 59): Process 5 (token 1) wrote its stale list at 30.55s: element 2 of process 0 (token 4) lost. | `etcd-token/" + stampN(1) + "/report.html` |"
+	want := "| **REGRESSION** | redis-nopersist lock-append lock-store kill fencing token seed 1 (cell 1) | invalid | 55 of 59 | must be valid: was valid, now invalid (lost 55 of 59): Process 5 (token 1) wrote its stale list at 30.55s: element 2 of process 0 (token 4) lost. | `etcd-token/" + stampN(1) + "/report.html` |"
 	if !strings.Contains(md, want) {
 		t.Errorf("no row\n%s\nin\n%s", want, md)
 	}
-	if !strings.Contains(md, "| expected | etcd lock-append lock-store pause-holder fencing none seed 1 | invalid | 31 of 51 | lost 31 of 51 acknowledged updates, as expected: unfenced, the cell shows what fencing is for |") {
+	if !strings.Contains(md, "| expected | etcd lock-append lock-store pause-holder fencing none seed 1 (cell 0) | invalid | 31 of 51 | lost 31 of 51 acknowledged updates, as expected: unfenced, the cell shows what fencing is for |") {
 		t.Errorf("no expected row in\n%s", md)
 	}
 	if strings.Contains(md, root) {
@@ -250,7 +250,7 @@ func TestAnnotations(t *testing.T) {
 	if len(lines) != 2 || strings.ContainsAny(b.String(), "\r") {
 		t.Fatalf("annotations:\n%s", b.String())
 	}
-	want := "::error file=" + filepath.Base(root) + "/" + cells[1].Run + "/report.html,title=fencecheck FAIL%3A redis-nopersist lock-append lock-store kill fencing token seed 1::stale write"
+	want := "::error file=" + filepath.Base(root) + "/" + cells[1].Run + "/report.html,title=fencecheck FAIL%3A redis-nopersist lock-append lock-store kill fencing token seed 1 (cell 1)::stale write"
 	if !strings.HasPrefix(lines[0], want) || !strings.Contains(lines[0], "100%25") {
 		t.Errorf("first annotation:\n%s\nwant it to start\n%s", lines[0], want)
 	}
