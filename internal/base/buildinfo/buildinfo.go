@@ -9,11 +9,13 @@
 // not take for a repository) or with -buildvcs=false in GOFLAGS, so `make
 // build` also passes what git says through -ldflags -X (the variables
 // below); the go command's own settings win when both are there. A binary
-// installed with `go install MODULE@VERSION` has its version and no
-// revision.
+// installed with `go install MODULE@VERSION` has no vcs.* settings: a
+// pseudo-version names its revision's first 12 characters and its commit
+// time, which Read takes from it; a release tag names no revision.
 package buildinfo
 
 import (
+	"regexp"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -73,7 +75,30 @@ func fromSettings(bi *debug.BuildInfo) Info {
 	if vcs {
 		return i
 	}
-	return fromLinker(i)
+	i = fromLinker(i)
+	if i.Revision == "" {
+		i.Revision, i.Time = fromPseudo(i.Version)
+	}
+	return i
+}
+
+// pseudo is a pseudo-version's tail: -YYYYMMDDhhmmss-REV12, before
+// "+incompatible" or "+dirty".
+var pseudo = regexp.MustCompile(`[-.](\d{14})-([0-9a-f]{12})(\+[a-z]+)?$`)
+
+// fromPseudo is the revision (its first 12 characters) and commit time a
+// pseudo-version names (v0.0.0-20261204220931-a2d1e3da438c); none for
+// any other version.
+func fromPseudo(v string) (string, time.Time) {
+	m := pseudo.FindStringSubmatch(v)
+	if m == nil {
+		return "", time.Time{}
+	}
+	ts, err := time.Parse("20060102150405", m[1])
+	if err != nil {
+		return "", time.Time{}
+	}
+	return m[2], ts
 }
 
 func fromLinker(i Info) Info {

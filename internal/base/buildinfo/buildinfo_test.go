@@ -37,6 +37,23 @@ func TestFromSettings(t *testing.T) {
 		t.Errorf("the go command's revision lost to the linker's: %+v", i)
 	}
 
+	// No vcs settings, a pseudo-version: go install MODULE@COMMIT.
+	revision = ""
+	for v, want := range map[string]string{
+		"v0.0.0-20261204220931-a2d1e3da438c":                    "a2d1e3da438c",
+		"v1.2.1-0.20261204220931-a2d1e3da438c":                  "a2d1e3da438c",
+		"v2.0.0-pre.0.20261204220931-a2d1e3da438c+incompatible": "a2d1e3da438c",
+		"v1.2.0": "", "(devel)": "", "v0.0.0-2026120422093-a2d1e3da438c": "",
+	} {
+		i := fromSettings(&debug.BuildInfo{Main: debug.Module{Version: v}})
+		if i.Revision != want || (want != "" && !i.Time.Equal(time.Date(2026, 12, 4, 22, 9, 31, 0, time.UTC))) {
+			t.Errorf("%s: revision %q at %v, want %q", v, i.Revision, i.Time, want)
+		}
+		if want != "" && i.String() != v {
+			t.Errorf("%s: String %q", v, i.String())
+		}
+	}
+
 	// Neither: a go install of a release.
 	revision = ""
 	i = fromSettings(&debug.BuildInfo{Main: debug.Module{Version: "v1.2.0"}})
