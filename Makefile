@@ -11,6 +11,9 @@ BIN     := bin/fencecheck
 WORKER  := bin/fencecheck-worker
 # actionlint, for make lint and make test (scripts/lint.sh).
 ACTIONLINT := bin/actionlint
+# nektos/act, for make test-all: the GitHub Action run end to end
+# (TestActionUnderAct), from the Go module proxy.
+ACT := bin/act
 export CGO_ENABLED := 0
 # Every go command builds as the binaries are built (-trimpath: the worker
 # binary, hence the worker image's tag, is the same from any checkout), so
@@ -100,8 +103,9 @@ test: build deps $(ACTIONLINT)
 
 # Everything make test runs, and the tests of the Kubernetes image, every
 # server version and every client of the zoo (FENCECHECK_TEST_ALL=1), with
-# all their images built in the background.
-test-all: build deps $(ACTIONLINT)
+# all their images built in the background, and the CI files end to end:
+# the GitHub Action under nektos/act, the GitLab template's stages.
+test-all: build deps $(ACTIONLINT) $(ACT)
 	FENCECHECK_TEST_ALL=1 GO=$(GO) ./scripts/test.sh $(BIN) $(CLIENT_DIRS)
 
 # actionlint (with shellcheck) over the GitHub Actions workflows, and
@@ -110,6 +114,8 @@ test-all: build deps $(ACTIONLINT)
 # shellcheck is Debian's (scripts/deps.sh).
 $(ACTIONLINT):
 	GOBIN=$(abspath bin) $(GO) install github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
+$(ACT):
+	GOBIN=$(abspath bin) $(GO) install github.com/nektos/act@v0.2.89
 lint: $(ACTIONLINT)
 	./scripts/deps.sh shellcheck
 	./scripts/lint.sh $(ACTIONLINT)

@@ -104,9 +104,8 @@ func newActRunner(t *testing.T) *actRunner {
 	if err != nil {
 		t.Fatalf("nektos/act is needed (make test-all builds it into bin/act from the Go module proxy; FENCECHECK_ACT names another): %v", err)
 	}
-	repo, _ := filepath.Abs(repoFile())
 	dir := t.TempDir()
-	r := &actRunner{act: act, repo: repo, team: filepath.Join(dir, "team"), store: filepath.Join(dir, "store"), logs: dir}
+	r := &actRunner{act: act, repo: snapshotRepo(t, filepath.Join(dir, "fencecheck")), team: filepath.Join(dir, "team"), store: filepath.Join(dir, "store"), logs: dir}
 	wf := filepath.Join(r.team, ".github", "workflows")
 	os.MkdirAll(wf, 0o755)
 	os.MkdirAll(r.store, 0o755)
@@ -121,6 +120,24 @@ func newActRunner(t *testing.T) *actRunner {
 		}
 	}
 	return r
+}
+
+// snapshotRepo copies this checkout's files (tracked, and untracked ones
+// git does not ignore) to dir, a git repository of one commit: the action's
+// source as a team's workflow would fetch it, fixed for the whole test
+// (act reads a local action's folder anew at each job).
+func snapshotRepo(t *testing.T, dir string) string {
+	t.Helper()
+	root, _ := filepath.Abs(repoFile())
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sh := `git -C "$1" ls-files -z -co --exclude-standard | tar -C "$1" --null -T - -cf - | tar -C "$2" -xf - &&
+git -C "$2" init -q && git -C "$2" add -A && git -C "$2" -c user.email=t@example.com -c user.name=t commit -qm snapshot`
+	if out, err := exec.Command("bash", "-c", sh, "snapshot", root, dir).CombinedOutput(); err != nil {
+		t.Fatalf("a snapshot of the checkout: %v\n%s", err, out)
+	}
+	return dir
 }
 
 // run acts the workflow once as run runID, attempt attempt, with the

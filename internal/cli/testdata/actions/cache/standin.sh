@@ -16,7 +16,7 @@ restore)
 		while IFS= read -r prefix; do
 			[ -n "$prefix" ] || continue
 			# The newest entry whose key starts with the prefix.
-			found=$(cd "$store" && ls -t -- "$prefix"*.tar 2>/dev/null | head -1 || true)
+			found=$(find "$store" -maxdepth 1 -type f -name "$prefix*.tar" -printf '%T@ %f\n' | sort -rn | head -1 | cut -d' ' -f2-)
 			found=${found%.tar}
 			[ -z "$found" ] || break
 		done <<<"$IN_RESTORE_KEYS"
