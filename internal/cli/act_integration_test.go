@@ -89,6 +89,7 @@ func (r actRun) until(job string, re *regexp.Regexp) time.Duration {
 // Engine is the machine's.
 type actRunner struct {
 	act, repo, team, store, logs string
+	keep                         string // a directory that keeps the logs, or ""
 }
 
 func newActRunner(t *testing.T) *actRunner {
@@ -106,6 +107,12 @@ func newActRunner(t *testing.T) *actRunner {
 	}
 	dir := t.TempDir()
 	r := &actRunner{act: act, repo: snapshotRepo(t, filepath.Join(dir, "fencecheck")), team: filepath.Join(dir, "team"), store: filepath.Join(dir, "store"), logs: dir}
+	// FENCECHECK_CI_LOGS keeps the nights' logs (act's, a file a night)
+	// after the test.
+	if keep := os.Getenv("FENCECHECK_CI_LOGS"); keep != "" {
+		r.keep = keep
+		os.MkdirAll(keep, 0o755)
+	}
 	wf := filepath.Join(r.team, ".github", "workflows")
 	os.MkdirAll(wf, 0o755)
 	os.MkdirAll(r.store, 0o755)
@@ -185,8 +192,9 @@ func (r *actRunner) run(t *testing.T, name string, runID, attempt int, inputs ..
 		}
 		res.lines = append(res.lines, l)
 	}
-	os.WriteFile(filepath.Join(r.logs, name+".log"), []byte(res.text()+plain.String()), 0o644)
-	t.Logf("%s: act ended in %s (%v); log %s", name, res.wall.Round(time.Second), err, filepath.Join(r.logs, name+".log"))
+	logDir := cmpOr(r.keep, r.logs)
+	os.WriteFile(filepath.Join(logDir, name+".log"), []byte(res.text()+plain.String()), 0o644)
+	t.Logf("%s: act ended in %s (%v); log %s", name, res.wall.Round(time.Second), err, filepath.Join(logDir, name+".log"))
 	return res
 }
 

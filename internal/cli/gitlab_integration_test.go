@@ -280,17 +280,10 @@ func (d *glDriver) runJob(t *testing.T, p *glPipeline, id, name string, job map[
 		paths             []string
 	}
 	var caches []cache
-	for _, c := range listOf(job["cache"]) {
+	for _, c := range listOf(job["cache"]) { // a list of caches, or one
 		cm := mapOf(c)
 		cc := cache{key: expand(str(cm["key"]), env), policy: cmpOr(str(cm["policy"]), "pull-push"), when: cmpOr(str(cm["when"]), "on_success")}
 		for _, x := range listOf(cm["paths"]) {
-			cc.paths = append(cc.paths, str(x))
-		}
-		caches = append(caches, cc)
-	}
-	if m := mapOf(job["cache"]); len(m) > 0 { // one cache, not a list
-		cc := cache{key: expand(str(m["key"]), env), policy: cmpOr(str(m["policy"]), "pull-push"), when: cmpOr(str(m["when"]), "on_success")}
-		for _, x := range listOf(m["paths"]) {
 			cc.paths = append(cc.paths, str(x))
 		}
 		caches = append(caches, cc)
@@ -318,7 +311,12 @@ func (d *glDriver) runJob(t *testing.T, p *glPipeline, id, name string, job map[
 	out, err := cmd.CombinedOutput()
 	ok := err == nil
 	p.logs[id] = string(out)
-	os.WriteFile(filepath.Join(d.dir, "builds", p.name, strings.ReplaceAll(id, "/", "-")+".log"), out, 0o644)
+	logDir := filepath.Join(d.dir, "builds", p.name)
+	if keep := os.Getenv("FENCECHECK_CI_LOGS"); keep != "" {
+		logDir = filepath.Join(keep, "gitlab-"+p.name)
+		os.MkdirAll(logDir, 0o755)
+	}
+	os.WriteFile(filepath.Join(logDir, strings.ReplaceAll(id, "/", "-")+".log"), out, 0o644)
 	t.Logf("pipeline %s: job %s: %v", p.name, id, map[bool]string{true: "passed", false: fmt.Sprintf("failed (%v)", err)}[ok])
 	// Caches: uploaded when the job's outcome allows, there is a file to
 	// keep, and a file is newer than the archive restored.
@@ -489,6 +487,9 @@ func TestGitLabTemplateStages(t *testing.T) {
 		case strings.HasPrefix(key, "fencecheck-image-") && n != 1:
 			t.Errorf("image cache %s uploaded %d times over four nights, want once", key, n)
 		}
+	}
+	if n := d.uploads["fencecheck-nights"]; n != len(nights) {
+		t.Errorf("the cache of nights was uploaded %d times over %d nights, want once a night", n, len(nights))
 	}
 	t.Logf("cache uploads: %v", d.uploads)
 

@@ -172,3 +172,53 @@ func TestGitLabTemplateHostileVariables(t *testing.T) {
 		t.Errorf("%d nights left, want the newest 30", len(left))
 	}
 }
+
+// The action's cells input: the shard step runs matrix --cell (not
+// --shard) and names its artifact by the cells; the merge step amends the
+// newest night, merging it with the cells' results against the nights
+// before it, and the night it amended is gone from the nights; with no
+// night to amend it refuses (254); cells that are not numbers are refused
+// before anything runs.
+func TestActionCellsAmendTheNewestNight(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash")
+	}
+	script, _ := filepath.Abs(repoFile("scripts", "action.sh"))
+	sb := newSandbox(t)
+	calls := sb.run(t, script+" shard", shardEnv(map[string]string{"FC_CELLS": "3, 5", "FC_SHARD": "2/4", "FC_ATTEMPT": "2"}))
+	args, _ := matrixCall(t, calls)
+	if i := slices.Index(args, "--cell"); i < 0 || args[i+1] != "3,5" || slices.Contains(args, "--shard") {
+		t.Errorf("matrix %q: want --cell 3,5 and no --shard", args)
+	}
+	out, _ := os.ReadFile(filepath.Join(sb.dir, "output"))
+	if !strings.Contains(string(out), "artifact=fencecheck-shard-cells-3-5-attempt-2\n") {
+		t.Errorf("outputs:\n%s", out)
+	}
+	for _, p := range []string{"nights/20261201T021700Z", "nights/20261202T021700Z", "shards/cells"} {
+		os.MkdirAll(filepath.Join(sb.dir, p), 0o755)
+		os.WriteFile(filepath.Join(sb.dir, p, "matrix.json"), []byte("{}"), 0o644)
+	}
+	env := map[string]string{"FC_SHARDS": "shards", "FC_RESULTS": "res", "FC_NIGHTS": "nights", "FC_CELLS": "3"}
+	calls = sb.run(t, script+" merge", env)
+	var merge []string
+	for _, c := range calls {
+		if len(c) > 0 && c[0] == "merge" {
+			merge = c
+		}
+	}
+	// merge --results res --baseline nights shards/cells AMENDED
+	if len(merge) != 7 || merge[3] != "--baseline" || merge[5] != "shards/cells" || filepath.Base(merge[6]) != "20261202T021700Z" {
+		t.Errorf("merge %q: want the cells and the newest night, against the nights before it", merge)
+	}
+	left, _ := filepath.Glob(filepath.Join(sb.dir, "nights", "2*Z"))
+	if len(left) != 2 || filepath.Base(left[0]) != "20261201T021700Z" || strings.HasPrefix(filepath.Base(left[1]), "20261202") {
+		t.Errorf("nights after the amendment: %q, want night 1 and the amended night (a new one)", left)
+	}
+	os.RemoveAll(filepath.Join(sb.dir, "nights"))
+	if _, out, err := sb.runErr(script+" merge", env); err == nil || !strings.Contains(string(out), "no night") {
+		t.Errorf("cells with no night to amend: %v\n%s", err, out)
+	}
+	if _, out, err := sb.runErr(script+" shard", shardEnv(map[string]string{"FC_CELLS": "3;rm"})); err == nil || !strings.Contains(string(out), "want cell numbers") {
+		t.Errorf("cells 3;rm: %v\n%s", err, out)
+	}
+}

@@ -48,7 +48,14 @@ save)
 		echo "::warning::Path Validation Error: Path(s) specified in the action for caching do(es) not exist, hence no cache is being saved."
 		exit 0
 	fi
-	tar -cPf "$store/$IN_KEY.tar.new" -- "${existing[@]}"
+	# A file that changes while it is read (another job's go command writing
+	# its cache) is stored as it was read: GNU tar's exit 1.
+	code=0
+	tar -cPf "$store/$IN_KEY.tar.new" --warning=no-file-changed -- "${existing[@]}" || code=$?
+	if [ "$code" -gt 1 ]; then
+		echo "::error::cache stand-in: tar exit $code"
+		exit 1
+	fi
 	mv -- "$store/$IN_KEY.tar.new" "$store/$IN_KEY.tar"
 	echo "Cache saved with key: $IN_KEY ($(stat -c %s "$store/$IN_KEY.tar") bytes)"
 	;;
