@@ -51,7 +51,8 @@ func (r actRun) text() string {
 func (r actRun) jobLines(job string) []actLine {
 	var out []actLine
 	for _, l := range r.lines {
-		if l.Job == job || strings.HasSuffix(l.Job, "/"+job) {
+		// act pads the names of a workflow's jobs to one width.
+		if j := strings.TrimSpace(l.Job); j == job || strings.HasSuffix(j, "/"+job) {
 			out = append(out, l)
 		}
 	}
@@ -148,11 +149,14 @@ git -C "$2" init -q && git -C "$2" add -A && git -C "$2" -c user.email=t@example
 }
 
 // run acts the workflow once as run runID, attempt attempt, with the
-// dispatch inputs (NAME=VALUE).
+// dispatch inputs (NAME=VALUE), on a fresh runner.
 func (r *actRunner) run(t *testing.T, name string, runID, attempt int, inputs ...string) actRun {
 	t.Helper()
 	si, _ := filepath.Abs(filepath.Join("testdata", "actions"))
-	runner := filepath.Join(r.logs, name)
+	// A fresh runner: its Go caches' directories are where they always
+	// are, and empty.
+	runner := filepath.Join(r.logs, "runner")
+	os.RemoveAll(runner)
 	os.MkdirAll(runner, 0o755)
 	args := []string{"workflow_dispatch", "-W", ".github/workflows/nightly.yml", "--json",
 		"-P", "ubuntu-latest=-self-hosted", "--no-cache-server", "--concurrent-jobs", "1",
