@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -258,7 +259,7 @@ var (
 	imageSaved     = regexp.MustCompile(`^Cache saved with key: fencecheck-images-`)
 	nightsRestored = regexp.MustCompile(`^Cache restored from key: fencecheck-nights-`)
 	matrixStarts   = regexp.MustCompile(`Run Main matrix shard`)
-	summaryStart   = regexp.MustCompile(`^--- job summary`)
+	nightsLine     = regexp.MustCompile(`^(\d+) nights, oldest first`)
 )
 
 // The GitHub Action end to end under nektos/act (self-hosted mode), as a
@@ -322,8 +323,8 @@ func TestActionUnderAct(t *testing.T) {
 			t.Errorf("night 2, %s: no matrix step", job)
 		}
 	}
-	if n2.count("merge", nightsRestored) != 1 {
-		t.Errorf("night 2: the merge restored no night:\n%s", linesOf(n2, "merge", 60))
+	if n2.count("merge", nightsRestored) != 1 || nightsSeen(n2) != 2 {
+		t.Errorf("night 2: the merge restored %d caches of nights, its trends read %d nights; want 1 and 2:\n%s", n2.count("merge", nightsRestored), nightsSeen(n2), linesOf(n2, "merge", 60))
 	}
 	checkShardArtifacts(t, r, 202, 1, artifactBound)
 	night2 := mergedMatrix(t, r, 202)
@@ -348,6 +349,9 @@ func TestActionUnderAct(t *testing.T) {
 		if i < len(night2.Cells) && c.Run == night2.Cells[i].Run {
 			t.Errorf("cell %d: the re-run's merge kept attempt 1's run %s", i, c.Run)
 		}
+	}
+	if n := nightsSeen(rr); n != 2 {
+		t.Errorf("the re-run's trends read %d nights, want 2 (night 1, and the re-run's night 2 in place of the first attempt's)", n)
 	}
 	summary := summaryOf(rr)
 	if !strings.Contains(summary, "cells were in more than one shard directory") || !strings.Contains(summary, "kept the newest") {
@@ -428,22 +432,28 @@ func (r *actRunner) artifactNights(t *testing.T, runID int) []string {
 	return nights
 }
 
-// summaryOf is the merge job's summary as the workflow's last step logged
-// it.
+// summaryOf is the merge job's summary (GITHUB_STEP_SUMMARY), which act
+// logs as a step's "Summary - " line.
 func summaryOf(r actRun) string {
 	var b strings.Builder
-	in := false
 	for _, l := range r.jobLines("merge") {
-		switch {
-		case summaryStart.MatchString(l.Msg):
-			in = true
-		case strings.HasPrefix(l.Msg, "--- end of job summary"):
-			in = false
-		case in:
-			b.WriteString(l.Msg + "\n")
+		if _, s, ok := strings.Cut(l.Msg, "Summary - "); ok {
+			b.WriteString(s + "\n")
 		}
 	}
 	return b.String()
+}
+
+// nightsSeen is how many nights the merge job's trends read ("N nights,
+// oldest first"), -1 when it logged none.
+func nightsSeen(r actRun) int {
+	for _, l := range r.jobLines("merge") {
+		if m := nightsLine.FindStringSubmatch(l.Msg); m != nil {
+			n, _ := strconv.Atoi(m[1])
+			return n
+		}
+	}
+	return -1
 }
 
 // linesOf is the last n lines of job's log.

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The cache stand-in's two steps (restore, save), for action.yml of
 # restore/ and save/. The store is $FC_STANDIN_STORE/cache: a tar of the
-# paths per key, named by the key. Log lines are the real action's.
+# paths per key, named by the key, relative to the workspace. Log lines
+# are the real action's.
 set -euo pipefail
 store=${FC_STANDIN_STORE:?the cache stand-in needs FC_STANDIN_STORE}/cache
 mkdir -p "$store"
@@ -26,7 +27,7 @@ restore)
 		echo "cache-hit=false" >>"$GITHUB_OUTPUT"
 		exit 0
 	fi
-	tar -xPf "$store/$found.tar"
+	tar -xPf "$store/$found.tar" -C "$GITHUB_WORKSPACE"
 	echo "Cache restored from key: $found ($(stat -c %s "$store/$found.tar") bytes)"
 	echo "cache-matched-key=$found" >>"$GITHUB_OUTPUT"
 	if [ "$found" = "$IN_KEY" ]; then
@@ -40,9 +41,12 @@ save)
 		echo "::warning::Failed to save: Unable to reserve cache with key $IN_KEY, another job may be creating this cache."
 		exit 0
 	fi
+	# Paths relative to the workspace, ../ kept (-P), as the real one
+	# stores them: a path outside the workspace (the runner's temp, the Go
+	# caches) is restored where it is relative to the next job's workspace.
 	existing=()
 	for p in "${paths[@]}"; do
-		[ -e "$p" ] && existing+=("$(realpath -m -- "$p")")
+		[ -e "$p" ] && existing+=("$(realpath -m --relative-to="$GITHUB_WORKSPACE" -- "$p")")
 	done
 	if [ ${#existing[@]} -eq 0 ]; then
 		echo "::warning::Path Validation Error: Path(s) specified in the action for caching do(es) not exist, hence no cache is being saved."
@@ -51,7 +55,7 @@ save)
 	# A file that changes while it is read (another job's go command writing
 	# its cache) is stored as it was read: GNU tar's exit 1.
 	code=0
-	tar -cPf "$store/$IN_KEY.tar.new" --warning=no-file-changed -- "${existing[@]}" || code=$?
+	tar -cPf "$store/$IN_KEY.tar.new" --warning=no-file-changed -C "$GITHUB_WORKSPACE" -- "${existing[@]}" || code=$?
 	if [ "$code" -gt 1 ]; then
 		echo "::error::cache stand-in: tar exit $code"
 		exit 1
