@@ -22,13 +22,14 @@
 #   action.sh save        write FC_KINDS' images to the cache directory (each
 #                         archive once; others removed)
 #   action.sh shard       run shard FC_SHARD of the matrix into FC_RESULTS (or,
-#                         with FC_CELLS, only those cells: matrix --cell)
+#                         with FC_CELLS, only those cells: matrix --cell, in
+#                         the job of shard 1; the others run nothing)
 #   action.sh merge       merge the shards under FC_SHARDS into FC_RESULTS, keep
 #                         it as a night of FC_NIGHTS (the last FC_KEEP_NIGHTS)
 #                         and write the nights' trends; exit 1 on a regression
-#                         or a cell that must be valid and is not. With
-#                         FC_CELLS (a re-run of chosen cells), the newest
-#                         night is merged with them and replaced by the result
+#                         or a cell that must be valid and is not. Results of
+#                         chosen cells (matrix --cell) amend the newest night:
+#                         it is merged with them and replaced by the result
 #
 # Outputs (exit-code=, results=, key=, artifact=, ...) go to GITHUB_OUTPUT
 # when it is set, else to stdout. Inputs are checked first (check_inputs).
@@ -270,8 +271,16 @@ matrix_args() {
 
 shard() {
 	local args code=0
-	mapfile -d '' -t args < <(matrix_args)
+	# Chosen cells run in one job: shard 1 of a sharded workflow's jobs.
 	local sh=${FC_SHARD:-1/1}
+	if [ -n "${FC_CELLS:-}" ] && [ "${sh%%/*}" != 1 ]; then
+		echo "fencecheck: cells $FC_CELLS run in the job of shard 1; this job (shard ${FC_SHARD}) runs nothing"
+		out exit-code 0
+		out results "$FC_RESULTS"
+		out artifact "${FC_ARTIFACT_PREFIX:-fencecheck-shard-}cells-none-${FC_SHARD/\//-of-}-attempt-${FC_ATTEMPT:-1}"
+		return
+	fi
+	mapfile -d '' -t args < <(matrix_args)
 	sh=${sh/\//-of-}
 	if [ -n "${FC_CELLS:-}" ]; then
 		sh=cells-$(list "$FC_CELLS" | paste -sd- -)
@@ -353,21 +362,42 @@ merge() {
 	if [ -n "${FC_NIGHTS_TAR:-}" ] && [ -f "$FC_NIGHTS_TAR" ] && [ ! -L "$FC_NIGHTS_TAR" ]; then
 		tar -xf "$FC_NIGHTS_TAR" -C "$FC_NIGHTS" --no-same-owner
 	fi
-	forget_attempts "$FC_NIGHTS" "${FC_RUN_ID:-}"
-	# A re-run of chosen cells amends the newest night: that night is
-	# merged with them (merge keeps each cell's newest run), compared with
-	# the night before it, and replaced by the result.
-	if [ -n "${FC_CELLS:-}" ]; then
-		local nights=() amended
+	# What the shards are decides (not an input): results of chosen cells
+	# (matrix --cell; their matrix.json says "shard": "cells ...") amend
+	# the newest night: it is merged with them (merge keeps each cell's
+	# newest run), compared with the night before it, and replaced by the
+	# result, which keeps its ci-run (the run it was the night of). A
+	# re-run of a cells run amends the night its first attempt made.
+	# Shards of a night forget an earlier attempt's night of their run.
+	local chosen=0 whole=0 amending="${FC_NIGHTS%/}.amending" amended=""
+	for d in "${shards[@]}"; do
+		if head -c 65536 "$d/matrix.json" | grep -qE '"shard": *"cells [0-9]'; then
+			chosen=1
+		else
+			whole=1
+		fi
+	done
+	if [ "$chosen" = 1 ] && [ "$whole" = 1 ]; then
+		echo "fencecheck merge: $FC_SHARDS holds both chosen cells (matrix --cell) and shards of a night: merge them apart" >&2
+		exit 254
+	fi
+	if [ "$chosen" = 0 ]; then
+		forget_attempts "$FC_NIGHTS" "${FC_RUN_ID:-}"
+	else
+		local nights=()
 		mapfile -d '' -t nights < <(nightglob "$FC_NIGHTS")
 		if [ ${#nights[@]} -eq 0 ]; then
-			echo "fencecheck merge: cells $FC_CELLS: no night in the cache of nights to amend" >&2
+			echo "fencecheck merge: chosen cells, and no night in the cache of nights to amend" >&2
 			exit 254
 		fi
-		amended=$(mktemp -d)
-		mv -- "${nights[-1]}" "$amended/"
-		shards+=("$amended/$(basename "${nights[-1]}")")
-		echo "fencecheck: cells $FC_CELLS amend night $(basename "${nights[-1]}")"
+		# Beside the nights (the same file system; not in their tar), and
+		# put back if the merge makes no night.
+		rm -rf -- "$amending"
+		mkdir -p -- "$amending"
+		mv -- "${nights[-1]}" "$amending/"
+		amended="$amending/$(basename "${nights[-1]}")"
+		shards+=("$amended")
+		echo "fencecheck: chosen cells amend night $(basename "$amended")"
 	fi
 	if compgen -G "$FC_NIGHTS/*/matrix.json" >/dev/null; then
 		baseline=(--baseline "$FC_NIGHTS")
@@ -380,7 +410,12 @@ merge() {
 		# trends page resolves inside the nights' directory.
 		night="$FC_NIGHTS/$(date -u +%Y%m%dT%H%M%SZ)"
 		cp -r "$FC_RESULTS" "$night"
-		if [ -n "${FC_RUN_ID:-}" ]; then
+		if [ -n "$amended" ]; then
+			if [ -f "$amended/ci-run" ] && [ ! -L "$amended/ci-run" ]; then
+				head -c 64 "$amended/ci-run" >"$night/ci-run"
+			fi
+			rm -rf -- "$amending"
+		elif [ -n "${FC_RUN_ID:-}" ]; then
 			echo "$FC_RUN_ID ${FC_ATTEMPT:-1}" >"$night/ci-run"
 		fi
 		prune_nights "$FC_NIGHTS" "${FC_KEEP_NIGHTS:-30}"
@@ -390,6 +425,11 @@ merge() {
 			tar --sparse -cf "$FC_NIGHTS_TAR.new" -C "$FC_NIGHTS" .
 			mv -f -- "$FC_NIGHTS_TAR.new" "$FC_NIGHTS_TAR"
 		fi
+	fi
+	if [ -n "$amended" ] && [ -d "$amended" ]; then
+		# No night was made: the amended one goes back as it was.
+		mv -- "$amended" "$FC_NIGHTS/"
+		rm -rf -- "$amending"
 	fi
 	if [ "$code" != 0 ] || [ "$trends" != 0 ]; then
 		echo "fencecheck: merge exit $code, trends exit $trends" >&2

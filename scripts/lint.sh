@@ -19,9 +19,10 @@ done
 actionlint=$(realpath "$(command -v "$actionlint")")
 
 # GitHub Actions workflows: the files with a top-level on: (a GitLab CI
-# file has none), in .github/workflows and examples/ci.
+# file has none), in .github/workflows, examples/ci and the workflow the
+# act test runs.
 workflows=()
-for f in .github/workflows/*.y*ml examples/ci/*.y*ml; do
+for f in .github/workflows/*.y*ml examples/ci/*.y*ml internal/cli/testdata/act/*.y*ml; do
 	[ -f "$f" ] && grep -q '^on:' "$f" && workflows+=("$f")
 done
 if [ ${#workflows[@]} -eq 0 ]; then

@@ -270,7 +270,8 @@ var (
 // night; night 2 hits them all and finds night 1 in the cache of nights.
 // The shards' artifacts hold no kept data of unfenced cells and no
 // followed link; the re-run's merge keeps the re-run's cells and says so;
-// the cell's re-run amends the newest night. The Docker Engine is the
+// the cell's re-run amends the newest night, and a re-run of that run
+// amends the same night again. The Docker Engine is the
 // machine's: images a night 1 finds there are saved, not rebuilt.
 func TestActionUnderAct(t *testing.T) {
 	suite.All(t, "nektos/act (bin/act) and two nights of a sharded matrix under it")
@@ -376,7 +377,20 @@ func TestActionUnderAct(t *testing.T) {
 	if len(nights) != 2 {
 		t.Errorf("after the cell's re-run the cache of nights holds %v, want 2 (night 1, and night 2 amended)", nights)
 	}
-	t.Logf("wall: night 1 %s, night 2 %s, re-run %s, cell %s", n1.wall.Round(time.Second), n2.wall.Round(time.Second), rr.wall.Round(time.Second), one.wall.Round(time.Second))
+	// Its re-run (attempt 2) amends the same night again: still two
+	// nights, cell 1 from attempt 2, cell 0 as before.
+	again := r.run(t, "cell-1-rerun", 203, 2, "cells=1")
+	if again.err != nil {
+		t.Fatalf("cell 1 re-run, attempt 2: act: %v\n%s", again.err, tail(again.text(), 80))
+	}
+	twice := mergedMatrix(t, r, 203)
+	if len(twice.Cells) != 2 || twice.Cells[0].Run != rerun.Cells[0].Run || twice.Cells[1].Run == amended.Cells[1].Run {
+		t.Errorf("the amended night amended again: cells %+v; want cell 0 from night 2's re-run and cell 1 from attempt 2", twice.Cells)
+	}
+	if n := nightsSeen(again); n != 2 {
+		t.Errorf("attempt 2 of the cell's run: the trends read %d nights, want 2", n)
+	}
+	t.Logf("wall: night 1 %s, night 2 %s, re-run %s, cell %s, its re-run %s", n1.wall.Round(time.Second), n2.wall.Round(time.Second), rr.wall.Round(time.Second), one.wall.Round(time.Second), again.wall.Round(time.Second))
 }
 
 // checkShardArtifacts checks run runID's attempt's two shard artifacts:

@@ -266,7 +266,7 @@ func (d *glDriver) runJob(t *testing.T, p *glPipeline, id, name string, job map[
 		}
 	}
 	maps.Copy(env, map[string]string{
-		"CI": "true", "GITLAB_CI": "true", "CI_PIPELINE_SOURCE": "schedule", "CI_PROJECT_DIR": proj, "CI_JOB_NAME": id,
+		"CI": "true", "GITLAB_CI": "true", "CI_PIPELINE_SOURCE": cmpOr(pipeVars["CI_PIPELINE_SOURCE"], "schedule"), "CI_PROJECT_DIR": proj, "CI_JOB_NAME": id,
 		"CI_NODE_INDEX": fmt.Sprint(i), "CI_NODE_TOTAL": fmt.Sprint(n),
 		"FENCECHECK_REPO": d.repo, "FENCECHECK_VERSION": d.version,
 		"HOME": os.Getenv("HOME"), "PATH": os.Getenv("PATH"),

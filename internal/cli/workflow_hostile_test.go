@@ -173,19 +173,23 @@ func TestGitLabTemplateHostileVariables(t *testing.T) {
 	}
 }
 
-// The action's cells input: the shard step runs matrix --cell (not
-// --shard) and names its artifact by the cells; the merge step amends the
-// newest night, merging it with the cells' results against the nights
-// before it, and the night it amended is gone from the nights; with no
-// night to amend it refuses (254); cells that are not numbers are refused
-// before anything runs.
+// The action's cells input: the shard step of shard 1 runs matrix --cell
+// (not --shard) and names its artifact by the cells, other shards' steps
+// run nothing; the merge step, seeing chosen cells in the shards'
+// matrix.json (not an input), amends the newest night: merged with the
+// cells' results against the nights before it, replaced by the result,
+// which keeps the amended night's ci-run (a re-run of the cells' run
+// amends that night again). A merge that makes no night puts the night
+// back; chosen cells mixed with a night's shards, or with no night to
+// amend, are refused (254); cells that are not numbers are refused before
+// anything runs.
 func TestActionCellsAmendTheNewestNight(t *testing.T) {
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Skip("no bash")
 	}
 	script, _ := filepath.Abs(repoFile("scripts", "action.sh"))
 	sb := newSandbox(t)
-	calls := sb.run(t, script+" shard", shardEnv(map[string]string{"FC_CELLS": "3, 5", "FC_SHARD": "2/4", "FC_ATTEMPT": "2"}))
+	calls := sb.run(t, script+" shard", shardEnv(map[string]string{"FC_CELLS": "3, 5", "FC_SHARD": "1/4", "FC_ATTEMPT": "2"}))
 	args, _ := matrixCall(t, calls)
 	if i := slices.Index(args, "--cell"); i < 0 || args[i+1] != "3,5" || slices.Contains(args, "--shard") {
 		t.Errorf("matrix %q: want --cell 3,5 and no --shard", args)
@@ -194,26 +198,63 @@ func TestActionCellsAmendTheNewestNight(t *testing.T) {
 	if !strings.Contains(string(out), "artifact=fencecheck-shard-cells-3-5-attempt-2\n") {
 		t.Errorf("outputs:\n%s", out)
 	}
-	for _, p := range []string{"nights/20261201T021700Z", "nights/20261202T021700Z", "shards/cells"} {
-		os.MkdirAll(filepath.Join(sb.dir, p), 0o755)
-		os.WriteFile(filepath.Join(sb.dir, p, "matrix.json"), []byte("{}"), 0o644)
+	if calls := sb.run(t, script+" shard", shardEnv(map[string]string{"FC_CELLS": "3", "FC_SHARD": "2/4"})); len(calls) != 0 {
+		t.Errorf("shard 2/4 with cells ran %q, want nothing", calls)
 	}
-	env := map[string]string{"FC_SHARDS": "shards", "FC_RESULTS": "res", "FC_NIGHTS": "nights", "FC_CELLS": "3"}
-	calls = sb.run(t, script+" merge", env)
-	var merge []string
-	for _, c := range calls {
-		if len(c) > 0 && c[0] == "merge" {
-			merge = c
+	write := func(p, body string) {
+		os.MkdirAll(filepath.Join(sb.dir, p), 0o755)
+		os.WriteFile(filepath.Join(sb.dir, p, "matrix.json"), []byte(body), 0o644)
+	}
+	write("nights/20261201T021700Z", "{}")
+	write("nights/20261202T021700Z", "{}")
+	os.WriteFile(filepath.Join(sb.dir, "nights/20261202T021700Z/ci-run"), []byte("41 1\n"), 0o644)
+	write("shards/cells", `{"total_cells": 4, "shard": "cells 3", "cells": []}`)
+	env := map[string]string{"FC_SHARDS": "shards", "FC_RESULTS": "res", "FC_NIGHTS": "nights", "FC_RUN_ID": "42", "FC_ATTEMPT": "1"}
+	mergeCall := func(calls [][]string) []string {
+		for _, c := range calls {
+			if len(c) > 0 && c[0] == "merge" {
+				return c
+			}
 		}
+		return nil
 	}
 	// merge --results res --baseline nights shards/cells AMENDED
-	if len(merge) != 7 || merge[3] != "--baseline" || merge[5] != "shards/cells" || filepath.Base(merge[6]) != "20261202T021700Z" {
+	merge := mergeCall(sb.run(t, script+" merge", env))
+	if len(merge) != 7 || merge[3] != "--baseline" || merge[4] != "nights" || merge[5] != "shards/cells" || merge[6] != "nights.amending/20261202T021700Z" {
 		t.Errorf("merge %q: want the cells and the newest night, against the nights before it", merge)
 	}
 	left, _ := filepath.Glob(filepath.Join(sb.dir, "nights", "2*Z"))
 	if len(left) != 2 || filepath.Base(left[0]) != "20261201T021700Z" || strings.HasPrefix(filepath.Base(left[1]), "20261202") {
-		t.Errorf("nights after the amendment: %q, want night 1 and the amended night (a new one)", left)
+		t.Fatalf("nights after the amendment: %q, want night 1 and the amended night (a new one)", left)
 	}
+	if b, _ := os.ReadFile(filepath.Join(left[1], "ci-run")); string(b) != "41 1\n" {
+		t.Errorf("the amended night's ci-run %q, want the night's run (41 1)", b)
+	}
+	if _, err := os.Stat(filepath.Join(sb.dir, "nights.amending")); !os.IsNotExist(err) {
+		t.Errorf("nights.amending left behind: %v", err)
+	}
+	// Attempt 2 of the cells' run amends the amended night again.
+	amended := left[1]
+	os.RemoveAll(filepath.Join(sb.dir, "res"))
+	env["FC_ATTEMPT"] = "2"
+	if merge := mergeCall(sb.run(t, script+" merge", env)); len(merge) != 7 || merge[6] != filepath.Join("nights.amending", filepath.Base(amended)) {
+		t.Errorf("attempt 2 merged %q, want the night attempt 1 made (%s)", merge, filepath.Base(amended))
+	}
+	// A merge that makes no night puts the amended night back.
+	os.RemoveAll(filepath.Join(sb.dir, "res"))
+	before, _ := filepath.Glob(filepath.Join(sb.dir, "nights", "2*Z"))
+	if _, out, err := sb.runErr(script+" merge", map[string]string{"FC_SHARDS": "shards", "FC_RESULTS": "res", "FC_NIGHTS": "nights", "FC_STUB_MERGE_FAIL": "1"}); err == nil {
+		t.Errorf("a failing merge passed:\n%s", out)
+	}
+	if after, _ := filepath.Glob(filepath.Join(sb.dir, "nights", "2*Z")); !slices.Equal(after, before) {
+		t.Errorf("after a failing merge the nights are %q, want %q", after, before)
+	}
+	// Chosen cells beside a night's shard are refused.
+	write("shards/s1", `{"total_cells": 4, "shard": "1/2", "cells": []}`)
+	if _, out, err := sb.runErr(script+" merge", env); err == nil || !strings.Contains(string(out), "merge them apart") {
+		t.Errorf("cells beside a shard: %v\n%s", err, out)
+	}
+	os.RemoveAll(filepath.Join(sb.dir, "shards", "s1"))
 	os.RemoveAll(filepath.Join(sb.dir, "nights"))
 	if _, out, err := sb.runErr(script+" merge", env); err == nil || !strings.Contains(string(out), "no night") {
 		t.Errorf("cells with no night to amend: %v\n%s", err, out)

@@ -36,7 +36,8 @@ type Info struct {
 	// the go command stamped a checkout, "(devel)" for a source build
 	// without VCS information.
 	Version string
-	// Revision is the VCS revision (a full git hash), empty when unknown;
+	// Revision is the VCS revision (a full git hash; its first 12
+	// characters when only a pseudo-version names it), empty when unknown;
 	// Time its commit time, Modified whether the tree had changes.
 	Revision string
 	Time     time.Time
@@ -82,9 +83,10 @@ func fromSettings(bi *debug.BuildInfo) Info {
 	return i
 }
 
-// pseudo is a pseudo-version's tail: -YYYYMMDDhhmmss-REV12, before
-// "+incompatible" or "+dirty".
-var pseudo = regexp.MustCompile(`[-.](\d{14})-([0-9a-f]{12})(\+[a-z]+)?$`)
+// pseudo is a pseudo-version's tail, in its three forms (vX.0.0-TIME-REV,
+// vX.Y.Z-0.TIME-REV, vX.Y.Z-PRE.0.TIME-REV), before "+incompatible" or
+// "+dirty".
+var pseudo = regexp.MustCompile(`(?:^v[0-9]+\.0\.0-|-0\.|\.0\.)([0-9]{14})-([0-9a-f]{12})(?:\+incompatible)?(?:\+dirty)?$`)
 
 // fromPseudo is the revision (its first 12 characters) and commit time a
 // pseudo-version names (v0.0.0-20261204220931-a2d1e3da438c); none for

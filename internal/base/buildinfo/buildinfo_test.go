@@ -44,6 +44,7 @@ func TestFromSettings(t *testing.T) {
 		"v1.2.1-0.20261204220931-a2d1e3da438c":                  "a2d1e3da438c",
 		"v2.0.0-pre.0.20261204220931-a2d1e3da438c+incompatible": "a2d1e3da438c",
 		"v1.2.0": "", "(devel)": "", "v0.0.0-2026120422093-a2d1e3da438c": "",
+		"v1.2.3-rc.20261204220931-a2d1e3da438c": "", "v1.2.0-20261204220931-a2d1e3da438c": "",
 	} {
 		i := fromSettings(&debug.BuildInfo{Main: debug.Module{Version: v}})
 		if i.Revision != want || (want != "" && !i.Time.Equal(time.Date(2026, 12, 4, 22, 9, 31, 0, time.UTC))) {

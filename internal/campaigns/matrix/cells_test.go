@@ -4,10 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/fencecheck/fencecheck/internal/base/trends"
 )
 
 // --cell's list: numbers as matrix --list prints them, sorted and each
@@ -61,6 +64,18 @@ func TestMergeChosenCells(t *testing.T) {
 	}
 	if len(m.Duplicates) != 1 || m.Duplicates[0].Cell != 1 || m.Duplicates[0].Kept.Shard != rerun || len(m.Duplicates[0].Dropped) != 1 {
 		t.Fatalf("duplicates: %+v", m.Duplicates)
+	}
+	// Run with other arguments (--strict): merged, and said.
+	strict := filepath.Join(t.TempDir(), "strict")
+	if err := os.MkdirAll(filepath.Join(strict, again.Run), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(strict, trends.Matrix{Args: []string{"--target", "etcd", "--strict", "--cell", "1"}, Strict: true, Cells: []trends.MatrixCell{again}, TotalCells: 4, Shard: "cells 1"}); err != nil {
+		t.Fatal(err)
+	}
+	var warned strings.Builder
+	if _, err := Merge(filepath.Join(t.TempDir(), "o"), []string{night, strict}, &warned); err != nil || !strings.Contains(warned.String(), "ran with other arguments") || !strings.Contains(warned.String(), "--strict") {
+		t.Errorf("a cell re-run with --strict over a night without: %v, told %q", err, warned.String())
 	}
 	alone, err := Merge(filepath.Join(t.TempDir(), "alone"), []string{rerun}, io.Discard)
 	if err != nil || alone.ExitCode != ExitUnknown || alone.Cells[0].Verdict != "not run" || alone.Cells[1].Verdict != "valid" {

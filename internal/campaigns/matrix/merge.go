@@ -85,7 +85,7 @@ func (r mergeRun) String() string { return r.name + "/" + r.stamp }
 // temporary files: a link at their names is replaced, never written
 // through.
 func Merge(out string, dirs []string, warn io.Writer) (trends.Matrix, error) {
-	g := gathered{out: out, total: -1, byCell: map[int]trends.MatrixCell{}, runOf: map[int]mergeRun{}, copyOf: map[int]trends.CellCopy{}, dups: map[int]*trends.Duplicate{}}
+	g := gathered{out: out, warn: warn, total: -1, byCell: map[int]trends.MatrixCell{}, runOf: map[int]mergeRun{}, copyOf: map[int]trends.CellCopy{}, dups: map[int]*trends.Duplicate{}}
 	for _, d := range dirs {
 		if err := g.shard(d); err != nil {
 			return trends.Matrix{}, err
@@ -129,6 +129,8 @@ func badMerge(format string, a ...any) error {
 // gathered is what Merge read from the shards so far.
 type gathered struct {
 	out    string
+	warn   io.Writer     // told of shards run with other arguments
+	first  string        // the first shard, whose arguments the merge records
 	merged trends.Matrix // its start, strictness and arguments
 	total  int           // the matrix's cells (-1 before the first shard)
 	byCell map[int]trends.MatrixCell
@@ -151,8 +153,16 @@ func (g *gathered) shard(d string) error {
 	case g.total == -1:
 		g.total = s.TotalCells
 		g.merged.Started, g.merged.Strict, g.merged.Args = s.Started, s.Strict, withoutShard(s.Args)
+		g.first = d
 	case s.TotalCells != g.total:
 		return badMerge("%s has %d cells in its matrix, an earlier shard %d: not shards of one matrix", d, s.TotalCells, g.total)
+	default:
+		// The same cells run with other arguments (a re-run of a cell
+		// from a pipeline without the night's variables): merged, and said.
+		if args := withoutShard(s.Args); s.Strict != g.merged.Strict || !slices.Equal(args, g.merged.Args) {
+			fmt.Fprintf(g.warn, "fencecheck merge: %s ran with other arguments than %s (%s; strict %v), which the merged matrix.json records (%s; strict %v)\n",
+				safetext.Message(d), safetext.Message(g.first), safetext.Text(strings.Join(args, " "), 512), s.Strict, safetext.Text(strings.Join(g.merged.Args, " "), 512), g.merged.Strict)
+		}
 	}
 	sh, err := shardOfMatrix(s.Shard)
 	if err != nil {
