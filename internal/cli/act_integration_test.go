@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -197,10 +198,35 @@ func (r *actRunner) run(t *testing.T, name string, runID, attempt int, inputs ..
 		}
 		res.lines = append(res.lines, l)
 	}
-	logDir := cmpOr(r.keep, r.logs)
+	logDir := cmp.Or(r.keep, r.logs)
 	os.WriteFile(filepath.Join(logDir, name+".log"), []byte(res.text()+plain.String()), 0o644)
 	t.Logf("%s: act ended in %s (%v); log %s", name, res.wall.Round(time.Second), err, filepath.Join(logDir, name+".log"))
 	return res
+}
+
+// eachTarFile calls fn with each entry of the tar at path (its name
+// without a leading "./") until fn returns false.
+func eachTarFile(t *testing.T, path string, fn func(h *tar.Header, r io.Reader) bool) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	tr := tar.NewReader(f)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		h.Name = strings.TrimPrefix(h.Name, "./")
+		if !fn(h, tr) {
+			return
+		}
+	}
 }
 
 // artifact is the size of run runID's artifact name, and its files
@@ -212,42 +238,31 @@ func (r *actRunner) artifact(t *testing.T, runID int, name string) (int64, map[s
 	if err != nil {
 		t.Fatalf("artifact %s of run %d: %v", name, runID, err)
 	}
-	f, _ := os.Open(p)
-	defer f.Close()
 	files := map[string]int64{}
-	tr := tar.NewReader(f)
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatalf("artifact %s: %v", name, err)
-		}
-		files[strings.TrimPrefix(h.Name, "./")] = h.Size
-	}
+	eachTarFile(t, p, func(h *tar.Header, _ io.Reader) bool {
+		files[h.Name] = h.Size
+		return true
+	})
 	return st.Size(), files
 }
 
 // artifactFile is one file of run runID's artifact name.
 func (r *actRunner) artifactFile(t *testing.T, runID int, name, file string) []byte {
 	t.Helper()
-	f, err := os.Open(filepath.Join(r.store, "artifacts", fmt.Sprint(runID), name+".tar"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	tr := tar.NewReader(f)
-	for {
-		h, err := tr.Next()
-		if err != nil {
-			t.Fatalf("artifact %s has no %s: %v", name, file, err)
+	var b []byte
+	found := false
+	eachTarFile(t, filepath.Join(r.store, "artifacts", fmt.Sprint(runID), name+".tar"), func(h *tar.Header, rd io.Reader) bool {
+		if h.Name != file {
+			return true
 		}
-		if strings.TrimPrefix(h.Name, "./") == file {
-			b, _ := io.ReadAll(tr)
-			return b
-		}
+		b, _ = io.ReadAll(rd)
+		found = true
+		return false
+	})
+	if !found {
+		t.Fatalf("artifact %s has no %s", name, file)
 	}
+	return b
 }
 
 var (

@@ -3,6 +3,7 @@ package cli
 import (
 	"archive/tar"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
@@ -266,7 +267,7 @@ func (d *glDriver) runJob(t *testing.T, p *glPipeline, id, name string, job map[
 		}
 	}
 	maps.Copy(env, map[string]string{
-		"CI": "true", "GITLAB_CI": "true", "CI_PIPELINE_SOURCE": cmpOr(pipeVars["CI_PIPELINE_SOURCE"], "schedule"), "CI_PROJECT_DIR": proj, "CI_JOB_NAME": id,
+		"CI": "true", "GITLAB_CI": "true", "CI_PIPELINE_SOURCE": cmp.Or(pipeVars["CI_PIPELINE_SOURCE"], "schedule"), "CI_PROJECT_DIR": proj, "CI_JOB_NAME": id,
 		"CI_NODE_INDEX": fmt.Sprint(i), "CI_NODE_TOTAL": fmt.Sprint(n),
 		"FENCECHECK_REPO": d.repo, "FENCECHECK_VERSION": d.version,
 		"HOME": os.Getenv("HOME"), "PATH": os.Getenv("PATH"),
@@ -282,7 +283,7 @@ func (d *glDriver) runJob(t *testing.T, p *glPipeline, id, name string, job map[
 	var caches []cache
 	for _, c := range listOf(job["cache"]) { // a list of caches, or one
 		cm := mapOf(c)
-		cc := cache{key: expand(str(cm["key"]), env), policy: cmpOr(str(cm["policy"]), "pull-push"), when: cmpOr(str(cm["when"]), "on_success")}
+		cc := cache{key: expand(str(cm["key"]), env), policy: cmp.Or(str(cm["policy"]), "pull-push"), when: cmp.Or(str(cm["when"]), "on_success")}
 		for _, x := range listOf(cm["paths"]) {
 			cc.paths = append(cc.paths, str(x))
 		}
@@ -384,13 +385,6 @@ func (d *glDriver) runJob(t *testing.T, p *glPipeline, id, name string, job map[
 	return ok
 }
 
-func cmpOr(s, or string) string {
-	if s == "" {
-		return or
-	}
-	return s
-}
-
 // archives are the image archives that a cache holds, and their files'
 // modification times.
 func (d *glDriver) archives(t *testing.T) map[string]time.Time {
@@ -401,24 +395,12 @@ func (d *glDriver) archives(t *testing.T) map[string]time.Time {
 		if !strings.HasPrefix(e.Name(), "fencecheck-image-") {
 			continue
 		}
-		f, err := os.Open(filepath.Join(d.dir, "cache", e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		tr := tar.NewReader(f)
-		for {
-			h, err := tr.Next()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				t.Fatalf("%s: %v", e.Name(), err)
-			}
+		eachTarFile(t, filepath.Join(d.dir, "cache", e.Name()), func(h *tar.Header, _ io.Reader) bool {
 			if strings.HasSuffix(h.Name, ".tar") {
 				out[h.Name] = h.ModTime
 			}
-		}
-		f.Close()
+			return true
+		})
 	}
 	return out
 }
